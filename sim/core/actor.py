@@ -1,0 +1,78 @@
+"""Actor base: a node that reacts to messages and timers.
+
+Contract: an actor never touches the network or the clock directly. It receives
+`on_message(msg)` and `on_timer(name, data)` calls, and acts through `send`, `set_timer` and
+`emit` (trace events), all provided by the `World` it belongs to. `crash()` ends the current
+incarnation: timers set before it never fire and `on_crash` must drop volatile state;
+`restart()` starts a new incarnation and calls `on_restart`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sim.core.world import World
+
+
+class Actor:
+    """Base class for every simulated node."""
+
+    def __init__(self, name: str, world: World):
+        self.name = name
+        self.world = world
+        self.alive = True
+        self.incarnation = 0
+        world.add_actor(self)
+
+    # -- reactions, overridden by subclasses ---------------------------------------------
+    def start(self) -> None:
+        """Called once at time 0 after every actor exists."""
+
+    def on_message(self, msg) -> None:
+        """A message delivered by the network."""
+
+    def on_timer(self, name: str, data: Any) -> None:
+        """A timer set by this incarnation fired."""
+
+    def on_crash(self) -> None:
+        """Drop volatile state: what a real process loses when it dies."""
+
+    def on_restart(self) -> None:
+        """Rebuild state from what survived (durable state) and rejoin."""
+
+    # -- effects -------------------------------------------------------------------------
+    @property
+    def now_us(self) -> int:
+        return self.world.kernel.env._now  # noqa: SLF001 - hot path
+
+    def send(self, dst: str, kind: str, body: Any) -> int:
+        return self.world.network.send(self.name, dst, kind, body)
+
+    def set_timer(self, delay_us: int, name: str, data: Any = None) -> None:
+        self.world.kernel.call_later(delay_us, self._fire, self.incarnation, name, data)
+
+    def emit(self, kind: str, fields: dict | None = None) -> int:
+        return self.world.trace.emit(self.now_us, self.name, kind, fields)
+
+    def rng(self, purpose: str):
+        return self.world.streams.get(f"{self.name}/{purpose}")
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def _fire(self, incarnation: int, name: str, data: Any) -> None:
+        if self.alive and incarnation == self.incarnation:
+            self.on_timer(name, data)
+
+    def crash(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        self.incarnation += 1
+        self.on_crash()
+
+    def restart(self) -> None:
+        if self.alive:
+            return
+        self.alive = True
+        self.incarnation += 1
+        self.on_restart()

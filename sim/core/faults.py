@@ -1,0 +1,137 @@
+"""Faults as data: a schedule of steps, applied by a nemesis that records what it did.
+
+Contract:
+- a `FaultStep` is (at_us, action, target, params); a schedule is a list sorted by time (ties
+  keep their order in the list);
+- `materialise_mix(mix, rng, until_us)` turns a random fault mix into concrete steps from one
+  random stream, so a random run can be written back as a scripted one and replayed;
+- the `Nemesis` fires each step at its time: it resolves the target (a node name, or a role
+  such as "controller" resolved when the step fires by the model's resolver), calls the action
+  handler and records a `fault` event with the resolved target and the handler's outcome.
+Action names are plain strings; the handlers (network actions here, Kafka actions in the
+model) are supplied by whoever builds the run.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FaultStep:
+    at_us: int
+    action: str
+    target: str | None = None
+    params: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"at_us": self.at_us, "action": self.action}
+        if self.target is not None:
+            out["target"] = self.target
+        if self.params:
+            out["params"] = self.params
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict) -> FaultStep:
+        return cls(int(obj["at_us"]), obj["action"], obj.get("target"), dict(obj.get("params", {})))
+
+
+# An action that a mix step undoes after `duration_ms`, when the mix does not name one.
+DEFAULT_UNDO = {"crash": "restart", "partition": "heal", "isolate": "heal", "block": "heal",
+                "rule": "clear_rules"}
+
+
+def sorted_schedule(steps: list[FaultStep]) -> list[FaultStep]:
+    """Stable sort by time: steps at the same instant keep their given order."""
+    return sorted(steps, key=lambda s: s.at_us)
+
+
+def materialise_mix(mix: dict, rng: random.Random, until_us: int) -> list[FaultStep]:
+    """Concrete steps for one random mix entry.
+
+    Mix keys: `action`, `every_ms` (mean gap of a Poisson process), optional `targets` (picked
+    uniformly per step), `params`, `start_ms`/`end_ms` (window), `duration_ms` (a number or
+    [min, max]) with optional `undo` action fired after that duration.
+    """
+    start = int(mix.get("start_ms", 0) * 1000)
+    end = min(until_us, int(mix.get("end_ms", until_us / 1000) * 1000))
+    mean_us = mix["every_ms"] * 1000
+    targets = list(mix.get("targets", [None]))
+    undo = mix.get("undo", DEFAULT_UNDO.get(mix["action"]))
+    steps: list[FaultStep] = []
+    t = start + int(rng.expovariate(1.0 / mean_us))
+    while t < end:
+        target = targets[rng.randrange(len(targets))]
+        params = dict(mix.get("params", {}))
+        steps.append(FaultStep(t, mix["action"], target, params))
+        if "duration_ms" in mix and undo:
+            dur = mix["duration_ms"]
+            dur_ms = rng.uniform(dur[0], dur[1]) if isinstance(dur, list) else dur
+            undo_params = {"of": mix["action"]} if undo == "clear_rules" else {}
+            steps.append(FaultStep(t + int(dur_ms * 1000), undo, target, undo_params))
+        t += max(1, int(rng.expovariate(1.0 / mean_us)))
+    return [s for s in steps if s.at_us < until_us]
+
+
+Handler = Callable[[str | None, dict], Any]
+
+
+class Nemesis:
+    """Fires a schedule of fault steps against the world."""
+
+    def __init__(self, world, schedule: list[FaultStep], handlers: dict[str, Handler],
+                 resolve: Callable[[str], str | None]):
+        self.world = world
+        self.schedule = sorted_schedule(schedule)
+        self.handlers = handlers
+        self.resolve = resolve
+
+    def start(self) -> None:
+        for index, step in enumerate(self.schedule):
+            self.world.kernel.call_later(step.at_us, self._fire, index, step)
+
+    def _fire(self, index: int, step: FaultStep) -> None:
+        resolved = self.resolve(step.target) if step.target is not None else None
+        fields: dict[str, Any] = {"step": index, "action": step.action}
+        if step.target is not None:
+            fields["target"] = step.target
+            fields["resolved"] = resolved
+        if step.params:
+            fields["params"] = step.params
+        if step.target is not None and resolved is None:
+            fields["outcome"] = "skipped: target not resolvable now"
+            self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault", fields)
+            return
+        self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault", fields)
+        outcome = self.handlers[step.action](resolved, step.params)
+        if outcome:
+            self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault_outcome",
+                                  {"step": index, "outcome": outcome})
+
+
+def network_handlers(world) -> dict[str, Handler]:
+    """Fault actions the core understands: crash/restart and the network faults."""
+    net = world.network
+
+    def rule(_target, p):
+        kw = {k: p[k] for k in ("kind", "src", "dst", "count", "release_kind") if k in p}
+        if "delay_ms" in p:
+            kw["delay_us"] = int(p["delay_ms"] * 1000)
+        if "duration_ms" in p:
+            kw["end_us"] = world.kernel.now_us + int(p["duration_ms"] * 1000)
+        return f"rule {net.add_rule(p['rule'], **kw).rid}"
+
+    return {
+        "crash": lambda t, p: None if world.crash(t) else "already down",
+        "restart": lambda t, p: None if world.restart(t) else "already up",
+        "partition": lambda t, p: net.partition(p["groups"]),
+        "isolate": lambda t, p: net.isolate(t),
+        "block": lambda t, p: net.block(p.get("src", t), p["dst"]),
+        "heal": lambda t, p: net.heal(),
+        "rule": rule,
+        "clear_rules": lambda t, p: net.clear_rules(p.get("kind")),
+    }

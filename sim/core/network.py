@@ -1,0 +1,222 @@
+"""Simulated network over a networkx directed graph.
+
+Contract:
+- every node pair has a directed link with a latency distribution, optional jitter, drop and
+  duplicate probabilities (`LinkSpec`); links are FIFO unless jitter or a reorder rule applies,
+  in which case later messages may overtake earlier ones;
+- `block(src, dst)` / `partition(groups)` cut links (asymmetric or symmetric) and `heal()`
+  restores them; a message sent over a cut link is dropped;
+- `Rule`s act on messages of one kind (and/or source, destination) while active: `delay` adds
+  time, `drop` discards, `reorder` adds random jitter and lifts FIFO, `duplicate` delivers twice,
+  `hold` keeps them until a message of kind `release_kind` to the same destination has been
+  delivered ("deliver this StopReplica after that LeaderAndIsr");
+- every send, deliver and drop is a trace event (`send`, `deliver`, `drop`) carrying the message
+  id `mid`; a message whose destination is down at delivery time is dropped (`dst_down`).
+The network knows message kinds only as strings; it never looks inside a body except to ask
+for its `brief()` (a small JSON dict for the trace).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from sim.core.latency import LatencyDist
+
+
+@dataclass(frozen=True)
+class Message:
+    mid: int
+    src: str
+    dst: str
+    kind: str
+    body: Any
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    latency: LatencyDist = LatencyDist("constant", 1.0)
+    jitter_us: int = 0
+    drop: float = 0.0
+    duplicate: float = 0.0
+
+
+@dataclass
+class Rule:
+    """A per-kind network rule, active in [start_us, end_us) for up to `count` messages."""
+
+    rid: int
+    action: str  # delay | drop | reorder | duplicate | hold
+    kind: str | None = None
+    src: str | None = None
+    dst: str | None = None
+    delay_us: int = 0
+    count: int | None = None
+    end_us: int | None = None
+    release_kind: str | None = None
+    held: list = field(default_factory=list)
+
+    def matches(self, msg: Message, now_us: int) -> bool:
+        if self.end_us is not None and now_us >= self.end_us:
+            return False
+        if self.count is not None and self.count <= 0:
+            return False
+        return ((self.kind is None or self.kind == msg.kind)
+                and (self.src is None or self.src == msg.src)
+                and (self.dst is None or self.dst == msg.dst))
+
+    def to_json(self) -> dict:
+        out = {"rid": self.rid, "action": self.action}
+        for key in ("kind", "src", "dst", "count", "end_us", "release_kind"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.delay_us:
+            out["delay_us"] = self.delay_us
+        return out
+
+
+RULE_ACTIONS = ("delay", "drop", "reorder", "duplicate", "hold")
+
+
+class Network:
+    def __init__(self, default_link: LinkSpec | None = None):
+        self.graph = nx.DiGraph()
+        self.default_link = default_link or LinkSpec()
+        self.rules: list[Rule] = []
+        self._next_mid = 0
+        self._next_rid = 0
+        self._fifo_us: dict[tuple[str, str], int] = {}
+        self.world = None
+
+    # -- topology ------------------------------------------------------------------------
+    def attach(self, world) -> None:
+        self.world = world
+
+    def add_node(self, name: str) -> None:
+        for other in sorted(self.graph.nodes):
+            self.graph.add_edge(name, other, spec=self.default_link, blocked=False)
+            self.graph.add_edge(other, name, spec=self.default_link, blocked=False)
+        self.graph.add_node(name)
+
+    def set_link(self, src: str, dst: str, spec: LinkSpec) -> None:
+        self.graph.edges[src, dst]["spec"] = spec
+
+    def block(self, src: str, dst: str) -> None:
+        self.graph.edges[src, dst]["blocked"] = True
+
+    def partition(self, groups: list[list[str]]) -> None:
+        """Cut every link between nodes of different groups (both directions)."""
+        where = {n: i for i, g in enumerate(groups) for n in g}
+        for src, dst in sorted(self.graph.edges):
+            if src in where and dst in where and where[src] != where[dst]:
+                self.graph.edges[src, dst]["blocked"] = True
+
+    def isolate(self, node: str) -> None:
+        others = sorted(n for n in self.graph.nodes if n != node)
+        self.partition([[node], others])
+
+    def heal(self) -> None:
+        for src, dst in sorted(self.graph.edges):
+            self.graph.edges[src, dst]["blocked"] = False
+
+    def reachable(self, src: str, dst: str) -> bool:
+        return src == dst or not self.graph.edges[src, dst]["blocked"]
+
+    # -- rules ---------------------------------------------------------------------------
+    def add_rule(self, action: str, **kw) -> Rule:
+        if action not in RULE_ACTIONS:
+            raise ValueError(f"unknown network rule action {action!r}")
+        rule = Rule(rid=self._next_rid, action=action, **kw)
+        self._next_rid += 1
+        self.rules.append(rule)
+        return rule
+
+    def clear_rules(self, kind: str | None = None) -> None:
+        for rule in [r for r in self.rules if kind is None or r.kind == kind]:
+            self._release(rule)
+        self.rules = [r for r in self.rules if not (kind is None or r.kind == kind)]
+
+    # -- traffic -------------------------------------------------------------------------
+    def send(self, src: str, dst: str, kind: str, body: Any) -> int:
+        world = self.world
+        mid = self._next_mid
+        self._next_mid += 1
+        msg = Message(mid, src, dst, kind, body)
+        now = world.kernel.env._now  # noqa: SLF001 - hot path
+        fields = {"mid": mid, "dst": dst, "msg": kind}
+        brief = getattr(body, "brief", None)
+        if brief is not None:
+            fields.update(brief())
+        world.trace.emit(now, src, "send", fields)
+        edge = self.graph.edges[src, dst]
+        if edge["blocked"]:
+            return self._drop(msg, "partition")
+        spec: LinkSpec = edge["spec"]
+        rng = world.streams.get(f"net/{src}>{dst}")
+        extra_us, copies, fifo = 0, 1, spec.jitter_us == 0
+        for rule in self.rules:
+            if not rule.matches(msg, now):
+                continue
+            if rule.count is not None:
+                rule.count -= 1
+            if rule.action == "drop":
+                return self._drop(msg, f"rule:{rule.rid}")
+            if rule.action == "hold":
+                rule.held.append(msg)
+                world.trace.emit(now, src, "hold", {"mid": mid, "rule": rule.rid})
+                return mid
+            if rule.action == "delay":
+                extra_us += rule.delay_us
+            elif rule.action == "reorder":
+                extra_us += rng.randrange(rule.delay_us + 1)
+                fifo = False
+            elif rule.action == "duplicate":
+                copies = 2
+        if spec.drop and rng.random() < spec.drop:
+            return self._drop(msg, "loss")
+        if spec.duplicate and rng.random() < spec.duplicate:
+            copies = 2
+        for _ in range(copies):
+            self._schedule(msg, spec, rng, extra_us, fifo, now)
+        return mid
+
+    def _schedule(self, msg, spec, rng, extra_us, fifo, now) -> None:
+        delay = spec.latency.sample(rng) + extra_us
+        if spec.jitter_us:
+            delay += rng.randrange(spec.jitter_us + 1)
+        at = now + delay
+        if fifo:
+            link = (msg.src, msg.dst)
+            at = max(at, self._fifo_us.get(link, 0))
+            self._fifo_us[link] = at
+        self.world.kernel.call_later(at - now, self._deliver, msg)
+
+    def _drop(self, msg: Message, reason: str) -> int:
+        w = self.world
+        w.trace.emit(w.kernel.env._now, msg.src, "drop", {"mid": msg.mid, "reason": reason})  # noqa: SLF001
+        return msg.mid
+
+    def _deliver(self, msg: Message) -> None:
+        w = self.world
+        if not w.is_alive(msg.dst):
+            self._drop(msg, "dst_down")
+            return
+        w.trace.emit(w.kernel.env._now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})  # noqa: SLF001
+        w.deliver(msg)
+        if self.rules:
+            for rule in self.rules:
+                if rule.action == "hold" and rule.held and rule.release_kind == msg.kind:
+                    self._release(rule, dst=msg.dst)
+
+    def _release(self, rule: Rule, dst: str | None = None) -> None:
+        keep, go = [], []
+        for held in rule.held:
+            (go if dst is None or held.dst == dst else keep).append(held)
+        rule.held = keep
+        now = self.world.kernel.env._now  # noqa: SLF001
+        for held in go:
+            edge = self.graph.edges[held.src, held.dst]
+            rng = self.world.streams.get(f"net/{held.src}>{held.dst}")
+            self._schedule(held, edge["spec"], rng, 0, False, now)

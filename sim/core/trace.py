@@ -1,0 +1,127 @@
+"""Trace recorder and reader: JSON Lines, one header then one event per line.
+
+Contract:
+- line 1 is the header object (`"type": "header"`): scenario, seed, resolved options, the fault
+  schedule that ran, harness version;
+- every later line is an event `{"seq", "t", "node", "kind", ...fields}` with a dense `seq`
+  starting at 0 and `t` in integer microseconds; fields must be JSON-native (dict, list, str,
+  int, bool, None) so that an online observer and an offline re-read see equal values;
+- the digest (blake2b-256, hex) covers the header without `harness_version` plus every event
+  line exactly as written, so it changes if and only if the behaviour changes;
+- events stream to the sink as they happen; nothing is retained unless `keep=True`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+FORMAT = "epochsim-trace/1"
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+class TraceError(ValueError):
+    """A stored trace that cannot be read; the message names the file and line."""
+
+
+def header_digest_part(header: dict) -> str:
+    """The canonical text of a header as it enters the digest (harness version excluded)."""
+    return json.dumps({k: v for k, v in header.items() if k != "harness_version"},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Trace:
+    """Records events of one run; observers see each event dict as it is recorded."""
+
+    def __init__(self, header: dict, sink: IO[str] | None = None, keep: bool = False):
+        self.header = {"type": "header", "format": FORMAT, **header}
+        self._sink = sink
+        self._hash = hashlib.blake2b(digest_size=32)
+        self._hash.update(header_digest_part(self.header).encode())
+        self.seq = 0
+        self.events: list[dict] | None = [] if keep else None
+        self.observers: list[Callable[[dict], None]] = []
+        if sink is not None:
+            sink.write(_dumps(self.header) + "\n")
+
+    def emit(self, t_us: int, node: str, kind: str, fields: dict[str, Any] | None = None) -> int:
+        """Record one event and return its `seq`."""
+        ev = {"seq": self.seq, "t": t_us, "node": node, "kind": kind}
+        if fields:
+            ev.update(fields)
+        line = _dumps(ev)
+        self._hash.update(b"\n")
+        self._hash.update(line.encode())
+        if self._sink is not None:
+            self._sink.write(line)
+            self._sink.write("\n")
+        if self.events is not None:
+            self.events.append(ev)
+        for observer in self.observers:
+            observer(ev)
+        self.seq += 1
+        return ev["seq"]
+
+    def digest(self) -> str:
+        return self._hash.copy().hexdigest()
+
+
+def digest_of_lines(header: dict, lines: list[str]) -> str:
+    """Digest of a stored trace: the same value `Trace.digest` gave while recording it."""
+    h = hashlib.blake2b(digest_size=32)
+    h.update(header_digest_part(header).encode())
+    for line in lines:
+        h.update(b"\n")
+        h.update(line.encode())
+    return h.hexdigest()
+
+
+def read_trace(path: str) -> tuple[dict, Iterator[dict]]:
+    """Open a stored trace: its header now, its events lazily. Raises TraceError on bad input."""
+    try:
+        fh = open(path, encoding="utf-8")  # noqa: SIM115 - closed by the generator
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot open trace ({exc.strerror})") from None
+    first = fh.readline()
+    header = _parse_line(path, 1, first)
+    if header.get("type") != "header":
+        fh.close()
+        raise TraceError(f"{path}:1: first line is not a trace header; "
+                         "pass a trace.jsonl written by `epochsim run`")
+    return header, _events(path, fh)
+
+
+def _events(path: str, fh) -> Iterator[dict]:
+    with fh:
+        expected = 0
+        for lineno, line in enumerate(fh, start=2):
+            if not line.strip():
+                continue
+            ev = _parse_line(path, lineno, line)
+            if ev.get("seq") != expected or not isinstance(ev.get("kind"), str):
+                raise TraceError(f"{path}:{lineno}: expected an event with seq {expected}; "
+                                 "the trace is truncated or edited")
+            expected += 1
+            yield ev
+
+
+def _parse_line(path: str, lineno: int, line: str) -> dict:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"{path}:{lineno}: not JSON ({exc.msg}); "
+                         "a trace is JSON Lines, one object a line") from None
+    if not isinstance(obj, dict):
+        raise TraceError(f"{path}:{lineno}: expected a JSON object")
+    return obj
+
+
+def stored_lines(path: str) -> tuple[dict, list[str]]:
+    """Header and raw event lines of a stored trace (for digests and diffs)."""
+    header, _ = read_trace(path)
+    with open(path, encoding="utf-8") as fh:
+        fh.readline()
+        lines = [ln.rstrip("\n") for ln in fh if ln.strip()]
+    return header, lines

@@ -1,0 +1,117 @@
+"""Protocol switches, Kafka version profiles, and the planted mutants.
+
+Contract: `resolve_protocol(profile, overrides, mutant)` returns a `Protocol` whose every switch
+has a value; it raises ValueError naming the bad key. Each profile row cites its source in
+`docs/profiles.md` (and the reference sections noted beside each switch). Mutants are named
+planted bugs used by the self-tests; `proposed` with no mutant is the correct model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+
+@dataclass(frozen=True)
+class Protocol:
+    # KIP-359: Produce carries CurrentLeaderEpoch and the leader checks it (never shipped; ref caveat 1, §1.2)
+    produce_epoch_check: bool = False
+    # KIP-320: Fetch carries CurrentLeaderEpoch (2.1+, ref §1.2)
+    fetch_epoch_check: bool = True
+    # KIP-570: StopReplica v3 carries the leader epoch (2.6+, ref §1.5)
+    stop_replica_epoch: bool = True
+    # equal epoch on StopReplica: rejected 2.6-3.4.0, accepted 3.4.1+ (KAFKA-13972, ref §1.5)
+    stop_replica_equal_epoch: str = "accept"
+    # KAFKA-7738 (2.2): client ignores metadata with an older leader epoch (ref §3.1)
+    client_rejects_stale_metadata: bool = True
+    # how clients find a new leader: metadata | kip951 | refresh_no_backoff (ref §3.3, KIP-951)
+    leader_discovery: str = "metadata"
+    # broker answer to an unknown producer with seq != 0: out_of_order (0.11) |
+    # unknown_producer_id (1.0-2.4) | accept (2.5+, KIP-360) (ref §2.4)
+    unknown_producer: str = "accept"
+    # producer state evicted when logStartOffset passes it (0.11-2.3, ref §2.3)
+    evict_state_on_retention: bool = False
+    # retried batch older than the 5 cached: duplicate_sequence (1.0.0/1.0.1) | out_of_order (ref §2.2)
+    old_duplicate: str = "out_of_order"
+    # client uses logStartOffset to tell retention from loss on UNKNOWN_PRODUCER_ID (1.0+, ref §2.5)
+    client_log_start_check: bool = True
+    # idempotence modes off|requested|required (KIP-185/192 design, never shipped, ref §2.6)
+    idempotence_modes: bool = False
+    # producer.id.expiration.ms (3.4+: 1 day; before: transactional.id.expiration.ms 7 days)
+    producer_id_expiration_ms: int = 86_400_000
+    # default of enable.idempotence (true since 3.0)
+    idempotence_default: bool = True
+    # planted bug, or "" for none (see MUTANTS)
+    mutant: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+CHOICES = {
+    "stop_replica_equal_epoch": ("reject", "accept"),
+    "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
+    "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
+    "old_duplicate": ("duplicate_sequence", "out_of_order"),
+}
+
+_WEEK_MS = 604_800_000
+_PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
+_PRE_KIP_951 = dict(leader_discovery="metadata")
+
+PROFILES: dict[str, Protocol] = {
+    "0.11": Protocol(unknown_producer="out_of_order", evict_state_on_retention=True,
+                     old_duplicate="out_of_order", client_log_start_check=False,
+                     producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
+                     fetch_epoch_check=False, client_rejects_stale_metadata=False, **_PRE_KIP_570),
+    "1.0": Protocol(unknown_producer="unknown_producer_id", evict_state_on_retention=True,
+                    old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
+                    idempotence_default=False, fetch_epoch_check=False,
+                    client_rejects_stale_metadata=False, **_PRE_KIP_570),
+    "2.4": Protocol(unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
+                    idempotence_default=False, **_PRE_KIP_570),
+    "2.5": Protocol(producer_id_expiration_ms=_WEEK_MS, idempotence_default=False, **_PRE_KIP_570),
+    "2.6": Protocol(stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
+                    idempotence_default=False),
+    "3.4.0": Protocol(stop_replica_equal_epoch="reject"),
+    "3.4.1": Protocol(stop_replica_equal_epoch="accept"),
+    "3.7": Protocol(leader_discovery="kip951"),
+    "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True),
+}
+
+# Named planted bugs. Each names the invariant expected to catch it (see docs/selftest.md).
+MUTANTS: dict[str, str] = {
+    "no_produce_epoch_check": "stale_leader_append",
+    "no_stop_replica_epoch_check": "stop_replica_out_of_order",
+    "stop_replica_equal_epoch_flipped": "stray_replica",
+    "lai_accepts_older_epoch": "leader_epoch_monotonic",
+    "controller_reuses_leader_epoch": "single_leader_per_epoch",
+    "follower_skips_truncation": "log_divergence",
+    "hw_ignores_isr": "acked_write_lost",
+    "client_accepts_stale_metadata": "client_leader_epoch_regression",
+    "hint_accepts_equal_epoch": "leader_hint_misapplied",
+    "no_dedup_cache": "duplicate_append",
+    "unknown_producer_id_always_benign": "unreported_data_loss",
+}
+
+
+def switch_names() -> list[str]:
+    return [f.name for f in fields(Protocol) if f.name != "mutant"]
+
+
+def resolve_protocol(profile: str, overrides: dict | None = None, mutant: str = "") -> Protocol:
+    """The switches of `profile` with `overrides` applied and `mutant` planted."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile: unknown profile {profile!r}; use one of {list(PROFILES)}")
+    base = PROFILES[profile]
+    overrides = dict(overrides or {})
+    for key, value in overrides.items():
+        default = getattr(Protocol(), key, None)
+        if key not in switch_names():
+            raise ValueError(f"{key}: not a protocol switch; switches are {switch_names()}")
+        if type(value) is not type(default):
+            raise ValueError(f"{key}: expected {type(default).__name__}, got {value!r}")
+        if key in CHOICES and value not in CHOICES[key]:
+            raise ValueError(f"{key}: must be one of {list(CHOICES[key])}, got {value!r}")
+    if mutant and mutant not in MUTANTS:
+        raise ValueError(f"mutant: unknown mutant {mutant!r}; use one of {list(MUTANTS)}")
+    return replace(base, **overrides, mutant=mutant)

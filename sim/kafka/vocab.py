@@ -1,0 +1,67 @@
+"""The Kafka trace vocabulary: event kinds and their fields, shared by model and invariants.
+
+Contract: this module imports nothing from the model, so invariants and reports can use it
+without loading actors. Every event has `seq`, `t` (µs), `node`, `kind`; the fields below are
+the kind-specific ones. A partition is named `"<topic>-<index>"` (`tp`) and, where a topic can
+be recreated, qualified by `topic_id`. Full documentation: docs/trace.md.
+"""
+
+# -- core (sim.core) --------------------------------------------------------------------
+SEND = "send"          # mid, dst, msg (message kind), + the message's brief fields
+DELIVER = "deliver"    # mid, src
+DROP = "drop"          # mid, reason: partition | loss | rule:<id> | dst_down
+HOLD = "hold"          # mid, rule
+FAULT = "fault"        # step, action, target?, resolved?, params?, outcome?
+FAULT_OUTCOME = "fault_outcome"  # step, outcome
+CRASH = "crash"
+RESTART = "restart"
+END = "end"            # end_us, events, stopped_by, settled (bool)
+
+# -- controller ---------------------------------------------------------------------------
+CONTROLLER_ELECTED = "controller_elected"    # controller_epoch
+CONTROLLER_RESIGNED = "controller_resigned"  # controller_epoch, reason
+# The controller's truth for a partition after every change:
+PARTITION_STATE = "partition_state"  # tp, topic_id, leader, leader_epoch, partition_epoch,
+#                                      isr, replicas, reason, controller_epoch
+TOPIC_DELETED = "topic_deleted"      # topic, topic_id
+ALTER_PARTITION = "alter_partition"  # tp, from (broker), leader_epoch, partition_epoch, isr, error
+
+# -- broker control plane -----------------------------------------------------------------
+REPLICA_STATE = "replica_state"  # tp, topic_id, role (leader|follower), leader, leader_epoch,
+#                                  partition_epoch, isr, controller_epoch
+LAI_REJECTED = "lai_rejected"    # controller_epoch, error, partitions: [[tp, req_epoch, local_epoch, error]]
+METADATA = "metadata"            # controller_epoch, changes: [[tp, leader, leader_epoch]], alive
+STOP_REPLICA = "stop_replica"    # tp, topic_id, delete, req_epoch (wire), issued_epoch (truth at
+#                                  issue), local_epoch, result: applied | fenced | not_hosted,
+#                                  error (0 or 74), controller_epoch
+STALE_CONTROLLER = "stale_controller"  # request (msg kind), req_controller_epoch, local_controller_epoch
+LOG_CREATED = "log_created"      # tp, topic_id
+LOG_DELETED = "log_deleted"      # tp, topic_id
+
+# -- data plane ------------------------------------------------------------------------------
+APPEND = "append"        # leader append: tp, topic_id, base_offset, count, leader_epoch,
+#                          bid, producer, sender_epoch, acks, pid, producer_epoch, base_seq
+DUP_APPEND = "dup_append"  # duplicate detected, nothing appended: tp, bid, base_offset (original)
+REPLICATE = "replicate"  # follower append: tp, topic_id, batches: [[base_offset, count, epoch, bid]]
+TRUNCATE = "truncate"    # tp, topic_id, to_offset, reason
+HW = "hw"                # tp, topic_id, hw, role, leader_epoch
+LOG_START = "log_start"  # tp, topic_id, log_start_offset
+PRODUCE_RESULT = "produce_result"  # broker side per partition: tp, bid, error
+
+# -- clients ---------------------------------------------------------------------------------
+BATCH = "batch"                # producer: bid, tp, count, created_us
+ACK = "ack"                    # bid, tp, base_offset, count, acks, latency_us, has_offset
+PRODUCE_ERROR = "produce_error"  # bid, tp, error, action: retry | fail, attempts
+PRODUCE_FAILED = "produce_failed"  # bid, tp, error (surfaced to the application)
+CLIENT_EPOCH = "client_epoch"  # tp, topic_id, leader, leader_epoch, source: metadata | hint
+METADATA_REJECTED = "metadata_rejected"  # tp, leader_epoch (offered), known_epoch, source
+
+ERROR_NAMES = {
+    0: "NONE", 1: "OFFSET_OUT_OF_RANGE", 3: "UNKNOWN_TOPIC_OR_PARTITION", 6: "NOT_LEADER_OR_FOLLOWER",
+    7: "REQUEST_TIMED_OUT", 11: "STALE_CONTROLLER_EPOCH", 19: "NOT_ENOUGH_REPLICAS",
+    41: "NOT_CONTROLLER", 45: "OUT_OF_ORDER_SEQUENCE_NUMBER", 46: "DUPLICATE_SEQUENCE_NUMBER",
+    47: "INVALID_PRODUCER_EPOCH", 56: "KAFKA_STORAGE_ERROR", 59: "UNKNOWN_PRODUCER_ID",
+    74: "FENCED_LEADER_EPOCH", 75: "UNKNOWN_LEADER_EPOCH", 77: "STALE_BROKER_EPOCH",
+    95: "INVALID_UPDATE_VERSION", 103: "INCONSISTENT_TOPIC_ID", -1: "DELIVERY_TIMEOUT",
+    -2: "IDEMPOTENCE_UNSUPPORTED_FORMAT",
+}
