@@ -77,6 +77,8 @@ def materialise_mix(mix: dict, rng: random.Random, until_us: int) -> list[FaultS
     return [s for s in steps if s.at_us < until_us]
 
 
+UNDO_ACTIONS = frozenset(DEFAULT_UNDO.values())
+
 Handler = Callable[[str | None, dict], Any]
 
 
@@ -89,13 +91,23 @@ class Nemesis:
         self.schedule = sorted_schedule(schedule)
         self.handlers = handlers
         self.resolve = resolve
+        # An undo step aimed at a role acts on the node its paired step hit ("restart the
+        # controller" restarts the one that crashed, not the one elected since).
+        self.last_hit: dict[str, str] = {}
 
     def start(self) -> None:
         for index, step in enumerate(self.schedule):
             self.world.kernel.call_later(step.at_us, self._fire, index, step)
 
     def _fire(self, index: int, step: FaultStep) -> None:
-        resolved = self.resolve(step.target) if step.target is not None else None
+        resolved = None
+        if step.target is not None:
+            if step.action in UNDO_ACTIONS and step.target in self.last_hit:
+                resolved = self.last_hit[step.target]
+            else:
+                resolved = self.resolve(step.target)
+                if resolved is not None and step.action not in UNDO_ACTIONS:
+                    self.last_hit[step.target] = resolved
         fields: dict[str, Any] = {"step": index, "action": step.action}
         if step.target is not None:
             fields["target"] = step.target

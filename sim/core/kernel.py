@@ -14,13 +14,24 @@ Callbacks are plain functions, not simpy processes: a process per message costs 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from heapq import heappop, heappush
 
 import simpy
-from simpy.core import NORMAL
+from simpy.core import NORMAL, URGENT, StopSimulation
 
 
 class EventBudgetExceeded(Exception):
     """Raised inside the loop when the run reaches `max_events`; caught by `Kernel.run`."""
+
+
+class _Call:
+    """What `call_later` queues: a pre-triggered simpy event (as `simpy.Timeout` is) whose one
+    callback, shared by all calls of a kernel, runs `fn(*args)`. Cheaper to build than an
+    `Event` with a closure appended to its callbacks; the queue entry is the same."""
+
+    __slots__ = ("callbacks", "fn", "args")
+    _ok = True
+    _value = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,7 @@ class Kernel:
         self.until_us = int(until_us)
         self.max_events = int(max_events)
         self.events = 0
+        self._callbacks = (self._dispatch,)
 
     @property
     def now_us(self) -> int:
@@ -51,22 +63,24 @@ class Kernel:
         """Schedule `fn(*args)` to run `delay_us` microseconds from now."""
         if delay_us < 0:
             raise ValueError(f"negative delay {delay_us}")
-        ev = simpy.Event(self.env)
-        ev._ok = True  # noqa: SLF001 - a pre-triggered event, as simpy.Timeout does
-        ev._value = None  # noqa: SLF001
-        ev.callbacks.append(lambda _ev: self._dispatch(fn, args))
-        self.env.schedule(ev, NORMAL, int(delay_us))
+        ev = _Call()
+        ev.callbacks = self._callbacks
+        ev.fn = fn
+        ev.args = args
+        env = self.env
+        # what env.schedule(ev, NORMAL, delay) does, without the extra call
+        heappush(env._queue, (env._now + int(delay_us), NORMAL, next(env._eid), ev))  # noqa: SLF001
 
-    def _dispatch(self, fn, args) -> None:
+    def _dispatch(self, ev: _Call) -> None:
         self.events += 1
         if self.events > self.max_events:
             raise EventBudgetExceeded()
-        fn(*args)
+        ev.fn(*ev.args)
 
     def run(self) -> RunOutcome:
         """Run until `until_us` (exclusive), the event budget, or an empty queue."""
         try:
-            self.env.run(until=self.until_us)
+            self._run_until(self.until_us)
             stopped_by = "until"
         except EventBudgetExceeded:
             self.events = self.max_events
@@ -74,3 +88,36 @@ class Kernel:
         if stopped_by == "until" and self.env.peek() == float("inf") and self.now_us < self.until_us:
             stopped_by = "idle"
         return RunOutcome(end_us=int(self.now_us), events=self.events, stopped_by=stopped_by)
+
+    def _run_until(self, at: int) -> None:
+        """`env.run(until=at)` with the step of a `call_later` callback inlined.
+
+        As in simpy, an URGENT stop event is queued at `at` and every queued entry is processed
+        in heap order; entries that are not `_Call`s (processes, timeouts, the stop event) go
+        through simpy's own `step()`, so they behave exactly as under `env.run`.
+        """
+        env = self.env
+        if at <= env.now:
+            raise ValueError(f"until ({at}) must be greater than the current simulation time")
+        stop = simpy.Event(env)
+        stop._ok = True  # noqa: SLF001 - as env.run(until=...) builds it
+        stop._value = None  # noqa: SLF001
+        env.schedule(stop, URGENT, at - env.now)
+        stop.callbacks.append(StopSimulation.callback)
+        queue = env._queue  # noqa: SLF001
+        step = env.step
+        max_events = self.max_events
+        try:
+            while True:
+                if type(queue[0][3]) is _Call:
+                    t_us, _, _, ev = heappop(queue)
+                    env._now = t_us  # noqa: SLF001
+                    ev.callbacks = None
+                    self.events += 1
+                    if self.events > max_events:
+                        raise EventBudgetExceeded()
+                    ev.fn(*ev.args)
+                else:
+                    step()
+        except StopSimulation:
+            return

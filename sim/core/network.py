@@ -24,6 +24,10 @@ from typing import Any
 import networkx as nx
 
 from sim.core.latency import LatencyDist
+from sim.core.trace import json_str
+
+_new = object.__new__
+_setattr = object.__setattr__
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,33 @@ class Rule:
 RULE_ACTIONS = ("delay", "drop", "reorder", "duplicate", "hold")
 
 
+class _Link:
+    """Per-link cache of the hot path: the edge's attribute dict (shared with the graph, so
+    `block` and `set_link` show through), the link's random stream, the constant latency of
+    the spec last seen (None if not constant) and the JSON text of the link's trace events
+    (None unless both ends are plain strings)."""
+
+    __slots__ = ("key", "edge", "rng", "spec", "constant_us", "send_text", "dst_text",
+                 "deliver_text", "src_text")
+
+    def __init__(self, key: tuple[str, str], edge: dict, rng):
+        self.key = key
+        self.edge = edge
+        self.rng = rng
+        self.spec = None
+        self.constant_us = None
+        src, dst = key
+        if type(src) is str and type(dst) is str:
+            # send: {"seq","t","node":src,"kind":"send","mid","dst","msg"}
+            self.send_text = f',"node":{json_str(src)},"kind":"send","mid":'
+            self.dst_text = f',"dst":{json_str(dst)},"msg":'
+            # deliver: {"seq","t","node":dst,"kind":"deliver","mid","src"}
+            self.deliver_text = f',"node":{json_str(dst)},"kind":"deliver","mid":'
+            self.src_text = f',"src":{json_str(src)}}}'
+        else:
+            self.send_text = self.dst_text = self.deliver_text = self.src_text = None
+
+
 class Network:
     def __init__(self, default_link: LinkSpec | None = None):
         self.graph = nx.DiGraph()
@@ -88,11 +119,19 @@ class Network:
         self._next_mid = 0
         self._next_rid = 0
         self._fifo_us: dict[tuple[str, str], int] = {}
+        self._links: dict[tuple[str, str], _Link] = {}
+        self._kind_text: dict[str, str] = {}
+        self._plain_world = False
         self.world = None
 
     # -- topology ------------------------------------------------------------------------
     def attach(self, world) -> None:
+        from sim.core.world import World  # here: world.py imports this module
+
         self.world = world
+        # a World whose `is_alive`/`deliver` are the stock ones can be looked up directly
+        self._plain_world = (type(world).is_alive is World.is_alive
+                             and type(world).deliver is World.deliver)
 
     def add_node(self, name: str) -> None:
         for other in sorted(self.graph.nodes):
@@ -139,22 +178,47 @@ class Network:
         self.rules = [r for r in self.rules if not (kind is None or r.kind == kind)]
 
     # -- traffic -------------------------------------------------------------------------
+    def _link(self, key: tuple[str, str]) -> _Link:
+        link = self._links.get(key)
+        if link is None:
+            src, dst = key
+            edge = self.graph.edges[src, dst]
+            link = _Link(key, edge, self.world.streams.get(f"net/{src}>{dst}"))
+            self._links[key] = link
+        return link
+
     def send(self, src: str, dst: str, kind: str, body: Any) -> int:
         world = self.world
         mid = self._next_mid
-        self._next_mid += 1
-        msg = Message(mid, src, dst, kind, body)
+        self._next_mid = mid + 1
+        msg = _new(Message)  # Message(mid, src, dst, kind, body) without the frozen __init__
+        _setattr(msg, "__dict__", {"mid": mid, "src": src, "dst": dst, "kind": kind, "body": body})
         now = world.kernel.env._now  # noqa: SLF001 - hot path
         fields = {"mid": mid, "dst": dst, "msg": kind}
+        key = (src, dst)
+        link = self._links.get(key)
         brief = getattr(body, "brief", None)
         if brief is not None:
             fields.update(brief())
-        world.trace.emit(now, src, "send", fields)
-        edge = self.graph.edges[src, dst]
+            world.trace.emit(now, src, "send", fields)
+        else:
+            kind_text = self._kind_text.get(kind)
+            if kind_text is None and type(kind) is str:
+                kind_text = self._kind_text[kind] = f"{json_str(kind)}}}"
+            if link is None:
+                link = self._link(key)
+            if kind_text is None or link.send_text is None:
+                world.trace.emit(now, src, "send", fields)
+            else:
+                world.trace.emit_encoded(now, src, "send", fields,
+                                         f"{link.send_text}{mid}{link.dst_text}{kind_text}")
+        if link is None:
+            link = self._link(key)
+        edge = link.edge
         if edge["blocked"]:
             return self._drop(msg, "partition")
         spec: LinkSpec = edge["spec"]
-        rng = world.streams.get(f"net/{src}>{dst}")
+        rng = link.rng
         extra_us, copies, fifo = 0, 1, spec.jitter_us == 0
         for rule in self.rules:
             if not rule.matches(msg, now):
@@ -178,6 +242,22 @@ class Network:
             return self._drop(msg, "loss")
         if spec.duplicate and rng.random() < spec.duplicate:
             copies = 2
+        if copies == 1 and fifo:
+            # the common case, exactly as _schedule does it with no jitter
+            if link.spec is not spec:
+                latency = spec.latency
+                link.spec = spec
+                link.constant_us = latency.sample(rng) if latency.dist == "constant" else None
+            delay = link.constant_us
+            if delay is None:
+                delay = spec.latency.sample(rng)
+            at = now + delay + extra_us
+            last = self._fifo_us.get(key, 0)
+            if last > at:
+                at = last
+            self._fifo_us[key] = at
+            world.kernel.call_later(at - now, self._deliver, msg, link)
+            return mid
         for _ in range(copies):
             self._schedule(msg, spec, rng, extra_us, fifo, now)
         return mid
@@ -198,13 +278,28 @@ class Network:
         w.trace.emit(w.kernel.env._now, msg.src, "drop", {"mid": msg.mid, "reason": reason})  # noqa: SLF001
         return msg.mid
 
-    def _deliver(self, msg: Message) -> None:
+    def _deliver(self, msg: Message, link: _Link | None = None) -> None:
         w = self.world
-        if not w.is_alive(msg.dst):
+        if self._plain_world:  # World.is_alive and World.deliver, inlined
+            actor = w.actors.get(msg.dst)
+            if actor is None or not actor.alive:
+                self._drop(msg, "dst_down")
+                return
+        elif not w.is_alive(msg.dst):
             self._drop(msg, "dst_down")
             return
-        w.trace.emit(w.kernel.env._now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})  # noqa: SLF001
-        w.deliver(msg)
+        fields = {"mid": msg.mid, "src": msg.src}
+        if link is None:
+            link = self._link((msg.src, msg.dst))
+        if link.deliver_text is None:
+            w.trace.emit(w.kernel.env._now, msg.dst, "deliver", fields)  # noqa: SLF001
+        else:
+            w.trace.emit_encoded(w.kernel.env._now, msg.dst, "deliver", fields,  # noqa: SLF001
+                                 f"{link.deliver_text}{msg.mid}{link.src_text}")
+        if self._plain_world:
+            actor.on_message(msg)
+        else:
+            w.deliver(msg)
         if self.rules:
             for rule in self.rules:
                 if rule.action == "hold" and rule.held and rule.release_kind == msg.kind:

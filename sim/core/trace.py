@@ -19,7 +19,26 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 FORMAT = "epochsim-trace/1"
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_dumps = _ENCODER.encode
+
+# The hot path calls the C encoder that `_dumps` builds on every call, built once here (same
+# arguments, so the same text). Its circular-reference markers are cleared after an error.
+_markers: dict = {}
+try:
+    from json.encoder import c_make_encoder as _c_make_encoder
+
+    _c_iterencode = _c_make_encoder(
+        _markers, _ENCODER.default, json.encoder.encode_basestring, None,
+        _ENCODER.key_separator, _ENCODER.item_separator, False, False, True)
+    if "".join(_c_iterencode({"a": [1, 1.5, "é\n", None, True]}, 0)) != _dumps(
+            {"a": [1, 1.5, "é\n", None, True]}):
+        _c_iterencode = None
+except (ImportError, TypeError):  # no C accelerator, or another signature
+    _c_iterencode = None
+
+#: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
+json_str = json.encoder.encode_basestring
 
 
 class TraceError(ValueError):
@@ -38,8 +57,10 @@ class Trace:
     def __init__(self, header: dict, sink: IO[str] | None = None, keep: bool = False):
         self.header = {"type": "header", "format": FORMAT, **header}
         self._sink = sink
+        self._write = sink.write if sink is not None else None
         self._hash = hashlib.blake2b(digest_size=32)
         self._hash.update(header_digest_part(self.header).encode())
+        self._unhashed: list[str] = []  # event lines not yet fed to the hash, hashed in batches
         self.seq = 0
         self.events: list[dict] | None = [] if keep else None
         self.observers: list[Callable[[dict], None]] = []
@@ -51,20 +72,68 @@ class Trace:
         ev = {"seq": self.seq, "t": t_us, "node": node, "kind": kind}
         if fields:
             ev.update(fields)
-        line = _dumps(ev)
-        self._hash.update(b"\n")
-        self._hash.update(line.encode())
-        if self._sink is not None:
-            self._sink.write(line)
-            self._sink.write("\n")
+        if _c_iterencode is None:
+            line = _dumps(ev)
+        else:
+            try:
+                line = "".join(_c_iterencode(ev, 0))
+            except BaseException:
+                _markers.clear()
+                raise
+        self._record(line, ev)
+        return ev["seq"]
+
+    def emit_encoded(self, t_us: int, node: str, kind: str, fields: dict[str, Any],
+                     text: str) -> int:
+        """`emit` for hot callers that already hold the JSON text of the event.
+
+        `text` must be exactly what `emit` writes after the `t` member, closing brace
+        included: `,"node":N,"kind":K` then `,"key":value` for each field in order, strings
+        encoded with `json_str` and ints with `int.__repr__`; `fields` must not repeat `seq`,
+        `t`, `node` or `kind`. The line is then byte-identical to the one `emit` writes.
+        """
+        if type(t_us) is not int:
+            return self.emit(t_us, node, kind, fields)
+        seq = self.seq
+        line = f'{{"seq":{seq},"t":{t_us}{text}'
+        write = self._write
+        if write is not None:
+            write(line + "\n")
+        unhashed = self._unhashed
+        unhashed.append(line)
+        if len(unhashed) >= 512:
+            self._hash_pending()
+        if self.events is not None or self.observers:
+            ev = {"seq": seq, "t": t_us, "node": node, "kind": kind}
+            ev.update(fields)
+            if self.events is not None:
+                self.events.append(ev)
+            for observer in self.observers:
+                observer(ev)
+        self.seq += 1
+        return seq
+
+    def _record(self, line: str, ev: dict) -> None:
+        write = self._write
+        if write is not None:
+            write(line + "\n")
+        unhashed = self._unhashed
+        unhashed.append(line)
+        if len(unhashed) >= 512:
+            self._hash_pending()
         if self.events is not None:
             self.events.append(ev)
         for observer in self.observers:
             observer(ev)
         self.seq += 1
-        return ev["seq"]
+
+    def _hash_pending(self) -> None:
+        if self._unhashed:
+            self._hash.update(("\n" + "\n".join(self._unhashed)).encode())
+            self._unhashed.clear()
 
     def digest(self) -> str:
+        self._hash_pending()
         return self._hash.copy().hexdigest()
 
 

@@ -1,0 +1,74 @@
+"""Control-plane invariants: StopReplica ordering (KIP-570) and stray replicas (KAFKA-13972)."""
+
+from __future__ import annotations
+
+from invariants.base import Invariant
+
+
+class StopReplicaOutOfOrder(Invariant):
+    """A broker applies a StopReplica for a partition after it applied a LeaderAndIsr with a
+    newer leader epoch than the one current when the StopReplica was issued (ref §4 row 6).
+    `issued_epoch` is recorded for every request version, even those whose wire form has none."""
+
+    name = "stop_replica_out_of_order"
+    handlers = {"replica_state": "on_state", "stop_replica": "on_stop"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.applied: dict[tuple, tuple] = {}  # (node, tp, topic_id) -> (max epoch, seq)
+
+    def on_state(self, ev):
+        key = (ev["node"], ev["tp"], ev["topic_id"])
+        prev = self.applied.get(key)
+        if prev is None or ev["leader_epoch"] > prev[0]:
+            self.applied[key] = (ev["leader_epoch"], ev["seq"])
+
+    def on_stop(self, ev):
+        if ev["result"] == "fenced":
+            return
+        prev = self.applied.get((ev["node"], ev["tp"], ev["topic_id"]))
+        if prev is not None and prev[0] > ev["issued_epoch"]:
+            what = "deleted" if ev["delete"] else "stopped"
+            self.violate(ev["t"], f"{ev['node']} {what} {ev['tp']} on a StopReplica issued at leader "
+                         f"epoch {ev['issued_epoch']} after applying LeaderAndIsr epoch {prev[0]}",
+                         prev[1], ev["seq"])
+
+
+class StrayReplica(Invariant):
+    """Liveness: once faults heal and the controller's work settles, every live broker hosts
+    exactly the replicas the controller assigns to it (ref §4 row 7; §6 liveness)."""
+
+    name = "stray_replica"
+    rule = "liveness"
+    handlers = {"log_created": "on_created", "log_deleted": "on_deleted"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.hosted: dict[tuple, int] = {}  # (node, tp) -> seq of log_created
+
+    def on_created(self, ev):
+        self.hosted[(ev["node"], ev["tp"])] = ev["seq"]
+
+    def on_deleted(self, ev):
+        self.hosted.pop((ev["node"], ev["tp"]), None)
+
+    def finish(self):
+        truth = self.ctx.truth
+        end = truth.end
+        if end is None or not end.get("settled") or truth.active_controller is None:
+            return
+        brokers = [f"b{i}" for i in range(1, self.ctx.brokers + 1) if f"b{i}" not in truth.down]
+        for b in brokers:
+            for tp in sorted(truth.parts):
+                st = truth.parts[tp]
+                assigned = int(b[1:]) in st["replicas"]
+                seq = self.hosted.get((b, tp))
+                if assigned and seq is None:
+                    self.violate(end["t"], f"{b} lacks its assigned replica of {tp} "
+                                 f"(replicas {st['replicas']})", truth.state_seq[tp], end["seq"])
+                elif not assigned and seq is not None:
+                    self.violate(end["t"], f"{b} still hosts {tp} although the controller assigns "
+                                 f"it to {st['replicas']}", seq, truth.state_seq[tp], end["seq"])
+        for (b, tp), seq in sorted(self.hosted.items()):
+            if tp not in truth.parts and b in brokers:
+                self.violate(end["t"], f"{b} still hosts {tp} of a deleted topic", seq, end["seq"])

@@ -1,0 +1,117 @@
+"""Shared folds that several invariants read: cluster truth and every replica's log.
+
+Contract: `Truth` follows the controller's `partition_state` events (the ground truth of
+leaders, epochs, ISR and assignment), topic deletion, node crashes/restarts and the end marker.
+`ReplicaLogs` rebuilds each broker's log of each partition (batch rows `(base_offset, count,
+leader_epoch, bid)`) from `log_created`, `append`, `replicate`, `truncate`, `log_start` and
+`log_deleted`, plus each replica's HW. Both are fed before the invariants see an event.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+
+class Truth:
+    def __init__(self):
+        self.parts: dict[str, dict] = {}  # tp -> last partition_state event
+        self.state_seq: dict[str, int] = {}
+        self.down: set[str] = set()
+        self.end: dict | None = None
+        self.active_controller: str | None = None
+
+    def step(self, ev: dict) -> None:
+        kind = ev["kind"]
+        if kind == "partition_state":
+            self.parts[ev["tp"]] = ev
+            self.state_seq[ev["tp"]] = ev["seq"]
+        elif kind == "topic_deleted":
+            for tp in [tp for tp, st in self.parts.items() if st["topic_id"] == ev["topic_id"]]:
+                del self.parts[tp]
+        elif kind == "crash":
+            self.down.add(ev["node"])
+            if ev["node"] == self.active_controller:
+                self.active_controller = None
+        elif kind == "restart":
+            self.down.discard(ev["node"])
+        elif kind == "controller_elected":
+            self.active_controller = ev["node"]
+        elif kind == "controller_resigned" and ev["node"] == self.active_controller:
+            self.active_controller = None
+        elif kind == "end":
+            self.end = ev
+
+
+class ReplicaLog:
+    __slots__ = ("topic_id", "bases", "rows", "hw", "log_start", "created_seq")
+
+    def __init__(self, topic_id, created_seq):
+        self.topic_id = topic_id
+        self.bases: list[int] = []
+        self.rows: list[tuple] = []  # (base_offset, count, leader_epoch, bid)
+        self.hw = 0
+        self.log_start = 0
+        self.created_seq = created_seq
+
+    def add(self, row: tuple) -> None:
+        self.bases.append(row[0])
+        self.rows.append(row)
+
+    def truncate(self, offset: int) -> None:
+        i = bisect_left(self.bases, offset)
+        del self.bases[i:]
+        del self.rows[i:]
+        self.hw = min(self.hw, offset)
+
+    def drop_below(self, offset: int) -> None:
+        i = bisect_left(self.bases, offset)
+        del self.bases[:i]
+        del self.rows[:i]
+        self.log_start = max(self.log_start, offset)
+
+    def rows_between(self, lo: int, hi: int) -> list[tuple]:
+        i = bisect_left(self.bases, lo)
+        out = []
+        while i < len(self.rows) and self.rows[i][0] < hi:
+            out.append(self.rows[i])
+            i += 1
+        return out
+
+
+class ReplicaLogs:
+    def __init__(self):
+        self.logs: dict[tuple[str, str], ReplicaLog] = {}  # (node, tp) -> log
+
+    def get(self, node: str, tp: str) -> ReplicaLog | None:
+        return self.logs.get((node, tp))
+
+    def step(self, ev: dict) -> None:
+        kind = ev["kind"]
+        node = ev["node"]
+        if kind == "append":
+            for b in ev["batches"]:
+                log = self.logs.get((node, b["tp"]))
+                if log is not None:
+                    log.add((b["base_offset"], b["count"], b["leader_epoch"], b["bid"]))
+        elif kind == "replicate":
+            for tp, _tid, base, count, epoch, bid in ev["batches"]:
+                log = self.logs.get((node, tp))
+                if log is not None:
+                    log.add((base, count, epoch, bid))
+        elif kind == "hw":
+            for tp, _tid, hw, _epoch in ev["hws"]:
+                log = self.logs.get((node, tp))
+                if log is not None:
+                    log.hw = hw
+        elif kind == "truncate":
+            log = self.logs.get((node, ev["tp"]))
+            if log is not None:
+                log.truncate(ev["to_offset"])
+        elif kind == "log_start":
+            log = self.logs.get((node, ev["tp"]))
+            if log is not None:
+                log.drop_below(ev["log_start_offset"])
+        elif kind == "log_created":
+            self.logs[(node, ev["tp"])] = ReplicaLog(ev["topic_id"], ev["seq"])
+        elif kind == "log_deleted":
+            self.logs.pop((node, ev["tp"]), None)

@@ -1,0 +1,147 @@
+"""Idempotent-producer invariants (ref §2, §6 item 8; KIP-192, KIP-185)."""
+
+from __future__ import annotations
+
+from invariants.base import Invariant
+from invariants.replication import final_leader_log
+
+OOOS = 45
+
+
+class IdempotenceFold:
+    """Which producers are idempotent, and the (pid, epoch, seq) of every appended batch."""
+
+    def __init__(self):
+        self.mode: dict[str, str] = {}
+        self.seq_of: dict[str, tuple] = {}  # bid -> (pid, producer_epoch, base_seq)
+        self.producer_of: dict[str, str] = {}
+
+    def step(self, ev):
+        if ev["kind"] == "client_config":
+            self.mode[ev["node"]] = ev["idempotence"]
+        elif ev["kind"] == "append":
+            for b in ev["batches"]:
+                self.producer_of[b["bid"]] = ev["producer"]
+                if "pid" in b:
+                    self.seq_of[b["bid"]] = (b["pid"], b["producer_epoch"], b["base_seq"])
+
+
+class DuplicateAppend(Invariant):
+    """The same batch (same producer id, epoch, sequence) appears twice in a partition's final
+    log, for an idempotent producer. Non-idempotent duplicates are a metric."""
+
+    name = "duplicate_append"
+
+    def finish(self):
+        for tp in sorted(self.ctx.truth.parts):
+            log = final_leader_log(self.ctx, tp)
+            if log is None:
+                continue
+            seen = {}
+            for row in log.rows:
+                bid = row[3]
+                if bid in seen and bid in self.ctx.idem.seq_of:
+                    self.violate(self.ctx.end_t, f"{tp}: batch {bid} {self.ctx.idem.seq_of[bid]} "
+                                 f"appended at offsets {seen[bid]} and {row[0]}", self.ctx.end_seq)
+                seen.setdefault(bid, row[0])
+
+
+class OutOfOrderAppend(Invariant):
+    """Within one producer id and epoch, log order equals sequence order."""
+
+    name = "out_of_order_append"
+
+    def finish(self):
+        for tp in sorted(self.ctx.truth.parts):
+            log = final_leader_log(self.ctx, tp)
+            if log is None:
+                continue
+            last: dict[tuple, tuple] = {}
+            for row in log.rows:
+                ident = self.ctx.idem.seq_of.get(row[3])
+                if ident is None:
+                    continue
+                key = ident[:2]
+                prev = last.get(key)
+                if prev is not None and ident[2] <= prev[0] and ident[2] != 0:
+                    self.violate(self.ctx.end_t, f"{tp}: producer {key} sequence {ident[2]} at offset "
+                                 f"{row[0]} follows sequence {prev[0]} at offset {prev[1]}",
+                                 self.ctx.end_seq)
+                last[key] = (ident[2], row[0])
+
+
+class SpuriousOutOfOrderSequence(Invariant):
+    """The application gets OutOfOrderSequence although none of its acknowledged records of that
+    partition is lost: each is in the leader's log or was removed by retention (KIP-192 goal:
+    "when you get [OutOfOrderSequence], it should always mean data loss", ref §2.5)."""
+
+    name = "spurious_out_of_order_sequence"
+    handlers = {"ack": "on_ack", "produce_failed": "on_failed"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.acked: dict[tuple, list] = {}
+
+    def on_ack(self, ev):
+        self.acked.setdefault((ev["node"], ev["tp"]), []).append((ev["bid"], ev["base_offset"]))
+
+    def on_failed(self, ev):
+        if ev["error"] != OOOS:
+            return
+        st = self.ctx.truth.parts.get(ev["tp"])
+        log = self.ctx.logs.get(f"b{st['leader']}", ev["tp"]) if st and st["leader"] >= 0 else None
+        if log is None:
+            return
+        present = {row[3] for row in log.rows}
+        acked = self.acked.get((ev["node"], ev["tp"]), [])
+        lost = [bid for bid, off in acked if bid not in present and not (0 <= off < log.log_start)]
+        if not lost:
+            self.violate(ev["t"], f"{ev['node']} got OutOfOrderSequence on {ev['tp']} though all "
+                         f"{len(acked)} acknowledged batches are intact", ev["seq"])
+
+
+class UnreportedDataLoss(Invariant):
+    """An acknowledged batch is gone from the log and its producer never surfaced an error for
+    that partition (the hole a naive UNKNOWN_PRODUCER_ID fix opens, ref §2.5 step 3)."""
+
+    name = "unreported_data_loss"
+    handlers = {"ack": "on_ack", "produce_failed": "on_failed"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.acked: list[tuple] = []
+        self.reported: set[tuple] = set()
+
+    def on_ack(self, ev):
+        self.acked.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["node"]))
+
+    def on_failed(self, ev):
+        self.reported.add((ev["node"], ev["tp"]))
+
+    def finish(self):
+        from invariants.replication import lost_batches
+        for tp, bid, base, seq, node in lost_batches(self.ctx, self.acked):
+            if (node, tp) not in self.reported:
+                self.violate(self.ctx.end_t, f"{bid} (offset {base}) of {tp} was acknowledged and is "
+                             f"lost, yet {node} never reported an error for {tp}", seq)
+
+
+class IdempotenceModeViolated(Invariant):
+    """A `required` producer wrote without idempotence, or a `requested` producer failed a send
+    only because the topic's message format is old (KIP-185/192 modes, ref §2.6)."""
+
+    name = "idempotence_mode_violated"
+    handlers = {"append": "on_append", "produce_failed": "on_failed"}
+
+    def on_append(self, ev):
+        if self.ctx.idem.mode.get(ev["producer"]) == "required":
+            for b in ev["batches"]:
+                if "pid" not in b:
+                    self.violate(ev["t"], f"required-idempotence producer {ev['producer']} wrote "
+                                 f"{b['bid']} to {b['tp']} without a producer id", ev["seq"])
+
+    def on_failed(self, ev):
+        if ev.get("error_name") == "IDEMPOTENCE_UNSUPPORTED_FORMAT" \
+                and self.ctx.idem.mode.get(ev["node"]) == "requested":
+            self.violate(ev["t"], f"requested-idempotence producer {ev['node']} failed a send to "
+                         f"{ev['tp']} because of the topic's message format", ev["seq"])

@@ -1,0 +1,109 @@
+"""Replication invariants: acked durability, committed-log agreement, monotonic HW."""
+
+from __future__ import annotations
+
+from invariants.base import Invariant
+
+
+def final_leader_log(ctx, tp: str):
+    """The log of the partition's leader per the controller at the end, or None."""
+    st = ctx.truth.parts.get(tp)
+    if st is None or st["leader"] < 0:
+        return None
+    return ctx.logs.get(f"b{st['leader']}", tp)
+
+
+class AckedWriteLost(Invariant):
+    """acks=all: every acknowledged batch is in the final leader's log (or was removed by
+    retention below its log start offset) (ref §6 item 7). acks=1 losses are a metric."""
+
+    name = "acked_write_lost"
+    handlers = {"ack": "on_ack"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.acked: list[tuple] = []  # (tp, bid, base_offset, seq, t)
+
+    def on_ack(self, ev):
+        if ev["acks"] == "all":
+            self.acked.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["t"]))
+
+    def finish(self):
+        for tp, bid, base, seq, t in lost_batches(self.ctx, self.acked):
+            self.violate(self.ctx.end_t, f"acknowledged batch {bid} (offset {base}) of {tp} "
+                         f"is missing from the final log", seq)
+
+
+def lost_batches(ctx, acked: list[tuple]) -> list[tuple]:
+    by_tp: dict[str, list] = {}
+    for item in acked:
+        by_tp.setdefault(item[0], []).append(item)
+    lost = []
+    for tp in sorted(by_tp):
+        log = final_leader_log(ctx, tp)
+        if log is None:
+            continue
+        present = {row[3] for row in log.rows}
+        for item in by_tp[tp]:
+            if item[1] not in present and not (0 <= item[2] < log.log_start):
+                lost.append(item)
+    return lost
+
+
+class LogDivergence(Invariant):
+    """Two replicas never hold different batches at an offset below both their high
+    watermarks (ref §6 item 6; RaftEventSimulationTest ConsistentCommittedData)."""
+
+    name = "log_divergence"
+    handlers = {"hw": "on_hw", "truncate": "on_truncate", "log_created": "on_created"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.committed: dict[tuple, dict] = {}  # (tp, topic_id) -> base -> (bid, node, seq)
+        self.checked: dict[tuple, int] = {}  # (node, tp) -> offsets checked up to
+
+    def on_created(self, ev):
+        self.checked[(ev["node"], ev["tp"])] = 0
+
+    def on_truncate(self, ev):
+        key = (ev["node"], ev["tp"])
+        self.checked[key] = min(self.checked.get(key, 0), ev["to_offset"])
+
+    def on_hw(self, ev):
+        node = ev["node"]
+        for tp, topic_id, hw, _epoch in ev["hws"]:
+            key = (node, tp)
+            lo = self.checked.get(key, 0)
+            log = self.ctx.logs.get(node, tp)
+            if log is None or hw <= lo:
+                continue
+            canon = self.committed.setdefault((tp, topic_id), {})
+            for base, _count, _e, bid in log.rows_between(lo, hw):
+                first = canon.setdefault(base, (bid, node, ev["seq"]))
+                if first[0] != bid:
+                    self.violate(ev["t"], f"{tp} offset {base}: {node} has {bid} below its HW {hw} "
+                                 f"but {first[1]} committed {first[0]}", first[2], ev["seq"])
+            self.checked[key] = hw
+
+
+class HighWatermarkMonotonic(Invariant):
+    """While a broker leads a partition at one leader epoch, its HW never decreases
+    (RaftEventSimulationTest MonotonicHighWatermark; ref §6 item 5)."""
+
+    name = "high_watermark_monotonic"
+    handlers = {"hw": "on_hw"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.last: dict[tuple, tuple] = {}
+
+    def on_hw(self, ev):
+        if ev["role"] != "leader":
+            return
+        for tp, topic_id, hw, epoch in ev["hws"]:
+            key = (ev["node"], tp, topic_id, epoch)
+            prev = self.last.get(key)
+            if prev is not None and hw < prev[0]:
+                self.violate(ev["t"], f"{ev['node']} lowered the HW of {tp} from {prev[0]} to {hw} "
+                             f"at leader epoch {epoch}", prev[1], ev["seq"])
+            self.last[key] = (hw, ev["seq"])

@@ -1,0 +1,1 @@
+"""Scenario files: the TOML format, its loader and validator (`scenarios.schema`)."""

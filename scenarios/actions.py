@@ -1,0 +1,528 @@
+"""Fault actions, targets and random mixes of a scenario file, and the table reader they share.
+
+Contract:
+- `Bad(key, problem, fix)` is the loader's internal error; `scenarios.schema` adds the file
+  name and raises it as `ScenarioError`. Nothing here knows the file;
+- `Table(data, key)` reads one TOML table: its typed getters check each value (booleans are
+  never numbers), remember every key asked for, and `done()` rejects any other key, naming the
+  closest valid one;
+- `ACTIONS` maps each fault action to the kind of target it takes and its params;
+- `check_faults(items, names, run)` returns the scripted steps as `FaultStep`s sorted by time
+  (stable); `check_mixes(items, names, run)` returns the random mixes as resolved dicts in file
+  order, in the shape `sim.core.faults.materialise_mix` reads.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.core.faults import DEFAULT_UNDO, FaultStep, sorted_schedule
+from sim.core.network import RULE_ACTIONS
+
+MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "ProduceResponse",
+                 "Fetch", "FetchResponse", "Metadata", "MetadataResponse", "AlterPartition",
+                 "AlterPartitionResponse", "LeaderAndIsrResponse", "StopReplicaResponse",
+                 "UpdateMetadataResponse")
+# Recovery actions: the only ones allowed in the quiet settle window at the end of a run.
+SETTLE_SAFE = ("heal", "clear_rules", "restart")
+NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
+ROLE_HINT = "or a role: leader:<topic>-<p>, follower:<topic>-<p>"
+
+
+class Bad(Exception):
+    """One invalid input: the key path, what is wrong, and how to fix it."""
+
+    def __init__(self, key: str, problem: str, fix: str):
+        super().__init__(f"{key}: {problem}; {fix}")
+        self.key, self.problem, self.fix = key, problem, fix
+
+
+def describe(value: Any) -> str:
+    """A short rendering of a TOML value with its type, for error messages."""
+    kinds = [(bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
+             (list, "an array"), (dict, "a table")]
+    kind = next((k for t, k in kinds if isinstance(value, t)), type(value).__name__)
+    text = {True: "true", False: "false"}.get(value) if isinstance(value, bool) else repr(value)
+    return f"{text if len(text) <= 40 else text[:37] + '...'} ({kind})"
+
+
+def suggest(word: str, valid: list[str]) -> str:
+    """A fix naming the closest valid word, or listing them all."""
+    close = difflib.get_close_matches(word, valid, n=1)
+    listing = ", ".join(valid)
+    return f"did you mean '{close[0]}'? (valid: {listing})" if close else f"use one of: {listing}"
+
+
+def unknown_key(key: str, name: str, valid: list[str]) -> Bad:
+    """The error for a key that is not part of the format here."""
+    return Bad(key, f"unknown key '{name}'", suggest(name, sorted(set(valid))))
+
+
+def check_int(value: Any, key: str, lo: int | None = None, hi: int | None = None) -> int:
+    """`value` as an int within [lo, hi]; a float or boolean is an error, never coerced."""
+    if isinstance(value, bool):
+        raise Bad(key, f"expected an integer, got {describe(value)}",
+                  "TOML true/false are not numbers, write a number")
+    if isinstance(value, float) and key.endswith("_ms"):
+        raise Bad(key, f"expected whole milliseconds, got {describe(value)}",
+                  "*_ms keys take integers only, round it")
+    if not isinstance(value, int):
+        raise Bad(key, f"expected an integer, got {describe(value)}", "write a whole number")
+    return _in_range(value, key, lo, hi)
+
+
+def check_number(value: Any, key: str, lo: float | None = None, hi: float | None = None,
+                 above: float | None = None) -> int | float:
+    """`value` as a finite int or float within [lo, hi] (and > `above` if given)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise Bad(key, f"expected a number, got {describe(value)}", "write a number such as 1.5")
+    if not math.isfinite(value):
+        raise Bad(key, f"expected a finite number, got {describe(value)}", "write a finite number")
+    if above is not None and value <= above:
+        raise Bad(key, f"must be > {above}, got {value}", f"use a value above {above}")
+    return _in_range(value, key, lo, hi)
+
+
+def _in_range(value, key: str, lo, hi):
+    """`value` unchanged if within [lo, hi]; negative times get their own wording."""
+    if lo is not None and value < lo:
+        what = "negative" if lo == 0 else f"below the minimum {lo}"
+        raise Bad(key, f"{what}: got {value}", f"use a value >= {lo}")
+    if hi is not None and value > hi:
+        raise Bad(key, f"above the maximum {hi}: got {value}", f"use a value <= {hi}")
+    return value
+
+
+def check_str(value: Any, key: str, choices: tuple | list | None = None) -> str:
+    """`value` as a string, one of `choices` if given."""
+    if not isinstance(value, str):
+        raise Bad(key, f"expected a string, got {describe(value)}", 'quote it: "..."')
+    if choices is not None and value not in choices:
+        raise Bad(key, f"unknown value '{value}'", suggest(value, [str(c) for c in choices]))
+    return value
+
+
+def check_list(value: Any, key: str, nonempty: bool = True) -> list:
+    """`value` as an array (non-empty unless told otherwise)."""
+    if not isinstance(value, list):
+        raise Bad(key, f"expected an array, got {describe(value)}", "write it as [ ... ]")
+    if nonempty and not value:
+        raise Bad(key, "must not be empty", "list at least one item")
+    return value
+
+
+_MISSING = object()
+
+
+class Table:
+    """One TOML table being read; remembers the keys asked for so `done()` can reject others."""
+
+    def __init__(self, data: Any, key: str):
+        if not isinstance(data, dict):
+            raise Bad(key or "<top>", f"expected a table, got {describe(data)}",
+                      f"write it as [{key}] or an inline table {{ ... }}")
+        self.data, self.key, self.asked = data, key, []
+
+    def path(self, name: str) -> str:
+        return f"{self.key}.{name}" if self.key else name
+
+    def raw(self, name: str, default: Any = _MISSING) -> Any:
+        """The value of `name`, or `default`; a missing key without default is an error."""
+        self.asked.append(name)
+        if name in self.data:
+            return self.data[name]
+        if default is _MISSING:
+            raise Bad(self.path(name), "missing required key", f"add {name} = ...")
+        return default
+
+    def int(self, name: str, default: Any = _MISSING, lo=None, hi=None) -> int:
+        return check_int(self.raw(name, default), self.path(name), lo, hi)
+
+    def number(self, name: str, default: Any = _MISSING, lo=None, hi=None, above=None):
+        return check_number(self.raw(name, default), self.path(name), lo, hi, above)
+
+    def str(self, name: str, default: Any = _MISSING, choices=None) -> str:
+        return check_str(self.raw(name, default), self.path(name), choices)
+
+    def bool(self, name: str, default: Any = _MISSING) -> bool:
+        value = self.raw(name, default)
+        if not isinstance(value, bool):
+            raise Bad(self.path(name), f"expected true or false, got {describe(value)}",
+                      "write true or false (unquoted)")
+        return value
+
+    def done(self) -> None:
+        """Reject any key of the table that was never asked for."""
+        for name in self.data:
+            if name not in self.asked:
+                raise unknown_key(self.path(name), name, self.asked)
+
+
+@dataclass
+class Names:
+    """What a scenario defines that fault targets and params may refer to."""
+
+    brokers: int
+    controllers: int
+    clients: list[str]
+    topics: dict[str, int] = field(default_factory=dict)  # topic -> partitions
+
+    def broker_names(self) -> list[str]:
+        return [f"b{i}" for i in range(1, self.brokers + 1)]
+
+    def nodes(self) -> list[str]:
+        controllers = [f"c{i}" for i in range(1, self.controllers + 1)]
+        return self.broker_names() + controllers + self.clients
+
+    def summary(self) -> str:
+        clients = f", clients {', '.join(self.clients)}" if self.clients else ""
+        brokers = "b1" if self.brokers == 1 else f"b1..b{self.brokers}"
+        controllers = "c1" if self.controllers == 1 else f"c1..c{self.controllers}"
+        return f"cluster has {brokers}, {controllers}{clients}"
+
+
+def check_node(value: Any, key: str, names: Names) -> str:
+    """`value` as the name of an existing node (broker, controller or client)."""
+    check_str(value, key)
+    if value not in names.nodes():
+        raise Bad(key, f"no node '{value}' ({names.summary()})", "name an existing node")
+    return value
+
+
+def check_partition(value: Any, key: str, names: Names) -> str:
+    """`value` as an existing partition "<topic>-<p>"."""
+    check_str(value, key)
+    topic, _, index = value.rpartition("-")
+    if not topic or not index.isdigit():
+        raise Bad(key, f"'{value}' is not a partition", 'write "<topic>-<p>", e.g. "t-0"')
+    if topic not in names.topics:
+        raise Bad(key, f"unknown topic '{topic}'", suggest(topic, sorted(names.topics)))
+    if int(index) >= names.topics[topic]:
+        raise Bad(key, f"topic '{topic}' has {names.topics[topic]} partition(s), no {index}",
+                  f"use a partition 0..{names.topics[topic] - 1}")
+    return value
+
+
+def check_topic(value: Any, key: str, names: Names) -> str:
+    """`value` as an existing topic name."""
+    check_str(value, key)
+    if value not in names.topics:
+        raise Bad(key, f"unknown topic '{value}'", suggest(value, sorted(names.topics)))
+    return value
+
+
+def _check_role_or_node(value: Any, key: str, names: Names, brokers_only: bool) -> str:
+    """A node name or role; with `brokers_only`, the node must be (or resolve to) a broker."""
+    check_str(value, key)
+    role, sep, rest = value.partition(":")
+    if sep and role in ("leader", "follower"):
+        check_partition(rest, key, names)
+        return value
+    if value == "controller" and not brokers_only:
+        return value
+    valid = names.broker_names() if brokers_only else names.nodes()
+    if value not in valid:
+        known = value in names.nodes() or value == "controller"
+        what = "is not a broker" if known else "does not exist"
+        raise Bad(key, f"'{value}' {what} ({names.summary()})",
+                  f"name an existing broker {ROLE_HINT}" if brokers_only
+                  else f"name an existing node {ROLE_HINT.replace(': ', ': controller, ')}")
+    return value
+
+
+def _check_any_target(value: Any, key: str, names: Names) -> str:
+    """Anything a target may name; used where the action ignores its target."""
+    for check in (check_partition, check_topic):
+        try:
+            return check(value, key, names)
+        except Bad:
+            pass
+    return _check_role_or_node(value, key, names, brokers_only=False)
+
+
+TARGETS: dict[str, tuple[Callable | None, bool]] = {
+    # kind -> (checker, target required)
+    "node": (lambda v, k, n: _check_role_or_node(v, k, n, False), True),
+    "broker": (lambda v, k, n: _check_role_or_node(v, k, n, True), True),
+    "partition": (check_partition, True),
+    "partition?": (check_partition, False),
+    "topic": (check_topic, True),
+    "partition|topic": (lambda v, k, n: check_topic(v, k, n) if check_str(v, k) in n.topics
+                        else check_partition(v, k, n), True),
+    "ignored": (_check_any_target, False),  # heal/clear_rules: mix undo steps carry a target
+    "none": (None, False),
+}
+
+
+def check_target(action: str, value: Any, key: str, names: Names) -> str | None:
+    """`value` as the target of `action` (None when absent and allowed)."""
+    checker, required = TARGETS[ACTIONS[action].target]
+    if value is None:
+        if required:
+            raise Bad(key, f"'{action}' needs a target ({ACTIONS[action].target})",
+                      f"add {key.rpartition('.')[2]} = ... ({names.summary()})")
+        return None
+    if checker is None:
+        raise Bad(key, f"'{action}' takes no target", "remove target")
+    return checker(value, key, names)
+
+
+# -- params ------------------------------------------------------------------------------
+REQUIRED, OPTIONAL = object(), object()
+
+
+def _groups(value, key, names):
+    groups = check_list(value, key)
+    if len(groups) < 2:
+        raise Bad(key, "a partition needs at least two groups", 'write [["b1"], ["b2", "b3"]]')
+    seen: set[str] = set()
+    for i, group in enumerate(groups):
+        for j, node in enumerate(check_list(group, f"{key}[{i}]")):
+            check_node(node, f"{key}[{i}][{j}]", names)
+            if node in seen:
+                raise Bad(f"{key}[{i}][{j}]", f"'{node}' is in two groups", "list each node once")
+            seen.add(node)
+    return groups
+
+
+def _replicas(value, key, names):
+    for j, broker in enumerate(check_list(value, key)):
+        check_int(broker, f"{key}[{j}]", 1, names.brokers)
+    if len(set(value)) != len(value):
+        raise Bad(key, f"duplicate broker id in {value}", "list each broker id once")
+    return value
+
+
+def _to(value, key, names):
+    if check_str(value, key) == "next":
+        return value
+    if value not in names.broker_names():
+        raise Bad(key, f"'{value}' is not a broker ({names.summary()})",
+                  'use a broker name or "next"')
+    return value
+
+
+def _topic_name(value, key, names):
+    if not NAME_RE.fullmatch(check_str(value, key)):
+        raise Bad(key, f"invalid topic name '{value}'", "use letters, digits, '.', '_' or '-'")
+    return value
+
+
+def _rule(params, key, names):
+    """Cross-param checks of a network rule: each rule kind's own required params."""
+    kind = params["rule"]
+    if kind in ("delay", "reorder") and "delay_ms" not in params:
+        raise Bad(f"{key}.delay_ms", f"missing: rule '{kind}' needs delay_ms", "add delay_ms = 100")
+    if kind not in ("delay", "reorder") and "delay_ms" in params:
+        raise Bad(f"{key}.delay_ms", f"rule '{kind}' does not delay", "remove delay_ms")
+    if (kind == "hold") != ("release_kind" in params):
+        raise Bad(f"{key}.release_kind", "release_kind is required for hold and only for hold",
+                  f"{'add' if kind == 'hold' else 'remove'} release_kind")
+
+
+@dataclass(frozen=True)
+class Action:
+    target: str  # a key of TARGETS
+    params: dict = field(default_factory=dict)  # name -> (checker, REQUIRED|OPTIONAL|default)
+    cross: Callable | None = None  # checks across params
+
+
+def _kind(v, k, n):
+    return check_str(v, k, MESSAGE_KINDS)
+
+
+def _n(lo=None, hi=None, above=None):
+    return lambda v, k, n: check_number(v, k, lo, hi, above)
+
+
+def _i(lo=None, hi=None):
+    return lambda v, k, n: check_int(v, k, lo, hi)
+
+
+ACTIONS: dict[str, Action] = {
+    "crash": Action("node"),
+    "restart": Action("node"),
+    "isolate": Action("node"),
+    "controlled_shutdown": Action("broker"),
+    "partition": Action("none", {"groups": (_groups, REQUIRED)}),
+    "block": Action("node", {"dst": (check_node, REQUIRED)}),
+    "heal": Action("ignored"),
+    "rule": Action("none", {
+        "rule": (lambda v, k, n: check_str(v, k, RULE_ACTIONS), REQUIRED),
+        "kind": (_kind, OPTIONAL), "src": (check_node, OPTIONAL), "dst": (check_node, OPTIONAL),
+        "delay_ms": (_n(lo=0), OPTIONAL), "count": (_i(lo=1), OPTIONAL),
+        "duration_ms": (_n(above=0), OPTIONAL), "release_kind": (_kind, OPTIONAL)}, _rule),
+    "clear_rules": Action("ignored", {
+        "kind": (_kind, OPTIONAL),
+        # written by materialise_mix on undo steps: the action whose rules are cleared
+        "of": (lambda v, k, n: check_str(v, k, list(ACTIONS)), OPTIONAL)}),
+    "move_leader": Action("partition", {"to": (_to, "next")}),
+    "move_all_leaders": Action("broker"),
+    "preferred_election": Action("partition?"),
+    "reassign": Action("partition", {"replicas": (_replicas, REQUIRED)}),
+    "cancel_reassignment": Action("partition"),
+    "delete_topic": Action("topic"),
+    "create_topic": Action("none", {
+        "name": (_topic_name, REQUIRED), "partitions": (_i(1, 1000), 1),
+        "replication_factor": (lambda v, k, n: check_int(v, k, 1, n.brokers),
+                               lambda n: min(3, n.brokers)),
+        "message_format": (_i(0, 2), 2)}),
+    "retention": Action("partition|topic", {"log_start_offset": (_i(lo=0), OPTIONAL)}),
+    "upgrade_format": Action("topic", {"message_format": (_i(0, 2), REQUIRED)}),
+}
+
+
+def check_params(action: str, raw: dict, prefix: str, names: Names,
+                 also_valid: tuple = ()) -> dict:
+    """The params of `action` checked, defaults filled; unknown names are errors."""
+    spec = ACTIONS[action].params
+    for name in raw:
+        if name not in spec:
+            raise unknown_key(f"{prefix}.{name}", name, list(spec) + list(also_valid))
+    out = {}
+    for name, (checker, default) in spec.items():
+        if name in raw:
+            out[name] = checker(raw[name], f"{prefix}.{name}", names)
+        elif default is REQUIRED:
+            raise Bad(f"{prefix}.{name}", f"missing: '{action}' requires {name}",
+                      f"add {name} = ...")
+        elif default is not OPTIONAL:
+            out[name] = default(names) if callable(default) else default
+    if ACTIONS[action].cross:
+        ACTIONS[action].cross(out, prefix, names)
+    return out
+
+
+# -- scripted steps and random mixes -------------------------------------------------------
+def _at_us(t: Table, duration_ms: int) -> int:
+    """The step time in µs from exactly one of at_ms / at_us (at_us keeps replays exact)."""
+    if "at_ms" not in t.data and "at_us" not in t.data:
+        raise Bad(t.path("at_ms"), "missing required key", "add at_ms = <time>")
+    if "at_ms" in t.data and "at_us" in t.data:
+        raise Bad(t.path("at_us"), "give only one of at_ms and at_us", "remove one")
+    if "at_ms" in t.data:
+        at_us = t.int("at_ms", lo=0) * 1000
+    else:
+        at_us = t.int("at_us", lo=0)
+    t.asked += ["at_ms", "at_us"]
+    if at_us >= duration_ms * 1000:
+        raise Bad(t.path("at_ms" if "at_ms" in t.data else "at_us"),
+                  f"at {at_us / 1000:g} ms is not before run.duration_ms = {duration_ms}",
+                  "move the step earlier or raise run.duration_ms")
+    return at_us
+
+
+def check_step(item: Any, key: str, names: Names, run: dict) -> FaultStep:
+    """One [[faults]] entry as a FaultStep; its keys other than at/action/target are params."""
+    t = Table(item, key)
+    at_us = _at_us(t, run["duration_ms"])
+    action = t.str("action", choices=list(ACTIONS))
+    target = check_target(action, t.raw("target", None), t.path("target"), names)
+    base = ("at_ms", "at_us", "action", "target")
+    raw = {k: v for k, v in t.data.items() if k not in base}
+    params = check_params(action, raw, key, names, also_valid=base)
+    quiet_us = (run["duration_ms"] - run["settle_ms"]) * 1000
+    if at_us >= quiet_us and action not in SETTLE_SAFE:
+        raise Bad(t.path("at_ms" if "at_ms" in t.data else "at_us"),
+                  f"'{action}' at {at_us / 1000:g} ms falls in the settle window "
+                  f"(from {quiet_us // 1000} ms)",
+                  f"move it earlier or lower run.settle_ms "
+                  f"(only {', '.join(SETTLE_SAFE)} may run there)")
+    return FaultStep(at_us, action, target, params)
+
+
+def check_faults(items: Any, names: Names, run: dict) -> list[FaultStep]:
+    """All [[faults]] entries as steps, stably sorted by time."""
+    steps = [check_step(item, f"faults[{i}]", names, run)
+             for i, item in enumerate(check_list(items, "faults", nonempty=False))]
+    return sorted_schedule(steps)
+
+
+def _mix_duration(t: Table) -> Any:
+    """duration_ms of a mix: a number >= 0 or [min, max]; None when absent."""
+    value = t.raw("duration_ms", None)
+    if isinstance(value, list):
+        if len(value) != 2:
+            raise Bad(t.path("duration_ms"), f"expected [min, max], got {describe(value)}",
+                      "write two numbers, e.g. [1000, 5000]")
+        lo = check_number(value[0], t.path("duration_ms") + "[0]", lo=0)
+        hi = check_number(value[1], t.path("duration_ms") + "[1]", lo=0)
+        if lo > hi:
+            raise Bad(t.path("duration_ms"), f"min {lo} exceeds max {hi}", "swap them")
+        return value
+    return None if value is None else check_number(value, t.path("duration_ms"), lo=0)
+
+
+def _mix_undo(t: Table, action: str, targets: list, has_duration: bool, names: Names) -> Any:
+    """The undo action of a mix: explicit or the default; it must work on the mix's targets."""
+    undo = t.raw("undo", None)
+    if undo is None:
+        undo = DEFAULT_UNDO.get(action) if has_duration else None
+        if has_duration and undo is None:
+            raise Bad(t.path("duration_ms"), f"'{action}' has no default undo action",
+                      'add undo = "<action>" or remove duration_ms')
+        return undo
+    # Undo steps may land in the settle window, so only recovery actions may undo.
+    check_str(undo, t.path("undo"), SETTLE_SAFE)
+    if not has_duration:
+        raise Bad(t.path("undo"), "undo fires after duration_ms, which is missing",
+                  "add duration_ms or remove undo")
+    for target in targets:
+        check_target(undo, target, t.path("undo"), names)
+    return undo
+
+
+def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
+    """One [[mix]] entry resolved: window filled, targets and params checked for its action."""
+    t = Table(item, key)
+    action = t.str("action", choices=list(ACTIONS))
+    out: dict[str, Any] = {"action": action, "every_ms": t.number("every_ms", above=0)}
+    targets = t.raw("targets", None)
+    if targets is not None:
+        check_list(targets, t.path("targets"))
+        for j, target in enumerate(targets):
+            check_target(action, target, f"{key}.targets[{j}]", names)
+        out["targets"] = targets
+    else:
+        check_target(action, None, t.path("targets"), names)
+    duration = _mix_duration(t)
+    undo = _mix_undo(t, action, targets or [None], duration is not None, names)
+    if duration is not None:
+        out.update(duration_ms=duration, undo=undo)
+    quiet_ms = run["duration_ms"] - run["settle_ms"]
+    out["start_ms"] = t.int("start_ms", 0, lo=0)
+    out["end_ms"] = t.int("end_ms", quiet_ms, lo=out["start_ms"] + 1, hi=quiet_ms)
+    raw = t.raw("params", {})
+    out["params"] = check_params(action, Table(raw, t.path("params")).data, t.path("params"), names)
+    t.done()
+    return out
+
+
+def check_mixes(items: Any, names: Names, run: dict) -> list[dict]:
+    """All [[mix]] entries, resolved, in file order."""
+    return [check_mix(item, f"mix[{i}]", names, run)
+            for i, item in enumerate(check_list(items, "mix", nonempty=False))]
+
+
+def created_topics(*lists: Any) -> dict[str, int]:
+    """Topics that create_topic steps/mixes make (name -> partitions), so targets may name them.
+
+    Best effort over unchecked input: the entries themselves are checked later.
+    """
+    out: dict[str, int] = {}
+    for items in lists:
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict) or item.get("action") != "create_topic":
+                continue
+            params = item.get("params", item)  # mixes nest params, steps do not
+            if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+                continue
+            parts = params.get("partitions", 1)
+            parts = parts if isinstance(parts, int) and not isinstance(parts, bool) else 1
+            out[params["name"]] = max(out.get(params["name"], 0), parts)
+    return out

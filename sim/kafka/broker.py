@@ -1,0 +1,243 @@
+"""Broker actor: control plane (LeaderAndIsr, UpdateMetadata, StopReplica), sessions, dispatch.
+
+Contract: a broker hosts replicas (`Partition`) over durable logs, keeps its own metadata cache
+(which may lag the controller), answers Metadata from that cache, and applies control requests
+with the checks of ref §1.4 (LeaderAndIsr) and §1.5 (StopReplica). Volatile state (hosted
+partitions, metadata cache, controller epoch, fetchers, pending requests) is lost on crash; logs
+and their high watermarks survive. Data-plane handling lives in `BrokerData` / `Fetcher`.
+"""
+
+from __future__ import annotations
+
+from sim.core.actor import Actor
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.broker_data import BrokerData
+from sim.kafka.fetcher import Fetcher
+from sim.kafka.log import Log
+from sim.kafka.messages import ControlResponse, MetadataResponse
+from sim.kafka.partition import Partition
+
+HEARTBEAT_US = 500_000
+
+
+class Broker(BrokerData, Fetcher, Actor):
+    def __init__(self, world, broker_id: int, options: dict, protocol, store):
+        super().__init__(f"b{broker_id}", world)
+        self.id = broker_id
+        self.cluster = options["cluster"]
+        self.protocol = protocol
+        self.store = store
+        self.logs: dict[str, tuple[int, Log]] = {}  # durable: tp -> (topic_id, log)
+        self.broker_epoch = -1
+        self._reset_volatile()
+
+    def _reset_volatile(self) -> None:
+        self.partitions: dict[str, Partition] = {}
+        self.metadata: dict[str, tuple] = {}  # tp -> (topic_id, leader, leader_epoch)
+        self.alive_brokers: tuple = ()
+        self.formats: dict[str, int] = {}
+        self.controller_epoch = -1
+        self.controller: str | None = None
+        self.init_data_plane()
+        self.init_fetchers()
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        self._register()
+
+    def on_crash(self) -> None:
+        self._reset_volatile()
+
+    def on_restart(self) -> None:
+        self._register()
+
+    def _register(self) -> None:
+        self.broker_epoch = self.store.register_broker(self.id, self.now_us)
+        self.set_timer(HEARTBEAT_US, "heartbeat")
+        self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+
+    def on_timer(self, name: str, data) -> None:
+        if name == "heartbeat":
+            if self.world.network.reachable(self.name, "zk"):
+                self.store.renew_broker(self.id, self.broker_epoch, self.now_us)
+            self.set_timer(HEARTBEAT_US, "heartbeat")
+        elif name == "isr_check":
+            self.check_isr_shrink()
+            self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+        else:
+            self.on_data_timer(name, data)
+
+    # -- dispatch ------------------------------------------------------------------------
+    def on_message(self, msg) -> None:
+        handler = self._handlers.get(msg.kind)
+        if handler is not None:
+            handler(self, msg)
+
+    def _reply(self, msg, kind: str, body) -> None:
+        self.send(msg.src, kind, body)
+
+    def _fenced_controller(self, msg) -> bool:
+        """STALE_CONTROLLER_EPOCH / STALE_BROKER_EPOCH for a whole control request (ref §1.4.1)."""
+        req = msg.body
+        error = E.NONE
+        if req.controller_epoch < self.controller_epoch:
+            error = E.STALE_CONTROLLER_EPOCH
+            self.emit(V.STALE_CONTROLLER, {"request": msg.kind,
+                                           "req_controller_epoch": req.controller_epoch,
+                                           "local_controller_epoch": self.controller_epoch})
+        elif getattr(req, "broker_epoch", -1) not in (-1, self.broker_epoch) \
+                and req.broker_epoch < self.broker_epoch:
+            error = E.STALE_BROKER_EPOCH
+        if error:
+            self._reply(msg, msg.kind + "Response", ControlResponse(req.corr, error))
+            return True
+        self.controller_epoch = req.controller_epoch
+        self.controller = req.controller_id
+        return False
+
+    # -- LeaderAndIsr (ref §1.4 broker steps 1-4) ------------------------------------------
+    def on_leader_and_isr(self, msg) -> None:
+        if self._fenced_controller(msg):
+            return
+        req = msg.body
+        errors, rejected = [], []
+        older_ok = self.protocol.mutant == "lai_accepts_older_epoch"
+        for st in req.partitions:
+            if self.id not in st.replicas:
+                errors.append((st.tp, E.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            p = self.partitions.get(st.tp)
+            local = p.leader_epoch if p is not None else -1
+            if p is not None and p.topic_id != st.topic_id:
+                errors.append((st.tp, E.INCONSISTENT_TOPIC_ID))
+                continue
+            if st.leader_epoch > local or (older_ok and st.leader_epoch != local):
+                self._become(st, force=older_ok)
+            else:
+                rejected.append([st.tp, st.leader_epoch, local, E.STALE_CONTROLLER_EPOCH])
+                errors.append((st.tp, E.STALE_CONTROLLER_EPOCH))
+        if rejected:
+            self.emit(V.LAI_REJECTED, {"controller_epoch": req.controller_epoch, "partitions": rejected})
+        self._reply(msg, "LeaderAndIsrResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
+
+    def _become(self, st, force: bool = False) -> None:
+        p = self.partitions.get(st.tp)
+        if p is None:
+            p = Partition(st.tp, st.topic_id, self._log_for(st.tp, st.topic_id), self.id)
+            self.partitions[st.tp] = p
+        if force:
+            p.partition_epoch = -1
+            p.leader_epoch = min(p.leader_epoch, st.leader_epoch - 1)
+        if st.leader == self.id:
+            if p.make_leader(st, self.now_us):
+                for f in p.followers.values():
+                    f.caught_up_us = self.now_us
+            self.remove_from_fetchers(st.tp)
+        else:
+            p.make_follower(st)
+            self.fail_waiters(st.tp)
+            if st.leader >= 0:
+                self.add_to_fetcher(st.tp, st.leader)
+            else:
+                self.remove_from_fetchers(st.tp)
+        self.emit(V.REPLICA_STATE, {"tp": st.tp, "topic_id": st.topic_id,
+                                    "role": "leader" if st.leader == self.id else "follower",
+                                    "leader": st.leader, "leader_epoch": p.leader_epoch,
+                                    "partition_epoch": p.partition_epoch, "isr": list(st.isr),
+                                    "controller_epoch": self.controller_epoch})
+        if st.leader == self.id:
+            self.maybe_advance_hw(p)
+            self.flush_hw()
+
+    def _log_for(self, tp: str, topic_id: int) -> Log:
+        held = self.logs.get(tp)
+        if held is not None and held[0] == topic_id:
+            return held[1]
+        log = Log()
+        self.logs[tp] = (topic_id, log)
+        self.emit(V.LOG_CREATED, {"tp": tp, "topic_id": topic_id})
+        return log
+
+    # -- UpdateMetadata --------------------------------------------------------------------
+    def on_update_metadata(self, msg) -> None:
+        if self._fenced_controller(msg):
+            return
+        req = msg.body
+        changes = []
+        for st in req.partitions:
+            entry = (st.topic_id, st.leader, st.leader_epoch)
+            if self.metadata.get(st.tp) != entry:
+                self.metadata[st.tp] = entry
+                changes.append([st.tp, st.leader, st.leader_epoch])
+        for tp in req.deleted:
+            if self.metadata.pop(tp, None) is not None:
+                changes.append([tp, -1, -2])
+        self.alive_brokers = req.alive
+        self.formats.update(dict(req.formats))
+        if changes or req.deleted:
+            self.emit(V.METADATA, {"controller_epoch": req.controller_epoch, "changes": changes,
+                                   "alive": list(req.alive)})
+        self._reply(msg, "UpdateMetadataResponse", ControlResponse(req.corr, E.NONE))
+
+    # -- StopReplica (ref §1.5) ------------------------------------------------------------
+    def on_stop_replica(self, msg) -> None:
+        if self._fenced_controller(msg):
+            return
+        req = msg.body
+        errors = []
+        for sp in req.partitions:
+            errors.append((sp.tp, self._stop_one(sp)))
+        self._reply(msg, "StopReplicaResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
+
+    def _stop_replica_allowed(self, req_epoch: int, cur_epoch: int) -> bool:
+        proto = self.protocol
+        if proto.mutant == "no_stop_replica_epoch_check":
+            return True
+        equal_ok = proto.stop_replica_equal_epoch == "accept"
+        if proto.mutant == "stop_replica_equal_epoch_flipped":
+            equal_ok = not equal_ok
+        return (req_epoch in (E.NO_EPOCH, E.EPOCH_DURING_DELETE) or req_epoch > cur_epoch
+                or (req_epoch == cur_epoch and equal_ok))
+
+    def _stop_one(self, sp) -> int:
+        p = self.partitions.get(sp.tp)
+        fields = {"tp": sp.tp, "topic_id": sp.topic_id, "delete": sp.delete,
+                  "req_epoch": sp.leader_epoch, "issued_epoch": sp.issued_epoch,
+                  "local_epoch": p.leader_epoch if p else -1,
+                  "controller_epoch": self.controller_epoch}
+        if p is not None and not self._stop_replica_allowed(sp.leader_epoch, p.leader_epoch):
+            self.emit(V.STOP_REPLICA, {**fields, "result": "fenced", "error": E.FENCED_LEADER_EPOCH})
+            return E.FENCED_LEADER_EPOCH
+        self.emit(V.STOP_REPLICA, {**fields, "result": "applied" if p else "not_hosted",
+                                   "error": E.NONE})
+        self.remove_from_fetchers(sp.tp)
+        self.fail_waiters(sp.tp)
+        if sp.delete:
+            self.partitions.pop(sp.tp, None)
+            held = self.logs.get(sp.tp)
+            if held is not None:
+                del self.logs[sp.tp]
+                self.emit(V.LOG_DELETED, {"tp": sp.tp, "topic_id": held[0]})
+        elif p is not None:
+            p.leader = E.NO_LEADER if p.is_leader else p.leader
+        return E.NONE
+
+    # -- Metadata --------------------------------------------------------------------------
+    def on_metadata(self, msg) -> None:
+        parts = tuple((tp, tid, leader, epoch)
+                      for tp, (tid, leader, epoch) in sorted(self.metadata.items()))
+        formats = tuple(sorted(self.formats.items()))
+        self._reply(msg, "MetadataResponse",
+                    MetadataResponse(msg.body.corr, self.alive_brokers, parts, formats))
+
+    _handlers = {
+        "LeaderAndIsr": on_leader_and_isr,
+        "UpdateMetadata": on_update_metadata,
+        "StopReplica": on_stop_replica,
+        "Metadata": on_metadata,
+        "Produce": BrokerData.on_produce,
+        "Fetch": BrokerData.on_fetch,
+        "FetchResponse": Fetcher.on_fetch_response,
+        "AlterPartitionResponse": BrokerData.on_alter_partition_response,
+    }

@@ -1,0 +1,282 @@
+"""Broker data plane: Produce, leader-side Fetch, high watermark, ISR changes, delayed requests.
+
+Contract (mixin of `Broker`): Produce is checked in the order of ref §1.1-1.2 (hosted?, KIP-359
+epoch check when the switch is on, leadership, min ISR for acks=all) and appended with the
+leader's epoch; acks=all responses wait until the HW covers the batch (or leadership is lost,
+or the request times out). Fetch from followers does the epoch check, the KIP-320 divergence
+check on `LastFetchedEpoch`, and records follower progress that drives ISR expansion and the
+HW; with no data it parks until an append or `max_wait`. ISR changes go through the controller
+(AlterPartition, KIP-497) and never bump the leader epoch.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.idempotence import check_idempotent_append, record_append
+from sim.kafka.messages import (AlterPartition, FetchPartitionData, FetchResponse,
+                                ProducePartitionResult, ProduceResponse)
+
+MAX_BATCHES_PER_FETCH = 64
+
+
+class Waiter:
+    """A parked acks=all Produce: the offsets each partition's HW must reach."""
+
+    __slots__ = ("src", "corr", "results", "needs")
+
+    def __init__(self, src, corr, results, needs):
+        self.src, self.corr, self.results, self.needs = src, corr, results, needs
+
+
+class BrokerData:
+    def init_data_plane(self) -> None:
+        self.hw_buf: list = []  # leader HW changes, recorded once per handled request
+        self.waiters: dict[tuple, Waiter] = {}
+        self.waiters_by_tp: dict[str, list] = {}
+        self.parked: dict[tuple, object] = {}  # (src, corr) -> Fetch message
+        self.parked_by_tp: dict[str, list] = {}
+        self.alter_corr = 0
+
+    # -- Produce ---------------------------------------------------------------------------
+    def on_produce(self, msg) -> None:
+        req = msg.body
+        results, needs, appended = [], {}, []
+        for pp in req.partitions:
+            result, need = self._produce_one(pp, req.acks, appended)
+            results.append(result)
+            if need is not None:
+                needs[pp.tp] = need
+        if appended:
+            self.emit(V.APPEND, {"producer": msg.src, "corr": req.corr, "acks": req.acks,
+                                 "batches": appended})
+        self.flush_hw()
+        if req.acks != -1 or not needs:
+            if req.acks != 0:
+                self.send(msg.src, "ProduceResponse", self._produce_response(req.corr, results))
+            return
+        key = (msg.src, req.corr)
+        waiter = Waiter(msg.src, req.corr, {r.tp: r for r in results}, needs)
+        self.waiters[key] = waiter
+        for tp in needs:
+            self.waiters_by_tp.setdefault(tp, []).append(key)
+        self.set_timer(req.timeout_us, "produce_timeout", key)
+        for tp in list(needs):
+            self._check_waiters(tp)
+
+    def _produce_one(self, pp, acks: int, appended: list):
+        p = self.partitions.get(pp.tp)
+        if p is None:
+            err = E.NOT_LEADER_OR_FOLLOWER if pp.tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
+            return self._produce_error(pp, err), None
+        check = self.protocol.produce_epoch_check and self.protocol.mutant != "no_produce_epoch_check"
+        err = p.local_log_error(pp.current_leader_epoch, True, check)
+        if not err and acks == -1 and len(p.isr) < self.cluster["min_insync_replicas"]:
+            err = E.NOT_ENOUGH_REPLICAS
+        if err:
+            return self._produce_error(pp, err), None
+        batch = pp.batch
+        err, dup_offset = check_idempotent_append(self, p, batch)
+        if dup_offset is not None:
+            self.emit(V.DUP_APPEND, {"tp": pp.tp, "bid": batch.bid, "base_offset": dup_offset})
+            return ProducePartitionResult(pp.tp, E.NONE, dup_offset, p.log.log_start_offset), \
+                dup_offset + batch.count
+        if err:
+            return self._produce_error(pp, err, p.log.log_start_offset), None
+        base = p.log.append(batch.count, p.leader_epoch, batch)
+        record_append(p.log, batch, base, self.now_us)
+        row = {"tp": pp.tp, "topic_id": p.topic_id, "base_offset": base, "count": batch.count,
+               "leader_epoch": p.leader_epoch, "bid": batch.bid, "sender_epoch": pp.sender_epoch}
+        if batch.pid >= 0:
+            row.update(pid=batch.pid, producer_epoch=batch.producer_epoch, base_seq=batch.base_seq)
+        appended.append(row)
+        self._wake_parked(pp.tp)
+        self.maybe_advance_hw(p)
+        return ProducePartitionResult(pp.tp, E.NONE, base, p.log.log_start_offset), base + batch.count
+
+    def _produce_error(self, pp, err: int, log_start: int = -1) -> ProducePartitionResult:
+        self.emit(V.PRODUCE_RESULT, {"tp": pp.tp, "bid": pp.batch.bid, "error": err})
+        return ProducePartitionResult(pp.tp, err, -1, log_start, self.leader_hint(pp.tp, err))
+
+    def leader_hint(self, tp: str, err: int):
+        """KIP-951 CurrentLeader from this broker's own (possibly stale) view (ref §1.3)."""
+        if self.protocol.leader_discovery != "kip951" or err != E.NOT_LEADER_OR_FOLLOWER \
+                and err != E.FENCED_LEADER_EPOCH:
+            return None
+        p = self.partitions.get(tp)
+        if p is not None:
+            return (p.leader, p.leader_epoch)
+        entry = self.metadata.get(tp)
+        return (entry[1], entry[2]) if entry else (-1, -1)
+
+    def _produce_response(self, corr: int, results) -> ProduceResponse:
+        hinted = sorted({r.current_leader[0] for r in results
+                         if r.current_leader and r.current_leader[0] >= 0})
+        return ProduceResponse(corr, tuple(results), tuple(hinted))
+
+    def _check_waiters(self, tp: str) -> None:
+        keys = self.waiters_by_tp.get(tp)
+        if not keys:
+            return
+        p = self.partitions.get(tp)
+        hw = p.log.hw if p is not None else -1
+        for key in list(keys):
+            waiter = self.waiters.get(key)
+            if waiter is None or tp not in waiter.needs:
+                keys.remove(key)
+                continue
+            if hw >= waiter.needs[tp]:
+                del waiter.needs[tp]
+                keys.remove(key)
+                if not waiter.needs:
+                    self._finish_waiter(key)
+
+    def fail_waiters(self, tp: str) -> None:
+        """Leadership of `tp` is gone: parked acks=all writes fail with NOT_LEADER_OR_FOLLOWER."""
+        for key in self.waiters_by_tp.pop(tp, []):
+            waiter = self.waiters.get(key)
+            if waiter is None or tp not in waiter.needs:
+                continue
+            del waiter.needs[tp]
+            waiter.results[tp] = ProducePartitionResult(tp, E.NOT_LEADER_OR_FOLLOWER, -1, -1,
+                                                        self.leader_hint(tp, E.NOT_LEADER_OR_FOLLOWER))
+            if not waiter.needs:
+                self._finish_waiter(key)
+
+    def _finish_waiter(self, key) -> None:
+        waiter = self.waiters.pop(key)
+        results = [waiter.results[tp] for tp in sorted(waiter.results)]
+        self.send(waiter.src, "ProduceResponse", self._produce_response(waiter.corr, results))
+
+    def on_data_timer(self, name: str, data) -> None:
+        if name == "produce_timeout":
+            waiter = self.waiters.get(data)
+            if waiter is None:
+                return
+            for tp in list(waiter.needs):
+                waiter.results[tp] = ProducePartitionResult(tp, E.REQUEST_TIMED_OUT)
+            waiter.needs.clear()
+            self._finish_waiter(data)
+        elif name == "fetch_wait":
+            msg = self.parked.pop(data, None)
+            if msg is not None:
+                self._answer_fetch(msg)
+        else:
+            self.on_fetcher_timer(name, data)
+
+    # -- Fetch (leader side) ---------------------------------------------------------------
+    def on_fetch(self, msg) -> None:
+        req = msg.body
+        datas = [self._read(fp, req.replica_id) for fp in req.partitions]
+        self.flush_hw()
+        ready = any(d.entries or d.error or d.diverging for d in datas)
+        if ready or req.max_wait_us == 0:
+            self.send(msg.src, "FetchResponse", FetchResponse(req.corr, tuple(datas)))
+            return
+        key = (msg.src, req.corr)
+        self.parked[key] = msg
+        for fp in req.partitions:
+            self.parked_by_tp.setdefault(fp.tp, []).append(key)
+        self.set_timer(req.max_wait_us, "fetch_wait", key)
+
+    def _answer_fetch(self, msg) -> None:
+        req = msg.body
+        datas = tuple(self._read(fp, req.replica_id, record=False) for fp in req.partitions)
+        self.send(msg.src, "FetchResponse", FetchResponse(req.corr, datas))
+
+    def _wake_parked(self, tp: str) -> None:
+        keys = self.parked_by_tp.pop(tp, None)
+        if not keys:
+            return
+        for key in keys:
+            msg = self.parked.pop(key, None)
+            if msg is not None:
+                self._answer_fetch(msg)
+
+    def _read(self, fp, replica_id: int, record: bool = True) -> FetchPartitionData:
+        p = self.partitions.get(fp.tp)
+        if p is None:
+            err = E.NOT_LEADER_OR_FOLLOWER if fp.tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
+            return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
+        err = p.local_log_error(fp.current_leader_epoch, True, self.protocol.fetch_epoch_check)
+        if err:
+            return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
+        log = p.log
+        if replica_id >= 0:
+            if replica_id not in p.replicas:
+                err = E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0 else E.NOT_LEADER_OR_FOLLOWER
+                return FetchPartitionData(fp.tp, err)
+            if fp.last_fetched_epoch >= 0:
+                epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
+                if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
+                    return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
+                                              diverging=(epoch, max(end, 0)))
+            if record:
+                self._follower_progress(p, replica_id, fp.fetch_offset)
+        if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
+            return FetchPartitionData(fp.tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset)
+        entries = log.read(fp.fetch_offset, MAX_BATCHES_PER_FETCH)
+        if replica_id < 0:
+            entries = tuple(e for e in entries if e[0] + e[1] <= log.hw)
+        return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset, entries)
+
+    # -- follower progress, HW, ISR (KIP-497) ----------------------------------------------
+    def _follower_progress(self, p, replica_id: int, fetch_offset: int) -> None:
+        f = p.followers.get(replica_id)
+        if f is None:
+            return
+        f.leo = fetch_offset
+        f.epoch = p.leader_epoch
+        if fetch_offset >= p.log.leo:
+            f.caught_up_us = self.now_us
+        if (replica_id not in p.isr and p.pending_isr is None and fetch_offset >= p.log.hw
+                and fetch_offset >= p.leader_epoch_start_offset):
+            self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
+        self.maybe_advance_hw(p)
+
+    def maybe_advance_hw(self, p) -> None:
+        if not p.is_leader:
+            return
+        hw = p.leader_hw_candidate(self.protocol.mutant == "hw_ignores_isr")
+        if hw > p.log.hw:
+            p.log.hw = hw
+            self.hw_buf.append([p.tp, p.topic_id, hw, p.leader_epoch])
+            self._check_waiters(p.tp)
+
+    def flush_hw(self) -> None:
+        if self.hw_buf:
+            self.emit(V.HW, {"role": "leader", "hws": self.hw_buf})
+            self.hw_buf = []
+
+    def check_isr_shrink(self) -> None:
+        lag_us = self.cluster["replica_lag_time_max_ms"] * 1000
+        for tp in sorted(self.partitions):
+            p = self.partitions[tp]
+            if not p.is_leader or p.pending_isr is not None:
+                continue
+            laggards = [r for r in p.isr if r != self.id and
+                        (r not in p.followers or self.now_us - p.followers[r].caught_up_us > lag_us)]
+            if laggards:
+                self._alter_isr(p, tuple(r for r in p.isr if r not in laggards))
+
+    def _alter_isr(self, p, isr: tuple) -> None:
+        if self.controller is None:
+            return
+        self.alter_corr += 1
+        p.pending_isr = isr
+        self.send(self.controller, "AlterPartition",
+                  AlterPartition(self.alter_corr, self.id, p.tp, p.leader_epoch, p.partition_epoch, isr))
+
+    def on_alter_partition_response(self, msg) -> None:
+        resp = msg.body
+        p = self.partitions.get(resp.tp)
+        if p is None or not p.is_leader:
+            return
+        p.pending_isr = None
+        # ref §1.4 step 5: ignore results for another leader epoch
+        if resp.error or resp.leader_epoch != p.leader_epoch:
+            return
+        p.isr = resp.isr
+        p.partition_epoch = resp.partition_epoch
+        self.maybe_advance_hw(p)
+        self.flush_hw()

@@ -1,0 +1,65 @@
+"""A client's metadata cache with Kafka's leader-epoch rules (ref §3.1) and KIP-951 hints (§3.3).
+
+Contract: `apply_response` accepts a partition's metadata when no epoch is known, when the topic
+id changed (topic recreated, KAFKA-12257), or when its epoch is >= the last seen one (equal is
+accepted); an older epoch is rejected and the cached entry kept (KAFKA-7738). `apply_hint`
+accepts a CurrentLeader hint only when both fields are present, the epoch is strictly newer,
+the node is known, and the partition is cached; other partitions are kept (KAFKA-16012). Every
+accepted change records a `client_epoch` event; every rejection a `metadata_rejected` event.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import vocab as V
+
+
+class ClientMetadata:
+    def __init__(self, owner, protocol):
+        self.owner = owner  # the client actor, for trace events
+        self.protocol = protocol
+        self.parts: dict[str, tuple] = {}  # tp -> (topic_id, leader, leader_epoch)
+        self.brokers: tuple = ()
+        self.formats: dict[str, int] = {}
+
+    def leader(self, tp: str) -> tuple[int, int]:
+        entry = self.parts.get(tp)
+        return (entry[1], entry[2]) if entry else (-1, -1)
+
+    def epoch(self, tp: str) -> int:
+        entry = self.parts.get(tp)
+        return entry[2] if entry else -1
+
+    def apply_response(self, resp, source: str) -> bool:
+        """Merge a MetadataResponse; returns whether any leader changed."""
+        self.brokers = resp.brokers
+        self.formats.update(dict(resp.formats))
+        accept_older = (not self.protocol.client_rejects_stale_metadata
+                        or self.protocol.mutant == "client_accepts_stale_metadata")
+        changed = False
+        for tp, topic_id, leader, epoch in resp.partitions:
+            old = self.parts.get(tp)
+            if old is not None and old[0] == topic_id and epoch < old[2] and not accept_older:
+                self.owner.emit(V.METADATA_REJECTED, {"tp": tp, "leader_epoch": epoch,
+                                                      "known_epoch": old[2], "source": source})
+                continue
+            if old != (topic_id, leader, epoch):
+                self.parts[tp] = (topic_id, leader, epoch)
+                changed = changed or old is None or old[1] != leader
+                self.owner.emit(V.CLIENT_EPOCH, {"tp": tp, "topic_id": topic_id, "leader": leader,
+                                                 "leader_epoch": epoch, "source": "metadata",
+                                                 "from": source})
+        return changed
+
+    def apply_hint(self, tp: str, leader: int, epoch: int, endpoints: tuple, source: str) -> bool:
+        """KIP-951 `updatePartitionLeadership` for one partition (ref §3.3.2)."""
+        old = self.parts.get(tp)
+        if old is None or leader < 0 or epoch < 0:
+            return False
+        newer = epoch >= old[2] if self.protocol.mutant == "hint_accepts_equal_epoch" else epoch > old[2]
+        if not newer or (leader not in self.brokers and leader not in endpoints):
+            return False
+        self.parts[tp] = (old[0], leader, epoch)
+        self.owner.emit(V.CLIENT_EPOCH, {"tp": tp, "topic_id": old[0], "leader": leader,
+                                         "leader_epoch": epoch, "source": "hint", "from": source,
+                                         "previous_epoch": old[2]})
+        return True

@@ -1,0 +1,223 @@
+"""Controller actor: ZooKeeper-mode controller with a controller epoch and failover.
+
+Contract: at most one controller may write the store at a time (it must be the store's active
+controller at its own controller epoch and reach "zk"); a standby takes over with epoch+1 once
+the active one's session has been silent for `zk_session_timeout_ms` plus
+`controller_failover_delay_ms`. A zombie that lost its session can still have requests in
+flight; brokers fence them with STALE_CONTROLLER_EPOCH (ref §1.4.1). Leader epochs are bumped
+only here (ref §1.4: elections, controller-initiated ISR removal, reassignment); AlterPartition
+never bumps them. Control requests are retried until answered while the broker is alive.
+Operations (reassignment, deletion, elections) live in `ControllerOps`.
+"""
+
+from __future__ import annotations
+
+from sim.core.actor import Actor
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.controller_ops import ControllerOps
+from sim.kafka.messages import (AlterPartitionResponse, LeaderAndIsr, PartitionState, StopReplica,
+                                UpdateMetadata)
+
+TICK_US = 100_000
+
+
+class Controller(ControllerOps, Actor):
+    def __init__(self, world, name: str, options: dict, protocol, store):
+        super().__init__(name, world)
+        self.cluster = options["cluster"]
+        self.protocol = protocol
+        self.store = store
+        self.active = False
+        self.controller_epoch = -1
+        self.last_renew_us = 0
+        self.live: dict[int, int] = {}  # broker id -> broker epoch
+        self.outstanding: dict[int, tuple] = {}
+        self.corr = 0
+        self.dirty: list[str] = []
+
+    def start(self) -> None:
+        self.set_timer(0, "tick")
+
+    def on_crash(self) -> None:
+        self.active = False
+        self.outstanding = {}
+        self.dirty = []
+
+    def on_restart(self) -> None:
+        self.set_timer(TICK_US, "tick")
+
+    # -- sessions and failover -----------------------------------------------------------
+    def on_timer(self, name: str, data) -> None:
+        if name == "tick":
+            self._tick()
+            self.set_timer(TICK_US, "tick")
+        elif name == "retry":
+            self._retry(data)
+
+    def _tick(self) -> None:
+        now = self.now_us
+        reach = self.world.network.reachable(self.name, "zk")
+        store = self.store
+        if self.active:
+            if reach and store.active == self.name and store.controller_epoch == self.controller_epoch:
+                store.controller_renewed_us = self.last_renew_us = now
+            if not self._can_write() and (now - self.last_renew_us > self._session_us() or reach):
+                self._resign("session expired" if not reach else "superseded")
+                return
+            if self._can_write():
+                self.check_brokers()
+                self.check_reassignments()
+        elif reach and (store.active is None
+                        or now - store.controller_renewed_us > self._session_us()
+                        + self.cluster["controller_failover_delay_ms"] * 1000):
+            self._become_active()
+
+    def _session_us(self) -> int:
+        return self.cluster["zk_session_timeout_ms"] * 1000
+
+    def _can_write(self) -> bool:
+        store = self.store
+        return (self.active and store.active == self.name
+                and store.controller_epoch == self.controller_epoch
+                and self.world.network.reachable(self.name, "zk"))
+
+    def _resign(self, reason: str) -> None:
+        self.active = False
+        self.outstanding = {}
+        self.emit(V.CONTROLLER_RESIGNED, {"controller_epoch": self.controller_epoch, "reason": reason})
+
+    def _become_active(self) -> None:
+        store = self.store
+        store.controller_epoch += 1
+        store.active = self.name
+        store.controller_renewed_us = self.last_renew_us = self.now_us
+        self.controller_epoch = store.controller_epoch
+        self.active = True
+        self.outstanding = {}
+        self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.controller_epoch})
+        self.live = self._registered_live()
+        for tp in store.all_tps():
+            topic, st = store.partition(tp)
+            self._emit_state(tp, topic, st, "controller_failover")
+            if st.leader not in self.live:
+                self.elect(tp, "offline_partition")
+        self.dirty = []
+        self.send_full_state(sorted(self.live))
+
+    def _registered_live(self) -> dict[int, int]:
+        limit = self.cluster["broker_session_timeout_ms"] * 1000
+        return {b: s.epoch for b, s in sorted(self.store.brokers.items())
+                if self.now_us - s.renewed_us <= limit}
+
+    def check_brokers(self) -> None:
+        current = self._registered_live()
+        failed = sorted(b for b in self.live if current.get(b) != self.live[b])
+        started = sorted(b for b in current if self.live.get(b) != current[b])
+        if failed:
+            for b in failed:
+                del self.live[b]
+            self.on_brokers_failure(failed)
+        if started:
+            self.live.update({b: current[b] for b in started})
+            self.on_brokers_startup(started)
+
+    # -- sending -------------------------------------------------------------------------
+    def _send_control(self, broker: int, kind: str, make) -> None:
+        self.corr += 1
+        body = make(self.corr)
+        self.outstanding[self.corr] = (broker, kind, body)
+        self.send(f"b{broker}", kind, body)
+        self.set_timer(self.cluster["controller_request_retry_ms"] * 1000, "retry", self.corr)
+
+    def _retry(self, corr: int) -> None:
+        entry = self.outstanding.get(corr)
+        if entry is None or not self.active:
+            return
+        broker, kind, body = entry
+        if broker not in self.live:
+            del self.outstanding[corr]
+            return
+        self.send(f"b{broker}", kind, body)
+        self.set_timer(self.cluster["controller_request_retry_ms"] * 1000, "retry", corr)
+
+    def state_of(self, tp: str) -> PartitionState:
+        topic, st = self.store.partition(tp)
+        return PartitionState(tp, topic.topic_id, st.leader, st.leader_epoch, st.partition_epoch,
+                              st.isr, st.replicas)
+
+    def send_leader_and_isr(self, broker: int, tps: list[str]) -> None:
+        states = tuple(self.state_of(tp) for tp in tps)
+        epoch = self.live.get(broker, -1)
+        self._send_control(broker, "LeaderAndIsr", lambda corr: LeaderAndIsr(
+            self.name, self.controller_epoch, epoch, corr, states))
+
+    def send_update_metadata(self, tps: list[str], deleted: tuple = ()) -> None:
+        states = tuple(self.state_of(tp) for tp in tps)
+        alive = tuple(sorted(self.live))
+        formats = tuple((name, t.message_format) for name, t in sorted(self.store.topics.items()))
+        for broker in sorted(self.live):
+            self._send_control(broker, "UpdateMetadata", lambda corr: UpdateMetadata(
+                self.name, self.controller_epoch, corr, states, alive, deleted, formats))
+
+    def send_stop_replica(self, broker: int, parts: tuple) -> None:
+        epoch = self.live.get(broker, -1)
+        self._send_control(broker, "StopReplica", lambda corr: StopReplica(
+            self.name, self.controller_epoch, epoch, corr, parts))
+
+    def send_full_state(self, brokers: list[int]) -> None:
+        tps = self.store.all_tps()
+        for b in brokers:
+            mine = [tp for tp in tps if b in self.store.partition(tp)[1].replicas]
+            if mine:
+                self.send_leader_and_isr(b, mine)
+        self.send_update_metadata(tps)
+
+    def flush(self, leader_and_isr: bool = True) -> None:
+        """Propagate partitions changed since the last flush: LeaderAndIsr, then UpdateMetadata."""
+        tps, self.dirty = sorted(set(self.dirty)), []
+        if not tps:
+            return
+        if leader_and_isr:
+            for b in sorted(self.live):
+                mine = [tp for tp in tps if b in self.store.partition(tp)[1].replicas]
+                if mine:
+                    self.send_leader_and_isr(b, mine)
+        self.send_update_metadata(tps)
+
+    # -- messages ------------------------------------------------------------------------
+    def on_message(self, msg) -> None:
+        if msg.kind == "AlterPartition":
+            self.on_alter_partition(msg)
+        elif msg.kind.endswith("Response"):
+            self.outstanding.pop(msg.body.corr, None)
+
+    def on_alter_partition(self, msg) -> None:
+        """KIP-497 AlterPartition, validated as in ref §1.4 (never bumps the leader epoch)."""
+        req = msg.body
+        found = self.store.partition(req.tp) if self._can_write() else None
+        if not self._can_write():
+            error = E.NOT_CONTROLLER
+        elif found is None:
+            error = E.UNKNOWN_TOPIC_OR_PARTITION
+        elif req.leader_epoch < found[1].leader_epoch:
+            error = E.FENCED_LEADER_EPOCH
+        elif req.leader_epoch > found[1].leader_epoch:
+            error = E.NOT_CONTROLLER
+        elif req.partition_epoch != found[1].partition_epoch:
+            error = E.INVALID_UPDATE_VERSION
+        else:
+            error = E.NONE
+        self.emit(V.ALTER_PARTITION, {"tp": req.tp, "from": req.broker, "leader_epoch": req.leader_epoch,
+                                      "partition_epoch": req.partition_epoch, "isr": list(req.isr),
+                                      "error": error})
+        if error == E.NONE:
+            st = found[1]
+            isr = tuple(r for r in req.isr if r in st.replicas)
+            self.change(req.tp, "alter_partition", isr=isr, bump_epoch=False)
+            self.flush(leader_and_isr=False)
+            st = found[1]
+            resp = AlterPartitionResponse(req.corr, req.tp, E.NONE, st.leader_epoch, st.partition_epoch, st.isr)
+        else:
+            resp = AlterPartitionResponse(req.corr, req.tp, error, -1, -1, ())
+        self.send(msg.src, "AlterPartitionResponse", resp)

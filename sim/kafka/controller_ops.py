@@ -1,0 +1,233 @@
+"""Controller operations: elections, broker failure/startup, reassignment, deletion.
+
+Contract (mixin of `Controller`): every change to a partition goes through `change`, which bumps
+the partition epoch (and the leader epoch when asked, ref §1.4 table, ZK column), records a
+`partition_state` event with the new truth, and marks the partition dirty; callers `flush()` to
+send LeaderAndIsr to the replicas and UpdateMetadata to every live broker. Operations are no-ops
+returning a reason string when they cannot apply (the nemesis records it).
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.messages import StopReplicaPartition
+
+
+class ControllerOps:
+    # -- the one way partition state changes ----------------------------------------------
+    def change(self, tp: str, reason: str, bump_epoch: bool = True, **updates) -> None:
+        topic, st = self.store.partition(tp)
+        for key, value in updates.items():
+            setattr(st, key, tuple(value) if isinstance(value, list) else value)
+        if bump_epoch and not (self.protocol.mutant == "controller_reuses_leader_epoch"
+                               and reason.startswith("elect")):
+            st.leader_epoch += 1
+        st.partition_epoch += 1
+        self._emit_state(tp, topic, st, reason)
+        self.dirty.append(tp)
+
+    def _emit_state(self, tp, topic, st, reason: str) -> None:
+        self.emit(V.PARTITION_STATE, {"tp": tp, "topic_id": topic.topic_id, "leader": st.leader,
+                                      "leader_epoch": st.leader_epoch,
+                                      "partition_epoch": st.partition_epoch, "isr": list(st.isr),
+                                      "replicas": list(st.replicas), "reason": reason,
+                                      "controller_epoch": self.controller_epoch})
+
+    def elect(self, tp: str, reason: str, candidates: list[int] | None = None,
+              exclude: tuple = ()) -> bool:
+        """Clean election: first live ISR member in assignment order (unclean if allowed)."""
+        _topic, st = self.store.partition(tp)
+        pool = candidates if candidates is not None else list(st.replicas)
+        live_isr = [r for r in pool if r in st.isr and r in self.live and r not in exclude]
+        isr = tuple(r for r in st.isr if r in self.live and r not in exclude)
+        if live_isr:
+            leader = live_isr[0]
+        elif self.cluster["unclean_leader_election"]:
+            live = [r for r in pool if r in self.live and r not in exclude]
+            leader = live[0] if live else E.NO_LEADER
+            isr = (leader,) if live else st.isr
+        else:
+            leader, isr = E.NO_LEADER, st.isr
+        if leader == st.leader and leader != E.NO_LEADER and isr == st.isr:
+            return False
+        self.change(tp, f"elect:{reason}", leader=leader, isr=isr or st.isr)
+        return True
+
+    # -- broker lifecycle ----------------------------------------------------------------
+    def on_brokers_failure(self, failed: list[int]) -> None:
+        for tp in self.store.all_tps():
+            _topic, st = self.store.partition(tp)
+            if st.leader in failed or st.leader == E.NO_LEADER:
+                self.elect(tp, "broker_failure")
+            elif any(r in failed for r in st.isr):
+                self.change(tp, "isr_remove_offline", isr=tuple(r for r in st.isr if r not in failed))
+        self.flush()
+
+    def on_brokers_startup(self, started: list[int]) -> None:
+        self.send_update_metadata(self.store.all_tps())
+        for b in started:
+            mine = [tp for tp in self.store.all_tps() if b in self.store.partition(tp)[1].replicas]
+            if mine:
+                self.send_leader_and_isr(b, mine)
+        for tp in self.store.all_tps():
+            if self.store.partition(tp)[1].leader == E.NO_LEADER:
+                self.elect(tp, "broker_startup")
+        self.flush()
+
+    def controlled_shutdown(self, broker: int) -> str | None:
+        if not self._can_write():
+            return "controller cannot write"
+        stops = []
+        for tp in self.store.all_tps():
+            topic, st = self.store.partition(tp)
+            if st.leader == broker:
+                self.elect(tp, "controlled_shutdown", exclude=(broker,))
+            elif broker in st.isr and len(st.isr) > 1:
+                self.change(tp, "controlled_shutdown", isr=tuple(r for r in st.isr if r != broker))
+                stops.append(self._stop_part(tp, delete=False))
+        self.flush()
+        if stops and broker in self.live:
+            self.send_stop_replica(broker, tuple(stops))
+        return None
+
+    # -- leadership moves ----------------------------------------------------------------
+    def move_leader(self, tp: str, to: str | int = "next") -> str | None:
+        if not self._can_write():
+            return "controller cannot write"
+        _topic, st = self.store.partition(tp)
+        if to == "next":
+            order = [r for r in st.replicas if r in st.isr and r in self.live and r != st.leader]
+            if not order:
+                return "no other live ISR replica"
+            after = [r for r in order if r > st.leader]
+            target = (after or order)[0]
+        else:
+            target = int(str(to).lstrip("b"))
+            if target not in st.isr or target not in self.live:
+                return f"b{target} is not a live ISR replica"
+        self.change(tp, "elect:move_leader", leader=target)
+        self.flush()
+        return None
+
+    def move_all_leaders(self, broker: int) -> str | None:
+        if not self._can_write():
+            return "controller cannot write"
+        moved = [tp for tp in self.store.all_tps()
+                 if self.store.partition(tp)[1].leader == broker
+                 and self.elect(tp, "move_all_leaders", exclude=(broker,))]
+        self.flush()
+        return None if moved else "no partition moved"
+
+    def preferred_election(self, tps: list[str]) -> str | None:
+        if not self._can_write():
+            return "controller cannot write"
+        for tp in tps:
+            _topic, st = self.store.partition(tp)
+            preferred = st.replicas[0]
+            if st.leader != preferred and preferred in st.isr and preferred in self.live:
+                self.change(tp, "elect:preferred", leader=preferred)
+        self.flush()
+        return None
+
+    # -- reassignment (ZK-style, ref §4 rows 6-7) -----------------------------------------
+    def reassign(self, tp: str, target: list[int]) -> str | None:
+        if not self._can_write():
+            return "controller cannot write"
+        _topic, st = self.store.partition(tp)
+        target = tuple(target)
+        original = self.store.reassignments.get(tp, (None, st.replicas))[1]
+        rs = target + tuple(r for r in st.replicas if r not in target)
+        self.store.reassignments[tp] = (target, original)
+        self.change(tp, "reassign_start", replicas=rs)
+        self.flush()
+        return None
+
+    def check_reassignments(self) -> None:
+        for tp in sorted(self.store.reassignments):
+            target, _original = self.store.reassignments[tp]
+            _topic, st = self.store.partition(tp)
+            if all(r in st.isr for r in target):
+                self._complete_reassignment(tp, target)
+
+    def _complete_reassignment(self, tp: str, target: tuple) -> None:
+        _topic, st = self.store.partition(tp)
+        del self.store.reassignments[tp]
+        removing = [r for r in st.replicas if r not in target]
+        if st.leader not in target or st.leader not in self.live:
+            self.elect(tp, "reassignment", candidates=list(target))
+        self.change(tp, "reassign_complete", replicas=target,
+                    isr=tuple(r for r in st.isr if r in target))
+        stops = {r: self._stop_part(tp, delete=True) for r in removing}
+        self.flush()
+        for r in removing:
+            if r in self.live:
+                self.send_stop_replica(r, (stops[r],))
+
+    def cancel_reassignment(self, tp: str) -> str | None:
+        """Revert to the original replicas *without* a leader-epoch bump (KAFKA-13972, ref §4 row 7)."""
+        if not self._can_write():
+            return "controller cannot write"
+        if tp not in self.store.reassignments:
+            return "no reassignment in progress"
+        _target, original = self.store.reassignments.pop(tp)
+        _topic, st = self.store.partition(tp)
+        adding = [r for r in st.replicas if r not in original]
+        if st.leader not in original:
+            self.elect(tp, "reassignment_cancel", candidates=list(original))
+        self.change(tp, "reassign_cancel", bump_epoch=False, replicas=original,
+                    isr=tuple(r for r in st.isr if r in original))
+        stops = {r: self._stop_part(tp, delete=True) for r in adding}
+        self.flush()
+        for r in adding:
+            if r in self.live:
+                self.send_stop_replica(r, (stops[r],))
+        return None
+
+    def _stop_part(self, tp: str, delete: bool, deleting_topic: bool = False) -> StopReplicaPartition:
+        """StopReplica entry: v3 carries the epoch (KIP-570), older versions read as -1 (ref §1.5)."""
+        topic, st = self.store.partition(tp)
+        if not self.protocol.stop_replica_epoch:
+            wire = E.NO_EPOCH
+        else:
+            wire = E.EPOCH_DURING_DELETE if deleting_topic else st.leader_epoch
+        return StopReplicaPartition(tp, topic.topic_id, wire, delete, st.leader_epoch)
+
+    # -- topics --------------------------------------------------------------------------
+    def delete_topic(self, name: str) -> str | None:
+        if not self._can_write():
+            return "controller cannot write"
+        topic = self.store.topics.get(name)
+        if topic is None:
+            return f"no topic {name}"
+        tps = [f"{name}-{i}" for i in sorted(topic.partitions)]
+        per_broker: dict[int, list] = {}
+        for tp in tps:
+            for r in self.store.partition(tp)[1].replicas:
+                per_broker.setdefault(r, []).append(self._stop_part(tp, True, deleting_topic=True))
+        for tp in tps:
+            self.store.reassignments.pop(tp, None)
+        del self.store.topics[name]
+        self.emit(V.TOPIC_DELETED, {"topic": name, "topic_id": topic.topic_id})
+        for b in sorted(per_broker):
+            if b in self.live:
+                self.send_stop_replica(b, tuple(per_broker[b]))
+        self.send_update_metadata([], deleted=tuple(tps))
+        return None
+
+    def create_topic(self, name: str, partitions: int, rf: int, message_format: int = 2) -> str | None:
+        if not self._can_write():
+            return "controller cannot write"
+        if name in self.store.topics:
+            return f"topic {name} exists"
+        brokers = sorted(self.live)
+        if len(brokers) < rf:
+            return f"only {len(brokers)} live brokers for replication factor {rf}"
+        assignment = [[brokers[(p + i) % len(brokers)] for i in range(rf)] for p in range(partitions)]
+        topic = self.store.create_topic(name, assignment, message_format)
+        for i in sorted(topic.partitions):
+            tp = f"{name}-{i}"
+            self._emit_state(tp, topic, topic.partitions[i], "create_topic")
+            self.dirty.append(tp)
+        self.flush()
+        return None

@@ -1,0 +1,113 @@
+"""Follower side of replication: one fetcher per (follower, leader) pair, many partitions each.
+
+Contract (mixin of `Broker`): a follower fetches every partition it follows from that
+partition's leader with `CurrentLeaderEpoch` and `LastFetchedEpoch` (KIP-320, Fetch v12+), at
+most one Fetch in flight per leader, as Kafka's ReplicaFetcherThread does. A `DivergingEpoch`
+answer truncates the log to min(leader's end offset for that epoch, our end offset for it),
+so truncation runs on every leader-epoch change whether or not the leader changed (KAFKA-7164,
+ref §1.4 step 4). Epoch errors back the partition off for `replica.fetch.backoff.ms`.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import vocab as V
+from sim.kafka.idempotence import rebuild, record_append
+from sim.kafka.messages import Fetch, FetchPartition
+
+FETCH_BACKOFF_US = 1_000_000  # replica.fetch.backoff.ms
+FETCH_TIMEOUT_US = 2_000_000  # extra wait beyond max_wait before a lost Fetch is retried
+
+
+class Fetcher:
+    def init_fetchers(self) -> None:
+        self.fetchers: dict[int, dict[str, int]] = {}  # leader id -> tp -> backoff until (us)
+        self.fetch_inflight: dict[int, int] = {}  # leader id -> corr
+        self.fetch_corr = 0
+
+    def add_to_fetcher(self, tp: str, leader: int) -> None:
+        self.remove_from_fetchers(tp)
+        self.fetchers.setdefault(leader, {})[tp] = 0
+        self._maybe_fetch(leader)
+
+    def remove_from_fetchers(self, tp: str) -> None:
+        for parts in self.fetchers.values():
+            parts.pop(tp, None)
+
+    def _maybe_fetch(self, leader: int) -> None:
+        if leader in self.fetch_inflight:
+            return
+        parts = self.fetchers.get(leader)
+        if not parts:
+            return
+        now = self.now_us
+        ready = [tp for tp in sorted(parts) if parts[tp] <= now]
+        if not ready:
+            self.set_timer(min(parts.values()) - now, "fetch_retry", leader)
+            return
+        self.fetch_corr += 1
+        skip_truncation = self.protocol.mutant == "follower_skips_truncation"
+        reqs = []
+        for tp in ready:
+            p = self.partitions[tp]
+            last_epoch = -1 if skip_truncation else p.log.last_epoch()
+            reqs.append(FetchPartition(tp, p.log.leo, p.leader_epoch, last_epoch))
+        wait_us = self.cluster["replica_fetch_wait_max_ms"] * 1000
+        self.fetch_inflight[leader] = self.fetch_corr
+        self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, tuple(reqs)))
+        self.set_timer(wait_us + FETCH_TIMEOUT_US, "fetch_timeout", (leader, self.fetch_corr))
+
+    def on_fetcher_timer(self, name: str, data) -> None:
+        if name == "fetch_retry":
+            self._maybe_fetch(data)
+        elif name == "fetch_timeout":
+            leader, corr = data
+            if self.fetch_inflight.get(leader) == corr:
+                del self.fetch_inflight[leader]
+                self._maybe_fetch(leader)
+
+    def on_fetch_response(self, msg) -> None:
+        leader = int(msg.src[1:])
+        resp = msg.body
+        if self.fetch_inflight.get(leader) != resp.corr:
+            return
+        del self.fetch_inflight[leader]
+        parts = self.fetchers.get(leader, {})
+        added, hws = [], []
+        for data in resp.partitions:
+            p = self.partitions.get(data.tp)
+            if p is None or data.tp not in parts or p.leader != leader:
+                continue
+            if data.error:
+                parts[data.tp] = self.now_us + FETCH_BACKOFF_US
+            elif data.diverging is not None:
+                self._truncate_diverging(p, data.diverging)
+            else:
+                self._append_fetched(p, data, added, hws)
+        if added:
+            self.emit(V.REPLICATE, {"leader": leader, "batches": added})
+        if hws:
+            self.emit(V.HW, {"role": "follower", "hws": hws})
+        self._maybe_fetch(leader)
+
+    def _truncate_diverging(self, p, diverging) -> None:
+        epoch, end = diverging
+        local_epoch, local_end = p.log.end_offset_for_epoch(epoch)
+        target = min(end, local_end) if local_epoch >= 0 else min(end, p.log.hw)
+        target = max(min(target, p.log.leo), p.log.log_start_offset)
+        if p.log.truncate_to(target):
+            rebuild(p.log, self.now_us)
+            self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": target,
+                                   "reason": "diverging_epoch"})
+
+    def _append_fetched(self, p, data, added: list, hws: list) -> None:
+        log = p.log
+        for entry in data.entries:
+            if entry[0] != log.leo:
+                continue
+            log.append_entry(entry)
+            record_append(log, entry[3], entry[0], self.now_us)
+            added.append([p.tp, p.topic_id, entry[0], entry[1], entry[2], entry[3].bid])
+        hw = min(data.high_watermark, log.leo)
+        if hw != log.hw and hw >= 0:
+            log.hw = hw
+            hws.append([p.tp, p.topic_id, hw, p.leader_epoch])

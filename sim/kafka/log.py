@@ -1,0 +1,90 @@
+"""A replica's log: record batches with their leader epochs, the leader-epoch cache, HW.
+
+Contract: durable state (survives a crash). Offsets are record offsets; a batch occupies
+[base_offset, base_offset + count). `end_offset_for_epoch(e)` implements KIP-279's
+OffsetsForLeaderEpoch answer: the largest epoch <= e in the cache and its end offset (the start
+of the next epoch, or the log end offset), or (-1, -1) when no such epoch exists (ref §1.2).
+Truncation happens at batch boundaries, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+
+class Log:
+    def __init__(self):
+        self.bases: list[int] = []  # base offsets, for bisect
+        self.entries: list[tuple] = []  # (base_offset, count, leader_epoch, Batch)
+        self.leo = 0  # log end offset
+        self.log_start_offset = 0
+        self.hw = 0
+        self.epochs: list[tuple[int, int]] = []  # leader-epoch cache: (epoch, start_offset)
+
+    def assign_epoch_start(self, epoch: int, start_offset: int) -> None:
+        """Record that `epoch` starts at `start_offset` (KAFKA-7415 maybeAssignEpochStartOffset)."""
+        if not self.epochs or epoch > self.epochs[-1][0]:
+            self.epochs.append((epoch, start_offset))
+
+    def append(self, count: int, leader_epoch: int, batch) -> int:
+        base = self.leo
+        self.assign_epoch_start(leader_epoch, base)
+        self.bases.append(base)
+        self.entries.append((base, count, leader_epoch, batch))
+        self.leo = base + count
+        return base
+
+    def append_entry(self, entry: tuple) -> None:
+        """Append a batch copied from the leader, keeping its offsets and epoch."""
+        base, count, epoch, _batch = entry
+        self.assign_epoch_start(epoch, base)
+        self.bases.append(base)
+        self.entries.append(entry)
+        self.leo = base + count
+
+    def read(self, from_offset: int, max_batches: int) -> tuple:
+        i = bisect_left(self.bases, from_offset)
+        return tuple(self.entries[i:i + max_batches])
+
+    def last_epoch(self) -> int:
+        return self.epochs[-1][0] if self.epochs else -1
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        found = -1
+        for i, (e, _start) in enumerate(self.epochs):
+            if e <= epoch:
+                found = i
+        if found < 0:
+            return (-1, -1)
+        if found + 1 < len(self.epochs):
+            return (self.epochs[found][0], self.epochs[found + 1][1])
+        return (self.epochs[found][0], self.leo)
+
+    def truncate_to(self, offset: int) -> bool:
+        """Drop every batch at or above `offset`; returns whether anything was dropped."""
+        i = bisect_left(self.bases, offset)
+        if i >= len(self.entries):
+            return False
+        del self.bases[i:]
+        del self.entries[i:]
+        self.leo = self.entries[-1][0] + self.entries[-1][1] if self.entries else self.log_start_offset
+        self.epochs = [(e, s) for e, s in self.epochs if s < self.leo]
+        self.hw = min(self.hw, self.leo)
+        return True
+
+    def advance_start(self, offset: int) -> bool:
+        """Retention / DeleteRecords: drop whole batches below `offset`."""
+        i = bisect_left(self.bases, offset)
+        if offset <= self.log_start_offset:
+            return False
+        new_start = self.bases[i] if i < len(self.bases) else self.leo
+        del self.bases[:i]
+        del self.entries[:i]
+        self.log_start_offset = max(self.log_start_offset, min(offset, new_start))
+        return True
+
+    def offset_of_batch(self, base_offset: int) -> tuple | None:
+        i = bisect_left(self.bases, base_offset)
+        if i < len(self.bases) and self.bases[i] == base_offset:
+            return self.entries[i]
+        return None

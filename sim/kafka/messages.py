@@ -1,0 +1,226 @@
+"""Kafka request and response bodies carried by the simulated network.
+
+Contract: frozen records; each has `brief()`, a small JSON dict recorded in the trace's `send`
+event (enough to draw sequence diagrams and read a story, never the bulk data). Field names
+follow the Kafka protocol JSON schemas (`LeaderEpoch`, `CurrentLeaderEpoch`, ...) in snake case.
+Partitions are named `tp = "<topic>-<index>"`. A field marked "truth" is not on the wire: it
+records what the sender knew, so invariants can judge a run even when the protocol version in
+use cannot carry it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A producer record batch (the unit of append, replication, dedup)."""
+
+    bid: str  # unique per created batch; retries reuse it
+    producer: str
+    count: int
+    created_us: int
+    pid: int = -1  # NO_PRODUCER_ID
+    producer_epoch: int = -1
+    base_seq: int = -1  # NO_SEQUENCE
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """One partition's state as the controller sends it (LeaderAndIsr / UpdateMetadata)."""
+
+    tp: str
+    topic_id: int
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: tuple
+    replicas: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsr:
+    controller_id: str
+    controller_epoch: int
+    broker_epoch: int
+    corr: int
+    partitions: tuple  # of PartitionState
+
+    def brief(self) -> dict:
+        return {"controller_epoch": self.controller_epoch,
+                "parts": [[p.tp, p.leader, p.leader_epoch] for p in self.partitions]}
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMetadata:
+    controller_id: str
+    controller_epoch: int
+    corr: int
+    partitions: tuple  # of PartitionState
+    alive: tuple  # broker ids
+    deleted: tuple = ()  # tps of deleted topics
+    formats: tuple = ()  # (topic, message_format) pairs
+
+    def brief(self) -> dict:
+        return {"controller_epoch": self.controller_epoch, "n_parts": len(self.partitions)}
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplicaPartition:
+    tp: str
+    topic_id: int
+    leader_epoch: int  # wire: -1 absent (v<3), -2 EPOCH_DURING_DELETE
+    delete: bool
+    issued_epoch: int  # truth: the controller's leader epoch when it issued the request
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplica:
+    controller_id: str
+    controller_epoch: int
+    broker_epoch: int
+    corr: int
+    partitions: tuple  # of StopReplicaPartition
+
+    def brief(self) -> dict:
+        return {"controller_epoch": self.controller_epoch,
+                "parts": [[p.tp, p.leader_epoch, p.delete] for p in self.partitions]}
+
+
+@dataclass(frozen=True, slots=True)
+class ControlResponse:
+    """Response to LeaderAndIsr, UpdateMetadata or StopReplica."""
+
+    corr: int
+    error: int
+    partition_errors: tuple = ()  # (tp, error)
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartition:
+    corr: int
+    broker: int
+    tp: str
+    leader_epoch: int
+    partition_epoch: int
+    isr: tuple
+
+    def brief(self) -> dict:
+        return {"tp": self.tp, "leader_epoch": self.leader_epoch, "isr": list(self.isr)}
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartitionResponse:
+    corr: int
+    tp: str
+    error: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: tuple
+
+    def brief(self) -> dict:
+        return {"tp": self.tp, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class ProducePartition:
+    tp: str
+    batch: Batch
+    current_leader_epoch: int  # wire: -1 when KIP-359 is off
+    sender_epoch: int  # truth: the leader epoch the producer knew when it sent
+
+
+@dataclass(frozen=True, slots=True)
+class Produce:
+    corr: int
+    acks: int  # -1 all, 1, 0
+    timeout_us: int
+    partitions: tuple  # of ProducePartition
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "parts": [[p.tp, p.batch.bid, p.current_leader_epoch]
+                                             for p in self.partitions]}
+
+
+@dataclass(frozen=True, slots=True)
+class ProducePartitionResult:
+    tp: str
+    error: int
+    base_offset: int = -1
+    log_start_offset: int = -1
+    current_leader: tuple | None = None  # (leader_id, leader_epoch), KIP-951
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceResponse:
+    corr: int
+    results: tuple  # of ProducePartitionResult
+    node_endpoints: tuple = ()  # broker ids whose endpoints ride along (KIP-951)
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "errs": [[r.tp, r.error] for r in self.results if r.error]}
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    tp: str
+    fetch_offset: int
+    current_leader_epoch: int
+    last_fetched_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fetch:
+    replica_id: int  # broker id of a follower, -1 for a consumer
+    corr: int
+    max_wait_us: int
+    partitions: tuple  # of FetchPartition
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "n_parts": len(self.partitions)}
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartitionData:
+    tp: str
+    error: int
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    entries: tuple = ()  # (base_offset, count, leader_epoch, Batch)
+    diverging: tuple | None = None  # (epoch, end_offset)
+    current_leader: tuple | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    corr: int
+    partitions: tuple  # of FetchPartitionData
+    node_endpoints: tuple = ()
+
+    def brief(self) -> dict:
+        errs = [[p.tp, p.error] for p in self.partitions if p.error]
+        return {"corr": self.corr, "n_batches": sum(len(p.entries) for p in self.partitions),
+                "errs": errs}
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataRequest:
+    corr: int
+
+    def brief(self) -> dict:
+        return {"corr": self.corr}
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataResponse:
+    corr: int
+    brokers: tuple  # alive broker ids
+    partitions: tuple  # (tp, topic_id, leader, leader_epoch)
+    formats: tuple = ()  # (topic, message_format)
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "parts": [[p[0], p[2], p[3]] for p in self.partitions]}

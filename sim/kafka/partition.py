@@ -1,0 +1,120 @@
+"""A broker's replica of one partition: leader epoch, role, ISR, follower progress.
+
+Contract: volatile state over a durable `Log`. `check_current_leader_epoch` and `local_log`
+implement `Partition.checkCurrentLeaderEpoch` / `getLocalLog` exactly (ref §1.1): an absent
+epoch (< 0) skips the check, local > remote is FENCED_LEADER_EPOCH, local < remote is
+UNKNOWN_LEADER_EPOCH, and only then is leadership required. `make_leader` / `make_follower`
+follow `Partition.makeLeader` / `makeFollower` (ref §1.4 steps 3-4).
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka.log import Log
+
+
+class Replica:
+    """Leader-side view of one follower."""
+
+    __slots__ = ("leo", "caught_up_us", "epoch")
+
+    def __init__(self):
+        self.leo = -1
+        self.caught_up_us = -1
+        self.epoch = -1  # leader epoch at which it last fetched
+
+
+class Partition:
+    def __init__(self, tp: str, topic_id: int, log: Log, broker_id: int):
+        self.tp = tp
+        self.topic_id = topic_id
+        self.log = log
+        self.broker_id = broker_id
+        self.leader_epoch = -1  # INITIAL_LEADER_EPOCH - 1 before any LeaderAndIsr (ref §0)
+        self.partition_epoch = -1
+        self.leader = E.NO_LEADER
+        self.isr: tuple = ()
+        self.replicas: tuple = ()
+        self.followers: dict[int, Replica] = {}
+        self.pending_isr: tuple | None = None  # AlterPartition in flight
+        self.leader_epoch_start_offset = -1
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader == self.broker_id
+
+    def check_current_leader_epoch(self, remote: int) -> int:
+        if remote < 0:
+            return E.NONE
+        if self.leader_epoch > remote:
+            return E.FENCED_LEADER_EPOCH
+        if self.leader_epoch < remote:
+            return E.UNKNOWN_LEADER_EPOCH
+        return E.NONE
+
+    def local_log_error(self, current_leader_epoch: int, require_leader: bool,
+                        check_epoch: bool = True) -> int:
+        if check_epoch:
+            err = self.check_current_leader_epoch(current_leader_epoch)
+            if err:
+                return err
+        if require_leader and not self.is_leader:
+            return E.NOT_LEADER_OR_FOLLOWER
+        return E.NONE
+
+    def make_leader(self, state, now_us: int) -> bool:
+        """Apply LeaderAndIsr as leader; returns whether the leader epoch is new."""
+        if state.partition_epoch < self.partition_epoch:
+            return False
+        self.replicas, self.isr = state.replicas, state.isr
+        new_epoch = state.leader_epoch > self.leader_epoch
+        if new_epoch:
+            self.leader_epoch_start_offset = self.log.leo
+            self.log.assign_epoch_start(state.leader_epoch, self.log.leo)
+            self.followers = {r: Replica() for r in state.replicas if r != self.broker_id}
+            self.leader_epoch = state.leader_epoch
+            self.pending_isr = None
+        for r in state.replicas:
+            if r != self.broker_id and r not in self.followers:
+                self.followers[r] = Replica()
+        for r in list(self.followers):
+            if r not in state.replicas:
+                del self.followers[r]
+        self.partition_epoch = state.partition_epoch
+        self.leader = self.broker_id
+        return new_epoch
+
+    def make_follower(self, state) -> bool:
+        """Apply LeaderAndIsr as follower; returns whether the leader epoch is new."""
+        if state.partition_epoch < self.partition_epoch:
+            return False
+        new_epoch = state.leader_epoch > self.leader_epoch
+        self.replicas = state.replicas
+        self.isr = ()
+        self.leader = state.leader
+        self.leader_epoch = state.leader_epoch
+        self.partition_epoch = state.partition_epoch
+        self.leader_epoch_start_offset = -1
+        self.followers = {}
+        self.pending_isr = None
+        return new_epoch
+
+    def maximal_isr(self) -> tuple:
+        """ISR used for the HW while an AlterPartition is in flight (KIP-497)."""
+        if self.pending_isr is None:
+            return self.isr
+        return tuple(sorted(set(self.isr) | set(self.pending_isr)))
+
+    def leader_hw_candidate(self, hw_ignores_isr: bool = False) -> int:
+        """The HW this leader may advance to: min LEO over the (maximal) ISR."""
+        hw = self.log.leo
+        if hw_ignores_isr:  # planted bug: commit on the leader alone
+            return hw
+        for r in self.maximal_isr():
+            if r == self.broker_id:
+                continue
+            f = self.followers.get(r)
+            if f is None or f.epoch != self.leader_epoch:
+                return min(hw, self.log.hw)
+            hw = min(hw, f.leo)
+        return hw

@@ -1,0 +1,294 @@
+"""Producer client: accumulator, sender, retries, metadata, leader discovery, idempotence.
+
+Contract: records arrive at `records_per_sec`, every `linger_ms` they close into one batch per
+partition (round robin), and the sender drains at most one batch per partition into one
+Produce request per leader broker, with at most `max_in_flight` requests per connection, as
+Kafka's RecordAccumulator/Sender do. Retriable errors re-enqueue in order with exponential
+backoff and ±20% jitter (ref §0 defaults); InvalidMetadata errors (6, 74, 3) request a metadata
+update, UNKNOWN_LEADER_EPOCH does not (ref §3.2). KIP-951 hints and the backoff skip follow ref
+§3.3; idempotent error handling follows `producer_idempotence` (ref §2.5). Every outcome is a
+trace event: `batch`, `ack`, `produce_error`, `produce_failed`.
+"""
+
+from __future__ import annotations
+
+from sim.core.actor import Actor
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.client_metadata import ClientMetadata
+from sim.kafka.messages import Batch, MetadataRequest, Produce, ProducePartition
+from sim.kafka.producer_idempotence import IdempotenceMixin
+
+ACKS = {"all": -1, 1: 1, 0: 0}
+
+
+class PendingBatch:
+    """A batch inside the producer: its wire form plus retry bookkeeping."""
+
+    __slots__ = ("batch", "tp", "attempts", "retry_at_us", "in_flight", "current_leader_epoch",
+                 "attempts_when_leader_changed")
+
+    def __init__(self, batch: Batch, tp: str):
+        self.batch, self.tp = batch, tp
+        self.attempts = 0
+        self.retry_at_us = 0
+        self.in_flight = False
+        self.current_leader_epoch = -1
+        self.attempts_when_leader_changed = 0
+
+
+class Producer(IdempotenceMixin, Actor):
+    def __init__(self, world, spec: dict, topic_spec: dict, protocol, index: int):
+        super().__init__(spec["name"], world)
+        self.spec = spec
+        self.protocol = protocol
+        self.acks = ACKS[spec["acks"]]
+        self.tps = [f"{topic_spec['name']}-{i}" for i in range(topic_spec["partitions"])]
+        self.bootstrap = tuple(range(1, world.options["cluster"]["brokers"] + 1))
+        self.discovery = spec["leader_discovery"] or protocol.leader_discovery
+        self.init_idempotence(index)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.meta = ClientMetadata(self, self.protocol)
+        self.queues: dict[str, list[PendingBatch]] = {tp: [] for tp in self.tps}
+        self.inflight: dict[int, dict[int, list]] = {}
+        self.corr = 0
+        self.next_bid = 0
+        self.rr = 0
+        self.carry = 0.0
+        self.meta_inflight = None
+        self.need_update = True
+        self.last_refresh_us = -10**12
+
+    # -- lifecycle and timers ------------------------------------------------------------
+    def start(self) -> None:
+        self.set_timer(self.spec["start_ms"] * 1000, "begin")
+
+    def on_restart(self) -> None:
+        self._reset()
+        self.set_timer(0, "begin")
+
+    def on_timer(self, name: str, data) -> None:
+        if name == "tick":
+            self._tick()
+        elif name == "begin":
+            self.maybe_refresh()
+            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
+            self.set_timer(self.spec["linger_ms"] * 1000, "tick")
+        elif name == "meta_age":
+            self.request_update()
+            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
+        elif name == "drain":
+            self.drain()
+        elif name == "refresh":
+            self.maybe_refresh()
+        elif name == "meta_timeout":
+            if self.meta_inflight == data:
+                self.meta_inflight = None
+                self.maybe_refresh()
+        elif name == "request_timeout":
+            self._request_timeout(*data)
+
+    def _tick(self) -> None:
+        stop_us = self.spec["stop_ms"] * 1000
+        if stop_us and self.now_us >= stop_us:
+            return
+        linger_ms = self.spec["linger_ms"]
+        self.carry += self.spec["records_per_sec"] * linger_ms / 1000.0
+        records = int(self.carry)
+        self.carry -= records
+        if records:
+            self._accumulate(records)
+        self._expire_queued()
+        self.drain()
+        self.set_timer(linger_ms * 1000, "tick")
+
+    def _accumulate(self, records: int) -> None:
+        n = len(self.tps)
+        per, extra = divmod(records, n)
+        for k in range(min(records, n) if per == 0 else n):
+            tp = self.tps[(self.rr + k) % n]
+            count = per + (1 if k < extra else 0)
+            if count:
+                self._new_batch(tp, count)
+        self.rr = (self.rr + max(extra, 1)) % n
+
+    def _new_batch(self, tp: str, count: int) -> None:
+        if not self.admit_batch(tp):
+            return
+        bid = f"{self.name}#{self.next_bid}"
+        self.next_bid += 1
+        batch = self.stamp(Batch(bid, self.name, count, self.now_us), tp)
+        self.queues[tp].append(PendingBatch(batch, tp))
+        self.emit(V.BATCH, {"bid": bid, "tp": tp, "count": count, "created_us": self.now_us})
+
+    # -- draining ------------------------------------------------------------------------
+    def _ready_batch(self, tp: str, epoch: int) -> PendingBatch | None:
+        """The head batch of `tp` if it may be sent now (ref §3.3.4 backoff rule)."""
+        earlier_in_flight = False
+        for pb in self.queues[tp]:
+            if pb.in_flight:
+                earlier_in_flight = True
+                continue
+            if earlier_in_flight and pb.attempts > 0 and pb.batch.pid >= 0:
+                return None  # a retried idempotent batch goes only as the first in flight
+            if epoch >= 0 and pb.current_leader_epoch < epoch:
+                pb.attempts_when_leader_changed = pb.attempts
+                pb.current_leader_epoch = epoch
+            skip = (self.discovery == "kip951" and pb.attempts >= 1
+                    and pb.attempts == pb.attempts_when_leader_changed)
+            if pb.attempts > 0 and self.now_us < pb.retry_at_us and not skip:
+                return None
+            return pb
+        return None
+
+    def drain(self) -> None:
+        by_leader: dict[int, list] = {}
+        for tp in self.tps:
+            leader, epoch = self.meta.leader(tp)
+            if not self.queues[tp]:
+                continue
+            if leader < 0 or leader not in self.meta.brokers:
+                self.request_update()
+                continue
+            pb = self._ready_batch(tp, epoch)
+            if pb is not None:
+                by_leader.setdefault(leader, []).append((pb, epoch))
+        for leader in sorted(by_leader):
+            if len(self.inflight.get(leader, {})) < self.spec["max_in_flight"]:
+                self._send_produce(leader, by_leader[leader])
+
+    def _send_produce(self, leader: int, items: list) -> None:
+        self.corr += 1
+        parts = []
+        for pb, epoch in items:
+            pb.in_flight = True
+            wire = epoch if self.protocol.produce_epoch_check else -1
+            parts.append(ProducePartition(pb.tp, pb.batch, wire, epoch))
+        timeout_us = self.spec["request_timeout_ms"] * 1000
+        self.inflight.setdefault(leader, {})[self.corr] = [pb for pb, _ in items]
+        self.send(f"b{leader}", "Produce", Produce(self.corr, self.acks, timeout_us, tuple(parts)))
+        if self.acks == 0:
+            self._complete_acks0(leader, self.corr)
+            return
+        self.set_timer(timeout_us, "request_timeout", (leader, self.corr))
+
+    def _complete_acks0(self, leader: int, corr: int) -> None:
+        for pb in self.inflight[leader].pop(corr):
+            self._ack(pb, -1)
+
+    # -- responses -----------------------------------------------------------------------
+    def on_message(self, msg) -> None:
+        if msg.kind == "ProduceResponse":
+            self._on_produce_response(int(msg.src[1:]), msg.body)
+        elif msg.kind == "MetadataResponse":
+            self._on_metadata_response(msg)
+
+    def _on_produce_response(self, leader: int, resp) -> None:
+        pbs = self.inflight.get(leader, {}).pop(resp.corr, None)
+        if pbs is None:
+            return
+        by_tp = {pb.tp: pb for pb in pbs}
+        hinted = False
+        for result in resp.results:
+            pb = by_tp.get(result.tp)
+            if pb is None:
+                continue
+            pb.in_flight = False
+            if result.current_leader and self.discovery == "kip951":
+                leader_id, epoch = result.current_leader
+                hinted |= self.meta.apply_hint(result.tp, leader_id, epoch, resp.node_endpoints,
+                                               f"b{leader}")
+            self._handle_result(pb, result)
+        self.drain()
+
+    def _handle_result(self, pb: PendingBatch, result) -> None:
+        err = result.error
+        if err == E.NONE:
+            self._ack(pb, result.base_offset)
+        elif err == E.DUPLICATE_SEQUENCE_NUMBER:
+            self._ack(pb, -1)  # success without offset (ref §2.5 step 5)
+        elif self.handle_idempotence_error(pb, result):
+            pass
+        elif err in E.RETRIABLE:
+            self._retry_or_fail(pb, err)
+        else:
+            self._fail(pb, err)
+
+    def _retry_or_fail(self, pb: PendingBatch, err: int) -> None:
+        if (self.now_us - pb.batch.created_us >= self.spec["delivery_timeout_ms"] * 1000
+                or pb.attempts >= self.spec["retries"]):
+            self._fail(pb, E.DELIVERY_TIMEOUT if err in E.RETRIABLE else err)
+            return
+        pb.attempts += 1
+        backoff_us = 0 if self.discovery == "refresh_no_backoff" else self._backoff_us(pb.attempts)
+        pb.retry_at_us = self.now_us + backoff_us
+        self.emit(V.PRODUCE_ERROR, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
+                                    "action": "retry", "attempts": pb.attempts})
+        if err in E.INVALID_METADATA or err == E.REQUEST_TIMED_OUT:
+            self.request_update(immediate=self.discovery == "refresh_no_backoff")
+        self.set_timer(backoff_us, "drain")
+
+    def _backoff_us(self, attempts: int) -> int:
+        """retry.backoff.ms * 2^(attempts-1), capped at retry.backoff.max.ms, ±20% jitter."""
+        base = min(self.spec["retry_backoff_ms"] * 2 ** (attempts - 1), self.spec["retry_backoff_max_ms"])
+        jitter = self.rng("backoff").uniform(0.8, 1.2)
+        return int(base * jitter * 1000)
+
+    def _ack(self, pb: PendingBatch, base_offset: int) -> None:
+        self.queues[pb.tp].remove(pb)
+        self.on_acked(pb, base_offset)
+        self.emit(V.ACK, {"bid": pb.batch.bid, "tp": pb.tp, "base_offset": base_offset,
+                          "count": pb.batch.count, "acks": self.spec["acks"],
+                          "latency_us": self.now_us - pb.batch.created_us,
+                          "has_offset": base_offset >= 0})
+
+    def _fail(self, pb: PendingBatch, err: int) -> None:
+        if pb in self.queues[pb.tp]:
+            self.queues[pb.tp].remove(pb)
+        self.emit(V.PRODUCE_FAILED, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
+                                     "error_name": V.ERROR_NAMES.get(err, str(err))})
+
+    def _request_timeout(self, leader: int, corr: int) -> None:
+        pbs = self.inflight.get(leader, {}).pop(corr, None)
+        for pb in pbs or ():
+            pb.in_flight = False
+            self._retry_or_fail(pb, E.REQUEST_TIMED_OUT)
+        if pbs:
+            self.drain()
+
+    def _expire_queued(self) -> None:
+        limit = self.spec["delivery_timeout_ms"] * 1000
+        for tp in self.tps:
+            for pb in [pb for pb in self.queues[tp]
+                       if not pb.in_flight and self.now_us - pb.batch.created_us >= limit]:
+                self._fail(pb, E.DELIVERY_TIMEOUT)
+
+    # -- metadata ------------------------------------------------------------------------
+    def request_update(self, immediate: bool = False) -> None:
+        self.need_update = True
+        self.maybe_refresh(immediate)
+
+    def maybe_refresh(self, immediate: bool = False) -> None:
+        if self.meta_inflight is not None or not self.need_update:
+            return
+        wait_us = self.last_refresh_us + self.spec["retry_backoff_ms"] * 1000 - self.now_us
+        if wait_us > 0 and not immediate:
+            self.set_timer(wait_us, "refresh")
+            return
+        candidates = self.meta.brokers or self.bootstrap
+        node = candidates[self.rng("metadata").randrange(len(candidates))]
+        self.corr += 1
+        self.meta_inflight = self.corr
+        self.send(f"b{node}", "Metadata", MetadataRequest(self.corr))
+        self.set_timer(self.spec["request_timeout_ms"] * 1000, "meta_timeout", self.corr)
+
+    def _on_metadata_response(self, msg) -> None:
+        if msg.body.corr != self.meta_inflight:
+            return
+        self.meta_inflight = None
+        self.need_update = False
+        self.last_refresh_us = self.now_us
+        self.meta.apply_response(msg.body, msg.src)
+        self.drain()

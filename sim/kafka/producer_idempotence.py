@@ -1,0 +1,100 @@
+"""The idempotent producer's client side: modes, producer id/epoch, sequences, error rules.
+
+Contract (mixin of `Producer`): `enable_idempotence` resolves to off | requested | required
+(KIP-185/192, ref §2.6; legacy true -> required, false -> off, "default" -> the profile's
+default). `requested` writes idempotently only to topics whose message format is v2, `required`
+fails sends to older formats with a clear error, and profiles without the modes treat
+`requested` as `required` (the shipped boolean). UNKNOWN_PRODUCER_ID is benign iff the last
+acknowledged offset fell below the response's logStartOffset (ref §2.5, 1.0 client): the
+partition's sequences restart at 0 and the batch is retried; otherwise OutOfOrderSequence is
+surfaced. OUT_OF_ORDER_SEQUENCE_NUMBER is retried when it is the consequence of an earlier
+failed batch, and surfaced otherwise. The producer id is fixed per producer (the
+InitProducerId round trip is not modelled).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+
+PID_BASE = 1000
+
+
+class IdempotenceMixin:
+    def init_idempotence(self, index: int) -> None:
+        mode = self.spec["enable_idempotence"]
+        if mode == "default":
+            mode = "required" if self.protocol.idempotence_default else "off"
+        if mode == "requested" and not self.protocol.idempotence_modes:
+            mode = "required"
+        self.idempotence = mode
+        self.pid = PID_BASE + index
+        self.producer_epoch = 0
+        self.next_seq: dict[str, int] = {}
+        self.last_acked_offset: dict[str, int] = {}
+        self.last_acked_seq: dict[str, int] = {}
+
+    def _format(self, tp: str) -> int:
+        return self.meta.formats.get(tp.rpartition("-")[0], 2)
+
+    def idempotent_for(self, tp: str) -> bool:
+        return self.idempotence != "off" and self._format(tp) >= 2
+
+    def admit_batch(self, tp: str) -> bool:
+        """`required` refuses sends to a pre-v2 topic with a clear error (ref §2.6)."""
+        if self.idempotence == "required" and self._format(tp) < 2:
+            self.emit(V.PRODUCE_FAILED, {"bid": None, "tp": tp,
+                                         "error": E.IDEMPOTENCE_UNSUPPORTED_FORMAT,
+                                         "error_name": "IDEMPOTENCE_UNSUPPORTED_FORMAT",
+                                         "mode": self.idempotence, "message_format": self._format(tp)})
+            return False
+        return True
+
+    def stamp(self, batch, tp: str):
+        if not self.idempotent_for(tp):
+            return batch
+        seq = self.next_seq.get(tp, 0)
+        self.next_seq[tp] = seq + batch.count
+        return replace(batch, pid=self.pid, producer_epoch=self.producer_epoch, base_seq=seq)
+
+    def on_acked(self, pb, base_offset: int) -> None:
+        if pb.batch.pid < 0:
+            return
+        if base_offset >= 0:
+            last = base_offset + pb.batch.count - 1
+            self.last_acked_offset[pb.tp] = max(self.last_acked_offset.get(pb.tp, -1), last)
+        self.last_acked_seq[pb.tp] = pb.batch.base_seq + pb.batch.count - 1
+
+    def handle_idempotence_error(self, pb, result) -> bool:
+        """True when the error was handled here (retried or surfaced)."""
+        err = result.error
+        if pb.batch.pid < 0 or err not in (E.UNKNOWN_PRODUCER_ID, E.OUT_OF_ORDER_SEQUENCE_NUMBER):
+            return False
+        if err == E.UNKNOWN_PRODUCER_ID:
+            benign = (self.protocol.mutant == "unknown_producer_id_always_benign"
+                      or result.log_start_offset == -1
+                      or self.last_acked_offset.get(pb.tp, -1) < result.log_start_offset)
+            if not self.protocol.client_log_start_check:
+                benign = False
+            if benign:
+                self._restart_sequences(pb.tp)
+                self._retry_or_fail(pb, err)
+            else:
+                self._fail(pb, E.OUT_OF_ORDER_SEQUENCE_NUMBER)
+            return True
+        if pb.batch.base_seq != self.last_acked_seq.get(pb.tp, -1) + 1:
+            self._retry_or_fail(pb, err)  # an earlier batch failed; this one follows it
+        else:
+            self._fail(pb, E.OUT_OF_ORDER_SEQUENCE_NUMBER)
+        return True
+
+    def _restart_sequences(self, tp: str) -> None:
+        """`startSequencesAtBeginning(tp)`: renumber unacknowledged batches from 0."""
+        seq = 0
+        for queued in self.queues[tp]:
+            queued.batch = replace(queued.batch, base_seq=seq)
+            seq += queued.batch.count
+        self.next_seq[tp] = seq
+        self.last_acked_seq[tp] = -1

@@ -1,0 +1,77 @@
+"""The cluster's durable metadata store (ZooKeeper's role): linearizable, not on the network.
+
+Contract: holds the controller epoch and the active controller, broker registrations with
+broker epochs and session renewals, topics with their topic ids and per-partition state
+(replicas, ISR, leader, leader epoch, partition epoch), and reassignments in progress. Only the
+active controller mutates partition state; sessions are renewed by nodes that can reach the
+"zk" network node. A topic recreated under the same name gets a new topic id (ref §4 row 10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PState:
+    replicas: tuple
+    isr: tuple
+    leader: int
+    leader_epoch: int = 0  # INITIAL_LEADER_EPOCH
+    partition_epoch: int = 0
+
+
+@dataclass
+class TopicState:
+    topic_id: int
+    partitions: dict
+    message_format: int = 2
+    retention_ms: int = 0
+    segment_ms: int = 10000
+
+
+@dataclass
+class BrokerSession:
+    epoch: int
+    renewed_us: int
+
+
+@dataclass
+class Store:
+    controller_epoch: int = 0
+    active: str | None = None
+    controller_renewed_us: int = 0
+    brokers: dict = field(default_factory=dict)  # id -> BrokerSession
+    topics: dict = field(default_factory=dict)  # name -> TopicState
+    reassignments: dict = field(default_factory=dict)  # tp -> (target, original)
+    next_topic_id: int = 1
+    zxid: int = 0
+
+    def register_broker(self, broker_id: int, now_us: int) -> int:
+        """A (re)starting broker registers; its new broker epoch is the registration zxid."""
+        self.zxid += 1
+        self.brokers[broker_id] = BrokerSession(self.zxid, now_us)
+        return self.zxid
+
+    def renew_broker(self, broker_id: int, broker_epoch: int, now_us: int) -> None:
+        session = self.brokers.get(broker_id)
+        if session is not None and session.epoch == broker_epoch:
+            session.renewed_us = now_us
+
+    def create_topic(self, name: str, assignment: list, message_format: int = 2,
+                     retention_ms: int = 0, segment_ms: int = 10000) -> TopicState:
+        parts = {i: PState(tuple(r), tuple(r), r[0]) for i, r in enumerate(assignment)}
+        topic = TopicState(self.next_topic_id, parts, message_format, retention_ms, segment_ms)
+        self.next_topic_id += 1
+        self.topics[name] = topic
+        return topic
+
+    def partition(self, tp: str) -> tuple[TopicState, PState] | None:
+        topic, _, index = tp.rpartition("-")
+        t = self.topics.get(topic)
+        if t is None or not index.isdigit() or int(index) not in t.partitions:
+            return None
+        return t, t.partitions[int(index)]
+
+    def all_tps(self) -> list[str]:
+        return [f"{name}-{i}" for name in sorted(self.topics) for i in sorted(self.topics[name].partitions)]

@@ -1,0 +1,207 @@
+"""Faults as data: mix materialisation, the nemesis, and the core network handlers."""
+
+import random
+
+from sim.core.actor import Actor
+from sim.core.faults import (
+    DEFAULT_UNDO,
+    FaultStep,
+    Nemesis,
+    materialise_mix,
+    network_handlers,
+    sorted_schedule,
+)
+from sim.core.kernel import Kernel
+from sim.core.network import Network
+from sim.core.rng import Streams
+from sim.core.trace import Trace
+from sim.core.world import World
+
+
+class Node(Actor):
+    def __init__(self, name, world):
+        super().__init__(name, world)
+        self.got = []
+        self.crashes = 0
+        self.restarts = 0
+
+    def on_message(self, msg):
+        self.got.append((self.now_us, msg.src, msg.kind))
+
+    def on_crash(self):
+        self.crashes += 1
+
+    def on_restart(self):
+        self.restarts += 1
+
+
+def make_world(names=("a", "b", "c"), until_us=1_000_000):
+    world = World(Kernel(until_us=until_us), Trace({"scenario": "faults", "seed": 1}, keep=True),
+                  Streams(1), Network())
+    return world, {n: Node(n, world) for n in names}
+
+
+def fault_events(world):
+    return [e for e in world.trace.events if e["kind"] in ("fault", "fault_outcome")]
+
+
+# -- FaultStep and schedules -------------------------------------------------------------
+
+def test_fault_step_json_round_trip():
+    step = FaultStep(1_000, "rule", "b", {"rule": "drop", "kind": "K"})
+    assert FaultStep.from_json(step.to_json()) == step
+    assert FaultStep(5, "heal").to_json() == {"at_us": 5, "action": "heal"}
+
+
+def test_sorted_schedule_is_stable():
+    steps = [FaultStep(20, "x"), FaultStep(10, "first"), FaultStep(10, "second")]
+    assert [s.action for s in sorted_schedule(steps)] == ["first", "second", "x"]
+
+
+# -- materialise_mix -----------------------------------------------------------------------
+
+MIX = {"action": "crash", "every_ms": 200, "targets": ["a", "b", "c"], "start_ms": 500,
+       "end_ms": 5_000, "duration_ms": [50, 150]}
+
+
+def test_materialise_mix_is_deterministic():
+    one = materialise_mix(MIX, random.Random(9), until_us=10_000_000)
+    two = materialise_mix(MIX, random.Random(9), until_us=10_000_000)
+    assert one == two
+    assert len(one) > 10
+    assert materialise_mix(MIX, random.Random(10), until_us=10_000_000) != one
+
+
+def test_materialise_mix_steps_in_window_with_paired_undo():
+    steps = materialise_mix(MIX, random.Random(9), until_us=10_000_000)
+    assert len(steps) % 2 == 0
+    faults, undos = steps[0::2], steps[1::2]
+    for fault, undo in zip(faults, undos, strict=True):
+        assert fault.action == "crash" and undo.action == DEFAULT_UNDO["crash"] == "restart"
+        assert 500_000 <= fault.at_us < 5_000_000
+        assert fault.target in MIX["targets"] and undo.target == fault.target
+        assert 50_000 <= undo.at_us - fault.at_us <= 150_000
+    assert [f.at_us for f in faults] == sorted(f.at_us for f in faults)
+
+
+def test_materialise_mix_rule_undo_and_until_cut():
+    mix = {"action": "rule", "every_ms": 100, "duration_ms": 30,
+           "params": {"rule": "drop", "kind": "K"}}
+    steps = materialise_mix(mix, random.Random(1), until_us=2_000_000)
+    assert steps and all(s.at_us < 2_000_000 for s in steps)
+    undos = [s for s in steps if s.action == "clear_rules"]
+    assert undos and all(s.params == {"of": "rule"} for s in undos)
+    rules = [s for s in steps if s.action == "rule"]
+    assert all(s.params == {"rule": "drop", "kind": "K"} and s.target is None for s in rules)
+    assert rules[0].params is not rules[-1].params or len(rules) == 1  # fresh dict per step
+
+
+def test_materialise_mix_without_duration_has_no_undo():
+    steps = materialise_mix({"action": "isolate", "every_ms": 100, "targets": ["a"]},
+                            random.Random(2), until_us=1_000_000)
+    assert steps and {s.action for s in steps} == {"isolate"}
+
+
+# -- Nemesis ----------------------------------------------------------------------------
+
+def test_nemesis_fires_steps_at_their_time_and_resolves_roles():
+    world, _ = make_world()
+    calls = []
+
+    def poke(target, params):
+        calls.append((world.kernel.now_us, target, dict(params)))
+        return "poked" if params.get("say") else None
+
+    roles = {"boss": "b"}
+    schedule = [FaultStep(3_000, "poke", "a"), FaultStep(1_000, "poke", "boss", {"say": 1}),
+                FaultStep(2_000, "poke", "nobody"), FaultStep(4_000, "poke")]
+    nemesis = Nemesis(world, schedule, {"poke": poke},
+                      resolve=lambda t: roles.get(t, t if t in world.actors else None))
+    nemesis.start()
+    world.run()
+    assert calls == [(1_000, "b", {"say": 1}), (3_000, "a", {}), (4_000, None, {})]
+    evs = fault_events(world)
+    assert [(e["t"], e["kind"]) for e in evs] == [(1_000, "fault"), (1_000, "fault_outcome"),
+                                                  (2_000, "fault"), (3_000, "fault"),
+                                                  (4_000, "fault")]
+    assert all(e["node"] == "nemesis" for e in evs)
+    first, outcome, skipped, plain, untargeted = evs
+    assert first["action"] == "poke" and first["target"] == "boss" and first["resolved"] == "b"
+    assert first["params"] == {"say": 1} and first["step"] == 0
+    assert outcome["step"] == 0 and outcome["outcome"] == "poked"
+    assert skipped["target"] == "nobody" and skipped["resolved"] is None
+    assert skipped["outcome"].startswith("skipped")
+    assert plain["resolved"] == "a" and "outcome" not in plain
+    assert "target" not in untargeted and "resolved" not in untargeted
+
+
+def test_nemesis_role_resolved_when_step_fires():
+    world, _ = make_world()
+    roles = {"boss": "a"}
+    hit = []
+    at = world.kernel.call_later
+    at(1_500, roles.__setitem__, "boss", "c")
+    nemesis = Nemesis(world, [FaultStep(1_000, "hit", "boss"), FaultStep(2_000, "hit", "boss")],
+                      {"hit": lambda t, p: hit.append(t)}, resolve=roles.get)
+    nemesis.start()
+    world.run()
+    assert hit == ["a", "c"]
+
+
+# -- network handlers ---------------------------------------------------------------------
+
+def _run_schedule(steps, traffic, names=("a", "b", "c")):
+    world, nodes = make_world(names)
+    Nemesis(world, steps, network_handlers(world),
+            resolve=lambda t: t if t in world.actors else None).start()
+    for t_us, src, dst, kind in traffic:
+        world.kernel.call_later(t_us, world.network.send, src, dst, kind, None)
+    world.run()
+    return world, nodes
+
+
+def test_crash_and_restart_handlers():
+    steps = [FaultStep(1_000, "crash", "b"), FaultStep(1_500, "crash", "b"),
+             FaultStep(3_000, "restart", "b"), FaultStep(3_500, "restart", "b")]
+    traffic = [(500, "a", "b", "lost"), (4_000, "a", "b", "ok")]
+    world, nodes = _run_schedule(steps, traffic)
+    assert nodes["b"].crashes == 1 and nodes["b"].restarts == 1
+    assert [g[2] for g in nodes["b"].got] == ["ok"]
+    outcomes = [e["outcome"] for e in fault_events(world) if e["kind"] == "fault_outcome"]
+    assert outcomes == ["already down", "already up"]
+
+
+def test_isolate_and_heal_handlers():
+    steps = [FaultStep(1_000, "isolate", "c"), FaultStep(5_000, "heal")]
+    traffic = [(2_000, "a", "c", "cut"), (2_000, "c", "b", "cut"), (2_000, "a", "b", "ok"),
+               (6_000, "c", "a", "healed")]
+    world, nodes = _run_schedule(steps, traffic)
+    assert [g[2] for g in nodes["b"].got] == ["ok"]
+    assert nodes["c"].got == []
+    assert [g[2] for g in nodes["a"].got] == ["healed"]
+
+
+def test_partition_and_block_handlers():
+    steps = [FaultStep(1_000, "partition", None, {"groups": [["a"], ["b", "c"]]}),
+             FaultStep(2_000, "heal"),
+             FaultStep(3_000, "block", "a", {"dst": "b"})]
+    traffic = [(1_500, "b", "a", "cut"), (1_500, "b", "c", "ok"),
+               (3_500, "a", "b", "blocked"), (3_500, "b", "a", "one-way ok")]
+    world, nodes = _run_schedule(steps, traffic)
+    assert [g[2] for g in nodes["a"].got] == ["one-way ok"]
+    assert nodes["b"].got == []
+    assert [g[2] for g in nodes["c"].got] == ["ok"]
+
+
+def test_rule_and_clear_rules_handlers():
+    steps = [FaultStep(1_000, "rule", None, {"rule": "delay", "kind": "K", "delay_ms": 4}),
+             FaultStep(1_000, "rule", None, {"rule": "drop", "kind": "D", "duration_ms": 2}),
+             FaultStep(5_000, "clear_rules", None, {"kind": "K"})]
+    traffic = [(2_000, "a", "b", "K"), (2_000, "a", "c", "D"), (3_500, "a", "c", "D"),
+               (6_000, "a", "b", "K")]
+    world, nodes = _run_schedule(steps, traffic)
+    assert [(g[0], g[2]) for g in nodes["b"].got] == [(7_000, "K"), (7_000, "K")]
+    assert [(g[0], g[2]) for g in nodes["c"].got] == [(4_500, "D")]  # rule ended at 3_000
+    outcomes = [e["outcome"] for e in fault_events(world) if e["kind"] == "fault_outcome"]
+    assert outcomes == ["rule 0", "rule 1"]
+    assert [r.rid for r in world.network.rules] == [1]

@@ -1,0 +1,304 @@
+"""Simulated network: latency, FIFO, jitter, cuts, rules, crashed destinations, trace events."""
+
+from sim.core.actor import Actor
+from sim.core.kernel import Kernel
+from sim.core.latency import LatencyDist
+from sim.core.network import LinkSpec, Network
+from sim.core.rng import Streams
+from sim.core.trace import Trace
+from sim.core.world import World
+
+
+class Recorder(Actor):
+    """Records every delivery as (time, mid, src, kind, body)."""
+
+    def __init__(self, name, world):
+        super().__init__(name, world)
+        self.got = []
+
+    def on_message(self, msg):
+        self.got.append((self.now_us, msg.mid, msg.src, msg.kind, msg.body))
+
+
+class Body:
+    def __init__(self, n):
+        self.n = n
+
+    def brief(self):
+        return {"n": self.n}
+
+
+def make_world(names=("a", "b", "c"), seed=1, link=None, until_us=1_000_000):
+    world = World(Kernel(until_us=until_us), Trace({"scenario": "net", "seed": seed}, keep=True),
+                  Streams(seed), Network(link))
+    actors = {n: Recorder(n, world) for n in names}
+    return world, actors
+
+
+def at(world, t_us, fn, *args):
+    world.kernel.call_later(t_us, fn, *args)
+
+
+def events(world, kind):
+    return [e for e in world.trace.events if e["kind"] == kind]
+
+
+def drops(world):
+    return {e["mid"]: e["reason"] for e in events(world, "drop")}
+
+
+def test_constant_latency():
+    world, nodes = make_world()
+    at(world, 250, world.network.send, "a", "b", "Ping", 1)
+    world.run()
+    assert nodes["b"].got == [(1_250, 0, "a", "Ping", 1)]
+    assert nodes["a"].got == [] and nodes["c"].got == []
+
+
+def test_set_link_latency_per_direction():
+    world, nodes = make_world()
+    net = world.network
+    net.set_link("a", "b", LinkSpec(latency=LatencyDist("constant", 3.0)))
+    net.send("a", "b", "Ping", None)
+    net.send("b", "a", "Ping", None)
+    world.run()
+    assert [g[0] for g in nodes["b"].got] == [3_000]
+    assert [g[0] for g in nodes["a"].got] == [1_000]
+
+
+def test_fifo_preserved_without_jitter():
+    link = LinkSpec(latency=LatencyDist("uniform", 1.0, 5.0))
+    world, nodes = make_world(link=link)
+    for i in range(60):
+        at(world, i * 10, world.network.send, "a", "b", "Seq", i)
+    world.run()
+    got = nodes["b"].got
+    assert [g[4] for g in got] == list(range(60))
+    assert [g[0] for g in got] == sorted(g[0] for g in got)
+
+
+def _jitter_order(seed):
+    world, nodes = make_world(seed=seed, link=LinkSpec(jitter_us=2_000))
+    for i in range(20):
+        world.network.send("a", "b", "Seq", i)
+    world.run()
+    return [g[4] for g in nodes["b"].got]
+
+
+def test_jitter_can_reorder_deterministically():
+    order = _jitter_order(seed=3)
+    assert sorted(order) == list(range(20))
+    assert order != list(range(20))
+    assert _jitter_order(seed=3) == order
+    assert _jitter_order(seed=4) != order
+
+
+def test_block_is_asymmetric():
+    world, nodes = make_world()
+    net = world.network
+    net.block("a", "b")
+    assert not net.reachable("a", "b") and net.reachable("b", "a")
+    m1 = net.send("a", "b", "Ping", None)
+    m2 = net.send("b", "a", "Ping", None)
+    world.run()
+    assert nodes["b"].got == []
+    assert [g[1] for g in nodes["a"].got] == [m2]
+    assert drops(world) == {m1: "partition"}
+
+
+def test_partition_and_heal():
+    world, nodes = make_world()
+    net = world.network
+    net.partition([["a"], ["b", "c"]])
+    for src, dst in [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]:
+        net.send(src, dst, "Cut", None)
+    at(world, 5_000, net.heal)
+    at(world, 6_000, net.send, "a", "b", "Healed", None)
+    at(world, 6_000, net.send, "c", "a", "Healed", None)
+    world.run()
+    assert sorted(drops(world).values()) == ["partition"] * 4
+    assert [g[3] for g in nodes["a"].got] == ["Healed"]
+    assert [(g[2], g[3]) for g in nodes["b"].got] == [("c", "Cut"), ("a", "Healed")]
+    assert [(g[2], g[3]) for g in nodes["c"].got] == [("b", "Cut")]
+
+
+def test_isolate_cuts_one_node_both_ways():
+    world, nodes = make_world()
+    net = world.network
+    net.isolate("c")
+    assert not net.reachable("a", "c") and not net.reachable("c", "b")
+    assert net.reachable("a", "b") and net.reachable("b", "a")
+
+
+def test_delay_rule_only_for_kind_and_link():
+    world, nodes = make_world()
+    net = world.network
+    net.add_rule("delay", kind="K", src="a", dst="b", delay_us=5_000)
+    net.send("a", "b", "L", "other kind")
+    net.send("a", "b", "K", "delayed")
+    net.send("a", "c", "K", "other dst")
+    net.send("b", "a", "K", "other src")
+    world.run()
+    assert [(g[0], g[4]) for g in nodes["b"].got] == [(1_000, "other kind"), (6_000, "delayed")]
+    assert [(g[0], g[4]) for g in nodes["c"].got] == [(1_000, "other dst")]
+    assert [(g[0], g[4]) for g in nodes["a"].got] == [(1_000, "other src")]
+
+
+def test_rule_expires_at_end_us():
+    world, nodes = make_world()
+    net = world.network
+    net.add_rule("delay", kind="K", delay_us=5_000, end_us=100)
+    net.send("a", "b", "K", 0)
+    at(world, 100, net.send, "a", "b", "K", 1)
+    world.run()
+    assert [(g[0], g[4]) for g in nodes["b"].got] == [(6_000, 0), (6_000, 1)]  # 1 kept FIFO
+    assert [g[4] for g in nodes["b"].got] == [0, 1]
+
+
+def test_drop_rule_with_count():
+    world, nodes = make_world()
+    net = world.network
+    rule = net.add_rule("drop", kind="K", count=2)
+    mids = [net.send("a", "b", "K", i) for i in range(3)]
+    other = net.send("a", "b", "L", "x")
+    world.run()
+    assert drops(world) == {mids[0]: f"rule:{rule.rid}", mids[1]: f"rule:{rule.rid}"}
+    assert [g[1] for g in nodes["b"].got] == [mids[2], other]
+    assert rule.count == 0
+
+
+def _reorder_run(seed):
+    world, nodes = make_world(seed=seed)
+    world.network.add_rule("reorder", kind="K", delay_us=3_000)
+    for i in range(20):
+        world.network.send("a", "b", "K", i)
+    world.run()
+    return [g[4] for g in nodes["b"].got]
+
+
+def test_reorder_rule_lifts_fifo():
+    order = _reorder_run(seed=5)
+    assert sorted(order) == list(range(20))
+    assert order != list(range(20))
+    assert _reorder_run(seed=5) == order
+
+
+def test_duplicate_rule_delivers_twice():
+    world, nodes = make_world()
+    net = world.network
+    net.add_rule("duplicate", kind="K")
+    mid = net.send("a", "b", "K", "twice")
+    net.send("a", "b", "L", "once")
+    world.run()
+    assert [g[4] for g in nodes["b"].got] == ["twice", "twice", "once"]
+    assert [e["mid"] for e in events(world, "deliver")] == [mid, mid, mid + 1]
+
+
+def test_hold_rule_released_after_release_kind_delivered():
+    world, nodes = make_world()
+    net = world.network
+    rule = net.add_rule("hold", kind="Stop", release_kind="Go")
+    held = net.send("a", "b", "Stop", "held")
+    to_c = net.send("a", "c", "Stop", "held for c")
+    at(world, 3_000, net.send, "c", "b", "Go", "go")
+    world.run()
+    assert [(g[0], g[4]) for g in nodes["b"].got] == [(4_000, "go"), (5_000, "held")]
+    assert nodes["c"].got == []  # a release for b leaves c's held message in place
+    assert [m.mid for m in rule.held] == [to_c]
+    assert [(e["mid"], e["rule"]) for e in events(world, "hold")] == [(held, rule.rid),
+                                                                       (to_c, rule.rid)]
+
+
+def test_clear_rules_releases_held_messages():
+    world, nodes = make_world()
+    net = world.network
+    net.add_rule("hold", kind="Stop", release_kind="Go")
+    net.add_rule("delay", kind="Other", delay_us=1)
+    net.send("a", "b", "Stop", "held")
+    at(world, 2_000, net.clear_rules, "Stop")
+    world.run()
+    assert [(g[0], g[4]) for g in nodes["b"].got] == [(3_000, "held")]
+    assert [r.action for r in net.rules] == ["delay"]
+
+
+def test_rule_to_json():
+    net = Network()
+    rule = net.add_rule("delay", kind="K", dst="b", delay_us=7)
+    assert rule.to_json() == {"rid": 0, "action": "delay", "kind": "K", "dst": "b", "delay_us": 7}
+
+
+def test_unknown_rule_action_rejected():
+    net = Network()
+    try:
+        net.add_rule("teleport")
+    except ValueError as exc:
+        assert "teleport" in str(exc)
+    else:
+        raise AssertionError("expected ValueError")
+
+
+def test_crashed_destination_drops_at_delivery():
+    world, nodes = make_world()
+    net = world.network
+    lost = net.send("a", "b", "Ping", "lost")
+    at(world, 500, world.crash, "b")
+    at(world, 2_000, world.restart, "b")
+    at(world, 2_000, net.send, "a", "b", "Ping", "after")
+    world.run()
+    assert drops(world) == {lost: "dst_down"}
+    assert [g[4] for g in nodes["b"].got] == ["after"]
+    assert [(e["kind"], e["t"]) for e in world.trace.events
+            if e["kind"] in ("crash", "restart")] == [("crash", 500), ("restart", 2_000)]
+
+
+def test_link_loss_and_duplicate_probabilities():
+    world, nodes = make_world(link=LinkSpec(drop=1.0))
+    mid = world.network.send("a", "b", "Ping", None)
+    world.run()
+    assert drops(world) == {mid: "loss"} and nodes["b"].got == []
+    world, nodes = make_world(link=LinkSpec(duplicate=1.0))
+    world.network.send("a", "b", "Ping", None)
+    world.run()
+    assert len(nodes["b"].got) == 2
+
+
+def test_every_send_deliver_drop_is_traced_with_mid():
+    world, nodes = make_world(link=LinkSpec(latency=LatencyDist("uniform", 0.5, 2.0)))
+    net = world.network
+    net.add_rule("drop", kind="D", count=3)
+    net.add_rule("duplicate", kind="Dup")
+    at(world, 1_500, world.crash, "c")
+    kinds = ["Ping", "D", "Dup"]
+    mids = []
+    for i in range(30):
+        dst = "bc"[i % 2]
+        at(world, i * 100, lambda i=i, dst=dst: mids.append(
+            net.send("a", dst, kinds[i % 3], Body(i))))
+    world.run()
+    sends = events(world, "send")
+    assert [e["mid"] for e in sends] == mids == list(range(30))
+    assert all(e["node"] == "a" and e["n"] == i for i, e in enumerate(sends))
+    assert [e["msg"] for e in sends] == [kinds[i % 3] for i in range(30)]
+    delivered = [e["mid"] for e in events(world, "deliver")]
+    dropped = [e["mid"] for e in events(world, "drop")]
+    received = sorted(g[1] for n in nodes.values() for g in n.got)
+    assert sorted(delivered) == received
+    assert set(delivered) | set(dropped) == set(mids)
+    assert not set(delivered) & set(dropped)
+    assert any(r == "dst_down" for r in drops(world).values())
+    for e in world.trace.events:
+        if e["kind"] in ("send", "deliver", "drop"):
+            assert isinstance(e["mid"], int)
+
+
+def test_same_seed_same_trace():
+    def digest(seed):
+        world, _ = make_world(seed=seed, link=LinkSpec(latency=LatencyDist("exponential", 1.0),
+                                                       jitter_us=500, drop=0.2))
+        for i in range(50):
+            at(world, i * 37, world.network.send, "abc"[i % 3], "abc"[(i + 1) % 3], "M", i)
+        world.run()
+        return world.trace.digest()
+
+    assert digest(11) == digest(11)
+    assert digest(11) != digest(12)

@@ -1,0 +1,375 @@
+"""The scenario loader: defaults, round-trip through TOML, and one-line errors for bad input."""
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from scenarios.schema import (
+    ALL_INVARIANTS,
+    ScenarioError,
+    load_scenario,
+    parse_scenario,
+    scenario_to_toml,
+)
+from sim.core.faults import FaultStep, materialise_mix
+
+MINIMAL = """
+expect = "pass"
+[[topics]]
+name = "t"
+"""
+
+FULL = """
+name = "full"
+description = "every section"
+expect = "violation:stale_leader_append"
+seed = 7
+invariants = ["stale_leader_append", "acked_write_lost"]
+
+[run]
+duration_ms = 20000
+settle_ms = 4000
+
+[protocol]
+profile = "2.6"
+mutant = "no_produce_epoch_check"
+leader_discovery = "refresh_no_backoff"
+
+[cluster]
+brokers = 4
+controllers = 1
+unclean_leader_election = true
+
+[[topics]]
+name = "t"
+partitions = 2
+assignment = [[1, 2, 3], [4, 1, 2]]
+
+[[topics]]
+name = "old.format"
+replication_factor = 2
+message_format = 1
+
+[[producers]]
+topic = "t"
+acks = -1
+enable_idempotence = true
+records_per_sec = 250.5
+
+[[producers]]
+name = "legacy"
+topic = "old.format"
+acks = 1
+enable_idempotence = false
+stop_ms = 9000
+
+[[consumers]]
+topic = "t"
+
+[network]
+latency = { dist = "uniform", min_ms = 1, max_ms = 3 }
+drop = 0.01
+
+[[network.links]]
+src = "c1"
+dst = "b2"
+latency = { dist = "constant", ms = 40 }
+
+[[faults]]
+at_ms = 9000
+action = "heal"
+
+[[faults]]
+at_ms = 2000
+action = "partition"
+groups = [["b1"], ["b2", "b3", "c1"]]
+
+[[faults]]
+at_ms = 3000
+action = "rule"
+rule = "hold"
+kind = "StopReplica"
+release_kind = "LeaderAndIsr"
+dst = "b2"
+
+[[faults]]
+at_ms = 3000
+action = "crash"
+target = "leader:t-1"
+
+[[faults]]
+at_ms = 4000
+action = "reassign"
+target = "t-0"
+replicas = [2, 3, 4]
+
+[[faults]]
+at_ms = 5000
+action = "create_topic"
+name = "fresh"
+partitions = 3
+
+[[faults]]
+at_ms = 6000
+action = "retention"
+target = "fresh-2"
+log_start_offset = 10
+
+[[faults]]
+at_ms = 7000
+action = "move_leader"
+target = "t-0"
+
+[[faults]]
+at_ms = 19000
+action = "restart"
+target = "leader:t-1"
+
+[[mix]]
+action = "crash"
+every_ms = 1500
+targets = ["b1", "controller"]
+duration_ms = [200, 800]
+
+[[mix]]
+action = "rule"
+every_ms = 3000
+duration_ms = 500
+params = { rule = "delay", kind = "Fetch", delay_ms = 50 }
+"""
+
+
+def bad(text: str, path: str = "scen.toml") -> str:
+    """The error message for `text`, checked to be one line naming the file."""
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: ")
+    return message
+
+
+def test_minimal_scenario_resolves_every_default():
+    sc = parse_scenario(MINIMAL, "dir/minimal.toml")
+    assert (sc.name, sc.path, sc.description, sc.expect, sc.seed) == (
+        "minimal", "dir/minimal.toml", "", "pass", 1)
+    assert sc.invariants == ALL_INVARIANTS and sc.steps == [] and sc.mixes == []
+    o = sc.options
+    assert o["run"] == {"duration_ms": 30000, "max_events": 5_000_000, "settle_ms": 5000}
+    assert o["protocol"]["profile"] == "proposed" and o["protocol"]["mutant"] == ""
+    assert o["protocol"]["produce_epoch_check"] is True
+    assert o["cluster"] == {
+        "brokers": 3, "controllers": 2, "min_insync_replicas": 1,
+        "unclean_leader_election": False, "controller_failover_delay_ms": 2000,
+        "zk_session_timeout_ms": 6000, "broker_session_timeout_ms": 6000,
+        "replica_lag_time_max_ms": 10000, "replica_fetch_wait_max_ms": 500,
+        "controller_request_retry_ms": 3000, "request_service_us": 50}
+    assert o["topics"] == [{"name": "t", "partitions": 1, "replication_factor": 3,
+                            "message_format": 2, "retention_ms": 0, "segment_ms": 10000,
+                            "assignment": [[1, 2, 3]]}]
+    assert o["producers"] == [] and o["consumers"] == []
+    assert o["network"] == {"latency": {"dist": "constant", "ms": 1.0}, "jitter_ms": 0,
+                            "drop": 0.0, "duplicate": 0.0, "links": []}
+
+
+def test_full_scenario_resolves_clients_network_steps_and_mixes():
+    sc = parse_scenario(FULL, "full.toml")
+    o = sc.options
+    assert o["protocol"]["leader_discovery"] == "refresh_no_backoff"
+    assert o["protocol"]["mutant"] == "no_produce_epoch_check"
+    assert o["topics"][1]["assignment"] == [[1, 2]]
+    p1, legacy = o["producers"]
+    assert (p1["name"], p1["acks"], p1["enable_idempotence"]) == ("p1", "all", "required")
+    assert (legacy["acks"], legacy["enable_idempotence"], legacy["stop_ms"]) == (1, "off", 9000)
+    assert p1["max_in_flight"] == 5 and p1["leader_discovery"] == ""
+    assert o["consumers"][0]["name"] == "k1"
+    link = o["network"]["links"][0]
+    assert link["latency"] == {"dist": "constant", "ms": 40.0} and link["drop"] == 0.01
+    assert [s.at_us for s in sc.steps] == sorted(s.at_us for s in sc.steps)
+    assert sc.steps[1] == FaultStep(3_000_000, "rule", None, {
+        "rule": "hold", "kind": "StopReplica", "release_kind": "LeaderAndIsr", "dst": "b2"})
+    assert sc.steps[2].target == "leader:t-1"  # same time as the rule: file order kept
+    assert next(s for s in sc.steps if s.action == "move_leader").params == {"to": "next"}
+    assert sc.mixes[0] == {"action": "crash", "every_ms": 1500, "targets": ["b1", "controller"],
+                           "duration_ms": [200, 800], "undo": "restart", "start_ms": 0,
+                           "end_ms": 16000, "params": {}}
+    assert sc.mixes[1]["undo"] == "clear_rules"
+
+
+def test_round_trip_through_toml():
+    sc = parse_scenario(FULL, "full.toml")
+    again = parse_scenario(scenario_to_toml(sc), "again.toml")
+    assert again.options == sc.options and again.steps == sc.steps
+    assert (again.name, again.expect, again.seed, again.invariants) == (
+        sc.name, sc.expect, sc.seed, sc.invariants)
+    assert again.mixes == []
+
+
+def test_round_trip_of_materialised_mixes_keeps_microseconds():
+    sc = parse_scenario(FULL, "full.toml")
+    rng = random.Random(sc.seed)
+    until_us = sc.options["run"]["duration_ms"] * 1000
+    steps = sc.steps + [s for mix in sc.mixes for s in materialise_mix(mix, rng, until_us)]
+    steps.sort(key=lambda s: s.at_us)
+    assert any(s.at_us % 1000 for s in steps)
+    again = parse_scenario(scenario_to_toml(sc, steps), "replay.toml")
+    assert again.steps == steps and again.options == sc.options
+
+
+def test_round_trip_of_awkward_strings():
+    text = 'description = "tab\\t quote\\" nl\\n \\u007f é"\n' + MINIMAL
+    sc = parse_scenario(text)
+    assert parse_scenario(scenario_to_toml(sc)).description == sc.description
+
+
+def test_docs_example_loads():
+    docs = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
+    example = docs.read_text().split("```toml\n")[-1].split("```")[0]
+    sc = parse_scenario(example, "example.toml")
+    assert sc.options["protocol"]["produce_epoch_check"] is True and len(sc.mixes) == 1
+
+
+def test_load_scenario_reads_a_file(tmp_path):
+    path = tmp_path / "on_disk.toml"
+    path.write_text(MINIMAL)
+    assert load_scenario(str(path)).name == "on_disk"
+
+
+def test_missing_file(tmp_path):
+    path = str(tmp_path / "absent.toml")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"{path}: file: file not found")
+
+
+def test_directory_is_not_a_scenario(tmp_path):
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(str(tmp_path))
+    assert str(info.value).startswith(f"{tmp_path}: file: is a directory")
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads anything")
+def test_unreadable_file(tmp_path):
+    path = tmp_path / "locked.toml"
+    path.write_text(MINIMAL)
+    path.chmod(0)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(str(path))
+    assert "not readable" in str(info.value) and "\n" not in str(info.value)
+
+
+def with_topic(extra_top: str = "", after: str = "") -> str:
+    """A valid scenario with `extra_top` keys at the top and `after` tables appended."""
+    return f'expect = "pass"\n{extra_top}\n[[topics]]\nname = "t"\n{after}'
+
+
+FAULT = '\n[[faults]]\nat_ms = 1000\n'
+BAD_CASES = [
+    # (id, text, key path, words the message must contain)
+    ("invalid_toml", 'expect = "pass"\nseed = = 3\n', "line 2", ["invalid TOML"]),
+    ("unknown_top_key", with_topic(after="\n[[fault]]\nat_ms = 1\n"), "fault",
+     ["unknown key", "did you mean 'faults'"]),
+    ("unknown_nested_key", with_topic(after="\n[cluster]\nbrokerz = 3\n"), "cluster.brokerz",
+     ["did you mean 'brokers'"]),
+    ("wrong_type", with_topic(after='\n[cluster]\nbrokers = "3"\n'), "cluster.brokers",
+     ["expected an integer", "string"]),
+    ("bool_is_not_int", with_topic(after="\n[cluster]\nbrokers = true\n"), "cluster.brokers",
+     ["not numbers"]),
+    ("float_ms", with_topic(after="\n[run]\nduration_ms = 1500.5\n"), "run.duration_ms",
+     ["integers only"]),
+    ("negative_delay", with_topic(after=FAULT + 'action = "rule"\nrule = "delay"\ndelay_ms = -5\n'),
+     "faults[0].delay_ms", ["negative"]),
+    ("negative_mix_duration",
+     with_topic(after='\n[[mix]]\naction = "crash"\nevery_ms = 100\ntargets = ["b1"]\n'
+                      "duration_ms = -1\n"), "mix[0].duration_ms", ["negative"]),
+    ("bad_enum", with_topic(after='\n[[producers]]\ntopic = "t"\nacks = "some"\n'),
+     "producers[0].acks", ['"all"']),
+    ("missing_broker", with_topic(after=FAULT + 'action = "crash"\ntarget = "b7"\n'),
+     "faults[0].target", ["'b7'", "cluster has b1..b3"]),
+    ("unknown_action", with_topic(after=FAULT + 'action = "crush"\ntarget = "b1"\n'),
+     "faults[0].action", ["did you mean 'crash'"]),
+    ("unknown_profile", with_topic(after='\n[protocol]\nprofile = "9.9"\n'), "protocol.profile",
+     ["unknown value '9.9'"]),
+    ("unknown_switch", with_topic(after="\n[protocol]\nproduce_epoch_chek = true\n"),
+     "protocol.produce_epoch_chek", ["did you mean 'produce_epoch_check'"]),
+    ("switch_wrong_type", with_topic(after="\n[protocol]\nfetch_epoch_check = 1\n"),
+     "protocol.fetch_epoch_check", ["expected bool"]),
+    ("unknown_mutant", with_topic(after='\n[protocol]\nmutant = "no_dedup"\n'),
+     "protocol.mutant", ["did you mean 'no_dedup_cache'"]),
+    ("rf_above_brokers",
+     'expect = "pass"\n[cluster]\nbrokers = 2\n[[topics]]\nname = "t"\nreplication_factor = 3\n',
+     "topics[0].replication_factor", ["cluster has 2 brokers"]),
+    ("unknown_topic_ref", with_topic(after='\n[[producers]]\ntopic = "tt"\n'),
+     "producers[0].topic", ["unknown topic 'tt'", "did you mean 't'"]),
+    ("unknown_partition", with_topic(after=FAULT + 'action = "move_leader"\ntarget = "t-4"\n'),
+     "faults[0].target", ["has 1 partition"]),
+    ("bad_expect", 'expect = "violation:stale_leader"\n[[topics]]\nname = "t"\n', "expect",
+     ["did you mean 'stale_leader_append'"]),
+    ("duplicate_topic", with_topic(after='\n[[topics]]\nname = "t"\n'), "topics[1].name",
+     ["duplicate topic"]),
+    ("duplicate_client", with_topic(after='\n[[producers]]\nname = "b2"\ntopic = "t"\n'),
+     "producers[0].name", ["already taken"]),
+    ("at_beyond_duration", with_topic(after='\n[[faults]]\nat_ms = 30000\naction = "heal"\n'),
+     "faults[0].at_ms", ["not before run.duration_ms"]),
+    ("fault_in_settle_window",
+     with_topic(after='\n[[faults]]\nat_ms = 26000\naction = "crash"\ntarget = "b1"\n'),
+     "faults[0].at_ms", ["settle window"]),
+    ("missing_expect", '[[topics]]\nname = "t"\n', "expect", ["missing required key"]),
+    ("missing_topics", 'expect = "pass"\n', "topics", ["add at least one [[topics]]"]),
+    ("missing_param", with_topic(after=FAULT + 'action = "reassign"\ntarget = "t-0"\n'),
+     "faults[0].replicas", ["requires replicas"]),
+    ("unknown_param", with_topic(after=FAULT + 'action = "crash"\ntarget = "b1"\ngroup = 1\n'),
+     "faults[0].group", ["unknown key 'group'"]),
+    ("target_not_allowed", with_topic(after=FAULT + 'action = "heal"\ntarget = "b9"\n'),
+     "faults[0].target", ["does not exist"]),
+    ("controller_not_broker",
+     with_topic(after=FAULT + 'action = "controlled_shutdown"\ntarget = "c1"\n'),
+     "faults[0].target", ["is not a broker"]),
+    ("hold_without_release",
+     with_topic(after=FAULT + 'action = "rule"\nrule = "hold"\nkind = "StopReplica"\n'),
+     "faults[0].release_kind", ["required for hold"]),
+    ("bad_latency", with_topic(after='\n[network]\nlatency = { dist = "gauss", ms = 1 }\n'),
+     "network.latency.dist", ["unknown distribution"]),
+    ("probability_above_one", with_topic(after="\n[network]\ndrop = 1.5\n"), "network.drop",
+     ["above the maximum 1"]),
+    ("assignment_bad_broker",
+     with_topic(after="replication_factor = 2\nassignment = [[1, 5]]\n"),
+     "topics[0].assignment[0][1]", ["no broker 5"]),
+    ("reassign_duplicate", with_topic(after=FAULT + 'action = "reassign"\ntarget = "t-0"\n'
+                                                    "replicas = [1, 1]\n"),
+     "faults[0].replicas", ["duplicate broker id"]),
+    ("invariant_unknown", with_topic('invariants = ["acked_write_lost", "nope"]'),
+     "invariants[1]", ["unknown invariant"]),
+    ("expect_not_checked",
+     'expect = "violation:log_divergence"\ninvariants = ["acked_write_lost"]\n'
+     '[[topics]]\nname = "t"\n', "expect", ["does not check it"]),
+    ("settle_not_below_duration", with_topic(after="\n[run]\nduration_ms = 100\n"),
+     "run.settle_ms", ["not below run.duration_ms"]),
+    ("section_wrong_shape", with_topic(after="\n[producers]\ntopic = \"t\"\n"), "producers",
+     ["[[producers]]"]),
+    ("mix_no_default_undo",
+     with_topic(after='\n[[mix]]\naction = "move_leader"\nevery_ms = 100\ntargets = ["t-0"]\n'
+                      "duration_ms = 10\n"), "mix[0].duration_ms", ["no default undo"]),
+    ("delivery_timeout_too_small",
+     with_topic(after='\n[[producers]]\ntopic = "t"\ndelivery_timeout_ms = 1000\n'),
+     "producers[0].delivery_timeout_ms", ["linger_ms + request_timeout_ms"]),
+]
+
+
+@pytest.mark.parametrize("text,key,words", [c[1:] for c in BAD_CASES],
+                         ids=[c[0] for c in BAD_CASES])
+def test_bad_input_is_one_line_with_file_and_key(text, key, words):
+    message = bad(text, "cases/bad.toml")
+    assert message.startswith(f"cases/bad.toml: {key}: "), message
+    assert "; " in message.split(f"{key}: ", 1)[1], message  # a fix follows the problem
+    for word in words:
+        assert word in message, message
+
+
+def test_error_carries_its_parts():
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(with_topic(after="\n[cluster]\nbrokers = 0\n"), "s.toml")
+    err = info.value
+    assert (err.file, err.key) == ("s.toml", "cluster.brokers") and isinstance(err, ValueError)
