@@ -112,7 +112,6 @@ class Kernel:
                 if type(queue[0][3]) is _Call:
                     t_us, _, _, ev = heappop(queue)
                     env._now = t_us  # noqa: SLF001
-                    ev.callbacks = None
                     self.events += 1
                     if self.events > max_events:
                         raise EventBudgetExceeded()

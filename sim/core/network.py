@@ -28,6 +28,8 @@ from sim.core.trace import json_str
 
 _new = object.__new__
 _setattr = object.__setattr__
+_SEND_KEYS = ("mid", "dst", "msg")
+_DELIVER_KEYS = ("mid", "src")
 
 
 @dataclass(frozen=True)
@@ -87,16 +89,16 @@ RULE_ACTIONS = ("delay", "drop", "reorder", "duplicate", "hold")
 class _Link:
     """Per-link cache of the hot path: the edge's attribute dict (shared with the graph, so
     `block` and `set_link` show through), the link's random stream, the constant latency of
-    the spec last seen (None if not constant) and the JSON text of the link's trace events
+    the spec last seen (None if not constant), the FIFO horizon and the JSON text of the link's trace events
     (None unless both ends are plain strings)."""
 
-    __slots__ = ("key", "edge", "rng", "spec", "constant_us", "send_text", "dst_text",
+    __slots__ = ("edge", "rng", "fifo_us", "spec", "constant_us", "send_text", "dst_text",
                  "deliver_text", "src_text")
 
     def __init__(self, key: tuple[str, str], edge: dict, rng):
-        self.key = key
         self.edge = edge
         self.rng = rng
+        self.fifo_us = 0  # latest delivery time scheduled in FIFO order on this link
         self.spec = None
         self.constant_us = None
         src, dst = key
@@ -118,7 +120,6 @@ class Network:
         self.rules: list[Rule] = []
         self._next_mid = 0
         self._next_rid = 0
-        self._fifo_us: dict[tuple[str, str], int] = {}
         self._links: dict[tuple[str, str], _Link] = {}
         self._kind_text: dict[str, str] = {}
         self._plain_world = False
@@ -194,26 +195,25 @@ class Network:
         msg = _new(Message)  # Message(mid, src, dst, kind, body) without the frozen __init__
         _setattr(msg, "__dict__", {"mid": mid, "src": src, "dst": dst, "kind": kind, "body": body})
         now = world.kernel.env._now  # noqa: SLF001 - hot path
-        fields = {"mid": mid, "dst": dst, "msg": kind}
         key = (src, dst)
         link = self._links.get(key)
         brief = getattr(body, "brief", None)
         if brief is not None:
+            fields = {"mid": mid, "dst": dst, "msg": kind}
             fields.update(brief())
             world.trace.emit(now, src, "send", fields)
         else:
             kind_text = self._kind_text.get(kind)
             if kind_text is None and type(kind) is str:
                 kind_text = self._kind_text[kind] = f"{json_str(kind)}}}"
-            if link is None:
-                link = self._link(key)
-            if kind_text is None or link.send_text is None:
-                world.trace.emit(now, src, "send", fields)
+            if link is None or kind_text is None or link.send_text is None:
+                world.trace.emit(now, src, "send", {"mid": mid, "dst": dst, "msg": kind})
             else:
-                world.trace.emit_encoded(now, src, "send", fields,
-                                         f"{link.send_text}{mid}{link.dst_text}{kind_text}")
+                world.trace.emit_encoded(now, src, "send",
+                                         f"{link.send_text}{mid}{link.dst_text}{kind_text}",
+                                         _SEND_KEYS, (mid, dst, kind))
         if link is None:
-            link = self._link(key)
+            link = self._link(key)  # after the send event, as an unknown node raises KeyError
         edge = link.edge
         if edge["blocked"]:
             return self._drop(msg, "partition")
@@ -252,10 +252,9 @@ class Network:
             if delay is None:
                 delay = spec.latency.sample(rng)
             at = now + delay + extra_us
-            last = self._fifo_us.get(key, 0)
-            if last > at:
-                at = last
-            self._fifo_us[key] = at
+            if link.fifo_us > at:
+                at = link.fifo_us
+            link.fifo_us = at
             world.kernel.call_later(at - now, self._deliver, msg, link)
             return mid
         for _ in range(copies):
@@ -267,11 +266,11 @@ class Network:
         if spec.jitter_us:
             delay += rng.randrange(spec.jitter_us + 1)
         at = now + delay
+        link = self._link((msg.src, msg.dst))
         if fifo:
-            link = (msg.src, msg.dst)
-            at = max(at, self._fifo_us.get(link, 0))
-            self._fifo_us[link] = at
-        self.world.kernel.call_later(at - now, self._deliver, msg)
+            at = max(at, link.fifo_us)
+            link.fifo_us = at
+        self.world.kernel.call_later(at - now, self._deliver, msg, link)
 
     def _drop(self, msg: Message, reason: str) -> int:
         w = self.world
@@ -288,14 +287,15 @@ class Network:
         elif not w.is_alive(msg.dst):
             self._drop(msg, "dst_down")
             return
-        fields = {"mid": msg.mid, "src": msg.src}
         if link is None:
             link = self._link((msg.src, msg.dst))
         if link.deliver_text is None:
-            w.trace.emit(w.kernel.env._now, msg.dst, "deliver", fields)  # noqa: SLF001
+            w.trace.emit(w.kernel.env._now, msg.dst, "deliver",  # noqa: SLF001
+                         {"mid": msg.mid, "src": msg.src})
         else:
-            w.trace.emit_encoded(w.kernel.env._now, msg.dst, "deliver", fields,  # noqa: SLF001
-                                 f"{link.deliver_text}{msg.mid}{link.src_text}")
+            w.trace.emit_encoded(w.kernel.env._now, msg.dst, "deliver",  # noqa: SLF001
+                                 f"{link.deliver_text}{msg.mid}{link.src_text}",
+                                 _DELIVER_KEYS, (msg.mid, msg.src))
         if self._plain_world:
             actor.on_message(msg)
         else:

@@ -37,6 +37,8 @@ try:
 except (ImportError, TypeError):  # no C accelerator, or another signature
     _c_iterencode = None
 
+_HASH_BATCH = 512
+
 #: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
 json_str = json.encoder.encode_basestring
 
@@ -60,7 +62,8 @@ class Trace:
         self._write = sink.write if sink is not None else None
         self._hash = hashlib.blake2b(digest_size=32)
         self._hash.update(header_digest_part(self.header).encode())
-        self._unhashed: list[str] = []  # event lines not yet fed to the hash, hashed in batches
+        # event lines ("...\n") not yet fed to the hash: hashing in batches is cheaper
+        self._unhashed: list[str] = []
         self.seq = 0
         self.events: list[dict] | None = [] if keep else None
         self.observers: list[Callable[[dict], None]] = []
@@ -73,39 +76,49 @@ class Trace:
         if fields:
             ev.update(fields)
         if _c_iterencode is None:
-            line = _dumps(ev)
+            line = _dumps(ev) + "\n"
         else:
             try:
-                line = "".join(_c_iterencode(ev, 0))
+                line = "".join(_c_iterencode(ev, 0)) + "\n"
             except BaseException:
                 _markers.clear()
                 raise
-        self._record(line, ev)
-        return ev["seq"]
-
-    def emit_encoded(self, t_us: int, node: str, kind: str, fields: dict[str, Any],
-                     text: str) -> int:
-        """`emit` for hot callers that already hold the JSON text of the event.
-
-        `text` must be exactly what `emit` writes after the `t` member, closing brace
-        included: `,"node":N,"kind":K` then `,"key":value` for each field in order, strings
-        encoded with `json_str` and ints with `int.__repr__`; `fields` must not repeat `seq`,
-        `t`, `node` or `kind`. The line is then byte-identical to the one `emit` writes.
-        """
-        if type(t_us) is not int:
-            return self.emit(t_us, node, kind, fields)
-        seq = self.seq
-        line = f'{{"seq":{seq},"t":{t_us}{text}'
-        write = self._write
-        if write is not None:
-            write(line + "\n")
         unhashed = self._unhashed
         unhashed.append(line)
-        if len(unhashed) >= 512:
+        if len(unhashed) >= _HASH_BATCH:
             self._hash_pending()
+        if self._write is not None:
+            self._write(line)
+        if self.events is not None:
+            self.events.append(ev)
+        for observer in self.observers:
+            observer(ev)
+        self.seq += 1
+        return ev["seq"]
+
+    def emit_encoded(self, t_us: int, node: str, kind: str, text: str,
+                     keys: tuple[str, ...], values: tuple) -> int:
+        """`emit` for hot callers that already hold the JSON text of the event.
+
+        The fields are `dict(zip(keys, values))`, built only if someone keeps or observes
+        events; `keys` must not repeat `seq`, `t`, `node` or `kind`. `text` must be exactly
+        what `emit` writes after the `t` member, closing brace included: `,"node":N,"kind":K`
+        then `,"key":value` for each field in order, strings encoded with `json_str` and ints
+        with `int.__repr__`. The line is then byte-identical to the one `emit` writes.
+        """
+        if type(t_us) is not int:
+            return self.emit(t_us, node, kind, dict(zip(keys, values)))
+        seq = self.seq
+        line = f'{{"seq":{seq},"t":{t_us}{text}\n'
+        unhashed = self._unhashed
+        unhashed.append(line)
+        if len(unhashed) >= _HASH_BATCH:
+            self._hash_pending()
+        if self._write is not None:
+            self._write(line)
         if self.events is not None or self.observers:
             ev = {"seq": seq, "t": t_us, "node": node, "kind": kind}
-            ev.update(fields)
+            ev.update(zip(keys, values))
             if self.events is not None:
                 self.events.append(ev)
             for observer in self.observers:
@@ -113,23 +126,10 @@ class Trace:
         self.seq += 1
         return seq
 
-    def _record(self, line: str, ev: dict) -> None:
-        write = self._write
-        if write is not None:
-            write(line + "\n")
-        unhashed = self._unhashed
-        unhashed.append(line)
-        if len(unhashed) >= 512:
-            self._hash_pending()
-        if self.events is not None:
-            self.events.append(ev)
-        for observer in self.observers:
-            observer(ev)
-        self.seq += 1
-
     def _hash_pending(self) -> None:
+        """Feed the pending lines to the hash as "\n" + line each, as `digest_of_lines` does."""
         if self._unhashed:
-            self._hash.update(("\n" + "\n".join(self._unhashed)).encode())
+            self._hash.update(("\n" + "".join(self._unhashed)[:-1]).encode())
             self._unhashed.clear()
 
     def digest(self) -> str:

@@ -14,6 +14,7 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.broker_data import BrokerData
 from sim.kafka.fetcher import Fetcher
+from sim.kafka.idempotence import evict_below_log_start, expire_producers
 from sim.kafka.log import Log
 from sim.kafka.messages import ControlResponse, MetadataResponse
 from sim.kafka.partition import Partition
@@ -56,6 +57,10 @@ class Broker(BrokerData, Fetcher, Actor):
         self.broker_epoch = self.store.register_broker(self.id, self.now_us)
         self.set_timer(HEARTBEAT_US, "heartbeat")
         self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+        segment_ms = min((t.segment_ms for t in self.store.topics.values() if t.retention_ms),
+                         default=0)
+        if segment_ms:
+            self.set_timer(segment_ms * 1000, "retention", segment_ms)
 
     def on_timer(self, name: str, data) -> None:
         if name == "heartbeat":
@@ -65,8 +70,38 @@ class Broker(BrokerData, Fetcher, Actor):
         elif name == "isr_check":
             self.check_isr_shrink()
             self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+        elif name == "retention":
+            for tp in sorted(self.logs):
+                self.apply_retention(tp)
+            self.set_timer(data * 1000, "retention", data)
         else:
             self.on_data_timer(name, data)
+
+    # -- retention (ref §2.3) ------------------------------------------------------------
+    def apply_retention(self, tp: str, log_start_offset: int | None = None) -> None:
+        """Delete whole batches below `log_start_offset` (or older than the topic's
+        retention.ms), never past the HW nor the active (last) batch; on profiles <= 2.3 the
+        producer state of producers left wholly below the new log start is evicted."""
+        held = self.logs.get(tp)
+        if held is None:
+            return
+        topic_id, log = held
+        if not log.entries:
+            return
+        if log_start_offset is None:
+            topic = self.store.topics.get(tp.rpartition("-")[0])
+            if topic is None or not topic.retention_ms:
+                return
+            horizon = self.now_us - topic.retention_ms * 1000
+            old = [e for e in log.entries if e[3].created_us < horizon]
+            log_start_offset = old[-1][0] + old[-1][1] if old else log.log_start_offset
+        target = min(log_start_offset, log.hw, log.entries[-1][0])
+        if log.advance_start(target):
+            self.emit(V.LOG_START, {"tp": tp, "topic_id": topic_id,
+                                    "log_start_offset": log.log_start_offset})
+            if self.protocol.evict_state_on_retention:
+                evict_below_log_start(log)
+        expire_producers(log, self.now_us, self.protocol.producer_id_expiration_ms)
 
     # -- dispatch ------------------------------------------------------------------------
     def on_message(self, msg) -> None:

@@ -237,8 +237,9 @@ class BrokerData:
     def maybe_advance_hw(self, p) -> None:
         if not p.is_leader:
             return
-        hw = p.leader_hw_candidate(self.protocol.mutant == "hw_ignores_isr")
-        if hw > p.log.hw:
+        mutant = self.protocol.mutant
+        hw = p.leader_hw_candidate(mutant == "hw_ignores_isr", mutant == "hw_not_monotonic")
+        if hw > p.log.hw or (mutant == "hw_not_monotonic" and hw != p.log.hw):
             p.log.hw = hw
             self.hw_buf.append([p.tp, p.topic_id, hw, p.leader_epoch])
             self._check_waiters(p.tp)

@@ -105,7 +105,7 @@ class Partition:
             return self.isr
         return tuple(sorted(set(self.isr) | set(self.pending_isr)))
 
-    def leader_hw_candidate(self, hw_ignores_isr: bool = False) -> int:
+    def leader_hw_candidate(self, hw_ignores_isr: bool = False, stale_followers: bool = False) -> int:
         """The HW this leader may advance to: min LEO over the (maximal) ISR."""
         hw = self.log.leo
         if hw_ignores_isr:  # planted bug: commit on the leader alone
@@ -114,6 +114,9 @@ class Partition:
             if r == self.broker_id:
                 continue
             f = self.followers.get(r)
+            if stale_followers and f is not None:  # planted bug: trust progress from old epochs
+                hw = min(hw, max(f.leo, 0))
+                continue
             if f is None or f.epoch != self.leader_epoch:
                 return min(hw, self.log.hw)
             hw = min(hw, f.leo)

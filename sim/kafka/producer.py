@@ -63,6 +63,8 @@ class Producer(IdempotenceMixin, Actor):
 
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
+        self.emit(V.CLIENT_CONFIG, {"idempotence": self.idempotence, "acks": self.spec["acks"],
+                                    "leader_discovery": self.discovery})
         self.set_timer(self.spec["start_ms"] * 1000, "begin")
 
     def on_restart(self) -> None:

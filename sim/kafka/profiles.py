@@ -87,6 +87,7 @@ MUTANTS: dict[str, str] = {
     "controller_reuses_leader_epoch": "single_leader_per_epoch",
     "follower_skips_truncation": "log_divergence",
     "hw_ignores_isr": "acked_write_lost",
+    "hw_not_monotonic": "high_watermark_monotonic",
     "client_accepts_stale_metadata": "client_leader_epoch_regression",
     "hint_accepts_equal_epoch": "leader_hint_misapplied",
     "no_dedup_cache": "duplicate_append",

@@ -1,0 +1,5 @@
+import sys
+
+from epochsim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,110 @@
+"""One run of one scenario at one seed: trace, invariants, verdict.
+
+Contract: `run_scenario(scenario, seed, out_dir)` materialises the scenario's random fault mixes
+into a concrete schedule from the seed (one stream per mix), records the header (scenario, seed,
+resolved options, the schedule that ran, invariants, harness version), runs the cluster with the
+invariants watching online, and returns the verdict dict; with `out_dir` it writes
+`trace.jsonl` and `verdict.json` there. The same (scenario, seed) gives the same trace digest
+on any machine and under any PYTHONHASHSEED. `stop_at_first` ends the run at the first safety
+violation (used by searches; the verdict then says `stopped_early`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from epochsim import __version__
+from invariants.registry import Monitor
+from scenarios.schema import Scenario
+from sim.core.faults import materialise_mix, sorted_schedule
+from sim.core.rng import Streams
+from sim.core.trace import Trace
+from sim.kafka.cluster import Cluster
+
+
+class StopRun(Exception):
+    """Raised from the trace observer to end a run at its first violation."""
+
+
+def schedule_for(scenario: Scenario, seed: int) -> list:
+    """The concrete fault schedule this (scenario, seed) runs: scripted steps plus mixes."""
+    steps = list(scenario.steps)
+    until_us = scenario.options["run"]["duration_ms"] * 1000
+    streams = Streams(seed)
+    for i, mix in enumerate(scenario.mixes):
+        steps += materialise_mix(mix, streams.get(f"nemesis/mix/{i}"), until_us)
+    return sorted_schedule(steps)
+
+
+def header_for(scenario: Scenario, seed: int, schedule: list) -> dict:
+    return {"scenario": scenario.name, "seed": seed, "options": scenario.options,
+            "schedule": [s.to_json() for s in schedule], "invariants": list(scenario.invariants),
+            "expect": scenario.expect, "harness_version": __version__}
+
+
+def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
+                 stop_at_first: bool = False, schedule: list | None = None,
+                 keep_events: bool = False) -> dict:
+    schedule = schedule_for(scenario, seed) if schedule is None else sorted_schedule(schedule)
+    header = header_for(scenario, seed, schedule)
+    sink = None
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
+        sink = open(os.path.join(out_dir, "trace.jsonl"), "w", encoding="utf-8", buffering=1 << 20)
+    try:
+        trace = Trace(header, sink, keep=keep_events)
+        monitor = Monitor(trace.header, scenario.invariants)
+        trace.observers.append(monitor.step)
+        if stop_at_first:
+            trace.observers.append(lambda ev: _stop_if_failed(monitor))
+        cluster = Cluster(scenario.options, schedule, seed, trace)
+        stopped_early = False
+        try:
+            outcome = cluster.run()
+            run_info = {"end_us": outcome.end_us, "events": outcome.events,
+                        "stopped_by": outcome.stopped_by}
+        except StopRun:
+            stopped_early = True
+            run_info = {"end_us": cluster.kernel.now_us, "events": cluster.kernel.events,
+                        "stopped_by": "violation"}
+        violations, metrics = monitor.finish()
+    finally:
+        if sink is not None:
+            sink.close()
+    verdict = make_verdict(scenario, seed, trace.digest(), violations, metrics, run_info)
+    verdict["stopped_early"] = stopped_early
+    if keep_events:
+        verdict["_events"] = trace.events
+    if out_dir is not None:
+        write_verdict(out_dir, verdict)
+    return verdict
+
+
+def _stop_if_failed(monitor) -> None:
+    if monitor.failed:
+        raise StopRun()
+
+
+def make_verdict(scenario: Scenario, seed: int, digest: str, violations, metrics, run_info) -> dict:
+    names = sorted({v.invariant for v in violations})
+    return {
+        "scenario": scenario.name, "scenario_path": scenario.path, "seed": seed,
+        "trace_digest": digest, "invariants": list(scenario.invariants),
+        "violations": [v.to_json() for v in violations], "violated": names,
+        "expect": scenario.expect, "expectation_met": expectation_met(scenario.expect, names),
+        "run": run_info, "metrics": metrics, "harness_version": __version__,
+    }
+
+
+def expectation_met(expect: str, violated: list[str]) -> bool:
+    if expect == "pass":
+        return not violated
+    return expect.split(":", 1)[1] in violated
+
+
+def write_verdict(out_dir: str, verdict: dict) -> None:
+    public = {k: v for k, v in verdict.items() if not k.startswith("_")}
+    with open(os.path.join(out_dir, "verdict.json"), "w", encoding="utf-8") as fh:
+        json.dump(public, fh, indent=2, sort_keys=True)
+        fh.write("\n")
