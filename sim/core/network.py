@@ -8,8 +8,8 @@ Contract:
   restores them; a message sent over a cut link is dropped;
 - `Rule`s act on messages of one kind (and/or source, destination) while active: `delay` adds
   time, `drop` discards, `reorder` adds random jitter and lifts FIFO, `duplicate` delivers twice,
-  `hold` keeps them until a message of kind `release_kind` to the same destination has been
-  delivered ("deliver this StopReplica after that LeaderAndIsr");
+  `hold` keeps them until a message of kind `release_kind`, sent later to the same
+  destination, has been delivered ("deliver this StopReplica after that LeaderAndIsr");
 - every send, deliver and drop is a trace event (`send`, `deliver`, `drop`) carrying the message
   id `mid`; a message whose destination is down at delivery time is dropped (`dst_down`).
 The network knows message kinds only as strings; it never looks inside a body except to ask
@@ -19,10 +19,13 @@ for its `brief()` (a small JSON dict for the trace).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from heapq import heappush
 from typing import Any
 
 import networkx as nx
+from simpy.core import NORMAL
 
+from sim.core.kernel import _Call
 from sim.core.latency import LatencyDist
 from sim.core.trace import json_str
 
@@ -255,7 +258,17 @@ class Network:
             if link.fifo_us > at:
                 at = link.fifo_us
             link.fifo_us = at
-            world.kernel.call_later(at - now, self._deliver, msg, link)
+            kernel = world.kernel
+            if type(at) is not int or at < now:  # let call_later convert or reject it
+                kernel.call_later(at - now, self._deliver, msg, link)
+                return mid
+            # kernel.call_later(at - now, self._deliver, msg, link), inlined
+            ev = _Call()
+            ev.callbacks = kernel._callbacks  # noqa: SLF001
+            ev.fn = self._deliver
+            ev.args = (msg, link)
+            env = kernel.env
+            heappush(env._queue, (at, NORMAL, next(env._eid), ev))  # noqa: SLF001
             return mid
         for _ in range(copies):
             self._schedule(msg, spec, rng, extra_us, fifo, now)
@@ -303,12 +316,14 @@ class Network:
         if self.rules:
             for rule in self.rules:
                 if rule.action == "hold" and rule.held and rule.release_kind == msg.kind:
-                    self._release(rule, dst=msg.dst)
+                    self._release(rule, dst=msg.dst, sent_before=msg.mid)
 
-    def _release(self, rule: Rule, dst: str | None = None) -> None:
+    def _release(self, rule: Rule, dst: str | None = None, sent_before: int | None = None) -> None:
+        """Let held messages go: all of them, or those to `dst` sent before message `sent_before`."""
         keep, go = [], []
         for held in rule.held:
-            (go if dst is None or held.dst == dst else keep).append(held)
+            ok = dst is None or (held.dst == dst and held.mid < sent_before)
+            (go if ok else keep).append(held)
         rule.held = keep
         now = self.world.kernel.env._now  # noqa: SLF001
         for held in go:

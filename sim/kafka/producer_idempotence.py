@@ -82,19 +82,30 @@ class IdempotenceMixin:
                 self._restart_sequences(pb.tp)
                 self._retry_or_fail(pb, err)
             else:
-                self._fail(pb, E.OUT_OF_ORDER_SEQUENCE_NUMBER)
+                self._surface_loss(pb)
             return True
         if pb.batch.base_seq != self.last_acked_seq.get(pb.tp, -1) + 1:
             self._retry_or_fail(pb, err)  # an earlier batch failed; this one follows it
         else:
-            self._fail(pb, E.OUT_OF_ORDER_SEQUENCE_NUMBER)
+            self._surface_loss(pb)
         return True
+
+    def _surface_loss(self, pb) -> None:
+        """OutOfOrderSequence reaches the application; the idempotent producer then bumps its
+        epoch and restarts every partition's sequences at 0 ("this indicates data loss on the
+        broker", ref §2.5) so later sends are accepted."""
+        self._fail(pb, E.OUT_OF_ORDER_SEQUENCE_NUMBER)
+        self.producer_epoch += 1
+        for tp in self.tps:
+            self._restart_sequences(tp)
 
     def _restart_sequences(self, tp: str) -> None:
         """`startSequencesAtBeginning(tp)`: renumber unacknowledged batches from 0."""
         seq = 0
         for queued in self.queues[tp]:
-            queued.batch = replace(queued.batch, base_seq=seq)
+            if queued.batch.pid < 0:
+                continue
+            queued.batch = replace(queued.batch, producer_epoch=self.producer_epoch, base_seq=seq)
             seq += queued.batch.count
         self.next_seq[tp] = seq
         self.last_acked_seq[tp] = -1
