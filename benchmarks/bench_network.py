@@ -11,6 +11,7 @@ import argparse
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 
 import simpy
 
@@ -25,6 +26,17 @@ from sim.core.world import World
 LATENCY_US = 1_000
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A message body shaped like the model's: a frozen record with a small `brief()`."""
+
+    corr: int
+    error: int = 0
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "error": self.error}
+
+
 # -- (a) harness path ---------------------------------------------------------------------
 
 class Pinger(Actor):
@@ -36,13 +48,13 @@ class Pinger(Actor):
 
     def start(self):
         self.left -= 1
-        self.send(self.peer, "Ping", self.left)
+        self.send(self.peer, "Ping", Note(self.left))
 
     def on_message(self, msg):
         self.received += 1
         if self.left > 0:
             self.left -= 1
-            self.send(self.peer, "Ping", self.left)
+            self.send(self.peer, "Ping", Note(self.left))
 
 
 class Ponger(Actor):
@@ -50,18 +62,18 @@ class Ponger(Actor):
 
     def on_message(self, msg):
         self.received += 1
-        self.send(msg.src, "Pong", msg.body)
+        self.send(msg.src, "Pong", Note(msg.body.corr))
 
 
 def run_harness(pairs: int, rounds: int, trace_path: str) -> tuple[float, int]:
     with open(trace_path, "w", encoding="utf-8") as sink:
-        started = time.perf_counter()
         world = World(Kernel(until_us=10**15), Trace({"scenario": "bench", "seed": 1}, sink=sink),
                       Streams(1), Network(LinkSpec(LatencyDist("constant", LATENCY_US / 1000))))
         actors = []
         for i in range(pairs):
             actors.append(Ponger(f"pong{i}", world))
             actors.append(Pinger(f"ping{i}", world, f"pong{i}", rounds))
+        started = time.perf_counter()
         world.run()
         elapsed = time.perf_counter() - started
     delivered = sum(a.received for a in actors)
@@ -98,13 +110,13 @@ class BarePinger:
 
     def start(self):
         self.left -= 1
-        self.net.send(self.name, self.peer, "Ping", self.left)
+        self.net.send(self.name, self.peer, "Ping", Note(self.left))
 
     def on_message(self, msg):
         self.received += 1
         if self.left > 0:
             self.left -= 1
-            self.net.send(self.name, self.peer, "Ping", self.left)
+            self.net.send(self.name, self.peer, "Ping", Note(self.left))
 
 
 class BarePonger:
@@ -114,17 +126,17 @@ class BarePonger:
 
     def on_message(self, msg):
         self.received += 1
-        self.net.send(self.name, msg.src, "Pong", msg.body)
+        self.net.send(self.name, msg.src, "Pong", Note(msg.body.corr))
 
 
 def run_bare(pairs: int, rounds: int) -> tuple[float, int]:
-    started = time.perf_counter()
     env = simpy.Environment()
     net = BareNet(env)
     actors = []
     for i in range(pairs):
         actors.append(BarePonger(f"pong{i}", net))
         actors.append(BarePinger(f"ping{i}", net, f"pong{i}", rounds))
+    started = time.perf_counter()
     for a in actors:
         if isinstance(a, BarePinger):
             a.start()

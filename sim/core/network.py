@@ -27,11 +27,13 @@ from simpy.core import NORMAL
 
 from sim.core.kernel import _Call
 from sim.core.latency import LatencyDist
-from sim.core.trace import json_str
+from sim.core.trace import json_str, json_text
 
 _new = object.__new__
 _setattr = object.__setattr__
 _SEND_KEYS = ("mid", "dst", "msg")
+# brief() fields that would overwrite a member of the send event (handled by the general path)
+_SEND_RESERVED = frozenset(("seq", "t", "node", "kind") + _SEND_KEYS)
 _DELIVER_KEYS = ("mid", "src")
 
 
@@ -91,9 +93,9 @@ RULE_ACTIONS = ("delay", "drop", "reorder", "duplicate", "hold")
 
 class _Link:
     """Per-link cache of the hot path: the edge's attribute dict (shared with the graph, so
-    `block` and `set_link` show through), the link's random stream, the constant latency of
-    the spec last seen (None if not constant), the FIFO horizon and the JSON text of the link's trace events
-    (None unless both ends are plain strings)."""
+    `block` and `set_link` show through), the link's random stream, the FIFO horizon, the
+    constant latency of the spec last seen (None if not constant) and the JSON text of the
+    link's trace events (None unless both ends are plain strings)."""
 
     __slots__ = ("edge", "rng", "fifo_us", "spec", "constant_us", "send_text", "dst_text",
                  "deliver_text", "src_text")
@@ -201,20 +203,27 @@ class Network:
         key = (src, dst)
         link = self._links.get(key)
         brief = getattr(body, "brief", None)
-        if brief is not None:
+        more = None if brief is None else brief()
+        kind_text = self._kind_text.get(kind)
+        if kind_text is None and type(kind) is str:
+            kind_text = self._kind_text[kind] = json_str(kind)
+        if (link is None or kind_text is None or link.send_text is None
+                or (more is not None and (type(more) is not dict
+                                          or not _SEND_RESERVED.isdisjoint(more)))):
+            # the general path: first message on a link, unusual types or field names
             fields = {"mid": mid, "dst": dst, "msg": kind}
-            fields.update(brief())
+            if more is not None:
+                fields.update(more)
             world.trace.emit(now, src, "send", fields)
+        elif more:
+            extra = json_text(more)  # '{"k":v,...}' -> ',"k":v,...}'
+            world.trace.emit_encoded(now, src, "send",
+                                     f"{link.send_text}{mid}{link.dst_text}{kind_text},{extra[1:]}",
+                                     _SEND_KEYS, (mid, dst, kind), more)
         else:
-            kind_text = self._kind_text.get(kind)
-            if kind_text is None and type(kind) is str:
-                kind_text = self._kind_text[kind] = f"{json_str(kind)}}}"
-            if link is None or kind_text is None or link.send_text is None:
-                world.trace.emit(now, src, "send", {"mid": mid, "dst": dst, "msg": kind})
-            else:
-                world.trace.emit_encoded(now, src, "send",
-                                         f"{link.send_text}{mid}{link.dst_text}{kind_text}",
-                                         _SEND_KEYS, (mid, dst, kind))
+            world.trace.emit_encoded(now, src, "send",
+                                     f"{link.send_text}{mid}{link.dst_text}{kind_text}}}",
+                                     _SEND_KEYS, (mid, dst, kind))
         if link is None:
             link = self._link(key)  # after the send event, as an unknown node raises KeyError
         edge = link.edge

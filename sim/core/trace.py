@@ -39,6 +39,17 @@ except (ImportError, TypeError):  # no C accelerator, or another signature
 
 _HASH_BATCH = 512
 
+
+def json_text(obj: Any) -> str:
+    """Compact JSON text of `obj`, exactly as the trace writes it."""
+    if _c_iterencode is None:
+        return _dumps(obj)
+    try:
+        return "".join(_c_iterencode(obj, 0))
+    except BaseException:
+        _markers.clear()
+        raise
+
 #: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
 json_str = json.encoder.encode_basestring
 
@@ -75,14 +86,7 @@ class Trace:
         ev = {"seq": self.seq, "t": t_us, "node": node, "kind": kind}
         if fields:
             ev.update(fields)
-        if _c_iterencode is None:
-            line = _dumps(ev) + "\n"
-        else:
-            try:
-                line = "".join(_c_iterencode(ev, 0)) + "\n"
-            except BaseException:
-                _markers.clear()
-                raise
+        line = json_text(ev) + "\n"
         unhashed = self._unhashed
         unhashed.append(line)
         if len(unhashed) >= _HASH_BATCH:
@@ -97,17 +101,21 @@ class Trace:
         return ev["seq"]
 
     def emit_encoded(self, t_us: int, node: str, kind: str, text: str,
-                     keys: tuple[str, ...], values: tuple) -> int:
+                     keys: tuple[str, ...], values: tuple, more: dict | None = None) -> int:
         """`emit` for hot callers that already hold the JSON text of the event.
 
-        The fields are `dict(zip(keys, values))`, built only if someone keeps or observes
-        events; `keys` must not repeat `seq`, `t`, `node` or `kind`. `text` must be exactly
-        what `emit` writes after the `t` member, closing brace included: `,"node":N,"kind":K`
-        then `,"key":value` for each field in order, strings encoded with `json_str` and ints
-        with `int.__repr__`. The line is then byte-identical to the one `emit` writes.
+        The fields are `keys` zipped with `values`, then `more`; the dict is built only if
+        someone keeps or observes events. No field may repeat `seq`, `t`, `node`, `kind` or an
+        earlier field. `text` must be exactly what `emit` writes after the `t` member, closing
+        brace included: `,"node":N,"kind":K` then `,"key":value` for each field in order,
+        strings encoded with `json_str`, ints with `int.__repr__`, anything else with
+        `json_text`. The line is then byte-identical to the one `emit` writes.
         """
         if type(t_us) is not int:
-            return self.emit(t_us, node, kind, dict(zip(keys, values)))
+            fields = dict(zip(keys, values))
+            if more:
+                fields.update(more)
+            return self.emit(t_us, node, kind, fields)
         seq = self.seq
         line = f'{{"seq":{seq},"t":{t_us}{text}\n'
         unhashed = self._unhashed
@@ -119,6 +127,8 @@ class Trace:
         if self.events is not None or self.observers:
             ev = {"seq": seq, "t": t_us, "node": node, "kind": kind}
             ev.update(zip(keys, values))
+            if more:
+                ev.update(more)
             if self.events is not None:
                 self.events.append(ev)
             for observer in self.observers:

@@ -1,0 +1,116 @@
+"""`epochsim suite`: run scenarios at several seeds against their declared expectations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from epochsim.common import load, positive_int, prepare_out_dir, repro_line
+from epochsim.errors import UsageError
+
+HELP = """\
+Run every scenario (files, or every *.toml directly inside a directory) at --seeds seeds
+starting from each scenario's `seed`, and compare each run with the scenario's `expect`.
+Prints a table; writes OUT/suite.json and, for runs that miss their expectation, their trace
+and verdict under OUT/<scenario>/seed-<N>/. Exit 0 only when every expectation is met.
+
+  epochsim suite scenarios/ --seeds 5
+  epochsim suite scenarios/kip570-*.toml --seeds 200 --jobs 2"""
+
+
+def register(subs) -> None:
+    p = subs.add_parser("suite", help="check scenarios against their expectations", description=HELP,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--seeds", type=positive_int, default=1, help="seeds per scenario (default 1)")
+    p.add_argument("--out", default=os.path.join("runs", "suite"), help="output directory (default runs/suite)")
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
+                   help="worker processes (default: all cores)")
+    p.set_defaults(func=main)
+
+
+def scenario_files(paths: list[str]) -> list[str]:
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            files += sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".toml"))
+        elif os.path.isfile(path):
+            files.append(path)
+        else:
+            raise UsageError(f"{path}: no such file or directory; pass scenario files or directories")
+    if not files:
+        raise UsageError(f"{' '.join(paths)}: no *.toml scenario files found")
+    return files
+
+
+def _run_one(job: tuple) -> dict:
+    from epochsim.runner import run_scenario
+    path, seed, out = job
+    scenario = load(path)
+    verdict = run_scenario(scenario, seed, None)
+    if not verdict["expectation_met"]:
+        run_dir = os.path.join(out, scenario.name, f"seed-{seed}")
+        verdict = run_scenario(scenario, seed, run_dir)  # same seed: same trace, now on disk
+        verdict["dir"] = run_dir
+    return {"path": path, "scenario": verdict["scenario"], "seed": seed,
+            "trace_digest": verdict["trace_digest"], "violated": verdict["violated"],
+            "expect": verdict["expect"], "expectation_met": verdict["expectation_met"],
+            "dir": verdict.get("dir"), "metrics": verdict["metrics"]}
+
+
+def main(args) -> int:
+    files = scenario_files(args.paths)
+    scenarios = [load(f) for f in files]  # validate everything before running anything
+    out = prepare_out_dir(args.out, allowed=None)
+    jobs = [(f, sc.seed + k, out) for f, sc in zip(files, scenarios) for k in range(args.seeds)]
+    started = time.monotonic()
+    results = []
+    with ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs))) as pool:
+        for i, res in enumerate(pool.map(_run_one, jobs), start=1):
+            results.append(res)
+            if sys.stderr.isatty() or i == len(jobs) or i % 20 == 0:
+                print(f"\r  {i}/{len(jobs)} runs, {time.monotonic() - started:.1f}s", end="",
+                      file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    rows = summarise(files, scenarios, results)
+    write_suite(out, rows, results)
+    print_table(rows)
+    return 0 if all(r["met"] == r["runs"] for r in rows) else 1
+
+
+def summarise(files, scenarios, results) -> list[dict]:
+    rows = []
+    for path, sc in zip(files, scenarios):
+        mine = [r for r in results if r["path"] == path]
+        failing = [r for r in mine if not r["expectation_met"]]
+        first = failing[0] if failing else None
+        rows.append({"scenario": sc.name, "path": path, "expect": sc.expect, "runs": len(mine),
+                     "met": len(mine) - len(failing),
+                     "first_failing_seed": first["seed"] if first else None,
+                     "first_failing_violated": first["violated"] if first else None,
+                     "first_failing_dir": first["dir"] if first else None,
+                     "repro": repro_line(path, first["seed"]) if first else None,
+                     "violating_seeds": [r["seed"] for r in mine if r["violated"]]})
+    return rows
+
+
+def write_suite(out: str, rows: list[dict], results: list[dict]) -> None:
+    with open(os.path.join(out, "suite.json"), "w", encoding="utf-8") as fh:
+        json.dump({"rows": rows, "runs": results}, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+def print_table(rows: list[dict]) -> None:
+    width = max(len(r["scenario"]) for r in rows)
+    print(f"{'scenario':<{width}}  {'expect':<36} {'met':>9}  first failing seed")
+    for r in rows:
+        status = f"{r['met']}/{r['runs']}"
+        tail = "" if r["first_failing_seed"] is None else \
+            f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'})  repro: {r['repro']}"
+        print(f"{r['scenario']:<{width}}  {r['expect']:<36} {status:>9}  {tail}")
+    ok = sum(r["met"] == r["runs"] for r in rows)
+    print(f"{ok}/{len(rows)} scenarios met their expectation")
