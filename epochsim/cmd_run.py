@@ -7,7 +7,8 @@ import subprocess
 import sys
 import tempfile
 
-from epochsim.common import describe_violations, load, prepare_out_dir, repro_line, seed_arg
+from epochsim.common import (add_override_args, describe_violations, load, override_flags,
+                             parse_sets, prepare_out_dir, repro_line, seed_arg)
 from epochsim.errors import UsageError
 from epochsim.runner import run_scenario
 
@@ -29,19 +30,21 @@ def register(subs) -> None:
     p.add_argument("--check-determinism", action="store_true",
                    help="run twice in fresh processes under different PYTHONHASHSEED and compare")
     p.add_argument("--no-plot", action="store_true", help="do not draw the timeline")
+    add_override_args(p)
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
-    scenario = load(args.scenario)
+    overrides = parse_sets(args.sets, args.profile)
+    scenario = load(args.scenario, overrides)
     seed = scenario.seed if args.seed is None else args.seed
     if args.check_determinism:
-        return check_determinism(args.scenario, seed)
+        return check_determinism(args.scenario, seed, overrides)
     out = prepare_out_dir(args.out or os.path.join("runs", scenario.name, f"seed-{seed}"))
     verdict = run_scenario(scenario, seed, out)
     if not args.no_plot:
         draw_timeline(out)
-    print_summary(verdict, args.scenario, out)
+    print_summary(verdict, args.scenario, out, overrides)
     return 1 if verdict["violations"] else 0
 
 
@@ -57,7 +60,8 @@ def draw_timeline(out: str) -> None:
         print(f"note: timeline not drawn ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
-def print_summary(verdict: dict, scenario_path: str, out: str | None) -> None:
+def print_summary(verdict: dict, scenario_path: str, out: str | None,
+                  overrides: dict | None = None) -> None:
     run = verdict["run"]
     m = verdict["metrics"]
     status = "VIOLATED" if verdict["violations"] else "ok"
@@ -73,10 +77,10 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None) -> None:
     print(f"  expectation {verdict['expect']!r}: {exp}")
     if out:
         print(f"  wrote {out}/trace.jsonl, {out}/verdict.json")
-    print(f"  repro: {repro_line(scenario_path, verdict['seed'])}")
+    print(f"  repro: {repro_line(scenario_path, verdict['seed'], overrides=overrides)}")
 
 
-def check_determinism(scenario_path: str, seed: int) -> int:
+def check_determinism(scenario_path: str, seed: int, overrides: dict | None = None) -> int:
     """Two fresh processes, two hash seeds; report the first diverging event if any."""
     with tempfile.TemporaryDirectory(prefix="epochsim-det-") as tmp:
         dirs = []
@@ -85,6 +89,8 @@ def check_determinism(scenario_path: str, seed: int) -> int:
             env = dict(os.environ, PYTHONHASHSEED=hash_seed)
             cmd = [sys.executable, "-m", "epochsim", "run", scenario_path, "--seed", str(seed),
                    "--out", out, "--no-plot"]
+            for key, value in (overrides or {}).items():
+                cmd += ["--set", override_flags({key: value}).split("--set ", 1)[1].strip()]
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if proc.returncode == 2:
                 raise UsageError(proc.stderr.strip().splitlines()[-1])

@@ -9,7 +9,8 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from epochsim.common import load, positive_int, prepare_out_dir, repro_line
+from epochsim.common import (add_override_args, load, parse_sets, positive_int, prepare_out_dir,
+                             repro_line)
 from epochsim.errors import UsageError
 
 HELP = """\
@@ -30,6 +31,7 @@ def register(subs) -> None:
     p.add_argument("--out", default=os.path.join("runs", "suite"), help="output directory (default runs/suite)")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
+    add_override_args(p)
     p.set_defaults(func=main)
 
 
@@ -49,8 +51,8 @@ def scenario_files(paths: list[str]) -> list[str]:
 
 def _run_one(job: tuple) -> dict:
     from epochsim.runner import run_scenario
-    path, seed, out = job
-    scenario = load(path)
+    path, seed, out, overrides = job
+    scenario = load(path, overrides)
     verdict = run_scenario(scenario, seed, None)
     if not verdict["expectation_met"]:
         run_dir = os.path.join(out, scenario.name, f"seed-{seed}")
@@ -64,9 +66,12 @@ def _run_one(job: tuple) -> dict:
 
 def main(args) -> int:
     files = scenario_files(args.paths)
-    scenarios = [load(f) for f in files]  # validate everything before running anything
-    out = prepare_out_dir(args.out, allowed=None)
-    jobs = [(f, sc.seed + k, out) for f, sc in zip(files, scenarios) for k in range(args.seeds)]
+    overrides = parse_sets(args.sets, args.profile)
+    scenarios = [load(f, overrides) for f in files]  # validate everything before running anything
+    from epochsim.common import OWN_OUTPUTS
+    out = prepare_out_dir(args.out, allowed=OWN_OUTPUTS | {sc.name for sc in scenarios})
+    jobs = [(f, sc.seed + k, out, overrides) for f, sc in zip(files, scenarios)
+            for k in range(args.seeds)]
     started = time.monotonic()
     results = []
     with ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs))) as pool:
@@ -76,13 +81,13 @@ def main(args) -> int:
                 print(f"\r  {i}/{len(jobs)} runs, {time.monotonic() - started:.1f}s", end="",
                       file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    rows = summarise(files, scenarios, results)
+    rows = summarise(files, scenarios, results, overrides)
     write_suite(out, rows, results)
     print_table(rows)
     return 0 if all(r["met"] == r["runs"] for r in rows) else 1
 
 
-def summarise(files, scenarios, results) -> list[dict]:
+def summarise(files, scenarios, results, overrides: dict) -> list[dict]:
     rows = []
     for path, sc in zip(files, scenarios):
         mine = [r for r in results if r["path"] == path]
@@ -93,7 +98,7 @@ def summarise(files, scenarios, results) -> list[dict]:
                      "first_failing_seed": first["seed"] if first else None,
                      "first_failing_violated": first["violated"] if first else None,
                      "first_failing_dir": first["dir"] if first else None,
-                     "repro": repro_line(path, first["seed"]) if first else None,
+                     "repro": repro_line(path, first["seed"], overrides=overrides) if first else None,
                      "violating_seeds": [r["seed"] for r in mine if r["violated"]]})
     return rows
 

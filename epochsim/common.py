@@ -12,11 +12,48 @@ OWN_OUTPUTS = {"trace.jsonl", "verdict.json", "timeline.png", "timeline.svg", "s
                "report.html", "counterexample.toml", "explore.json", "suite.json", "sequence.png"}
 
 
-def load(path: str):
+OWN_SUFFIXES = (".html", ".png", ".svg")
+
+
+def load(path: str, overrides: dict | None = None):
     try:
-        return load_scenario(path)
+        return load_scenario(path, overrides)
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
+
+
+def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
+    """`--set KEY=VALUE` pairs (VALUE read as a TOML value, else as a string) and `--profile`."""
+    import tomllib
+    out: dict = {}
+    for pair in pairs or []:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {pair!r}: expected KEY=VALUE, e.g. --set protocol.profile=2.5")
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text
+        out[key.strip()] = value
+    if profile:
+        out["protocol.profile"] = profile
+    return out
+
+
+def override_flags(overrides: dict) -> str:
+    """The command-line form of `overrides`, for repro lines."""
+    def show(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return str(v) if isinstance(v, int | float) else shlex.quote(str(v))
+    return "".join(f" --set {k}={show(v)}" for k, v in overrides.items())
+
+
+def add_override_args(parser) -> None:
+    parser.add_argument("--profile", help="run under this Kafka version profile instead of the scenario's")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
+                        help="override a scenario key, e.g. --set protocol.mutant=no_dedup_cache "
+                             "or --set producers.0.acks=1 (repeatable)")
 
 
 def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
@@ -25,7 +62,8 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
     if os.path.exists(path):
         if not os.path.isdir(path):
             raise UsageError(f"--out {path}: exists and is not a directory; choose another --out")
-        foreign = sorted(f for f in os.listdir(path) if f not in allowed and not f.startswith("."))
+        foreign = sorted(f for f in os.listdir(path) if f not in allowed and not f.startswith(".")
+                         and not f.endswith(OWN_SUFFIXES))
         if foreign:
             raise UsageError(f"--out {path}: holds files epochsim did not write ({foreign[0]}, ...); "
                              "choose an empty or new directory")
@@ -33,8 +71,9 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
     return path
 
 
-def repro_line(scenario_path: str, seed: int, out: str | None = None) -> str:
-    line = f"epochsim run {shlex.quote(scenario_path)} --seed {seed}"
+def repro_line(scenario_path: str, seed: int, out: str | None = None,
+               overrides: dict | None = None) -> str:
+    line = f"epochsim run {shlex.quote(scenario_path)} --seed {seed}{override_flags(overrides or {})}"
     return line + (f" --out {shlex.quote(out)}" if out else "")
 
 

@@ -254,6 +254,7 @@ TARGETS: dict[str, tuple[Callable | None, bool]] = {
     "topic": (check_topic, True),
     "partition|topic": (lambda v, k, n: check_topic(v, k, n) if check_str(v, k) in n.topics
                         else check_partition(v, k, n), True),
+    "node?": (lambda v, k, n: _check_role_or_node(v, k, n, False), False),
     "ignored": (_check_any_target, False),  # heal/clear_rules: mix undo steps carry a target
     "none": (None, False),
 }
@@ -352,7 +353,9 @@ ACTIONS: dict[str, Action] = {
     "partition": Action("none", {"groups": (_groups, REQUIRED)}),
     "block": Action("node", {"dst": (check_node, REQUIRED)}),
     "heal": Action("ignored"),
-    "rule": Action("none", {
+    # the optional target is the rule's destination when `dst` is not given, so a mix can
+    # aim one rule at a randomly drawn node
+    "rule": Action("node?", {
         "rule": (lambda v, k, n: check_str(v, k, RULE_ACTIONS), REQUIRED),
         "kind": (_kind, OPTIONAL), "src": (check_node, OPTIONAL), "dst": (check_node, OPTIONAL),
         "delay_ms": (_n(lo=0), OPTIONAL), "count": (_i(lo=1), OPTIONAL),

@@ -78,8 +78,9 @@ class Scenario:
     invariants: list
 
 
-def load_scenario(path: str) -> Scenario:
-    """Read and validate the scenario file at `path`."""
+def load_scenario(path: str, overrides: dict | None = None) -> Scenario:
+    """Read and validate the scenario file at `path`, with dotted-key `overrides` applied
+    (e.g. `{"protocol.profile": "2.5", "producers.0.acks": 1}`) before validation."""
     try:
         text = Path(path).read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -95,10 +96,34 @@ def load_scenario(path: str) -> Scenario:
     except OSError as err:
         raise ScenarioError(path, "file", f"cannot read: {err.strerror}",
                             "check the path") from None
-    return parse_scenario(text, path)
+    return parse_scenario(text, path, overrides)
 
 
-def parse_scenario(text: str, path: str = "<string>") -> Scenario:
+def apply_overrides(data: dict, overrides: dict, path: str) -> dict:
+    """Set each dotted key of `overrides` in the raw TOML `data` (list items by index)."""
+    for dotted, value in overrides.items():
+        node: Any = data
+        parts = dotted.split(".")
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if isinstance(node, list):
+                if not part.isdigit() or int(part) >= len(node):
+                    raise ScenarioError(path, dotted, f"no item {part} in {'.'.join(parts[:i])}",
+                                        "use an index of an existing table, e.g. producers.0.acks")
+                part = int(part)
+            elif not isinstance(node, dict):
+                raise ScenarioError(path, dotted, f"{'.'.join(parts[:i])} is not a table",
+                                    "override a key inside a table")
+            if last:
+                node[part] = value
+            else:
+                if isinstance(node, dict) and part not in node:
+                    node[part] = {}
+                node = node[part]
+    return data
+
+
+def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = None) -> Scenario:
     """Validate scenario TOML `text`; `path` names it in errors and gives the default name."""
     try:
         data = tomllib.loads(text)
@@ -107,6 +132,8 @@ def parse_scenario(text: str, path: str = "<string>") -> Scenario:
         line = found.group(1) if found else str(text.count("\n") + 1)
         raise ScenarioError(path, f"line {line}", f"invalid TOML: {err}",
                             f"fix the TOML syntax on line {line}") from None
+    if overrides:
+        apply_overrides(data, overrides, path)
     try:
         return _resolve(data, path)
     except Bad as bad:

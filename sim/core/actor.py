@@ -35,6 +35,9 @@ class Actor:
     def on_timer(self, name: str, data: Any) -> None:
         """A timer set by this incarnation fired."""
 
+    def on_disconnect(self, peer: str) -> None:
+        """The connection to `peer` was closed because `peer` died."""
+
     def on_crash(self) -> None:
         """Drop volatile state: what a real process loses when it dies."""
 

@@ -129,8 +129,10 @@ def network_handlers(world) -> dict[str, Handler]:
     """Fault actions the core understands: crash/restart and the network faults."""
     net = world.network
 
-    def rule(_target, p):
+    def rule(target, p):
         kw = {k: p[k] for k in ("kind", "src", "dst", "count", "release_kind") if k in p}
+        if target is not None and "dst" not in kw:
+            kw["dst"] = target
         if "delay_ms" in p:
             kw["delay_us"] = int(p["delay_ms"] * 1000)
         if "duration_ms" in p:

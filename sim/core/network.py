@@ -27,7 +27,7 @@ from simpy.core import NORMAL
 
 from sim.core.kernel import _Call
 from sim.core.latency import LatencyDist
-from sim.core.trace import json_str, json_text
+from sim.core.trace import json_members, json_str
 
 _new = object.__new__
 _setattr = object.__setattr__
@@ -202,28 +202,26 @@ class Network:
         now = world.kernel.env._now  # noqa: SLF001 - hot path
         key = (src, dst)
         link = self._links.get(key)
-        brief = getattr(body, "brief", None)
-        more = None if brief is None else brief()
         kind_text = self._kind_text.get(kind)
         if kind_text is None and type(kind) is str:
             kind_text = self._kind_text[kind] = json_str(kind)
-        if (link is None or kind_text is None or link.send_text is None
-                or (more is not None and (type(more) is not dict
-                                          or not _SEND_RESERVED.isdisjoint(more)))):
+        brief = getattr(body, "brief", None)
+        if brief is None:
+            more, members = None, ""
+        else:
+            more = brief()
+            members = (json_members(more)
+                       if type(more) is dict and _SEND_RESERVED.isdisjoint(more) else None)
+        if link is None or kind_text is None or link.send_text is None or members is None:
             # the general path: first message on a link, unusual types or field names
             fields = {"mid": mid, "dst": dst, "msg": kind}
-            if more is not None:
+            if brief is not None:
                 fields.update(more)
             world.trace.emit(now, src, "send", fields)
-        elif more:
-            extra = json_text(more)  # '{"k":v,...}' -> ',"k":v,...}'
-            world.trace.emit_encoded(now, src, "send",
-                                     f"{link.send_text}{mid}{link.dst_text}{kind_text},{extra[1:]}",
-                                     _SEND_KEYS, (mid, dst, kind), more)
         else:
             world.trace.emit_encoded(now, src, "send",
-                                     f"{link.send_text}{mid}{link.dst_text}{kind_text}}}",
-                                     _SEND_KEYS, (mid, dst, kind))
+                                     f"{link.send_text}{mid}{link.dst_text}{kind_text}{members}}}",
+                                     _SEND_KEYS, (mid, dst, kind), more)
         if link is None:
             link = self._link(key)  # after the send event, as an unknown node raises KeyError
         edge = link.edge
@@ -294,6 +292,36 @@ class Network:
             link.fifo_us = at
         self.world.kernel.call_later(at - now, self._deliver, msg, link)
 
+    def node_down(self, node: str) -> None:
+        """A process died: the OS closes its sockets, so each connected peer that can still hear
+        from it learns of the close one link latency later (`disconnect` event). A partition,
+        unlike a crash, closes nothing: peers find out only by their own timeouts."""
+        w = self.world
+        # connections = links that have carried traffic, in either direction
+        peers = {d for (s, d) in self._links if s == node} | {s for (s, d) in self._links if d == node}
+        for peer in sorted(peers - {node}):
+            edge = self.graph.edges[node, peer]
+            if edge["blocked"]:
+                continue
+            delay = edge["spec"].latency.sample(w.streams.get(f"net/{node}>{peer}"))
+            w.kernel.call_later(delay, self._disconnect, peer, node)
+
+    def _disconnect(self, peer: str, node: str) -> None:
+        w = self.world
+        if w.is_alive(peer):
+            w.trace.emit(w.kernel.env._now, peer, "disconnect", {"peer": node})  # noqa: SLF001
+            w.actors[peer].on_disconnect(node)
+
+    def _refused(self, msg: Message) -> None:
+        """Nobody listens at the destination: the message is lost and, as a TCP reset would,
+        the sender's connection closes one link latency later."""
+        self._drop(msg, "dst_down")
+        w = self.world
+        edge = self.graph.edges[msg.dst, msg.src]
+        if not edge["blocked"]:
+            delay = edge["spec"].latency.sample(w.streams.get(f"net/{msg.dst}>{msg.src}"))
+            w.kernel.call_later(delay, self._disconnect, msg.src, msg.dst)
+
     def _drop(self, msg: Message, reason: str) -> int:
         w = self.world
         w.trace.emit(w.kernel.env._now, msg.src, "drop", {"mid": msg.mid, "reason": reason})  # noqa: SLF001
@@ -304,10 +332,10 @@ class Network:
         if self._plain_world:  # World.is_alive and World.deliver, inlined
             actor = w.actors.get(msg.dst)
             if actor is None or not actor.alive:
-                self._drop(msg, "dst_down")
+                self._refused(msg)
                 return
         elif not w.is_alive(msg.dst):
-            self._drop(msg, "dst_down")
+            self._refused(msg)
             return
         if link is None:
             link = self._link((msg.src, msg.dst))

@@ -50,6 +50,31 @@ def json_text(obj: Any) -> str:
         _markers.clear()
         raise
 
+_member_prefix: dict[str, str] = {}  # key -> ',"key":'
+
+
+def json_members(fields: dict) -> str | None:
+    """`,"key":value` for each member of `fields`, as `json_text(fields)` writes them (None if
+    a key is not a `str`, so that the caller takes the general path)."""
+    out = ""
+    for key, value in fields.items():
+        prefix = _member_prefix.get(key)
+        if prefix is None:
+            if type(key) is not str:
+                return None
+            prefix = f",{json_str(key)}:"
+            if len(_member_prefix) < 10_000:
+                _member_prefix[key] = prefix
+        kind = type(value)
+        if kind is int:
+            out += f"{prefix}{value}"
+        elif kind is str:
+            out += prefix + json_str(value)
+        else:
+            out += prefix + json_text(value)
+    return out
+
+
 #: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
 json_str = json.encoder.encode_basestring
 

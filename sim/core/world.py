@@ -41,6 +41,7 @@ class World:
             return False
         self.trace.emit(self.kernel.now_us, name, "crash", None)
         actor.crash()
+        self.network.node_down(name)
         return True
 
     def restart(self, name: str) -> bool:

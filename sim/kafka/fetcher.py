@@ -56,6 +56,17 @@ class Fetcher:
         self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, tuple(reqs)))
         self.set_timer(wait_us + FETCH_TIMEOUT_US, "fetch_timeout", (leader, self.fetch_corr))
 
+    def on_disconnect(self, peer: str) -> None:
+        """The leader died: forget the lost Fetch and back its partitions off."""
+        if not peer.startswith("b"):
+            return
+        leader = int(peer[1:])
+        if self.fetch_inflight.pop(leader, None) is not None:
+            parts = self.fetchers.get(leader, {})
+            for tp in parts:
+                parts[tp] = self.now_us + FETCH_BACKOFF_US
+            self._maybe_fetch(leader)
+
     def on_fetcher_timer(self, name: str, data) -> None:
         if name == "fetch_retry":
             self._maybe_fetch(data)

@@ -252,6 +252,17 @@ class Producer(IdempotenceMixin, Actor):
         self.emit(V.PRODUCE_FAILED, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
                                      "error_name": V.ERROR_NAMES.get(err, str(err))})
 
+    def on_disconnect(self, peer: str) -> None:
+        """Broker died: in-flight requests fail with a retriable network error (NetworkException)."""
+        if not peer.startswith("b"):
+            return
+        leader = int(peer[1:])
+        for corr in sorted(self.inflight.get(leader, {})):
+            self._request_timeout(leader, corr)
+        if self.meta_inflight is not None:
+            self.meta_inflight = None
+            self.request_update()
+
     def _request_timeout(self, leader: int, corr: int) -> None:
         pbs = self.inflight.get(leader, {}).pop(corr, None)
         for pb in pbs or ():

@@ -13,6 +13,7 @@ DROP = "drop"          # mid, reason: partition | loss | rule:<id> | dst_down
 HOLD = "hold"          # mid, rule
 FAULT = "fault"        # step, action, target?, resolved?, params?, outcome?
 FAULT_OUTCOME = "fault_outcome"  # step, outcome
+DISCONNECT = "disconnect"  # peer: a connected node died and its connection closed
 CRASH = "crash"
 RESTART = "restart"
 END = "end"            # end_us, events, stopped_by, settled (bool)
