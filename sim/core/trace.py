@@ -21,23 +21,25 @@ from typing import IO, Any
 FORMAT = "epochsim-trace/1"
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _dumps = _ENCODER.encode
+_HASH_BATCH = 512  # event lines hashed together (the digest is the same as line by line)
 
-# The hot path calls the C encoder that `_dumps` builds on every call, built once here (same
-# arguments, so the same text). Its circular-reference markers are cleared after an error.
+#: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
+json_str = json.encoder.encode_basestring
+
+# `_dumps` builds a C encoder on every call; the hot path builds it once, with the same
+# arguments, so the text is the same. Its circular-reference markers are cleared after an error.
 _markers: dict = {}
 try:
     from json.encoder import c_make_encoder as _c_make_encoder
 
     _c_iterencode = _c_make_encoder(
-        _markers, _ENCODER.default, json.encoder.encode_basestring, None,
+        _markers, _ENCODER.default, json_str, None,
         _ENCODER.key_separator, _ENCODER.item_separator, False, False, True)
-    if "".join(_c_iterencode({"a": [1, 1.5, "é\n", None, True]}, 0)) != _dumps(
-            {"a": [1, 1.5, "é\n", None, True]}):
+    _probe = {"a": [1, 1.5, "é\n", None, True, {"b": ()}]}
+    if "".join(_c_iterencode(_probe, 0)) != _dumps(_probe):
         _c_iterencode = None
 except (ImportError, TypeError):  # no C accelerator, or another signature
     _c_iterencode = None
-
-_HASH_BATCH = 512
 
 
 def json_text(obj: Any) -> str:
@@ -49,6 +51,7 @@ def json_text(obj: Any) -> str:
     except BaseException:
         _markers.clear()
         raise
+
 
 _member_prefix: dict[str, str] = {}  # key -> ',"key":'
 
@@ -73,10 +76,6 @@ def json_members(fields: dict) -> str | None:
         else:
             out += prefix + json_text(value)
     return out
-
-
-#: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
-json_str = json.encoder.encode_basestring
 
 
 class TraceError(ValueError):

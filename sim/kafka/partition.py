@@ -110,13 +110,15 @@ class Partition:
         hw = self.log.leo
         if hw_ignores_isr:  # planted bug: commit on the leader alone
             return hw
+        if stale_followers:  # planted bug: every assigned replica counts, ISR or not
+            for f in self.followers.values():
+                if f.epoch == self.leader_epoch:
+                    hw = min(hw, f.leo)
+            return hw
         for r in self.maximal_isr():
             if r == self.broker_id:
                 continue
             f = self.followers.get(r)
-            if stale_followers and f is not None:  # planted bug: trust progress from old epochs
-                hw = min(hw, max(f.leo, 0))
-                continue
             if f is None or f.epoch != self.leader_epoch:
                 return min(hw, self.log.hw)
             hw = min(hw, f.leo)

@@ -205,3 +205,16 @@ def test_rule_and_clear_rules_handlers():
     outcomes = [e["outcome"] for e in fault_events(world) if e["kind"] == "fault_outcome"]
     assert outcomes == ["rule 0", "rule 1"]
     assert [r.rid for r in world.network.rules] == [1]
+
+
+def test_undo_aimed_at_a_role_acts_on_the_node_its_fault_hit():
+    world, nodes = make_world()
+    roles = {"boss": "a"}
+    world.kernel.call_later(1_500, roles.__setitem__, "boss", "c")  # role moves meanwhile
+    steps = [FaultStep(1_000, "crash", "boss"), FaultStep(2_000, "restart", "boss")]
+    Nemesis(world, steps, network_handlers(world), resolve=roles.get).start()
+    world.run()
+    assert nodes["a"].crashes == 1 and nodes["a"].restarts == 1
+    assert nodes["c"].crashes == 0 and nodes["c"].restarts == 0
+    resolved = [e["resolved"] for e in fault_events(world) if e["kind"] == "fault"]
+    assert resolved == ["a", "a"]

@@ -93,3 +93,43 @@ def test_negative_delay_rejected():
 def test_bad_bounds_rejected(until_us, max_events):
     with pytest.raises(ValueError):
         Kernel(until_us=until_us, max_events=max_events)
+
+
+def test_simpy_processes_interleave_in_simpy_order():
+    k = Kernel(until_us=100)
+    env = k.env
+    order = []
+
+    def proc():
+        order.append(("proc start", k.now_us))
+        yield env.timeout(10)
+        order.append(("proc", k.now_us))
+        yield env.timeout(200)  # beyond until: never resumes
+        order.append(("late", k.now_us))
+
+    k.call_later(10, order.append, ("a", 10))
+    env.process(proc())  # starts URGENT at 0, its timeout is queued after "a" and "c"
+    k.call_later(10, order.append, ("c", 10))
+    k.call_later(0, order.append, ("zero", 0))
+    out = k.run()
+    assert order == [("proc start", 0), ("zero", 0), ("a", 10), ("c", 10), ("proc", 10)]
+    assert out.events == 3  # only call_later callbacks count
+    assert out.stopped_by == "until" and out.end_us == 100
+
+
+def test_until_must_be_in_the_future():
+    k = Kernel(until_us=0)
+    with pytest.raises(ValueError):
+        k.run()
+
+
+def test_exceptions_from_callbacks_propagate():
+    k = Kernel(until_us=100)
+
+    def boom():
+        raise RuntimeError("boom")
+
+    k.call_later(5, boom)
+    with pytest.raises(RuntimeError, match="boom"):
+        k.run()
+    assert k.now_us == 5

@@ -1,11 +1,14 @@
 """Simulated network: latency, FIFO, jitter, cuts, rules, crashed destinations, trace events."""
 
+import io
+import json
+
 from sim.core.actor import Actor
 from sim.core.kernel import Kernel
 from sim.core.latency import LatencyDist
 from sim.core.network import LinkSpec, Network
 from sim.core.rng import Streams
-from sim.core.trace import Trace
+from sim.core.trace import Trace, digest_of_lines
 from sim.core.world import World
 
 
@@ -302,3 +305,79 @@ def test_same_seed_same_trace():
 
     assert digest(11) == digest(11)
     assert digest(11) != digest(12)
+
+
+def test_hold_not_released_by_an_earlier_release_message():
+    world, nodes = make_world()
+    net = world.network
+    net.add_rule("hold", kind="Stop", release_kind="Go")
+    net.send("a", "b", "Go", "early go")  # sent before the held message: releases nothing
+    at(world, 500, net.send, "a", "b", "Stop", "held")
+    at(world, 3_000, net.send, "a", "b", "Go", "late go")
+    world.run()
+    assert [(g[0], g[4]) for g in nodes["b"].got] == [(1_000, "early go"), (4_000, "late go"),
+                                                       (5_000, "held")]
+
+
+class Brief:
+    def __init__(self, fields):
+        self.fields = fields
+
+    def brief(self):
+        return self.fields
+
+
+def _compact(ev):
+    return json.dumps(ev, separators=(",", ":"), ensure_ascii=False)
+
+
+BODIES = [
+    None, 7, "text", Brief({}), Brief({"corr": 3, "error": 0}),
+    Brief({"parts": [["t-0", 1, 2]], "f": 0.5, "ok": True, "none": None, "u": 'é"\n'}),
+    Brief({"mid": "overrides"}), Brief({"seq": -1, "x": 1}), Brief([("k", "pairs")]),
+    Brief({1: "int key"}),
+]
+
+
+def test_trace_lines_are_the_compact_json_of_the_events():
+    sink = io.StringIO()
+    world = World(Kernel(until_us=10**9), Trace({"scenario": "net", "seed": 1}, sink=sink, keep=True),
+                  Streams(1), Network())
+    seen = []
+    world.trace.observers.append(seen.append)
+    names = ["a", "bé", 'c"q']
+    for n in names:
+        Recorder(n, world)
+    net = world.network
+    net.add_rule("drop", kind="D", count=1)
+    net.add_rule("hold", kind="H", release_kind="R")
+    t = 0
+    for round_ in range(3):  # the first message on each link takes the general path
+        for src in names:
+            for dst in names:
+                if src == dst:
+                    continue
+                for i, body in enumerate(BODIES):
+                    kind = ["Ping", "D", "H", "R", "Ünï", 'K"'][(i + round_) % 6]
+                    at(world, t, net.send, src, dst, kind, body)
+                    t += 7
+    world.run()
+    lines = sink.getvalue().splitlines()
+    events = world.trace.events
+    assert len(lines) == len(events) + 1 and seen == events
+    assert {e["kind"] for e in events} >= {"send", "deliver", "drop", "hold"}
+    for line, ev in zip(lines[1:], events):
+        assert line == _compact(ev)
+    assert digest_of_lines(json.loads(lines[0]), lines[1:]) == world.trace.digest()
+
+
+def test_send_event_members_in_order():
+    world, _ = make_world()
+    world.network.send("a", "b", "K", Brief({"z": 1, "a": [2]}))  # general path (first send)
+    world.network.send("a", "b", "K", Brief({"z": 1, "a": [2]}))  # cached path
+    world.network.send("a", "b", "K", Brief({"msg": "mine"}))  # brief overrides a member
+    first, second, third = events(world, "send")
+    assert list(first) == ["seq", "t", "node", "kind", "mid", "dst", "msg", "z", "a"]
+    assert list(second) == list(first)
+    assert list(third) == ["seq", "t", "node", "kind", "mid", "dst", "msg"]
+    assert third["msg"] == "mine"

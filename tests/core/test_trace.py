@@ -6,7 +6,17 @@ import re
 
 import pytest
 
-from sim.core.trace import FORMAT, Trace, TraceError, digest_of_lines, read_trace, stored_lines
+from sim.core.trace import (
+    FORMAT,
+    Trace,
+    TraceError,
+    digest_of_lines,
+    json_members,
+    json_str,
+    json_text,
+    read_trace,
+    stored_lines,
+)
 
 HEADER = {"scenario": "unit", "seed": 7, "options": {"n": 3}, "faults": [],
           "harness_version": "1.2.3"}
@@ -149,3 +159,63 @@ def test_read_trace_missing_file(tmp_path):
     path = str(tmp_path / "absent.jsonl")
     with pytest.raises(TraceError, match=rf"^{re.escape(path)}: cannot open trace"):
         read_trace(path)
+
+
+def test_digest_across_hash_batches_and_mid_run(tmp_path):
+    path = tmp_path / "trace.jsonl"
+    digests = {}
+    with open(path, "w", encoding="utf-8") as fh:
+        trace = Trace(dict(HEADER), sink=fh)
+        for i in range(1_300):
+            trace.emit(i, f"n{i % 3}", "tick", {"i": i})
+            if i in (0, 511, 512, 700):
+                digests[i + 1] = trace.digest()
+        digests[1_300] = trace.digest()
+    header, lines = stored_lines(str(path))
+    for count, digest in digests.items():
+        assert digest_of_lines(header, lines[:count]) == digest
+
+
+def test_emit_encoded_writes_what_emit_writes():
+    fields = {"mid": 4, "dst": "b\u00e9", "msg": 'K"'}
+    slow, fast = io.StringIO(), io.StringIO()
+    plain = Trace(dict(HEADER), sink=slow, keep=True)
+    quick = Trace(dict(HEADER), sink=fast, keep=True)
+    seen = []
+    quick.observers.append(seen.append)
+    for t_us in (0, 15, 1.5):  # a float time falls back to emit
+        plain.emit(t_us, "a", "send", fields)
+        text = f',"node":"a","kind":"send","mid":4,"dst":{json_str(fields["dst"])},"msg":"K\\""}}'
+        quick.emit_encoded(t_us, "a", "send", text, ("mid", "dst"), (4, fields["dst"]),
+                           {"msg": 'K"'})
+    plain.emit(20, "a", "x", {"k": [1]})
+    quick.emit_encoded(20, "a", "x", ',"node":"a","kind":"x","k":[1]}', (), (), {"k": [1]})
+    assert fast.getvalue() == slow.getvalue()
+    assert quick.events == plain.events == seen
+    assert quick.digest() == plain.digest()
+    assert quick.seq == plain.seq == 4
+
+
+@pytest.mark.parametrize("fields", [
+    {},
+    {"a": 1, "b": "x", "c": None, "d": True, "e": False, "f": 1.5, "g": -0.0},
+    {"nested": {"k": [1, [2, ("t", 3)]]}, "big": 10**30, "nan": float("nan")},
+    {"é\"\n": "ü\t\\", "empty": [], "tuple": ()},
+])
+def test_json_members_matches_the_encoder(fields):
+    expected = "," + json_text(fields)[1:-1] if fields else ""
+    assert json_members(fields) == expected
+    assert json_text(fields) == json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_json_members_declines_non_string_keys():
+    assert json_members({1: "x"}) is None
+
+
+def test_json_text_circular_reference_is_still_reported():
+    loop: list = []
+    loop.append(loop)
+    for _ in range(2):  # and the encoder still works for the next call
+        with pytest.raises(ValueError, match="Circular"):
+            json_text({"x": loop})
+        assert json_text({"x": [1]}) == '{"x":[1]}'

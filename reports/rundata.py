@@ -1,0 +1,82 @@
+"""One stored run as the reports see it: header, events, violations.
+
+Contract: `load_run(trace_path)` reads the trace (raising `sim.core.trace.TraceError` on bad
+input) and takes the violations from the `verdict.json` beside it when that verdict belongs
+to this trace (same digest); otherwise it re-checks the events with the trace's own list of
+invariants. Violations are verdict-format dicts: invariant, t_us, message, seqs. Events are
+kept in a list indexed by `seq` (seqs are dense from 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from sim.core.trace import digest_of_lines, read_trace
+
+
+@dataclass
+class Run:
+    trace_path: str
+    header: dict
+    events: list[dict]
+    violations: list[dict]
+    verdict: dict | None = None
+    witnesses: dict[int, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for v in self.violations:
+            for seq in v["seqs"]:
+                names = self.witnesses.setdefault(seq, [])
+                if v["invariant"] not in names:
+                    names.append(v["invariant"])
+
+    @property
+    def end_us(self) -> int:
+        return self.events[-1]["t"] if self.events else 0
+
+    @property
+    def scenario(self) -> str:
+        return str(self.header.get("scenario", "?"))
+
+    def first_violation(self) -> dict | None:
+        return self.violations[0] if self.violations else None
+
+
+def load_run(trace_path: str) -> Run:
+    header, stream = read_trace(trace_path)
+    events = list(stream)
+    verdict = _matching_verdict(trace_path, header)
+    if verdict is not None:
+        violations = verdict.get("violations", [])
+    else:
+        violations = recheck(header, events)
+    return Run(trace_path, header, events, violations, verdict)
+
+
+def recheck(header: dict, events: list[dict]) -> list[dict]:
+    """Violations of the trace's own invariants, found by re-running them offline."""
+    from invariants.registry import check_events
+
+    violations, _ = check_events(header, events)
+    return [v.to_json() for v in violations]
+
+
+def _matching_verdict(trace_path: str, header: dict) -> dict | None:
+    """The verdict beside the trace, if it is the verdict of exactly this trace."""
+    path = os.path.join(os.path.dirname(os.path.abspath(trace_path)), "verdict.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            verdict = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(verdict, dict) or not isinstance(verdict.get("violations"), list):
+        return None
+    with open(trace_path, encoding="utf-8") as fh:
+        fh.readline()
+        lines = [ln.rstrip("\n") for ln in fh if ln.strip()]
+    # a verdict left over from an earlier run in the same directory must not be trusted
+    if verdict.get("trace_digest") != digest_of_lines(header, lines):
+        return None
+    return verdict

@@ -1,0 +1,116 @@
+"""Drawing conventions shared by the pictures: headless figures, colours, deterministic files.
+
+Contract:
+- `new_figure(w, h)` returns a matplotlib `Figure` bound to no GUI and no pyplot state (so
+  drawing works headless and leaks nothing between calls); matplotlib is imported here, on
+  first use, with an install hint if it is missing;
+- `save(fig, path)` writes PNG or SVG by the extension; the same figure gives the same bytes
+  every time (fixed SVG id salt, text kept as text, no date or software stamp);
+- `epoch_color(epoch)` is the one colour scale for leader epochs in every picture.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+FORMATS = (".png", ".svg")
+
+# Deterministic output: SVG ids are salted hashes of the content (fixed salt, not random);
+# text stays <text> (no font subsetting ids); no creation date.
+RC = {
+    "svg.hashsalt": "epochsim",
+    "svg.fonttype": "none",
+    "font.family": "DejaVu Sans",
+    "font.size": 8,
+    "axes.titlesize": 9,
+    "hatch.linewidth": 0.8,
+    "figure.dpi": 100,
+}
+
+# Tableau 10 without its red (violations), grey (offline) and pink (too close to red):
+# leader epochs cycle through these, and the epoch number is written on every bar wide enough.
+EPOCH_COLORS = ["#4e79a7", "#59a14f", "#edc948", "#b07aa1", "#76b7b2", "#f28e2b", "#9c755f"]
+VIOLATION = "#d62728"
+BEHIND = "#d62728"      # hatching: a view older than the controller's truth
+OFFLINE = "#9e9e9e"
+STOPPED = "#5f5f5f"
+DELETED = "#1f1f1f"
+FAULT = "#fdd49e"
+ACK = "#2ca02c"
+RETRY = "#ff7f0e"
+FAILED = "#d62728"
+
+
+class ReportError(ValueError):
+    """A request a report cannot satisfy (unknown partition, bad window, bad output name)."""
+
+
+def matplotlib():
+    """The matplotlib package, or a ReportError saying how to install it."""
+    try:
+        import matplotlib as mpl
+    except ImportError:
+        raise ReportError("matplotlib is not installed; install it with "
+                          "`pip install matplotlib` to draw pictures") from None
+    return mpl
+
+
+@contextmanager
+def drawing():
+    """Deterministic rc settings for building and saving one figure."""
+    mpl = matplotlib()
+    with mpl.rc_context(RC):
+        yield mpl
+
+
+def new_figure(width_in: float, height_in: float):
+    """A Figure attached to the Agg canvas: no pyplot, no display needed."""
+    matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in))
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def check_output(path: str) -> str:
+    """The lower-case extension of `path`, which must be .png or .svg."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise ReportError(f"{path}: output must end in .png or .svg")
+    return ext
+
+
+def save(fig, path: str) -> str:
+    """Write `fig` to `path` (PNG or SVG by extension) with no timestamps; returns the path."""
+    ext = check_output(path)
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    if ext == ".svg":
+        fig.savefig(path, format="svg", metadata={"Date": None})
+    else:
+        fig.savefig(path, format="png", metadata={"Software": None})
+    return path
+
+
+def epoch_color(epoch: int | None) -> str:
+    if epoch is None or epoch < 0:
+        return OFFLINE
+    return EPOCH_COLORS[epoch % len(EPOCH_COLORS)]
+
+
+def lighten(color: str, amount: float = 0.5) -> str:
+    """`color` mixed with white; followers wear their epoch's colour, lightened."""
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    mix = [round(c + (255 - c) * amount) for c in (r, g, b)]
+    return "#{:02x}{:02x}{:02x}".format(*mix)
+
+
+def seconds(t_us: int) -> str:
+    """`t_us` as seconds with millisecond precision, finer when needed: 4.002s, 4.0015s."""
+    if t_us % 1000 == 0:
+        return f"{t_us / 1e6:.3f}s"
+    return f"{t_us / 1e6:.6f}".rstrip("0") + "s"

@@ -1,0 +1,135 @@
+"""CLI behaviour: exit codes, one-line errors for bad input, outputs written, nothing clobbered."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, scenario_path
+
+GOOD = """
+expect = "pass"
+[run]
+duration_ms = 3000
+settle_ms = 1000
+[[topics]]
+name = "t"
+[[producers]]
+topic = "t"
+records_per_sec = 100
+linger_ms = 20
+"""
+
+
+def cli(*args, cwd=ROOT):
+    proc = subprocess.run([sys.executable, "-m", "epochsim", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def write(tmp_path, text, name="s.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+BAD_INPUTS = {
+    "invalid_toml": "expect = \n",
+    "unknown_key": GOOD + "\nbogus = 1\n",
+    "wrong_type": GOOD.replace("duration_ms = 3000", 'duration_ms = "long"'),
+    "negative_delay": GOOD + '\n[[faults]]\nat_ms = 100\naction = "rule"\nrule = "delay"\ndelay_ms = -5\n',
+    "missing_broker": GOOD + '\n[[faults]]\nat_ms = 100\naction = "crash"\ntarget = "b9"\n',
+    "unknown_action": GOOD + '\n[[faults]]\nat_ms = 100\naction = "explode"\n',
+    "bad_profile": GOOD + '\n[protocol]\nprofile = "9.9"\n',
+    "bad_expect": GOOD.replace('expect = "pass"', 'expect = "violation:nope"'),
+    "rf_too_big": GOOD.replace('name = "t"', 'name = "t"\nreplication_factor = 7'),
+    "unknown_topic": GOOD.replace('topic = "t"', 'topic = "zz"'),
+    "bool_as_int": GOOD.replace("duration_ms = 3000", "duration_ms = true"),
+    "fault_after_end": GOOD + '\n[[faults]]\nat_ms = 99999\naction = "crash"\ntarget = "b1"\n',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_INPUTS))
+def test_bad_scenario_exits_2_with_one_line(tmp_path, kind):
+    path = write(tmp_path, BAD_INPUTS[kind])
+    code, out, err = cli("run", path, "--out", str(tmp_path / "o"), "--no-plot")
+    assert code == 2
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert len(lines) == 1 and path in lines[0], err
+    assert "Traceback" not in err
+
+
+def test_missing_file_and_bad_flags(tmp_path):
+    for args in (["run", str(tmp_path / "none.toml")], ["run", scenario_path("smoke"), "--seed", "x"],
+                 ["run", scenario_path("smoke"), "--bogus"], ["check", str(tmp_path / "none.jsonl")],
+                 ["run", scenario_path("smoke"), "--set", "novalue"],
+                 ["run", scenario_path("smoke"), "--profile", "0.1"]):
+        code, _, err = cli(*args)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
+
+
+def test_run_writes_trace_and_verdict_and_exit_codes(tmp_path):
+    out = tmp_path / "ok"
+    code, stdout, _ = cli("run", write(tmp_path, GOOD), "--seed", "3", "--out", str(out), "--no-plot")
+    assert code == 0
+    verdict = json.loads((out / "verdict.json").read_text())
+    assert verdict["seed"] == 3 and verdict["violations"] == []
+    assert {"scenario", "trace_digest", "invariants", "metrics"} <= set(verdict)
+    assert "repro: epochsim run" in stdout and "--seed 3" in stdout
+    bad = tmp_path / "bad"
+    code, stdout, _ = cli("run", scenario_path("kip570-stop-replica-reorder-legacy"), "--out", str(bad), "--no-plot")
+    assert code == 1 and "stop_replica_out_of_order" in stdout
+    v = json.loads((bad / "verdict.json").read_text())["violations"][0]
+    assert {"invariant", "t_us", "message", "seqs"} <= set(v) and v["seqs"]
+
+
+def test_check_agrees_with_run_and_rejects_corrupt_traces(tmp_path):
+    out = tmp_path / "r"
+    cli("run", scenario_path("kip570-stop-replica-reorder-legacy"), "--out", str(out), "--no-plot")
+    trace = out / "trace.jsonl"
+    code, stdout, _ = cli("check", str(trace))
+    assert code == 1 and "stop_replica_out_of_order" in stdout
+    lines = trace.read_text().splitlines()
+    (tmp_path / "cut.jsonl").write_text("\n".join(lines[:1] + lines[2:]) + "\n")
+    (tmp_path / "junk.jsonl").write_text(lines[0] + "\n{not json\n")
+    (tmp_path / "nohead.jsonl").write_text("\n".join(lines[1:]) + "\n")
+    for name in ("cut.jsonl", "junk.jsonl", "nohead.jsonl"):
+        code, _, err = cli("check", str(tmp_path / name))
+        assert code == 2 and len(err.strip().splitlines()) == 1, (name, err)
+
+
+def test_out_dir_with_foreign_files_is_not_clobbered(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    code, _, err = cli("run", scenario_path("smoke"), "--out", str(out), "--no-plot")
+    assert code == 2 and "notes.txt" in err
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_check_determinism_flag():
+    code, stdout, _ = cli("run", scenario_path("kip359-stale-leader-legacy"), "--check-determinism")
+    assert code == 0 and "deterministic" in stdout
+
+
+def test_suite_exit_codes_and_table(tmp_path):
+    code, stdout, _ = cli("suite", scenario_path("kip570-stop-replica-reorder-legacy"),
+                          scenario_path("kip570-stop-replica-reorder-fixed"), "--seeds", "2",
+                          "--out", str(tmp_path / "s"), "--jobs", "2")
+    assert code == 0 and "2/2 scenarios met" in stdout
+    code, stdout, _ = cli("suite", scenario_path("kip570-stop-replica-reorder-fixed"), "--seeds", "1",
+                          "--profile", "2.5", "--out", str(tmp_path / "s2"))
+    assert code == 1 and "repro: epochsim run" in stdout and "--set protocol.profile=2.5" in stdout
+    rows = json.loads((tmp_path / "s2" / "suite.json").read_text())["rows"]
+    assert rows[0]["first_failing_seed"] == 1
+
+
+def test_help_teaches():
+    code, stdout, _ = cli("--help")
+    assert code == 0 and "epochsim run" in stdout and "Exit codes" in stdout
+    code, stdout, _ = cli("run", "--help")
+    assert code == 0 and "--seed" in stdout and "--check-determinism" in stdout

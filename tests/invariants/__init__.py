@@ -1,0 +1,1 @@
+"""Invariant unit tests: one hand-built good trace and one bad trace per invariant."""

@@ -1,0 +1,52 @@
+"""client_leader_epoch_regression and leader_hint_misapplied on hand-built traces."""
+
+from __future__ import annotations
+
+from tests.invariants.tracebuilder import TraceBuilder
+
+# -- client_leader_epoch_regression ----------------------------------------------------------
+
+
+def test_client_leader_epoch_regression_holds_for_rising_epochs_and_recreated_topics():
+    tb = TraceBuilder()
+    tb.client_epoch("p1", "t-0", 1, 0)
+    tb.at(10).client_epoch("p1", "t-0", 2, 2, source="hint", previous_epoch=0)
+    tb.client_epoch("p2", "t-0", 1, 0)  # another client keeps its own view
+    tb.client_epoch("p1", "u-0", 3, 0)  # another partition
+    # the topic was deleted and recreated: a new topic id restarts at a lower epoch
+    tb.at(20).client_epoch("p1", "t-0", 3, 0, topic_id=2)
+    assert tb.violations("client_leader_epoch_regression") == []
+
+
+def test_client_leader_epoch_regression_violated_by_going_back_on_one_topic_id():
+    tb = TraceBuilder()
+    tb.client_epoch("p1", "t-0", 1, 0)
+    newer = tb.at(10).client_epoch("p1", "t-0", 1, 2)
+    older = tb.at(20).client_epoch("p1", "t-0", 2, 1)
+    assert tb.violations("client_leader_epoch_regression") == [
+        ("client_leader_epoch_regression", 20, (newer, older))]
+
+
+# -- leader_hint_misapplied ----------------------------------------------------------------------
+
+def test_leader_hint_misapplied_holds_for_newer_hints_naming_known_brokers():
+    tb = TraceBuilder(brokers=3)
+    tb.client_epoch("p1", "t-0", 1, 1)
+    tb.at(10).client_epoch("p1", "t-0", 3, 2, source="hint", previous_epoch=1)
+    # metadata responses are not hints: they are not judged here, whatever their epoch
+    tb.at(20).client_epoch("p1", "t-0", 1, 2, source="metadata")
+    assert tb.violations("leader_hint_misapplied") == []
+
+
+def test_leader_hint_misapplied_violated_by_a_hint_not_newer_than_the_known_epoch():
+    tb = TraceBuilder(brokers=3)
+    tb.client_epoch("p1", "t-0", 1, 2)
+    bad = tb.at(10).client_epoch("p1", "t-0", 2, 2, source="hint", previous_epoch=2)
+    assert tb.violations("leader_hint_misapplied") == [("leader_hint_misapplied", 10, (bad,))]
+
+
+def test_leader_hint_misapplied_violated_by_a_hint_naming_an_unknown_broker():
+    tb = TraceBuilder(brokers=3)
+    tb.client_epoch("p1", "t-0", 1, 1)
+    bad = tb.at(10).client_epoch("p1", "t-0", 7, 2, source="hint", previous_epoch=1)
+    assert tb.violations("leader_hint_misapplied") == [("leader_hint_misapplied", 10, (bad,))]

@@ -1,0 +1,145 @@
+"""stop_replica_out_of_order and stray_replica on hand-built traces."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.invariants.tracebuilder import TraceBuilder
+
+# -- stop_replica_out_of_order ---------------------------------------------------------------
+
+
+def test_stop_replica_out_of_order_holds_for_in_order_and_fenced_requests():
+    tb = TraceBuilder()
+    tb.log_created("b3", "t-0")
+    tb.replica_state("b3", "t-0", "follower", 1, 1)
+    # issued at the epoch b3 has applied: in order
+    tb.at(10).stop_replica("b3", "t-0", issued_epoch=1, local_epoch=1, delete=False)
+    tb.at(20).replica_state("b3", "t-0", "follower", 1, 3)
+    # issued at epoch 2, arriving after LeaderAndIsr epoch 3, but fenced: b3 keeps its replica
+    tb.at(30).stop_replica("b3", "t-0", issued_epoch=2, local_epoch=3, result="fenced")
+    # a newer StopReplica after the older LeaderAndIsr is the normal order
+    tb.at(40).stop_replica("b3", "t-0", issued_epoch=4, local_epoch=3)
+    tb.log_deleted("b3", "t-0")
+    # LeaderAndIsr of another broker does not concern b3's StopReplica
+    tb.at(50).replica_state("b2", "t-0", "leader", 2, 9)
+    tb.stop_replica("b3", "t-0", issued_epoch=5, local_epoch=-1, result="not_hosted")
+    assert tb.violations("stop_replica_out_of_order") == []
+
+
+def test_stop_replica_out_of_order_violated_by_a_stale_stop_applied_after_a_newer_lai():
+    tb = TraceBuilder()
+    tb.log_created("b3", "t-0")
+    tb.replica_state("b3", "t-0", "follower", 1, 1)
+    newer = tb.at(10).replica_state("b3", "t-0", "follower", 1, 2)
+    # issued at epoch 1 (wire epoch -1: StopReplica v2 carries none), applied after epoch 2
+    stale = tb.at(20).stop_replica("b3", "t-0", issued_epoch=1, req_epoch=-1, local_epoch=2)
+    tb.log_deleted("b3", "t-0")
+    assert tb.violations("stop_replica_out_of_order") == [
+        ("stop_replica_out_of_order", 20, (newer, stale))]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="defect: a stale StopReplica that finds no replica "
+                   "(result not_hosted, no log left) changes nothing, yet is judged out of order")
+def test_stop_replica_out_of_order_holds_for_a_stale_duplicate_that_finds_nothing():
+    tb = TraceBuilder()
+    tb.log_created("b3", "t-0")
+    tb.replica_state("b3", "t-0", "follower", 1, 1)
+    tb.at(10).stop_replica("b3", "t-0", issued_epoch=1, local_epoch=1)
+    tb.log_deleted("b3", "t-0")
+    # an older StopReplica (issued at epoch 0), delayed or duplicated by the network
+    tb.at(20).stop_replica("b3", "t-0", issued_epoch=0, local_epoch=-1, result="not_hosted")
+    assert tb.violations("stop_replica_out_of_order") == []
+
+
+# -- stray_replica ---------------------------------------------------------------------------
+
+def _stray_trace(settled: bool = True, crash_b3: bool = False, resign: bool = False):
+    """t-0 assigned to b1, b2; b3 still hosts a replica at the end."""
+    tb = TraceBuilder(brokers=3)
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    seqs = {b: tb.log_created(b, "t-0") for b in ("b1", "b2", "b3")}
+    tb.at(10)
+    seqs["state"] = tb.partition_state("t-0", 1, 1, [1, 2], reason="reassign_complete")
+    if crash_b3:
+        tb.at(20).add("b3", "crash")
+    if resign:
+        tb.at(20).add("c1", "controller_resigned", controller_epoch=1, reason="session expired")
+    tb.at(100)
+    seqs["end"] = tb.end(settled=settled)
+    return tb, seqs
+
+
+def test_stray_replica_holds_when_every_live_broker_hosts_its_assignment():
+    tb = TraceBuilder(brokers=3)
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2])
+    tb.partition_state("u-0", 2, 0, [2, 3], topic_id=2)
+    for b in ("b1", "b2", "b3"):
+        tb.log_created(b, "t-0")
+    tb.log_created("b2", "u-0")
+    tb.log_created("b3", "u-0")
+    tb.at(10).stop_replica("b3", "t-0", issued_epoch=0, local_epoch=0)
+    tb.log_deleted("b3", "t-0")
+    # a deleted topic whose replicas are all gone leaves nothing behind
+    tb.add("c1", "topic_deleted", topic="u", topic_id=2)
+    tb.log_deleted("b2", "u-0", topic_id=2)
+    tb.log_deleted("b3", "u-0", topic_id=2)
+    tb.at(100).end()
+    assert tb.violations("stray_replica") == []
+
+
+@pytest.mark.parametrize("case", ["crashed", "unsettled", "no_controller"])
+def test_stray_replica_holds_when_the_end_state_is_not_judged(case):
+    """A crashed broker is not judged, nor a run that did not settle or has no controller."""
+    tb, _ = _stray_trace(settled=case != "unsettled", crash_b3=case == "crashed",
+                         resign=case == "no_controller")
+    assert tb.violations("stray_replica") == []
+
+
+def test_stray_replica_violated_by_a_replica_left_on_an_unassigned_broker():
+    tb, s = _stray_trace()
+    assert tb.violations("stray_replica") == [
+        ("stray_replica", 100, (s["b3"], s["state"], s["end"]))]
+
+
+def test_stray_replica_violated_by_a_missing_assigned_replica():
+    tb = TraceBuilder(brokers=3)
+    tb.controller()
+    state = tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    tb.log_created("b1", "t-0")
+    tb.log_created("b2", "t-0")
+    end = tb.at(100).end()
+    assert tb.violations("stray_replica") == [("stray_replica", 100, (state, end))]
+
+
+def test_stray_replica_violated_by_a_replica_of_a_deleted_topic():
+    tb = TraceBuilder(brokers=3)
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2])
+    tb.log_created("b1", "t-0")
+    left = tb.log_created("b2", "t-0")
+    tb.at(10).add("c1", "topic_deleted", topic="t", topic_id=1)
+    tb.log_deleted("b1", "t-0")
+    end = tb.at(100).end()
+    assert tb.violations("stray_replica") == [("stray_replica", 100, (left, end))]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="defect: hosted replicas are keyed by partition name only, "
+                   "so an old topic id's log on an assigned broker of the recreated topic passes")
+def test_stray_replica_violated_by_a_replica_of_the_old_topic_id():
+    tb = TraceBuilder(brokers=3)
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    for b in ("b1", "b2", "b3"):
+        tb.log_created(b, "t-0")
+    tb.at(10).add("c1", "topic_deleted", topic="t", topic_id=1)
+    tb.log_deleted("b1", "t-0")
+    tb.log_deleted("b2", "t-0")
+    # b3 missed the deletion; LeaderAndIsr for the new id fails with INCONSISTENT_TOPIC_ID
+    tb.at(20).partition_state("t-0", 1, 0, [1, 2, 3], topic_id=2, reason="create_topic")
+    tb.log_created("b1", "t-0", topic_id=2)
+    tb.log_created("b2", "t-0", topic_id=2)
+    tb.at(100).end()
+    assert [v[0] for v in tb.violations("stray_replica")] == ["stray_replica"]

@@ -1,0 +1,191 @@
+"""duplicate_append, out_of_order_append, spurious_out_of_order_sequence,
+unreported_data_loss and idempotence_mode_violated on hand-built traces."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.invariants.tracebuilder import TraceBuilder, batch
+
+PID = 1001
+OUT_OF_ORDER_SEQUENCE = 45
+
+
+def _leader_b1(tb: TraceBuilder, leader: int = 1) -> None:
+    tb.controller()
+    tb.partition_state("t-0", leader, 0, [1, 2, 3])
+    tb.log_created("b1", "t-0")
+    tb.log_created("b2", "t-0")
+
+
+# -- duplicate_append ----------------------------------------------------------------------------
+
+def test_duplicate_append_holds_for_distinct_batches_and_non_idempotent_duplicates():
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=PID), batch("t-0", 4, "p1#1", pid=PID))
+    # a non-idempotent producer's retry is written twice: counted, not a violation
+    tb.at(20).append("b1", "p2", batch("t-0", 8, "p2#0"))
+    tb.at(30).append("b1", "p2", batch("t-0", 12, "p2#0"))
+    # a duplicate on a replica that is not the final leader is not judged
+    tb.replicate("b2", 1, ("t-0", 0, 4, 0, "p1#0"), ("t-0", 4, 4, 0, "p1#0"))
+    tb.at(100).end()
+    violations, metrics = tb.check("duplicate_append")
+    assert violations == []
+    assert metrics["duplicates_non_idempotent"] == 1
+
+
+def test_duplicate_append_violated_by_an_idempotent_batch_written_twice():
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=PID, base_seq=0))
+    tb.at(20).append("b1", "p1", batch("t-0", 4, "p1#0", pid=PID, base_seq=0))
+    end = tb.at(100).end()
+    assert tb.violations("duplicate_append") == [("duplicate_append", 100, (end,))]
+
+
+# -- out_of_order_append -------------------------------------------------------------------------
+
+def test_out_of_order_append_holds_for_ascending_sequences_resets_and_epoch_bumps():
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=PID, base_seq=0),
+                     batch("t-0", 4, "p1#1", pid=PID, base_seq=4))
+    # UNKNOWN_PRODUCER_ID after retention: the producer restarts the partition at sequence 0
+    tb.at(20).append("b1", "p1", batch("t-0", 8, "p1#2", pid=PID, base_seq=0))
+    # a new producer epoch starts its own sequence space
+    tb.at(30).append("b1", "p1", batch("t-0", 12, "p1#3", pid=PID, producer_epoch=1, base_seq=0))
+    # non-idempotent batches have no sequence
+    tb.append("b1", "p2", batch("t-0", 16, "p2#0"))
+    tb.at(100).end()
+    assert tb.violations("out_of_order_append") == []
+
+
+def test_out_of_order_append_violated_when_log_order_is_not_sequence_order():
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#2", pid=PID, base_seq=8))
+    tb.at(20).append("b1", "p1", batch("t-0", 4, "p1#1", pid=PID, base_seq=4))
+    end = tb.at(100).end()
+    assert tb.violations("out_of_order_append") == [("out_of_order_append", 100, (end,))]
+
+
+# -- spurious_out_of_order_sequence ------------------------------------------------------------
+
+def _acked_then_leader_change(keep_on_new_leader: bool):
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=PID), batch("t-0", 4, "p1#1", pid=PID))
+    tb.replicate("b2", 1, ("t-0", 0, 4, 0, "p1#0"))
+    if keep_on_new_leader:
+        tb.replicate("b2", 1, ("t-0", 4, 4, 0, "p1#1"))
+    tb.at(20).ack("p1", "p1#0", "t-0", 0)
+    tb.ack("p1", "p1#1", "t-0", 4)
+    tb.at(30).partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:broker_failure")
+    return tb
+
+
+def test_spurious_out_of_order_sequence_holds_when_an_acked_batch_is_really_lost():
+    tb = _acked_then_leader_change(keep_on_new_leader=False)
+    tb.at(40).produce_failed("p1", "t-0", OUT_OF_ORDER_SEQUENCE, bid="p1#2")
+    # other errors are not judged
+    tb.produce_failed("p1", "t-0", -1, bid="p1#3")
+    assert tb.violations("spurious_out_of_order_sequence") == []
+
+
+def test_spurious_out_of_order_sequence_violated_when_every_acked_batch_is_intact():
+    tb = _acked_then_leader_change(keep_on_new_leader=True)
+    bad = tb.at(40).produce_failed("p1", "t-0", OUT_OF_ORDER_SEQUENCE, bid="p1#2")
+    assert tb.violations("spurious_out_of_order_sequence") == [
+        ("spurious_out_of_order_sequence", 40, (bad,))]
+
+
+def test_spurious_out_of_order_sequence_violated_when_the_batch_fell_to_retention():
+    """Retention is not data loss, so OutOfOrderSequence after it is spurious (KIP-360)."""
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=PID), batch("t-0", 4, "p1#1", pid=PID))
+    tb.at(20).ack("p1", "p1#0", "t-0", 0)
+    tb.at(30).log_start("b1", "t-0", 4)
+    bad = tb.at(40).produce_failed("p1", "t-0", OUT_OF_ORDER_SEQUENCE, bid="p1#2")
+    assert tb.violations("spurious_out_of_order_sequence") == [
+        ("spurious_out_of_order_sequence", 40, (bad,))]
+
+
+# -- unreported_data_loss -------------------------------------------------------------------------
+
+def _lost_ack(pid: int | None = PID):
+    """p1#1 (offsets 4-7) was acknowledged, then b2, which lacks it, became the leader."""
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=pid), batch("t-0", 4, "p1#1", pid=pid))
+    tb.replicate("b2", 1, ("t-0", 0, 4, 0, "p1#0"))
+    tb.at(20).ack("p1", "p1#0", "t-0", 0, acks=1)
+    lost = tb.ack("p1", "p1#1", "t-0", 4, acks=1)
+    tb.at(30).partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:broker_failure")
+    return tb, lost
+
+
+def test_unreported_data_loss_holds_when_the_loss_is_reported_or_not_idempotent():
+    tb, _ = _lost_ack()
+    tb.at(40).produce_failed("p1", "t-0", OUT_OF_ORDER_SEQUENCE, bid="p1#2")
+    tb.at(100).end()
+    assert tb.violations("unreported_data_loss") == []
+
+    tb, _ = _lost_ack(pid=None)  # acks=1 without idempotence may lose silently: a metric
+    tb.at(100).end()
+    violations, metrics = tb.check("unreported_data_loss")
+    assert violations == []
+    assert metrics["acks1_lost"] == 1
+
+
+def test_unreported_data_loss_violated_by_a_silent_idempotent_loss():
+    tb, lost = _lost_ack()
+    tb.at(100).end()
+    assert tb.violations("unreported_data_loss") == [("unreported_data_loss", 100, (lost,))]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="defect: any earlier produce_failed for the partition "
+                   "counts as the report, even one surfaced before the lost batch was acknowledged")
+def test_unreported_data_loss_violated_when_the_only_error_predates_the_loss():
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.at(5).produce_failed("p1", "t-0", -1, bid="p1#x")  # DELIVERY_TIMEOUT of an older batch
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=PID))
+    tb.at(20).ack("p1", "p1#0", "t-0", 0, acks=1)
+    tb.at(30).partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:broker_failure")
+    tb.at(100).end()
+    assert [v[0] for v in tb.violations("unreported_data_loss")] == ["unreported_data_loss"]
+
+
+# -- idempotence_mode_violated --------------------------------------------------------------------
+
+def test_idempotence_mode_violated_holds_when_each_mode_behaves():
+    tb = TraceBuilder()
+    tb.client_config("p1", "required")
+    tb.client_config("p2", "requested")
+    tb.client_config("p3", "off")
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=PID))
+    # required refuses an old-format topic with a clear error: that is its contract
+    tb.add("p1", "produce_failed", bid=None, tp="old-0", error=-2,
+           error_name="IDEMPOTENCE_UNSUPPORTED_FORMAT", mode="required", message_format=1)
+    # requested writes to an old-format topic without idempotence
+    tb.append("b1", "p2", batch("old-0", 0, "p2#0"))
+    tb.append("b1", "p3", batch("t-0", 4, "p3#0"))
+    assert tb.violations("idempotence_mode_violated") == []
+
+
+def test_idempotence_mode_violated_by_a_required_producer_writing_without_a_pid():
+    tb = TraceBuilder()
+    tb.client_config("p1", "required")
+    bad = tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"))
+    assert tb.violations("idempotence_mode_violated") == [("idempotence_mode_violated", 10, (bad,))]
+
+
+def test_idempotence_mode_violated_by_a_requested_producer_failing_on_the_format():
+    tb = TraceBuilder()
+    tb.client_config("p2", "requested")
+    bad = tb.at(10).add("p2", "produce_failed", bid=None, tp="old-0", error=-2,
+                        error_name="IDEMPOTENCE_UNSUPPORTED_FORMAT", mode="requested",
+                        message_format=1)
+    assert tb.violations("idempotence_mode_violated") == [("idempotence_mode_violated", 10, (bad,))]

@@ -1,0 +1,107 @@
+"""acked_write_lost, log_divergence, high_watermark_monotonic on hand-built traces."""
+
+from __future__ import annotations
+
+from tests.invariants.tracebuilder import TraceBuilder, batch
+
+# -- acked_write_lost ------------------------------------------------------------------------
+
+
+def _two_acked_batches(acks="all"):
+    """b1 leads t-0 and holds p1#0 (offsets 0-3) and p1#1 (4-7), both acknowledged;
+    b2 replicated only p1#0."""
+    tb = TraceBuilder()
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    tb.log_created("b1", "t-0")
+    tb.log_created("b2", "t-0")
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"))
+    tb.replicate("b2", 1, ("t-0", 0, 4, 0, "p1#0"))
+    acked = [tb.at(20).ack("p1", "p1#0", "t-0", 0, acks=acks),
+             tb.ack("p1", "p1#1", "t-0", 4, acks=acks)]
+    return tb, acked
+
+
+def test_acked_write_lost_holds_when_acked_batches_survive_or_fell_to_retention():
+    tb, _ = _two_acked_batches()
+    # retention moves the log start past p1#0: removed, not lost
+    tb.at(30).log_start("b1", "t-0", 4)
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == []
+
+
+def test_acked_write_lost_holds_for_acks_1_losses_which_are_a_metric():
+    tb, _ = _two_acked_batches(acks=1)
+    tb.at(30).partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:broker_failure")
+    tb.at(100).end()
+    violations, metrics = tb.check("acked_write_lost")
+    assert violations == []
+    assert metrics["acks1_lost"] == 1
+
+
+def test_acked_write_lost_violated_when_the_new_leader_lacks_an_acked_batch():
+    tb, acked = _two_acked_batches()
+    tb.at(30).partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:broker_failure")
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == [("acked_write_lost", 100, (acked[1],))]
+
+
+def test_acked_write_lost_violated_by_truncation_of_the_leader_log():
+    tb, acked = _two_acked_batches()
+    tb.at(30).truncate("b1", "t-0", 0)
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == [
+        ("acked_write_lost", 100, (acked[0],)), ("acked_write_lost", 100, (acked[1],))]
+
+
+# -- log_divergence ------------------------------------------------------------------------------
+
+def _leader_and_follower():
+    tb = TraceBuilder()
+    tb.log_created("b1", "t-0")
+    tb.log_created("b2", "t-0")
+    tb.append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"))
+    return tb
+
+
+def test_log_divergence_holds_for_divergent_records_above_the_high_watermark():
+    tb = _leader_and_follower()
+    tb.at(10).replicate("b2", 1, ("t-0", 0, 4, 0, "p1#0"), ("t-0", 4, 4, 0, "zz#9"))
+    tb.hw("b1", "leader", "t-0", 4)
+    tb.hw("b2", "follower", "t-0", 4)  # zz#9 at offset 4 is above both HWs
+    # the follower truncates the divergent tail and catches up: HWs agree on every batch
+    tb.at(20).truncate("b2", "t-0", 4)
+    tb.replicate("b2", 1, ("t-0", 4, 4, 0, "p1#1"))
+    tb.hw("b1", "leader", "t-0", 8)
+    tb.hw("b2", "follower", "t-0", 8)
+    assert tb.violations("log_divergence") == []
+
+
+def test_log_divergence_violated_by_different_batches_below_both_high_watermarks():
+    tb = _leader_and_follower()
+    tb.at(10).replicate("b2", 1, ("t-0", 0, 4, 0, "p1#0"), ("t-0", 4, 4, 0, "zz#9"))
+    first = tb.hw("b1", "leader", "t-0", 8)
+    second = tb.at(20).hw("b2", "follower", "t-0", 8)
+    assert tb.violations("log_divergence") == [("log_divergence", 20, (first, second))]
+
+
+# -- high_watermark_monotonic --------------------------------------------------------------------
+
+def test_high_watermark_monotonic_holds_when_a_new_epoch_starts_lower():
+    tb = TraceBuilder()
+    tb.hw("b1", "leader", "t-0", 8, leader_epoch=0)
+    tb.at(10).hw("b1", "follower", "t-0", 4, leader_epoch=1)  # followers are not judged
+    tb.hw("b2", "leader", "t-0", 4, leader_epoch=1)  # another leader, another epoch
+    tb.at(20).hw("b1", "leader", "t-0", 6, leader_epoch=2)  # b1 leads again, from lower
+    tb.hw("b1", "leader", "t-0", 6, leader_epoch=2)
+    tb.hw("b1", "leader", "t-0", 0, leader_epoch=0, topic_id=2)  # a recreated topic
+    assert tb.violations("high_watermark_monotonic") == []
+
+
+def test_high_watermark_monotonic_violated_by_a_leader_lowering_its_hw():
+    tb = TraceBuilder()
+    tb.hw("b1", "leader", "t-0", 4, leader_epoch=1)
+    high = tb.at(10).hw("b1", "leader", "t-0", 8, leader_epoch=1)
+    low = tb.at(20).hw("b1", "leader", "t-0", 6, leader_epoch=1)
+    assert tb.violations("high_watermark_monotonic") == [
+        ("high_watermark_monotonic", 20, (high, low))]

@@ -1,0 +1,124 @@
+"""The epoch decision tables of the reference, checked directly on the model's pieces."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.kafka import errors as E
+from sim.kafka.log import Log
+from sim.kafka.messages import Batch, PartitionState
+from sim.kafka.partition import Partition
+from sim.kafka.profiles import resolve_protocol
+
+
+def _partition(epoch: int, leader: int = 1, me: int = 1) -> Partition:
+    p = Partition("t-0", 1, Log(), me)
+    st = PartitionState("t-0", 1, leader, epoch, epoch, (1, 2, 3), (1, 2, 3))
+    (p.make_leader(st, 0) if leader == me else p.make_follower(st))
+    return p
+
+
+@pytest.mark.parametrize("remote,expected", [(-1, E.NONE), (4, E.FENCED_LEADER_EPOCH),
+                                             (5, E.NONE), (6, E.UNKNOWN_LEADER_EPOCH)])
+def test_check_current_leader_epoch(remote, expected):
+    """ref §1.1: absent skips; local > remote fenced; local < remote unknown."""
+    assert _partition(5).check_current_leader_epoch(remote) == expected
+
+
+def test_epoch_check_comes_before_leadership():
+    follower = _partition(5, leader=2)
+    assert follower.local_log_error(4, True) == E.FENCED_LEADER_EPOCH
+    assert follower.local_log_error(6, True) == E.UNKNOWN_LEADER_EPOCH
+    assert follower.local_log_error(5, True) == E.NOT_LEADER_OR_FOLLOWER
+    assert follower.local_log_error(-1, True) == E.NOT_LEADER_OR_FOLLOWER
+
+
+class _StopReplicaJudge:
+    """Just enough of a Broker to call its StopReplica epoch rule."""
+
+    def __init__(self, profile, mutant=""):
+        self.protocol = resolve_protocol(profile, mutant=mutant)
+
+    from sim.kafka.broker import Broker
+    allowed = Broker._stop_replica_allowed
+
+
+@pytest.mark.parametrize("profile,req,cur,ok", [
+    ("2.6", 4, 5, False), ("2.6", 5, 5, False), ("2.6", 6, 5, True),
+    ("3.4.0", 5, 5, False), ("3.4.1", 5, 5, True), ("3.4.1", 4, 5, False),
+    ("proposed", -1, 5, True), ("proposed", -2, 5, True), ("2.6", -2, 99, True),
+])
+def test_stop_replica_rule(profile, req, cur, ok):
+    """ref §1.5: sentinels -1/-2 bypass; older fenced; equal depends on the version."""
+    assert _StopReplicaJudge(profile).allowed(req, cur) is ok
+
+
+def test_stop_replica_mutants():
+    assert _StopReplicaJudge("proposed", "no_stop_replica_epoch_check").allowed(1, 5) is True
+    assert _StopReplicaJudge("3.4.1", "stop_replica_equal_epoch_flipped").allowed(5, 5) is False
+
+
+def test_end_offset_for_epoch_is_kip279():
+    log = Log()
+    for epoch, count in ((0, 3), (2, 2), (5, 4)):
+        log.append(count, epoch, Batch(f"b{epoch}", "p", count, 0))
+    assert log.end_offset_for_epoch(0) == (0, 3)
+    assert log.end_offset_for_epoch(1) == (0, 3)  # largest epoch <= 1 is 0
+    assert log.end_offset_for_epoch(4) == (2, 5)
+    assert log.end_offset_for_epoch(9) == (5, 9)
+    assert Log().end_offset_for_epoch(3) == (-1, -1)
+    log.truncate_to(3)
+    assert log.leo == 3 and log.end_offset_for_epoch(9) == (0, 3)
+
+
+class _Owner:
+    def __init__(self):
+        self.events = []
+
+    def emit(self, kind, fields):
+        self.events.append((kind, fields))
+
+
+def _metadata(profile="proposed", mutant=""):
+    from sim.kafka.client_metadata import ClientMetadata
+    owner = _Owner()
+    return ClientMetadata(owner, resolve_protocol(profile, mutant=mutant)), owner
+
+
+def _resp(*parts):
+    from sim.kafka.messages import MetadataResponse
+    return MetadataResponse(1, (1, 2, 3), tuple(parts))
+
+
+def test_client_metadata_epoch_rules():
+    """ref §3.1: older rejected, equal accepted, topic id change allows lower."""
+    meta, owner = _metadata()
+    meta.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
+    meta.apply_response(_resp(("t-0", 1, 1, 5)), "b3")
+    assert meta.leader("t-0") == (2, 6) and owner.events[-1][0] == "metadata_rejected"
+    meta.apply_response(_resp(("t-0", 1, 3, 6)), "b2")
+    assert meta.leader("t-0") == (3, 6)
+    meta.apply_response(_resp(("t-0", 2, 1, 0)), "b2")
+    assert meta.leader("t-0") == (1, 0)
+
+
+def test_stale_metadata_accepted_before_kafka_7738_and_by_mutant():
+    for profile, mutant in (("1.0", ""), ("proposed", "client_accepts_stale_metadata")):
+        meta, _ = _metadata(profile, mutant)
+        meta.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
+        meta.apply_response(_resp(("t-0", 1, 1, 5)), "b3")
+        assert meta.leader("t-0") == (1, 5)
+
+
+def test_hint_rule():
+    """ref §3.3.2: strictly newer epoch and a known node only."""
+    meta, _ = _metadata()
+    meta.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
+    assert not meta.apply_hint("t-0", 3, 6, (), "b2")
+    assert not meta.apply_hint("t-0", 9, 7, (), "b2")
+    assert not meta.apply_hint("t-0", -1, 7, (), "b2")
+    assert meta.apply_hint("t-0", 3, 7, (), "b2") and meta.leader("t-0") == (3, 7)
+    assert meta.apply_hint("t-0", 9, 8, (9,), "b2")
+    equal, _ = _metadata(mutant="hint_accepts_equal_epoch")
+    equal.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
+    assert equal.apply_hint("t-0", 3, 6, (), "b2")
