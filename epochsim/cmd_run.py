@@ -7,8 +7,16 @@ import subprocess
 import sys
 import tempfile
 
-from epochsim.common import (add_override_args, describe_violations, load, override_flags,
-                             parse_sets, prepare_out_dir, repro_line, seed_arg)
+from epochsim.common import (
+    add_override_args,
+    describe_violations,
+    load,
+    override_flags,
+    parse_sets,
+    prepare_out_dir,
+    repro_line,
+    seed_arg,
+)
 from epochsim.errors import UsageError
 from epochsim.runner import run_scenario
 

@@ -9,8 +9,14 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from epochsim.common import (add_override_args, load, parse_sets, positive_int, prepare_out_dir,
-                             repro_line)
+from epochsim.common import (
+    add_override_args,
+    load,
+    parse_sets,
+    positive_int,
+    prepare_out_dir,
+    repro_line,
+)
 from epochsim.errors import UsageError
 
 HELP = """\

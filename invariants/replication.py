@@ -29,7 +29,7 @@ class AckedWriteLost(Invariant):
             self.acked.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["t"]))
 
     def finish(self):
-        for tp, bid, base, seq, t in lost_batches(self.ctx, self.acked):
+        for tp, bid, base, seq, _t in lost_batches(self.ctx, self.acked):
             self.violate(self.ctx.end_t, f"acknowledged batch {bid} (offset {base}) of {tp} "
                          f"is missing from the final log", seq)
 

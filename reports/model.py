@@ -57,6 +57,8 @@ class Message:
     deliver_seq: int | None = None
     held: bool = False
     dropped: str | None = None
+    # what the receiver did with it: tp -> (issued leader epoch, result) for StopReplica
+    outcome: dict = field(default_factory=dict)
 
 
 class Steps:
@@ -140,6 +142,7 @@ class _Builder:
         self.controllers = Steps()
         self.faults = FaultSpans()
         self.before_crash: dict[str, dict] = {}
+        self.last_delivered: dict[str, Message] = {}
         self.leaderless: set[str] = set()
         self.m = Model(0)
 
@@ -180,6 +183,9 @@ class _Builder:
         self.roles.set((ev["tp"], ev["node"]), ev["t"], (ev["role"], ev["leader_epoch"]))
 
     def stop_replica(self, ev):
+        msg = self.last_delivered.get(ev["node"])
+        if msg is not None and msg.msg == "StopReplica" and msg.deliver_us == ev["t"]:
+            msg.outcome[ev["tp"]] = (ev.get("issued_epoch"), ev.get("result"))
         if ev.get("result") != "applied":
             return
         key = (ev["tp"], ev["node"])
@@ -237,6 +243,7 @@ class _Builder:
         msg = self.m.messages.get(ev["mid"])
         if msg is not None and msg.deliver_us is None:
             msg.deliver_us, msg.deliver_seq = ev["t"], ev["seq"]
+            self.last_delivered[ev["node"]] = msg
 
     def hold(self, ev):
         msg = self.m.messages.get(ev["mid"])

@@ -13,6 +13,7 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.broker_data import BrokerData
+from sim.kafka.connection import RequestQueue
 from sim.kafka.fetcher import Fetcher
 from sim.kafka.idempotence import evict_below_log_start, expire_producers
 from sim.kafka.log import Log
@@ -22,7 +23,7 @@ from sim.kafka.partition import Partition
 HEARTBEAT_US = 500_000
 
 
-class Broker(BrokerData, Fetcher, Actor):
+class Broker(RequestQueue, BrokerData, Fetcher, Actor):
     def __init__(self, world, broker_id: int, options: dict, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
@@ -42,6 +43,7 @@ class Broker(BrokerData, Fetcher, Actor):
         self.controller: str | None = None
         self.init_data_plane()
         self.init_fetchers()
+        self.init_request_queue()
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -74,14 +76,16 @@ class Broker(BrokerData, Fetcher, Actor):
             for tp in sorted(self.logs):
                 self.apply_retention(tp)
             self.set_timer(data * 1000, "retention", data)
+        elif name == "request_served":
+            self.on_request_served(data)
         else:
             self.on_data_timer(name, data)
 
     # -- retention (ref §2.3) ------------------------------------------------------------
     def apply_retention(self, tp: str, log_start_offset: int | None = None) -> None:
         """Delete whole batches below `log_start_offset` (or older than the topic's
-        retention.ms), never past the HW nor the active (last) batch; on profiles <= 2.3 the
-        producer state of producers left wholly below the new log start is evicted."""
+        retention.ms), never past the HW; on profiles <= 2.3 (and the `spurious_out_of_order`
+        mutant) the producer state of producers left wholly below the new log start is evicted."""
         held = self.logs.get(tp)
         if held is None:
             return
@@ -95,16 +99,22 @@ class Broker(BrokerData, Fetcher, Actor):
             horizon = self.now_us - topic.retention_ms * 1000
             old = [e for e in log.entries if e[3].created_us < horizon]
             log_start_offset = old[-1][0] + old[-1][1] if old else log.log_start_offset
-        target = min(log_start_offset, log.hw, log.entries[-1][0])
+        # an expired active segment is rolled and deleted too, so everything below the HW may go
+        target = min(log_start_offset, log.hw)
         if log.advance_start(target):
             self.emit(V.LOG_START, {"tp": tp, "topic_id": topic_id,
                                     "log_start_offset": log.log_start_offset})
-            if self.protocol.evict_state_on_retention:
+            if self.protocol.evict_state_on_retention or self.protocol.mutant == "spurious_out_of_order":
                 evict_below_log_start(log)
         expire_producers(log, self.now_us, self.protocol.producer_id_expiration_ms)
 
     # -- dispatch ------------------------------------------------------------------------
     def on_message(self, msg) -> None:
+        # client requests and follower fetches wait their turn (connection.py)
+        if not self.enqueue_request(msg):
+            self.dispatch(msg)
+
+    def dispatch(self, msg) -> None:
         handler = self._handlers.get(msg.kind)
         if handler is not None:
             handler(self, msg)

@@ -14,8 +14,13 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.idempotence import check_idempotent_append, record_append
-from sim.kafka.messages import (AlterPartition, FetchPartitionData, FetchResponse,
-                                ProducePartitionResult, ProduceResponse)
+from sim.kafka.messages import (
+    AlterPartition,
+    FetchPartitionData,
+    FetchResponse,
+    ProducePartitionResult,
+    ProduceResponse,
+)
 
 MAX_BATCHES_PER_FETCH = 64
 
@@ -76,6 +81,9 @@ class BrokerData:
         if err:
             return self._produce_error(pp, err), None
         batch = pp.batch
+        if batch.pid >= 0 and self.formats.get(pp.tp.rpartition("-")[0], 2) < 2:
+            # idempotent batches need message format v2 (KIP-98; ref §2.6)
+            return self._produce_error(pp, E.UNSUPPORTED_FOR_MESSAGE_FORMAT), None
         err, dup_offset = check_idempotent_append(self, p, batch)
         if dup_offset is not None:
             self.emit(V.DUP_APPEND, {"tp": pp.tp, "bid": batch.bid, "base_offset": dup_offset})
@@ -96,12 +104,19 @@ class BrokerData:
 
     def _produce_error(self, pp, err: int, log_start: int = -1) -> ProducePartitionResult:
         self.emit(V.PRODUCE_RESULT, {"tp": pp.tp, "bid": pp.batch.bid, "error": err})
-        return ProducePartitionResult(pp.tp, err, -1, log_start, self.leader_hint(pp.tp, err))
+        return ProducePartitionResult(pp.tp, err, -1, log_start,
+                                      self.leader_hint(pp.tp, err, produce=True))
 
-    def leader_hint(self, tp: str, err: int):
-        """KIP-951 CurrentLeader from this broker's own (possibly stale) view (ref §1.3)."""
-        if self.protocol.leader_discovery != "kip951" or err != E.NOT_LEADER_OR_FOLLOWER \
-                and err != E.FENCED_LEADER_EPOCH:
+    def leader_hint(self, tp: str, err: int, produce: bool = False):
+        """KIP-951 CurrentLeader from this broker's own (possibly stale) view (ref §1.3): the
+        hosted partition's (leader, leader_epoch), else the metadata cache's, else (-1, -1).
+        Fetch carries it with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH; Produce upstream
+        only with NOT_LEADER_OR_FOLLOWER, and also with FENCED_LEADER_EPOCH when the KIP-359
+        produce epoch check (the only way Produce can return it) is on."""
+        hinted = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
+        if produce and not self.protocol.produce_epoch_check:
+            hinted = (E.NOT_LEADER_OR_FOLLOWER,)
+        if self.protocol.leader_discovery != "kip951" or err not in hinted:
             return None
         p = self.partitions.get(tp)
         if p is not None:
@@ -110,9 +125,13 @@ class BrokerData:
         return (entry[1], entry[2]) if entry else (-1, -1)
 
     def _produce_response(self, corr: int, results) -> ProduceResponse:
-        hinted = sorted({r.current_leader[0] for r in results
-                         if r.current_leader and r.current_leader[0] >= 0})
-        return ProduceResponse(corr, tuple(results), tuple(hinted))
+        endpoints = self.node_endpoints(r.current_leader for r in results)
+        return ProduceResponse(corr, tuple(results), endpoints)
+
+    def node_endpoints(self, hints) -> tuple:
+        """NodeEndpoints: the hinted leaders this broker knows to be alive; a leader it does
+        not know is left out (`getAliveBrokerNode` may be absent, ref §1.3)."""
+        return tuple(sorted({h[0] for h in hints if h and h[0] in self.alive_brokers}))
 
     def _check_waiters(self, tp: str) -> None:
         keys = self.waiters_by_tp.get(tp)
@@ -171,7 +190,8 @@ class BrokerData:
         self.flush_hw()
         ready = any(d.entries or d.error or d.diverging for d in datas)
         if ready or req.max_wait_us == 0:
-            self.send(msg.src, "FetchResponse", FetchResponse(req.corr, tuple(datas)))
+            self.send(msg.src, "FetchResponse", FetchResponse(
+                req.corr, tuple(datas), self.node_endpoints(d.current_leader for d in datas)))
             return
         key = (msg.src, req.corr)
         self.parked[key] = msg
@@ -182,7 +202,8 @@ class BrokerData:
     def _answer_fetch(self, msg) -> None:
         req = msg.body
         datas = tuple(self._read(fp, req.replica_id, record=False) for fp in req.partitions)
-        self.send(msg.src, "FetchResponse", FetchResponse(req.corr, datas))
+        self.send(msg.src, "FetchResponse", FetchResponse(
+            req.corr, datas, self.node_endpoints(d.current_leader for d in datas)))
 
     def _wake_parked(self, tp: str) -> None:
         keys = self.parked_by_tp.pop(tp, None)

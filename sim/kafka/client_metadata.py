@@ -4,7 +4,8 @@ Contract: `apply_response` accepts a partition's metadata when no epoch is known
 id changed (topic recreated, KAFKA-12257), or when its epoch is >= the last seen one (equal is
 accepted); an older epoch is rejected and the cached entry kept (KAFKA-7738). `apply_hint`
 accepts a CurrentLeader hint only when both fields are present, the epoch is strictly newer,
-the node is known, and the partition is cached; other partitions are kept (KAFKA-16012). Every
+the node is known (from the cluster nodes or the response's NodeEndpoints, which then join the
+nodes), and the partition is cached; other partitions are kept (KAFKA-16012). Every
 accepted change records a `client_epoch` event; every rejection a `metadata_rejected` event.
 """
 
@@ -59,6 +60,8 @@ class ClientMetadata:
         if not newer or (leader not in self.brokers and leader not in endpoints):
             return False
         self.parts[tp] = (old[0], leader, epoch)
+        if leader not in self.brokers:  # its NodeEndpoint joins the known nodes (KIP-951)
+            self.brokers = tuple(sorted(self.brokers + (leader,)))
         self.owner.emit(V.CLIENT_EPOCH, {"tp": tp, "topic_id": old[0], "leader": leader,
                                          "leader_epoch": epoch, "source": "hint", "from": source,
                                          "previous_epoch": old[2]})

@@ -16,8 +16,13 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.controller_ops import ControllerOps
-from sim.kafka.messages import (AlterPartitionResponse, LeaderAndIsr, PartitionState, StopReplica,
-                                UpdateMetadata)
+from sim.kafka.messages import (
+    AlterPartitionResponse,
+    LeaderAndIsr,
+    PartitionState,
+    StopReplica,
+    UpdateMetadata,
+)
 
 TICK_US = 100_000
 

@@ -38,9 +38,11 @@ def check_idempotent_append(broker, p, batch) -> tuple[int, int | None]:
     proto = broker.protocol
     entry = producers_of(p.log).get(batch.pid)
     last_seq = batch.base_seq + batch.count - 1
-    if entry is not None and batch.producer_epoch == entry.epoch and proto.mutant != "no_dedup_cache":
+    if entry is not None and batch.producer_epoch == entry.epoch:
         for first_seq, b_last, first_off, _last_off in entry.batches:
             if first_seq == batch.base_seq and b_last == last_seq:
+                if proto.mutant == "no_dedup_cache":  # planted bug: the duplicate is appended
+                    return E.NONE, None
                 return E.NONE, first_off
     if entry is not None and batch.producer_epoch < entry.epoch:
         return E.INVALID_PRODUCER_EPOCH, None
@@ -50,6 +52,8 @@ def check_idempotent_append(broker, p, batch) -> tuple[int, int | None]:
         return _unknown_producer_answer(proto), None
     if batch.producer_epoch != entry.epoch:
         return (E.OUT_OF_ORDER_SEQUENCE_NUMBER if batch.base_seq != 0 else E.NONE), None
+    if proto.mutant == "no_sequence_check":  # planted bug: any sequence is accepted
+        return E.NONE, None
     expected = entry.batches[-1][1] + 1 if entry.batches else 0
     if batch.base_seq == expected or not entry.batches and proto.unknown_producer == "accept":
         return E.NONE, None
@@ -61,7 +65,7 @@ def check_idempotent_append(broker, p, batch) -> tuple[int, int | None]:
 
 def _unknown_producer_answer(proto) -> int:
     """Unknown producer with seq != 0, by version (ref §2.4)."""
-    if proto.unknown_producer == "out_of_order":
+    if proto.unknown_producer == "out_of_order" or proto.mutant == "spurious_out_of_order":
         return E.OUT_OF_ORDER_SEQUENCE_NUMBER
     if proto.unknown_producer == "unknown_producer_id":
         return E.UNKNOWN_PRODUCER_ID

@@ -16,6 +16,7 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
+from sim.kafka.connection import least_loaded_node
 from sim.kafka.messages import Batch, MetadataRequest, Produce, ProducePartition
 from sim.kafka.producer_idempotence import IdempotenceMixin
 
@@ -58,12 +59,15 @@ class Producer(IdempotenceMixin, Actor):
         self.rr = 0
         self.carry = 0.0
         self.meta_inflight = None
+        self.meta_node = -1  # where the Metadata request in flight went
+        self.meta_blocked = False  # every connection was full when a refresh was due
         self.need_update = True
         self.last_refresh_us = -10**12
 
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
-        self.emit(V.CLIENT_CONFIG, {"idempotence": self.idempotence, "acks": self.spec["acks"],
+        self.emit(V.CLIENT_CONFIG, {"idempotence": self.idempotence_promised,
+                                    "effective_idempotence": self.idempotence, "acks": self.spec["acks"],
                                     "leader_discovery": self.discovery})
         self.set_timer(self.spec["start_ms"] * 1000, "begin")
 
@@ -145,6 +149,11 @@ class Producer(IdempotenceMixin, Actor):
             return pb
         return None
 
+    def in_flight_to(self, node: int) -> int:
+        """Requests in flight on the connection to `node`: Produce, plus a Metadata request."""
+        return len(self.inflight.get(node, ())) + (self.meta_inflight is not None
+                                                   and self.meta_node == node)
+
     def drain(self) -> None:
         by_leader: dict[int, list] = {}
         for tp in self.tps:
@@ -158,7 +167,7 @@ class Producer(IdempotenceMixin, Actor):
             if pb is not None:
                 by_leader.setdefault(leader, []).append((pb, epoch))
         for leader in sorted(by_leader):
-            if len(self.inflight.get(leader, {})) < self.spec["max_in_flight"]:
+            if self.in_flight_to(leader) < self.spec["max_in_flight"]:
                 self._send_produce(leader, by_leader[leader])
 
     def _send_produce(self, leader: int, items: list) -> None:
@@ -198,11 +207,14 @@ class Producer(IdempotenceMixin, Actor):
             if pb is None:
                 continue
             pb.in_flight = False
-            if result.current_leader and self.discovery == "kip951":
+            if (self.discovery == "kip951" and result.current_leader  # ref §3.3.1
+                    and result.error in (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)):
                 leader_id, epoch = result.current_leader
                 hinted |= self.meta.apply_hint(result.tp, leader_id, epoch, resp.node_endpoints,
                                                f"b{leader}")
             self._handle_result(pb, result)
+        if self.meta_blocked:
+            self.maybe_refresh()  # this response freed a slot on a connection
         self.drain()
 
     def _handle_result(self, pb: PendingBatch, result) -> None:
@@ -233,10 +245,11 @@ class Producer(IdempotenceMixin, Actor):
         self.set_timer(backoff_us, "drain")
 
     def _backoff_us(self, attempts: int) -> int:
-        """retry.backoff.ms * 2^(attempts-1), capped at retry.backoff.max.ms, ±20% jitter."""
+        """retry.backoff.ms * 2^(attempts-1) with ±20% jitter, capped at retry.backoff.max.ms
+        after the jitter, as `ExponentialBackoff.backoff` does (ref §3.3.4)."""
         base = min(self.spec["retry_backoff_ms"] * 2 ** (attempts - 1), self.spec["retry_backoff_max_ms"])
         jitter = self.rng("backoff").uniform(0.8, 1.2)
-        return int(base * jitter * 1000)
+        return int(min(base * jitter, self.spec["retry_backoff_max_ms"]) * 1000)
 
     def _ack(self, pb: PendingBatch, base_offset: int) -> None:
         self.queues[pb.tp].remove(pb)
@@ -291,9 +304,14 @@ class Producer(IdempotenceMixin, Actor):
             self.set_timer(wait_us, "refresh")
             return
         candidates = self.meta.brokers or self.bootstrap
-        node = candidates[self.rng("metadata").randrange(len(candidates))]
+        offset = self.rng("metadata").randrange(len(candidates))
+        node = least_loaded_node(candidates, self.in_flight_to, self.spec["max_in_flight"], offset)
+        self.meta_blocked = node is None
+        if node is None:
+            return
         self.corr += 1
         self.meta_inflight = self.corr
+        self.meta_node = node
         self.send(f"b{node}", "Metadata", MetadataRequest(self.corr))
         self.set_timer(self.spec["request_timeout_ms"] * 1000, "meta_timeout", self.corr)
 

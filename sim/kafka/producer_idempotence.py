@@ -29,6 +29,9 @@ class IdempotenceMixin:
             mode = "required" if self.protocol.idempotence_default else "off"
         if mode == "requested" and not self.protocol.idempotence_modes:
             mode = "required"
+        self.idempotence_promised = mode  # what the profile offers for this configuration
+        if mode == "requested" and self.protocol.mutant == "requested_as_required":
+            mode = "required"  # planted bug
         self.idempotence = mode
         self.pid = PID_BASE + index
         self.producer_epoch = 0

@@ -91,6 +91,9 @@ MUTANTS: dict[str, str] = {
     "client_accepts_stale_metadata": "client_leader_epoch_regression",
     "hint_accepts_equal_epoch": "leader_hint_misapplied",
     "no_dedup_cache": "duplicate_append",
+    "no_sequence_check": "out_of_order_append",
+    "spurious_out_of_order": "spurious_out_of_order_sequence",
+    "requested_as_required": "idempotence_mode_violated",
     "unknown_producer_id_always_benign": "unreported_data_loss",
 }
 

@@ -54,7 +54,8 @@ BATCH = "batch"                # producer: bid, tp, count, created_us
 ACK = "ack"                    # bid, tp, base_offset, count, acks, latency_us, has_offset
 PRODUCE_ERROR = "produce_error"  # bid, tp, error, action: retry | fail, attempts
 PRODUCE_FAILED = "produce_failed"  # bid, tp, error (surfaced to the application)
-CLIENT_CONFIG = "client_config"  # idempotence (resolved mode), acks, leader_discovery
+CLIENT_CONFIG = "client_config"  # idempotence (mode the profile promises), effective_idempotence,
+#                                   acks, leader_discovery
 CLIENT_EPOCH = "client_epoch"  # tp, topic_id, leader, leader_epoch, source: metadata | hint
 METADATA_REJECTED = "metadata_rejected"  # tp, leader_epoch (offered), known_epoch, source
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from tests.invariants.tracebuilder import TraceBuilder, batch
 
-
 # -- single_leader_per_epoch -------------------------------------------------------------------
 
 def test_single_leader_per_epoch_holds_across_moves_repeats_and_recreated_topics():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.invariants.tracebuilder import TraceBuilder, batch
 
 # -- acked_write_lost ------------------------------------------------------------------------
@@ -52,6 +54,20 @@ def test_acked_write_lost_violated_by_truncation_of_the_leader_log():
     tb.at(100).end()
     assert tb.violations("acked_write_lost") == [
         ("acked_write_lost", 100, (acked[0],)), ("acked_write_lost", 100, (acked[1],))]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="defect: acks are matched to the "
+                   "final log by partition name only, so a deleted and recreated topic's new log "
+                   "makes every batch acknowledged to the old topic id look lost")
+def test_acked_write_lost_holds_when_the_topic_was_deleted_and_recreated():
+    tb, _ = _two_acked_batches()
+    tb.at(30).add("c1", "topic_deleted", topic="t", topic_id=1)
+    tb.log_deleted("b1", "t-0")
+    tb.log_deleted("b2", "t-0")
+    tb.at(40).partition_state("t-0", 1, 0, [1, 2, 3], topic_id=2, reason="create_topic")
+    tb.log_created("b1", "t-0", topic_id=2)
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == []
 
 
 # -- log_divergence ------------------------------------------------------------------------------

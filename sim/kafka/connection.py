@@ -1,0 +1,105 @@
+"""Connections: a broker's request queue with per-connection ordering, and a client's choice of
+node for a Metadata request.
+
+Contract, broker side (`RequestQueue`, mixin of `Broker`): Kafka handles the requests of one
+connection one at a time and in order. The network thread mutes a connection when it reads a
+request and unmutes it only once that request's response has been sent, so a Produce parked in
+purgatory (acks=all waiting for the high watermark) holds back every later request on the same
+connection, a Metadata request included (the head-of-line blocking of KIP-951's rejected
+alternative, ref §3.4). Requests of unmuted connections wait in one FIFO queue per broker, served
+by one request handler; a request takes `cluster.request_service_us × (1 + SERVICE_PER_BATCH ×
+batches in the request)` and is handled when its service ends, so latency grows with load.
+- Queued: Produce, Fetch (consumers and followers alike: they share Kafka's request handler
+  pool) and Metadata. A connection is the requesting node (one connection per node pair).
+- Not queued: controller requests (LeaderAndIsr, UpdateMetadata, StopReplica) and responses.
+  They are handled on arrival, as on a separate control-plane listener (KIP-291), so a network
+  rule that delays them delays them by exactly that much.
+- acks=0 Produce gets no response; its connection unmutes once it is handled (Kafka's
+  NoOpResponse). The queue is volatile: a crash drops it, and clients time out.
+
+Contract, client side: `least_loaded_node` is `NetworkClient.leastLoadedNode`, which picks the
+node a Metadata request goes to. The request then counts against that connection's in-flight
+limit and waits in the broker's queue like any other request.
+This module knows message kinds and the `partitions` of a Produce, nothing else of the model.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+QUEUED_KINDS = frozenset({"Produce", "Fetch", "Metadata"})
+# Cost of one record batch relative to the fixed cost of a request: appending (and indexing)
+# dominates a Produce, while a Fetch or Metadata request costs one fixed unit (reads are served
+# from the page cache). A model assumption, documented in docs/kip-951-study.md.
+SERVICE_PER_BATCH = 0.5
+
+
+class RequestQueue:
+    def init_request_queue(self) -> None:
+        self.muted: dict[str, deque] = {}  # connection -> requests read but not yet queued
+        self.request_queue: deque = deque()
+        self.handler_busy = False
+
+    def enqueue_request(self, msg) -> bool:
+        """Take a client request into the queue; False if it is handled on arrival instead."""
+        if msg.kind not in QUEUED_KINDS:
+            return False
+        waiting = self.muted.get(msg.src)
+        if waiting is not None:
+            waiting.append(msg)  # an earlier request of this connection is not answered yet
+            return True
+        self.muted[msg.src] = deque()
+        self.request_queue.append(msg)
+        self._serve_next()
+        return True
+
+    def service_us(self, msg) -> int:
+        batches = len(msg.body.partitions) if msg.kind == "Produce" else 0
+        return int(self.cluster["request_service_us"] * (1 + SERVICE_PER_BATCH * batches))
+
+    def _serve_next(self) -> None:
+        if self.handler_busy or not self.request_queue:
+            return
+        msg = self.request_queue.popleft()
+        self.handler_busy = True
+        self.set_timer(self.service_us(msg), "request_served", msg)
+
+    def on_request_served(self, msg) -> None:
+        self.handler_busy = False
+        self.dispatch(msg)
+        if msg.kind == "Produce" and msg.body.acks == 0:
+            self._unmute(msg.src)
+        self._serve_next()
+
+    def send(self, dst: str, kind: str, body) -> int:
+        mid = super().send(dst, kind, body)
+        # the answer to a connection's current request: its next request may now be read
+        if kind.endswith("Response") and dst in self.muted:
+            self._unmute(dst)
+        return mid
+
+    def _unmute(self, src: str) -> None:
+        waiting = self.muted.get(src)
+        if waiting is None:
+            return
+        if waiting:
+            self.request_queue.append(waiting.popleft())  # still muted for this next request
+            self._serve_next()
+        else:
+            del self.muted[src]
+
+
+def least_loaded_node(nodes: tuple, in_flight, limit: int, offset: int) -> int | None:
+    """`NetworkClient.leastLoadedNode`: scanning `nodes` from `offset` (a random start), the
+    first node with nothing in flight, else the one with the fewest requests in flight among
+    those below `limit`, else None (every connection is full; the caller retries when a
+    response frees one)."""
+    best, fewest = None, limit
+    for i in range(len(nodes)):
+        node = nodes[(offset + i) % len(nodes)]
+        count = in_flight(node)
+        if count == 0:
+            return node
+        if count < fewest:
+            best, fewest = node, count
+    return best

@@ -1,0 +1,100 @@
+"""Idempotent producer (KIP-192 / KIP-185): the issue's "must show" list, end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import run_cached
+
+
+def _events(name, overrides=()):
+    from epochsim.runner import run_scenario
+    from scenarios.schema import load_scenario
+    from tests.conftest import scenario_path
+    verdict = run_scenario(load_scenario(scenario_path(name), dict(overrides)), 1, keep_events=True)
+    return verdict, verdict["_events"]
+
+
+@pytest.mark.parametrize("profile", ["1.0", "2.4", "2.5", "3.7", "proposed"])
+def test_lost_responses_never_duplicate_with_idempotence(profile):
+    verdict = run_cached("idem-lost-response-dedup", 1, (("protocol.profile", profile),
+                                                         ("producers.0.enable_idempotence", True)))
+    assert "duplicate_append" not in verdict["violated"]
+    assert verdict["metrics"]["duplicates_non_idempotent"] == 0
+    assert verdict["metrics"]["retries"] > 0  # the retries really happened
+
+
+def test_lost_responses_duplicate_without_idempotence_counted_not_violation():
+    verdict = run_cached("idem-lost-response-dedup", 1, (("producers.0.enable_idempotence", False),))
+    assert verdict["violations"] == []
+    assert verdict["metrics"]["duplicates_non_idempotent"] > 0
+
+
+def test_dedup_returns_original_offset():
+    _, events = _events("idem-lost-response-dedup")
+    dups = [e for e in events if e["kind"] == "dup_append"]
+    appended = {b["bid"]: b["base_offset"] for e in events if e["kind"] == "append" for b in e["batches"]}
+    assert dups and all(appended[d["bid"]] == d["base_offset"] for d in dups)
+
+
+def test_requested_mode_switches_on_after_format_upgrade():
+    verdict, events = _events("idem-format-upgrade-requested")
+    assert verdict["violations"] == [] and verdict["metrics"]["failed"] == 0
+    rows = [(e["t"], "pid" in b) for e in events if e["kind"] == "append" for b in e["batches"]]
+    before = [idem for t, idem in rows if t < 5_000_000]
+    late = [idem for t, idem in rows if t > 8_000_000]
+    assert before and not any(before)  # non-idempotent on format v1, without errors
+    assert late and all(late)  # idempotent once metadata shows v2
+
+
+def test_required_mode_fails_clearly_before_upgrade():
+    verdict, events = _events("idem-format-upgrade-required")
+    failed = [e for e in events if e["kind"] == "produce_failed"]
+    assert failed and all(e["error_name"] == "IDEMPOTENCE_UNSUPPORTED_FORMAT" for e in failed)
+    assert max(e["t"] for e in failed) < 8_000_000
+    assert all("pid" in b for e in events if e["kind"] == "append" for b in e["batches"])
+    assert verdict["violations"] == []
+
+
+@pytest.mark.parametrize("name,mutant,invariant", [
+    ("idem-format-upgrade-requested", "requested_as_required", "idempotence_mode_violated"),
+    ("idem-retention-spurious-2.5", "spurious_out_of_order", "spurious_out_of_order_sequence"),
+    ("idem-lost-response-dedup", "no_dedup_cache", "duplicate_append"),
+    ("idem-unclean-loss-reported-1.0", "unknown_producer_id_always_benign", "unreported_data_loss"),
+])
+def test_idempotence_mutants_are_caught(name, mutant, invariant):
+    verdict = run_cached(name, 1, (("protocol.mutant", mutant),))
+    assert invariant in verdict["violated"], verdict["violated"]
+
+
+REORDER = """
+expect = "pass"
+[run]
+duration_ms = 6000
+settle_ms = 2000
+[protocol]
+mutant = "{mutant}"
+[[topics]]
+name = "t"
+partitions = 1
+[[producers]]
+topic = "t"
+records_per_sec = 400
+linger_ms = 10
+enable_idempotence = true
+[[faults]]
+at_ms = 1000
+action = "rule"
+rule = "reorder"
+kind = "Produce"
+delay_ms = 40
+duration_ms = 2000
+"""
+
+
+@pytest.mark.parametrize("mutant,violated", [("", False), ("no_sequence_check", True)])
+def test_sequence_check_keeps_log_in_sequence_order(mutant, violated):
+    from epochsim.runner import run_scenario
+    from scenarios.schema import parse_scenario
+    verdict = run_scenario(parse_scenario(REORDER.format(mutant=mutant)), 1)
+    assert ("out_of_order_append" in verdict["violated"]) is violated, verdict["violated"]
