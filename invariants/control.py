@@ -26,6 +26,9 @@ class StopReplicaOutOfOrder(Invariant):
     def on_stop(self, ev):
         if ev["result"] == "fenced":
             return
+        if ev["result"] == "not_hosted" and not (
+                ev["delete"] and self.ctx.logs.get(ev["node"], ev["tp"]) is not None):
+            return  # found nothing to stop: no effect (a durable log left after a restart counts)
         prev = self.applied.get((ev["node"], ev["tp"], ev["topic_id"]))
         if prev is not None and prev[0] > ev["issued_epoch"]:
             what = "deleted" if ev["delete"] else "stopped"
@@ -47,7 +50,7 @@ class StrayReplica(Invariant):
         self.hosted: dict[tuple, int] = {}  # (node, tp) -> seq of log_created
 
     def on_created(self, ev):
-        self.hosted[(ev["node"], ev["tp"])] = ev["seq"]
+        self.hosted[(ev["node"], ev["tp"])] = (ev["seq"], ev["topic_id"])
 
     def on_deleted(self, ev):
         self.hosted.pop((ev["node"], ev["tp"]), None)
@@ -62,13 +65,18 @@ class StrayReplica(Invariant):
             for tp in sorted(truth.parts):
                 st = truth.parts[tp]
                 assigned = int(b[1:]) in st["replicas"]
-                seq = self.hosted.get((b, tp))
+                held = self.hosted.get((b, tp))
+                seq = held[0] if held else None
+                if held is not None and held[1] != st["topic_id"]:
+                    self.violate(end["t"], f"{b} still hosts {tp} of an earlier incarnation of the "
+                                 f"topic (topic id {held[1]}, now {st['topic_id']})", seq, end["seq"])
+                    continue
                 if assigned and seq is None:
                     self.violate(end["t"], f"{b} lacks its assigned replica of {tp} "
                                  f"(replicas {st['replicas']})", truth.state_seq[tp], end["seq"])
                 elif not assigned and seq is not None:
                     self.violate(end["t"], f"{b} still hosts {tp} although the controller assigns "
                                  f"it to {st['replicas']}", seq, truth.state_seq[tp], end["seq"])
-        for (b, tp), seq in sorted(self.hosted.items()):
+        for (b, tp), (seq, _tid) in sorted(self.hosted.items()):
             if tp not in truth.parts and b in brokers:
                 self.violate(end["t"], f"{b} still hosts {tp} of a deleted topic", seq, end["seq"])

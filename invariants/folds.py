@@ -81,6 +81,7 @@ class ReplicaLog:
 class ReplicaLogs:
     def __init__(self):
         self.logs: dict[tuple[str, str], ReplicaLog] = {}  # (node, tp) -> log
+        self.bid_topic: dict[str, int] = {}  # batch id -> topic id it was appended under
 
     def get(self, node: str, tp: str) -> ReplicaLog | None:
         return self.logs.get((node, tp))
@@ -90,6 +91,7 @@ class ReplicaLogs:
         node = ev["node"]
         if kind == "append":
             for b in ev["batches"]:
+                self.bid_topic[b["bid"]] = b["topic_id"]
                 log = self.logs.get((node, b["tp"]))
                 if log is not None:
                     log.add((b["base_offset"], b["count"], b["leader_epoch"], b["bid"]))

@@ -93,7 +93,9 @@ class SpuriousOutOfOrderSequence(Invariant):
         if log is None:
             return
         present = {row[3] for row in log.rows}
-        acked = self.acked.get((ev["node"], ev["tp"]), [])
+        bid_topic = self.ctx.logs.bid_topic
+        acked = [a for a in self.acked.get((ev["node"], ev["tp"]), [])
+                 if bid_topic.get(a[0]) == st["topic_id"]]  # this incarnation of the topic only
         lost = [bid for bid, off in acked if bid not in present and not (0 <= off < log.log_start)]
         if not lost:
             self.violate(ev["t"], f"{ev['node']} got OutOfOrderSequence on {ev['tp']} though all "
@@ -111,18 +113,19 @@ class UnreportedDataLoss(Invariant):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.acked: list[tuple] = []
-        self.reported: set[tuple] = set()
+        self.last_report: dict[tuple, int] = {}  # (producer, tp) -> time of its last error
 
     def on_ack(self, ev):
-        self.acked.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["node"]))
+        self.acked.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["node"], ev["t"]))
 
     def on_failed(self, ev):
-        self.reported.add((ev["node"], ev["tp"]))
+        self.last_report[(ev["node"], ev["tp"])] = ev["t"]
 
     def finish(self):
         from invariants.replication import lost_batches
-        for tp, bid, base, seq, node in lost_batches(self.ctx, self.acked):
-            if bid in self.ctx.idem.seq_of and (node, tp) not in self.reported:
+        for tp, bid, base, seq, node, acked_t in lost_batches(self.ctx, self.acked):
+            reported = self.last_report.get((node, tp), -1) >= acked_t  # only a later error reports it
+            if bid in self.ctx.idem.seq_of and not reported:
                 self.violate(self.ctx.end_t, f"{bid} (offset {base}) of {tp} was acknowledged and is "
                              f"lost, yet {node} never reported an error for {tp}", seq)
 

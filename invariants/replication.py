@@ -44,7 +44,10 @@ def lost_batches(ctx, acked: list[tuple]) -> list[tuple]:
         if log is None:
             continue
         present = {row[3] for row in log.rows}
+        topic_id = ctx.truth.parts[tp]["topic_id"]
         for item in by_tp[tp]:
+            if ctx.logs.bid_topic.get(item[1]) != topic_id:
+                continue  # written to an earlier incarnation of a recreated topic
             if item[1] not in present and not (0 <= item[2] < log.log_start):
                 lost.append(item)
     return lost

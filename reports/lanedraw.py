@@ -127,6 +127,11 @@ def draw_broker(cv: Canvas, i: int, model: Model) -> None:
             hatch="//", edgecolor="#616161")
     for a, b, (color, texts) in looks:
         cv.label(a, b, y + 0.65, texts, _text_color(color))
+    # a leader whose epoch is older than the controller's: the stale ("zombie") leader
+    leading = [Span(a, b, v) for a, b, v in spans if v[0] == "leader"]
+    stale = [Span(a, b, ()) for a, b in behind(leading, model.truth.get(lane.tp, []))]
+    cv.bars(((a, b, "none") for a, b, _ in cv.clip(stale)), y + 0.36, 0.58, hatch="////",
+            edgecolor=S.BEHIND, linewidth=0.6)
     _draw_view(cv, y, model.views.get((lane.tp, lane.node), []), model.truth.get(lane.tp, []),
                ["metadata \u00b7 epoch {e}", "md e{e}", "{e}"])
 

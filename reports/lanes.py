@@ -61,8 +61,9 @@ def choose_partitions(model: Model, run, wanted: list[str] | None) -> tuple[list
     picked = [tp for tp in witness_partitions(run) if tp in model.truth]
     for f in model.faults:
         picked += [tp for tp in f.tps if tp in model.truth]
+    # then a couple of partitions led by each faulted broker, so every fault gets a say
     for f in model.faults:
-        picked += _led_by(model, f.nodes, f.start_us)
+        picked += [tp for tp in _led_by(model, f.nodes, f.start_us) if tp not in picked][:2]
     return list(dict.fromkeys(picked))[:MAX_PICKED] or known[:1], True
 
 
@@ -82,7 +83,7 @@ def _common_lanes(model: Model) -> list[Lane]:
 
 
 def partition_lanes(model: Model, tp: str, brokers: list[str] | None = None) -> list[Lane]:
-    lanes = [Lane("truth", f"{tp}  controller", tp)]
+    lanes = [Lane("truth", f"{tp} truth (controller)", tp)]
     for b in brokers if brokers is not None else model.brokers_of(tp):
         lanes.append(Lane("broker", f"{tp} @ {b}", tp, b))
     for c in model.clients_of(tp):

@@ -16,6 +16,7 @@ from reports.lanes import lane_of
 from reports.style import seconds
 
 FAULT_EDGE = "#e6550d"
+HELD = "#6a3d9a"
 MAX_FAULT_ROWS = 4
 
 
@@ -129,13 +130,16 @@ def message_label(msg, tp: str) -> str:
     issued = msg.outcome.get(tp)
     if issued is not None and issued[0] is not None:
         text += f", issued at leader epoch {issued[0]}"
+    if issued is not None and issued[1] not in (None, "applied"):
+        text += f" \u2192 {issued[1]}"
     if msg.held:
-        text += f" \u2014 sent {seconds(msg.send_us)}, held by the network"
+        text += f" (sent {seconds(msg.send_us)}, held by the network)"
     return text
 
 
 def draw_messages(cv, model, only_held: bool) -> None:
-    """Arrows for control messages delivered in the window to a broker lane shown."""
+    """Arrows for control messages delivered in the window to a broker lane shown; with
+    `only_held` (the overview) just the held ones, otherwise all, each named."""
     for msg in sorted(model.messages.values(), key=lambda m: m.mid):
         if only_held and not msg.held:
             continue
@@ -144,20 +148,25 @@ def draw_messages(cv, model, only_held: bool) -> None:
         for tp in msg.tps:
             y1, y0 = _broker_y(cv, msg.dst, tp), _controller_y(cv, msg.src)
             if y1 is not None and y0 is not None:
-                _arrow(cv, msg, tp, y0, y1)
+                _arrow(cv, msg, tp, y0, y1, name_all=not only_held)
 
 
-def _arrow(cv, msg, tp: str, y0: float, y1: float) -> None:
+def _arrow(cv, msg, tp: str, y0: float, y1: float, name_all: bool) -> None:
     x0 = max(msg.send_us, cv.x0) / 1e6
     x1 = msg.deliver_us / 1e6
-    color = "#6a3d9a" if msg.held else "#555555"
-    style = "--" if msg.held else "-"
+    color = HELD if msg.held else "#555555"
     cv.ax.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=7,
-                   arrowprops={"arrowstyle": "-|>", "color": color, "linestyle": style,
+                   arrowprops={"arrowstyle": "-|>", "color": color,
+                               "linestyle": "--" if msg.held else "-",
                                "linewidth": 1.4 if msg.held else 0.7, "shrinkA": 0,
                                "shrinkB": 2, "mutation_scale": 9})
     if msg.held or msg.msg == "StopReplica":
-        cv.ax.text(x0, y0 - 0.12, "  " + message_label(msg, tp), fontsize=cv.fontsize - 0.5,
-                   color=color, ha="left", va="top", zorder=7, clip_on=True,
-                   bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
-                         "alpha": 0.75})
+        text = message_label(msg, tp)
+    elif name_all and (msg.deliver_us - max(msg.send_us, cv.x0)) * cv.chars_per_us > 2:
+        # named only when the arrow visibly slants: upright ones would stack their labels
+        text = msg.text.split(",")[0].replace(f" {tp} leader ", " ").replace(" epoch ", " e")
+    else:
+        return
+    cv.ax.text(x1, y1 + 0.22, " \u25c0 " + text, fontsize=cv.fontsize - 0.5, color=color,
+               ha="left", va="bottom", zorder=7, clip_on=True,
+               bbox={"boxstyle": "round,pad=0.12", "fc": "white", "ec": "none", "alpha": 0.85})

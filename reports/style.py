@@ -32,7 +32,7 @@ RC = {
 # leader epochs cycle through these, and the epoch number is written on every bar wide enough.
 EPOCH_COLORS = ["#4e79a7", "#59a14f", "#edc948", "#b07aa1", "#76b7b2", "#f28e2b", "#9c755f"]
 VIOLATION = "#d62728"
-BEHIND = "#d62728"      # hatching: a view older than the controller's truth
+BEHIND = "#c44e52"      # hatching: a view older than the controller's truth
 OFFLINE = "#9e9e9e"
 STOPPED = "#5f5f5f"
 DELETED = "#1f1f1f"

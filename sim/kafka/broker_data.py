@@ -11,6 +11,7 @@ HW; with no data it parks until an append or `max_wait`. ISR changes go through 
 
 from __future__ import annotations
 
+from sim.core.deadlines import Deadlines
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.idempotence import check_idempotent_append, record_append
@@ -42,6 +43,8 @@ class BrokerData:
         self.parked: dict[tuple, object] = {}  # (src, corr) -> Fetch message
         self.parked_by_tp: dict[str, list] = {}
         self.alter_corr = 0
+        self.produce_deadlines = Deadlines(self, "produce_timeout")
+        self.fetch_wait_deadlines = Deadlines(self, "fetch_wait")
 
     # -- Produce ---------------------------------------------------------------------------
     def on_produce(self, msg) -> None:
@@ -65,7 +68,7 @@ class BrokerData:
         self.waiters[key] = waiter
         for tp in needs:
             self.waiters_by_tp.setdefault(tp, []).append(key)
-        self.set_timer(req.timeout_us, "produce_timeout", key)
+        self.produce_deadlines.add(key, self.now_us + req.timeout_us)
         for tp in list(needs):
             self._check_waiters(tp)
 
@@ -151,7 +154,9 @@ class BrokerData:
                     self._finish_waiter(key)
 
     def fail_waiters(self, tp: str) -> None:
-        """Leadership of `tp` is gone: parked acks=all writes fail with NOT_LEADER_OR_FOLLOWER."""
+        """Leadership of `tp` is gone: parked acks=all writes fail with NOT_LEADER_OR_FOLLOWER,
+        and parked Fetches naming `tp` are answered now (`completeDelayedFetchOrProduceRequests`)."""
+        self._wake_parked(tp)
         for key in self.waiters_by_tp.pop(tp, []):
             waiter = self.waiters.get(key)
             if waiter is None or tp not in waiter.needs:
@@ -164,22 +169,25 @@ class BrokerData:
 
     def _finish_waiter(self, key) -> None:
         waiter = self.waiters.pop(key)
+        self.produce_deadlines.cancel(key)
         results = [waiter.results[tp] for tp in sorted(waiter.results)]
         self.send(waiter.src, "ProduceResponse", self._produce_response(waiter.corr, results))
 
     def on_data_timer(self, name: str, data) -> None:
         if name == "produce_timeout":
-            waiter = self.waiters.get(data)
-            if waiter is None:
-                return
-            for tp in list(waiter.needs):
-                waiter.results[tp] = ProducePartitionResult(tp, E.REQUEST_TIMED_OUT)
-            waiter.needs.clear()
-            self._finish_waiter(data)
+            for key in self.produce_deadlines.expired():
+                waiter = self.waiters.get(key)
+                if waiter is None:
+                    continue
+                for tp in list(waiter.needs):
+                    waiter.results[tp] = ProducePartitionResult(tp, E.REQUEST_TIMED_OUT)
+                waiter.needs.clear()
+                self._finish_waiter(key)
         elif name == "fetch_wait":
-            msg = self.parked.pop(data, None)
-            if msg is not None:
-                self._answer_fetch(msg)
+            for key in self.fetch_wait_deadlines.expired():
+                msg = self.parked.pop(key, None)
+                if msg is not None:
+                    self._answer_fetch(msg)
         else:
             self.on_fetcher_timer(name, data)
 
@@ -197,7 +205,7 @@ class BrokerData:
         self.parked[key] = msg
         for fp in req.partitions:
             self.parked_by_tp.setdefault(fp.tp, []).append(key)
-        self.set_timer(req.max_wait_us, "fetch_wait", key)
+        self.fetch_wait_deadlines.add(key, self.now_us + req.max_wait_us)
 
     def _answer_fetch(self, msg) -> None:
         req = msg.body
@@ -212,6 +220,7 @@ class BrokerData:
         for key in keys:
             msg = self.parked.pop(key, None)
             if msg is not None:
+                self.fetch_wait_deadlines.cancel(key)
                 self._answer_fetch(msg)
 
     def _read(self, fp, replica_id: int, record: bool = True) -> FetchPartitionData:

@@ -10,6 +10,7 @@ ref §1.4 step 4). Epoch errors back the partition off for `replica.fetch.backof
 
 from __future__ import annotations
 
+from sim.core.deadlines import Deadlines
 from sim.kafka import vocab as V
 from sim.kafka.idempotence import rebuild, record_append
 from sim.kafka.messages import Fetch, FetchPartition
@@ -23,6 +24,7 @@ class Fetcher:
         self.fetchers: dict[int, dict[str, int]] = {}  # leader id -> tp -> backoff until (us)
         self.fetch_inflight: dict[int, int] = {}  # leader id -> corr
         self.fetch_corr = 0
+        self.fetch_deadlines = Deadlines(self, "fetch_timeout")
 
     def add_to_fetcher(self, tp: str, leader: int) -> None:
         self.remove_from_fetchers(tp)
@@ -54,7 +56,7 @@ class Fetcher:
         wait_us = self.cluster["replica_fetch_wait_max_ms"] * 1000
         self.fetch_inflight[leader] = self.fetch_corr
         self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, tuple(reqs)))
-        self.set_timer(wait_us + FETCH_TIMEOUT_US, "fetch_timeout", (leader, self.fetch_corr))
+        self.fetch_deadlines.add((leader, self.fetch_corr), self.now_us + wait_us + FETCH_TIMEOUT_US)
 
     def on_disconnect(self, peer: str) -> None:
         """The leader died: forget the lost Fetch and back its partitions off."""
@@ -71,10 +73,10 @@ class Fetcher:
         if name == "fetch_retry":
             self._maybe_fetch(data)
         elif name == "fetch_timeout":
-            leader, corr = data
-            if self.fetch_inflight.get(leader) == corr:
-                del self.fetch_inflight[leader]
-                self._maybe_fetch(leader)
+            for leader, corr in self.fetch_deadlines.expired():
+                if self.fetch_inflight.get(leader) == corr:
+                    del self.fetch_inflight[leader]
+                    self._maybe_fetch(leader)
 
     def on_fetch_response(self, msg) -> None:
         leader = int(msg.src[1:])
@@ -82,6 +84,7 @@ class Fetcher:
         if self.fetch_inflight.get(leader) != resp.corr:
             return
         del self.fetch_inflight[leader]
+        self.fetch_deadlines.cancel((leader, resp.corr))
         parts = self.fetchers.get(leader, {})
         added, hws = [], []
         for data in resp.partitions:

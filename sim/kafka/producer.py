@@ -272,7 +272,7 @@ class Producer(IdempotenceMixin, Actor):
         leader = int(peer[1:])
         for corr in sorted(self.inflight.get(leader, {})):
             self._request_timeout(leader, corr)
-        if self.meta_inflight is not None:
+        if self.meta_inflight is not None and self.meta_node == leader:
             self.meta_inflight = None
             self.request_update()
 

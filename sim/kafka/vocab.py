@@ -68,3 +68,9 @@ ERROR_NAMES = {
     95: "INVALID_UPDATE_VERSION", 103: "INCONSISTENT_TOPIC_ID", -1: "DELIVERY_TIMEOUT",
     -2: "IDEMPOTENCE_UNSUPPORTED_FORMAT",
 }
+
+# -- consumer (appended) ---------------------------------------------------------------------
+CONSUME = "consume"  # tp, offset (first consumed), next_offset, batches, count, leader_epoch (of
+#                      the last batch), e2e_us: [per batch: consume time - batch created_us]
+FETCH_ERROR = "fetch_error"  # tp, error, broker, leader_epoch (known when it came), position,
+#                              action: hint (a CurrentLeader hint was applied) | backoff | reset

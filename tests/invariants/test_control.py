@@ -39,8 +39,6 @@ def test_stop_replica_out_of_order_violated_by_a_stale_stop_applied_after_a_newe
         ("stop_replica_out_of_order", 20, (newer, stale))]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="defect: a stale StopReplica that finds no replica "
-                   "(result not_hosted, no log left) changes nothing, yet is judged out of order")
 def test_stop_replica_out_of_order_holds_for_a_stale_duplicate_that_finds_nothing():
     tb = TraceBuilder()
     tb.log_created("b3", "t-0")
@@ -126,8 +124,6 @@ def test_stray_replica_violated_by_a_replica_of_a_deleted_topic():
     assert tb.violations("stray_replica") == [("stray_replica", 100, (left, end))]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="defect: hosted replicas are keyed by partition name only, "
-                   "so an old topic id's log on an assigned broker of the recreated topic passes")
 def test_stray_replica_violated_by_a_replica_of_the_old_topic_id():
     tb = TraceBuilder(brokers=3)
     tb.controller()

@@ -145,8 +145,6 @@ def test_unreported_data_loss_violated_by_a_silent_idempotent_loss():
     assert tb.violations("unreported_data_loss") == [("unreported_data_loss", 100, (lost,))]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="defect: any earlier produce_failed for the partition "
-                   "counts as the report, even one surfaced before the lost batch was acknowledged")
 def test_unreported_data_loss_violated_when_the_only_error_predates_the_loss():
     tb = TraceBuilder()
     _leader_b1(tb)

@@ -56,9 +56,6 @@ def test_acked_write_lost_violated_by_truncation_of_the_leader_log():
         ("acked_write_lost", 100, (acked[0],)), ("acked_write_lost", 100, (acked[1],))]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="defect: acks are matched to the "
-                   "final log by partition name only, so a deleted and recreated topic's new log "
-                   "makes every batch acknowledged to the old topic id look lost")
 def test_acked_write_lost_holds_when_the_topic_was_deleted_and_recreated():
     tb, _ = _two_acked_batches()
     tb.at(30).add("c1", "topic_deleted", topic="t", topic_id=1)

@@ -1,0 +1,160 @@
+"""Hypothesis-driven counterexample search over one scenario.
+
+Contract: `explore(scenario, budget, seed, target=None, ...)` generates up to `budget` cases
+(`strategies.cases`) with hypothesis, seeded by `seed` alone (no example database unless one
+is passed), runs each against the scenario's cluster, topics, workload and protocol with the
+generated schedule in place of the scenario's own faults, and stops at the first case that
+violates `target` (or any invariant when `target` is None: the first one violated becomes the
+target). It then shrinks with hypothesis' own shrinker while that same invariant fails, then
+polishes the result with `shrink.minimise`. The phases are generate and shrink only (the
+explain phase multiplies shrink time several-fold for nothing a schedule needs). Same scenario,
+budget and seed give the same result. Coverage is folded from every generated run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import Flaky
+
+from epochsim.explore.coverage import Coverage
+from epochsim.explore.oracle import Oracle
+from epochsim.explore.shrink import minimise
+from epochsim.explore.strategies import FaultSpace, cases
+
+
+class Found(Exception):
+    """Raised inside the hypothesis test when a case violates the target."""
+
+
+@dataclass
+class ExploreResult:
+    scenario: object
+    seed: int  # the search seed
+    budget: int
+    asked: str | None  # the target as asked (None: any invariant)
+    invariant: str | None = None  # the invariant the counterexample violates
+    case: object = None  # the shrunk case
+    first_case: object = None
+    runs: int = 0  # every simulation run, generation and shrinking
+    runs_to_first: int | None = None
+    generated: int = 0  # generation-phase runs (at most the budget)
+    coverage: Coverage = field(default_factory=Coverage)
+    seen: dict = field(default_factory=dict)  # invariant -> generated runs that broke it
+    elapsed_s: float = 0.0
+    error: str | None = None  # traceback, when the invariant is `model_error`
+
+    @property
+    def found(self) -> bool:
+        return self.case is not None
+
+
+class _Search:
+    """State shared by the hypothesis test function across examples."""
+
+    def __init__(self, scenario, target, budget, max_shrink_runs, progress):
+        self.oracle = Oracle(scenario, target, keep_events=True)
+        self.coverage = Coverage()
+        self.oracle.on_events = self.coverage.add_events
+        self.budget = budget
+        self.max_shrink_runs = max_shrink_runs
+        self.progress = progress
+        self.first = self.last = None
+        self.runs_to_first = None
+        self.started = time.monotonic()
+
+    def probe(self, case) -> None:
+        if self.first is not None and self._over_shrink_budget(case):
+            return  # past the shrink budget: only known failures still count
+        names = self.oracle.violated(case)
+        if self.first is None:
+            if self.oracle.target is None and names:
+                self.oracle.target = names[0]
+            if self.oracle.fails(case):
+                self._first_failure(case)
+            else:
+                self._report_progress()
+                return
+        if self.oracle.fails(case):
+            self.last = case
+            raise Found()
+
+    def _first_failure(self, case) -> None:
+        self.first = case
+        self.runs_to_first = self.oracle.runs
+        self.seen = dict(self.oracle.seen)
+        self.oracle.keep_events = False  # coverage describes the search, not the shrinking
+        self.progress(f"found {self.oracle.target} at run {self.oracle.runs} "
+                      f"({len(case.steps)} steps, {self._elapsed()}); shrinking")
+
+    def _over_shrink_budget(self, case) -> bool:
+        spent = self.oracle.runs - self.runs_to_first
+        return spent >= self.max_shrink_runs and case.key() not in self.oracle._cache  # noqa: SLF001
+
+    def _report_progress(self) -> None:
+        runs = self.oracle.runs
+        if runs % 50 == 0:
+            self.progress(f"{runs}/{self.budget} runs, {self._elapsed()}, "
+                          f"{len(self.coverage.cells)} request situations reached")
+
+    def _elapsed(self) -> str:
+        return f"{time.monotonic() - self.started:.1f}s"
+
+
+def explore(scenario, budget: int, seed: int, target: str | None = None, max_faults: int = 6,
+            max_shrink_runs: int = 400, database=None, progress=None) -> ExploreResult:
+    """Search for a counterexample; see the module contract."""
+    progress = progress or (lambda text: None)
+    space = FaultSpace.of(scenario, max_faults=max_faults)
+    search = _Search(scenario, target, budget, max_shrink_runs, progress)
+    _run_hypothesis(space, search, budget, seed, database, _database_key(scenario, target, space))
+    result = ExploreResult(scenario, seed, budget, target, coverage=search.coverage)
+    oracle = search.oracle
+    result.generated = search.runs_to_first or oracle.runs
+    result.seen = getattr(search, "seen", dict(oracle.seen))
+    if search.last is not None:
+        result.invariant = oracle.target
+        result.first_case = search.first
+        result.runs_to_first = search.runs_to_first
+        progress(f"hypothesis shrank it to {len(search.last.steps)} steps; polishing")
+        result.case = minimise(oracle.fails, search.last, progress)
+        result.error = oracle.errors.get(result.case.key())
+    result.runs = oracle.runs
+    result.elapsed_s = time.monotonic() - search.started
+    return result
+
+
+def _run_hypothesis(space, search, budget, seed, database, key: bytes) -> None:
+    phases = [Phase.generate, Phase.shrink]
+    if database is not None:
+        phases.insert(0, Phase.reuse)
+    config = settings(max_examples=budget, phases=phases, database=database, deadline=None,
+                      derandomize=False, suppress_health_check=list(HealthCheck),
+                      verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)
+
+    @hypothesis_seed(seed)
+    @config
+    @given(cases(space))
+    def probe(case):
+        search.probe(case)
+
+    probe._hypothesis_internal_database_key = key  # one key per scenario and target
+    try:
+        probe()
+    except Found:
+        pass
+    except Flaky as exc:  # cannot happen with a deterministic model; say so if it does
+        print(f"warning: hypothesis reported a flaky failure ({type(exc).__name__}); "
+              "the last failing case is used", file=sys.stderr)
+
+
+def _database_key(scenario, target, space) -> bytes:
+    text = json.dumps([scenario.options, scenario.invariants, target, space.max_faults],
+                      sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()

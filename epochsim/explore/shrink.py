@@ -1,0 +1,129 @@
+"""Minimise a concrete failing schedule while the same invariant still fails.
+
+Contract: `minimise(fails, case)` returns a case no larger than `case` for which `fails` (a
+deterministic predicate, normally `Oracle.fails`) still holds, by
+1. delta debugging (Zeller's ddmin) over *units*: a fault together with the step that undoes
+   it (crash/restart, isolate/heal, rule/clear_rules, reassign/cancel_reassignment), so a
+   shrunk story never keeps a crash without its restart because the restart looked redundant;
+2. time simplification: each step's time rounded down to the coarsest of 1 s, 100 ms, 10 ms,
+   1 ms that still fails, never before the step ahead of it (the order stays the same);
+3. param simplification: rule delays and durations rounded down the same way.
+The result is 1-minimal over units: removing any one unit makes the failure go away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sim.core.faults import FaultStep
+
+GRIDS_US = (1_000_000, 100_000, 10_000, 1_000)
+GRIDS_MS = (1000, 100, 10, 1)
+# undo action -> the actions it undoes
+UNDOES = {"restart": ("crash", "controlled_shutdown"), "heal": ("isolate", "partition", "block"),
+          "clear_rules": ("rule",), "cancel_reassignment": ("reassign",)}
+
+
+def _pairs(undo: FaultStep, opener: FaultStep) -> bool:
+    if opener.action not in UNDOES.get(undo.action, ()):
+        return False
+    if undo.action in ("restart", "cancel_reassignment"):
+        return undo.target == opener.target
+    if undo.action == "clear_rules":
+        kind = undo.params.get("kind")
+        return kind is None or kind == opener.params.get("kind")
+    return True
+
+
+def units_of(steps) -> list[list[tuple[int, FaultStep]]]:
+    """Steps grouped into units: each undo joins the latest open fault it undoes (one with the
+    same target first); other steps stand alone. Items keep their schedule index."""
+    units: list[list[tuple[int, FaultStep]]] = []
+    waiting: list[tuple[int, FaultStep]] = []  # (unit index, opener) not yet undone
+    for index, step in enumerate(steps):
+        candidates = [w for w in waiting if _pairs(step, w[1])]
+        same = [w for w in candidates if w[1].target == step.target]
+        match = (same or candidates)[-1] if candidates else None
+        if match is None:
+            units.append([(index, step)])
+            if any(step.action in ops for ops in UNDOES.values()):
+                waiting.append((len(units) - 1, step))
+        else:
+            units[match[0]].append((index, step))
+            waiting.remove(match)
+    return units
+
+
+def _flatten(units) -> tuple:
+    return tuple(step for _i, step in sorted(item for unit in units for item in unit))
+
+
+def ddmin(units: list, fails) -> list:
+    """Zeller's ddmin: a 1-minimal sublist of `units` for which `fails(sublist)` holds."""
+    n = 2
+    while len(units) >= 2:
+        chunks = [units[i * len(units) // n:(i + 1) * len(units) // n] for i in range(n)]
+        for chunk in chunks:
+            if fails(chunk):
+                units, n = chunk, 2
+                break
+        else:
+            for i in range(n):
+                rest = [u for j, c in enumerate(chunks) if j != i for u in c]
+                if fails(rest):
+                    units, n = rest, max(n - 1, 2)
+                    break
+            else:
+                if n >= len(units):
+                    break
+                n = min(2 * n, len(units))
+    return units
+
+
+def minimise(fails, case, progress=None):
+    """The smallest case found for which `fails` still holds (see the module contract)."""
+    if case.steps and fails(replace(case, steps=())):
+        return replace(case, steps=())
+    units = units_of(case.steps)
+    units = ddmin(units, lambda us: fails(replace(case, steps=_flatten(us))))
+    case = replace(case, steps=_flatten(units))
+    if progress:
+        progress(f"delta debugging kept {len(case.steps)} steps; simplifying times")
+    case = _simplify_times(fails, case)
+    return _simplify_params(fails, case)
+
+
+def _simplify_times(fails, case):
+    steps = list(case.steps)
+    for i, step in enumerate(steps):
+        floor = steps[i - 1].at_us if i else 0
+        for grid in GRIDS_US:
+            at = max(step.at_us // grid * grid, floor)
+            if at == step.at_us:
+                break
+            trial = steps[:i] + [replace(step, at_us=at)] + steps[i + 1:]
+            if fails(replace(case, steps=tuple(trial))):
+                steps = trial
+                break
+    return replace(case, steps=tuple(steps))
+
+
+def _simplify_params(fails, case):
+    steps = list(case.steps)
+    for i in range(len(steps)):
+        for key in ("delay_ms", "duration_ms"):
+            value = steps[i].params.get(key)
+            if not isinstance(value, int | float):
+                continue
+            for grid in GRIDS_MS:
+                rounded = int(value // grid * grid)
+                if rounded == value:
+                    break
+                if key == "duration_ms" and rounded <= 0:
+                    continue
+                params = {**steps[i].params, key: rounded}
+                trial = steps[:i] + [replace(steps[i], params=params)] + steps[i + 1:]
+                if fails(replace(case, steps=tuple(trial))):
+                    steps = trial
+                    break
+    return replace(case, steps=tuple(steps))

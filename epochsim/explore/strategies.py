@@ -1,0 +1,295 @@
+"""Hypothesis strategies for fault schedules over one scenario's cluster (swarm testing).
+
+Contract:
+- `FaultSpace.of(scenario)` names what a schedule may touch: brokers, controllers, clients,
+  partitions, topics, and the fault window [0, duration - settle). Every fault and its undo
+  land inside the window, so the settle window stays quiet for the liveness rules;
+- `cases(space)` draws a `Case`: first which fault kinds this run may use (swarm testing: a
+  run that only reorders and reassigns goes deeper than one that does a bit of everything),
+  then up to `max_faults` episodes of those kinds, then the run seed and, when the swarm
+  enables it, workload tweaks. An episode is one fault with its undo (crash + restart,
+  isolate + heal, reassign + optional cancel), so shrinking drops both together;
+- times sit on a 100 ms grid and shrink towards 0; every other choice shrinks towards the
+  first entry of its list (no src/dst filter, the shortest delay, no undo delay, the run seed
+  of the scenario, the scenario's own workload);
+- steps carry every param the scenario loader fills in, so a schedule written back with
+  `scenario_to_toml` parses to the same steps.
+The run seed is drawn explicitly: hypothesis reseeds the global `random` per example, and the
+simulation draws only from its own seeded streams.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, replace
+
+from hypothesis import strategies as st
+
+from sim.core.faults import FaultStep, sorted_schedule
+
+SLOT_MS = 100
+DELAYS_MS = (1, 10, 100, 500, 1000, 2000, 3000, 5000)
+MAX_DURATION_SLOTS = 30
+SHUTDOWN_STOP_MS = 500  # controlled_shutdown stops the broker this long after (cluster.py)
+KINDS = ("crash", "isolate", "block", "rule:delay", "rule:hold", "rule:reorder", "rule:drop",
+         "rule:duplicate", "move_leader", "preferred_election", "reassign",
+         "controlled_shutdown", "controller_crash", "move_all_leaders", "retention")
+SWARM = KINDS + ("workload",)
+MESSAGE_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata", "Fetch", "Produce", "Metadata",
+                 "FetchResponse", "ProduceResponse", "MetadataResponse", "LeaderAndIsrResponse",
+                 "UpdateMetadataResponse", "StopReplicaResponse", "AlterPartition",
+                 "AlterPartitionResponse")
+# Who sends each message kind: (senders, receivers), as roles of FaultSpace.group().
+_ROUTES = {
+    "LeaderAndIsr": ("controllers", "brokers"), "StopReplica": ("controllers", "brokers"),
+    "UpdateMetadata": ("controllers", "brokers"), "AlterPartitionResponse": ("controllers", "brokers"),
+    "LeaderAndIsrResponse": ("brokers", "controllers"), "StopReplicaResponse": ("brokers", "controllers"),
+    "UpdateMetadataResponse": ("brokers", "controllers"), "AlterPartition": ("brokers", "controllers"),
+    "Fetch": ("fetchers", "brokers"), "FetchResponse": ("brokers", "fetchers"),
+    "Produce": ("producers", "brokers"), "ProduceResponse": ("brokers", "producers"),
+    "Metadata": ("clients", "brokers"), "MetadataResponse": ("brokers", "clients"),
+}
+# Producer settings the workload part of a case may change (the scenario's value comes first).
+WORKLOAD_CHOICES = {"acks": ("all", 1), "max_in_flight": (1, 5), "metadata_max_age_ms": (500,)}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One generated run: its seed, fault schedule and workload tweaks."""
+
+    seed: int
+    steps: tuple  # FaultStep, sorted by time
+    workload: tuple = ()  # (producer, setting, value)
+    enabled: tuple = ()  # the swarm's fault kinds for this run
+
+    def key(self) -> str:
+        """A canonical text of what the run depends on (cache key)."""
+        return json.dumps([self.seed, [s.to_json() for s in self.steps], self.workload],
+                          sort_keys=True)
+
+
+@dataclass(frozen=True)
+class FaultSpace:
+    brokers: tuple
+    controllers: tuple
+    producers: tuple
+    consumers: tuple
+    tps: tuple
+    topics: tuple
+    window_ms: int
+    base_seed: int
+    producer_settings: tuple  # (name, {setting: value}) of each producer, as in the scenario
+    max_faults: int = 6
+
+    @classmethod
+    def of(cls, scenario, max_faults: int = 6) -> FaultSpace:
+        o = scenario.options
+        run = o["run"]
+        window = (run["duration_ms"] - run["settle_ms"]) // SLOT_MS * SLOT_MS
+        if window < SLOT_MS:
+            raise ValueError(f"run.duration_ms - run.settle_ms = {window} ms leaves no time for "
+                             f"faults; lower settle_ms or raise duration_ms")
+        return cls(
+            brokers=tuple(f"b{i}" for i in range(1, o["cluster"]["brokers"] + 1)),
+            controllers=tuple(f"c{i}" for i in range(1, o["cluster"]["controllers"] + 1)),
+            producers=tuple(p["name"] for p in o["producers"]),
+            consumers=tuple(c["name"] for c in o["consumers"]),
+            tps=tuple(f"{t['name']}-{i}" for t in o["topics"] for i in range(t["partitions"])),
+            topics=tuple(t["name"] for t in o["topics"]),
+            window_ms=window, base_seed=scenario.seed,
+            producer_settings=tuple((p["name"], {k: p[k] for k in WORKLOAD_CHOICES})
+                                    for p in o["producers"]),
+            max_faults=max_faults)
+
+    @property
+    def slots(self) -> int:
+        return self.window_ms // SLOT_MS
+
+    def roles(self) -> tuple:
+        return tuple(f"{role}:{tp}" for tp in self.tps for role in ("leader", "follower"))
+
+    def group(self, name: str) -> tuple:
+        return {"brokers": self.brokers, "controllers": self.controllers,
+                "producers": self.producers, "clients": self.producers + self.consumers,
+                "fetchers": self.brokers + self.consumers}[name]
+
+    def nodes(self) -> tuple:
+        return self.brokers + self.controllers + self.producers + self.consumers
+
+
+# -- times -----------------------------------------------------------------------------------
+def _start(space: FaultSpace, margin_ms: int = 0):
+    """A start time (ms) on the grid, leaving `margin_ms` before the window closes."""
+    last = max(0, (space.window_ms - margin_ms) // SLOT_MS - 1)
+    return st.integers(0, last).map(lambda k: k * SLOT_MS)
+
+
+def _durations(lo_slots: int = 1):
+    return st.integers(lo_slots, MAX_DURATION_SLOTS).map(lambda k: k * SLOT_MS)
+
+
+def _undo_at(space: FaultSpace, start_ms: int, duration_ms: int) -> int:
+    """The undo lands by the start of the settle window at the latest."""
+    return min(start_ms + duration_ms, space.window_ms)
+
+
+def _pair(start_ms: int, action: str, target, undo_ms: int, undo: str,
+          params: dict | None = None) -> list[FaultStep]:
+    return [FaultStep(start_ms * 1000, action, target, params or {}),
+            FaultStep(undo_ms * 1000, undo, target)]
+
+
+# -- episodes ------------------------------------------------------------------------------
+@st.composite
+def _crash(draw, space: FaultSpace):
+    target = draw(st.sampled_from(space.brokers + space.roles() + space.producers + space.consumers))
+    start = draw(_start(space))
+    return _pair(start, "crash", target, _undo_at(space, start, draw(_durations())), "restart")
+
+
+@st.composite
+def _isolate(draw, space: FaultSpace):
+    targets = space.brokers + ("controller",) + space.roles() + space.controllers
+    target = draw(st.sampled_from(targets + space.producers + space.consumers))
+    start = draw(_start(space))
+    return _pair(start, "isolate", target, _undo_at(space, start, draw(_durations())), "heal")
+
+
+@st.composite
+def _block(draw, space: FaultSpace):
+    src = draw(st.sampled_from(space.brokers + space.controllers + space.roles()))
+    dst = draw(st.sampled_from(tuple(n for n in space.nodes() if n != src)))
+    start = draw(_start(space))
+    return _pair(start, "block", src, _undo_at(space, start, draw(_durations())), "heal",
+                 {"dst": dst})
+
+
+def _rule(action: str):
+    @st.composite
+    def build(draw, space: FaultSpace):
+        kind = draw(st.sampled_from(MESSAGE_KINDS))
+        senders, receivers = (space.group(g) for g in _ROUTES[kind])
+        params = {"rule": action, "kind": kind}
+        src = draw(st.sampled_from((None,) + senders))
+        dst = draw(st.sampled_from((None,) + receivers))
+        if src is not None:
+            params["src"] = src
+        if dst is not None:
+            params["dst"] = dst
+        if action in ("delay", "reorder"):
+            params["delay_ms"] = draw(st.sampled_from(DELAYS_MS))
+        count = draw(st.sampled_from((None, 1, 2, 3)))
+        if count is not None:
+            params["count"] = count
+        start = draw(_start(space))
+        params["duration_ms"] = _undo_at(space, start, draw(_durations())) - start
+        if action == "hold":
+            params["release_kind"] = draw(st.sampled_from(MESSAGE_KINDS))
+        return [FaultStep(start * 1000, "rule", None, params)]
+    return build
+
+
+@st.composite
+def _move_leader(draw, space: FaultSpace):
+    tp = draw(st.sampled_from(space.tps))
+    to = draw(st.sampled_from(("next",) + space.brokers))
+    return [FaultStep(draw(_start(space)) * 1000, "move_leader", tp, {"to": to})]
+
+
+@st.composite
+def _preferred_election(draw, space: FaultSpace):
+    tp = draw(st.sampled_from((None,) + space.tps))
+    return [FaultStep(draw(_start(space)) * 1000, "preferred_election", tp)]
+
+
+@st.composite
+def _reassign(draw, space: FaultSpace):
+    tp = draw(st.sampled_from(space.tps))
+    ids = draw(st.permutations([int(b[1:]) for b in space.brokers]))
+    replicas = ids[:draw(st.integers(1, len(ids)))]
+    start = draw(_start(space))
+    steps = [FaultStep(start * 1000, "reassign", tp, {"replicas": replicas})]
+    cancel_slots = draw(st.one_of(st.none(), st.integers(0, 20)))
+    if cancel_slots is not None:
+        at = min(start + cancel_slots * SLOT_MS, space.window_ms - SLOT_MS)
+        steps.append(FaultStep(at * 1000, "cancel_reassignment", tp))
+    return steps
+
+
+@st.composite
+def _controlled_shutdown(draw, space: FaultSpace):
+    target = draw(st.sampled_from(space.brokers + space.roles()))
+    start = draw(_start(space, margin_ms=SHUTDOWN_STOP_MS + 2 * SLOT_MS))
+    # the broker stops SHUTDOWN_STOP_MS later; restart only after that
+    back = _undo_at(space, start, draw(_durations(lo_slots=SHUTDOWN_STOP_MS // SLOT_MS + 2)))
+    return _pair(start, "controlled_shutdown", target, back, "restart")
+
+
+@st.composite
+def _controller_crash(draw, space: FaultSpace):
+    action, undo = draw(st.sampled_from((("crash", "restart"), ("isolate", "heal"))))
+    start = draw(_start(space))
+    return _pair(start, action, "controller", _undo_at(space, start, draw(_durations())), undo)
+
+
+@st.composite
+def _move_all_leaders(draw, space: FaultSpace):
+    target = draw(st.sampled_from(space.brokers + space.roles()))
+    return [FaultStep(draw(_start(space)) * 1000, "move_all_leaders", target)]
+
+
+@st.composite
+def _retention(draw, space: FaultSpace):
+    target = draw(st.sampled_from(space.tps + space.topics))
+    offset = draw(st.one_of(st.none(), st.integers(0, 100).map(lambda k: k * 5)))
+    params = {} if offset is None else {"log_start_offset": offset}
+    return [FaultStep(draw(_start(space)) * 1000, "retention", target, params)]
+
+
+EPISODES = {
+    "crash": _crash, "isolate": _isolate, "block": _block,
+    **{f"rule:{a}": _rule(a) for a in ("delay", "hold", "reorder", "drop", "duplicate")},
+    "move_leader": _move_leader, "preferred_election": _preferred_election,
+    "reassign": _reassign, "controlled_shutdown": _controlled_shutdown,
+    "controller_crash": _controller_crash, "move_all_leaders": _move_all_leaders,
+    "retention": _retention,
+}
+
+
+# -- workload and whole cases --------------------------------------------------------------
+@st.composite
+def _workload(draw, space: FaultSpace):
+    """Per producer, maybe another acks / max_in_flight / metadata_max_age_ms."""
+    out = []
+    for name, settings in space.producer_settings:
+        for key, choices in WORKLOAD_CHOICES.items():
+            base = settings[key]
+            value = draw(st.sampled_from((base,) + tuple(c for c in choices if c != base)))
+            if value != base:
+                out.append((name, key, value))
+    return tuple(out)
+
+
+@st.composite
+def cases(draw, space: FaultSpace):
+    """A `Case`: swarm choice of fault kinds, episodes of those kinds, seed, workload."""
+    enabled = tuple(kind for kind in SWARM if draw(st.booleans()))
+    kinds = [k for k in enabled if k in EPISODES] or list(KINDS)
+    episode = st.sampled_from(kinds).flatmap(lambda kind: EPISODES[kind](space))
+    episodes = draw(st.lists(episode, max_size=space.max_faults))
+    seed = space.base_seed + draw(st.integers(0, 2**16 - 1))
+    workload = draw(_workload(space)) if "workload" in enabled else ()
+    steps = sorted_schedule([step for ep in episodes for step in ep])
+    return Case(seed, tuple(steps), workload, enabled)
+
+
+def apply_workload(scenario, workload: tuple):
+    """`scenario` with the producer settings of `workload` changed (a new Scenario)."""
+    if not workload:
+        return scenario
+    options = copy.deepcopy(scenario.options)
+    by_name = {p["name"]: p for p in options["producers"]}
+    for name, key, value in workload:
+        by_name[name][key] = value
+    return replace(scenario, options=options)

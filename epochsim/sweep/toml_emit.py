@@ -1,0 +1,96 @@
+"""Write a parsed TOML document (a dict from `tomllib`) back out as TOML text.
+
+Contract: `dumps(data)` returns TOML that `tomllib.loads` reads back to a dict equal to `data`,
+for the JSON-like values scenario files hold (tables, arrays, strings, ints, floats, booleans).
+Tables become `[table]` sections and arrays of tables `[[array]]` sections, nested ones under
+their parent (`[[network.links]]`, `[mix.params]` after its `[[mix]]`); tables inside plain
+arrays are written inline. Dates and times are not supported (scenarios have none): they raise
+TypeError.
+
+`scenarios.schema.scenario_to_toml` writes a *resolved* scenario without its random mixes; a
+sweep cell must keep the mixes (they are materialised from each seed), so cells are written
+from the raw dict with this emitter instead.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
+            "\r": "\\r"}
+
+
+def dumps(data: dict) -> str:
+    """`data` as a TOML document."""
+    lines: list[str] = []
+    _emit_table(lines, [], data)
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _is_table_array(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def _emit_table(lines: list[str], path: list[str], table: dict, in_array: bool = False) -> None:
+    """Plain keys first (TOML requires it), then sub-tables and arrays of tables. Inside an
+    array element small tables stay inline (`params = { ... }`), as people write them."""
+    sections = []
+    for key, value in table.items():
+        if _is_table_array(value) or (isinstance(value, dict) and not in_array):
+            sections.append((key, value))
+        else:
+            lines.append(f"{key_text(key)} = {value_text(value, multiline=True)}")
+    for key, value in sections:
+        sub = path + [key]
+        header = ".".join(key_text(k) for k in sub)
+        if isinstance(value, dict):
+            lines += ["", f"[{header}]"]
+            _emit_table(lines, sub, value, in_array)
+            continue
+        for item in value:
+            lines += ["", f"[[{header}]]"]
+            _emit_table(lines, sub, item, in_array=True)
+
+
+def key_text(key: str) -> str:
+    """A bare key when TOML allows one, else a quoted key."""
+    return key if _BARE_KEY.fullmatch(key) else string_text(key)
+
+
+def value_text(value: Any, multiline: bool = False) -> str:
+    """One TOML value; tables here are written inline. With `multiline`, a string holding
+    newlines is written as a multi-line string, as the scenario library writes descriptions."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return string_text(value, multiline)
+    if isinstance(value, list):
+        return "[" + ", ".join(value_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{key_text(k)} = {value_text(v)}" for k, v in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    raise TypeError(f"cannot write {type(value).__name__} {value!r} as TOML")
+
+
+def string_text(text: str, multiline: bool = False) -> str:
+    """A TOML basic string, control characters escaped; with `multiline` and a newline in
+    `text`, a multi-line basic string (the newline after the opening quotes is not content)."""
+    if multiline and "\n" in text:
+        body = "".join("\n" if c == "\n" else _escape(c) for c in text)
+        return '"""\n' + body + '"""'
+    return '"' + "".join(_escape(c) for c in text) + '"'
+
+
+def _escape(c: str) -> str:
+    return _ESCAPES.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else c)

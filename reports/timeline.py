@@ -1,0 +1,259 @@
+"""Failover timelines: one picture of who led what, at which epoch, and what went wrong when.
+
+Contract: `plot_trace(trace_path, out_path, window=None, partitions=None)` draws the stored
+trace and writes PNG or SVG (by `out_path`'s extension); the same trace gives the same file
+bytes. `window` is (start_s, end_s) in seconds (either may be None); `partitions` selects
+partitions (each must exist). Panels, top to bottom:
+1. overview lanes: faults, controller, then per partition the controller's truth, each
+   replica's role and metadata view, each client's known epoch and its produce outcomes;
+   with more than `lanes.MAX_FULL` partitions and none selected, only the partitions that
+   matter plus summary lanes (leaderless partitions, stale views);
+2. a zoom on the first violation when its witnesses are too close together to see in the
+   overview, with the control messages that reached the replica and a call-out;
+3. produce latency (ack `latency_us`) over time.
+Bad requests raise `reports.style.ReportError`; unreadable traces `TraceError`.
+docs/reports.md explains how to read the picture.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reports import lanedraw, overlays
+from reports import style as S
+from reports.lanes import choose_partitions, event_tp, overview_lanes, zoom_lanes
+from reports.model import build, node_key
+from reports.rundata import Run, load_run
+from reports.style import seconds
+
+WIDTH_IN, LEFT_IN, RIGHT_IN, LANE_IN = 14.0, 1.5, 0.55, 0.36
+AXES_IN = WIDTH_IN - LEFT_IN - RIGHT_IN
+ZOOM_MAX_SHARE = 0.2  # witnesses spread over more of the window than this need no zoom
+
+
+def plot_trace(trace_path: str, out_path: str, window=None, partitions=None) -> str:
+    """Draw the timeline of the trace at `trace_path` into `out_path`; returns `out_path`."""
+    S.check_output(out_path)
+    return plot_run(load_run(trace_path), out_path, window, partitions)
+
+
+def window_us(window, end_us: int) -> tuple[int, int]:
+    """(start_us, end_us) of a (start_s, end_s) window; None means the whole run."""
+    start_s, end_s = window if window is not None else (None, None)
+    x0 = 0 if start_s is None else int(round(start_s * 1e6))
+    x1 = max(end_us, 1) if end_s is None else int(round(end_s * 1e6))
+    if x0 < 0 or x1 <= x0:
+        raise S.ReportError(f"window {seconds(x0)}..{seconds(x1)}: the end must come after "
+                            "the start, both >= 0")
+    return x0, x1
+
+
+def plot_run(run: Run, out_path: str, window=None, partitions=None) -> str:
+    S.check_output(out_path)
+    x0, x1 = window_us(window, run.end_us)
+    model = build(run.events, run.end_us)
+    tps, aggregated = choose_partitions(model, run, partitions)
+    lanes = overview_lanes(model, tps, aggregated)
+    zoom = zoom_window(run, x0, x1)
+    with S.drawing():
+        fig = _draw(run, model, lanes, (x0, x1), zoom)
+        return S.save(fig, out_path)
+
+
+def zoom_window(run: Run, x0: int, x1: int):
+    """(tp, z0, z1, violation) around the first violation in the window, when it needs one."""
+    for v in run.violations:
+        evs = [run.events[s] for s in v["seqs"] if 0 <= s < len(run.events)]
+        evs = [e for e in evs if x0 <= e["t"] <= x1 and event_tp(e)]
+        if not evs:
+            continue
+        lo, hi = min(e["t"] for e in evs), max(e["t"] for e in evs)
+        if hi - lo > ZOOM_MAX_SHARE * (x1 - x0):
+            return None
+        # room on the left for the messages that led here, more on the right for labels
+        base = max(hi - lo, 1000, (x1 - x0) // 20000)
+        return event_tp(evs[-1]), max(0, lo - int(1.5 * base)), hi + 2 * base, v
+    return None
+
+
+def _heights(model, lanes, x0, x1):
+    cpu = lanedraw.chars_per_us(AXES_IN, x0, x1, 6.5)
+    placed = overlays.fault_rows(model.faults, x0, x1, cpu)
+    rows = 1 + max((r for _, r in placed), default=0)
+    heights = []
+    for lane in lanes:
+        if lane.kind == "faults":
+            heights.append(max(1.0, 0.62 * rows))
+        elif lane.kind == "controller":
+            heights.append(max(1.0, 0.6 * len(lane.rows)))
+        else:
+            heights.append(1.0)
+    return heights, placed
+
+
+def _draw(run, model, lanes, window, zoom):
+    x0, x1 = window
+    heights, placed = _heights(model, lanes, x0, x1)
+    firsts = [v for v in overlays.first_per_invariant(run.violations) if x0 <= v["t_us"] <= x1]
+    n_labels = min(len(firsts), 3)
+    blocks = [("title", 0.0, 0.62), ("overview", 0.12 + 0.2 * n_labels, sum(heights) * LANE_IN),
+              ("latency", 0.55, 1.3), ("legend", 0.45, 0.55)]
+    if zoom is not None:
+        zlanes = zoom_lanes(model, zoom[0])
+        zheights, zplaced = _heights(model, zlanes, zoom[1], zoom[2])
+        blocks.insert(2, ("zoom", 1.05, sum(zheights) * LANE_IN))
+    total = sum(g + h for _, g, h in blocks)
+    fig = S.new_figure(WIDTH_IN, total)
+    rects, top = {}, total
+    for name, gap, h in blocks:
+        top -= gap + h
+        rects[name] = [LEFT_IN / WIDTH_IN, top / total, AXES_IN / WIDTH_IN, h / total]
+    _title(fig, run, total)
+    ax = fig.add_axes(rects["overview"])
+    cv = lanedraw.Canvas(ax, lanes, x0, x1, AXES_IN, heights=heights)
+    _draw_lanes(cv, model, placed, run, only_held=True)
+    _label_violations(ax, run.violations, firsts[:3], len(firsts), x0, x1)
+    if zoom is not None:
+        zax = fig.add_axes(rects["zoom"])
+        zcv = lanedraw.Canvas(zax, zlanes, zoom[1], zoom[2], AXES_IN, heights=zheights)
+        _draw_lanes(zcv, model, zplaced, run, only_held=False)
+        _zoom_frame(zax, zcv, run, zoom)
+    _latency(fig.add_axes(rects["latency"], sharex=ax), model, run, x0, x1)
+    _legend(fig, rects["legend"])
+    return fig
+
+
+def _title(fig, run: Run, total_in: float) -> None:
+    h = run.header
+    proto = h.get("options", {}).get("protocol", {})
+    names = sorted({v["invariant"] for v in run.violations})
+    status = "VIOLATED: " + ", ".join(names) if names else "all invariants hold"
+    fig.text(LEFT_IN / WIDTH_IN, 1 - 0.22 / total_in,
+             f"{run.scenario}  \u00b7  seed {h.get('seed')}  \u00b7  profile "
+             f"{proto.get('profile', '?')}", fontsize=11, fontweight="bold", va="center")
+    fig.text(LEFT_IN / WIDTH_IN, 1 - 0.46 / total_in, status, fontsize=9, va="center",
+             color=S.VIOLATION if names else S.ACK)
+
+
+def _draw_lanes(cv, model, placed, run, only_held: bool) -> None:
+    ax = cv.ax
+    ax.set_xlim(cv.x0 / 1e6, cv.x1 / 1e6)
+    ax.set_ylim(0, cv.top)
+    overlays.shade_faults(cv, model.faults)
+    for i, lane in enumerate(cv.lanes):
+        if lane.kind == "faults":
+            overlays.draw_fault_lane(cv, i, placed)
+        else:
+            lanedraw.draw_lane(cv, i, model)
+    overlays.draw_messages(cv, model, only_held)
+    overlays.draw_witnesses(cv, run, run.violations)
+    _lane_axis(cv)
+
+
+def _lane_axis(cv) -> None:
+    ax = cv.ax
+    ax.set_yticks([cv.y(i) + cv.h(i) / 2 for i in range(len(cv.lanes))])
+    ax.set_yticklabels([lane.label for lane in cv.lanes], fontsize=7.5)
+    ax.tick_params(axis="y", length=0)
+    ax.tick_params(axis="x", labelsize=7.5)
+    for i in range(1, len(cv.lanes)):
+        new_group = cv.lanes[i].tp != cv.lanes[i - 1].tp or cv.lanes[i].kind == "truth"
+        ax.axhline(cv.y(i) + cv.h(i), color="#444444" if new_group else "#dddddd",
+                   linewidth=0.8 if new_group else 0.4, zorder=2)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def _label_violations(ax, violations, firsts, total: int, x0: int, x1: int) -> None:
+    """One red line of text per violated invariant above the overview, at its time."""
+    for k, v in enumerate(firsts):
+        x = v["t_us"] / 1e6
+        left = (v["t_us"] - x0) < 0.55 * (x1 - x0)
+        n = sum(1 for w in violations if w["invariant"] == v["invariant"])
+        times = f"\u00d7{n}, first at" if n > 1 else "at"
+        text = f"VIOLATION {v['invariant']} {times} {seconds(v['t_us'])}: {v['message']}"
+        if k == len(firsts) - 1 and total > len(firsts):
+            text += f"   (+{total - len(firsts)} more invariants)"
+        ax.annotate(text, xy=(x, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(0, 5 + 14 * k), textcoords="offset points", fontsize=7.5,
+                    color=S.VIOLATION, fontweight="bold", ha="left" if left else "right",
+                    va="bottom", annotation_clip=False)
+
+
+def _zoom_frame(ax, cv, run: Run, zoom) -> None:
+    tp, z0, z1, v = zoom
+    span_s = (z1 - z0) / 1e6
+    decimals = max(3, min(6, 2 + math.ceil(-math.log10(span_s)))) if span_s > 0 else 3
+    from matplotlib.ticker import FormatStrFormatter
+    ax.xaxis.set_major_formatter(FormatStrFormatter(f"%.{decimals}f"))
+    ax.text(0, 1.0 + 0.62 / _axes_height_in(ax), f"Zoom on {tp}: {seconds(z0)} \u2013 "
+            f"{seconds(z1)}, around the first violation", transform=ax.transAxes,
+            fontsize=9.5, fontweight="bold", va="bottom", ha="left")
+    pts = overlays.witness_points(cv, run, [v])
+    if not pts:
+        return
+    x, y, _ = max(pts)
+    left = (x * 1e6 - z0) < 0.5 * (z1 - z0)
+    ax.annotate(f"VIOLATION {v['invariant']} at {seconds(v['t_us'])}\n{v['message']}",
+                xy=(x, y), xycoords="data", xytext=(x, 1.0), textcoords=("data", "axes fraction"),
+                fontsize=8.5, color=S.VIOLATION, ha="left" if left else "right", va="bottom",
+                annotation_clip=False, zorder=10,
+                bbox={"boxstyle": "round,pad=0.3", "fc": "#fff5f5", "ec": S.VIOLATION, "lw": 1},
+                arrowprops={"arrowstyle": "-|>", "color": S.VIOLATION, "linewidth": 1.2})
+
+
+def _axes_height_in(ax) -> float:
+    return ax.get_position().height * ax.figure.get_figheight()
+
+
+def _latency(ax, model, run: Run, x0: int, x1: int) -> None:
+    clients = sorted({c for _, _, c in model.latency}, key=node_key)
+    palette = ["#1f77b4", "#9467bd", "#8c564b", "#17becf", "#bcbd22"]
+    for k, client in enumerate(clients):
+        pts = [(t / 1e6, ms) for t, ms, c in model.latency if c == client and x0 <= t <= x1]
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=4, c=palette[k % len(palette)],
+                   linewidths=0, label=f"{client} ack latency", zorder=3)
+    for f in model.faults:
+        if f.end_us is not None and f.end_us > f.start_us:
+            ax.axvspan(f.start_us / 1e6, f.end_us / 1e6, color=S.FAULT, alpha=0.35, linewidth=0)
+    for v in overlays.first_per_invariant(run.violations):
+        ax.axvline(v["t_us"] / 1e6, color=S.VIOLATION, linewidth=1.0, alpha=0.8)
+    ax.set_xlim(x0 / 1e6, x1 / 1e6)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("produce latency (ms)", fontsize=7.5)
+    ax.set_xlabel("simulated time (s)", fontsize=7.5)
+    ax.tick_params(labelsize=7.5)
+    ax.grid(axis="y", color="#eeeeee", linewidth=0.5)
+    if clients:
+        ax.legend(loc="upper left", fontsize=7, frameon=False, markerscale=3)
+    else:
+        ax.text(0.5, 0.5, "no acknowledged produce requests", transform=ax.transAxes,
+                ha="center", va="center", color="#777777")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def _legend(fig, rect) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    e = S.epoch_color(1)
+    handles = [
+        Patch(fc=e, ec="white", label="leader (colour = leader epoch, number written in)"),
+        Patch(fc=S.lighten(e, 0.5), ec="white", label="follower"),
+        Patch(fc=S.OFFLINE, hatch="//", ec="#616161", label="crashed"),
+        Patch(fc=S.STOPPED, label="stopped (StopReplica)"),
+        Patch(fc=S.DELETED, label="log deleted"),
+        Patch(fc=S.lighten(e, 0.3), ec=S.BEHIND, hatch="////",
+              label="epoch older than the controller's (stale view or stale leader)"),
+        Patch(fc="none", ec="#424242", hatch="\\\\\\", label="controller's leader is down"),
+        Patch(fc=S.FAULT, ec=overlays.FAULT_EDGE, label="fault window"),
+        Line2D([], [], marker="v", color=overlays.FAULT_EDGE, ls="", label="instant fault"),
+        Line2D([], [], marker="|", color=S.ACK, ls="", ms=8, label="ack"),
+        Line2D([], [], marker="x", color=S.RETRY, ls="", label="retried (error)"),
+        Line2D([], [], marker="X", color=S.FAILED, ls="", label="failed (error)"),
+        Line2D([], [], marker="*", color=S.VIOLATION, ls="", ms=10, label="violation witness"),
+        Line2D([], [], color=overlays.HELD, ls="--", label="message held by the network"),
+    ]
+    fig.legend(handles=handles, loc="center", ncol=5, fontsize=7, frameon=False,
+               bbox_to_anchor=(rect[0] + rect[2] / 2, rect[1] + rect[3] / 2))

@@ -1,0 +1,230 @@
+"""Consumer client: fetches every partition of its topic from the partitions' leaders.
+
+Contract: from `start_ms` the consumer keeps one Fetch in flight per leader broker, naming every
+partition that broker leads in its metadata, with `replica_id = -1`, `CurrentLeaderEpoch` = the
+epoch it knows (KIP-320) and `max_wait = fetch_max_wait_ms`; the broker returns only batches
+below the high watermark. It consumes from offset 0 (earliest), in order, and records each run
+of consumed batches as a `consume` event. Its metadata cache is `ClientMetadata` (ref §3.1,
+KIP-951 §3.3), so every change it accepts is a `client_epoch` event. Per-partition errors
+follow `FetchCollector` (ref §3.2):
+- NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR
+  request a metadata update; with `kip951` discovery a CurrentLeader hint is applied first
+  (`AbstractFetch`, ref §3.3.1);
+- UNKNOWN_LEADER_EPOCH is only logged (the broker is behind the consumer);
+- OFFSET_OUT_OF_RANGE resets the position to the log start offset (below it) or the high
+  watermark (above it), as `auto.offset.reset` would.
+Each error is a `fetch_error` event, and the partition then rests `retry.backoff.ms` unless its
+leader epoch advances first (a hint or metadata naming the new leader); `refresh_no_backoff`
+discovery refreshes metadata at once and never rests. Metadata requests go to the least loaded
+node (`connection.least_loaded_node`) and wait there behind any parked Fetch.
+Not modelled: consumer groups and committed offsets, fetch sessions, LastFetchedEpoch
+truncation detection and position validation (OffsetsForLeaderEpoch).
+"""
+
+from __future__ import annotations
+
+from sim.core.actor import Actor
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.client_metadata import ClientMetadata
+from sim.kafka.connection import least_loaded_node
+from sim.kafka.messages import Fetch, FetchPartition, MetadataRequest
+
+REQUEST_TIMEOUT_MS = 30_000  # the consumer's request.timeout.ms default
+RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
+MAX_IN_FLIGHT = 5  # per connection, for choosing the Metadata node
+REFRESH_ERRORS = E.INVALID_METADATA | {E.KAFKA_STORAGE_ERROR}
+HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
+
+
+class Consumer(Actor):
+    def __init__(self, world, spec: dict, topic_spec: dict, protocol):
+        super().__init__(spec["name"], world)
+        self.spec = spec
+        self.protocol = protocol
+        self.tps = [f"{topic_spec['name']}-{i}" for i in range(topic_spec["partitions"])]
+        self.bootstrap = tuple(range(1, world.options["cluster"]["brokers"] + 1))
+        self.discovery = spec["leader_discovery"] or protocol.leader_discovery
+        self._reset()
+
+    def _reset(self) -> None:
+        self.meta = ClientMetadata(self, self.protocol)
+        self.position = {tp: 0 for tp in self.tps}
+        self.resting: dict[str, tuple[int, int]] = {}  # tp -> (until_us, leader epoch at error)
+        self.fetching: dict[int, int] = {}  # broker -> corr of its Fetch in flight
+        self.corr = 0
+        self.meta_inflight = None
+        self.meta_node = -1
+        self.need_update = True
+        self.last_refresh_us = -10**12
+        self.running = False
+        self.wake_at_us = -1  # when the pending "fetch" timer fires (-1: none pending)
+
+    # -- lifecycle and timers ------------------------------------------------------------
+    def start(self) -> None:
+        # a consumer appends nothing: "off" keeps the idempotence fold's view of it exact
+        self.emit(V.CLIENT_CONFIG, {"idempotence": "off", "effective_idempotence": "off",
+                                    "leader_discovery": self.discovery, "role": "consumer"})
+        self.set_timer(self.spec["start_ms"] * 1000, "begin")
+
+    def on_restart(self) -> None:
+        self._reset()
+        self.set_timer(0, "begin")
+
+    def on_timer(self, name: str, data) -> None:
+        if name == "begin":
+            self.running = True
+            self.maybe_refresh()
+            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
+        elif name == "meta_age":
+            self.request_update()
+            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
+        elif name == "refresh":
+            self.maybe_refresh()
+        elif name == "meta_timeout":
+            if self.meta_inflight == data:
+                self.meta_inflight = None
+                self.maybe_refresh()
+        elif name == "fetch_timeout":
+            broker, corr = data
+            if self.fetching.get(broker) == corr:
+                del self.fetching[broker]
+                self.request_update()  # NetworkClient disconnects a timed-out node
+                self.fetch()
+        elif name == "fetch":
+            self.fetch()
+
+    def on_disconnect(self, peer: str) -> None:
+        """A broker died: forget what was in flight to it and look again (NetworkException)."""
+        if not peer.startswith("b"):
+            return
+        broker = int(peer[1:])
+        if self.meta_inflight is not None and self.meta_node == broker:
+            self.meta_inflight = None
+        self.fetching.pop(broker, None)
+        self.request_update()  # as NetworkClient.handleServerDisconnect does
+        self.fetch()
+
+    # -- fetching ------------------------------------------------------------------------
+    def _fetchable(self, tp: str, epoch: int) -> bool:
+        rest = self.resting.get(tp)
+        if rest is None:
+            return True
+        if self.now_us >= rest[0] or epoch > rest[1]:
+            del self.resting[tp]  # rested long enough, or a newer leader is known
+            return True
+        return False
+
+    def fetch(self) -> None:
+        """One Fetch to every leader that has none in flight, for all its fetchable partitions."""
+        if not self.running:
+            return
+        by_leader: dict[int, list] = {}
+        for tp in self.tps:
+            leader, epoch = self.meta.leader(tp)
+            if leader < 0 or leader not in self.meta.brokers:
+                self.request_update()
+            elif leader not in self.fetching and self._fetchable(tp, epoch):
+                by_leader.setdefault(leader, []).append(
+                    FetchPartition(tp, self.position[tp], epoch, -1))
+        for leader in sorted(by_leader):
+            self._send_fetch(leader, tuple(by_leader[leader]))
+        self._wake_for_resting()
+
+    def _wake_for_resting(self) -> None:
+        """One timer for the earliest rest to end; rests that have ended but whose leader still
+        has a Fetch in flight are looked at again when that Fetch returns."""
+        now = self.now_us
+        ends = [until for until, _ in self.resting.values() if until > now]
+        if ends and (self.wake_at_us <= now or min(ends) < self.wake_at_us):
+            self.wake_at_us = min(ends)
+            self.set_timer(self.wake_at_us - now, "fetch")
+
+    def _send_fetch(self, leader: int, parts: tuple) -> None:
+        self.corr += 1
+        self.fetching[leader] = self.corr
+        wait_us = self.spec["fetch_max_wait_ms"] * 1000
+        self.send(f"b{leader}", "Fetch", Fetch(-1, self.corr, wait_us, parts))
+        self.set_timer(wait_us + REQUEST_TIMEOUT_MS * 1000, "fetch_timeout", (leader, self.corr))
+
+    def on_message(self, msg) -> None:
+        if msg.kind == "FetchResponse":
+            self._on_fetch_response(int(msg.src[1:]), msg.body)
+        elif msg.kind == "MetadataResponse":
+            self._on_metadata_response(msg)
+
+    def _on_fetch_response(self, broker: int, resp) -> None:
+        if self.fetching.get(broker) != resp.corr:
+            return
+        del self.fetching[broker]
+        for data in resp.partitions:
+            if data.error == E.NONE:
+                self._consume(data)
+            else:
+                self._on_fetch_error(broker, data, resp.node_endpoints)
+        self.fetch()
+
+    def _consume(self, data) -> None:
+        """Take the batches that continue this partition's position, in order."""
+        position = self.position[data.tp]
+        taken = [e for e in data.entries if e[0] + e[1] > position]
+        if not taken:
+            return
+        now = self.now_us
+        self.position[data.tp] = taken[-1][0] + taken[-1][1]
+        self.emit(V.CONSUME, {"tp": data.tp, "offset": taken[0][0],
+                              "next_offset": self.position[data.tp], "batches": len(taken),
+                              "count": sum(e[1] for e in taken), "leader_epoch": taken[-1][2],
+                              "e2e_us": [now - e[3].created_us for e in taken]})
+
+    def _on_fetch_error(self, broker: int, data, endpoints: tuple) -> None:
+        err, tp = data.error, data.tp
+        epoch = self.meta.epoch(tp)
+        action = "backoff"
+        if err in HINT_ERRORS and data.current_leader and self.discovery == "kip951":
+            if self.meta.apply_hint(tp, *data.current_leader, endpoints, f"b{broker}"):
+                action = "hint"
+        if err in REFRESH_ERRORS:
+            self.request_update(immediate=self.discovery == "refresh_no_backoff")
+        elif err == E.OFFSET_OUT_OF_RANGE:
+            reset = data.log_start_offset if self.position[tp] < data.log_start_offset \
+                else max(data.high_watermark, 0)
+            self.position[tp] = reset
+            action = "reset"
+        if action == "backoff" and self.discovery != "refresh_no_backoff":
+            self.resting[tp] = (self.now_us + RETRY_BACKOFF_MS * 1000, epoch)
+        self.emit(V.FETCH_ERROR, {"tp": tp, "error": err, "broker": broker,
+                                  "leader_epoch": epoch, "action": action,
+                                  "position": self.position[tp]})
+
+    # -- metadata ------------------------------------------------------------------------
+    def in_flight_to(self, node: int) -> int:
+        return (node in self.fetching) + (self.meta_inflight is not None and self.meta_node == node)
+
+    def request_update(self, immediate: bool = False) -> None:
+        self.need_update = True
+        self.maybe_refresh(immediate)
+
+    def maybe_refresh(self, immediate: bool = False) -> None:
+        if self.meta_inflight is not None or not self.need_update or not self.running:
+            return
+        wait_us = self.last_refresh_us + RETRY_BACKOFF_MS * 1000 - self.now_us
+        if wait_us > 0 and not immediate:
+            self.set_timer(wait_us, "refresh")
+            return
+        candidates = self.meta.brokers or self.bootstrap
+        offset = self.rng("metadata").randrange(len(candidates))
+        node = least_loaded_node(candidates, self.in_flight_to, MAX_IN_FLIGHT, offset)
+        self.corr += 1
+        self.meta_inflight, self.meta_node = self.corr, node
+        self.send(f"b{node}", "Metadata", MetadataRequest(self.corr))
+        self.set_timer(REQUEST_TIMEOUT_MS * 1000, "meta_timeout", self.corr)
+
+    def _on_metadata_response(self, msg) -> None:
+        if msg.body.corr != self.meta_inflight:
+            return
+        self.meta_inflight = None
+        self.need_update = False
+        self.last_refresh_us = self.now_us
+        self.meta.apply_response(msg.body, msg.src)
+        self.fetch()
