@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from invariants.replication import lost_batches
 
-
 METRIC_KINDS = frozenset({"send", "drop", "ack", "produce_failed", "produce_error", "append", "fault",
                           "stale_controller", "stop_replica", "controller_elected",
                           "partition_state"})

@@ -3,8 +3,6 @@ unreported_data_loss and idempotence_mode_violated on hand-built traces."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.invariants.tracebuilder import TraceBuilder, batch
 
 PID = 1001

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tests.invariants.tracebuilder import TraceBuilder, batch
 
 # -- acked_write_lost ------------------------------------------------------------------------
