@@ -47,6 +47,10 @@ class Oracle:
             self._cache[key] = self._run(case, key)
         return self._cache[key]
 
+    def known(self, case) -> bool:
+        """Whether `case` has run already (its result is cached)."""
+        return case.key() in self._cache
+
     def fails(self, case) -> bool:
         """Whether `case` violates the target (any invariant while no target is set)."""
         names = self.violated(case)

@@ -67,6 +67,7 @@ class _Search:
         self.progress = progress
         self.first = self.last = None
         self.runs_to_first = None
+        self.seen: dict = {}  # invariant -> generation runs that broke it
         self.started = time.monotonic()
 
     def probe(self, case) -> None:
@@ -95,7 +96,7 @@ class _Search:
 
     def _over_shrink_budget(self, case) -> bool:
         spent = self.oracle.runs - self.runs_to_first
-        return spent >= self.max_shrink_runs and case.key() not in self.oracle._cache  # noqa: SLF001
+        return spent >= self.max_shrink_runs and not self.oracle.known(case)
 
     def _report_progress(self) -> None:
         runs = self.oracle.runs
@@ -117,7 +118,7 @@ def explore(scenario, budget: int, seed: int, target: str | None = None, max_fau
     result = ExploreResult(scenario, seed, budget, target, coverage=search.coverage)
     oracle = search.oracle
     result.generated = search.runs_to_first or oracle.runs
-    result.seen = getattr(search, "seen", dict(oracle.seen))
+    result.seen = search.seen if search.first is not None else dict(oracle.seen)
     if search.last is not None:
         result.invariant = oracle.target
         result.first_case = search.first

@@ -85,7 +85,7 @@ class Kernel:
         except EventBudgetExceeded:
             self.events = self.max_events
             stopped_by = "max_events"
-        if stopped_by == "until" and self.env.peek() == float("inf") and self.now_us < self.until_us:
+        if stopped_by == "until" and getattr(self, "idle", False):
             stopped_by = "idle"
         return RunOutcome(end_us=int(self.now_us), events=self.events, stopped_by=stopped_by)
 
@@ -107,8 +107,12 @@ class Kernel:
         queue = env._queue  # noqa: SLF001
         step = env.step
         max_events = self.max_events
+        self.idle = False
         try:
             while True:
+                if len(queue) == 1 and queue[0][3] is stop:
+                    self.idle = True  # nothing left but the stop marker: the run went quiet
+                    return
                 if type(queue[0][3]) is _Call:
                     t_us, _, _, ev = heappop(queue)
                     env._now = t_us  # noqa: SLF001

@@ -72,8 +72,6 @@ def test_self_rescheduling_loop_is_bounded_by_max_events():
     assert out.events == 1_000
 
 
-@pytest.mark.xfail(strict=True, reason="simpy's run(until=T) keeps an event at T queued, so the "
-                   "queue never empties before until_us and Kernel.run never reports 'idle'")
 def test_run_reports_idle_when_queue_empties():
     k = Kernel(until_us=1_000)
     k.call_later(10, lambda: None)

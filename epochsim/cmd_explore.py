@@ -1,0 +1,120 @@
+"""`epochsim explore` and `epochsim shrink`: find a counterexample, then the smallest story.
+
+Contract: explore searches fault schedules for SCENARIO with hypothesis (epochsim.explore),
+shrinks the first failure while the same invariant fails, and writes DIR/counterexample.toml
+(replayable with `epochsim run`), its trace.jsonl, verdict.json, timeline and explore.json
+(runs, coverage). shrink minimises the recorded schedule of a failing run the same way. Both
+print the shrunk schedule in plain words, progress goes to stderr, and the exit code is 1 when
+a counterexample was written, 0 when none was found, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from epochsim.common import load, positive_int, prepare_out_dir, seed_arg
+from epochsim.errors import UsageError
+
+EXPLORE_HELP = """\
+Generate fault schedules for SCENARIO (its cluster, topics, workload and protocol; its own
+faults are replaced), run each, and on the first invariant violation shrink the schedule while
+the same invariant fails. Writes DIR/counterexample.toml (replay with `epochsim run`), its
+trace.jsonl, verdict.json, timeline.png and explore.json (runs, coverage of protocol
+situations). The same --seed gives the same counterexample, byte for byte.
+Exit 1 when a counterexample is found, 0 when none within the budget, 2 on bad input.
+
+  epochsim explore scenarios/selftest/no_stop_replica_epoch_check.toml --budget 300 --seed 1"""
+
+SHRINK_HELP = """\
+Minimise the fault schedule of a failing run (a run directory or its trace.jsonl) while the
+same invariant fails: delta debugging over fault/undo pairs, then simpler times. Writes
+DIR/counterexample.toml and its trace, verdict and timeline like explore.
+Exit 1 when a counterexample is written, 2 on bad input (or a run that breaks nothing).
+
+  epochsim shrink runs/kip570-stop-replica-reorder-legacy/seed-1"""
+
+
+def register(subs) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = subs.add_parser("explore", help="search fault schedules for a counterexample",
+                        description=EXPLORE_HELP, formatter_class=fmt)
+    p.add_argument("scenario", metavar="SCENARIO.toml")
+    p.add_argument("--budget", type=positive_int, default=200,
+                   help="generated runs before giving up (default 200)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="search seed (default 0)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default runs/explore/<scenario>)")
+    p.add_argument("--target", metavar="INVARIANT",
+                   help="the invariant to break (default: the scenario's expected violation, "
+                        "else any); 'any' for any invariant")
+    p.add_argument("--max-faults", type=positive_int, default=6,
+                   help="most fault episodes per generated schedule (default 6)")
+    p.add_argument("--shrink-runs", type=positive_int, default=400,
+                   help="most runs hypothesis may spend shrinking (default 400)")
+    p.add_argument("--database", metavar="DIR",
+                   help="hypothesis example database (default none: runs depend on --seed only)")
+    p.add_argument("--no-plot", action="store_true", help="do not draw the timeline")
+    p.set_defaults(func=main)
+    s = subs.add_parser("shrink", help="minimise the schedule of a failing run",
+                        description=SHRINK_HELP, formatter_class=fmt)
+    s.add_argument("run", metavar="RUN_DIR_OR_TRACE")
+    s.add_argument("--out", metavar="DIR",
+                   help="output directory (default runs/shrink/<scenario>/seed-<N>)")
+    s.add_argument("--target", metavar="INVARIANT",
+                   help="the invariant to keep failing (default: the run's first violation)")
+    s.add_argument("--no-plot", action="store_true", help="do not draw the timeline")
+    s.set_defaults(func=shrink_main)
+
+
+def progress(text: str) -> None:
+    print(f"  {text}", file=sys.stderr, flush=True)
+
+
+def resolve_target(asked: str | None, scenario) -> str | None:
+    """The invariant to break: --target, else the scenario's expected violation, else any."""
+    if asked == "any":
+        return None
+    if asked is None:
+        kind, _, name = scenario.expect.partition(":")
+        return name if kind == "violation" else None
+    if asked not in scenario.invariants:
+        raise UsageError(f"--target {asked}: not among the scenario's invariants "
+                         f"({', '.join(scenario.invariants)}); name one of them or 'any'")
+    return asked
+
+
+def main(args) -> int:
+    from epochsim.explore.report import finish_explore
+    from epochsim.explore.search import explore
+
+    scenario = load(args.scenario)
+    target = resolve_target(args.target, scenario)
+    out = prepare_out_dir(args.out or os.path.join("runs", "explore", scenario.name))
+    database = _database(args.database)
+    print(f"explore {scenario.name}: budget {args.budget}, seed {args.seed}, target "
+          f"{target or 'any invariant'}", file=sys.stderr)
+    try:
+        result = explore(scenario, args.budget, args.seed, target, args.max_faults,
+                         args.shrink_runs, database, progress)
+    except ValueError as exc:
+        raise UsageError(f"{args.scenario}: {exc}") from None
+    return finish_explore(result, out, plot=not args.no_plot)
+
+
+def _database(path: str | None):
+    if path is None:
+        return None
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    return DirectoryBasedExampleDatabase(path)
+
+
+def shrink_main(args) -> int:
+    from epochsim.explore.report import finish_shrink, shrink_run
+    from epochsim.explore.recorded import load_run
+
+    run = load_run(args.run)
+    default = os.path.join("runs", "shrink", run.scenario.name, f"seed-{run.seed}")
+    out = prepare_out_dir(args.out or default)
+    outcome = shrink_run(run, args.target, progress)
+    return finish_shrink(outcome, out, plot=not args.no_plot)

@@ -1,0 +1,39 @@
+"""`epochsim report`: a self-contained HTML page for a run, suite or sweep directory."""
+
+from __future__ import annotations
+
+import argparse
+
+from epochsim.errors import UsageError
+
+HELP = """\
+Write one self-contained HTML page (pictures embedded, nothing loaded from elsewhere) for DIR:
+a run directory (trace.jsonl + verdict.json: verdict, repro command, story, timeline, sequence
+diagram, events), a suite directory (suite.json: one row per scenario, linking to a page for
+each run that missed its expectation) or a sweep directory (sweep.json).
+
+  epochsim report runs/kip570/seed-1
+  epochsim report runs/suite -o suite.html"""
+
+
+def register(subs) -> None:
+    p = subs.add_parser("report", help="write an HTML report for a run, suite or sweep",
+                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("-o", "--out", metavar="FILE", help="output page (default: DIR/report.html)")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    from reports.html import write_report
+    from reports.style import ReportError
+    from sim.core.trace import TraceError
+
+    try:
+        out = write_report(args.dir, args.out)
+    except (TraceError, ReportError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{args.out or args.dir}: cannot write the report ({exc.strerror})") from None
+    print(f"wrote {out}")
+    return 0
