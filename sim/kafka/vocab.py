@@ -40,19 +40,21 @@ LOG_CREATED = "log_created"      # tp, topic_id
 LOG_DELETED = "log_deleted"      # tp, topic_id
 
 # -- data plane ------------------------------------------------------------------------------
-APPEND = "append"        # leader append: tp, topic_id, base_offset, count, leader_epoch,
-#                          bid, producer, sender_epoch, acks, pid, producer_epoch, base_seq
+APPEND = "append"        # one per Produce on the leader: producer, corr, acks, batches: [{tp,
+#                          topic_id, base_offset, count, leader_epoch, bid, sender_epoch
+#                          [, pid, producer_epoch, base_seq]}]
 DUP_APPEND = "dup_append"  # duplicate detected, nothing appended: tp, bid, base_offset (original)
-REPLICATE = "replicate"  # follower append: tp, topic_id, batches: [[base_offset, count, epoch, bid]]
+REPLICATE = "replicate"  # one per Fetch response on a follower: leader, batches:
+#                          [[tp, topic_id, base_offset, count, leader_epoch, bid]]
 TRUNCATE = "truncate"    # tp, topic_id, to_offset, reason
-HW = "hw"                # tp, topic_id, hw, role, leader_epoch
+HW = "hw"                # one per request that moved HWs: role, hws: [[tp, topic_id, hw, leader_epoch]]
 LOG_START = "log_start"  # tp, topic_id, log_start_offset
 PRODUCE_RESULT = "produce_result"  # broker side per partition: tp, bid, error
 
 # -- clients ---------------------------------------------------------------------------------
 BATCH = "batch"                # producer: bid, tp, count, created_us
 ACK = "ack"                    # bid, tp, base_offset, count, acks, latency_us, has_offset
-PRODUCE_ERROR = "produce_error"  # bid, tp, error, action: retry | fail, attempts
+PRODUCE_ERROR = "produce_error"  # a retried batch: bid, tp, error, action ("retry"), attempts
 PRODUCE_FAILED = "produce_failed"  # bid, tp, error (surfaced to the application)
 CLIENT_CONFIG = "client_config"  # idempotence (mode the profile promises), effective_idempotence,
 #                                   acks, leader_discovery
