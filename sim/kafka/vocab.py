@@ -30,7 +30,7 @@ ALTER_PARTITION = "alter_partition"  # tp, from (broker), leader_epoch, partitio
 # -- broker control plane -----------------------------------------------------------------
 REPLICA_STATE = "replica_state"  # tp, topic_id, role (leader|follower), leader, leader_epoch,
 #                                  partition_epoch, isr, controller_epoch
-LAI_REJECTED = "lai_rejected"    # controller_epoch, error, partitions: [[tp, req_epoch, local_epoch, error]]
+LAI_REJECTED = "lai_rejected"    # controller_epoch, partitions: [[tp, req_epoch, local_epoch, error]]
 METADATA = "metadata"            # controller_epoch, changes: [[tp, leader, leader_epoch]], alive
 STOP_REPLICA = "stop_replica"    # tp, topic_id, delete, req_epoch (wire), issued_epoch (truth at
 #                                  issue), local_epoch, result: applied | fenced | not_hosted,
