@@ -133,7 +133,9 @@ def node_key(node: str):
     return (group, head, int(num) if num else -1)
 
 
-class _Builder:
+class Builder:
+    """Folds events one at a time (`step`), then `finish(end_us)` returns the Model."""
+
     def __init__(self) -> None:
         self.truth = Steps()
         self.roles = Steps()
@@ -268,21 +270,21 @@ class _Builder:
 
 
 _HANDLERS = {
-    V.PARTITION_STATE: _Builder.partition_state, V.TOPIC_DELETED: _Builder.topic_deleted,
-    V.CONTROLLER_ELECTED: _Builder.controller_elected,
-    V.CONTROLLER_RESIGNED: _Builder.controller_resigned,
-    V.REPLICA_STATE: _Builder.replica_state, V.STOP_REPLICA: _Builder.stop_replica,
-    V.LOG_DELETED: _Builder.log_deleted, V.METADATA: _Builder.metadata,
-    V.CRASH: _Builder.crash, V.RESTART: _Builder.restart,
-    V.CLIENT_EPOCH: _Builder.client_epoch, V.ACK: _Builder.ack,
-    V.PRODUCE_ERROR: _Builder.produce_error, V.PRODUCE_FAILED: _Builder.produce_failed,
-    V.SEND: _Builder.send, V.DELIVER: _Builder.deliver, V.HOLD: _Builder.hold, V.DROP: _Builder.drop,
+    V.PARTITION_STATE: Builder.partition_state, V.TOPIC_DELETED: Builder.topic_deleted,
+    V.CONTROLLER_ELECTED: Builder.controller_elected,
+    V.CONTROLLER_RESIGNED: Builder.controller_resigned,
+    V.REPLICA_STATE: Builder.replica_state, V.STOP_REPLICA: Builder.stop_replica,
+    V.LOG_DELETED: Builder.log_deleted, V.METADATA: Builder.metadata,
+    V.CRASH: Builder.crash, V.RESTART: Builder.restart,
+    V.CLIENT_EPOCH: Builder.client_epoch, V.ACK: Builder.ack,
+    V.PRODUCE_ERROR: Builder.produce_error, V.PRODUCE_FAILED: Builder.produce_failed,
+    V.SEND: Builder.send, V.DELIVER: Builder.deliver, V.HOLD: Builder.hold, V.DROP: Builder.drop,
 }
 
 
 def build(events, end_us: int | None = None) -> Model:
     """Fold `events` (in trace order) into a Model ending at `end_us` (default: last event)."""
-    builder = _Builder()
+    builder = Builder()
     last = 0
     for ev in events:
         builder.step(ev)

@@ -5,6 +5,8 @@ input) and takes the violations from the `verdict.json` beside it when that verd
 to this trace (same digest); otherwise it re-checks the events with the trace's own list of
 invariants. Violations are verdict-format dicts: invariant, t_us, message, seqs. Events are
 kept in a list indexed by `seq` (seqs are dense from 0).
+`fold_run(trace_path, fold)` is the same for traces too long to hold: it streams the events
+through `fold` and keeps only the witnesses, in a `SparseEvents` indexed the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class Run:
     violations: list[dict]
     verdict: dict | None = None
     witnesses: dict[int, list[str]] = field(default_factory=dict)
+    last_t: int | None = None  # time of the last event, when `events` is sparse
 
     def __post_init__(self) -> None:
         for v in self.violations:
@@ -34,7 +37,9 @@ class Run:
 
     @property
     def end_us(self) -> int:
-        return self.events[-1]["t"] if self.events else 0
+        if self.last_t is not None:
+            return self.last_t
+        return self.events[-1]["t"] if len(self.events) else 0
 
     @property
     def scenario(self) -> str:
@@ -55,7 +60,42 @@ def load_run(trace_path: str) -> Run:
     return Run(trace_path, header, events, violations, verdict)
 
 
-def recheck(header: dict, events: list[dict]) -> list[dict]:
+class SparseEvents:
+    """Some events of a trace, by `seq`; `len` is the trace's event count."""
+
+    def __init__(self, kept: dict[int, dict], count: int):
+        self.kept, self.count = kept, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, seq: int) -> dict:
+        return self.kept[seq + self.count if seq < 0 else seq]
+
+
+def fold_run(trace_path: str, fold) -> Run:
+    """Stream the trace through `fold(event)` once, keeping only the witness events."""
+    header, stream = read_trace(trace_path)
+    stream.close()
+    verdict = _matching_verdict(trace_path, header)
+    if verdict is not None:
+        violations = verdict.get("violations", [])
+    else:
+        violations = recheck(header, read_trace(trace_path)[1])
+    wanted = {s for v in violations for s in v["seqs"]}
+    kept: dict[int, dict] = {}
+    count = last_t = 0
+    for ev in read_trace(trace_path)[1]:
+        fold(ev)
+        if ev["seq"] in wanted:
+            kept[ev["seq"]] = ev
+        count += 1
+        last_t = ev["t"]
+    return Run(trace_path, header, SparseEvents(kept, count), violations, verdict,
+               last_t=last_t)
+
+
+def recheck(header: dict, events) -> list[dict]:
     """Violations of the trace's own invariants, found by re-running them offline."""
     from invariants.registry import check_events
 

@@ -82,14 +82,18 @@ def select(run: Run, around_events: int = 25, around_ms: float | None = None,
 
 
 def _involved(evs, anchor, lo, hi) -> list[str]:
-    """The anchor's nodes, the controllers, and whoever sent a control message to them."""
-    core = {evs[s]["node"] for s in anchor} - QUIET
+    """The anchor's nodes (a fault's targets), the controllers, and whoever exchanged
+    messages with them; with no such node, every node that sent a message in the window."""
+    core = set()
+    for s in anchor:
+        ev = evs[s]
+        params = ev.get("params") or {}
+        core |= {ev["node"], ev.get("resolved"), params.get("src"), params.get("dst")}
+    core -= QUIET | {None}
     nodes = set(core)
-    mids = {}
     for e in evs[lo:hi + 1]:
         if e["kind"] == V.SEND:
-            mids[e["mid"]] = e
-            if e["node"] in core or e.get("dst") in core:
+            if not core or e["node"] in core or e.get("dst") in core:
                 nodes.update((e["node"], e["dst"]))
         elif e["kind"] in (V.CONTROLLER_ELECTED, V.PARTITION_STATE):
             nodes.add(e["node"])
@@ -207,13 +211,13 @@ def _arrow(ax, send: dict, end: dict | None, held: bool, col: dict, row: dict) -
     x1 = col[send["dst"]]
     dropped = end is not None and end["kind"] == V.DROP
     y1 = row[end["seq"]] if end is not None else y0 - ROW_IN
-    if dropped:
-        x1 = (x0 + x1) / 2
     msg = send.get("msg", "")
     color = "#6a3d9a" if held else ("#1f4e79" if msg in CONTROL else "#9e9e9e")
+    if dropped:  # a lost message: dotted to where it was going, a red cross on arrival
+        color = S.VIOLATION
     ax.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=3 if held else 2,
                 arrowprops={"arrowstyle": "-" if dropped else "-|>", "color": color,
-                            "linestyle": "--" if held or end is None else "-",
+                            "linestyle": ":" if dropped else ("--" if held or end is None else "-"),
                             "linewidth": 1.5 if held else 0.8, "shrinkA": 0, "shrinkB": 0,
                             "mutation_scale": 8})
     if dropped:

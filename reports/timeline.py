@@ -22,8 +22,8 @@ import math
 from reports import lanedraw, overlays
 from reports import style as S
 from reports.lanes import choose_partitions, event_tp, overview_lanes, zoom_lanes
-from reports.model import build, node_key
-from reports.rundata import Run, load_run
+from reports.model import Builder, build, node_key
+from reports.rundata import Run, fold_run
 from reports.style import seconds
 
 WIDTH_IN, LEFT_IN, RIGHT_IN, LANE_IN = 14.0, 1.5, 0.55, 0.36
@@ -34,7 +34,10 @@ ZOOM_MAX_SHARE = 0.2  # witnesses spread over more of the window than this need 
 def plot_trace(trace_path: str, out_path: str, window=None, partitions=None) -> str:
     """Draw the timeline of the trace at `trace_path` into `out_path`; returns `out_path`."""
     S.check_output(out_path)
-    return plot_run(load_run(trace_path), out_path, window, partitions)
+    # streamed: a run of millions of events is drawn without holding them all
+    builder = Builder()
+    run = fold_run(trace_path, builder.step)
+    return plot_run(run, out_path, window, partitions, model=builder.finish(run.end_us))
 
 
 def window_us(window, end_us: int) -> tuple[int, int]:
@@ -48,10 +51,11 @@ def window_us(window, end_us: int) -> tuple[int, int]:
     return x0, x1
 
 
-def plot_run(run: Run, out_path: str, window=None, partitions=None) -> str:
+def plot_run(run: Run, out_path: str, window=None, partitions=None, model=None) -> str:
+    """`plot_trace` for a loaded run (and its model, when already built)."""
     S.check_output(out_path)
     x0, x1 = window_us(window, run.end_us)
-    model = build(run.events, run.end_us)
+    model = model if model is not None else build(run.events, run.end_us)
     tps, aggregated = choose_partitions(model, run, partitions)
     lanes = overview_lanes(model, tps, aggregated)
     zoom = zoom_window(run, x0, x1)
@@ -156,6 +160,7 @@ def _lane_axis(cv) -> None:
     ax.set_yticklabels([lane.label for lane in cv.lanes], fontsize=7.5)
     ax.tick_params(axis="y", length=0)
     ax.tick_params(axis="x", labelsize=7.5)
+    ax.ticklabel_format(axis="x", style="plain", useOffset=False)  # seconds as written
     for i in range(1, len(cv.lanes)):
         new_group = cv.lanes[i].tp != cv.lanes[i - 1].tp or cv.lanes[i].kind == "truth"
         ax.axhline(cv.y(i) + cv.h(i), color="#444444" if new_group else "#dddddd",
@@ -209,9 +214,12 @@ def _axes_height_in(ax) -> float:
 def _latency(ax, model, run: Run, x0: int, x1: int) -> None:
     clients = sorted({c for _, _, c in model.latency}, key=node_key)
     palette = ["#1f77b4", "#9467bd", "#8c564b", "#17becf", "#bcbd22"]
+    import numpy as np  # comes with matplotlib; arrays scatter thousands of acks much faster
+
     for k, client in enumerate(clients):
-        pts = [(t / 1e6, ms) for t, ms, c in model.latency if c == client and x0 <= t <= x1]
-        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=4, c=palette[k % len(palette)],
+        pts = np.array([(t / 1e6, ms) for t, ms, c in model.latency
+                        if c == client and x0 <= t <= x1], dtype=float).reshape(-1, 2)
+        ax.scatter(pts[:, 0], pts[:, 1], s=4, c=palette[k % len(palette)],
                    linewidths=0, label=f"{client} ack latency", zorder=3)
     for f in model.faults:
         if f.end_us is not None and f.end_us > f.start_us:

@@ -40,6 +40,11 @@ MESSAGE_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata", "Fetch", "Prod
                  "FetchResponse", "ProduceResponse", "MetadataResponse", "LeaderAndIsrResponse",
                  "UpdateMetadataResponse", "StopReplicaResponse", "AlterPartition",
                  "AlterPartitionResponse")
+# Rules pick kinds with these weights: the control requests and the requests that carry an
+# epoch matter most to these protocols.
+WEIGHTED_KINDS = (("LeaderAndIsr",) * 3 + ("StopReplica",) * 3 + ("UpdateMetadata",) * 3
+                  + ("Fetch",) * 3 + ("Produce",) * 2 + ("ProduceResponse",) * 2
+                  + ("LeaderAndIsrResponse",) * 2 + MESSAGE_KINDS[5:])
 # Who sends each message kind: (senders, receivers), as roles of FaultSpace.group().
 _ROUTES = {
     "LeaderAndIsr": ("controllers", "brokers"), "StopReplica": ("controllers", "brokers"),
@@ -119,10 +124,15 @@ class FaultSpace:
 
 
 # -- times -----------------------------------------------------------------------------------
-def _start(space: FaultSpace, margin_ms: int = 0):
-    """A start time (ms) on the grid, leaving `margin_ms` before the window closes."""
-    last = max(0, (space.window_ms - margin_ms) // SLOT_MS - 1)
-    return st.integers(0, last).map(lambda k: k * SLOT_MS)
+def _gaps(space: FaultSpace):
+    """Slots from the previous episode's start: mostly short, so faults meet (the stories
+    that break these protocols are a few steps within a second or two of each other)."""
+    return st.one_of(st.integers(0, 5), st.integers(0, 20), st.integers(0, space.slots))
+
+
+def _latest(space: FaultSpace, start_ms: int, margin_ms: int) -> int:
+    """`start_ms`, moved earlier if needed to leave `margin_ms` before the window closes."""
+    return max(0, min(start_ms, (space.window_ms - margin_ms) // SLOT_MS * SLOT_MS - SLOT_MS))
 
 
 def _durations(lo_slots: int = 1):
@@ -142,33 +152,30 @@ def _pair(start_ms: int, action: str, target, undo_ms: int, undo: str,
 
 # -- episodes ------------------------------------------------------------------------------
 @st.composite
-def _crash(draw, space: FaultSpace):
+def _crash(draw, space: FaultSpace, start: int):
     target = draw(st.sampled_from(space.brokers + space.roles() + space.producers + space.consumers))
-    start = draw(_start(space))
     return _pair(start, "crash", target, _undo_at(space, start, draw(_durations())), "restart")
 
 
 @st.composite
-def _isolate(draw, space: FaultSpace):
+def _isolate(draw, space: FaultSpace, start: int):
     targets = space.brokers + ("controller",) + space.roles() + space.controllers
     target = draw(st.sampled_from(targets + space.producers + space.consumers))
-    start = draw(_start(space))
     return _pair(start, "isolate", target, _undo_at(space, start, draw(_durations())), "heal")
 
 
 @st.composite
-def _block(draw, space: FaultSpace):
+def _block(draw, space: FaultSpace, start: int):
     src = draw(st.sampled_from(space.brokers + space.controllers + space.roles()))
     dst = draw(st.sampled_from(tuple(n for n in space.nodes() if n != src)))
-    start = draw(_start(space))
     return _pair(start, "block", src, _undo_at(space, start, draw(_durations())), "heal",
                  {"dst": dst})
 
 
 def _rule(action: str):
     @st.composite
-    def build(draw, space: FaultSpace):
-        kind = draw(st.sampled_from(MESSAGE_KINDS))
+    def build(draw, space: FaultSpace, start: int):
+        kind = draw(st.sampled_from(WEIGHTED_KINDS))
         senders, receivers = (space.group(g) for g in _ROUTES[kind])
         params = {"rule": action, "kind": kind}
         src = draw(st.sampled_from((None,) + senders))
@@ -182,8 +189,7 @@ def _rule(action: str):
         count = draw(st.sampled_from((None, 1, 2, 3)))
         if count is not None:
             params["count"] = count
-        start = draw(_start(space))
-        params["duration_ms"] = _undo_at(space, start, draw(_durations())) - start
+            params["duration_ms"] = _undo_at(space, start, draw(_durations())) - start
         if action == "hold":
             params["release_kind"] = draw(st.sampled_from(MESSAGE_KINDS))
         return [FaultStep(start * 1000, "rule", None, params)]
@@ -191,24 +197,23 @@ def _rule(action: str):
 
 
 @st.composite
-def _move_leader(draw, space: FaultSpace):
+def _move_leader(draw, space: FaultSpace, start: int):
     tp = draw(st.sampled_from(space.tps))
     to = draw(st.sampled_from(("next",) + space.brokers))
-    return [FaultStep(draw(_start(space)) * 1000, "move_leader", tp, {"to": to})]
+    return [FaultStep(start * 1000, "move_leader", tp, {"to": to})]
 
 
 @st.composite
-def _preferred_election(draw, space: FaultSpace):
+def _preferred_election(draw, space: FaultSpace, start: int):
     tp = draw(st.sampled_from((None,) + space.tps))
-    return [FaultStep(draw(_start(space)) * 1000, "preferred_election", tp)]
+    return [FaultStep(start * 1000, "preferred_election", tp)]
 
 
 @st.composite
-def _reassign(draw, space: FaultSpace):
+def _reassign(draw, space: FaultSpace, start: int):
     tp = draw(st.sampled_from(space.tps))
     ids = draw(st.permutations([int(b[1:]) for b in space.brokers]))
     replicas = ids[:draw(st.integers(1, len(ids)))]
-    start = draw(_start(space))
     steps = [FaultStep(start * 1000, "reassign", tp, {"replicas": replicas})]
     cancel_slots = draw(st.one_of(st.none(), st.integers(0, 20)))
     if cancel_slots is not None:
@@ -218,33 +223,32 @@ def _reassign(draw, space: FaultSpace):
 
 
 @st.composite
-def _controlled_shutdown(draw, space: FaultSpace):
+def _controlled_shutdown(draw, space: FaultSpace, start: int):
     target = draw(st.sampled_from(space.brokers + space.roles()))
-    start = draw(_start(space, margin_ms=SHUTDOWN_STOP_MS + 2 * SLOT_MS))
+    start = _latest(space, start, SHUTDOWN_STOP_MS + 2 * SLOT_MS)
     # the broker stops SHUTDOWN_STOP_MS later; restart only after that
     back = _undo_at(space, start, draw(_durations(lo_slots=SHUTDOWN_STOP_MS // SLOT_MS + 2)))
     return _pair(start, "controlled_shutdown", target, back, "restart")
 
 
 @st.composite
-def _controller_crash(draw, space: FaultSpace):
+def _controller_crash(draw, space: FaultSpace, start: int):
     action, undo = draw(st.sampled_from((("crash", "restart"), ("isolate", "heal"))))
-    start = draw(_start(space))
     return _pair(start, action, "controller", _undo_at(space, start, draw(_durations())), undo)
 
 
 @st.composite
-def _move_all_leaders(draw, space: FaultSpace):
+def _move_all_leaders(draw, space: FaultSpace, start: int):
     target = draw(st.sampled_from(space.brokers + space.roles()))
-    return [FaultStep(draw(_start(space)) * 1000, "move_all_leaders", target)]
+    return [FaultStep(start * 1000, "move_all_leaders", target)]
 
 
 @st.composite
-def _retention(draw, space: FaultSpace):
+def _retention(draw, space: FaultSpace, start: int):
     target = draw(st.sampled_from(space.tps + space.topics))
     offset = draw(st.one_of(st.none(), st.integers(0, 100).map(lambda k: k * 5)))
     params = {} if offset is None else {"log_start_offset": offset}
-    return [FaultStep(draw(_start(space)) * 1000, "retention", target, params)]
+    return [FaultStep(start * 1000, "retention", target, params)]
 
 
 EPISODES = {
@@ -276,11 +280,15 @@ def cases(draw, space: FaultSpace):
     """A `Case`: swarm choice of fault kinds, episodes of those kinds, seed, workload."""
     enabled = tuple(kind for kind in SWARM if draw(st.booleans()))
     kinds = [k for k in enabled if k in EPISODES] or list(KINDS)
-    episode = st.sampled_from(kinds).flatmap(lambda kind: EPISODES[kind](space))
-    episodes = draw(st.lists(episode, max_size=space.max_faults))
+    starts = draw(st.lists(_gaps(space), max_size=space.max_faults))
+    steps, slot = [], 0
+    for gap in starts:
+        slot = min(slot + gap, space.slots - 1)
+        kind = draw(st.sampled_from(kinds))
+        steps += draw(EPISODES[kind](space, slot * SLOT_MS))
     seed = space.base_seed + draw(st.integers(0, 2**16 - 1))
     workload = draw(_workload(space)) if "workload" in enabled else ()
-    steps = sorted_schedule([step for ep in episodes for step in ep])
+    steps = sorted_schedule(steps)
     return Case(seed, tuple(steps), workload, enabled)
 
 

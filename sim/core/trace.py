@@ -222,8 +222,11 @@ def _parse_line(path: str, lineno: int, line: str) -> dict:
 
 
 def stored_lines(path: str) -> tuple[dict, list[str]]:
-    """Header and raw event lines of a stored trace (for digests and diffs)."""
-    header, _ = read_trace(path)
+    """Header and raw event lines of a stored trace (for digests and diffs), each line checked
+    as `read_trace` checks it (JSON object, dense `seq`); raises TraceError."""
+    header, events = read_trace(path)
+    for _ in events:
+        pass  # validate every line before handing out raw text
     with open(path, encoding="utf-8") as fh:
         fh.readline()
         lines = [ln.rstrip("\n") for ln in fh if ln.strip()]

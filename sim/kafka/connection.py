@@ -31,7 +31,7 @@ QUEUED_KINDS = frozenset({"Produce", "Fetch", "Metadata"})
 # Cost of one record batch relative to the fixed cost of a request: appending (and indexing)
 # dominates a Produce, while a Fetch or Metadata request costs one fixed unit (reads are served
 # from the page cache). A model assumption, documented in docs/kip-951-study.md.
-SERVICE_PER_BATCH = 0.5
+SERVICE_PER_BATCH = 0.2
 
 
 class RequestQueue:

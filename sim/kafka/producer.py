@@ -287,7 +287,10 @@ class Producer(IdempotenceMixin, Actor):
     def _expire_queued(self) -> None:
         limit = self.spec["delivery_timeout_ms"] * 1000
         for tp in self.tps:
-            for pb in [pb for pb in self.queues[tp]
+            queue = self.queues[tp]
+            if not queue or self.now_us - queue[0].batch.created_us < limit:
+                continue  # queues are in creation order: the head is the oldest batch
+            for pb in [pb for pb in queue
                        if not pb.in_flight and self.now_us - pb.batch.created_us >= limit]:
                 self._fail(pb, E.DELIVERY_TIMEOUT)
 

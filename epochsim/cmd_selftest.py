@@ -1,0 +1,132 @@
+"""`epochsim selftest`: every planted bug must be found by its invariant; the correct model
+must stay clean.
+
+Contract: for each mutant of `sim.kafka.profiles.MUTANTS` (or those named by --mutants),
+explore `scenarios/selftest/<mutant>.toml` with --budget runs and --seed, targeting the
+mutant's expected invariant; then explore each distinct base with the mutant removed against
+every invariant. Prints the matrix (mutant, invariant expected, found, runs to first failure,
+shrunk size in steps, time) and writes OUT/selftest.json plus each counterexample under
+OUT/<mutant>/. Exit 0 only if every mutant was found and the correct model stayed clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from epochsim.common import positive_int, prepare_out_dir, seed_arg
+from epochsim.errors import UsageError
+
+HELP = """\
+For each planted bug (sim.kafka.profiles.MUTANTS) explore its base scenario
+scenarios/selftest/<mutant>.toml until the invariant expected to catch it breaks, shrink the
+counterexample, and report the matrix; then run the same budget against the correct model
+(each base without its mutant), which must stay clean. Counterexamples go to OUT/<mutant>/.
+Exit 0 only if every mutant is found and the correct model is clean.
+
+  epochsim selftest --budget 300 --seed 1
+  epochsim selftest --mutants no_stop_replica_epoch_check,hw_ignores_isr --budget 100"""
+
+
+def register(subs) -> None:
+    p = subs.add_parser("selftest", help="prove each invariant catches its planted bug",
+                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--budget", type=positive_int, default=300,
+                   help="generated runs per mutant and per correct-model base (default 300)")
+    p.add_argument("--mutants", metavar="A,B", help="only these mutants (default: all)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="search seed (default 0)")
+    p.add_argument("--out", default=os.path.join("runs", "selftest"),
+                   help="output directory (default runs/selftest)")
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
+                   help="worker processes (default: all cores)")
+    p.add_argument("--no-clean", action="store_true", help="skip the correct-model runs")
+    p.add_argument("--no-plot", action="store_true", help="do not draw timelines")
+    p.set_defaults(func=main)
+
+
+def chosen_mutants(text: str | None) -> list[str]:
+    from sim.kafka.profiles import MUTANTS
+    if not text:
+        return list(MUTANTS)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for name in names:
+        if name not in MUTANTS:
+            raise UsageError(f"--mutants: unknown mutant {name!r}; known: {', '.join(MUTANTS)}")
+    return names
+
+
+def main(args) -> int:
+    from epochsim.explore.selftest import clean_bases, clean_task, mutant_task
+
+    mutants = chosen_mutants(args.mutants)
+    cleans = [] if args.no_clean else clean_bases(mutants)
+    allowed = {"selftest.json", *mutants, *(f"clean-{m[0]}" for _p, m in cleans)}
+    out = prepare_out_dir(args.out, allowed=allowed)
+    plot = not args.no_plot
+    jobs = [(mutant_task, (m, args.budget, args.seed, out, plot)) for m in mutants]
+    jobs += [(clean_task, (path, ms, args.budget, args.seed, out, plot)) for path, ms in cleans]
+    started = time.monotonic()
+    results = _run_all(jobs, args.jobs, started)
+    rows = [r for r in results if "mutant" in r]
+    clean_rows = [r for r in results if "label" in r]
+    print_table(rows, clean_rows, args)
+    _write(out, rows, clean_rows, args, time.monotonic() - started)
+    ok = all(r["found"] for r in rows) and all(r["clean"] for r in clean_rows)
+    return 0 if ok else 1
+
+
+def _run_all(jobs: list, workers: int, started: float) -> list[dict]:
+    """Run the tasks (in worker processes when more than one), results in job order."""
+    if workers == 1 or len(jobs) == 1:
+        results = []
+        for fn, job in jobs:
+            results.append(fn(job))
+            _progress(results[-1], len(results), len(jobs), started)
+        return results
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        futures = [pool.submit(fn, job) for fn, job in jobs]
+        for done, future in enumerate(futures, start=1):
+            _progress(future.result(), done, len(jobs), started)
+        return [f.result() for f in futures]
+
+
+def _progress(row: dict, done: int, total: int, started: float) -> None:
+    name = row.get("mutant") or row.get("label")
+    status = ("found" if row.get("found") else "NOT found") if "mutant" in row else \
+        ("clean" if row["clean"] else f"VIOLATED {row['violated']}")
+    print(f"  [{done}/{total}] {name}: {status} ({row['time_s']:.1f}s, "
+          f"{time.monotonic() - started:.0f}s elapsed)", file=sys.stderr, flush=True)
+
+
+def print_table(rows: list[dict], clean_rows: list[dict], args) -> None:
+    width = max([len(r["mutant"]) for r in rows] + [6])
+    iwidth = max([len(r["expected"]) for r in rows] + [18])
+    print(f"{'mutant':<{width}}  {'invariant expected':<{iwidth}}  found  runs to 1st  "
+          f"shrunk steps  time (s)")
+    for r in rows:
+        first = "-" if r["runs_to_first"] is None else str(r["runs_to_first"])
+        steps = "-" if r["steps"] is None else str(r["steps"])
+        print(f"{r['mutant']:<{width}}  {r['expected']:<{iwidth}}  "
+              f"{'yes' if r['found'] else 'no':<5}  {first:>11}  {steps:>12}  {r['time_s']:>8.1f}")
+        if not r["found"]:
+            print(f"{'':<{width}}  why not: {r['reason']}")
+    for r in clean_rows:
+        state = "clean" if r["clean"] else f"VIOLATED {r['violated']} ({r['steps']} steps, {r['dir']})"
+        print(f"correct model ({', '.join(r['bases'])}): {state} in {r['runs']} runs, "
+              f"{r['time_s']:.1f}s")
+    found = sum(r["found"] for r in rows)
+    clean = sum(r["clean"] for r in clean_rows)
+    print(f"{found}/{len(rows)} mutants found, {clean}/{len(clean_rows)} correct-model bases "
+          f"clean (budget {args.budget}, seed {args.seed})")
+
+
+def _write(out: str, rows, clean_rows, args, elapsed: float) -> None:
+    with open(os.path.join(out, "selftest.json"), "w", encoding="utf-8") as fh:
+        json.dump({"budget": args.budget, "seed": args.seed, "mutants": rows,
+                   "correct_model": clean_rows, "elapsed_s": round(elapsed, 1)},
+                  fh, indent=2, sort_keys=True)
+        fh.write("\n")

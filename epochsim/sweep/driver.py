@@ -1,0 +1,164 @@
+"""One sweep from spec to sweep.json: plan, output directory, chunks on Spark, aggregates.
+
+Contract: `run_sweep(spec_path, out, ...)` validates the spec and every cell before starting
+Spark, prepares OUT (see `prepare_out`), writes each cell's scenario to OUT/cells, runs every
+chunk not already on disk, keeps a bounded set of failing traces, then aggregates with Spark
+SQL into OUT/sweep.json and returns that document. Exactly once: a chunk's rows are one file
+named by the chunk, replaced atomically, and `--resume` runs only chunks without a file, so a
+killed sweep resumed to completion holds exactly one row per (scenario, cell, seed).
+Ctrl-C propagates as KeyboardInterrupt after the finished chunks are on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from epochsim.errors import UsageError
+from epochsim.sweep.cells import expand, fingerprint, plan_chunks
+from epochsim.sweep.progress import Progress
+from epochsim.sweep.rows import done_chunks, remove_temp_files, table_for, write_chunk
+from epochsim.sweep.spec import load_spec
+from epochsim.sweep.traces import TraceKeeper
+
+PLAN_FILE = "plan.json"
+
+
+def prepare_out(out: str, resume: bool, plan: dict) -> None:
+    """A new or empty OUT starts a sweep; a non-empty one only with --resume of the same plan."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out}: exists and is not a directory; choose another --out")
+    entries = [e for e in os.listdir(out)] if os.path.isdir(out) else []
+    plan_path = os.path.join(out, PLAN_FILE)
+    if entries and not resume:
+        raise UsageError(f"--out {out}: not empty; pass --resume to continue the sweep there, "
+                         "or choose a new --out (a sweep never overwrites earlier results)")
+    if entries and not os.path.isfile(plan_path):
+        raise UsageError(f"--out {out}: holds files that are not a sweep ({sorted(entries)[0]}, "
+                         "...); choose an empty or new directory")
+    if entries:
+        with open(plan_path, encoding="utf-8") as fh:
+            previous = json.load(fh)
+        if previous.get("fingerprint") != plan["fingerprint"]:
+            raise UsageError(f"--out {out}: was started with a different spec, scenarios, "
+                             "--seeds, --jobs-per-task or harness version; resume with the "
+                             "same ones, or choose a new --out")
+        return
+    os.makedirs(out, exist_ok=True)
+    _write_json(plan_path, plan)
+
+
+def _write_json(path: str, document: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(document, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def write_cells(out: str, cells: list) -> None:
+    os.makedirs(os.path.join(out, "cells"), exist_ok=True)
+    for cell in cells:
+        path = os.path.join(out, cell.toml_relpath())
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(cell.toml)
+        os.replace(tmp, path)
+
+
+def _violating_on_disk(out: str, relpaths: list[str]) -> int:
+    """Runs with a violation in chunk files already written (for a resumed progress line)."""
+    if not relpaths:
+        return 0
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    total = 0
+    for rel in relpaths:
+        col = pq.read_table(os.path.join(out, rel), columns=["n_violations"])["n_violations"]
+        total += pc.sum(pc.greater(col, 0).cast("int64")).as_py() or 0
+    return total
+
+
+class Sweep:
+    """The state of one invocation: spec, cells, chunk plan, and what is already done."""
+
+    def __init__(self, spec_path: str, out: str, seeds=None, seeds_per_task=None):
+        self.spec = load_spec(spec_path, seeds, seeds_per_task)
+        self.cells = expand(self.spec)
+        self.chunks = plan_chunks(self.spec, self.cells)
+        self.out = out
+        self.plan = {"fingerprint": fingerprint(self.spec, self.cells),
+                     "spec": self.spec.to_json(), "chunks": len(self.chunks),
+                     "runs": sum(c.runs for c in self.chunks),
+                     "cells": [c.key for c in self.cells]}
+
+    def pending(self) -> list:
+        done = done_chunks(self.out, [c.relpath() for c in self.chunks])
+        return [c for c in self.chunks if c.relpath() not in done]
+
+
+def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
+              master: str = "local[*]", resume: bool = False, spark_ui: bool = False,
+              spark=None, stream=None) -> dict:
+    """Run (or resume) the sweep; see the module contract. Returns the sweep.json document."""
+    from epochsim.sweep import spark_job
+
+    sweep = Sweep(spec_path, out, seeds, seeds_per_task)  # all validation before Spark starts
+    prepare_out(out, resume, sweep.plan)
+    remove_temp_files(out)
+    write_cells(out, sweep.cells)
+    pending = sweep.pending()
+    done_paths = [c.relpath() for c in sweep.chunks if c not in pending]
+    progress = Progress(sweep.plan["runs"], sum(c.runs for c in sweep.chunks) -
+                        sum(c.runs for c in pending), _violating_on_disk(out, done_paths), stream)
+    started = spark is None
+    if spark is None:
+        spark, started = spark_job.start_session(master, spark_ui)
+    try:
+        keeper = TraceKeeper(out, sweep.spec.traces_per_invariant)
+        t0 = time.monotonic()
+        _execute(spark, sweep, pending, keeper, progress)
+        run_s = time.monotonic() - t0
+        progress.finish()
+        return _finish(spark, sweep, keeper, run_s, len(pending))
+    finally:
+        if started:
+            spark.stop()
+
+
+def _execute(spark, sweep: Sweep, pending: list, keeper: TraceKeeper, progress: Progress) -> None:
+    from epochsim.sweep.spark_job import ChunkExecutor
+
+    if not pending:
+        return
+
+    def on_result(result) -> None:
+        write_chunk(sweep.out, result.chunk.relpath(), table_for(result.rows, sweep.spec.grid))
+        keeper.consider(result.chunk.scenario, result.chunk.cell, result.failing)
+        progress.add(result.chunk.runs, result.violating_runs)
+
+    ChunkExecutor(spark, sweep.cells).run(pending, on_result)
+
+
+def _finish(spark, sweep: Sweep, keeper: TraceKeeper, run_s: float, chunks_run: int) -> dict:
+    from epochsim.sweep.aggregate import add_repro, aggregate, write_sweep_json
+
+    t0 = time.monotonic()
+    agg = aggregate(spark, sweep.out, failing_per_group=max(1, sweep.spec.traces_per_invariant))
+    add_repro(agg["failing"], sweep.out, keeper.run_dir)
+    document = {
+        "spec": sweep.spec.to_json(),
+        "cells": [{"scenario": c.scenario, "cell": c.cell, "params": c.params,
+                   "base": c.base_path, "toml": c.toml_relpath()} for c in sweep.cells],
+        "grid_keys": list(sweep.spec.grid),
+        **agg,
+        "planned_runs": sweep.plan["runs"],
+        "traces_kept": keeper.count,
+        "replay_mismatches": keeper.mismatches,
+        "timing": {"chunks_run": chunks_run, "run_s": round(run_s, 3),
+                   "aggregate_s": round(time.monotonic() - t0, 3)},
+    }
+    write_sweep_json(sweep.out, document)
+    return document

@@ -1,0 +1,200 @@
+"""The quiet Spark session a sweep runs on, and the executor that runs chunks as Spark jobs.
+
+Contract:
+- `start_session(master, ui)` returns `(spark, started)`: an existing active session is reused
+  (`started` False: the caller must not stop it); otherwise a new one on `master` (default
+  `local[*]`, every core) with workers on this interpreter, errors-only logging and no console
+  progress bar. In local mode the project's packages reach the workers through PYTHONPATH; on
+  a cluster master they are shipped as a zip (the workers need the same dependencies).
+- `ChunkExecutor(spark, cells).run(chunks, on_result)` runs each chunk as one single-task Spark
+  job, several in flight so every core stays busy, and calls `on_result(ChunkResult)` on the
+  calling thread as each finishes, so the caller writes the chunk's file and reports progress
+  while the rest run. Ctrl-C cancels the Spark jobs and re-raises KeyboardInterrupt; a failing
+  task raises `ChunkFailed` naming its chunk. Chunks finished before either are already handed
+  to `on_result`.
+Why single-task jobs rather than one job of many partitions: results then stream back per chunk
+in any order (a long job returns only when its last task ends; `toLocalIterator` runs one
+partition at a time), and cancelling stops only unfinished chunks.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+
+from epochsim.errors import UsageError
+
+INSTALL_HINT = "pyspark is not installed; install it with `pip install 'pyspark==4.3.0' pyarrow 'pandas<3'`"
+LOG4J_FILE = Path(__file__).resolve().parent.parent / "spark_log4j2.properties"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+PACKAGES = ("epochsim", "sim", "invariants", "scenarios")
+# Start-up notices no log4j setting reaches: the JVM's own, and the shell banner Spark prints
+# because PySpark starts it as a "pyspark-shell".
+JVM_NOISE = ("WARNING: Using incubator modules", "Setting default log level to",
+             "To adjust logging level use sc.setLogLevel")
+
+
+class ChunkFailed(Exception):
+    """A Spark task raised: the chunk, and the last line of the worker's error."""
+
+
+def _import_pyspark():
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def _worker_environment(master: str) -> None:
+    """Workers run this interpreter; in local mode they also find the project's packages."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    if is_local(master):
+        # Binding to loopback avoids the "hostname resolves to a loopback address" warning and
+        # any firewall prompt; a cluster master must reach the driver, so leave it alone there.
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+        path = os.environ.get("PYTHONPATH", "")
+        if str(PROJECT_ROOT) not in path.split(os.pathsep):
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), path) if p)
+
+
+def spark_conf(master: str, ui: bool):
+    from pyspark import SparkConf
+
+    conf = SparkConf().setMaster(master).setAppName("epochsim-sweep")
+    conf.set("spark.ui.enabled", "true" if ui else "false")
+    conf.set("spark.ui.showConsoleProgress", "false")
+    conf.set("spark.sql.shuffle.partitions", "4")  # aggregates are small
+    conf.set("spark.python.worker.reuse", "true")  # one import of the model per worker
+    conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    if LOG4J_FILE.is_file():
+        conf.set("spark.driver.extraJavaOptions",
+                 f"-Dlog4j.configurationFile={LOG4J_FILE.as_uri()}")
+    return conf
+
+
+def start_session(master: str = "local[*]", ui: bool = False):
+    """A quiet Spark session; see the module contract."""
+    _import_pyspark()
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is not None:
+        return SparkSession.builder.getOrCreate(), False
+    _worker_environment(master)
+    conf = spark_conf(master, ui)
+    sc = SparkContext(conf=conf, gateway=_quiet_gateway(conf))
+    sc.setLogLevel("ERROR")
+    if not is_local(master):
+        sc.addPyFile(_code_zip())
+    return SparkSession(sc), True
+
+
+def _quiet_gateway(conf):
+    """Launch the JVM with its stderr piped through a filter that drops known start-up noise."""
+    from pyspark.java_gateway import launch_gateway
+
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.stderr is not None:
+        threading.Thread(target=_forward_stderr, args=(proc.stderr,), daemon=True,
+                         name="spark-stderr").start()
+    return gateway
+
+
+def _forward_stderr(pipe) -> None:
+    for raw in iter(pipe.readline, b""):
+        line = raw.decode("utf-8", "replace")
+        if not line.startswith(JVM_NOISE):
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+
+def _code_zip() -> str:
+    """The project's packages as one zip for cluster workers (sc.addPyFile)."""
+    path = os.path.join(tempfile.mkdtemp(prefix="epochsim-code-"), "epochsim_code.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for package in PACKAGES:
+            for file in sorted((PROJECT_ROOT / package).rglob("*")):
+                if file.suffix in (".py", ".toml", ".properties") and "__pycache__" not in file.parts:
+                    zf.write(file, file.relative_to(PROJECT_ROOT).as_posix())
+    return path
+
+
+def _run_task(cells, chunks):
+    """The Spark task: runs on a worker, so it imports the runner there."""
+    from epochsim.sweep.worker import run_chunk
+
+    table = cells.value
+    for chunk in chunks:
+        yield run_chunk(chunk, table[f"{chunk.scenario}-{chunk.cell}"])
+
+
+class ChunkExecutor:
+    def __init__(self, spark, cells: list, in_flight: int | None = None):
+        self.sc = spark.sparkContext
+        self.cells = self.sc.broadcast({c.key: c for c in cells})
+        # One job more than there are task slots: when a task ends, the next is already
+        # queued in the scheduler, so no core waits for a driver round trip.
+        self.in_flight = in_flight or self.sc.defaultParallelism + 1
+
+    def _job(self, chunk):
+        from functools import partial
+
+        rdd = self.sc.parallelize([chunk], 1)
+        return rdd.mapPartitions(partial(_run_task, self.cells)).collect()[0]
+
+    def run(self, chunks: list, on_result) -> None:
+        """Run every chunk; see the module contract."""
+        todo = iter(chunks)
+        pool = ThreadPoolExecutor(max_workers=self.in_flight, thread_name_prefix="sweep-job")
+        running: dict = {}
+        try:
+            self._top_up(pool, todo, running)
+            while running:
+                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    chunk = running.pop(future)
+                    on_result(self._result(future, chunk))
+                self._top_up(pool, todo, running)
+        except BaseException:
+            for future in running:
+                future.cancel()
+            self.sc.cancelAllJobs()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _top_up(self, pool, todo, running: dict) -> None:
+        while len(running) < self.in_flight:
+            chunk = next(todo, None)
+            if chunk is None:
+                return
+            running[pool.submit(self._job, chunk)] = chunk
+
+    @staticmethod
+    def _result(future, chunk):
+        try:
+            return future.result()
+        except Exception as exc:  # noqa: BLE001 - a Py4J/Python error from the task
+            if "KeyboardInterrupt" in str(exc):
+                # Ctrl-C reaches the Python workers too (same process group): a task that
+                # died of it is the user's interrupt, not a failing chunk.
+                raise KeyboardInterrupt from None
+            raise ChunkFailed(f"chunk {chunk.id} failed: {_last_line(exc)}") from exc
+
+
+def _last_line(exc: Exception) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("at ", "File ", "..."))]
+    return (useful or lines or [type(exc).__name__])[-1][:300]

@@ -1,0 +1,132 @@
+"""Failover timelines: the model folded from a trace, and the pictures drawn from it."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from epochsim.cli import main as cli_main
+from reports.model import build
+from reports.rundata import load_run
+from reports.style import ReportError
+from reports.timeline import plot_trace
+from tests.reports import KIP570, many_partitions_toml, run_to_dir
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def kip570_trace(tmp_path_factory):
+    return run_to_dir(KIP570, tmp_path_factory.mktemp("kip570"))
+
+
+def svg_text(path) -> str:
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    ET.fromstring(text)  # well-formed XML
+    return text
+
+
+def test_model_shows_the_out_of_order_stop_replica(kip570_trace):
+    run = load_run(kip570_trace)
+    model = build(run.events, run.end_us)
+    b3 = [(s.start_us, s.value) for s in model.roles[("t-0", "b3")]]
+    assert (4_001_000, ("follower", 3)) in b3
+    assert b3[-1] == (4_002_000, ("deleted", None))
+    hold = [f for f in model.faults if f.action == "rule"]
+    assert [(f.start_us, f.end_us) for f in hold] == [(3_000_000, 4_002_000)]
+    held = [m for m in model.messages.values() if m.held]
+    assert [(m.msg, m.dst, m.outcome["t-0"][0]) for m in held] == [("StopReplica", "b3", 2)]
+
+
+def test_png_is_written(kip570_trace, tmp_path):
+    out = plot_trace(kip570_trace, str(tmp_path / "timeline.png"))
+    with open(out, "rb") as fh:
+        assert fh.read(8) == PNG_SIGNATURE
+
+
+def test_svg_names_the_violation_and_the_epochs_that_disagree(kip570_trace, tmp_path):
+    text = svg_text(plot_trace(kip570_trace, str(tmp_path / "t.svg")))
+    assert "stop_replica_out_of_order" in text
+    assert "follower · epoch 3" in text and "log deleted" in text
+    assert "issued at leader epoch 2" in text and "held by the network" in text
+    assert "Zoom on t-0" in text
+
+
+def test_same_trace_gives_the_same_svg(kip570_trace, tmp_path):
+    a = svg_text(plot_trace(kip570_trace, str(tmp_path / "a.svg")))
+    b = svg_text(plot_trace(kip570_trace, str(tmp_path / "b.svg")))
+    assert a == b
+
+
+def test_window_and_partition_selection(kip570_trace, tmp_path):
+    out = plot_trace(kip570_trace, str(tmp_path / "w.svg"), window=(3.5, 4.5), partitions=["t-0"])
+    assert "t-0 @ b3" in svg_text(out)
+    with pytest.raises(ReportError, match="t-9"):
+        plot_trace(kip570_trace, str(tmp_path / "x.png"), partitions=["t-9"])
+    with pytest.raises(ReportError, match="window"):
+        plot_trace(kip570_trace, str(tmp_path / "x.png"), window=(5.0, 4.0))
+    with pytest.raises(ReportError, match=".png or .svg"):
+        plot_trace(kip570_trace, str(tmp_path / "x.pdf"))
+
+
+def test_many_partitions_are_aggregated(tmp_path):
+    scenario = tmp_path / "many.toml"
+    scenario.write_text(many_partitions_toml(40), encoding="utf-8")
+    trace = run_to_dir(str(scenario), tmp_path / "run")
+    text = svg_text(plot_trace(trace, str(tmp_path / "many.svg")))
+    assert "leaderless (of 40)" in text
+    assert 1 <= text.count("truth (controller)") <= 6
+    chosen = svg_text(plot_trace(trace, str(tmp_path / "two.svg"), partitions=["m-0", "m-7"]))
+    assert chosen.count("truth (controller)") == 2 and "leaderless" not in chosen
+
+
+def test_plot_command(kip570_trace, tmp_path, capsys):
+    out = tmp_path / "cli.svg"
+    assert cli_main(["plot", kip570_trace, "-o", str(out), "--window", "3:5",
+                     "--partitions", "t-0"]) == 0
+    assert out.exists()
+    assert cli_main(["plot", kip570_trace]) == 0  # default: timeline.png beside the trace
+    assert os.path.exists(os.path.join(os.path.dirname(kip570_trace), "timeline.png"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--window", "5"], "START:END"),
+    (["--window", "a:b"], "numbers"),
+    (["--window", "4:3"], "START < END"),
+    (["--partitions", "t-7"], "not in the trace"),
+    (["-o", "t.pdf"], ".png or .svg"),
+])
+def test_plot_command_rejects_bad_input(kip570_trace, capsys, args, message):
+    assert cli_main(["plot", kip570_trace, *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_plot_command_rejects_a_missing_trace(tmp_path, capsys):
+    assert cli_main(["plot", str(tmp_path / "none.jsonl")]) == 2
+    assert "cannot open trace" in capsys.readouterr().err
+
+
+def test_run_draws_the_timeline_beside_the_trace(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert cli_main(["run", KIP570, "--out", str(out)]) == 1  # the violation is expected
+    with open(out / "timeline.png", "rb") as fh:
+        assert fh.read(8) == PNG_SIGNATURE
+
+
+def test_violations_are_rechecked_without_a_matching_verdict(kip570_trace, tmp_path):
+    import json
+    import shutil
+
+    alone = tmp_path / "trace.jsonl"
+    shutil.copy(kip570_trace, alone)
+    assert "stop_replica_out_of_order" in svg_text(plot_trace(str(alone), str(tmp_path / "a.svg")))
+    # a verdict left by another run in the same directory is not believed
+    (tmp_path / "verdict.json").write_text(json.dumps(
+        {"trace_digest": "0" * 64, "violations": []}), encoding="utf-8")
+    run = load_run(str(alone))
+    assert run.verdict is None
+    assert [v["invariant"] for v in run.violations][:1] == ["stop_replica_out_of_order"]
