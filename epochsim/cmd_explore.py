@@ -52,6 +52,9 @@ def register(subs) -> None:
                    help="most fault episodes per generated schedule (default 6)")
     p.add_argument("--shrink-runs", type=positive_int, default=400,
                    help="most runs hypothesis may spend shrinking (default 400)")
+    p.add_argument("--differential", action="store_true",
+                   help="count a failure only if the same schedule does not break the target "
+                        "without the scenario's planted mutant")
     p.add_argument("--database", metavar="DIR",
                    help="hypothesis example database (default none: runs depend on --seed only)")
     p.add_argument("--no-plot", action="store_true", help="do not draw the timeline")
@@ -92,14 +95,26 @@ def main(args) -> int:
     target = resolve_target(args.target, scenario)
     out = prepare_out_dir(args.out or os.path.join("runs", "explore", scenario.name))
     database = _database(args.database)
+    reference = _reference(scenario, target) if args.differential else None
     print(f"explore {scenario.name}: budget {args.budget}, seed {args.seed}, target "
           f"{target or 'any invariant'}", file=sys.stderr)
     try:
         result = explore(scenario, args.budget, args.seed, target, args.max_faults,
-                         args.shrink_runs, database, progress)
+                         args.shrink_runs, database, progress, reference)
     except ValueError as exc:
         raise UsageError(f"{args.scenario}: {exc}") from None
     return finish_explore(result, out, plot=not args.no_plot)
+
+
+def _reference(scenario, target: str | None):
+    """The scenario without its planted mutant, for --differential."""
+    from epochsim.explore.selftest import without_mutant
+    if not scenario.options["protocol"]["mutant"]:
+        raise UsageError("--differential: the scenario plants no mutant (protocol.mutant)")
+    if target is None:
+        raise UsageError("--differential needs a target invariant: give --target or an "
+                         "expect = \"violation:<invariant>\" scenario")
+    return without_mutant(scenario)
 
 
 def _database(path: str | None):
@@ -110,8 +125,8 @@ def _database(path: str | None):
 
 
 def shrink_main(args) -> int:
-    from epochsim.explore.report import finish_shrink, shrink_run
     from epochsim.explore.recorded import load_run
+    from epochsim.explore.report import finish_shrink, shrink_run
 
     run = load_run(args.run)
     default = os.path.join("runs", "shrink", run.scenario.name, f"seed-{run.seed}")

@@ -7,6 +7,8 @@ a run stopped early at a safety violation would have them judge a half-finished 
 oracle stops early only when the target is checked online (or when no target is set yet), and
 drops end-of-run verdicts from runs it stopped. `target` may be None (any invariant) until the
 first failure fixes it. A model exception counts as the pseudo-invariant `model_error`.
+With a `reference` oracle (the same scenario without its planted bug), a case fails only if
+the reference does not fail it too: the failure must be the bug's doing, not the model's.
 Results are cached by case, and the oracle counts runs and remembers which invariants it saw.
 """
 
@@ -30,12 +32,15 @@ def end_checked(name: str) -> bool:
 
 
 class Oracle:
-    def __init__(self, scenario, target: str | None = None, keep_events: bool = False):
+    def __init__(self, scenario, target: str | None = None, keep_events: bool = False,
+                 reference: Oracle | None = None):
         self.scenario = scenario
         self.target = target
+        self.reference = reference
         self.keep_events = keep_events  # hand the run's events to `on_events`
         self.on_events = None
         self.runs = 0
+        self.shared = 0  # failing cases the reference failed as well
         self.seen: Counter = Counter()  # invariant -> runs that broke it
         self.errors: dict[str, str] = {}  # case key -> traceback of a model exception
         self._cache: dict[str, tuple] = {}
@@ -52,9 +57,20 @@ class Oracle:
         return case.key() in self._cache
 
     def fails(self, case) -> bool:
-        """Whether `case` violates the target (any invariant while no target is set)."""
+        """Whether `case` violates the target (any invariant while no target is set), and the
+        reference, if any, does not."""
         names = self.violated(case)
-        return bool(names) if self.target is None else self.target in names
+        hit = bool(names) if self.target is None else self.target in names
+        if hit and self.reference is not None:
+            self.reference.target = self.target
+            hit = not self.reference.fails(case)
+            self.shared += not hit
+        return hit
+
+    @property
+    def all_runs(self) -> int:
+        """Runs of this oracle and its reference."""
+        return self.runs + (self.reference.runs if self.reference is not None else 0)
 
     def _run(self, case, key: str) -> tuple:
         self.runs += 1

@@ -28,6 +28,7 @@ def explore_report(result) -> dict:
               "invariant": result.invariant, "runs_generated": result.generated,
               "runs_total": result.runs, "runs_to_first_failure": result.runs_to_first,
               "violations_seen": dict(sorted(result.seen.items())),
+              "also_broken_without_mutant": result.shared,
               "elapsed_s": round(result.elapsed_s, 3),
               "coverage": result.coverage.to_json(result.invariant or result.asked)}
     if result.found:

@@ -49,6 +49,7 @@ class ExploreResult:
     seen: dict = field(default_factory=dict)  # invariant -> generated runs that broke it
     elapsed_s: float = 0.0
     error: str | None = None  # traceback, when the invariant is `model_error`
+    shared: int = 0  # failing cases that the reference scenario failed as well
 
     @property
     def found(self) -> bool:
@@ -58,8 +59,9 @@ class ExploreResult:
 class _Search:
     """State shared by the hypothesis test function across examples."""
 
-    def __init__(self, scenario, target, budget, max_shrink_runs, progress):
-        self.oracle = Oracle(scenario, target, keep_events=True)
+    def __init__(self, scenario, target, budget, max_shrink_runs, progress, reference=None):
+        ref = None if reference is None else Oracle(reference, target)
+        self.oracle = Oracle(scenario, target, keep_events=True, reference=ref)
         self.coverage = Coverage()
         self.oracle.on_events = self.coverage.add_events
         self.budget = budget
@@ -89,13 +91,14 @@ class _Search:
     def _first_failure(self, case) -> None:
         self.first = case
         self.runs_to_first = self.oracle.runs
+        self.all_runs_at_first = self.oracle.all_runs
         self.seen = dict(self.oracle.seen)
         self.oracle.keep_events = False  # coverage describes the search, not the shrinking
         self.progress(f"found {self.oracle.target} at run {self.oracle.runs} "
                       f"({len(case.steps)} steps, {self._elapsed()}); shrinking")
 
     def _over_shrink_budget(self, case) -> bool:
-        spent = self.oracle.runs - self.runs_to_first
+        spent = self.oracle.all_runs - self.all_runs_at_first
         return spent >= self.max_shrink_runs and not self.oracle.known(case)
 
     def _report_progress(self) -> None:
@@ -109,11 +112,16 @@ class _Search:
 
 
 def explore(scenario, budget: int, seed: int, target: str | None = None, max_faults: int = 6,
-            max_shrink_runs: int = 400, database=None, progress=None) -> ExploreResult:
-    """Search for a counterexample; see the module contract."""
+            max_shrink_runs: int = 400, database=None, progress=None,
+            reference=None) -> ExploreResult:
+    """Search for a counterexample; see the module contract. With a `reference` scenario (the
+    same without its planted bug; needs a target), a case counts only if the reference does
+    not break the target on it."""
+    if reference is not None and target is None:
+        raise ValueError("a reference scenario needs a target invariant")
     progress = progress or (lambda text: None)
     space = FaultSpace.of(scenario, max_faults=max_faults)
-    search = _Search(scenario, target, budget, max_shrink_runs, progress)
+    search = _Search(scenario, target, budget, max_shrink_runs, progress, reference)
     _run_hypothesis(space, search, budget, seed, database, _database_key(scenario, target, space))
     result = ExploreResult(scenario, seed, budget, target, coverage=search.coverage)
     oracle = search.oracle
@@ -126,7 +134,8 @@ def explore(scenario, budget: int, seed: int, target: str | None = None, max_fau
         progress(f"hypothesis shrank it to {len(search.last.steps)} steps; polishing")
         result.case = minimise(oracle.fails, search.last, progress)
         result.error = oracle.errors.get(result.case.key())
-    result.runs = oracle.runs
+    result.runs = oracle.all_runs
+    result.shared = oracle.shared
     result.elapsed_s = time.monotonic() - search.started
     return result
 

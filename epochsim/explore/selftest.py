@@ -1,8 +1,9 @@
 """The planted-bug matrix: explore each mutant's base scenario, and the correct model.
 
 Contract: `base_path(mutant)` is `scenarios/selftest/<mutant>.toml`. `mutant_task` explores
-that base (which plants the mutant) with the mutant's expected invariant as the target and
-returns a row: found or not, runs to the first failure, shrunk size, wall time, and when not
+that base (which plants the mutant) with the mutant's expected invariant as the target,
+counting a case only if the same case does not break the invariant without the mutant (so a
+model bug the mutant did not plant cannot pass for its detection), and returns a row: found or not, runs to the first failure, shrunk size, wall time, and when not
 found, why (the guarded situation was never reached, or it was and held, plus what broke
 instead). `clean_bases` turns the bases into correct-model scenarios (mutant removed, expect
 "pass"), one per distinct configuration; `clean_task` explores one against every invariant.
@@ -28,13 +29,13 @@ def base_path(mutant: str) -> str:
     return os.path.join(SELFTEST_DIR, f"{mutant}.toml")
 
 
-def _explore(scenario, budget, seed, target, out, plot):
+def _explore(scenario, budget, seed, target, out, plot, reference=None):
     from epochsim.explore.output import write_counterexample, write_report
     from epochsim.explore.report import explore_report
     from epochsim.explore.search import explore
 
     started = time.monotonic()
-    result = explore(scenario, budget, seed, target)
+    result = explore(scenario, budget, seed, target, reference=reference)
     os.makedirs(out, exist_ok=True)
     report = explore_report(result)
     if result.found:
@@ -61,7 +62,8 @@ def mutant_task(job: tuple) -> dict:
     if scenario.options["protocol"]["mutant"] != mutant:
         row["reason"] = f"the base scenario plants {scenario.options['protocol']['mutant']!r}"
         return row
-    result, elapsed = _explore(scenario, budget, seed, expected, os.path.join(out, mutant), plot)
+    result, elapsed = _explore(scenario, budget, seed, expected, os.path.join(out, mutant), plot,
+                               reference=without_mutant(scenario))
     row.update(found=result.found, time_s=round(elapsed, 1), runs=result.runs,
                seen=dict(sorted(result.seen.items())), dir=os.path.join(out, mutant))
     if result.found:
@@ -79,6 +81,8 @@ def not_found_reason(result, expected: str) -> str:
         text = f"reached '{rel['situation']}' in {rel['runs']} runs, yet {expected} held"
     else:
         text = f"{expected} held in {result.generated} runs"
+    if result.shared:
+        text += f"; {result.shared} runs broke it with the correct model too (not counted)"
     others = [f"{name} ({n} runs)" for name, n in sorted(result.seen.items()) if name != expected]
     return text + (f"; broke instead: {', '.join(others)}" if others else "")
 
@@ -90,13 +94,14 @@ def clean_bases(mutants: list[str]) -> list[tuple[str, list[str]]]:
         path = base_path(mutant)
         if not os.path.isfile(path):
             continue
-        sc = _clean(load(path))
+        sc = without_mutant(load(path))
         key = json.dumps([sc.options, sc.invariants], sort_keys=True)
         groups.setdefault(key, (path, []))[1].append(mutant)
     return list(groups.values())
 
 
-def _clean(scenario):
+def without_mutant(scenario):
+    """`scenario` with its planted mutant removed and `expect = "pass"`: the correct model."""
     options = json.loads(json.dumps(scenario.options))
     options["protocol"]["mutant"] = ""
     return replace(scenario, options=options, expect="pass", name=scenario.name + "-clean")
@@ -104,7 +109,7 @@ def _clean(scenario):
 
 def clean_task(job: tuple) -> dict:
     path, mutants, budget, seed, out, plot = job
-    scenario = _clean(load(path))
+    scenario = without_mutant(load(path))
     label = f"clean-{mutants[0]}"
     result, elapsed = _explore(scenario, budget, seed, None, os.path.join(out, label), plot)
     row = {"label": label, "bases": mutants, "clean": not result.found, "runs": result.runs,

@@ -88,7 +88,8 @@ def minimise(fails, case, progress=None):
     units = ddmin(units, lambda us: fails(replace(case, steps=_flatten(us))))
     case = replace(case, steps=_flatten(units))
     if progress:
-        progress(f"delta debugging kept {len(case.steps)} steps; simplifying times")
+        kept = len(case.steps)
+        progress(f"delta debugging kept {kept} step{'s' if kept != 1 else ''}; simplifying times")
     case = _simplify_times(fails, case)
     return _simplify_params(fails, case)
 

@@ -2,16 +2,19 @@
 
 Contract:
 - `FaultSpace.of(scenario)` names what a schedule may touch: brokers, controllers, clients,
-  partitions, topics, and the fault window [0, duration - settle). Every fault and its undo
-  land inside the window, so the settle window stays quiet for the liveness rules;
+  partitions (with the scenario's replicas), topics, and the fault window
+  [0, duration - settle). Every fault and its undo land inside the window, so the settle
+  window stays quiet for the liveness rules;
 - `cases(space)` draws a `Case`: first which fault kinds this run may use (swarm testing: a
   run that only reorders and reassigns goes deeper than one that does a bit of everything),
-  then up to `max_faults` episodes of those kinds, then the run seed and, when the swarm
-  enables it, workload tweaks. An episode is one fault with its undo (crash + restart,
-  isolate + heal, reassign + optional cancel), so shrinking drops both together;
-- times sit on a 100 ms grid and shrink towards 0; every other choice shrinks towards the
-  first entry of its list (no src/dst filter, the shortest delay, no undo delay, the run seed
-  of the scenario, the scenario's own workload);
+  then 1..`max_faults` episodes of those kinds, then the run seed and, when the swarm enables
+  it, workload tweaks. An episode is one fault with its undo or follow-up (crash + restart,
+  isolate + heal, reassign + cancel or revert, leader move + move back), so shrinking drops
+  both together;
+- each episode starts a drawn gap after the previous one, on a 100 ms grid, mostly short
+  (faults that break these protocols meet within a second or two); gaps shrink towards 0 and
+  every other choice towards the first entry of its list (no sender/receiver filter, the
+  shortest delay, no follow-up, the scenario's run seed and workload);
 - steps carry every param the scenario loader fills in, so a schedule written back with
   `scenario_to_toml` parses to the same steps.
 The run seed is drawn explicitly: hypothesis reseeds the global `random` per example, and the
@@ -85,6 +88,7 @@ class FaultSpace:
     window_ms: int
     base_seed: int
     producer_settings: tuple  # (name, {setting: value}) of each producer, as in the scenario
+    assignment: tuple  # (tp, the scenario's replicas) of each partition
     max_faults: int = 6
 
     @classmethod
@@ -105,6 +109,8 @@ class FaultSpace:
             window_ms=window, base_seed=scenario.seed,
             producer_settings=tuple((p["name"], {k: p[k] for k in WORKLOAD_CHOICES})
                                     for p in o["producers"]),
+            assignment=tuple((f"{t['name']}-{i}", tuple(r)) for t in o["topics"]
+                             for i, r in enumerate(t["assignment"])),
             max_faults=max_faults)
 
     @property
@@ -139,6 +145,11 @@ def _durations(lo_slots: int = 1):
     return st.integers(lo_slots, MAX_DURATION_SLOTS).map(lambda k: k * SLOT_MS)
 
 
+def _follow_up(space: FaultSpace, start_ms: int, after_slots: int) -> int:
+    """A second action of an episode `after_slots` later, still inside the fault window."""
+    return min(start_ms + after_slots * SLOT_MS, space.window_ms - SLOT_MS)
+
+
 def _undo_at(space: FaultSpace, start_ms: int, duration_ms: int) -> int:
     """The undo lands by the start of the settle window at the latest."""
     return min(start_ms + duration_ms, space.window_ms)
@@ -166,7 +177,8 @@ def _isolate(draw, space: FaultSpace, start: int):
 
 @st.composite
 def _block(draw, space: FaultSpace, start: int):
-    src = draw(st.sampled_from(space.brokers + space.controllers + space.roles()))
+    # explicit nodes only: a role could resolve to `dst` itself when the step fires
+    src = draw(st.sampled_from(space.brokers + space.controllers))
     dst = draw(st.sampled_from(tuple(n for n in space.nodes() if n != src)))
     return _pair(start, "block", src, _undo_at(space, start, draw(_durations())), "heal",
                  {"dst": dst})
@@ -189,7 +201,7 @@ def _rule(action: str):
         count = draw(st.sampled_from((None, 1, 2, 3)))
         if count is not None:
             params["count"] = count
-            params["duration_ms"] = _undo_at(space, start, draw(_durations())) - start
+        params["duration_ms"] = _undo_at(space, start, draw(_durations())) - start
         if action == "hold":
             params["release_kind"] = draw(st.sampled_from(MESSAGE_KINDS))
         return [FaultStep(start * 1000, "rule", None, params)]
@@ -198,9 +210,15 @@ def _rule(action: str):
 
 @st.composite
 def _move_leader(draw, space: FaultSpace, start: int):
+    """Move a leadership; maybe move it back (preferred election) a little later, the bounce
+    that races LeaderAndIsr against clients' metadata (KIP-359)."""
     tp = draw(st.sampled_from(space.tps))
     to = draw(st.sampled_from(("next",) + space.brokers))
-    return [FaultStep(start * 1000, "move_leader", tp, {"to": to})]
+    steps = [FaultStep(start * 1000, "move_leader", tp, {"to": to})]
+    back = draw(st.one_of(st.none(), st.integers(0, 20)))
+    if back is not None:
+        steps.append(FaultStep(_follow_up(space, start, back) * 1000, "preferred_election", tp))
+    return steps
 
 
 @st.composite
@@ -211,14 +229,17 @@ def _preferred_election(draw, space: FaultSpace, start: int):
 
 @st.composite
 def _reassign(draw, space: FaultSpace, start: int):
+    """Reassign a partition; maybe cancel it, or revert it to the scenario's replicas, a
+    little later (the operator's second thoughts behind KIP-570 and KAFKA-13972)."""
     tp = draw(st.sampled_from(space.tps))
     ids = draw(st.permutations([int(b[1:]) for b in space.brokers]))
     replicas = ids[:draw(st.integers(1, len(ids)))]
     steps = [FaultStep(start * 1000, "reassign", tp, {"replicas": replicas})]
-    cancel_slots = draw(st.one_of(st.none(), st.integers(0, 20)))
-    if cancel_slots is not None:
-        at = min(start + cancel_slots * SLOT_MS, space.window_ms - SLOT_MS)
-        steps.append(FaultStep(at * 1000, "cancel_reassignment", tp))
+    then = draw(st.sampled_from((None, "cancel", "revert")))
+    if then is not None:
+        at = _follow_up(space, start, draw(st.integers(0, 20))) * 1000
+        steps.append(FaultStep(at, "cancel_reassignment", tp) if then == "cancel" else
+                     FaultStep(at, "reassign", tp, {"replicas": list(dict(space.assignment)[tp])}))
     return steps
 
 
@@ -280,7 +301,7 @@ def cases(draw, space: FaultSpace):
     """A `Case`: swarm choice of fault kinds, episodes of those kinds, seed, workload."""
     enabled = tuple(kind for kind in SWARM if draw(st.booleans()))
     kinds = [k for k in enabled if k in EPISODES] or list(KINDS)
-    starts = draw(st.lists(_gaps(space), max_size=space.max_faults))
+    starts = draw(st.lists(_gaps(space), min_size=1, max_size=space.max_faults))
     steps, slot = [], 0
     for gap in starts:
         slot = min(slot + gap, space.slots - 1)

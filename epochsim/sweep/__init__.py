@@ -9,5 +9,7 @@ Modules, from the input edge to the outputs:
 - `traces`: the bounded set of failing runs whose traces are kept;
 - `spark_job`: the quiet Spark session and the chunk executor (progress, Ctrl-C);
 - `progress`: the stderr progress line;
-- `aggregate`: the Spark SQL aggregate job, sweep.json and the printed table.
+- `aggregate`: the Spark SQL aggregate job and sweep.json;
+- `table`: the summary printed at the end;
+- `driver`: one sweep from spec to sweep.json (what `epochsim sweep` calls).
 """

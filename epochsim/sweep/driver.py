@@ -29,7 +29,7 @@ def prepare_out(out: str, resume: bool, plan: dict) -> None:
     """A new or empty OUT starts a sweep; a non-empty one only with --resume of the same plan."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError(f"--out {out}: exists and is not a directory; choose another --out")
-    entries = [e for e in os.listdir(out)] if os.path.isdir(out) else []
+    entries = os.listdir(out) if os.path.isdir(out) else []
     plan_path = os.path.join(out, PLAN_FILE)
     if entries and not resume:
         raise UsageError(f"--out {out}: not empty; pass --resume to continue the sweep there, "
@@ -110,14 +110,12 @@ def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
     remove_temp_files(out)
     write_cells(out, sweep.cells)
     pending = sweep.pending()
-    done_paths = [c.relpath() for c in sweep.chunks if c not in pending]
-    progress = Progress(sweep.plan["runs"], sum(c.runs for c in sweep.chunks) -
-                        sum(c.runs for c in pending), _violating_on_disk(out, done_paths), stream)
     started = spark is None
     if spark is None:
         spark, started = spark_job.start_session(master, spark_ui)
     try:
         keeper = TraceKeeper(out, sweep.spec.traces_per_invariant)
+        progress = _progress(sweep, pending, stream)  # after start-up: the rate is the runs'
         t0 = time.monotonic()
         _execute(spark, sweep, pending, keeper, progress)
         run_s = time.monotonic() - t0
@@ -126,6 +124,13 @@ def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
     finally:
         if started:
             spark.stop()
+
+
+def _progress(sweep: Sweep, pending: list, stream) -> Progress:
+    waiting = {c.id for c in pending}
+    done = [c for c in sweep.chunks if c.id not in waiting]
+    violating = _violating_on_disk(sweep.out, [c.relpath() for c in done])
+    return Progress(sweep.plan["runs"], sum(c.runs for c in done), violating, stream)
 
 
 def _execute(spark, sweep: Sweep, pending: list, keeper: TraceKeeper, progress: Progress) -> None:

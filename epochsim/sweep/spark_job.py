@@ -46,6 +46,7 @@ class ChunkFailed(Exception):
 
 def _import_pyspark():
     try:
+        import pyarrow  # noqa: F401 - the rows are written with pyarrow
         import pyspark  # noqa: F401
     except ImportError:
         raise UsageError(INSTALL_HINT) from None

@@ -44,6 +44,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.init_data_plane()
         self.init_fetchers()
         self.init_request_queue()
+        self.shutting_down = False  # in controlled shutdown: follows no new leader
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -159,12 +160,21 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
                 continue
             if st.leader_epoch > local or (older_ok and st.leader_epoch != local):
                 self._become(st, force=older_ok)
+            elif self._isr_change_only(p, st):
+                self._become(st)
             else:
                 rejected.append([st.tp, st.leader_epoch, local, E.STALE_CONTROLLER_EPOCH])
                 errors.append((st.tp, E.STALE_CONTROLLER_EPOCH))
         if rejected:
             self.emit(V.LAI_REJECTED, {"controller_epoch": req.controller_epoch, "partitions": rejected})
         self._reply(msg, "LeaderAndIsrResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
+
+    def _isr_change_only(self, p, st) -> bool:
+        """A newer partition epoch at the same leader epoch: with `isr_shrink_bumps_epoch` off
+        (KRaft, KAFKA-15021) an ISR removal is applied as KRaft brokers apply a partition
+        change (`makeLeader` / `makeFollower` skip only an older partition epoch, ref §1.4)."""
+        return (not self.protocol.isr_shrink_bumps_epoch and p is not None
+                and st.leader_epoch == p.leader_epoch and st.partition_epoch > p.partition_epoch)
 
     def _become(self, st, force: bool = False) -> None:
         p = self.partitions.get(st.tp)
@@ -182,7 +192,8 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         else:
             p.make_follower(st)
             self.fail_waiters(st.tp)
-            if st.leader >= 0:
+            if st.leader >= 0 and not self.shutting_down:  # ReplicaManager.makeFollowers: a
+                # shutting-down broker adds no fetcher, so it cannot rejoin the ISR (cf. KIP-841)
                 self.add_to_fetcher(st.tp, st.leader)
             else:
                 self.remove_from_fetchers(st.tp)

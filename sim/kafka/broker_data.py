@@ -101,7 +101,7 @@ class BrokerData:
         if batch.pid >= 0:
             row.update(pid=batch.pid, producer_epoch=batch.producer_epoch, base_seq=batch.base_seq)
         appended.append(row)
-        self._wake_parked(pp.tp)
+        self._wake_parked(pp.tp, "followers")
         self.maybe_advance_hw(p)
         return ProducePartitionResult(pp.tp, E.NONE, base, p.log.log_start_offset), base + batch.count
 
@@ -213,15 +213,23 @@ class BrokerData:
         self.send(msg.src, "FetchResponse", FetchResponse(
             req.corr, datas, self.node_endpoints(d.current_leader for d in datas)))
 
-    def _wake_parked(self, tp: str) -> None:
+    def _wake_parked(self, tp: str, who: str = "all") -> None:
+        """Answer parked Fetches naming `tp`: `followers` when the log grows, `consumers` when
+        the HW does (a consumer reads only below it), `all` when leadership goes (the bytes a
+        `DelayedFetch` counts end at the log end for a follower and at the HW for a consumer)."""
         keys = self.parked_by_tp.pop(tp, None)
         if not keys:
             return
         for key in keys:
-            msg = self.parked.pop(key, None)
-            if msg is not None:
-                self.fetch_wait_deadlines.cancel(key)
-                self._answer_fetch(msg)
+            msg = self.parked.get(key)
+            if msg is None:
+                continue
+            if who != "all" and (msg.body.replica_id >= 0) != (who == "followers"):
+                self.parked_by_tp.setdefault(tp, []).append(key)  # not for this one: keep it
+                continue
+            del self.parked[key]
+            self.fetch_wait_deadlines.cancel(key)
+            self._answer_fetch(msg)
 
     def _read(self, fp, replica_id: int, record: bool = True) -> FetchPartitionData:
         p = self.partitions.get(fp.tp)
@@ -273,6 +281,7 @@ class BrokerData:
             p.log.hw = hw
             self.hw_buf.append([p.tp, p.topic_id, hw, p.leader_epoch])
             self._check_waiters(p.tp)
+            self._wake_parked(p.tp, "consumers")
 
     def flush_hw(self) -> None:
         if self.hw_buf:

@@ -19,7 +19,9 @@ batches in the request)` and is handled when its service ends, so latency grows 
 
 Contract, client side: `least_loaded_node` is `NetworkClient.leastLoadedNode`, which picks the
 node a Metadata request goes to. The request then counts against that connection's in-flight
-limit and waits in the broker's queue like any other request.
+limit and waits in the broker's queue like any other request. A node whose connection closed
+less than RECONNECT_BACKOFF_US ago counts as full, so no request goes to it (Kafka's
+`canConnect` is false during reconnect.backoff.ms).
 This module knows message kinds and the `partitions` of a Produce, nothing else of the model.
 """
 
@@ -28,6 +30,9 @@ from __future__ import annotations
 from collections import deque
 
 QUEUED_KINDS = frozenset({"Produce", "Fetch", "Metadata"})
+# reconnect.backoff.ms: after a connection closes, a client leaves that node alone this long
+# (Kafka grows it exponentially to reconnect.backoff.max.ms; one step is enough here)
+RECONNECT_BACKOFF_US = 50_000
 # Cost of one record batch relative to the fixed cost of a request: appending (and indexing)
 # dominates a Produce, while a Fetch or Metadata request costs one fixed unit (reads are served
 # from the page cache). A model assumption, documented in docs/kip-951-study.md.

@@ -13,10 +13,13 @@ follow `FetchCollector` (ref §3.2):
 - UNKNOWN_LEADER_EPOCH is only logged (the broker is behind the consumer);
 - OFFSET_OUT_OF_RANGE resets the position to the log start offset (below it) or the high
   watermark (above it), as `auto.offset.reset` would.
-Each error is a `fetch_error` event, and the partition then rests `retry.backoff.ms` unless its
-leader epoch advances first (a hint or metadata naming the new leader); `refresh_no_backoff`
-discovery refreshes metadata at once and never rests. Metadata requests go to the least loaded
-node (`connection.least_loaded_node`) and wait there behind any parked Fetch.
+Each error is a `fetch_error` event, and the partition then rests `retry.backoff.ms` unless the
+client knows, or learns, a newer leader epoch than the failed Fetch carried (a hint, metadata);
+`refresh_no_backoff` discovery refreshes metadata at once and never rests. (The Java consumer
+has no per-partition rest: it fetches again on its next poll; the rest stands in for that poll
+pacing.) Metadata requests go to the least loaded node (`connection.least_loaded_node`) and
+wait there behind any parked Fetch; a node whose connection just closed is left alone for
+`reconnect.backoff.ms`.
 Not modelled: consumer groups and committed offsets, fetch sessions, LastFetchedEpoch
 truncation detection and position validation (OffsetsForLeaderEpoch).
 """
@@ -27,7 +30,7 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
-from sim.kafka.connection import least_loaded_node
+from sim.kafka.connection import RECONNECT_BACKOFF_US, least_loaded_node
 from sim.kafka.messages import Fetch, FetchPartition, MetadataRequest
 
 REQUEST_TIMEOUT_MS = 30_000  # the consumer's request.timeout.ms default
@@ -50,11 +53,13 @@ class Consumer(Actor):
     def _reset(self) -> None:
         self.meta = ClientMetadata(self, self.protocol)
         self.position = {tp: 0 for tp in self.tps}
-        self.resting: dict[str, tuple[int, int]] = {}  # tp -> (until_us, leader epoch at error)
+        self.resting: dict[str, tuple[int, int]] = {}  # tp -> (until_us, epoch of the failed Fetch)
         self.fetching: dict[int, int] = {}  # broker -> corr of its Fetch in flight
+        self.fetch_epochs: dict[int, dict] = {}  # broker -> {tp: CurrentLeaderEpoch} in that Fetch
         self.corr = 0
         self.meta_inflight = None
         self.meta_node = -1
+        self.reconnect_at: dict[int, int] = {}  # node -> end of its reconnect backoff
         self.need_update = True
         self.last_refresh_us = -10**12
         self.running = False
@@ -99,6 +104,7 @@ class Consumer(Actor):
         if not peer.startswith("b"):
             return
         broker = int(peer[1:])
+        self.reconnect_at[broker] = self.now_us + RECONNECT_BACKOFF_US
         if self.meta_inflight is not None and self.meta_node == broker:
             self.meta_inflight = None
         self.fetching.pop(broker, None)
@@ -124,7 +130,11 @@ class Consumer(Actor):
             leader, epoch = self.meta.leader(tp)
             if leader < 0 or leader not in self.meta.brokers:
                 self.request_update()
-            elif leader not in self.fetching and self._fetchable(tp, epoch):
+                continue
+            reconnect_us = self.reconnect_at.get(leader, 0)
+            if reconnect_us > self.now_us and reconnect_us > self.resting.get(tp, (0,))[0]:
+                self.resting[tp] = (reconnect_us, epoch)  # its leader's connection just closed
+            if leader not in self.fetching and self._fetchable(tp, epoch):
                 by_leader.setdefault(leader, []).append(
                     FetchPartition(tp, self.position[tp], epoch, -1))
         for leader in sorted(by_leader):
@@ -141,6 +151,7 @@ class Consumer(Actor):
             self.set_timer(self.wake_at_us - now, "fetch")
 
     def _send_fetch(self, leader: int, parts: tuple) -> None:
+        self.fetch_epochs[leader] = {fp.tp: fp.current_leader_epoch for fp in parts}
         self.corr += 1
         self.fetching[leader] = self.corr
         wait_us = self.spec["fetch_max_wait_ms"] * 1000
@@ -157,11 +168,12 @@ class Consumer(Actor):
         if self.fetching.get(broker) != resp.corr:
             return
         del self.fetching[broker]
+        sent = self.fetch_epochs.pop(broker, {})
         for data in resp.partitions:
             if data.error == E.NONE:
                 self._consume(data)
             else:
-                self._on_fetch_error(broker, data, resp.node_endpoints)
+                self._on_fetch_error(broker, data, resp.node_endpoints, sent.get(data.tp, -1))
         self.fetch()
 
     def _consume(self, data) -> None:
@@ -175,11 +187,12 @@ class Consumer(Actor):
         self.emit(V.CONSUME, {"tp": data.tp, "offset": taken[0][0],
                               "next_offset": self.position[data.tp], "batches": len(taken),
                               "count": sum(e[1] for e in taken), "leader_epoch": taken[-1][2],
-                              "e2e_us": [now - e[3].created_us for e in taken]})
+                              "end_to_end_us": [now - e[3].created_us for e in taken]})
 
-    def _on_fetch_error(self, broker: int, data, endpoints: tuple) -> None:
+    def _on_fetch_error(self, broker: int, data, endpoints: tuple, epoch: int) -> None:
+        """`epoch` is the CurrentLeaderEpoch the failed Fetch carried: a newer one known since
+        (from a hint, metadata or another response) ends the partition's rest at once."""
         err, tp = data.error, data.tp
-        epoch = self.meta.epoch(tp)
         action = "backoff"
         if err in HINT_ERRORS and data.current_leader and self.discovery == "kip951":
             if self.meta.apply_hint(tp, *data.current_leader, endpoints, f"b{broker}"):
@@ -191,7 +204,10 @@ class Consumer(Actor):
                 else max(data.high_watermark, 0)
             self.position[tp] = reset
             action = "reset"
-        if action == "backoff" and self.discovery != "refresh_no_backoff":
+        if action == "backoff" and (self.meta.epoch(tp) > epoch
+                                    or self.discovery == "refresh_no_backoff"):
+            action = "retry"  # a newer leader is already known, or this mode never waits
+        if action == "backoff":
             self.resting[tp] = (self.now_us + RETRY_BACKOFF_MS * 1000, epoch)
         self.emit(V.FETCH_ERROR, {"tp": tp, "error": err, "broker": broker,
                                   "leader_epoch": epoch, "action": action,
@@ -199,6 +215,9 @@ class Consumer(Actor):
 
     # -- metadata ------------------------------------------------------------------------
     def in_flight_to(self, node: int) -> int:
+        """Requests in flight to `node`; a node in reconnect backoff counts as full."""
+        if self.reconnect_at.get(node, 0) > self.now_us:
+            return MAX_IN_FLIGHT
         return (node in self.fetching) + (self.meta_inflight is not None and self.meta_node == node)
 
     def request_update(self, immediate: bool = False) -> None:
@@ -215,6 +234,9 @@ class Consumer(Actor):
         candidates = self.meta.brokers or self.bootstrap
         offset = self.rng("metadata").randrange(len(candidates))
         node = least_loaded_node(candidates, self.in_flight_to, MAX_IN_FLIGHT, offset)
+        if node is None:  # every node is in reconnect backoff
+            self.set_timer(RECONNECT_BACKOFF_US, "refresh")
+            return
         self.corr += 1
         self.meta_inflight, self.meta_node = self.corr, node
         self.send(f"b{node}", "Metadata", MetadataRequest(self.corr))

@@ -61,7 +61,8 @@ class ControllerOps:
             if st.leader in failed or st.leader == E.NO_LEADER:
                 self.elect(tp, "broker_failure")
             elif any(r in failed for r in st.isr):
-                self.change(tp, "isr_remove_offline", isr=tuple(r for r in st.isr if r not in failed))
+                self.change(tp, "isr_remove_offline", self.protocol.isr_shrink_bumps_epoch,
+                            isr=tuple(r for r in st.isr if r not in failed))
         self.flush()
 
     def on_brokers_startup(self, started: list[int]) -> None:
@@ -84,7 +85,8 @@ class ControllerOps:
             if st.leader == broker:
                 self.elect(tp, "controlled_shutdown", exclude=(broker,))
             elif broker in st.isr and len(st.isr) > 1:
-                self.change(tp, "controlled_shutdown", isr=tuple(r for r in st.isr if r != broker))
+                self.change(tp, "controlled_shutdown", self.protocol.isr_shrink_bumps_epoch,
+                            isr=tuple(r for r in st.isr if r != broker))
                 stops.append(self._stop_part(tp, delete=False))
         self.flush()
         if stops and broker in self.live:

@@ -29,7 +29,9 @@ class Fetcher:
     def add_to_fetcher(self, tp: str, leader: int) -> None:
         self.remove_from_fetchers(tp)
         self.fetchers.setdefault(leader, {})[tp] = 0
-        self._maybe_fetch(leader)
+        # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
+        # every partition of the request: one Fetch then names all of them, not just the first
+        self.set_timer(0, "fetch_retry", leader)
 
     def remove_from_fetchers(self, tp: str) -> None:
         for parts in self.fetchers.values():

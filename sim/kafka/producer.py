@@ -16,7 +16,7 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
-from sim.kafka.connection import least_loaded_node
+from sim.kafka.connection import RECONNECT_BACKOFF_US, least_loaded_node
 from sim.kafka.messages import Batch, MetadataRequest, Produce, ProducePartition
 from sim.kafka.producer_idempotence import IdempotenceMixin
 
@@ -61,6 +61,7 @@ class Producer(IdempotenceMixin, Actor):
         self.meta_inflight = None
         self.meta_node = -1  # where the Metadata request in flight went
         self.meta_blocked = False  # every connection was full when a refresh was due
+        self.reconnect_at: dict[int, int] = {}  # node -> end of its reconnect backoff
         self.need_update = True
         self.last_refresh_us = -10**12
 
@@ -150,7 +151,10 @@ class Producer(IdempotenceMixin, Actor):
         return None
 
     def in_flight_to(self, node: int) -> int:
-        """Requests in flight on the connection to `node`: Produce, plus a Metadata request."""
+        """Requests in flight on the connection to `node`: Produce, plus a Metadata request;
+        a node in reconnect backoff counts as full."""
+        if self.reconnect_at.get(node, 0) > self.now_us:
+            return self.spec["max_in_flight"]
         return len(self.inflight.get(node, ())) + (self.meta_inflight is not None
                                                    and self.meta_node == node)
 
@@ -270,6 +274,7 @@ class Producer(IdempotenceMixin, Actor):
         if not peer.startswith("b"):
             return
         leader = int(peer[1:])
+        self.reconnect_at[leader] = self.now_us + RECONNECT_BACKOFF_US
         for corr in sorted(self.inflight.get(leader, {})):
             self._request_timeout(leader, corr)
         if self.meta_inflight is not None and self.meta_node == leader:
@@ -311,6 +316,7 @@ class Producer(IdempotenceMixin, Actor):
         node = least_loaded_node(candidates, self.in_flight_to, self.spec["max_in_flight"], offset)
         self.meta_blocked = node is None
         if node is None:
+            self.set_timer(RECONNECT_BACKOFF_US, "refresh")  # or sooner, when a response frees a slot
             return
         self.corr += 1
         self.meta_inflight = self.corr

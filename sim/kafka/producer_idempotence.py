@@ -8,7 +8,8 @@ fails sends to older formats with a clear error, and profiles without the modes 
 acknowledged offset fell below the response's logStartOffset (ref §2.5, 1.0 client): the
 partition's sequences restart at 0 and the batch is retried; otherwise OutOfOrderSequence is
 surfaced. OUT_OF_ORDER_SEQUENCE_NUMBER is retried when it is the consequence of an earlier
-failed batch, and surfaced otherwise. The producer id is fixed per producer (the
+failed batch, and surfaced otherwise. The KIP-360 client (2.5+, `client_retries_out_of_order`)
+retries both instead: an idempotent producer then reports a real gap as a delivery timeout. The producer id is fixed per producer (the
 InitProducerId round trip is not modelled).
 """
 
@@ -75,6 +76,14 @@ class IdempotenceMixin:
         err = result.error
         if pb.batch.pid < 0 or err not in (E.UNKNOWN_PRODUCER_ID, E.OUT_OF_ORDER_SEQUENCE_NUMBER):
             return False
+        if self.protocol.client_retries_out_of_order and \
+                self.protocol.mutant != "unknown_producer_id_always_benign":
+            # KIP-360 client: retry with the same sequence; a stale leader that lacks our last
+            # batches is replaced, and a real gap ends in the delivery timeout (reported)
+            if err == E.UNKNOWN_PRODUCER_ID:
+                self._restart_sequences(pb.tp)
+            self._retry_or_fail(pb, err)
+            return True
         if err == E.UNKNOWN_PRODUCER_ID:
             benign = (self.protocol.mutant == "unknown_producer_id_always_benign"
                       or result.log_start_offset == -1

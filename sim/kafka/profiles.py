@@ -34,12 +34,18 @@ class Protocol:
     old_duplicate: str = "out_of_order"
     # client uses logStartOffset to tell retention from loss on UNKNOWN_PRODUCER_ID (1.0+, ref §2.5)
     client_log_start_check: bool = True
+    # KIP-360 client (2.5+): an idempotent producer retries OUT_OF_ORDER_SEQUENCE_NUMBER (and
+    # UNKNOWN_PRODUCER_ID) instead of surfacing it; only transactional producers fail (ref §2.5)
+    client_retries_out_of_order: bool = True
     # idempotence modes off|requested|required (KIP-185/192 design, never shipped, ref §2.6)
     idempotence_modes: bool = False
     # producer.id.expiration.ms (3.4+: 1 day; before: transactional.id.expiration.ms 7 days)
     producer_id_expiration_ms: int = 86_400_000
     # default of enable.idempotence (true since 3.0)
     idempotence_default: bool = True
+    # controller-initiated ISR removal (controlled shutdown, offline replica) bumps the leader
+    # epoch: ZK controller and KRaft before MetadataVersion 3.6; KAFKA-15021 stopped it (ref §1.4)
+    isr_shrink_bumps_epoch: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -59,15 +65,15 @@ _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
 _PRE_KIP_951 = dict(leader_discovery="metadata")
 
 PROFILES: dict[str, Protocol] = {
-    "0.11": Protocol(unknown_producer="out_of_order", evict_state_on_retention=True,
+    "0.11": Protocol(client_retries_out_of_order=False, unknown_producer="out_of_order", evict_state_on_retention=True,
                      old_duplicate="out_of_order", client_log_start_check=False,
                      producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
                      fetch_epoch_check=False, client_rejects_stale_metadata=False, **_PRE_KIP_570),
-    "1.0": Protocol(unknown_producer="unknown_producer_id", evict_state_on_retention=True,
+    "1.0": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, fetch_epoch_check=False,
                     client_rejects_stale_metadata=False, **_PRE_KIP_570),
-    "2.4": Protocol(unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
+    "2.4": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, **_PRE_KIP_570),
     "2.5": Protocol(producer_id_expiration_ms=_WEEK_MS, idempotence_default=False, **_PRE_KIP_570),
     "2.6": Protocol(stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
@@ -119,3 +125,20 @@ def resolve_protocol(profile: str, overrides: dict | None = None, mutant: str = 
     if mutant and mutant not in MUTANTS:
         raise ValueError(f"mutant: unknown mutant {mutant!r}; use one of {list(MUTANTS)}")
     return replace(base, **overrides, mutant=mutant)
+
+
+def markdown_table() -> str:
+    """The profile x switch table of docs/profiles.md (a test keeps the doc in step)."""
+    cols = list(PROFILES)
+    lines = ["| switch | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    for name in switch_names():
+        cells = []
+        for col in cols:
+            value = getattr(PROFILES[col], name)
+            if isinstance(value, bool):
+                value = "on" if value else "off"
+            elif name == "producer_id_expiration_ms":
+                value = f"{value // 86_400_000} d"
+            cells.append(str(value))
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -73,6 +73,7 @@ ERROR_NAMES = {
 
 # -- consumer (appended) ---------------------------------------------------------------------
 CONSUME = "consume"  # tp, offset (first consumed), next_offset, batches, count, leader_epoch (of
-#                      the last batch), e2e_us: [per batch: consume time - batch created_us]
-FETCH_ERROR = "fetch_error"  # tp, error, broker, leader_epoch (known when it came), position,
-#                              action: hint (a CurrentLeader hint was applied) | backoff | reset
+#                      the last batch), end_to_end_us: [per batch: consume time - batch created_us]
+FETCH_ERROR = "fetch_error"  # tp, error, broker, leader_epoch (the failed Fetch's), position,
+#                              action: hint (a CurrentLeader hint was applied) | retry (a newer
+#                              epoch is known: fetch again now) | backoff (rest retry.backoff.ms) | reset

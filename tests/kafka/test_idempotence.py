@@ -58,7 +58,7 @@ def test_required_mode_fails_clearly_before_upgrade():
 
 @pytest.mark.parametrize("name,mutant,invariant", [
     ("idem-format-upgrade-requested", "requested_as_required", "idempotence_mode_violated"),
-    ("idem-retention-spurious-2.5", "spurious_out_of_order", "spurious_out_of_order_sequence"),
+    ("idem-retention-spurious-1.0", "spurious_out_of_order", "spurious_out_of_order_sequence"),
     ("idem-lost-response-dedup", "no_dedup_cache", "duplicate_append"),
     ("idem-unclean-loss-reported-1.0", "unknown_producer_id_always_benign", "unreported_data_loss"),
 ])

@@ -1,0 +1,73 @@
+"""`epochsim study`: the KIP-951 leader-discovery latency study (docs/kip-951-study.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from epochsim.common import load, positive_int, prepare_out_dir
+from epochsim.errors import UsageError
+
+HELP = """\
+Run the KIP-951 study: every scenario of scenarios/study/ (or the SCENARIO files given) once
+per leader-discovery mode (metadata, kip951, refresh_no_backoff) and per seed, then print the
+produce (and end-to-end) latency percentiles per mode with the ratios between modes, and draw
+DIR/latency-<mode>.png (latency over time, leader moves marked). Same seeds, same table.
+Writes DIR/study.txt (the table) and DIR/study.json (every run's numbers).
+
+  epochsim study --seeds 3 --out runs/study
+  epochsim study scenarios/study/kip951-move-all-leaders.toml --seeds 1 --check"""
+
+OUTPUTS = {"study.txt", "study.json"} | {f"latency-{m}.png" for m in
+                                         ("metadata", "kip951", "refresh_no_backoff")}
+
+
+def register(subs) -> None:
+    p = subs.add_parser("study", help="KIP-951 leader-discovery latency study", description=HELP,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenarios", nargs="*", metavar="SCENARIO.toml",
+                   help="study scenarios (default: scenarios/study/*.toml)")
+    p.add_argument("--seeds", type=positive_int, default=3, help="seeds per scenario and mode (default 3)")
+    p.add_argument("--out", metavar="DIR", default=os.path.join("runs", "study"),
+                   help="output directory (default runs/study)")
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
+                   help="worker processes (default: all cores)")
+    p.add_argument("--check", action="store_true",
+                   help="also check every invariant on every run (slower)")
+    p.add_argument("--no-plot", action="store_true", help="do not draw the PNGs")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    from epochsim import study
+
+    paths = args.scenarios or study.default_scenarios()
+    if not paths:
+        raise UsageError(f"no study scenarios in {study.STUDY_DIR}; pass SCENARIO.toml files")
+    scenario_list = [load(p) for p in paths]  # validate everything before running anything
+    out = prepare_out_dir(args.out, allowed=OUTPUTS)
+    jobs = study.study_jobs(scenario_list, args.seeds, args.check)
+    started = time.monotonic()
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty() or done == total or done % 6 == 0:
+            print(f"\r  {done}/{total} runs, {time.monotonic() - started:.0f}s", end="",
+                  file=sys.stderr, flush=True)
+
+    results = study.run_study(jobs, args.jobs, progress)
+    print(file=sys.stderr)
+    table = study.format_table(results)
+    print(table)
+    with open(os.path.join(out, "study.txt"), "w", encoding="utf-8") as fh:
+        fh.write(table + "\n")
+    with open(os.path.join(out, "study.json"), "w", encoding="utf-8") as fh:
+        json.dump({"runs": results, "rows": study.summarise(results)}, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    if not args.no_plot:
+        for path in study.plot_latency(results, out):
+            print(f"wrote {path}", file=sys.stderr)
+    failed = [r for r in results if r["violated"]]
+    return 1 if failed else 0

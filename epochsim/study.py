@@ -1,0 +1,273 @@
+"""The KIP-951 leader-discovery latency study behind `epochsim study` (docs/kip-951-study.md).
+
+Contract: `study_jobs(scenarios, seeds)` crosses each scenario with the three discovery modes
+(`MODES`) and `seeds` seeds starting at the scenario's own `seed`; `run_study(jobs, workers)`
+runs them (over a process pool when `workers > 1`) and returns one result per run in job
+order. A run sets `protocol.leader_discovery` to its mode and makes every client follow it
+(brokers send KIP-951 hints only in `kip951` mode, as a 3.7 broker to a 3.7 client). Latency
+comes from the trace alone: `ack` events (produce latency, batch creation to acknowledgement)
+and `consume` events (end-to-end latency), for batches created after `WARMUP_US`, so start-up
+metadata discovery is left out. `summarise` averages each percentile over the seeds, as the
+KIP averaged its three runs; `format_table` prints modes side by side with their ratios in
+fixed formatting, so the same seeds give the same text. No wall clock enters a result.
+`plot_latency` draws one PNG per mode (matplotlib Agg) with the leader moves marked.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import scenarios
+from epochsim.runner import header_for, schedule_for
+from invariants.metrics import percentile
+from invariants.registry import Monitor
+from sim.core.trace import Trace
+from sim.kafka.cluster import Cluster
+
+MODES = ("metadata", "kip951", "refresh_no_backoff")
+RATIOS = (("kip951", "metadata"), ("refresh_no_backoff", "metadata"),
+          ("kip951", "refresh_no_backoff"))
+QUANTILES = (("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0))
+WARMUP_US = 1_500_000  # the study scenarios start their clients at 1 s
+BUCKET_US = 20_000  # time resolution of the latency-over-time series
+MARKED = ("move_leader", "move_all_leaders", "preferred_election", "controlled_shutdown",
+          "restart", "crash")
+STUDY_DIR = Path(scenarios.__file__).resolve().parent / "study"
+
+
+def default_scenarios() -> list[str]:
+    return sorted(str(p) for p in STUDY_DIR.glob("*.toml"))
+
+
+def with_mode(scenario, mode: str):
+    """`scenario` with `mode` as the protocol's discovery mode, followed by every client."""
+    options = copy.deepcopy(scenario.options)
+    options["protocol"]["leader_discovery"] = mode
+    for client in options["producers"] + options["consumers"]:
+        client["leader_discovery"] = ""
+    return replace(scenario, options=options)
+
+
+def study_jobs(scenario_list: list, seeds: int, check: bool = False) -> list[tuple]:
+    return [(sc, mode, sc.seed + k, check) for sc in scenario_list for mode in MODES
+            for k in range(seeds)]
+
+
+def run_study(jobs: list[tuple], workers: int = 1, progress=None) -> list[dict]:
+    if workers <= 1:
+        results = []
+        for job in jobs:
+            results.append(run_arm(job))
+            if progress:
+                progress(len(results), len(jobs))
+        return results
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        results = []
+        for result in pool.map(run_arm, jobs):
+            results.append(result)
+            if progress:
+                progress(len(results), len(jobs))
+        return results
+
+
+# -- one run -------------------------------------------------------------------------------
+class Probe:
+    """Folds what the study needs out of a run's events as they are recorded."""
+
+    def __init__(self):
+        self.produce: list[tuple[int, int]] = []  # (created_us, latency_us)
+        self.e2e: list[tuple[int, int]] = []
+        self.faults: list[list] = []
+        self.counts = {"produce_errors": 0, "fetch_errors": 0, "metadata_requests": 0,
+                       "hints_applied": 0, "produce_failed": 0, "follower_unknown_epoch": 0}
+
+    def step(self, ev: dict) -> None:
+        kind = ev["kind"]
+        if kind == "ack":
+            self.produce.append((ev["t"] - ev["latency_us"], ev["latency_us"]))
+        elif kind == "consume":
+            self.e2e.extend((ev["t"] - e2e, e2e) for e2e in ev["end_to_end_us"])
+        elif kind == "send":
+            self._send(ev)
+        elif kind == "produce_error":
+            self.counts["produce_errors"] += 1
+        elif kind == "fetch_error":
+            self.counts["fetch_errors"] += 1
+        elif kind == "produce_failed":
+            self.counts["produce_failed"] += 1
+        elif kind == "client_epoch" and ev["source"] == "hint":
+            self.counts["hints_applied"] += 1
+        elif kind == "fault" and ev["action"] in MARKED:
+            self.faults.append([ev["t"], ev["action"], ev.get("resolved")])
+
+    def _send(self, ev: dict) -> None:
+        if ev["msg"] == "Metadata":
+            self.counts["metadata_requests"] += 1
+        elif ev["msg"] == "FetchResponse" and ev["dst"].startswith("b"):
+            # a follower that knew the new epoch before its leader: replica.fetch.backoff.ms
+            self.counts["follower_unknown_epoch"] += sum(e[1] == 75 for e in ev.get("errs", ()))
+
+
+def run_arm(job: tuple) -> dict:
+    """Run one (scenario, mode, seed[, check]) and return its JSON-native result."""
+    scenario, mode, seed = job[:3]
+    check = len(job) > 3 and job[3]
+    sc = with_mode(scenario, mode)
+    schedule = schedule_for(sc, seed)
+    trace = Trace(header_for(sc, seed, schedule), None)
+    probe = Probe()
+    trace.observers.append(probe.step)
+    monitor = Monitor(trace.header, sc.invariants) if check else None
+    if monitor:
+        trace.observers.append(monitor.step)
+    Cluster(sc.options, schedule, seed, trace).run()
+    violated = sorted({v.invariant for v in monitor.finish()[0]}) if monitor else None
+    return {"scenario": sc.name, "mode": mode, "seed": seed, "trace_digest": trace.digest(),
+            "produce": latency_summary(probe.produce), "e2e": latency_summary(probe.e2e),
+            "counts": probe.counts, "violated": violated, "faults": probe.faults,
+            "series": {"produce": series(probe.produce), "e2e": series(probe.e2e)}}
+
+
+def _measured(samples: list[tuple[int, int]]) -> list[int]:
+    return sorted(lat for created, lat in samples if created >= WARMUP_US)
+
+
+def latency_summary(samples: list[tuple[int, int]]) -> dict | None:
+    """Percentiles (ms) of the samples created after the warm-up, or None if there are none."""
+    values = _measured(samples)
+    if not values:
+        return None
+    out = {name: round(percentile(values, q) / 1000.0, 3) for name, q in QUANTILES}
+    out["n"] = len(values)
+    return out
+
+
+def series(samples: list[tuple[int, int]]) -> list[list]:
+    """Per BUCKET_US of creation time: [bucket start (s), median (ms), max (ms)]."""
+    buckets: dict[int, list[int]] = {}
+    for created, lat in samples:
+        buckets.setdefault(created // BUCKET_US, []).append(lat)
+    out = []
+    for key in sorted(buckets):
+        values = sorted(buckets[key])
+        out.append([key * BUCKET_US / 1e6, values[len(values) // 2] / 1000.0, values[-1] / 1000.0])
+    return out
+
+
+# -- the comparison table --------------------------------------------------------------------
+def summarise(results: list[dict]) -> list[dict]:
+    """Rows (scenario, latency kind, metric) with the mean over seeds per mode."""
+    order = list(dict.fromkeys(r["scenario"] for r in results))
+    rows = []
+    for name in order:
+        mine = [r for r in results if r["scenario"] == name]
+        for kind in ("produce", "e2e"):
+            if not all(r[kind] for r in mine):
+                continue
+            for metric, _ in QUANTILES:
+                means = {}
+                for mode in MODES:
+                    values = [r[kind][metric] for r in mine if r["mode"] == mode]
+                    means[mode] = sum(values) / len(values) if values else None
+                rows.append({"scenario": name, "latency": kind, "metric": metric, "ms": means})
+    return rows
+
+
+def _ratio(a, b) -> str:
+    return "-" if a is None or not b else f"{a / b:.2f}"
+
+
+def format_table(results: list[dict]) -> str:
+    rows = summarise(results)
+    seeds = sorted({r["seed"] for r in results})
+    width = max([len(r["scenario"]) for r in rows] + [8])
+    ratio_names = [f"{a}/{b}".replace("refresh_no_backoff", "refresh") for a, b in RATIOS]
+    lines = [f"KIP-951 leader discovery: latency in ms, mean over {len(seeds)} seed(s) "
+             f"({', '.join(map(str, seeds))}); batches created after {WARMUP_US // 1000} ms",
+             f"{'scenario':<{width}}  {'latency':<7} {'metric':<6}"
+             + "".join(f"{m:>19}" for m in MODES) + "".join(f"{n:>18}" for n in ratio_names)]
+    for row in rows:
+        ms = row["ms"]
+        cells = "".join(f"{ms[m]:>19.2f}" if ms[m] is not None else f"{'-':>19}" for m in MODES)
+        ratios = "".join(f"{_ratio(ms[a], ms[b]):>18}" for a, b in RATIOS)
+        lines.append(f"{row['scenario']:<{width}}  {row['latency']:<7} {row['metric']:<6}"
+                     f"{cells}{ratios}")
+    lines.append("")
+    lines.append(format_counts(results, width))
+    return "\n".join(lines)
+
+
+def format_counts(results: list[dict], width: int) -> str:
+    """Per scenario and mode, the protocol work behind the latencies (sums over seeds)."""
+    keys = ("produce_errors", "metadata_requests", "hints_applied", "fetch_errors",
+            "follower_unknown_epoch", "produce_failed")
+    lines = [f"{'scenario':<{width}}  {'mode':<19}" + "".join(f"{k:>23}" for k in keys)
+             + f"{'violated':>10}"]
+    for name in dict.fromkeys(r["scenario"] for r in results):
+        for mode in MODES:
+            mine = [r for r in results if r["scenario"] == name and r["mode"] == mode]
+            sums = "".join(f"{sum(r['counts'][k] for r in mine):>23}" for k in keys)
+            checked = [r["violated"] for r in mine if r["violated"] is not None]
+            violated = "-" if not checked else (",".join(sorted({v for vs in checked for v in vs}))
+                                                or "none")
+            lines.append(f"{name:<{width}}  {mode:<19}{sums}{violated:>10}")
+    return "\n".join(lines)
+
+
+# -- the latency-over-time plots ------------------------------------------------------------
+def plot_latency(results: list[dict], out_dir: str) -> list[str]:
+    """One PNG per mode: per scenario, produce (and end-to-end) latency over time for the
+    first seed, with the leader moves marked. Returns the paths written."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise RuntimeError("matplotlib is needed for the plots; "
+                           "install it with `pip install matplotlib`") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r["scenario"] for r in results))
+    paths = []
+    for mode in MODES:
+        firsts = [min((r for r in results if r["scenario"] == n and r["mode"] == mode),
+                      key=lambda r: r["seed"]) for n in names]
+        fig, axes = plt.subplots(len(firsts), 1, figsize=(11, 3.2 * len(firsts)), squeeze=False)
+        for ax, result in zip(axes[:, 0], firsts):
+            _draw_run(ax, result)
+        fig.suptitle(f"leader_discovery = {mode}")
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"latency-{mode}.png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def _draw_run(ax, result: dict) -> None:
+    styles = {"produce": ("tab:blue", "produce"), "e2e": ("tab:purple", "end-to-end")}
+    for kind, (color, label) in styles.items():
+        points = result["series"][kind]
+        if not points:
+            continue
+        xs = [p[0] for p in points]
+        ax.plot(xs, [p[2] for p in points], color=color, lw=0.9, label=f"{label} max")
+        ax.plot(xs, [p[1] for p in points], color=color, lw=0.6, ls=":", label=f"{label} median")
+    colors = {"controlled_shutdown": "tab:red", "restart": "tab:green", "crash": "black"}
+    seen, labelled = set(), set()
+    for t_us, action, _target in result["faults"]:
+        if (t_us, action) in seen:
+            continue  # a move of many partitions at one instant is one mark
+        seen.add((t_us, action))
+        ax.axvline(t_us / 1e6, color=colors.get(action, "tab:orange"), lw=0.8, ls="--",
+                   label=None if action in labelled else action)
+        labelled.add(action)
+    ax.axvline(WARMUP_US / 1e6, color="grey", lw=0.5)
+    ax.set_yscale("log")
+    ax.set_xlabel("batch created at (s)")
+    ax.set_ylabel("latency (ms)")
+    ax.set_title(f"{result['scenario']} (seed {result['seed']})", fontsize=9)
+    ax.legend(fontsize=7, loc="upper right")

@@ -1,0 +1,263 @@
+"""The sweep section of an HTML report: violation-rate heatmaps, latency vs parameter, failing seeds.
+
+Contract: `render_sweep_section(dir)` reads DIR/sweep.json (written by `epochsim sweep`) and
+returns an HTML fragment (no <html>/<body>): per scenario, a heatmap of each broken invariant's
+violation rate over the first two grid keys that vary (one panel per combination of the other
+keys, at most `MAX_PANELS`), or a rate-vs-value plot with Wilson 95% bars when only one key
+varies; the median over runs of the per-run produce p99 (bars from median to 90th percentile)
+against a varying key (numeric ones first); the cell table; and the failing seeds with their repro lines.
+Pictures are embedded base64 PNGs drawn headless. It reads only sweep.json, never the model,
+so a sweep run elsewhere can be reported here. Same sweep.json, same fragment.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import itertools
+import json
+import os
+from html import escape
+
+from reports.style import drawing, new_figure
+
+MAX_PANELS = 6
+MAX_SERIES = 8
+MAX_FAILING_ROWS = 60
+P99 = "produce_latency_p99_ms"
+
+
+class SweepData:
+    """sweep.json with lookups by (scenario, params) and (scenario, cell, invariant)."""
+
+    def __init__(self, doc: dict):
+        self.doc = doc
+        self.grid = doc["spec"].get("grid", {})
+        self.keys = list(doc.get("grid_keys") or self.grid)
+        self.varying = [k for k in self.keys if len(self.grid.get(k, [])) > 1]
+        self.cell_of = {(c["scenario"], _canon(c["params"])): c["cell"] for c in doc["cells"]}
+        self.rates = {(r["scenario"], r["cell"], r["invariant"]): r
+                      for r in doc["violation_rates"]}
+        self.metrics = {(m["scenario"], m["cell"]): m for m in doc["cell_metrics"]}
+
+    def broken(self, scenario: str) -> list[str]:
+        return sorted({r["invariant"] for r in self.doc["violation_rates"]
+                       if r["scenario"] == scenario and r["violations"]})
+
+    def cell(self, scenario: str, params: dict) -> str | None:
+        return self.cell_of.get((scenario, _canon(params)))
+
+    def panels(self, fixed_keys: list[str]) -> list[dict]:
+        """Combinations of the values of `fixed_keys` (at most MAX_PANELS)."""
+        combos = itertools.product(*(self.grid[k] for k in fixed_keys))
+        return [dict(zip(fixed_keys, c)) for c in itertools.islice(combos, MAX_PANELS)]
+
+
+def _canon(params: dict) -> str:
+    return json.dumps(params, sort_keys=True)
+
+
+def _label(value) -> str:
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _img(uri: str, alt: str) -> str:
+    return f'<img alt="{escape(alt)}" src="{uri}">'
+
+
+def _panel_title(panel: dict) -> str:
+    return ", ".join(f"{k} = {_label(v)}" for k, v in panel.items())
+
+
+# -- pictures --------------------------------------------------------------------------------
+
+def heatmap(data: SweepData, scenario: str, invariant: str, panel: dict) -> str:
+    """Rate of `invariant` over the first two varying keys, others fixed at `panel`."""
+    ky, kx = data.varying[0], data.varying[1]
+    ys, xs = data.grid[ky], data.grid[kx]
+    grid = [[None] * len(xs) for _ in ys]
+    for i, y in enumerate(ys):
+        for j, x in enumerate(xs):
+            cell = data.cell(scenario, {**panel, ky: y, kx: x})
+            rate = data.rates.get((scenario, cell, invariant))
+            grid[i][j] = rate
+    with drawing():
+        fig = new_figure(1.4 + 1.1 * len(xs), 1.2 + 0.55 * len(ys))
+        ax = fig.add_subplot(1, 1, 1)
+        values = [[r["rate"] if r else float("nan") for r in row] for row in grid]
+        image = ax.imshow(values, vmin=0.0, vmax=1.0, cmap="Reds", aspect="auto")
+        for i, row in enumerate(grid):
+            for j, r in enumerate(row):
+                if r:
+                    text = f"{100 * r['rate']:.0f}%\n[{100 * r['ci_low']:.0f}-{100 * r['ci_high']:.0f}]"
+                    ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                            color="white" if r["rate"] > 0.55 else "black")
+        ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
+        ax.set_yticks(range(len(ys)), [_label(y) for y in ys])
+        ax.set_xlabel(kx)
+        ax.set_ylabel(ky)
+        title = invariant + (f"  ({_panel_title(panel)})" if panel else "")
+        ax.set_title(title)
+        fig.colorbar(image, ax=ax, fraction=0.05, label="violation rate")
+        fig.tight_layout()
+        return _png(fig)
+
+
+def rate_plot(data: SweepData, scenario: str, invariants: list[str], panel: dict) -> str:
+    """Rate of each invariant against the one varying key, with Wilson 95% bars."""
+    key = data.varying[0]
+    xs = data.grid[key]
+    with drawing():
+        fig = new_figure(5.5, 2.8)
+        ax = fig.add_subplot(1, 1, 1)
+        for n, inv in enumerate(invariants):
+            pts = [(i, data.rates.get((scenario, data.cell(scenario, {**panel, key: x}), inv)))
+                   for i, x in enumerate(xs)]
+            pts = [(i, r) for i, r in pts if r]
+            ax.errorbar([i + 0.06 * n for i, _ in pts], [r["rate"] for _, r in pts],
+                        yerr=[[r["rate"] - r["ci_low"] for _, r in pts],
+                              [r["ci_high"] - r["rate"] for _, r in pts]],
+                        marker="o", capsize=3, label=inv)
+        ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
+        ax.set_xlabel(key)
+        ax.set_ylabel("violation rate")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        return _png(fig)
+
+
+def x_key(data: SweepData) -> str:
+    """The varying key for an x axis: numeric values first, then the most values."""
+    def rank(key):
+        values = data.grid[key]
+        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+        return (numeric, len(values))
+    return max(data.varying, key=rank)  # max keeps the first of equals: grid order
+
+
+def latency_plot(data: SweepData, scenario: str) -> str:
+    """Median over runs of the per-run p99 against `x_key`, one line per combination of the
+    other varying keys; bars reach the 90th percentile of the per-run p99s."""
+    key = x_key(data)
+    others = [k for k in data.varying if k != key]
+    xs = data.grid[key]
+    with drawing():
+        fig = new_figure(5.5, 3.0)
+        ax = fig.add_subplot(1, 1, 1)
+        combos = itertools.islice(itertools.product(*(data.grid[k] for k in others)), MAX_SERIES)
+        for n, combo in enumerate(combos):
+            fixed = dict(zip(others, combo))
+            pts = []
+            for i, x in enumerate(xs):
+                m = data.metrics.get((scenario, data.cell(scenario, {**fixed, key: x})), {})
+                if m.get(f"median_{P99}") is not None:
+                    pts.append((i, m[f"median_{P99}"], m.get(f"p90_{P99}") or m[f"median_{P99}"]))
+            if pts:
+                # a small shift per line keeps overlapping bars apart
+                ax.errorbar([p[0] + 0.04 * n for p in pts], [p[1] for p in pts],
+                            yerr=[[0] * len(pts), [p[2] - p[1] for p in pts]], marker="o",
+                            capsize=3, label=_panel_title(fixed) or None)
+        ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
+        ax.set_xlabel(key)
+        ax.set_ylabel("produce p99 (ms), median over runs")
+        if others:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        return _png(fig)
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _rate_html(r: dict | None) -> str:
+    if not r:
+        return "-"
+    text = f"{100 * r['rate']:.1f}% [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
+    return f'<span class="bad">{text}</span>' if r["violations"] else escape(text)
+
+
+def cell_table(data: SweepData, scenario: str) -> str:
+    broken = data.broken(scenario)
+    rows = []
+    for c in (c for c in data.doc["cells"] if c["scenario"] == scenario):
+        m = data.metrics.get((scenario, c["cell"]), {})
+        p99 = m.get(f"median_{P99}")
+        rows.append([f"<code>{escape(c['cell'])}</code>"]
+                    + [escape(_label(c["params"].get(k))) for k in data.keys]
+                    + [escape(str(m.get("runs", 0)))]
+                    + [_rate_html(data.rates.get((scenario, c["cell"], inv))) for inv in broken]
+                    + ["-" if p99 is None else f"{p99:.1f}"])
+    return _table(["cell", *data.keys, "runs", *broken, "p99 ms (median)"], rows)
+
+
+def failing_table(data: SweepData, scenario: str) -> str:
+    params = {c["cell"]: c["params"] for c in data.doc["cells"] if c["scenario"] == scenario}
+    rows = []
+    for f in (f for f in data.doc["failing"] if f["scenario"] == scenario):
+        if len(rows) >= MAX_FAILING_ROWS:
+            break
+        shown = ", ".join(f"{k} = {_label(v)}" for k, v in params.get(f["cell"], {}).items())
+        trace = f"<code>{escape(f['trace_dir'])}</code>" if f.get("trace_dir") else "not kept"
+        rows.append([escape(f["invariant"]), escape(shown), escape(str(f["seed"])),
+                     escape(f.get("first_message") or ""),
+                     f"<code>{escape(f['repro'])}</code>", trace])
+    if not rows:
+        return '<p class="ok">No run broke an invariant.</p>'
+    return _table(["invariant", "cell", "seed", "first violation", "repro", "trace"], rows)
+
+
+# -- the section -----------------------------------------------------------------------------
+
+def _pictures(data: SweepData, scenario: str) -> list[str]:
+    broken = data.broken(scenario)
+    parts = []
+    if len(data.varying) >= 2:
+        panels = data.panels(data.varying[2:])
+        for inv in broken:
+            parts += [_img(heatmap(data, scenario, inv, p), f"{inv} rate heatmap") for p in panels]
+    elif len(data.varying) == 1 and broken:
+        parts.append(_img(rate_plot(data, scenario, broken, {}), "violation rates"))
+    if data.varying:
+        parts.append(_img(latency_plot(data, scenario), "produce p99 against the grid"))
+    return parts
+
+
+def _header(doc: dict) -> list[str]:
+    spec, totals = doc["spec"], doc["totals"]
+    parts = [f"<h1>Sweep {escape(spec.get('name', ''))}</h1>"]
+    if spec.get("description"):
+        parts.append(f"<p>{escape(spec['description'])}</p>")
+    parts.append(f"<p>{totals['runs']} runs over {len(doc['cells'])} cells "
+                 f"({spec.get('seeds')} seeds from {spec.get('first_seed')}); "
+                 f"{totals['violating_runs']} runs broke an invariant. Rates show the Wilson "
+                 "95% interval in brackets.</p>")
+    for m in doc.get("replay_mismatches", []):
+        parts.append(f'<p class="bad">Not deterministic: {escape(m["scenario"])}-'
+                     f'{escape(m["cell"])} seed {m["seed"]} replayed to a different trace.</p>')
+    return parts
+
+
+def render_sweep_section(path: str) -> str:
+    """The HTML fragment for the sweep in directory `path` (see the module contract)."""
+    with open(os.path.join(path, "sweep.json"), encoding="utf-8") as fh:
+        doc = json.load(fh)
+    data = SweepData(doc)
+    parts = _header(doc)
+    for base in doc["spec"]["scenarios"]:
+        name = base["name"]
+        parts.append(f"<h2>{escape(name)} <span class=\"muted\">({escape(base['path'])})</span></h2>")
+        parts += _pictures(data, name)
+        parts += [cell_table(data, name), "<h3>Failing seeds</h3>", failing_table(data, name)]
+    return "\n".join(parts)
