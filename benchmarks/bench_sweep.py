@@ -12,9 +12,10 @@ temporary directory), so the figures compare only how the chunks are farmed out:
 - spark:  `epochsim.sweep.spark_job.ChunkExecutor` on a local[2] session (one single-task job per
           chunk, J in flight). Session start-up is reported on its own: it is paid once per
           sweep, whatever its size.
-Each mode runs --repeats times, interleaved (single, pool, spark, single, ...) so a change in
-machine load hits all three; the best rate of each is reported. The three modes must agree on
-every (cell, seed) -> trace digest, or the benchmark fails.
+Each mode runs --repeats times (default 3), interleaved and in rotating order, so a change in
+machine load hits all three alike; the median and best rate of each are reported, and the
+goals are judged on the medians. The modes must agree on every (cell, seed) -> trace digest;
+if they do not, the benchmark says so and exits 1.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import multiprocessing
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -35,6 +37,7 @@ from epochsim.sweep.worker import run_chunk
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SPEC = os.path.join(ROOT, "scenarios", "sweeps", "demo.toml")
 WORKERS = 2
+MODES = ["single", "pool", "spark"]
 
 
 class Workload:
@@ -96,11 +99,11 @@ def run_spark(work: Workload, sink: Sink, spark, in_flight: int | None) -> float
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spec", default=DEFAULT_SPEC)
-    parser.add_argument("--seeds", type=int, default=300, help="seeds per cell (default 300)")
+    parser.add_argument("--seeds", type=int, default=200, help="seeds per cell (default 200)")
     parser.add_argument("--seeds-per-task", type=int, default=20)
     parser.add_argument("--in-flight", type=int, default=None,
                         help="Spark jobs in flight (default: task slots + 1)")
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
 
     from epochsim.sweep.spark_job import start_session
@@ -113,45 +116,56 @@ def main(argv: list[str] | None = None) -> int:
     spark, _ = start_session(f"local[{WORKERS}]")
     start_s = time.perf_counter() - t0
     print(f"spark session start: {start_s:.1f} s", flush=True)
-    best: dict[str, float] = {}
-    digests: dict[str, dict] = {}
+    rates: dict[str, list] = {"single": [], "pool": [], "spark": []}
+    digests: dict = {}
+    differ = 0
     try:
         for rep in range(args.repeats):
-            for mode in ("single", "pool", "spark"):
-                sink = Sink(work.spec.grid)
-                try:
-                    if mode == "single":
-                        secs = run_single(work, sink)
-                    elif mode == "pool":
-                        secs = run_pool(work, sink)
-                    else:
-                        secs = run_spark(work, sink, spark, args.in_flight)
-                finally:
-                    sink.close()
-                rate = work.runs / secs
-                print(f"  repeat {rep + 1} {mode:<6} {secs:7.1f} s  {rate:6.2f} runs/s", flush=True)
-                best[mode] = max(best.get(mode, 0.0), rate)
-                digests.setdefault(mode, sink.digests)
-                if sink.digests != digests[mode] or sink.digests != digests["single"]:
-                    print(f"FAIL: {mode} rows differ from the single-process rows", file=sys.stderr)
-                    return 1
+            order = MODES[rep % 3:] + MODES[:rep % 3]  # rotate, so load drift hits each mode
+            for mode in order:
+                secs, got = run_mode(mode, work, spark, args.in_flight)
+                rates[mode].append(work.runs / secs)
+                print(f"  repeat {rep + 1} {mode:<6} {secs:7.1f} s  {rates[mode][-1]:6.2f} runs/s",
+                      flush=True)
+                digests = digests or got
+                differ += sum(1 for k in got if got[k] != digests.get(k))
     finally:
         spark.stop()
-    report(best, work.runs, start_s)
-    return 0
+    report(rates, work.runs, start_s)
+    if differ:
+        # in a tree being edited while the benchmark runs, a changed module explains this
+        print(f"WARNING: {differ} rows differ between modes (a determinism bug, or code that "
+              "changed while the benchmark ran)", file=sys.stderr)
+    return 1 if differ else 0
 
 
-def report(best: dict, runs: int, start_s: float) -> None:
-    print(f"\n{'mode':<8}{'runs/s':>9}{'vs single':>11}{'vs pool':>9}")
-    for mode in ("single", "pool", "spark"):
-        print(f"{mode:<8}{best[mode]:9.2f}{best[mode] / best['single']:10.2f}x"
-              f"{best[mode] / best['pool']:8.2f}x")
-    spark_e2e = runs / (runs / best["spark"] + start_s)
+def run_mode(mode: str, work: Workload, spark, in_flight) -> tuple[float, dict]:
+    sink = Sink(work.spec.grid)
+    try:
+        if mode == "single":
+            secs = run_single(work, sink)
+        elif mode == "pool":
+            secs = run_pool(work, sink)
+        else:
+            secs = run_spark(work, sink, spark, in_flight)
+    finally:
+        sink.close()
+    return secs, sink.digests
+
+
+def report(rates: dict, runs: int, start_s: float) -> None:
+    """Median and best of each mode, and the ratios of the medians."""
+    med = {m: statistics.median(r) for m, r in rates.items()}
+    print(f"\n{'mode':<8}{'median runs/s':>14}{'best':>8}{'vs single':>11}{'vs pool':>9}")
+    for mode in MODES:
+        print(f"{mode:<8}{med[mode]:14.2f}{max(rates[mode]):8.2f}"
+              f"{med[mode] / med['single']:10.2f}x{med[mode] / med['pool']:8.2f}x")
+    spark_e2e = runs / (runs / med["spark"] + start_s)
     print(f"spark including its {start_s:.1f} s session start: {spark_e2e:.2f} runs/s "
-          f"({spark_e2e / best['pool']:.2f}x pool)")
-    ok_pool = best["spark"] >= 0.9 * best["pool"]
-    ok_single = best["spark"] >= 1.7 * best["single"]
-    print(f"goals: spark >= 0.9x pool: {'met' if ok_pool else 'NOT met'}; "
+          f"({spark_e2e / med['pool']:.2f}x pool)")
+    ok_pool = med["spark"] >= 0.9 * med["pool"]
+    ok_single = med["spark"] >= 1.7 * med["single"]
+    print(f"goals (medians): spark >= 0.9x pool: {'met' if ok_pool else 'NOT met'}; "
           f"spark >= 1.7x single: {'met' if ok_single else 'NOT met'}")
 
 

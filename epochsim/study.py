@@ -231,6 +231,7 @@ def plot_latency(results: list[dict], out_dir: str) -> list[str]:
     import matplotlib.pyplot as plt
 
     names = list(dict.fromkeys(r["scenario"] for r in results))
+    limits = {n: _y_limits([r for r in results if r["scenario"] == n]) for n in names}
     paths = []
     for mode in MODES:
         firsts = [min((r for r in results if r["scenario"] == n and r["mode"] == mode),
@@ -238,6 +239,7 @@ def plot_latency(results: list[dict], out_dir: str) -> list[str]:
         fig, axes = plt.subplots(len(firsts), 1, figsize=(11, 3.2 * len(firsts)), squeeze=False)
         for ax, result in zip(axes[:, 0], firsts):
             _draw_run(ax, result)
+            ax.set_ylim(*limits[result["scenario"]])  # the same scale in every mode's PNG
         fig.suptitle(f"leader_discovery = {mode}")
         fig.tight_layout()
         path = os.path.join(out_dir, f"latency-{mode}.png")
@@ -245,6 +247,13 @@ def plot_latency(results: list[dict], out_dir: str) -> list[str]:
         plt.close(fig)
         paths.append(path)
     return paths
+
+
+def _y_limits(results: list[dict]) -> tuple[float, float]:
+    points = [p for r in results for kind in ("produce", "e2e") for p in r["series"][kind]]
+    low = min((p[1] for p in points), default=1.0)
+    high = max((p[2] for p in points), default=10.0)
+    return max(low * 0.8, 0.01), high * 1.25
 
 
 def _draw_run(ax, result: dict) -> None:

@@ -9,9 +9,7 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT, scenario_path
-
-# Update on purpose only, when a change is meant to alter behaviour (and say so in the commit).
-GOLDEN_FILE = os.path.join(os.path.dirname(__file__), "golden_digests.json")
+from tests.golden import GOLDEN_FILE, compute  # update on purpose: python -m tests.golden --update
 
 
 def _digest_in_subprocess(name: str, seed: int, hash_seed: str, tmp) -> str:
@@ -49,11 +47,9 @@ def test_stored_trace_digest_matches_verdict(tmp_path):
 
 
 def test_golden_digests():
-    from epochsim.runner import run_scenario
-    from scenarios.schema import load_scenario
     with open(GOLDEN_FILE) as fh:
         golden = json.load(fh)
-    for key, digest in sorted(golden.items()):
-        name, seed = key.rsplit("@", 1)
-        got = run_scenario(load_scenario(scenario_path(name)), int(seed))["trace_digest"]
-        assert got == digest, f"{key}: behaviour changed; if on purpose, update {GOLDEN_FILE}"
+    got = compute()
+    assert set(got) == set(golden)
+    for key in sorted(golden):
+        assert got[key] == golden[key], f"{key}: behaviour changed; if on purpose, run python -m tests.golden --update"

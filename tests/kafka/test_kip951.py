@@ -1,0 +1,280 @@
+"""KIP-951 leader discovery: the client rules of ref §3.1/§3.3, the broker hint of §1.3, the
+connection model, the scenario pair with its planted mutants, and the study's determinism."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from types import SimpleNamespace
+
+import pytest
+
+from epochsim.runner import run_scenario
+from scenarios.schema import load_scenario, parse_scenario
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.broker_data import BrokerData
+from sim.kafka.client_metadata import ClientMetadata
+from sim.kafka.connection import RequestQueue, least_loaded_node
+from sim.kafka.messages import Batch, MetadataResponse
+from sim.kafka.producer import PendingBatch, Producer
+from sim.kafka.profiles import resolve_protocol
+from tests.conftest import scenario_path
+
+
+class _Owner:
+    def __init__(self):
+        self.events = []
+
+    def emit(self, kind, fields):
+        self.events.append((kind, fields))
+
+
+def _meta(mutant: str = "") -> ClientMetadata:
+    """A client that knows t-0 at (b1, epoch 3), t-1 at (b2, epoch 0), brokers 1..3."""
+    meta = ClientMetadata(_Owner(), resolve_protocol("3.7", mutant=mutant))
+    meta.apply_response(MetadataResponse(1, (1, 2, 3), (("t-0", 7, 1, 3), ("t-1", 7, 2, 0))), "b1")
+    return meta
+
+
+# -- ClientMetadata.apply_hint (ref §3.3.2) ----------------------------------------------
+def test_hint_accepted_when_strictly_newer_and_node_known():
+    meta = _meta()
+    assert meta.apply_hint("t-0", 2, 4, (), "b1")
+    assert meta.leader("t-0") == (2, 4)
+    kind, fields = meta.owner.events[-1]
+    assert kind == V.CLIENT_EPOCH and fields["source"] == "hint" and fields["previous_epoch"] == 3
+    assert meta.leader("t-1") == (2, 0), "a hint for one partition keeps the others (KAFKA-16012)"
+
+
+@pytest.mark.parametrize("epoch", [3, 2])
+def test_equal_or_older_hint_is_ignored(epoch):
+    meta = _meta()
+    assert not meta.apply_hint("t-0", 2, epoch, (), "b1")
+    assert meta.leader("t-0") == (1, 3)
+
+
+@pytest.mark.parametrize("leader,epoch,endpoints,tp", [
+    (9, 4, (), "t-0"),     # node in neither the cluster nodes nor the NodeEndpoints
+    (-1, 4, (), "t-0"),    # leader unknown to the broker
+    (2, -1, (), "t-0"),    # epoch unknown to the broker
+    (2, 4, (), "t-9"),     # partition not cached
+])
+def test_incomplete_or_unusable_hint_is_ignored(leader, epoch, endpoints, tp):
+    meta = _meta()
+    assert not meta.apply_hint(tp, leader, epoch, endpoints, "b1")
+
+
+def test_hint_node_from_node_endpoints_joins_the_known_nodes():
+    meta = _meta()
+    assert meta.apply_hint("t-0", 4, 4, (4,), "b1")
+    assert meta.leader("t-0") == (4, 4) and 4 in meta.brokers
+
+
+def test_mutant_hint_accepts_equal_epoch():
+    assert _meta("hint_accepts_equal_epoch").apply_hint("t-0", 2, 3, (), "b1")
+
+
+def test_metadata_never_moves_a_client_back_and_equal_is_accepted():
+    meta = _meta()
+    meta.apply_hint("t-0", 2, 4, (), "b2")
+    meta.apply_response(MetadataResponse(2, (1, 2, 3), (("t-0", 7, 1, 3),)), "b3")  # lagging broker
+    assert meta.leader("t-0") == (2, 4)
+    assert meta.owner.events[-1][0] == V.METADATA_REJECTED
+    meta.apply_response(MetadataResponse(3, (1, 2, 3), (("t-0", 7, 3, 4),)), "b2")
+    assert meta.leader("t-0") == (3, 4), "an equal epoch is accepted (ref §3.1)"
+
+
+def test_mutant_client_accepts_stale_metadata():
+    meta = _meta("client_accepts_stale_metadata")
+    meta.apply_response(MetadataResponse(2, (1, 2, 3), (("t-0", 7, 1, 2),)), "b3")
+    assert meta.leader("t-0") == (1, 2)
+
+
+# -- the producer's retry timing (ref §3.3.4, §0) ------------------------------------------
+def _producer_stub(discovery: str, now_us: int = 0):
+    return SimpleNamespace(discovery=discovery, now_us=now_us, queues={"t-0": []})
+
+
+def _retried(stub, attempts: int, epoch_seen: int, retry_at_us: int) -> PendingBatch:
+    pb = PendingBatch(Batch("p1#0", "p1", 1, 0), "t-0")
+    pb.attempts, pb.retry_at_us, pb.current_leader_epoch = attempts, retry_at_us, epoch_seen
+    stub.queues["t-0"].append(pb)
+    return pb
+
+
+def test_first_retry_after_an_epoch_advance_skips_the_backoff_later_ones_do_not():
+    stub = _producer_stub("kip951")
+    pb = _retried(stub, attempts=0, epoch_seen=-1, retry_at_us=0)
+    assert Producer._ready_batch(stub, "t-0", 3) is pb  # first send at epoch 3
+    pb.attempts, pb.retry_at_us = 1, 100_000  # failed, backing off
+    assert Producer._ready_batch(stub, "t-0", 3) is None, "no newer leader: wait the backoff"
+    assert Producer._ready_batch(stub, "t-0", 4) is pb, "first retry after the advance goes now"
+    pb.attempts, pb.retry_at_us = 2, 300_000
+    assert Producer._ready_batch(stub, "t-0", 4) is None, "later retries to epoch 4 back off"
+
+
+def test_metadata_mode_always_waits_the_backoff():
+    stub = _producer_stub("metadata")
+    _retried(stub, attempts=1, epoch_seen=3, retry_at_us=100_000)
+    assert Producer._ready_batch(stub, "t-0", 4) is None
+
+
+def test_backoff_is_exponential_with_jitter_and_capped():
+    spec = {"retry_backoff_ms": 100, "retry_backoff_max_ms": 1000}
+    stream = random.Random(5)
+    stub = SimpleNamespace(spec=spec, rng=lambda _name: stream)
+    first = [Producer._backoff_us(stub, 1) for _ in range(200)]
+    assert 80_000 <= min(first) and max(first) <= 120_000
+    capped = [Producer._backoff_us(stub, 9) for _ in range(200)]
+    assert max(capped) <= 1_000_000 and min(capped) >= 800_000
+
+
+# -- the broker's hint (ref §1.3) and NodeEndpoints ----------------------------------------
+def _broker_stub(produce_epoch_check: bool = False):
+    stub = SimpleNamespace(protocol=resolve_protocol("3.7", {"produce_epoch_check": produce_epoch_check}),
+                           partitions={"t-0": SimpleNamespace(leader=2, leader_epoch=5)},
+                           metadata={"t-1": (7, 3, 8)}, alive_brokers=(1, 2))
+    return stub
+
+
+def test_hint_comes_from_the_hosted_partition_then_the_metadata_cache():
+    stub = _broker_stub()
+    hint = BrokerData.leader_hint
+    assert hint(stub, "t-0", E.NOT_LEADER_OR_FOLLOWER) == (2, 5)
+    assert hint(stub, "t-1", E.FENCED_LEADER_EPOCH) == (3, 8)
+    assert hint(stub, "t-2", E.NOT_LEADER_OR_FOLLOWER) == (-1, -1)
+    assert hint(stub, "t-0", E.UNKNOWN_LEADER_EPOCH) is None
+
+
+def test_produce_hints_fenced_only_under_kip359():
+    assert BrokerData.leader_hint(_broker_stub(), "t-0", E.FENCED_LEADER_EPOCH, produce=True) is None
+    assert BrokerData.leader_hint(_broker_stub(True), "t-0", E.FENCED_LEADER_EPOCH, produce=True) == (2, 5)
+
+
+def test_node_endpoints_name_only_leaders_the_broker_knows_alive():
+    assert BrokerData.node_endpoints(_broker_stub(), [(2, 5), (3, 8), None, (-1, -1)]) == (2,)
+
+
+# -- connections (HOL blocking) ------------------------------------------------------------
+class _Base:
+    def send(self, dst, kind, body):
+        self.sent.append((dst, kind))
+        return len(self.sent)
+
+
+class _QueueStub(RequestQueue, _Base):
+    def __init__(self):
+        self.cluster = {"request_service_us": 100}
+        self.sent, self.timers, self.handled = [], deque(), []
+        self.init_request_queue()
+
+    def set_timer(self, delay_us, name, data):
+        self.timers.append((delay_us, data))
+
+    def dispatch(self, msg):
+        self.handled.append(msg.body.corr)
+
+    def serve(self):
+        _delay, msg = self.timers.popleft()
+        self.on_request_served(msg)
+
+
+def _msg(kind, src, corr, batches=0, acks=-1):
+    body = SimpleNamespace(corr=corr, acks=acks, partitions=tuple(range(batches)))
+    return SimpleNamespace(kind=kind, src=src, body=body)
+
+
+def test_metadata_waits_behind_a_parked_produce_on_the_same_connection():
+    q = _QueueStub()
+    assert q.enqueue_request(_msg("Produce", "p1", 1, batches=10))
+    assert q.enqueue_request(_msg("Metadata", "p1", 2))
+    assert q.enqueue_request(_msg("Metadata", "k1", 3))
+    assert not q.enqueue_request(_msg("LeaderAndIsr", "c1", 4)), "control requests bypass"
+    assert q.timers[0][0] == 100 * (1 + 0.2 * 10), "service grows with the batches"
+    q.serve()
+    q.serve()  # k1's Metadata: its connection is free
+    assert q.handled == [1, 3] and not q.timers, "p1's Metadata waits for the Produce answer"
+    q.send("p1", "ProduceResponse", None)  # the parked acks=all Produce completes
+    q.serve()
+    assert q.handled == [1, 3, 2]
+
+
+def test_least_loaded_node_prefers_an_idle_node_then_the_fewest_in_flight():
+    load = {1: 2, 2: 0, 3: 1}.get
+    assert least_loaded_node((1, 2, 3), load, 5, offset=0) == 2
+    assert least_loaded_node((1, 3), load, 5, offset=0) == 3
+    assert least_loaded_node((1, 3), lambda n: 5, 5, offset=1) is None
+
+
+# -- scenarios: the lagging broker and the planted mutants ---------------------------------
+def _run(name: str, seed: int = 1, overrides: dict | None = None, keep: bool = False) -> dict:
+    return run_scenario(load_scenario(scenario_path(name), overrides), seed, keep_events=keep)
+
+
+@pytest.mark.parametrize("mode", ["kip951", "metadata"])
+def test_lagging_broker_never_moves_clients_back(mode):
+    verdict = _run("kip951-lagging-broker", overrides={"protocol.leader_discovery": mode},
+                   keep=True)
+    assert verdict["violated"] == [], verdict["violations"][:2]
+    kinds = [ev["kind"] for ev in verdict["_events"]]
+    assert kinds.count(V.METADATA_REJECTED) > 0, "clients must actually meet the stale metadata"
+    assert kinds.count(V.CONSUME) > 0
+
+
+def test_lagging_broker_consumer_takes_the_fetch_hint():
+    events = _run("kip951-lagging-broker", keep=True)["_events"]
+    hints = [ev for ev in events if ev["kind"] == V.FETCH_ERROR and ev["action"] == "hint"]
+    assert hints and all(ev["node"] == "k1" for ev in hints)
+
+
+def test_client_accepts_stale_metadata_mutant_regresses():
+    assert "client_leader_epoch_regression" in _run("client-stale-metadata-mutant")["violated"]
+    verdict = _run("kip951-lagging-broker", overrides={
+        "protocol.leader_discovery": "metadata", "protocol.mutant": "client_accepts_stale_metadata"})
+    assert "client_leader_epoch_regression" in verdict["violated"]
+
+
+def test_hint_accepts_equal_epoch_mutant_is_caught_and_the_fix_holds():
+    assert _run("kip951-hint-equal-epoch-mutant")["violated"] == ["leader_hint_misapplied"]
+    assert _run("kip951-hint-equal-epoch-mutant", overrides={"protocol.mutant": ""})["violated"] == []
+
+
+# -- the study -----------------------------------------------------------------------------
+TINY = """
+name = "tiny-move"
+expect = "pass"
+faults = [
+  { at_ms = 1700, action = "move_leader", target = "t-0" },
+  { at_ms = 1700, action = "move_leader", target = "t-1" },
+  { at_ms = 1700, action = "move_leader", target = "t-2" },
+]
+[run]
+duration_ms = 2300
+settle_ms = 200
+[protocol]
+profile = "3.7"
+isr_shrink_bumps_epoch = false
+[cluster]
+min_insync_replicas = 2
+[[topics]]
+name = "t"
+partitions = 3
+[[producers]]
+topic = "t"
+records_per_sec = 3000
+start_ms = 1000
+stop_ms = 2100
+[network]
+latency = { dist = "uniform", min_ms = 0.25, max_ms = 0.75 }
+"""
+
+
+def test_study_table_is_deterministic_and_kip951_beats_the_backoff():
+    from epochsim import study
+    jobs = study.study_jobs([parse_scenario(TINY, "tiny.toml")], seeds=1)
+    first, second = study.run_study(jobs), study.run_study(jobs)
+    assert study.format_table(first) == study.format_table(second)
+    assert [r["trace_digest"] for r in first] == [r["trace_digest"] for r in second]
+    worst = {r["mode"]: r["produce"]["max"] for r in first}
+    assert worst["kip951"] < worst["metadata"]
