@@ -48,8 +48,8 @@ def register(subs) -> None:
     p.add_argument("--target", metavar="INVARIANT",
                    help="the invariant to break (default: the scenario's expected violation, "
                         "else any); 'any' for any invariant")
-    p.add_argument("--max-faults", type=positive_int, default=6,
-                   help="most fault episodes per generated schedule (default 6)")
+    p.add_argument("--max-faults", type=positive_int, default=8,
+                   help="most fault episodes per generated schedule (default 8)")
     p.add_argument("--shrink-runs", type=positive_int, default=400,
                    help="most runs hypothesis may spend shrinking (default 400)")
     p.add_argument("--differential", action="store_true",

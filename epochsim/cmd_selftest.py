@@ -28,15 +28,15 @@ counterexample, and report the matrix; then run the same budget against the corr
 (each base without its mutant), which must stay clean. Counterexamples go to OUT/<mutant>/.
 Exit 0 only if every mutant is found and the correct model is clean.
 
-  epochsim selftest --budget 300 --seed 1
+  epochsim selftest --seed 1
   epochsim selftest --mutants no_stop_replica_epoch_check,hw_ignores_isr --budget 100"""
 
 
 def register(subs) -> None:
     p = subs.add_parser("selftest", help="prove each invariant catches its planted bug",
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--budget", type=positive_int, default=300,
-                   help="generated runs per mutant and per correct-model base (default 300)")
+    p.add_argument("--budget", type=positive_int, default=2000,
+                   help="generated runs per mutant and per correct-model base (default 2000)")
     p.add_argument("--mutants", metavar="A,B", help="only these mutants (default: all)")
     p.add_argument("--seed", type=seed_arg, default=0, help="search seed (default 0)")
     p.add_argument("--out", default=os.path.join("runs", "selftest"),
@@ -106,12 +106,13 @@ def print_table(rows: list[dict], clean_rows: list[dict], args) -> None:
     width = max([len(r["mutant"]) for r in rows] + [6])
     iwidth = max([len(r["expected"]) for r in rows] + [18])
     print(f"{'mutant':<{width}}  {'invariant expected':<{iwidth}}  found  runs to 1st  "
-          f"shrunk steps  time (s)")
+          f"shrunk steps  runs in all  time (s)")
     for r in rows:
         first = "-" if r["runs_to_first"] is None else str(r["runs_to_first"])
         steps = "-" if r["steps"] is None else str(r["steps"])
         print(f"{r['mutant']:<{width}}  {r['expected']:<{iwidth}}  "
-              f"{'yes' if r['found'] else 'no':<5}  {first:>11}  {steps:>12}  {r['time_s']:>8.1f}")
+              f"{'yes' if r['found'] else 'no':<5}  {first:>11}  {steps:>12}  "
+              f"{r.get('runs', 0):>11}  {r['time_s']:>8.1f}")
         if not r["found"]:
             print(f"{'':<{width}}  why not: {r['reason']}")
     for r in clean_rows:
@@ -120,8 +121,10 @@ def print_table(rows: list[dict], clean_rows: list[dict], args) -> None:
               f"{r['time_s']:.1f}s")
     found = sum(r["found"] for r in rows)
     clean = sum(r["clean"] for r in clean_rows)
+    times = sorted(r["time_s"] for r in rows)
+    median = times[len(times) // 2] if times else 0.0
     print(f"{found}/{len(rows)} mutants found, {clean}/{len(clean_rows)} correct-model bases "
-          f"clean (budget {args.budget}, seed {args.seed})")
+          f"clean (budget {args.budget}, seed {args.seed}); median mutant {median:.1f}s")
 
 
 def _write(out: str, rows, clean_rows, args, elapsed: float) -> None:

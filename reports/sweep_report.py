@@ -3,8 +3,8 @@
 Contract: `render_sweep_section(dir)` reads DIR/sweep.json (written by `epochsim sweep`) and
 returns an HTML fragment (no <html>/<body>): per scenario, a heatmap of each broken invariant's
 violation rate over the first two grid keys that vary (one panel per combination of the other
-keys, at most `MAX_PANELS`), or a rate-vs-value plot with Wilson 95% bars when only one key
-varies; the median over runs of the per-run produce p99 (bars from median to 90th percentile)
+keys, at most `MAX_PANELS`) and the same surface of the median produce p99, or a rate-vs-value
+plot with Wilson 95% bars when only one key varies; the median over runs of the per-run produce p99 (bars from median to 90th percentile)
 against a varying key (numeric ones first); the cell table; and the failing seeds with their repro lines.
 Pictures are embedded base64 PNGs drawn headless. It reads only sweep.json, never the model,
 so a sweep run elsewhere can be reported here. Same sweep.json, same fragment.
@@ -79,32 +79,50 @@ def _panel_title(panel: dict) -> str:
 
 def heatmap(data: SweepData, scenario: str, invariant: str, panel: dict) -> str:
     """Rate of `invariant` over the first two varying keys, others fixed at `panel`."""
+    def value(cell):
+        r = data.rates.get((scenario, cell, invariant))
+        if not r:
+            return None, ""
+        return r["rate"], (f"{100 * r['rate']:.0f}%\n"
+                           f"[{100 * r['ci_low']:.0f}-{100 * r['ci_high']:.0f}]")
+    return _surface(data, scenario, panel, value, title=invariant, label="violation rate",
+                    cmap="Reds", vmax=1.0)
+
+
+def latency_heatmap(data: SweepData, scenario: str, panel: dict) -> str:
+    """Median over runs of the per-run produce p99 over the first two varying keys."""
+    def value(cell):
+        v = data.metrics.get((scenario, cell), {}).get(f"median_{P99}")
+        return (None, "") if v is None else (v, f"{v:.0f}")
+    return _surface(data, scenario, panel, value, title="produce p99 ms (median over runs)",
+                    label="ms", cmap="viridis", vmax=None)
+
+
+def _surface(data: SweepData, scenario: str, panel: dict, value, title: str, label: str,
+             cmap: str, vmax) -> str:
+    """A heatmap of `value(cell) -> (number, text)` over the first two varying keys."""
     ky, kx = data.varying[0], data.varying[1]
     ys, xs = data.grid[ky], data.grid[kx]
-    grid = [[None] * len(xs) for _ in ys]
-    for i, y in enumerate(ys):
-        for j, x in enumerate(xs):
-            cell = data.cell(scenario, {**panel, ky: y, kx: x})
-            rate = data.rates.get((scenario, cell, invariant))
-            grid[i][j] = rate
+    cells = [[value(data.cell(scenario, {**panel, ky: y, kx: x})) for x in xs] for y in ys]
+    numbers = [[float("nan") if v is None else v for v, _ in row] for row in cells]
+    top = vmax if vmax is not None else max((v for row in cells for v, _ in row
+                                             if v is not None), default=1.0) or 1.0
     with drawing():
         fig = new_figure(1.4 + 1.1 * len(xs), 1.2 + 0.55 * len(ys))
         ax = fig.add_subplot(1, 1, 1)
-        values = [[r["rate"] if r else float("nan") for r in row] for row in grid]
-        image = ax.imshow(values, vmin=0.0, vmax=1.0, cmap="Reds", aspect="auto")
-        for i, row in enumerate(grid):
-            for j, r in enumerate(row):
-                if r:
-                    text = f"{100 * r['rate']:.0f}%\n[{100 * r['ci_low']:.0f}-{100 * r['ci_high']:.0f}]"
+        image = ax.imshow(numbers, vmin=0.0, vmax=top, cmap=cmap, aspect="auto")
+        for i, row in enumerate(cells):
+            for j, (v, text) in enumerate(row):
+                if v is not None:
+                    dark = (v / top > 0.55) == (cmap == "Reds")
                     ax.text(j, i, text, ha="center", va="center", fontsize=7,
-                            color="white" if r["rate"] > 0.55 else "black")
+                            color="white" if dark else "black")
         ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
         ax.set_yticks(range(len(ys)), [_label(y) for y in ys])
         ax.set_xlabel(kx)
         ax.set_ylabel(ky)
-        title = invariant + (f"  ({_panel_title(panel)})" if panel else "")
-        ax.set_title(title)
-        fig.colorbar(image, ax=ax, fraction=0.05, label="violation rate")
+        ax.set_title(title + (f"  ({_panel_title(panel)})" if panel else ""))
+        fig.colorbar(image, ax=ax, fraction=0.05, label=label)
         fig.tight_layout()
         return _png(fig)
 
@@ -227,6 +245,7 @@ def _pictures(data: SweepData, scenario: str) -> list[str]:
         panels = data.panels(data.varying[2:])
         for inv in broken:
             parts += [_img(heatmap(data, scenario, inv, p), f"{inv} rate heatmap") for p in panels]
+        parts += [_img(latency_heatmap(data, scenario, p), "produce p99 surface") for p in panels]
     elif len(data.varying) == 1 and broken:
         parts.append(_img(rate_plot(data, scenario, broken, {}), "violation rates"))
     if data.varying:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from sim.core.faults import FaultStep
@@ -65,6 +65,7 @@ def fault(draw):
 
 
 @settings(max_examples=12, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate],  # a failure is reported as found; no long shrink
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(fault(), min_size=1, max_size=5), st.integers(0, 1000))
 def test_generated_schedules_hold_on_proposed(steps, seed):

@@ -111,7 +111,7 @@ class _Search:
         return f"{time.monotonic() - self.started:.1f}s"
 
 
-def explore(scenario, budget: int, seed: int, target: str | None = None, max_faults: int = 6,
+def explore(scenario, budget: int, seed: int, target: str | None = None, max_faults: int = 8,
             max_shrink_runs: int = 400, database=None, progress=None,
             reference=None) -> ExploreResult:
     """Search for a counterexample; see the module contract. With a `reference` scenario (the
@@ -148,8 +148,9 @@ def _run_hypothesis(space, search, budget, seed, database, key: bytes) -> None:
                       derandomize=False, suppress_health_check=list(HealthCheck),
                       verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)
 
-    @hypothesis_seed(seed)
+    # settings outermost: @seed alone would switch the example database off
     @config
+    @hypothesis_seed(seed)
     @given(cases(space))
     def probe(case):
         search.probe(case)

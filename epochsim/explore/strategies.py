@@ -89,10 +89,10 @@ class FaultSpace:
     base_seed: int
     producer_settings: tuple  # (name, {setting: value}) of each producer, as in the scenario
     assignment: tuple  # (tp, the scenario's replicas) of each partition
-    max_faults: int = 6
+    max_faults: int = 8
 
     @classmethod
-    def of(cls, scenario, max_faults: int = 6) -> FaultSpace:
+    def of(cls, scenario, max_faults: int = 8) -> FaultSpace:
         o = scenario.options
         run = o["run"]
         window = (run["duration_ms"] - run["settle_ms"]) // SLOT_MS * SLOT_MS

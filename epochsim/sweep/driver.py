@@ -153,6 +153,10 @@ def _finish(spark, sweep: Sweep, keeper: TraceKeeper, run_s: float, chunks_run: 
     t0 = time.monotonic()
     agg = aggregate(spark, sweep.out, failing_per_group=max(1, sweep.spec.traces_per_invariant))
     add_repro(agg["failing"], sweep.out, keeper.run_dir)
+    # grid order (the order people wrote the values in), not cell-id order
+    rank = {(c.scenario, c.cell): i for i, c in enumerate(sweep.cells)}
+    for key in ("violation_rates", "cell_metrics", "failing"):
+        agg[key].sort(key=lambda r: rank.get((r["scenario"], r["cell"]), len(rank)))
     document = {
         "spec": sweep.spec.to_json(),
         "cells": [{"scenario": c.scenario, "cell": c.cell, "params": c.params,

@@ -15,7 +15,8 @@ batches in the request)` and is handled when its service ends, so latency grows 
   They are handled on arrival, as on a separate control-plane listener (KIP-291), so a network
   rule that delays them delays them by exactly that much.
 - acks=0 Produce gets no response; its connection unmutes once it is handled (Kafka's
-  NoOpResponse). The queue is volatile: a crash drops it, and clients time out.
+  NoOpResponse). The queue is volatile: a crash drops it, and clients learn of that from the
+  closed connection (`Actor.on_disconnect`).
 
 Contract, client side: `least_loaded_node` is `NetworkClient.leastLoadedNode`, which picks the
 node a Metadata request goes to. The request then counts against that connection's in-flight

@@ -64,6 +64,7 @@ class Consumer(Actor):
         self.last_refresh_us = -10**12
         self.running = False
         self.wake_at_us = -1  # when the pending "fetch" timer fires (-1: none pending)
+        self.refresh_at_us = -1  # when the pending "refresh" timer fires
 
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
@@ -229,7 +230,9 @@ class Consumer(Actor):
             return
         wait_us = self.last_refresh_us + RETRY_BACKOFF_MS * 1000 - self.now_us
         if wait_us > 0 and not immediate:
-            self.set_timer(wait_us, "refresh")
+            if self.refresh_at_us <= self.now_us:  # one pending timer is enough
+                self.refresh_at_us = self.now_us + wait_us
+                self.set_timer(wait_us, "refresh")
             return
         candidates = self.meta.brokers or self.bootstrap
         offset = self.rng("metadata").randrange(len(candidates))

@@ -240,7 +240,9 @@ class Producer(IdempotenceMixin, Actor):
             self._fail(pb, E.DELIVERY_TIMEOUT if err in E.RETRIABLE else err)
             return
         pb.attempts += 1
-        backoff_us = 0 if self.discovery == "refresh_no_backoff" else self._backoff_us(pb.attempts)
+        # the alternative KIP-951 rejected drops the backoff for leader changes only (ref §3.4)
+        no_backoff = self.discovery == "refresh_no_backoff" and err in E.INVALID_METADATA
+        backoff_us = 0 if no_backoff else self._backoff_us(pb.attempts)
         pb.retry_at_us = self.now_us + backoff_us
         self.emit(V.PRODUCE_ERROR, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
                                     "action": "retry", "attempts": pb.attempts})

@@ -27,7 +27,10 @@ class IdempotenceMixin:
     def init_idempotence(self, index: int) -> None:
         mode = self.spec["enable_idempotence"]
         if mode == "default":
-            mode = "required" if self.protocol.idempotence_default else "off"
+            # KIP-679: idempotence is on by default only with acks=all; an explicit acks=1/0
+            # without an explicit enable.idempotence turns it off
+            on = self.protocol.idempotence_default and self.spec["acks"] == "all"
+            mode = "required" if on else "off"
         if mode == "requested" and not self.protocol.idempotence_modes:
             mode = "required"
         self.idempotence_promised = mode  # what the profile offers for this configuration

@@ -49,9 +49,9 @@ def sweep_doc(grid: dict) -> dict:
 
 
 @pytest.mark.parametrize("grid, images", [
-    ({"protocol.produce_epoch_check": [False, True], "mix[0].params.delay_ms": [250, 1000, 4000]}, 2),
+    ({"protocol.produce_epoch_check": [False, True], "mix[0].params.delay_ms": [250, 1000, 4000]}, 3),
     ({"protocol.produce_epoch_check": [False, True]}, 2),
-    ({"a.b": [1, 2], "c.d": [1, 2], "e.f": ["x", "y", "z"]}, 3 + 1),
+    ({"a.b": [1, 2], "c.d": [1, 2], "e.f": ["x", "y", "z"]}, 3 + 3 + 1),
 ])
 def test_section_draws_heatmaps_or_rate_plots_and_lists_failing_seeds(tmp_path, grid, images):
     (tmp_path / "sweep.json").write_text(json.dumps(sweep_doc(grid)), encoding="utf-8")
