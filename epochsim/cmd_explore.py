@@ -50,8 +50,8 @@ def register(subs) -> None:
                         "else any); 'any' for any invariant")
     p.add_argument("--max-faults", type=positive_int, default=8,
                    help="most fault episodes per generated schedule (default 8)")
-    p.add_argument("--shrink-runs", type=positive_int, default=400,
-                   help="most runs hypothesis may spend shrinking (default 400)")
+    p.add_argument("--shrink-runs", type=positive_int, default=300,
+                   help="most runs hypothesis may spend shrinking (default 300)")
     p.add_argument("--differential", action="store_true",
                    help="count a failure only if the same schedule does not break the target "
                         "without the scenario's planted mutant")

@@ -112,7 +112,7 @@ class _Search:
 
 
 def explore(scenario, budget: int, seed: int, target: str | None = None, max_faults: int = 8,
-            max_shrink_runs: int = 400, database=None, progress=None,
+            max_shrink_runs: int = 300, database=None, progress=None,
             reference=None) -> ExploreResult:
     """Search for a counterexample; see the module contract. With a `reference` scenario (the
     same without its planted bug; needs a target), a case counts only if the reference does

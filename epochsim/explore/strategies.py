@@ -128,6 +128,14 @@ class FaultSpace:
     def nodes(self) -> tuple:
         return self.brokers + self.controllers + self.producers + self.consumers
 
+    def links(self) -> tuple:
+        """Directed links a `block` may cut, control links first and twice."""
+        control = tuple((c, b) for c in self.controllers for b in self.brokers)
+        back = tuple((b, c) for b in self.brokers for c in self.controllers)
+        data = tuple((a, b) for a in self.brokers for b in self.brokers if a != b)
+        clients = tuple((c, b) for c in self.producers + self.consumers for b in self.brokers)
+        return control * 2 + back + data + clients
+
 
 # -- times -----------------------------------------------------------------------------------
 def _gaps(space: FaultSpace):
@@ -177,9 +185,10 @@ def _isolate(draw, space: FaultSpace, start: int):
 
 @st.composite
 def _block(draw, space: FaultSpace, start: int):
-    # explicit nodes only: a role could resolve to `dst` itself when the step fires
-    src = draw(st.sampled_from(space.brokers + space.controllers))
-    dst = draw(st.sampled_from(tuple(n for n in space.nodes() if n != src)))
+    """Cut one directed link; controller-to-broker links (where control requests travel) are
+    drawn twice as often as the others. Explicit nodes only: a role could resolve to the
+    other end of the link when the step fires."""
+    src, dst = draw(st.sampled_from(space.links()))
     return _pair(start, "block", src, _undo_at(space, start, draw(_durations())), "heal",
                  {"dst": dst})
 
@@ -203,7 +212,7 @@ def _rule(action: str):
             params["count"] = count
         params["duration_ms"] = _undo_at(space, start, draw(_durations())) - start
         if action == "hold":
-            params["release_kind"] = draw(st.sampled_from(MESSAGE_KINDS))
+            params["release_kind"] = draw(st.sampled_from(WEIGHTED_KINDS))
         return [FaultStep(start * 1000, "rule", None, params)]
     return build
 
