@@ -3,7 +3,7 @@ must stay clean.
 
 Contract: for each mutant of `sim.kafka.profiles.MUTANTS` (or those named by --mutants),
 explore `scenarios/selftest/<mutant>.toml` with --budget runs and --seed, targeting the
-mutant's expected invariant; then explore each distinct base with the mutant removed against
+mutant's expected invariant on schedules that do not break it without the mutant; then explore each distinct base with the mutant removed against
 every invariant. Prints the matrix (mutant, invariant expected, found, runs to first failure,
 shrunk size in steps, time) and writes OUT/selftest.json plus each counterexample under
 OUT/<mutant>/. Exit 0 only if every mutant was found and the correct model stayed clean.
@@ -23,8 +23,8 @@ from epochsim.errors import UsageError
 
 HELP = """\
 For each planted bug (sim.kafka.profiles.MUTANTS) explore its base scenario
-scenarios/selftest/<mutant>.toml until the invariant expected to catch it breaks, shrink the
-counterexample, and report the matrix; then run the same budget against the correct model
+scenarios/selftest/<mutant>.toml until the invariant expected to catch it breaks on a schedule
+that does not break it without the mutant, shrink the counterexample, and report the matrix; then run the same budget against the correct model
 (each base without its mutant), which must stay clean. Counterexamples go to OUT/<mutant>/.
 Exit 0 only if every mutant is found and the correct model is clean.
 

@@ -11,13 +11,11 @@ give the `scenario` column back) and computes with Spark SQL:
   each with the repro line that replays it from OUT/cells and its kept trace, if any;
 - `totals`: rows, distinct runs (equal when every run was recorded exactly once), runs with a
   violation, expectation misses, simulated events.
-`write_sweep_json` stores them with the spec and the cells; `wilson` is the same interval in
-Python, for tests and reports.
+`wilson` is the same interval in Python, for tests and reports. Nothing here writes files.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
@@ -140,21 +138,3 @@ def add_repro(failing: list[dict], out: str, keeper_dir) -> None:
         f["repro"] = repro_line(os.path.join(out, "cells", f"{key}.toml"), f["seed"])
         trace = keeper_dir(f["scenario"], f["cell"], f["seed"])
         f["trace_dir"] = trace if os.path.isfile(os.path.join(trace, "trace.jsonl")) else None
-
-
-def write_sweep_json(out: str, document: dict) -> str:
-    path = os.path.join(out, "sweep.json")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(document, fh, indent=2, sort_keys=True, default=_json_default)
-        fh.write("\n")
-    os.replace(tmp, path)
-    return path
-
-
-def _json_default(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if hasattr(value, "item"):  # numpy / decimal scalars from Spark rows
-        return value.item()
-    return str(value)

@@ -3,8 +3,9 @@
 Contract:
 - a cell is one combination of grid values (the cartesian product, in grid order); its id is
   a stable hash of its params (`cell_id`), the same on every machine and run;
-- `set_option(doc, key, value)` edits a raw scenario dict at a dotted key path; under a `*`
-  index only elements that already hold the rest of the path change;
+- `set_option(doc, key, value)` edits a raw scenario dict at a dotted key path with the same
+  mechanism as `epochsim run --set`; under a `*` index only elements that already hold the
+  rest of the path change;
 - `expand(spec)` returns one `Cell` per (scenario, params) with the cell's scenario TOML text,
   validated by `scenarios.schema.parse_scenario`; a bad value raises `UsageError` naming the
   spec file, the grid key and the value. Running the cell's TOML at a seed is exactly what the
@@ -91,68 +92,64 @@ def grid_cells(grid: dict) -> list[dict]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
 
 
-def set_option(doc: dict, key: str, value) -> int:
-    """Set `key` (a dotted path) in `doc` in place; returns how many places changed."""
-    return _set(doc, split_key(key), value, [], wildcard=False)
+_MISSING = object()
 
 
-def _set(node, parts: list[str], value, trail: list[str], wildcard: bool) -> int:
-    head, rest = parts[0], parts[1:]
-    where = ".".join(trail) or "the scenario"
-    if isinstance(node, list):
-        return _set_in_list(node, head, rest, value, trail, wildcard)
-    if not isinstance(node, dict):
-        raise KeyPathError(f"{where} is a value, not a table", "shorten the key path")
-    if head == "*" or head.isdigit():
-        raise KeyPathError(f"{where} is a table, not an array of tables",
-                           f"drop the index '{head}'")
+def set_option(doc: dict, key: str, value, path: str = "<scenario>") -> int:
+    """Set `key` in `doc` in place through `scenarios.schema.apply_overrides` (the mechanism
+    behind `epochsim run --set`); returns how many places changed. `[N]` is read as `.N`, and
+    each `*` stands for every element that already holds the rest of the path. Raises
+    KeyPathError for a `*` that matches nothing, ScenarioError for a path that does not fit."""
+    from scenarios.schema import apply_overrides
+
+    keys = [".".join(parts) for parts in _expand(doc, split_key(key))]
+    if not keys:
+        raise KeyPathError("no element of the array holds the rest of this key",
+                           "name a key that some element has after '*'")
+    apply_overrides(doc, {k: value for k in keys}, path)
+    return len(keys)
+
+
+def _expand(node, parts: list[str]) -> list[list[str]]:
+    """The concrete paths of `parts` under `node`, each `*` replaced by element indices."""
+    if "*" not in parts:
+        return [parts]
+    i = parts.index("*")
+    head, rest = parts[:i], parts[i + 1:]
     if not rest:
-        if wildcard and head not in node:
-            return 0
-        node[head] = value
-        return 1
-    child = node.get(head)
-    if child is None:
-        if wildcard:
-            return 0
-        if rest[0] == "*" or rest[0].isdigit():
-            raise KeyPathError(f"the scenario has no [[{'.'.join(trail + [head])}]] tables",
-                               "index an array the scenario has")
-        child = node[head] = {}
-    return _set(child, rest, value, trail + [head], wildcard)
+        raise KeyPathError(f"'{'.'.join(parts)}' would replace every element", "add a key after '*'")
+    array = _get(node, head)
+    if not isinstance(array, list):
+        raise KeyPathError(f"{'.'.join(head)} is not an array of tables in this scenario",
+                           "put '*' after an array the scenario has, e.g. mix.*.every_ms")
+    return [head + [str(n)] + tail for n, item in enumerate(array)
+            for tail in _expand(item, rest) if _get(item, tail) is not _MISSING]
 
 
-def _set_in_list(node: list, head: str, rest: list[str], value, trail, wildcard) -> int:
-    where = ".".join(trail)
-    if head == "*":
-        if not rest:
-            raise KeyPathError(f"'{where}.*' would replace every element", "add a key after '*'")
-        return sum(_set(item, rest, value, trail + [str(i)], True) for i, item in enumerate(node))
-    if not head.isdigit():
-        raise KeyPathError(f"{where} is an array", f"index it: {where}.0 (or {where}.*)")
-    index = int(head)
-    if index >= len(node):
-        raise KeyPathError(f"{where} has {len(node)} element(s), no index {index}",
-                           f"use an index below {len(node)}")
-    if not rest:
-        node[index] = value
-        return 1
-    return _set(node[index], rest, value, trail + [head], wildcard)
+def _get(node, parts: list[str]):
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
 
 
-def cell_doc(raw: dict, params: dict, name: str) -> dict:
+def cell_doc(raw: dict, params: dict, name: str, path: str = "<scenario>") -> dict:
     """A copy of the raw scenario with the params set; the name stays the base scenario's."""
     doc = copy.deepcopy(raw)
     for key, value in params.items():
-        if set_option(doc, key, value) == 0:
-            raise KeyPathError("no element of the array holds this key",
-                               "name an existing key after '*'")
+        set_option(doc, key, value, path)
     doc.pop("name", None)
     return {"name": name, **doc}
 
 
 def cell_toml(doc: dict, cell: str, base_path: str, params: dict) -> str:
-    head = [f"# sweep cell {cell} of {base_path}"]
+    # The base file's name only: the text enters the plan's fingerprint, and a resume from
+    # another working directory must still match.
+    head = [f"# sweep cell {cell} of {os.path.basename(base_path)}"]
     head += [f"#   {k} = {value_text(v)}" for k, v in params.items()]
     return "\n".join(head) + "\n" + dumps(doc)
 
@@ -167,7 +164,8 @@ def expand(spec: SweepSpec) -> list[Cell]:
         _check_each_value(spec, base)
         for params in combos:
             cid = cell_id(params)
-            text = cell_toml(cell_doc(base.raw, params, base.name), cid, base.path, params)
+            text = cell_toml(cell_doc(base.raw, params, base.name, base.path), cid, base.path,
+                             params)
             try:
                 parse_scenario(text, base.path)
             except ScenarioError as err:
@@ -186,7 +184,7 @@ def _check_each_value(spec: SweepSpec, base) -> None:
     for key, values in spec.grid.items():
         for value in values:
             try:
-                doc = cell_doc(base.raw, {key: value}, base.name)
+                doc = cell_doc(base.raw, {key: value}, base.name, base.path)
                 parse_scenario(dumps(doc), base.path)
             except KeyPathError as err:
                 raise bad(spec.path, f"grid.{key}", f"in {base.path}: {err.problem}",

@@ -49,22 +49,28 @@ def prepare_out(out: str, resume: bool, plan: dict) -> None:
     _write_json(plan_path, plan)
 
 
-def _write_json(path: str, document: dict) -> None:
+def _write_text(path: str, text: str) -> None:
+    """Write `path` atomically: a reader sees the old file or the new one, never half."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(document, fh, indent=2, sort_keys=True)
-        fh.write("\n")
+        fh.write(text)
     os.replace(tmp, path)
+
+
+def _write_json(path: str, document: dict) -> None:
+    _write_text(path, json.dumps(document, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def _json_default(value):
+    if hasattr(value, "item"):  # numpy / decimal scalars in Spark rows
+        return value.item()
+    return str(value)
 
 
 def write_cells(out: str, cells: list) -> None:
     os.makedirs(os.path.join(out, "cells"), exist_ok=True)
     for cell in cells:
-        path = os.path.join(out, cell.toml_relpath())
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(cell.toml)
-        os.replace(tmp, path)
+        _write_text(os.path.join(out, cell.toml_relpath()), cell.toml)
 
 
 def _violating_on_disk(out: str, relpaths: list[str]) -> int:
@@ -148,7 +154,7 @@ def _execute(spark, sweep: Sweep, pending: list, keeper: TraceKeeper, progress: 
 
 
 def _finish(spark, sweep: Sweep, keeper: TraceKeeper, run_s: float, chunks_run: int) -> dict:
-    from epochsim.sweep.aggregate import add_repro, aggregate, write_sweep_json
+    from epochsim.sweep.aggregate import add_repro, aggregate
 
     t0 = time.monotonic()
     agg = aggregate(spark, sweep.out, failing_per_group=max(1, sweep.spec.traces_per_invariant))
@@ -169,5 +175,5 @@ def _finish(spark, sweep: Sweep, keeper: TraceKeeper, run_s: float, chunks_run: 
         "timing": {"chunks_run": chunks_run, "run_s": round(run_s, 3),
                    "aggregate_s": round(time.monotonic() - t0, 3)},
     }
-    write_sweep_json(sweep.out, document)
+    _write_json(os.path.join(sweep.out, "sweep.json"), document)
     return document

@@ -175,6 +175,7 @@ class ChunkExecutor:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            self.cells.unpersist()  # a long-lived session (tests, benchmarks) runs many sweeps
 
     def _top_up(self, pool, todo, running: dict) -> None:
         while len(running) < self.in_flight:

@@ -3,6 +3,7 @@ traces stay bounded, and a resume after losing a chunk ends with exactly one row
 
 from __future__ import annotations
 
+import io
 import json
 import os
 
@@ -44,7 +45,7 @@ def swept(spark, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sweep")
     spec = write_spec(folder, SPEC)
     out = str(folder / "out")
-    doc = run_sweep(spec, out, spark=spark, stream=open(os.devnull, "w"))
+    doc = run_sweep(spec, out, spark=spark, stream=io.StringIO())
     return spec, out, doc
 
 
