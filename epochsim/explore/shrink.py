@@ -6,7 +6,8 @@ deterministic predicate, normally `Oracle.fails`) still holds, by
    it (crash/restart, isolate/heal, rule/clear_rules, reassign/cancel_reassignment), so a
    shrunk story never keeps a crash without its restart because the restart looked redundant;
 2. time simplification: each step's time rounded down to the coarsest of 1 s, 100 ms, 10 ms,
-   1 ms that still fails, never before the step ahead of it (the order stays the same);
+   1 ms that still fails, never before the step ahead of it (the order stays the same) and
+   never so early that an undo would find nothing to undo;
 3. param simplification: rule delays and durations rounded down the same way.
 The result is 1-minimal over units: removing any one unit makes the failure go away.
 """
@@ -19,6 +20,9 @@ from sim.core.faults import FaultStep
 
 GRIDS_US = (1_000_000, 100_000, 10_000, 1_000)
 GRIDS_MS = (1000, 100, 10, 1)
+# an undo must stay this long after its fault to undo anything: a controlled shutdown stops
+# the broker 0.5 s after it starts, and a restart before that finds the broker up
+UNDO_AFTER_US = {"controlled_shutdown": 600_000}
 # undo action -> the actions it undoes
 UNDOES = {"restart": ("crash", "controlled_shutdown"), "heal": ("isolate", "partition", "block"),
           "clear_rules": ("rule",), "cancel_reassignment": ("reassign",)}
@@ -94,13 +98,22 @@ def minimise(fails, case, progress=None):
     return _simplify_params(fails, case)
 
 
+def _openers(steps) -> dict[int, int]:
+    """Index of each undo step -> index of the fault it undoes."""
+    return {unit[k][0]: unit[0][0] for unit in units_of(steps) for k in range(1, len(unit))}
+
+
 def _simplify_times(fails, case):
     steps = list(case.steps)
+    openers = _openers(steps)
     for i, step in enumerate(steps):
         floor = steps[i - 1].at_us if i else 0
+        if i in openers:
+            opener = steps[openers[i]]
+            floor = max(floor, opener.at_us + UNDO_AFTER_US.get(opener.action, 0))
         for grid in GRIDS_US:
             at = max(step.at_us // grid * grid, floor)
-            if at == step.at_us:
+            if at >= step.at_us:  # already on the grid, or the floor is later
                 break
             trial = steps[:i] + [replace(step, at_us=at)] + steps[i + 1:]
             if fails(replace(case, steps=tuple(trial))):
