@@ -144,7 +144,8 @@ def network_handlers(world) -> dict[str, Handler]:
         "restart": lambda t, p: None if world.restart(t) else "already up",
         "partition": lambda t, p: net.partition(p["groups"]),
         "isolate": lambda t, p: net.isolate(t),
-        "block": lambda t, p: net.block(p.get("src", t), p["dst"]),
+        "block": lambda t, p: "same node" if p.get("src", t) == p["dst"]
+        else net.block(p.get("src", t), p["dst"]),
         "heal": lambda t, p: net.heal(),
         "rule": rule,
         "clear_rules": lambda t, p: net.clear_rules(p.get("kind")),

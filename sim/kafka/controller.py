@@ -143,6 +143,15 @@ class Controller(ControllerOps, Actor):
         if broker not in self.live:
             del self.outstanding[corr]
             return
+        if kind == "LeaderAndIsr":
+            # resend the partitions' *current* state: a stale body would resurrect replicas
+            # deleted since (Kafka's channel keeps per-broker order, so it never resends old state)
+            del self.outstanding[corr]
+            tps = [p.tp for p in body.partitions if self.store.partition(p.tp) is not None
+                   and broker in self.store.partition(p.tp)[1].replicas]
+            if tps:
+                self.send_leader_and_isr(broker, tps)
+            return
         self.send(f"b{broker}", kind, body)
         self.set_timer(self.cluster["controller_request_retry_ms"] * 1000, "retry", corr)
 

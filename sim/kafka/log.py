@@ -63,14 +63,15 @@ class Log:
     def truncate_to(self, offset: int) -> bool:
         """Drop every batch at or above `offset`; returns whether anything was dropped."""
         i = bisect_left(self.bases, offset)
-        if i >= len(self.entries):
-            return False
-        del self.bases[i:]
-        del self.entries[i:]
-        self.leo = self.entries[-1][0] + self.entries[-1][1] if self.entries else self.log_start_offset
-        self.epochs = [(e, s) for e, s in self.epochs if s < self.leo]
+        epochs = [(e, s) for e, s in self.epochs if s < offset]  # truncateFromEnd, even if no batch goes
+        changed = i < len(self.entries) or epochs != self.epochs
+        self.epochs = epochs
+        if i < len(self.entries):
+            del self.bases[i:]
+            del self.entries[i:]
+            self.leo = self.entries[-1][0] + self.entries[-1][1] if self.entries else self.log_start_offset
         self.hw = min(self.hw, self.leo)
-        return True
+        return changed
 
     def advance_start(self, offset: int) -> bool:
         """Retention / DeleteRecords: drop whole batches below `offset`."""

@@ -55,7 +55,7 @@ class Producer(IdempotenceMixin, Actor):
         self.queues: dict[str, list[PendingBatch]] = {tp: [] for tp in self.tps}
         self.inflight: dict[int, dict[int, list]] = {}
         self.corr = 0
-        self.next_bid = 0
+        self.next_bid = getattr(self, "next_bid", 0)  # batch ids stay unique across restarts
         self.rr = 0
         self.carry = 0.0
         self.meta_inflight = None
