@@ -30,8 +30,9 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
-from sim.kafka.connection import RECONNECT_BACKOFF_US, least_loaded_node
-from sim.kafka.messages import Fetch, FetchPartition, MetadataRequest
+from sim.kafka.client_refresh import MetadataRefresher
+from sim.kafka.connection import RECONNECT_BACKOFF_US
+from sim.kafka.messages import Fetch, FetchPartition
 
 REQUEST_TIMEOUT_MS = 30_000  # the consumer's request.timeout.ms default
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
@@ -40,7 +41,7 @@ REFRESH_ERRORS = E.INVALID_METADATA | {E.KAFKA_STORAGE_ERROR}
 HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
-class Consumer(Actor):
+class Consumer(MetadataRefresher, Actor):
     def __init__(self, world, spec: dict, topic_spec: dict, protocol):
         super().__init__(spec["name"], world)
         self.spec = spec
@@ -82,15 +83,8 @@ class Consumer(Actor):
             self.running = True
             self.maybe_refresh()
             self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
-        elif name == "meta_age":
-            self.request_update()
-            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
-        elif name == "refresh":
-            self.maybe_refresh()
-        elif name == "meta_timeout":
-            if self.meta_inflight == data:
-                self.meta_inflight = None
-                self.maybe_refresh()
+        elif self.on_metadata_timer(name, data):
+            pass
         elif name == "fetch_timeout":
             broker, corr = data
             if self.fetching.get(broker) == corr:
@@ -221,35 +215,23 @@ class Consumer(Actor):
             return MAX_IN_FLIGHT
         return (node in self.fetching) + (self.meta_inflight is not None and self.meta_node == node)
 
-    def request_update(self, immediate: bool = False) -> None:
-        self.need_update = True
-        self.maybe_refresh(immediate)
+    # -- metadata refresh settings (MetadataRefresher) ---------------------------------------
+    def refresh_allowed(self) -> bool:
+        return self.running
 
-    def maybe_refresh(self, immediate: bool = False) -> None:
-        if self.meta_inflight is not None or not self.need_update or not self.running:
-            return
-        wait_us = self.last_refresh_us + RETRY_BACKOFF_MS * 1000 - self.now_us
-        if wait_us > 0 and not immediate:
-            if self.refresh_at_us <= self.now_us:  # one pending timer is enough
-                self.refresh_at_us = self.now_us + wait_us
-                self.set_timer(wait_us, "refresh")
-            return
-        candidates = self.meta.brokers or self.bootstrap
-        offset = self.rng("metadata").randrange(len(candidates))
-        node = least_loaded_node(candidates, self.in_flight_to, MAX_IN_FLIGHT, offset)
-        if node is None:  # every node is in reconnect backoff
-            self.set_timer(RECONNECT_BACKOFF_US, "refresh")
-            return
-        self.corr += 1
-        self.meta_inflight, self.meta_node = self.corr, node
-        self.send(f"b{node}", "Metadata", MetadataRequest(self.corr))
-        self.set_timer(REQUEST_TIMEOUT_MS * 1000, "meta_timeout", self.corr)
+    def arm_refresh(self, wait_us: int) -> None:
+        if self.refresh_at_us <= self.now_us:  # one pending timer is enough
+            self.refresh_at_us = self.now_us + wait_us
+            self.set_timer(wait_us, "refresh")
 
-    def _on_metadata_response(self, msg) -> None:
-        if msg.body.corr != self.meta_inflight:
-            return
-        self.meta_inflight = None
-        self.need_update = False
-        self.last_refresh_us = self.now_us
-        self.meta.apply_response(msg.body, msg.src)
+    def retry_backoff_us(self) -> int:
+        return RETRY_BACKOFF_MS * 1000
+
+    def request_timeout_us(self) -> int:
+        return REQUEST_TIMEOUT_MS * 1000
+
+    def in_flight_limit(self) -> int:
+        return MAX_IN_FLIGHT
+
+    def after_metadata(self) -> None:
         self.fetch()

@@ -16,8 +16,9 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
-from sim.kafka.connection import RECONNECT_BACKOFF_US, least_loaded_node
-from sim.kafka.messages import Batch, MetadataRequest, Produce, ProducePartition
+from sim.kafka.client_refresh import MetadataRefresher
+from sim.kafka.connection import RECONNECT_BACKOFF_US
+from sim.kafka.messages import Batch, Produce, ProducePartition
 from sim.kafka.producer_idempotence import IdempotenceMixin
 
 ACKS = {"all": -1, 1: 1, 0: 0}
@@ -38,7 +39,7 @@ class PendingBatch:
         self.attempts_when_leader_changed = 0
 
 
-class Producer(IdempotenceMixin, Actor):
+class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     def __init__(self, world, spec: dict, topic_spec: dict, protocol, index: int):
         super().__init__(spec["name"], world)
         self.spec = spec
@@ -83,17 +84,10 @@ class Producer(IdempotenceMixin, Actor):
             self.maybe_refresh()
             self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
             self.set_timer(self.spec["linger_ms"] * 1000, "tick")
-        elif name == "meta_age":
-            self.request_update()
-            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
         elif name == "drain":
             self.drain()
-        elif name == "refresh":
-            self.maybe_refresh()
-        elif name == "meta_timeout":
-            if self.meta_inflight == data:
-                self.meta_inflight = None
-                self.maybe_refresh()
+        elif self.on_metadata_timer(name, data):
+            pass
         elif name == "request_timeout":
             self._request_timeout(*data)
 
@@ -302,35 +296,14 @@ class Producer(IdempotenceMixin, Actor):
                 self._fail(pb, E.DELIVERY_TIMEOUT)
 
     # -- metadata ------------------------------------------------------------------------
-    def request_update(self, immediate: bool = False) -> None:
-        self.need_update = True
-        self.maybe_refresh(immediate)
+    def retry_backoff_us(self) -> int:
+        return self.spec["retry_backoff_ms"] * 1000
 
-    def maybe_refresh(self, immediate: bool = False) -> None:
-        if self.meta_inflight is not None or not self.need_update:
-            return
-        wait_us = self.last_refresh_us + self.spec["retry_backoff_ms"] * 1000 - self.now_us
-        if wait_us > 0 and not immediate:
-            self.set_timer(wait_us, "refresh")
-            return
-        candidates = self.meta.brokers or self.bootstrap
-        offset = self.rng("metadata").randrange(len(candidates))
-        node = least_loaded_node(candidates, self.in_flight_to, self.spec["max_in_flight"], offset)
-        self.meta_blocked = node is None
-        if node is None:
-            self.set_timer(RECONNECT_BACKOFF_US, "refresh")  # or sooner, when a response frees a slot
-            return
-        self.corr += 1
-        self.meta_inflight = self.corr
-        self.meta_node = node
-        self.send(f"b{node}", "Metadata", MetadataRequest(self.corr))
-        self.set_timer(self.spec["request_timeout_ms"] * 1000, "meta_timeout", self.corr)
+    def request_timeout_us(self) -> int:
+        return self.spec["request_timeout_ms"] * 1000
 
-    def _on_metadata_response(self, msg) -> None:
-        if msg.body.corr != self.meta_inflight:
-            return
-        self.meta_inflight = None
-        self.need_update = False
-        self.last_refresh_us = self.now_us
-        self.meta.apply_response(msg.body, msg.src)
+    def in_flight_limit(self) -> int:
+        return self.spec["max_in_flight"]
+
+    def after_metadata(self) -> None:
         self.drain()
