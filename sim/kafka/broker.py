@@ -31,6 +31,9 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.protocol = protocol
         self.store = store
         self.logs: dict[str, tuple[int, Log]] = {}  # durable: tp -> (topic_id, log)
+        # durable: tp -> (topic_id, leader epoch) of a replica deleted by StopReplica, kept only
+        # with `leader_and_isr_delete_fence`
+        self.deleted_epochs: dict[str, tuple[int, int]] = {}
         self.broker_epoch = -1
         self._reset_volatile()
 
@@ -154,7 +157,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
                 errors.append((st.tp, E.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             p = self.partitions.get(st.tp)
-            local = p.leader_epoch if p is not None else -1
+            local = p.leader_epoch if p is not None else self._deleted_epoch(st)
             if p is not None and p.topic_id != st.topic_id:
                 errors.append((st.tp, E.INCONSISTENT_TOPIC_ID))
                 continue
@@ -168,6 +171,16 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         if rejected:
             self.emit(V.LAI_REJECTED, {"controller_epoch": req.controller_epoch, "partitions": rejected})
         self._reply(msg, "LeaderAndIsrResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
+
+    def _deleted_epoch(self, st) -> int:
+        """The epoch a LeaderAndIsr for an unhosted replica must exceed: -1 (anything goes, as
+        in every release), or with `leader_and_isr_delete_fence` the epoch at which this broker
+        deleted the replica, so a LeaderAndIsr reordered behind that StopReplica cannot
+        re-create it (a topic deletion, -2, fences every epoch of that topic id)."""
+        tomb = self.deleted_epochs.get(st.tp)
+        if tomb is None or tomb[0] != st.topic_id:
+            return -1
+        return tomb[1]
 
     def _isr_change_only(self, p, st) -> bool:
         """A newer partition epoch at the same leader epoch: with `isr_shrink_bumps_epoch` off
@@ -271,6 +284,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.fail_waiters(sp.tp)
         if sp.delete:
             self.partitions.pop(sp.tp, None)
+            self._remember_delete(sp, p)
             held = self.logs.get(sp.tp)
             if held is not None:
                 del self.logs[sp.tp]
@@ -278,6 +292,14 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         elif p is not None:
             p.leader = E.NO_LEADER if p.is_leader else p.leader
         return E.NONE
+
+    def _remember_delete(self, sp, p) -> None:
+        if not self.protocol.leader_and_isr_delete_fence or sp.leader_epoch == E.NO_EPOCH:
+            return
+        epoch = sp.leader_epoch if sp.leader_epoch >= 0 else 2**31 - 1  # -2: the topic is gone
+        if p is not None:
+            epoch = max(epoch, p.leader_epoch)
+        self.deleted_epochs[sp.tp] = (sp.topic_id, epoch)
 
     # -- Metadata --------------------------------------------------------------------------
     def on_metadata(self, msg) -> None:

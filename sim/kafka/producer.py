@@ -28,7 +28,7 @@ class PendingBatch:
     """A batch inside the producer: its wire form plus retry bookkeeping."""
 
     __slots__ = ("batch", "tp", "attempts", "retry_at_us", "in_flight", "current_leader_epoch",
-                 "attempts_when_leader_changed")
+                 "attempts_when_leader_changed", "stamped")
 
     def __init__(self, batch: Batch, tp: str):
         self.batch, self.tp = batch, tp
@@ -37,6 +37,7 @@ class PendingBatch:
         self.in_flight = False
         self.current_leader_epoch = -1
         self.attempts_when_leader_changed = 0
+        self.stamped = False  # producer id, epoch and sequence assigned (at first drain)
 
 
 class Producer(IdempotenceMixin, MetadataRefresher, Actor):
@@ -120,8 +121,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             return
         bid = f"{self.name}#{self.next_bid}"
         self.next_bid += 1
-        batch = self.stamp(Batch(bid, self.name, count, self.now_us), tp)
-        self.queues[tp].append(PendingBatch(batch, tp))
+        self.queues[tp].append(PendingBatch(Batch(bid, self.name, count, self.now_us), tp))
         self.emit(V.BATCH, {"bid": bid, "tp": tp, "count": count, "created_us": self.now_us})
 
     # -- draining ------------------------------------------------------------------------
@@ -161,7 +161,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             if leader < 0 or leader not in self.meta.brokers:
                 self.request_update()
                 continue
-            pb = self._ready_batch(tp, epoch)
+            pb = self._ready_batch(tp, epoch) if self.sequences_ready(tp) else None
             if pb is not None:
                 by_leader.setdefault(leader, []).append((pb, epoch))
         for leader in sorted(by_leader):
@@ -173,6 +173,9 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         parts = []
         for pb, epoch in items:
             pb.in_flight = True
+            if not pb.stamped:  # RecordAccumulator.drain assigns the sequence (ref §2.5)
+                pb.batch = self.stamp(pb.batch, pb.tp)
+                pb.stamped = True
             wire = epoch if self.protocol.produce_epoch_check else -1
             parts.append(ProducePartition(pb.tp, pb.batch, wire, epoch))
         timeout_us = self.spec["request_timeout_ms"] * 1000
@@ -262,6 +265,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     def _fail(self, pb: PendingBatch, err: int) -> None:
         if pb in self.queues[pb.tp]:
             self.queues[pb.tp].remove(pb)
+        self.on_batch_failed(pb)
         self.emit(V.PRODUCE_FAILED, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
                                      "error_name": V.ERROR_NAMES.get(err, str(err))})
 

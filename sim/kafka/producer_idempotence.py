@@ -9,8 +9,14 @@ acknowledged offset fell below the response's logStartOffset (ref §2.5, 1.0 cli
 partition's sequences restart at 0 and the batch is retried; otherwise OutOfOrderSequence is
 surfaced. OUT_OF_ORDER_SEQUENCE_NUMBER is retried when it is the consequence of an earlier
 failed batch, and surfaced otherwise. The KIP-360 client (2.5+, `client_retries_out_of_order`)
-retries both instead: an idempotent producer then reports a real gap as a delivery timeout. The producer id is fixed per producer (the
-InitProducerId round trip is not modelled).
+retries both instead and bumps its epoch per partition (`TransactionManager`): a batch that failed
+after it was sent leaves its sequence *unresolved*, the partition drains nothing new until its
+in-flight batches are answered, and unless a later acknowledgement covered that sequence the
+producer bumps its epoch and the partition restarts at sequence 0; an OUT_OF_ORDER answer to the
+next expected sequence requests the same bump. Other partitions move to the new epoch, from
+sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
+drained, so a batch that expires unsent leaves no gap. The producer id is fixed per producer
+(the InitProducerId round trip is not modelled).
 """
 
 from __future__ import annotations
@@ -42,6 +48,9 @@ class IdempotenceMixin:
         self.next_seq: dict[str, int] = {}
         self.last_acked_offset: dict[str, int] = {}
         self.last_acked_seq: dict[str, int] = {}
+        self.part_epoch: dict[str, int] = {}  # the epoch tp's sequences belong to (KIP-360)
+        self.unresolved: dict[str, int] = {}  # tp -> last sequence of a failed, sent batch
+        self.bump_required: set[str] = set()  # tps whose next drain bumps the epoch
 
     def _format(self, tp: str) -> int:
         return self.meta.formats.get(tp.rpartition("-")[0], 2)
@@ -64,7 +73,36 @@ class IdempotenceMixin:
             return batch
         seq = self.next_seq.get(tp, 0)
         self.next_seq[tp] = seq + batch.count
-        return replace(batch, pid=self.pid, producer_epoch=self.producer_epoch, base_seq=seq)
+        self.part_epoch.setdefault(tp, self.producer_epoch)
+        return replace(batch, pid=self.pid, producer_epoch=self.part_epoch[tp], base_seq=seq)
+
+    def sequences_ready(self, tp: str) -> bool:
+        """May `tp` drain now? The KIP-360 client stops a partition whose sequences are unresolved
+        or whose epoch is stale while it has batches in flight, then resolves it: a bump when
+        the failed sequence was never acknowledged (`maybeResolveSequences`,
+        `maybeUpdateProducerIdAndEpoch`, `shouldStopDrainBatchesForPartition`)."""
+        if not self.protocol.client_retries_out_of_order or self.idempotence == "off":
+            return True
+        stale = self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch
+        if not (stale or tp in self.unresolved or tp in self.bump_required):
+            return True
+        if any(pb.in_flight for pb in self.queues[tp]):
+            return False
+        unresolved = self.unresolved.pop(tp, None)
+        if tp in self.bump_required or (unresolved is not None
+                                        and self.last_acked_seq.get(tp, -1) < unresolved):
+            self.bump_required.discard(tp)
+            self.producer_epoch += 1  # bumpIdempotentProducerEpoch
+        if self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch:
+            self.part_epoch[tp] = self.producer_epoch
+            self._restart_sequences(tp)
+        return True
+
+    def on_batch_failed(self, pb) -> None:
+        """A sent idempotent batch failed: its sequence is unresolved (KIP-360 client)."""
+        if pb.stamped and pb.batch.pid >= 0 and self.protocol.client_retries_out_of_order:
+            last = pb.batch.base_seq + pb.batch.count - 1
+            self.unresolved[pb.tp] = max(self.unresolved.get(pb.tp, -1), last)
 
     def on_acked(self, pb, base_offset: int) -> None:
         if pb.batch.pid < 0:
@@ -81,10 +119,13 @@ class IdempotenceMixin:
             return False
         if self.protocol.client_retries_out_of_order and \
                 self.protocol.mutant != "unknown_producer_id_always_benign":
-            # KIP-360 client: retry with the same sequence; a stale leader that lacks our last
-            # batches is replaced, and a real gap ends in the delivery timeout (reported)
+            # KIP-360 client (`TransactionManager.canRetry`): retry; OUT_OF_ORDER for the next
+            # expected sequence means a real gap at the broker, so bump the epoch first
             if err == E.UNKNOWN_PRODUCER_ID:
                 self._restart_sequences(pb.tp)
+            elif pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1 \
+                    and pb.tp not in self.unresolved:
+                self.bump_required.add(pb.tp)
             self._retry_or_fail(pb, err)
             return True
         if err == E.UNKNOWN_PRODUCER_ID:
@@ -117,6 +158,7 @@ class IdempotenceMixin:
     def _restart_sequences(self, tp: str) -> None:
         """`startSequencesAtBeginning(tp)`: renumber unacknowledged batches from 0."""
         seq = 0
+        self.part_epoch[tp] = self.producer_epoch
         for queued in self.queues[tp]:
             if queued.batch.pid < 0:
                 continue

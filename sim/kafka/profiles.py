@@ -46,6 +46,11 @@ class Protocol:
     # controller-initiated ISR removal (controlled shutdown, offline replica) bumps the leader
     # epoch: ZK controller and KRaft before MetadataVersion 3.6; KAFKA-15021 stopped it (ref §1.4)
     isr_shrink_bumps_epoch: bool = True
+    # a broker remembers the leader epoch of a replica it deleted on StopReplica and fences an
+    # older or equal LeaderAndIsr for it, as KIP-570 fences StopReplica. Not in any release (a
+    # ZK broker re-creates the replica, ref §1.4 step 2); this harness's own proposal, from the
+    # self-test finding in docs/selftest.md
+    leader_and_isr_delete_fence: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -81,7 +86,8 @@ PROFILES: dict[str, Protocol] = {
     "3.4.0": Protocol(stop_replica_equal_epoch="reject"),
     "3.4.1": Protocol(stop_replica_equal_epoch="accept"),
     "3.7": Protocol(leader_discovery="kip951"),
-    "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True),
+    "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True,
+                         leader_and_isr_delete_fence=True),
 }
 
 # Named planted bugs. Each names the invariant expected to catch it (see docs/selftest.md).
