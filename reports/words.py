@@ -26,55 +26,114 @@ def _epoch(epoch) -> str:
 
 # -- faults -------------------------------------------------------------------------------
 
-def describe_rule(params: dict) -> str:
-    """A network rule: 'hold StopReplica to b3 until a later LeaderAndIsr'."""
-    what = params.get("kind") or "every message"
-    route = ""
-    if params.get("src"):
-        route += f" from {params['src']}"
-    if params.get("dst"):
-        route += f" to {params['dst']}"
-    rule = params.get("rule", "?")
-    text = f"{rule} {what}{route}"
-    if rule == "hold":
-        text += f" until a later {params.get('release_kind', '?')}"
-    elif params.get("delay_ms") is not None:
-        text += f" by {'up to ' if rule == 'reorder' else ''}{params['delay_ms']:g} ms"
-    if params.get("count"):
-        text += f" ({params['count']}\u00d7)"
-    if params.get("duration_ms"):
-        text += f" for {params['duration_ms']:g} ms"
+def target_words(target: str | None) -> str:
+    if target is None:
+        return "every partition"
+    if target == "controller":
+        return "the active controller"
+    role, _, tp = target.partition(":")
+    if role == "leader" and tp:
+        return f"the leader of {tp}"
+    if role == "follower" and tp:
+        return f"a follower of {tp}"
+    return target
+
+
+def _messages(p: dict) -> str:
+    """`StopReplica from c1 to b3`, `every message to b1`..."""
+    text = p.get("kind", "every message")
+    if "src" in p:
+        text += f" from {p['src']}"
+    if "dst" in p:
+        text += f" to {p['dst']}"
     return text
 
 
+def _ms(value) -> str:
+    return f"{value:g} ms"
+
+
+def describe_rule(p: dict) -> str:
+    """A network rule: 'hold StopReplica to b3 until a later LeaderAndIsr (1 message)'."""
+    rule = p["rule"]
+    what = _messages(p)
+    if rule == "hold":
+        text = f"hold {what} until a later {p['release_kind']}"
+    elif rule == "delay":
+        text = f"delay {what} by {_ms(p['delay_ms'])}"
+    elif rule == "reorder":
+        text = f"reorder {what} (up to {_ms(p['delay_ms'])} extra each, no FIFO)"
+    elif rule == "drop":
+        text = f"drop {what}"
+    else:
+        text = f"{rule} {what}"
+    limits = []
+    if "count" in p:
+        limits.append(f"{p['count']} message{'s' if p['count'] != 1 else ''}")
+    if "duration_ms" in p:
+        limits.append(f"for {p['duration_ms'] / 1000:g} s")
+    return text + (f" ({', '.join(limits)})" if limits else "")
+
+
+def _reassign(target, p) -> str:
+    return f"reassign {target} to replicas {list(p['replicas'])}"
+
+
+def _move_leader(target, p) -> str:
+    to = p.get("to", "next")
+    dest = "the next in-sync replica" if to == "next" else to
+    return f"move the leadership of {target} to {dest}"
+
+
+def _retention(target, p) -> str:
+    if "log_start_offset" in p:
+        return f"delete records of {target} below offset {p['log_start_offset']}"
+    return f"run time-based retention on {target}"
+
+
+_SENTENCES = {
+    "crash": lambda t, p: f"crash {target_words(t)}",
+    "restart": lambda t, p: f"restart {target_words(t)}",
+    "isolate": lambda t, p: f"isolate {target_words(t)} from every other node",
+    "block": lambda t, p: f"cut the link {target_words(t)} -> {p['dst']}",
+    "partition": lambda t, p: "partition the network into "
+                              + " | ".join(", ".join(g) for g in p["groups"]),
+    "heal": lambda t, p: "heal every cut link",
+    "rule": lambda t, p: describe_rule(p),
+    "clear_rules": lambda t, p: (f"clear the network rules for {p['kind']}" if "kind" in p
+                                 else "clear every network rule (release held messages)"),
+    "move_leader": _move_leader,
+    "move_all_leaders": lambda t, p: f"move every leadership off {target_words(t)}",
+    "preferred_election": lambda t, p: f"run a preferred leader election for {target_words(t)}",
+    "reassign": _reassign,
+    "cancel_reassignment": lambda t, p: f"cancel the reassignment of {t}",
+    "controlled_shutdown": lambda t, p: f"controlled shutdown of {target_words(t)} "
+                                        "(it stops 0.5 s later)",
+    "delete_topic": lambda t, p: f"delete topic {t}",
+    "create_topic": lambda t, p: f"create topic {p['name']}",
+    "retention": _retention,
+    "upgrade_format": lambda t, p: f"change the message format of {t} to v{p['message_format']}",
+}
+
+
+def fault_sentence(action: str, target: str | None, params: dict) -> str:
+    """One sentence for a fault step (no time). Role targets read as roles ("the leader of
+    t-0"); a step with a missing parameter or an unknown action reads literally."""
+    sentence = _SENTENCES.get(action)
+    if sentence is not None:
+        try:
+            return sentence(target, params)
+        except KeyError:
+            pass  # a param is missing: fall through to the literal form
+    extra = " ".join(f"{k}={v}" for k, v in params.items())
+    return " ".join(x for x in (action, target or "", extra) if x)
+
+
 def describe_fault(ev: dict) -> str:
-    """The action of a `fault` event, with its resolved target."""
-    action = ev.get("action", "?")
-    params = ev.get("params") or {}
-    target = ev.get("resolved") or ev.get("target")
-    role = ev.get("target")
-    shown = f"{target} ({role})" if role and target and role != target else (target or "")
-    if action == "rule":
-        return describe_rule(params)
-    if action == "partition":
-        return "partition the network " + " | ".join(",".join(g) for g in params.get("groups", []))
-    if action == "block":
-        return f"block {target}\u2192{params.get('dst', '?')}"
-    if action == "reassign":
-        return f"reassign {target} to replicas {params.get('replicas')}"
-    if action == "move_leader":
-        return f"move the leader of {target} to {params.get('to', 'next')}"
-    if action == "clear_rules":
-        return "clear network rules" + (f" for {params['kind']}" if params.get("kind") else "")
-    if action == "create_topic":
-        return f"create topic {params.get('name')}"
-    if action == "retention":
-        extra = f" to log start offset {params['log_start_offset']}" \
-            if "log_start_offset" in params else ""
-        return f"retention on {target}{extra}"
-    if action == "upgrade_format":
-        return f"upgrade {target} to message format {params.get('message_format')}"
-    return f"{action.replace('_', ' ')} {shown}".rstrip()
+    """The action of a `fault` event, with its resolved target ("crash c1 (controller)")."""
+    role, resolved = ev.get("target"), ev.get("resolved")
+    text = fault_sentence(ev.get("action", "?"), resolved or role, ev.get("params") or {})
+    return f"{text} ({role})" if role and resolved and role != resolved else text
 
 
 # -- messages -----------------------------------------------------------------------------

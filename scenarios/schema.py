@@ -37,6 +37,7 @@ from scenarios.actions import (
     suggest,
     unknown_key,
 )
+from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
 from sim.core.latency import LatencyDist
 from sim.kafka.profiles import MUTANTS, PROFILES, resolve_protocol, switch_names
@@ -431,7 +432,7 @@ def scenario_to_toml(sc: Scenario, steps: list[FaultStep] | None = None) -> str:
     top = {"name": sc.name, "description": sc.description, "expect": sc.expect, "seed": sc.seed}
     if sc.invariants != ALL_INVARIANTS:
         top["invariants"] = sc.invariants
-    lines = [f"{k} = {_value(v)}" for k, v in top.items()]
+    lines = [f"{k} = {value_text(v)}" for k, v in top.items()]
     _table(lines, "[run]", o["run"])
     base = PROFILES[o["protocol"]["profile"]].to_json()
     proto = {"profile": o["protocol"]["profile"], "mutant": o["protocol"]["mutant"]}
@@ -453,32 +454,4 @@ def scenario_to_toml(sc: Scenario, steps: list[FaultStep] | None = None) -> str:
 
 def _table(lines: list[str], header: str, values: dict) -> None:
     """Append a table header and its key = value lines."""
-    lines += ["", header] + [f"{_key(k)} = {_value(v)}" for k, v in values.items()]
-
-
-def _key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _string(key)
-
-
-def _value(value: Any) -> str:
-    """A JSON-native value as a TOML value (dicts become inline tables)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)  # Python's float repr (1.0, 1e-05, inf, nan) is valid TOML
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"cannot write {value!r} as TOML")
-
-
-def _string(text: str) -> str:
-    """A TOML basic string; control characters (and DEL) must be escaped."""
-    named = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
-             "\r": "\\r"}
-    out = (named.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else c)
-           for c in text)
-    return '"' + "".join(out) + '"'
+    lines += ["", header] + [f"{key_text(k)} = {value_text(v)}" for k, v in values.items()]

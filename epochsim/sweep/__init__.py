@@ -2,7 +2,7 @@
 
 Modules, from the input edge to the outputs:
 - `spec`: the sweep spec file (scenarios, grid, seeds), validated once, up front;
-- `toml_emit`: writes a raw scenario dict back out as TOML (cells are edited dicts);
+- cells are edited raw scenario dicts, written back out by `scenarios.toml_text`;
 - `cells`: grid cells, their concrete scenario TOML, and the deterministic chunk plan;
 - `worker`: runs one chunk of seeds through `epochsim.runner.run_scenario` (on a Spark worker);
 - `rows`: the row schema and the atomic, chunk-keyed Parquet writer;

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from epochsim import __version__
 from epochsim.errors import UsageError
 from epochsim.sweep.spec import SweepSpec, bad, split_key
-from epochsim.sweep.toml_emit import dumps, value_text
+from scenarios.toml_text import dumps, value_text
 
 
 class KeyPathError(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from epochsim.sweep.toml_emit import value_text
+from scenarios.toml_text import value_text
 
 REPRO_LINES = 8
 

@@ -24,8 +24,8 @@ from epochsim.sweep.cells import (
 from epochsim.sweep.driver import prepare_out
 from epochsim.sweep.rows import table_for, verdict_row
 from epochsim.sweep.spec import load_spec
-from epochsim.sweep.toml_emit import dumps
 from scenarios.schema import ScenarioError, parse_scenario
+from scenarios.toml_text import dumps
 from tests.sweep import ROOT, TINY, write_spec
 
 GRID = """
