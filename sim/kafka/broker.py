@@ -170,7 +170,19 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
                 errors.append((st.tp, E.STALE_CONTROLLER_EPOCH))
         if rejected:
             self.emit(V.LAI_REJECTED, {"controller_epoch": req.controller_epoch, "partitions": rejected})
+        if req.full:
+            self._remove_strays({st.tp for st in req.partitions})
         self._reply(msg, "LeaderAndIsrResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
+
+    def _remove_strays(self, assigned: set) -> None:
+        """FULL LeaderAndIsr (KAFKA-15605): a local log the request does not list is a stray
+        and goes. Only logs no LeaderAndIsr has brought online since the broker started are
+        touched, so a FULL request overtaken by a newer one cannot remove a live replica."""
+        for tp in sorted(self.logs):
+            if tp not in assigned and tp not in self.partitions:
+                topic_id, _log = self.logs.pop(tp)
+                self.remove_from_fetchers(tp)
+                self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": topic_id, "reason": "stray"})
 
     def _deleted_epoch(self, st) -> int:
         """The epoch a LeaderAndIsr for an unhosted replica must exceed: -1 (anything goes, as

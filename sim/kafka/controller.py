@@ -160,11 +160,20 @@ class Controller(ControllerOps, Actor):
         return PartitionState(tp, topic.topic_id, st.leader, st.leader_epoch, st.partition_epoch,
                               st.isr, st.replicas)
 
-    def send_leader_and_isr(self, broker: int, tps: list[str]) -> None:
+    def send_leader_and_isr(self, broker: int, tps: list[str], full: bool = False) -> None:
         states = tuple(self.state_of(tp) for tp in tps)
         epoch = self.live.get(broker, -1)
         self._send_control(broker, "LeaderAndIsr", lambda corr: LeaderAndIsr(
-            self.name, self.controller_epoch, epoch, corr, states))
+            self.name, self.controller_epoch, epoch, corr, states, full))
+
+    def send_assignments(self, broker: int) -> None:
+        """LeaderAndIsr for every partition assigned to `broker` (on its startup and on a
+        controller failover). With `full_leader_and_isr` it is a FULL request (KIP-516 Type
+        2), sent even when empty, from which the broker removes its stray logs."""
+        mine = [tp for tp in self.store.all_tps() if broker in self.store.partition(tp)[1].replicas]
+        full = self.protocol.full_leader_and_isr
+        if mine or full:
+            self.send_leader_and_isr(broker, mine, full)
 
     def send_update_metadata(self, tps: list[str], deleted: tuple = ()) -> None:
         states = tuple(self.state_of(tp) for tp in tps)
@@ -180,12 +189,9 @@ class Controller(ControllerOps, Actor):
             self.name, self.controller_epoch, epoch, corr, parts))
 
     def send_full_state(self, brokers: list[int]) -> None:
-        tps = self.store.all_tps()
         for b in brokers:
-            mine = [tp for tp in tps if b in self.store.partition(tp)[1].replicas]
-            if mine:
-                self.send_leader_and_isr(b, mine)
-        self.send_update_metadata(tps)
+            self.send_assignments(b)
+        self.send_update_metadata(self.store.all_tps())
 
     def flush(self, leader_and_isr: bool = True) -> None:
         """Propagate partitions changed since the last flush: LeaderAndIsr, then UpdateMetadata."""

@@ -68,9 +68,7 @@ class ControllerOps:
     def on_brokers_startup(self, started: list[int]) -> None:
         self.send_update_metadata(self.store.all_tps())
         for b in started:
-            mine = [tp for tp in self.store.all_tps() if b in self.store.partition(tp)[1].replicas]
-            if mine:
-                self.send_leader_and_isr(b, mine)
+            self.send_assignments(b)
         for tp in self.store.all_tps():
             if self.store.partition(tp)[1].leader == E.NO_LEADER:
                 self.elect(tp, "broker_startup")

@@ -46,10 +46,14 @@ class LeaderAndIsr:
     broker_epoch: int
     corr: int
     partitions: tuple  # of PartitionState
+    full: bool = False  # KIP-516 Type FULL: every partition assigned to the broker
 
     def brief(self) -> dict:
-        return {"controller_epoch": self.controller_epoch,
-                "parts": [[p.tp, p.leader, p.leader_epoch] for p in self.partitions]}
+        out = {"controller_epoch": self.controller_epoch,
+               "parts": [[p.tp, p.leader, p.leader_epoch] for p in self.partitions]}
+        if self.full:
+            out["full"] = True
+        return out
 
 
 @dataclass(frozen=True, slots=True)

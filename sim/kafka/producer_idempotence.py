@@ -9,11 +9,12 @@ acknowledged offset fell below the response's logStartOffset (ref §2.5, 1.0 cli
 partition's sequences restart at 0 and the batch is retried; otherwise OutOfOrderSequence is
 surfaced. OUT_OF_ORDER_SEQUENCE_NUMBER is retried when it is the consequence of an earlier
 failed batch, and surfaced otherwise. The KIP-360 client (2.5+, `client_retries_out_of_order`)
-retries both instead and bumps its epoch per partition (`TransactionManager`): a batch that failed
-after it was sent leaves its sequence *unresolved*, the partition drains nothing new until its
-in-flight batches are answered, and unless a later acknowledgement covered that sequence the
-producer bumps its epoch and the partition restarts at sequence 0; an OUT_OF_ORDER answer to the
-next expected sequence requests the same bump. Other partitions move to the new epoch, from
+retries both instead, and an OUT_OF_ORDER answer to the next expected sequence bumps the epoch
+first. From 1.0 (`client_resolves_sequences`, `TransactionManager`) a batch that failed after it
+was sent leaves its sequence *unresolved*: the partition drains nothing new until its in-flight
+batches are answered, and unless a later acknowledgement covered that sequence the partition
+restarts at sequence 0 under a new producer id (1.0-2.4) or epoch (2.5+), modelled alike as an
+epoch bump. Other partitions move to the new epoch, from
 sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
 drained, so a batch that expires unsent leaves no gap. The producer id is fixed per producer
 (the InitProducerId round trip is not modelled).
@@ -81,7 +82,7 @@ class IdempotenceMixin:
         or whose epoch is stale while it has batches in flight, then resolves it: a bump when
         the failed sequence was never acknowledged (`maybeResolveSequences`,
         `maybeUpdateProducerIdAndEpoch`, `shouldStopDrainBatchesForPartition`)."""
-        if not self.protocol.client_retries_out_of_order or self.idempotence == "off":
+        if not self.protocol.client_resolves_sequences or self.idempotence == "off":
             return True
         stale = self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch
         if not (stale or tp in self.unresolved or tp in self.bump_required):
@@ -100,7 +101,7 @@ class IdempotenceMixin:
 
     def on_batch_failed(self, pb) -> None:
         """A sent idempotent batch failed: its sequence is unresolved (KIP-360 client)."""
-        if pb.stamped and pb.batch.pid >= 0 and self.protocol.client_retries_out_of_order:
+        if pb.stamped and pb.batch.pid >= 0 and self.protocol.client_resolves_sequences:
             last = pb.batch.base_seq + pb.batch.count - 1
             self.unresolved[pb.tp] = max(self.unresolved.get(pb.tp, -1), last)
 

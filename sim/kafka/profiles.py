@@ -37,6 +37,11 @@ class Protocol:
     # KIP-360 client (2.5+): an idempotent producer retries OUT_OF_ORDER_SEQUENCE_NUMBER (and
     # UNKNOWN_PRODUCER_ID) instead of surfacing it; only transactional producers fail (ref §2.5)
     client_retries_out_of_order: bool = True
+    # the idempotent client assigns sequences at drain and resolves the sequence of a sent batch
+    # that expired: once nothing is in flight, unless a later ack covered it, it starts the
+    # partition over at sequence 0 under a new producer id (1.0-2.4) or epoch (2.5+, KIP-360);
+    # both are modelled as an epoch bump (KAFKA-5494, 1.0; ref §2.5)
+    client_resolves_sequences: bool = True
     # idempotence modes off|requested|required (KIP-185/192 design, never shipped, ref §2.6)
     idempotence_modes: bool = False
     # producer.id.expiration.ms (3.4+: 1 day; before: transactional.id.expiration.ms 7 days)
@@ -51,6 +56,11 @@ class Protocol:
     # ZK broker re-creates the replica, ref §1.4 step 2); this harness's own proposal, from the
     # self-test finding in docs/selftest.md
     leader_and_isr_delete_fence: bool = False
+    # the controller's LeaderAndIsr on broker startup and failover is FULL (KIP-516 Type 2) and
+    # the broker removes local logs of partitions it does not list, so a StopReplica lost while
+    # the broker was down or cut off leaves no stray (KAFKA-15605: ZK brokers during the KRaft
+    # migration, 3.6+; KRaft brokers find strays on startup, KAFKA-13127/KAFKA-14616)
+    full_leader_and_isr: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -70,7 +80,7 @@ _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
 _PRE_KIP_951 = dict(leader_discovery="metadata")
 
 PROFILES: dict[str, Protocol] = {
-    "0.11": Protocol(client_retries_out_of_order=False, unknown_producer="out_of_order", evict_state_on_retention=True,
+    "0.11": Protocol(client_retries_out_of_order=False, client_resolves_sequences=False, unknown_producer="out_of_order", evict_state_on_retention=True,
                      old_duplicate="out_of_order", client_log_start_check=False,
                      producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
                      fetch_epoch_check=False, client_rejects_stale_metadata=False, **_PRE_KIP_570),
@@ -87,7 +97,7 @@ PROFILES: dict[str, Protocol] = {
     "3.4.1": Protocol(stop_replica_equal_epoch="accept"),
     "3.7": Protocol(leader_discovery="kip951"),
     "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True,
-                         leader_and_isr_delete_fence=True),
+                         leader_and_isr_delete_fence=True, full_leader_and_isr=True),
 }
 
 # Named planted bugs. Each names the invariant expected to catch it (see docs/selftest.md).

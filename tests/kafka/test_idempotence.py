@@ -98,3 +98,45 @@ def test_sequence_check_keeps_log_in_sequence_order(mutant, violated):
     from scenarios.schema import parse_scenario
     verdict = run_scenario(parse_scenario(REORDER.format(mutant=mutant)), 1)
     assert ("out_of_order_append" in verdict["violated"]) is violated, verdict["violated"]
+
+
+# -- sequences of batches that expire (KAFKA-5494 unresolved sequences, KIP-360 epoch bump) ----
+_PRODUCE_BLACKOUT = """
+[[faults]]
+at_ms = 1000
+action = "rule"
+rule = "drop"
+kind = "Produce"
+duration_ms = 1250
+"""
+
+
+def _blackout_run(overrides: dict):
+    """Every Produce is lost for 1.25 s, longer than the 1.2 s delivery timeout: the batches
+    sent in that window expire, leaving sequences the broker never saw."""
+    from epochsim.runner import run_scenario
+    from scenarios.schema import parse_scenario
+    from tests.conftest import scenario_path
+    path = scenario_path("selftest/spurious_out_of_order")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read().replace('mutant = "spurious_out_of_order"', 'mutant = ""')
+    sc = parse_scenario(text + _PRODUCE_BLACKOUT, path,
+                        {"protocol.producer_id_expiration_ms": 600_000, **overrides})
+    verdict = run_scenario(sc, 1, keep_events=True)
+    bumped = [b for e in verdict["_events"] if e["kind"] == "append" for b in e["batches"]
+              if b.get("producer_epoch", 0) >= 1 and b["base_seq"] == 0]
+    return verdict, bumped
+
+
+@pytest.mark.parametrize("kip360_client", [False, True])
+def test_expired_sent_batches_restart_the_sequence_under_a_new_epoch(kip360_client):
+    verdict, bumped = _blackout_run({"protocol.client_retries_out_of_order": kip360_client})
+    assert verdict["violations"] == []
+    assert bumped, "the partition should start over at sequence 0 under a new epoch"
+    assert verdict["metrics"]["acked"] >= 40  # the producer goes on after the blackout
+
+
+def test_without_sequence_resolution_the_producer_stalls_on_the_gap():
+    verdict, bumped = _blackout_run({"protocol.client_resolves_sequences": False})
+    assert not bumped
+    assert verdict["metrics"]["acked"] < 20  # every later batch is OUT_OF_ORDER: the gap is real
