@@ -7,14 +7,19 @@ from invariants.base import Invariant
 
 class ClientLeaderEpochRegression(Invariant):
     """A client's known leader epoch for a partition never goes down, except when the topic is
-    recreated under a new topic id (ref §3.1, §4 rows 9-10)."""
+    recreated under a new topic id (ref §3.1, §4 rows 9-10). A client that crashed starts
+    over: its metadata cache is in memory only."""
 
     name = "client_leader_epoch_regression"
-    handlers = {"client_epoch": "on_epoch"}
+    handlers = {"client_epoch": "on_epoch", "crash": "on_crash"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self.known: dict[tuple, tuple] = {}
+
+    def on_crash(self, ev):
+        for key in [k for k in self.known if k[0] == ev["node"]]:
+            del self.known[key]
 
     def on_epoch(self, ev):
         key = (ev["node"], ev["tp"])

@@ -38,6 +38,7 @@ class Context:
     def __init__(self, header: dict):
         self.header = header
         self.brokers = header.get("options", {}).get("cluster", {}).get("brokers", 0)
+        self.protocol = header.get("options", {}).get("protocol", {})  # resolved switches
         self.truth = Truth()
         self.logs = ReplicaLogs()
         self.idem = IdempotenceFold()

@@ -37,7 +37,8 @@ MAX_DURATION_SLOTS = 30
 SHUTDOWN_STOP_MS = 500  # controlled_shutdown stops the broker this long after (cluster.py)
 KINDS = ("crash", "isolate", "block", "rule:delay", "rule:hold", "rule:reorder", "rule:drop",
          "rule:duplicate", "move_leader", "preferred_election", "reassign",
-         "controlled_shutdown", "controller_crash", "move_all_leaders", "retention")
+         "controlled_shutdown", "controller_crash", "move_all_leaders", "retention",
+         "control_race")
 SWARM = KINDS + ("workload",)
 MESSAGE_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata", "Fetch", "Produce", "Metadata",
                  "FetchResponse", "ProduceResponse", "MetadataResponse", "LeaderAndIsrResponse",
@@ -281,13 +282,31 @@ def _retention(draw, space: FaultSpace, start: int):
     return [FaultStep(start * 1000, "retention", target, params)]
 
 
+CONTROL_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata")
+
+
+@st.composite
+def _control_race(draw, space: FaultSpace, start: int):
+    """A control-plane change whose requests race the ones that follow: hold one kind of
+    control request the change sends (to one broker or all) until a later control request of
+    a given kind reaches the same broker. KIP-570's reorder is StopReplica held behind
+    LeaderAndIsr; its mirror image, and every other pair, are drawn as often."""
+    kind, release = draw(st.sampled_from(CONTROL_KINDS)), draw(st.sampled_from(CONTROL_KINDS))
+    params = {"rule": "hold", "kind": kind, "release_kind": release, "duration_ms": SLOT_MS}
+    dst = draw(st.sampled_from((None,) + space.group("brokers")))
+    if dst is not None:
+        params["dst"] = dst
+    change = draw(st.sampled_from(("move_leader", "reassign", "controlled_shutdown")))
+    return [FaultStep(start * 1000, "rule", None, params)] + draw(EPISODES[change](space, start))
+
+
 EPISODES = {
     "crash": _crash, "isolate": _isolate, "block": _block,
     **{f"rule:{a}": _rule(a) for a in ("delay", "hold", "reorder", "drop", "duplicate")},
     "move_leader": _move_leader, "preferred_election": _preferred_election,
     "reassign": _reassign, "controlled_shutdown": _controlled_shutdown,
     "controller_crash": _controller_crash, "move_all_leaders": _move_all_leaders,
-    "retention": _retention,
+    "retention": _retention, "control_race": _control_race,
 }
 
 

@@ -265,9 +265,14 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     def _fail(self, pb: PendingBatch, err: int) -> None:
         if pb in self.queues[pb.tp]:
             self.queues[pb.tp].remove(pb)
+        fields = {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
+                  "error_name": V.ERROR_NAMES.get(err, str(err))}
+        if err == E.OUT_OF_ORDER_SEQUENCE_NUMBER:
+            # whether the batch was the next the client expected the broker to take, or follows
+            # an earlier batch that failed (then OUT_OF_ORDER is that failure's consequence)
+            fields["in_sequence"] = pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1
         self.on_batch_failed(pb)
-        self.emit(V.PRODUCE_FAILED, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
-                                     "error_name": V.ERROR_NAMES.get(err, str(err))})
+        self.emit(V.PRODUCE_FAILED, fields)
 
     def on_disconnect(self, peer: str) -> None:
         """Broker died: in-flight requests fail with a retriable network error (NetworkException)."""

@@ -27,6 +27,17 @@ def test_client_leader_epoch_regression_violated_by_going_back_on_one_topic_id()
         ("client_leader_epoch_regression", 20, (newer, older))]
 
 
+def test_client_leader_epoch_regression_forgets_a_crashed_clients_view():
+    tb = TraceBuilder()
+    tb.client_epoch("p1", "t-0", 2, 1)
+    tb.client_epoch("p2", "t-0", 2, 1)
+    tb.at(10).add("p1", "crash")
+    tb.at(20).add("p1", "restart")
+    tb.client_epoch("p1", "t-0", 1, 0)  # a fresh cache may learn an old epoch from a lagging broker
+    back = tb.client_epoch("p2", "t-0", 1, 0)  # p2 did not crash: still a regression
+    assert [v[2][-1] for v in tb.violations("client_leader_epoch_regression")] == [back]
+
+
 # -- leader_hint_misapplied ----------------------------------------------------------------------
 
 def test_leader_hint_misapplied_holds_for_newer_hints_naming_known_brokers():

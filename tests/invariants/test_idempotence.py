@@ -98,6 +98,18 @@ def test_spurious_out_of_order_sequence_violated_when_every_acked_batch_is_intac
         ("spurious_out_of_order_sequence", 40, (bad,))]
 
 
+def test_spurious_out_of_order_sequence_judges_only_batches_sent_in_sequence():
+    """An OutOfOrderSequence behind an earlier failed batch reports that failure (the client
+    surfaces it when the retries run out); one on the expected next batch is judged."""
+    tb = _acked_then_leader_change(keep_on_new_leader=True)
+    tb.at(40).add("p1", "produce_failed", bid="p1#3", tp="t-0", error=OUT_OF_ORDER_SEQUENCE,
+                  error_name="OUT_OF_ORDER_SEQUENCE_NUMBER", in_sequence=False)
+    bad = tb.add("p1", "produce_failed", bid="p1#2", tp="t-0", error=OUT_OF_ORDER_SEQUENCE,
+                 error_name="OUT_OF_ORDER_SEQUENCE_NUMBER", in_sequence=True)
+    assert tb.violations("spurious_out_of_order_sequence") == [
+        ("spurious_out_of_order_sequence", 40, (bad,))]
+
+
 def test_spurious_out_of_order_sequence_violated_when_the_batch_fell_to_retention():
     """Retention is not data loss, so OutOfOrderSequence after it is spurious (KIP-360)."""
     tb = TraceBuilder()
@@ -141,6 +153,16 @@ def test_unreported_data_loss_violated_by_a_silent_idempotent_loss():
     tb, lost = _lost_ack()
     tb.at(100).end()
     assert tb.violations("unreported_data_loss") == [("unreported_data_loss", 100, (lost,))]
+
+
+def test_unreported_data_loss_is_not_judged_under_a_kip360_client():
+    """The 2.5+ idempotent client retries with an epoch bump instead of reporting (ref §2.5)."""
+    tb, lost = _lost_ack()
+    tb.at(100).end()
+    tb.header["options"]["protocol"] = {"client_retries_out_of_order": False}
+    assert [v[2] for v in tb.violations("unreported_data_loss")] == [(lost,)]
+    tb.header["options"]["protocol"] = {"client_retries_out_of_order": True}
+    assert tb.violations("unreported_data_loss") == []
 
 
 def test_unreported_data_loss_violated_when_the_only_error_predates_the_loss():
