@@ -40,6 +40,7 @@ from scenarios.actions import (
 from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
 from sim.core.latency import LatencyDist
+from sim.core.network import PARTITION_MODES
 from sim.kafka.profiles import MUTANTS, PROFILES, resolve_protocol, switch_names
 
 ALL_INVARIANTS: list[str] = [
@@ -409,6 +410,7 @@ def _network(raw: Any, names: Names) -> dict:
     t = Table(raw, "network")
     out = _link(t, {"latency": {"dist": "constant", "ms": 1.0}, "jitter_ms": 0, "drop": 0.0,
                     "duplicate": 0.0})
+    out["partition"] = t.str("partition", "stall", choices=PARTITION_MODES)
     out["links"] = []
     for i, item in enumerate(_tables(t.raw("links", None), "network.links", nonempty=False)):
         lt = Table(item, f"network.links[{i}]")

@@ -52,6 +52,10 @@ class Actor:
     def send(self, dst: str, kind: str, body: Any) -> int:
         return self.world.network.send(self.name, dst, kind, body)
 
+    def reset_connection(self, peer: str) -> None:
+        """Close this node's connection to `peer` (see `Network.reset`)."""
+        self.world.network.reset(self.name, peer)
+
     def set_timer(self, delay_us: int, name: str, data: Any = None) -> None:
         self.world.kernel.call_later(delay_us, self._fire, self.incarnation, name, data)
 

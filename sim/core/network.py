@@ -5,7 +5,12 @@ Contract:
   duplicate probabilities (`LinkSpec`); links are FIFO unless jitter or a reorder rule applies,
   in which case later messages may overtake earlier ones;
 - `block(src, dst)` / `partition(groups)` cut links (asymmetric or symmetric) and `heal()`
-  restores them; a message sent over a cut link is dropped;
+  restores them. What a cut link does to a message depends on `partition_mode`: `drop` loses it
+  (a datagram); `stall` holds it, as TCP retransmission would, and delivers the link's held
+  messages in order once it heals, unless the connection closed first: either end crashed
+  (`node_down`) or an end reset it (`reset`), which discards them (`drop` with reason
+  `connection_closed`). So under `stall` a connection never loses one message yet delivers a
+  later one;
 - `Rule`s act on messages of one kind (and/or source, destination) while active: `delay` adds
   time, `drop` discards, `reorder` adds random jitter and lifts FIFO, `duplicate` delivers twice,
   `hold` keeps them until a message of kind `release_kind`, sent later to the same
@@ -98,7 +103,7 @@ class _Link:
     link's trace events (None unless both ends are plain strings)."""
 
     __slots__ = ("edge", "rng", "fifo_us", "spec", "constant_us", "send_text", "dst_text",
-                 "deliver_text", "src_text")
+                 "deliver_text", "src_text", "stalled")
 
     def __init__(self, key: tuple[str, str], edge: dict, rng):
         self.edge = edge
@@ -106,6 +111,7 @@ class _Link:
         self.fifo_us = 0  # latest delivery time scheduled in FIFO order on this link
         self.spec = None
         self.constant_us = None
+        self.stalled: list = []  # messages held on a cut link (partition_mode "stall")
         src, dst = key
         if type(src) is str and type(dst) is str:
             # send: {"seq","t","node":src,"kind":"send","mid","dst","msg"}
@@ -118,10 +124,16 @@ class _Link:
             self.send_text = self.dst_text = self.deliver_text = self.src_text = None
 
 
+PARTITION_MODES = ("drop", "stall")
+
+
 class Network:
-    def __init__(self, default_link: LinkSpec | None = None):
+    def __init__(self, default_link: LinkSpec | None = None, partition_mode: str = "drop"):
+        if partition_mode not in PARTITION_MODES:
+            raise ValueError(f"unknown partition mode {partition_mode!r}; use one of {PARTITION_MODES}")
         self.graph = nx.DiGraph()
         self.default_link = default_link or LinkSpec()
+        self.partition_mode = partition_mode
         self.rules: list[Rule] = []
         self._next_mid = 0
         self._next_rid = 0
@@ -165,6 +177,29 @@ class Network:
     def heal(self) -> None:
         for src, dst in sorted(self.graph.edges):
             self.graph.edges[src, dst]["blocked"] = False
+        self._release_stalled()
+
+    def _release_stalled(self) -> None:
+        """Deliver, in order, what cut links held and are no longer cut (`stall` mode)."""
+        now = self.world.kernel.env._now  # noqa: SLF001
+        for key in sorted(k for k, link in self._links.items() if link.stalled):
+            link = self._links[key]
+            edge = link.edge
+            if edge["blocked"]:
+                continue
+            stalled, link.stalled = link.stalled, []
+            for msg in stalled:
+                self._schedule(msg, edge["spec"], link.rng, 0, True, now)
+
+    def reset(self, a: str, b: str) -> None:
+        """An end closes the connection between `a` and `b`: what a cut link still holds for
+        it, in either direction, is lost (the peers reconnect on their next send)."""
+        for key in ((a, b), (b, a)):
+            link = self._links.get(key)
+            if link is not None and link.stalled:
+                stalled, link.stalled = link.stalled, []
+                for msg in stalled:
+                    self._drop(msg, "connection_closed")
 
     def reachable(self, src: str, dst: str) -> bool:
         return src == dst or not self.graph.edges[src, dst]["blocked"]
@@ -226,6 +261,10 @@ class Network:
             link = self._link(key)  # after the send event, as an unknown node raises KeyError
         edge = link.edge
         if edge["blocked"]:
+            if self.partition_mode == "stall":
+                link.stalled.append(msg)
+                world.trace.emit(now, src, "stall", {"mid": mid})
+                return mid
             return self._drop(msg, "partition")
         spec: LinkSpec = edge["spec"]
         rng = link.rng
@@ -299,6 +338,8 @@ class Network:
         w = self.world
         # connections = links that have carried traffic, in either direction
         peers = {d for (s, d) in self._links if s == node} | {s for (s, d) in self._links if d == node}
+        for peer in sorted(peers - {node}):
+            self.reset(node, peer)
         for peer in sorted(peers - {node}):
             edge = self.graph.edges[node, peer]
             if edge["blocked"]:

@@ -39,7 +39,8 @@ class Cluster:
         proto = {k: v for k, v in options["protocol"].items() if k != "profile"}
         self.protocol = Protocol(**proto)
         self.kernel = Kernel(run["duration_ms"] * 1000, run["max_events"])
-        self.world = World(self.kernel, trace, Streams(seed), Network(link_spec(options["network"])))
+        network = Network(link_spec(options["network"]), options["network"].get("partition", "drop"))
+        self.world = World(self.kernel, trace, Streams(seed), network)
         self.world.options = options
         self.store = Store()
         Actor("zk", self.world)  # the metadata store's place on the network, for reachability

@@ -161,8 +161,8 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             if leader < 0 or leader not in self.meta.brokers:
                 self.request_update()
                 continue
-            pb = self._ready_batch(tp, epoch) if self.sequences_ready(tp) else None
-            if pb is not None:
+            pb = self._ready_batch(tp, epoch)
+            if pb is not None and self.may_send(pb):
                 by_leader.setdefault(leader, []).append((pb, epoch))
         for leader in sorted(by_leader):
             if self.in_flight_to(leader) < self.spec["max_in_flight"]:
@@ -276,22 +276,27 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
 
     def on_disconnect(self, peer: str) -> None:
         """Broker died: in-flight requests fail with a retriable network error (NetworkException)."""
-        if not peer.startswith("b"):
-            return
-        leader = int(peer[1:])
+        if peer.startswith("b"):
+            self._close_connection(int(peer[1:]))
+
+    def _request_timeout(self, leader: int, corr: int) -> None:
+        """`NetworkClient.handleTimedOutRequests`: a request that timed out closes its
+        connection, which fails every request in flight on it."""
+        if corr in self.inflight.get(leader, {}):
+            self.reset_connection(f"b{leader}")
+            self._close_connection(leader)
+
+    def _close_connection(self, leader: int) -> None:
         self.reconnect_at[leader] = self.now_us + RECONNECT_BACKOFF_US
-        for corr in sorted(self.inflight.get(leader, {})):
-            self._request_timeout(leader, corr)
+        failed = self.inflight.pop(leader, {})
+        for corr in sorted(failed):
+            for pb in failed[corr]:
+                pb.in_flight = False
+                self._retry_or_fail(pb, E.REQUEST_TIMED_OUT)
         if self.meta_inflight is not None and self.meta_node == leader:
             self.meta_inflight = None
             self.request_update()
-
-    def _request_timeout(self, leader: int, corr: int) -> None:
-        pbs = self.inflight.get(leader, {}).pop(corr, None)
-        for pb in pbs or ():
-            pb.in_flight = False
-            self._retry_or_fail(pb, E.REQUEST_TIMED_OUT)
-        if pbs:
+        if failed:
             self.drain()
 
     def _expire_queued(self) -> None:

@@ -77,25 +77,39 @@ class IdempotenceMixin:
         self.part_epoch.setdefault(tp, self.producer_epoch)
         return replace(batch, pid=self.pid, producer_epoch=self.part_epoch[tp], base_seq=seq)
 
+    def may_send(self, pb) -> bool:
+        """May `pb` be drained now? A batch that already has a sequence (a retry) always may,
+        unless an epoch bump is due first; a new one waits while its partition's sequences are
+        unresolved or its epoch is stale (`RecordAccumulator.shouldStopDrainBatchesForPartition`)."""
+        if pb.stamped and pb.tp not in self.bump_required:
+            return True
+        return self.sequences_ready(pb.tp)
+
     def sequences_ready(self, tp: str) -> bool:
-        """May `tp` drain now? The KIP-360 client stops a partition whose sequences are unresolved
-        or whose epoch is stale while it has batches in flight, then resolves it: a bump when
-        the failed sequence was never acknowledged (`maybeResolveSequences`,
-        `maybeUpdateProducerIdAndEpoch`, `shouldStopDrainBatchesForPartition`)."""
+        """Resolve `tp`'s sequences if it can be done now, and say whether new batches may go.
+        A bump requested by OUT_OF_ORDER waits for the requests in flight; an unresolved
+        sequence or a stale epoch waits until every sequenced batch of `tp` is done (acked or
+        failed), then bumps unless a later acknowledgement covered the unresolved sequence
+        (`maybeResolveSequences`, `maybeUpdateProducerIdAndEpoch`)."""
         if not self.protocol.client_resolves_sequences or self.idempotence == "off":
             return True
         stale = self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch
         if not (stale or tp in self.unresolved or tp in self.bump_required):
             return True
-        if any(pb.in_flight for pb in self.queues[tp]):
-            return False
-        unresolved = self.unresolved.pop(tp, None)
-        if tp in self.bump_required or (unresolved is not None
-                                        and self.last_acked_seq.get(tp, -1) < unresolved):
+        queue = self.queues[tp]
+        if tp in self.bump_required:
+            if any(pb.in_flight for pb in queue):
+                return False
             self.bump_required.discard(tp)
-            self.producer_epoch += 1  # bumpIdempotentProducerEpoch
+            self.unresolved.pop(tp, None)
+            self.producer_epoch += 1  # bumpIdempotentProducerEpoch: rewrites tp's sequences
+        elif any(pb.stamped for pb in queue):
+            return False
+        else:
+            unresolved = self.unresolved.pop(tp, None)
+            if unresolved is not None and self.last_acked_seq.get(tp, -1) < unresolved:
+                self.producer_epoch += 1
         if self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch:
-            self.part_epoch[tp] = self.producer_epoch
             self._restart_sequences(tp)
         return True
 

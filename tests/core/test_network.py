@@ -381,3 +381,46 @@ def test_send_event_members_in_order():
     assert list(second) == list(first)
     assert list(third) == ["seq", "t", "node", "kind", "mid", "dst", "msg"]
     assert third["msg"] == "mine"
+
+
+def _stall_world():
+    world, nodes = make_world()
+    world.network.partition_mode = "stall"
+    return world, nodes
+
+
+def test_stall_mode_delivers_what_a_cut_link_held_in_order_after_the_heal():
+    world, nodes = _stall_world()
+    net = world.network
+    net.block("a", "b")
+    for n in range(3):
+        net.send("a", "b", "Held", n)
+    net.send("a", "c", "Free", 9)
+    at(world, 5_000, net.heal)
+    at(world, 5_000, net.send, "a", "b", "After", 3)  # sent after the heal: still after them
+    world.run()
+    assert drops(world) == {}
+    assert [e["mid"] for e in events(world, "stall")] == [0, 1, 2]
+    assert [(g[0], g[4]) for g in nodes["b"].got] == [(6_000, 0), (6_000, 1), (6_000, 2), (6_000, 3)]
+    assert [g[4] for g in nodes["c"].got] == [9]
+
+
+def test_stall_mode_loses_the_held_messages_when_the_connection_closes():
+    world, nodes = _stall_world()
+    net = world.network
+    net.block("a", "b")
+    net.block("b", "c")
+    net.send("a", "b", "Held", 0)
+    net.send("b", "c", "Held", 1)
+    at(world, 1_000, net.reset, "b", "a")  # either end may close it
+    at(world, 2_000, world.crash, "c")  # a crash closes the crashed node's connections
+    at(world, 5_000, net.heal)
+    world.run()
+    assert drops(world) == {0: "connection_closed", 1: "connection_closed"}
+    assert nodes["b"].got == [] and nodes["c"].got == []
+
+
+def test_unknown_partition_mode_is_refused():
+    import pytest
+    with pytest.raises(ValueError, match="partition mode"):
+        Network(None, "lossy")

@@ -140,3 +140,21 @@ def test_without_sequence_resolution_the_producer_stalls_on_the_gap():
     verdict, bumped = _blackout_run({"protocol.client_resolves_sequences": False})
     assert not bumped
     assert verdict["metrics"]["acked"] < 20  # every later batch is OUT_OF_ORDER: the gap is real
+
+
+def test_a_produce_request_timeout_closes_the_connection_and_loses_what_waited_on_it():
+    """Over a cut link (`partition = "stall"`) requests wait; the producer's request timeout
+    closes the connection (NetworkClient), so they never arrive after the retries."""
+    from epochsim.runner import run_scenario
+    from scenarios.schema import parse_scenario
+    from tests.conftest import scenario_path
+    path = scenario_path("selftest/no_sequence_check")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read().replace('mutant = "no_sequence_check"', 'mutant = ""')
+    text += '\n[[faults]]\nat_ms = 1000\naction = "isolate"\ntarget = "b1"\n' \
+            '\n[[faults]]\nat_ms = 2500\naction = "heal"\n'
+    verdict = run_scenario(parse_scenario(text, path), 1, keep_events=True)
+    closed = [e for e in verdict["_events"] if e["kind"] == "drop"
+              and e["reason"] == "connection_closed" and e["node"] == "p1"]
+    assert closed, "the timed-out Produce requests should die with their connection"
+    assert verdict["violations"] == []

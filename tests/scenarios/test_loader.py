@@ -171,7 +171,7 @@ def test_minimal_scenario_resolves_every_default():
                             "assignment": [[1, 2, 3]]}]
     assert o["producers"] == [] and o["consumers"] == []
     assert o["network"] == {"latency": {"dist": "constant", "ms": 1.0}, "jitter_ms": 0,
-                            "drop": 0.0, "duplicate": 0.0, "links": []}
+                            "drop": 0.0, "duplicate": 0.0, "partition": "stall", "links": []}
 
 
 def test_full_scenario_resolves_clients_network_steps_and_mixes():
