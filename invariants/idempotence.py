@@ -108,10 +108,12 @@ class SpuriousOutOfOrderSequence(Invariant):
 class UnreportedDataLoss(Invariant):
     """An idempotent producer's acknowledged batch is gone from the log and the producer never
     surfaced an error for that partition (the hole a naive UNKNOWN_PRODUCER_ID fix opens, ref
-    §2.5 step 3). Non-idempotent acks=1 losses are expected and counted as a metric. Only the
-    1.0-2.4 client promises to report such a loss (KAFKA-5793); the KIP-360 client (2.5+,
-    `client_retries_out_of_order`) bumps its epoch and retries instead, by design (ref §2.5
-    current-client table), so under it nothing is judged."""
+    §2.5 step 3). Non-idempotent acks=1 losses are expected and counted as a metric. The
+    promise is KAFKA-5793's, and it takes both ends: a broker that answers an unknown producer
+    with an error (not the 2.5+ `accept`, which takes the next sequence as a fresh start) and a
+    client that judges that error by the log start offset instead of retrying it (not the
+    KIP-360 client, which bumps its epoch by design, ref §2.5 current-client table). Under any
+    other pairing nothing is judged."""
 
     name = "unreported_data_loss"
     handlers = {"ack": "on_ack", "produce_failed": "on_failed"}
@@ -129,7 +131,8 @@ class UnreportedDataLoss(Invariant):
 
     def finish(self):
         from invariants.replication import lost_batches
-        if self.ctx.protocol.get("client_retries_out_of_order", False):
+        proto = self.ctx.protocol
+        if proto.get("client_retries_out_of_order", False) or proto.get("unknown_producer") == "accept":
             return
         for tp, bid, base, seq, node, acked_t in lost_batches(self.ctx, self.acked):
             reported = self.last_report.get((node, tp), -1) >= acked_t  # only a later error reports it

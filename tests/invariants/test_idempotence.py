@@ -3,6 +3,8 @@ unreported_data_loss and idempotence_mode_violated on hand-built traces."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.invariants.tracebuilder import TraceBuilder, batch
 
 PID = 1001
@@ -155,14 +157,19 @@ def test_unreported_data_loss_violated_by_a_silent_idempotent_loss():
     assert tb.violations("unreported_data_loss") == [("unreported_data_loss", 100, (lost,))]
 
 
-def test_unreported_data_loss_is_not_judged_under_a_kip360_client():
-    """The 2.5+ idempotent client retries with an epoch bump instead of reporting (ref §2.5)."""
+@pytest.mark.parametrize("protocol, judged", [
+    ({"client_retries_out_of_order": False, "unknown_producer": "unknown_producer_id"}, True),
+    ({"client_retries_out_of_order": False, "unknown_producer": "out_of_order"}, True),
+    # the 2.5+ client retries with an epoch bump instead of reporting (ref §2.5) ...
+    ({"client_retries_out_of_order": True, "unknown_producer": "unknown_producer_id"}, False),
+    # ... and a 2.5+ broker takes an unknown producer's next sequence as a fresh start
+    ({"client_retries_out_of_order": False, "unknown_producer": "accept"}, False),
+])
+def test_unreported_data_loss_is_judged_only_where_both_ends_promise_it(protocol, judged):
     tb, lost = _lost_ack()
     tb.at(100).end()
-    tb.header["options"]["protocol"] = {"client_retries_out_of_order": False}
-    assert [v[2] for v in tb.violations("unreported_data_loss")] == [(lost,)]
-    tb.header["options"]["protocol"] = {"client_retries_out_of_order": True}
-    assert tb.violations("unreported_data_loss") == []
+    tb.header["options"]["protocol"] = protocol
+    assert [v[2] for v in tb.violations("unreported_data_loss")] == ([(lost,)] if judged else [])
 
 
 def test_unreported_data_loss_violated_when_the_only_error_predates_the_loss():
