@@ -278,7 +278,7 @@ _HANDLERS = {
     V.CRASH: Builder.crash, V.RESTART: Builder.restart,
     V.CLIENT_EPOCH: Builder.client_epoch, V.ACK: Builder.ack,
     V.PRODUCE_ERROR: Builder.produce_error, V.PRODUCE_FAILED: Builder.produce_failed,
-    V.SEND: Builder.send, V.DELIVER: Builder.deliver, V.HOLD: Builder.hold, V.DROP: Builder.drop,
+    V.SEND: Builder.send, V.DELIVER: Builder.deliver, V.HOLD: Builder.hold, V.STALL: Builder.hold, V.DROP: Builder.drop,
 }
 
 

@@ -27,7 +27,7 @@ STATE_KINDS = {V.REPLICA_STATE, V.STOP_REPLICA, V.METADATA, V.PARTITION_STATE, V
                V.LOG_DELETED, V.CRASH, V.RESTART, V.CONTROLLER_ELECTED, V.CONTROLLER_RESIGNED,
                V.LAI_REJECTED, V.STALE_CONTROLLER, V.TRUNCATE, V.PRODUCE_ERROR, V.PRODUCE_FAILED,
                V.CLIENT_EPOCH, V.METADATA_REJECTED, V.TOPIC_DELETED, V.ALTER_PARTITION}
-MSG_KINDS = {V.SEND, V.DELIVER, V.DROP, V.HOLD}
+MSG_KINDS = {V.SEND, V.DELIVER, V.DROP, V.HOLD, V.STALL}
 QUIET = {"nemesis", "harness"}
 MAX_NODES = 8
 CONTROL = {"LeaderAndIsr", "StopReplica", "UpdateMetadata"}
@@ -110,7 +110,7 @@ def _wanted(ev: dict, nodes: set, run: Run) -> bool:
         return ev["node"] in nodes and ev["dst"] in nodes
     if kind == V.DELIVER:
         return ev["node"] in nodes and ev["src"] in nodes
-    if kind in (V.DROP, V.HOLD):
+    if kind in (V.DROP, V.HOLD, V.STALL):
         return False  # added with their message by _far_ends
     return kind in STATE_KINDS and ev["node"] in nodes
 
@@ -197,7 +197,7 @@ def _messages(ax, run: Run, sel: Selection, col: dict, row: dict) -> None:
     for e in sel.rows:
         if e["kind"] in (V.DELIVER, V.DROP) and e["mid"] in sends:
             ends.setdefault(e["mid"], e)
-    held = {e["mid"] for e in sel.rows if e["kind"] == V.HOLD}
+    held = {e["mid"] for e in sel.rows if e["kind"] in (V.HOLD, V.STALL)}
     for mid in sorted(sends):
         s = sends[mid]
         if s["node"] not in col or s["dst"] not in col:
@@ -239,9 +239,10 @@ def _points(ax, run: Run, sel: Selection, col: dict, row: dict) -> None:
                     color="#a63603", va="center", ha="left", zorder=6,
                     bbox={"boxstyle": "round,pad=0.15", "fc": S.FAULT, "ec": "none"})
             continue
-        if e["kind"] == V.HOLD and e["node"] in col:
-            ax.text(col[e["node"]] + 0.1, y, f"network holds message #{e['mid']} (rule "
-                    f"{e.get('rule')})", fontsize=6, color="#6a3d9a", va="center", zorder=6)
+        if e["kind"] in (V.HOLD, V.STALL) and e["node"] in col:
+            why = f"rule {e.get('rule')}" if e["kind"] == V.HOLD else "cut link"
+            ax.text(col[e["node"]] + 0.1, y, f"network holds message #{e['mid']} ({why})",
+                    fontsize=6, color="#6a3d9a", va="center", zorder=6)
             continue
         if e["node"] not in col or (e["kind"] in MSG_KINDS and not witness):
             continue

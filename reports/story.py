@@ -101,9 +101,9 @@ class _Teller:
         if msg is None:
             return None
         what = f"{describe_send(msg)} {msg['node']}\u2192{msg['dst']}"
-        if kind == V.HOLD:
+        if kind in (V.HOLD, V.STALL):
             self.held.add(ev["mid"])
-            return f"the network held {what}"
+            return f"the network held {what}" + (" on a cut link" if kind == V.STALL else "")
         if kind == V.DROP:
             return f"the network dropped {what} ({ev.get('reason')})"
         if kind == V.DELIVER and ev["mid"] in self.held:
@@ -169,7 +169,7 @@ def _table_worthy(ev: dict, run: Run, nodes: set, tps: set, sends: dict) -> bool
     kind = ev["kind"]
     if ev["seq"] in run.witnesses or kind == V.FAULT:
         return True
-    if kind in (V.SEND, V.DELIVER, V.HOLD, V.DROP):
+    if kind in (V.SEND, V.DELIVER, V.HOLD, V.STALL, V.DROP):
         msg = sends.get(ev.get("mid"), {})
         if str(msg.get("msg", "")).endswith("Response") and not msg.get("error"):
             return False  # a plain acknowledgement tells nothing
@@ -188,10 +188,11 @@ CONTROL_MSGS = {"LeaderAndIsr", "StopReplica", "UpdateMetadata"}
 
 def _row(run: Run, ev: dict, sends: dict) -> dict:
     text = describe(ev)
-    if ev["kind"] in (V.DELIVER, V.HOLD, V.DROP) and ev.get("mid") in sends:
+    if ev["kind"] in (V.DELIVER, V.HOLD, V.STALL, V.DROP) and ev.get("mid") in sends:
         msg = sends[ev["mid"]]
         what = f"{describe_send(msg)} {msg['node']}\u2192{msg['dst']} (sent {seconds(msg['t'])})"
         text = {V.DELIVER: f"{ev['node']} received {what}", V.HOLD: f"network held {what}",
+                V.STALL: f"network held {what} on a cut link",
                 V.DROP: f"network dropped {what} ({ev.get('reason')})"}[ev["kind"]]
     return {"seq": ev["seq"], "t_us": ev["t"], "time": seconds(ev["t"]), "node": ev["node"],
             "kind": ev["kind"], "text": text, "witness": run.witnesses.get(ev["seq"], [])}

@@ -236,6 +236,7 @@ _SIMPLE = {
     V.DELIVER: lambda ev: f"{ev['node']} received message #{ev['mid']} from {ev['src']}",
     V.DROP: lambda ev: f"network dropped message #{ev['mid']} ({ev.get('reason')})",
     V.HOLD: lambda ev: f"network held message #{ev['mid']} (rule {ev.get('rule')})",
+    V.STALL: lambda ev: f"message #{ev['mid']} waits on a cut link until it heals",
     V.FAULT: lambda ev: f"nemesis: {describe_fault(ev)}",
     V.FAULT_OUTCOME: lambda ev: f"nemesis: step {ev.get('step')} {ev.get('outcome')}",
     V.END: lambda ev: f"run ended ({ev.get('stopped_by')})",

@@ -64,3 +64,16 @@ def test_words_for_unknown_and_partial_events():
         "b1 replica_state")
     assert describe_fault({"action": "crash", "target": "controller", "resolved": "c1"}) == \
         "crash c1 (controller)"
+
+
+def test_a_message_waiting_on_a_cut_link_is_told_and_its_loss_too(tmp_path):
+    """The StopReplica to b1 waits on the cut link c1 -> b1 and dies with the connection when
+    b1 crashes: the events table says both."""
+    import os
+
+    from tests.reports import ROOT
+    path = os.path.join(ROOT, "scenarios", "finding-stray-after-lost-stop-replica-zk.toml")
+    run = load_run(run_to_dir(path, tmp_path))
+    texts = [row["text"] for row in events_table(run, before=60, after=60)]
+    assert any("StopReplica" in t and "on a cut link" in t for t in texts)
+    assert any("StopReplica" in t and "connection_closed" in t for t in texts)
