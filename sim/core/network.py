@@ -181,8 +181,11 @@ class Network:
 
     def _release_stalled(self) -> None:
         """Deliver, in order, what cut links held and are no longer cut (`stall` mode)."""
+        waiting = sorted(k for k, link in self._links.items() if link.stalled)
+        if not waiting:
+            return
         now = self.world.kernel.env._now  # noqa: SLF001
-        for key in sorted(k for k, link in self._links.items() if link.stalled):
+        for key in waiting:
             link = self._links[key]
             edge = link.edge
             if edge["blocked"]:
