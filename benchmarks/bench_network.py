@@ -75,6 +75,7 @@ def run_harness(pairs: int, rounds: int, trace_path: str) -> tuple[float, int]:
             actors.append(Pinger(f"ping{i}", world, f"pong{i}", rounds))
         started = time.perf_counter()
         world.run()
+        world.trace.flush()
         elapsed = time.perf_counter() - started
     delivered = sum(a.received for a in actors)
     return elapsed, delivered

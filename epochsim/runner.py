@@ -48,7 +48,7 @@ def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
                  keep_events: bool = False) -> dict:
     schedule = schedule_for(scenario, seed) if schedule is None else sorted_schedule(schedule)
     header = header_for(scenario, seed, schedule)
-    sink = None
+    sink = trace = None
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
         sink = open(os.path.join(out_dir, "trace.jsonl"), "w", encoding="utf-8", buffering=1 << 20)
@@ -71,6 +71,8 @@ def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
         violations, metrics = monitor.finish()
     finally:
         if sink is not None:
+            if trace is not None:
+                trace.flush()  # also on Ctrl-C: what was recorded reaches the file
             sink.close()
     verdict = make_verdict(scenario, seed, trace.digest(), violations, metrics, run_info)
     verdict["stopped_early"] = stopped_early

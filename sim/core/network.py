@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from heapq import heappush
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 from simpy.core import NORMAL
@@ -34,16 +34,18 @@ from sim.core.kernel import _Call
 from sim.core.latency import LatencyDist
 from sim.core.trace import json_members, json_str
 
-_new = object.__new__
-_setattr = object.__setattr__
+_tuple_new = tuple.__new__
 _SEND_KEYS = ("mid", "dst", "msg")
 # brief() fields that would overwrite a member of the send event (handled by the general path)
 _SEND_RESERVED = frozenset(("seq", "t", "node", "kind") + _SEND_KEYS)
 _DELIVER_KEYS = ("mid", "src")
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
+    """One message on the network. Immutable; a named tuple because it is built for every
+    send (the hot path builds it with `tuple.__new__`, several times cheaper than a frozen
+    dataclass)."""
+
     mid: int
     src: str
     dst: str
@@ -235,8 +237,7 @@ class Network:
         world = self.world
         mid = self._next_mid
         self._next_mid = mid + 1
-        msg = _new(Message)  # Message(mid, src, dst, kind, body) without the frozen __init__
-        _setattr(msg, "__dict__", {"mid": mid, "src": src, "dst": dst, "kind": kind, "body": body})
+        msg = _tuple_new(Message, (mid, src, dst, kind, body))  # Message(...) without __new__
         now = world.kernel.env._now  # noqa: SLF001 - hot path
         key = (src, dst)
         link = self._links.get(key)

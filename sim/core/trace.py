@@ -8,7 +8,8 @@ Contract:
   int, bool, None) so that an online observer and an offline re-read see equal values;
 - the digest (blake2b-256, hex) covers the header without `harness_version` plus every event
   line exactly as written, so it changes if and only if the behaviour changes;
-- events stream to the sink as they happen; nothing is retained unless `keep=True`.
+- events stream to the sink in batches of `_HASH_BATCH` lines (and whatever is left on `flush`,
+  which the owner of the sink calls before closing it); nothing is retained unless `keep=True`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import IO, Any
 FORMAT = "epochsim-trace/1"
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _dumps = _ENCODER.encode
-_HASH_BATCH = 512  # event lines hashed together (the digest is the same as line by line)
+_HASH_BATCH = 512  # event lines hashed and written together (same digest, same file)
 
 #: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
 json_str = json.encoder.encode_basestring
@@ -110,13 +111,10 @@ class Trace:
         ev = {"seq": self.seq, "t": t_us, "node": node, "kind": kind}
         if fields:
             ev.update(fields)
-        line = json_text(ev) + "\n"
         unhashed = self._unhashed
-        unhashed.append(line)
+        unhashed.append(json_text(ev) + "\n")
         if len(unhashed) >= _HASH_BATCH:
             self._hash_pending()
-        if self._write is not None:
-            self._write(line)
         if self.events is not None:
             self.events.append(ev)
         for observer in self.observers:
@@ -141,13 +139,10 @@ class Trace:
                 fields.update(more)
             return self.emit(t_us, node, kind, fields)
         seq = self.seq
-        line = f'{{"seq":{seq},"t":{t_us}{text}\n'
         unhashed = self._unhashed
-        unhashed.append(line)
+        unhashed.append(f'{{"seq":{seq},"t":{t_us}{text}\n')
         if len(unhashed) >= _HASH_BATCH:
             self._hash_pending()
-        if self._write is not None:
-            self._write(line)
         if self.events is not None or self.observers:
             ev = {"seq": seq, "t": t_us, "node": node, "kind": kind}
             ev.update(zip(keys, values))
@@ -161,10 +156,18 @@ class Trace:
         return seq
 
     def _hash_pending(self) -> None:
-        """Feed the pending lines to the hash as "\n" + line each, as `digest_of_lines` does."""
+        """Feed the pending lines to the hash as "\n" + line each, as `digest_of_lines` does,
+        and write them to the sink."""
         if self._unhashed:
-            self._hash.update(("\n" + "".join(self._unhashed)[:-1]).encode())
+            text = "".join(self._unhashed)
+            self._hash.update(("\n" + text[:-1]).encode())
             self._unhashed.clear()
+            if self._write is not None:
+                self._write(text)
+
+    def flush(self) -> None:
+        """Write every recorded line to the sink (call it before closing the sink)."""
+        self._hash_pending()
 
     def digest(self) -> str:
         self._hash_pending()

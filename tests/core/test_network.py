@@ -362,6 +362,7 @@ def test_trace_lines_are_the_compact_json_of_the_events():
                     at(world, t, net.send, src, dst, kind, body)
                     t += 7
     world.run()
+    world.trace.flush()
     lines = sink.getvalue().splitlines()
     events = world.trace.events
     assert len(lines) == len(events) + 1 and seen == events

@@ -33,6 +33,7 @@ def test_header_first_then_dense_seq():
     sink = io.StringIO()
     trace = Trace(dict(HEADER), sink=sink, keep=True)
     _record(trace)
+    trace.flush()
     lines = sink.getvalue().splitlines()
     header = json.loads(lines[0])
     assert header["type"] == "header"
@@ -61,6 +62,7 @@ def test_digest_matches_digest_of_stored_file(tmp_path):
     with open(path, "w", encoding="utf-8") as fh:
         trace = Trace(dict(HEADER), sink=fh)
         _record(trace)
+        trace.flush()
     header, lines = stored_lines(str(path))
     assert len(lines) == 4
     assert digest_of_lines(header, lines) == trace.digest()
@@ -70,6 +72,7 @@ def test_digest_of_string_sink_matches():
     sink = io.StringIO()
     trace = Trace(dict(HEADER), sink=sink)
     _record(trace)
+    trace.flush()
     first, *rest = sink.getvalue().splitlines()
     assert digest_of_lines(json.loads(first), rest) == trace.digest()
 
@@ -103,6 +106,7 @@ def test_read_trace_round_trip(tmp_path):
     with open(path, "w", encoding="utf-8") as fh:
         trace = Trace(dict(HEADER), sink=fh, keep=True)
         _record(trace)
+        trace.flush()
     header, events = read_trace(str(path))
     assert header == trace.header
     assert list(events) == trace.events
@@ -219,3 +223,14 @@ def test_json_text_circular_reference_is_still_reported():
         with pytest.raises(ValueError, match="Circular"):
             json_text({"x": loop})
         assert json_text({"x": [1]}) == '{"x":[1]}'
+
+
+def test_lines_reach_the_sink_in_batches_and_all_of_them_on_flush():
+    sink = io.StringIO()
+    trace = Trace(dict(HEADER), sink=sink)
+    for i in range(1_000):
+        trace.emit(i, "a", "tick")
+    written = len(sink.getvalue().splitlines()) - 1
+    assert 0 < written < 1_000  # streamed while running, not held to the end
+    trace.flush()
+    assert len(sink.getvalue().splitlines()) == 1_001
