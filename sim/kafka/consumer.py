@@ -89,7 +89,8 @@ class Consumer(MetadataRefresher, Actor):
             broker, corr = data
             if self.fetching.get(broker) == corr:
                 del self.fetching[broker]
-                self.request_update()  # NetworkClient disconnects a timed-out node
+                self.reset_connection(f"b{broker}")  # NetworkClient disconnects a timed-out node
+                self.request_update()
                 self.fetch()
         elif name == "fetch":
             self.fetch()

@@ -143,6 +143,8 @@ class Controller(ControllerOps, Actor):
         if broker not in self.live:
             del self.outstanding[corr]
             return
+        # RequestSendThread closes the connection of a failed send before it tries again
+        self.reset_connection(f"b{broker}")
         if kind == "LeaderAndIsr":
             # resend the partitions' *current* state: a stale body would resurrect replicas
             # deleted since (Kafka's channel keeps per-broker order, so it never resends old state)

@@ -78,6 +78,7 @@ class Fetcher:
             for leader, corr in self.fetch_deadlines.expired():
                 if self.fetch_inflight.get(leader) == corr:
                     del self.fetch_inflight[leader]
+                    self.reset_connection(f"b{leader}")  # NetworkClient drops a timed-out connection
                     self._maybe_fetch(leader)
 
     def on_fetch_response(self, msg) -> None:
