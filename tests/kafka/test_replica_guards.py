@@ -1,0 +1,95 @@
+"""The two replica guards the self-test added to `proposed` (docs/selftest.md): the delete
+fence with the topic-deletion sentinel (a LeaderAndIsr held behind StopReplica(delete, -2) must
+not bring the deleted topic back), and what a FULL LeaderAndIsr may remove."""
+
+from __future__ import annotations
+
+import pytest
+
+from epochsim.runner import run_scenario
+from scenarios.schema import parse_scenario
+
+HELD_BEHIND_DELETE = """
+name = "lai-after-topic-delete"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 3000
+settle_ms = 1000
+[protocol]
+profile = "proposed"
+[cluster]
+brokers = 3
+[[topics]]
+name = "t"
+partitions = 1
+replication_factor = 3
+[[producers]]
+name = "p1"
+topic = "t"
+acks = "all"
+records_per_sec = 100
+linger_ms = 100
+[[faults]]          # the leader move's LeaderAndIsr waits for the deletion's StopReplica
+at_ms = 500
+action = "rule"
+rule = "hold"
+kind = "LeaderAndIsr"
+release_kind = "StopReplica"
+duration_ms = 100
+[[faults]]
+at_ms = 500
+action = "move_leader"
+target = "t-0"
+[[faults]]
+at_ms = 600
+action = "delete_topic"
+target = "t"
+"""
+
+
+def _run(fence: bool) -> dict:
+    sc = parse_scenario(HELD_BEHIND_DELETE, "lai-after-topic-delete.toml",
+                        {"protocol.leader_and_isr_delete_fence": fence})
+    return run_scenario(sc, 1, keep_events=True)
+
+
+def _resurrected(events) -> list:
+    deleted_at = next(e["seq"] for e in events if e["kind"] == "topic_deleted")
+    return [e["node"] for e in events
+            if e["kind"] == "log_created" and e["topic_id"] == 1 and e["seq"] > deleted_at]
+
+
+@pytest.mark.parametrize("fence", [True, False])
+def test_a_deleted_topic_stays_deleted_only_with_the_fence(fence):
+    verdict = _run(fence)
+    events = verdict["_events"]
+    if fence:
+        assert _resurrected(events) == []
+        rejected = [p for e in events if e["kind"] == "lai_rejected" for p in e["partitions"]]
+        assert rejected and all(p[2] == 2**31 - 1 for p in rejected)  # every epoch fenced
+        assert verdict["violations"] == []
+    else:
+        assert sorted(_resurrected(events)) == ["b1", "b2", "b3"]
+
+
+# -- full_leader_and_isr: what a FULL LeaderAndIsr may remove ---------------------------------
+
+def test_a_full_leader_and_isr_removes_unlisted_offline_logs_but_never_a_live_replica():
+    """Only logs no LeaderAndIsr brought online since the broker started are strays, so a
+    FULL request overtaken by a newer one cannot remove a replica the broker now hosts."""
+    from sim.core.trace import Trace
+    from sim.kafka.cluster import Cluster
+    from sim.kafka.log import Log
+    sc = parse_scenario(HELD_BEHIND_DELETE.split("[[faults]]")[0], "full-lai.toml")
+    trace = Trace({"scenario": "full-lai", "seed": 1}, keep=True)
+    cluster = Cluster(sc.options, [], 1, trace)
+    cluster.kernel.until_us = 100_000
+    cluster.run()
+    b1 = cluster.world.actors["b1"]
+    assert "t-0" in b1.partitions  # online: brought up by the first LeaderAndIsr
+    b1.logs["gone-0"] = (7, Log())  # a log left on disk from a topic the broker missed losing
+    b1._remove_strays(set())  # a FULL request that lists nothing
+    assert "gone-0" not in b1.logs and "t-0" in b1.logs
+    removed = [e for e in trace.events if e["kind"] == "log_deleted"]
+    assert [(e["node"], e["tp"], e.get("reason")) for e in removed] == [("b1", "gone-0", "stray")]
