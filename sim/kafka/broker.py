@@ -181,7 +181,6 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         for tp in sorted(self.logs):
             if tp not in assigned and tp not in self.partitions:
                 topic_id, _log = self.logs.pop(tp)
-                self.remove_from_fetchers(tp)
                 self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": topic_id, "reason": "stray"})
 
     def _deleted_epoch(self, st) -> int:

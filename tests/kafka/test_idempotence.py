@@ -111,18 +111,23 @@ duration_ms = 1250
 """
 
 
-def _blackout_run(overrides: dict):
-    """Every Produce is lost for 1.25 s, longer than the 1.2 s delivery timeout: the batches
-    sent in that window expire, leaving sequences the broker never saw."""
+def _selftest_base_run(mutant: str, faults: str, overrides: dict | None = None) -> dict:
+    """Run the self-test base of `mutant`, with the mutant removed and `faults` added."""
     from epochsim.runner import run_scenario
     from scenarios.schema import parse_scenario
     from tests.conftest import scenario_path
-    path = scenario_path("selftest/spurious_out_of_order")
+    path = scenario_path(f"selftest/{mutant}")
     with open(path, encoding="utf-8") as fh:
-        text = fh.read().replace('mutant = "spurious_out_of_order"', 'mutant = ""')
-    sc = parse_scenario(text + _PRODUCE_BLACKOUT, path,
-                        {"protocol.producer_id_expiration_ms": 600_000, **overrides})
-    verdict = run_scenario(sc, 1, keep_events=True)
+        text = fh.read()
+    sc = parse_scenario(text + faults, path, {"protocol.mutant": "", **(overrides or {})})
+    return run_scenario(sc, 1, keep_events=True)
+
+
+def _blackout_run(overrides: dict):
+    """Every Produce is lost for 1.25 s, longer than the 1.2 s delivery timeout: the batches
+    sent in that window expire, leaving sequences the broker never saw."""
+    verdict = _selftest_base_run("spurious_out_of_order", _PRODUCE_BLACKOUT,
+                                 {"protocol.producer_id_expiration_ms": 600_000, **overrides})
     bumped = [b for e in verdict["_events"] if e["kind"] == "append" for b in e["batches"]
               if b.get("producer_epoch", 0) >= 1 and b["base_seq"] == 0]
     return verdict, bumped
@@ -145,15 +150,9 @@ def test_without_sequence_resolution_the_producer_stalls_on_the_gap():
 def test_a_produce_request_timeout_closes_the_connection_and_loses_what_waited_on_it():
     """Over a cut link (`partition = "stall"`) requests wait; the producer's request timeout
     closes the connection (NetworkClient), so they never arrive after the retries."""
-    from epochsim.runner import run_scenario
-    from scenarios.schema import parse_scenario
-    from tests.conftest import scenario_path
-    path = scenario_path("selftest/no_sequence_check")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read().replace('mutant = "no_sequence_check"', 'mutant = ""')
-    text += '\n[[faults]]\nat_ms = 1000\naction = "isolate"\ntarget = "b1"\n' \
-            '\n[[faults]]\nat_ms = 2500\naction = "heal"\n'
-    verdict = run_scenario(parse_scenario(text, path), 1, keep_events=True)
+    verdict = _selftest_base_run("no_sequence_check",
+                                 '\n[[faults]]\nat_ms = 1000\naction = "isolate"\ntarget = "b1"\n'
+                                 '\n[[faults]]\nat_ms = 2500\naction = "heal"\n')
     closed = [e for e in verdict["_events"] if e["kind"] == "drop"
               and e["reason"] == "connection_closed" and e["node"] == "p1"]
     assert closed, "the timed-out Produce requests should die with their connection"
