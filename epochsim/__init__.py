@@ -1,3 +1,3 @@
 """epochsim: the composition root (CLI and run/suite/explore/sweep orchestration)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -24,14 +24,11 @@ class EventBudgetExceeded(Exception):
     """Raised inside the loop when the run reaches `max_events`; caught by `Kernel.run`."""
 
 
-class _Call:
-    """What `call_later` queues: a pre-triggered simpy event (as `simpy.Timeout` is) whose one
-    callback, shared by all calls of a kernel, runs `fn(*args)`. Cheaper to build than an
-    `Event` with a closure appended to its callbacks; the queue entry is the same."""
-
-    __slots__ = ("callbacks", "fn", "args")
-    _ok = True
-    _value = None
+# A `call_later` queues `(time, NORMAL, eid, fn, args)` where simpy queues `(time, priority,
+# eid, event)`: entries compare by their first three members only (eids are unique), so calls
+# and simpy events interleave exactly as simpy orders them, and no event object is built per
+# call. Only `Kernel._run_until` pops entries; it hands the 4-member ones (processes, timeouts,
+# the stop event) to simpy's own `step()`.
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,6 @@ class Kernel:
         self.until_us = int(until_us)
         self.max_events = int(max_events)
         self.events = 0
-        self._callbacks = (self._dispatch,)
 
     @property
     def now_us(self) -> int:
@@ -63,19 +59,9 @@ class Kernel:
         """Schedule `fn(*args)` to run `delay_us` microseconds from now."""
         if delay_us < 0:
             raise ValueError(f"negative delay {delay_us}")
-        ev = _Call()
-        ev.callbacks = self._callbacks
-        ev.fn = fn
-        ev.args = args
         env = self.env
-        # what env.schedule(ev, NORMAL, delay) does, without the extra call
-        heappush(env._queue, (env._now + int(delay_us), NORMAL, next(env._eid), ev))  # noqa: SLF001
-
-    def _dispatch(self, ev: _Call) -> None:
-        self.events += 1
-        if self.events > self.max_events:
-            raise EventBudgetExceeded()
-        ev.fn(*ev.args)
+        # what env.schedule(ev, NORMAL, delay) does, with a call entry instead of an event
+        heappush(env._queue, (env._now + int(delay_us), NORMAL, next(env._eid), fn, args))  # noqa: SLF001
 
     def run(self) -> RunOutcome:
         """Run until `until_us` (exclusive), the event budget, or an empty queue."""
@@ -90,10 +76,10 @@ class Kernel:
         return RunOutcome(end_us=int(self.now_us), events=self.events, stopped_by=stopped_by)
 
     def _run_until(self, at: int) -> None:
-        """`env.run(until=at)` with the step of a `call_later` callback inlined.
+        """`env.run(until=at)` with the calls (5-member entries, see above) run inline.
 
         As in simpy, an URGENT stop event is queued at `at` and every queued entry is processed
-        in heap order; entries that are not `_Call`s (processes, timeouts, the stop event) go
+        in heap order; entries that are simpy events (processes, timeouts, the stop event) go
         through simpy's own `step()`, so they behave exactly as under `env.run`.
         """
         env = self.env
@@ -107,20 +93,24 @@ class Kernel:
         queue = env._queue  # noqa: SLF001
         step = env.step
         max_events = self.max_events
+        events = self.events  # a local counter on the hot path, stored back however we leave
         self.idle = False
         try:
             while True:
-                if len(queue) == 1 and queue[0][3] is stop:
+                entry = queue[0]
+                if len(entry) == 5:
+                    heappop(queue)
+                    env._now = entry[0]  # noqa: SLF001
+                    events += 1
+                    if events > max_events:
+                        raise EventBudgetExceeded()
+                    entry[3](*entry[4])
+                elif entry[3] is stop and len(queue) == 1:
                     self.idle = True  # nothing left but the stop marker: the run went quiet
                     return
-                if type(queue[0][3]) is _Call:
-                    t_us, _, _, ev = heappop(queue)
-                    env._now = t_us  # noqa: SLF001
-                    self.events += 1
-                    if self.events > max_events:
-                        raise EventBudgetExceeded()
-                    ev.fn(*ev.args)
                 else:
                     step()
         except StopSimulation:
             return
+        finally:
+            self.events = events

@@ -30,14 +30,14 @@ from typing import Any, NamedTuple
 import networkx as nx
 from simpy.core import NORMAL
 
-from sim.core.kernel import _Call
 from sim.core.latency import LatencyDist
-from sim.core.trace import json_members, json_str
+from sim.core.trace import HASH_BATCH, json_members, json_str
 
 _tuple_new = tuple.__new__
 _SEND_KEYS = ("mid", "dst", "msg")
 # brief() fields that would overwrite a member of the send event (handled by the general path)
-_SEND_RESERVED = frozenset(("seq", "t", "node", "kind") + _SEND_KEYS)
+# map to "" here, which makes `json_members` decline them; the other keys' prefixes are cached
+_SEND_PREFIXES = dict.fromkeys(("seq", "t", "node", "kind") + _SEND_KEYS, "")
 _DELIVER_KEYS = ("mid", "src")
 
 
@@ -105,7 +105,7 @@ class _Link:
     link's trace events (None unless both ends are plain strings)."""
 
     __slots__ = ("edge", "rng", "fifo_us", "spec", "constant_us", "send_text", "dst_text",
-                 "deliver_text", "src_text", "stalled")
+                 "deliver_text", "src_text", "stalled", "version", "plain")
 
     def __init__(self, key: tuple[str, str], edge: dict, rng):
         self.edge = edge
@@ -114,6 +114,10 @@ class _Link:
         self.spec = None
         self.constant_us = None
         self.stalled: list = []  # messages held on a cut link (partition_mode "stall")
+        # `plain`: not cut, and its spec has no jitter, loss or duplication, so a message only
+        # needs a latency and the FIFO horizon. Valid while `version` is the network's.
+        self.version = -1
+        self.plain = False
         src, dst = key
         if type(src) is str and type(dst) is str:
             # send: {"seq","t","node":src,"kind":"send","mid","dst","msg"}
@@ -124,6 +128,19 @@ class _Link:
             self.src_text = f',"src":{json_str(src)}}}'
         else:
             self.send_text = self.dst_text = self.deliver_text = self.src_text = None
+
+    def refresh(self, version: int) -> None:
+        """Recompute `plain` (and the constant latency of a changed spec) after a topology or
+        spec change; draws nothing from the stream a constant latency does not draw."""
+        edge = self.edge
+        spec = edge["spec"]
+        if self.spec is not spec:
+            self.spec = spec
+            latency = spec.latency
+            self.constant_us = latency.sample(self.rng) if latency.dist == "constant" else None
+        self.plain = (not edge["blocked"] and not spec.jitter_us and not spec.drop
+                      and not spec.duplicate)
+        self.version = version
 
 
 PARTITION_MODES = ("drop", "stall")
@@ -142,6 +159,7 @@ class Network:
         self._links: dict[tuple[str, str], _Link] = {}
         self._kind_text: dict[str, str] = {}
         self._plain_world = False
+        self._version = 0  # bumped by every change to an edge (cut, heal, spec, new node)
         self.world = None
 
     # -- topology ------------------------------------------------------------------------
@@ -158,12 +176,15 @@ class Network:
             self.graph.add_edge(name, other, spec=self.default_link, blocked=False)
             self.graph.add_edge(other, name, spec=self.default_link, blocked=False)
         self.graph.add_node(name)
+        self._version += 1
 
     def set_link(self, src: str, dst: str, spec: LinkSpec) -> None:
         self.graph.edges[src, dst]["spec"] = spec
+        self._version += 1
 
     def block(self, src: str, dst: str) -> None:
         self.graph.edges[src, dst]["blocked"] = True
+        self._version += 1
 
     def partition(self, groups: list[list[str]]) -> None:
         """Cut every link between nodes of different groups (both directions)."""
@@ -171,6 +192,7 @@ class Network:
         for src, dst in sorted(self.graph.edges):
             if src in where and dst in where and where[src] != where[dst]:
                 self.graph.edges[src, dst]["blocked"] = True
+        self._version += 1
 
     def isolate(self, node: str) -> None:
         others = sorted(n for n in self.graph.nodes if n != node)
@@ -179,6 +201,7 @@ class Network:
     def heal(self) -> None:
         for src, dst in sorted(self.graph.edges):
             self.graph.edges[src, dst]["blocked"] = False
+        self._version += 1
         self._release_stalled()
 
     def _release_stalled(self) -> None:
@@ -249,20 +272,53 @@ class Network:
             more, members = None, ""
         else:
             more = brief()
-            members = (json_members(more)
-                       if type(more) is dict and _SEND_RESERVED.isdisjoint(more) else None)
+            members = json_members(more, _SEND_PREFIXES) if type(more) is dict else None
         if link is None or kind_text is None or link.send_text is None or members is None:
             # the general path: first message on a link, unusual types or field names
             fields = {"mid": mid, "dst": dst, "msg": kind}
             if brief is not None:
                 fields.update(more)
             world.trace.emit(now, src, "send", fields)
-        else:
+        elif type(now) is not int:
             world.trace.emit_encoded(now, src, "send",
                                      f"{link.send_text}{mid}{link.dst_text}{kind_text}{members}}}",
                                      _SEND_KEYS, (mid, dst, kind), more)
+        else:  # trace.emit_encoded(now, src, "send", ...), inlined as its docstring describes
+            trace = world.trace
+            seq = trace.seq
+            trace.seq = seq + 1
+            pending = trace.pending
+            pending.append(f'{{"seq":{seq},"t":{now}{link.send_text}{mid}{link.dst_text}'
+                           f'{kind_text}{members}}}\n')
+            if len(pending) >= HASH_BATCH:
+                trace.write_pending()
+            if trace.events is not None or trace.observers:
+                trace.publish(seq, now, src, "send", _SEND_KEYS, (mid, dst, kind), more)
         if link is None:
             link = self._link(key)  # after the send event, as an unknown node raises KeyError
+        if link.version != self._version:
+            link.refresh(self._version)
+        if link.plain and not self.rules:
+            # the common case, exactly as `_route` does it for a plain link
+            delay = link.constant_us
+            if delay is None:
+                delay = link.spec.latency.sample(link.rng)
+            at = now + delay
+            if link.fifo_us > at:
+                at = link.fifo_us
+            link.fifo_us = at
+            if type(at) is not int:  # let call_later convert it
+                world.kernel.call_later(at - now, self._deliver, msg, link)
+                return mid
+            env = world.kernel.env  # kernel.call_later(delay, self._deliver, msg, link), inlined
+            heappush(env._queue, (at, NORMAL, next(env._eid), self._deliver, (msg, link)))  # noqa: SLF001
+            return mid
+        return self._route(msg, link, now)
+
+    def _route(self, msg: Message, link: _Link, now: int) -> int:
+        """Send `msg` on a link that is cut, lossy, jittery or duplicating, or under rules."""
+        world = self.world
+        mid, src = msg.mid, msg.src
         edge = link.edge
         if edge["blocked"]:
             if self.partition_mode == "stall":
@@ -295,31 +351,6 @@ class Network:
             return self._drop(msg, "loss")
         if spec.duplicate and rng.random() < spec.duplicate:
             copies = 2
-        if copies == 1 and fifo:
-            # the common case, exactly as _schedule does it with no jitter
-            if link.spec is not spec:
-                latency = spec.latency
-                link.spec = spec
-                link.constant_us = latency.sample(rng) if latency.dist == "constant" else None
-            delay = link.constant_us
-            if delay is None:
-                delay = spec.latency.sample(rng)
-            at = now + delay + extra_us
-            if link.fifo_us > at:
-                at = link.fifo_us
-            link.fifo_us = at
-            kernel = world.kernel
-            if type(at) is not int or at < now:  # let call_later convert or reject it
-                kernel.call_later(at - now, self._deliver, msg, link)
-                return mid
-            # kernel.call_later(at - now, self._deliver, msg, link), inlined
-            ev = _Call()
-            ev.callbacks = kernel._callbacks  # noqa: SLF001
-            ev.fn = self._deliver
-            ev.args = (msg, link)
-            env = kernel.env
-            heappush(env._queue, (at, NORMAL, next(env._eid), ev))  # noqa: SLF001
-            return mid
         for _ in range(copies):
             self._schedule(msg, spec, rng, extra_us, fifo, now)
         return mid
@@ -384,13 +415,19 @@ class Network:
             return
         if link is None:
             link = self._link((msg.src, msg.dst))
-        if link.deliver_text is None:
-            w.trace.emit(w.kernel.env._now, msg.dst, "deliver",  # noqa: SLF001
-                         {"mid": msg.mid, "src": msg.src})
-        else:
-            w.trace.emit_encoded(w.kernel.env._now, msg.dst, "deliver",  # noqa: SLF001
-                                 f"{link.deliver_text}{msg.mid}{link.src_text}",
-                                 _DELIVER_KEYS, (msg.mid, msg.src))
+        now = w.kernel.env._now  # noqa: SLF001
+        if link.deliver_text is None or type(now) is not int:
+            w.trace.emit(now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})
+        else:  # trace.emit_encoded(now, msg.dst, "deliver", ...), inlined
+            trace = w.trace
+            seq = trace.seq
+            trace.seq = seq + 1
+            pending = trace.pending
+            pending.append(f'{{"seq":{seq},"t":{now}{link.deliver_text}{msg.mid}{link.src_text}\n')
+            if len(pending) >= HASH_BATCH:
+                trace.write_pending()
+            if trace.events is not None or trace.observers:
+                trace.publish(seq, now, msg.dst, "deliver", _DELIVER_KEYS, (msg.mid, msg.src), None)
         if self._plain_world:
             actor.on_message(msg)
         else:

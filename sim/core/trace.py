@@ -6,9 +6,9 @@ Contract:
 - every later line is an event `{"seq", "t", "node", "kind", ...fields}` with a dense `seq`
   starting at 0 and `t` in integer microseconds; fields must be JSON-native (dict, list, str,
   int, bool, None) so that an online observer and an offline re-read see equal values;
-- the digest (blake2b-256, hex) covers the header without `harness_version` plus every event
+- the digest (SHA-256, hex) covers the header without `harness_version` plus every event
   line exactly as written, so it changes if and only if the behaviour changes;
-- events stream to the sink in batches of `_HASH_BATCH` lines (and whatever is left on `flush`,
+- events stream to the sink in batches of `HASH_BATCH` lines (and whatever is left on `flush`,
   which the owner of the sink calls before closing it); nothing is retained unless `keep=True`.
 """
 
@@ -22,7 +22,7 @@ from typing import IO, Any
 FORMAT = "epochsim-trace/1"
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _dumps = _ENCODER.encode
-_HASH_BATCH = 512  # event lines hashed and written together (same digest, same file)
+HASH_BATCH = 512  # event lines hashed and written together (same digest, same file)
 
 #: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
 json_str = json.encoder.encode_basestring
@@ -57,18 +57,20 @@ def json_text(obj: Any) -> str:
 _member_prefix: dict[str, str] = {}  # key -> ',"key":'
 
 
-def json_members(fields: dict) -> str | None:
-    """`,"key":value` for each member of `fields`, as `json_text(fields)` writes them (None if
-    a key is not a `str`, so that the caller takes the general path)."""
+def json_members(fields: dict, prefixes: dict[str, str] = _member_prefix) -> str | None:
+    """`,"key":value` for each member of `fields`, as `json_text(fields)` writes them, or None
+    (so that the caller takes the general path) if a key is not a `str` or is one that
+    `prefixes` maps to "": a caller passes its own cache, seeded so, to decline the keys it
+    reserves for itself."""
     out = ""
     for key, value in fields.items():
-        prefix = _member_prefix.get(key)
-        if prefix is None:
-            if type(key) is not str:
+        prefix = prefixes.get(key)
+        if not prefix:
+            if prefix is not None or type(key) is not str:
                 return None
             prefix = f",{json_str(key)}:"
-            if len(_member_prefix) < 10_000:
-                _member_prefix[key] = prefix
+            if len(prefixes) < 10_000:
+                prefixes[key] = prefix
         kind = type(value)
         if kind is int:
             out += f"{prefix}{value}"
@@ -95,32 +97,37 @@ class Trace:
     def __init__(self, header: dict, sink: IO[str] | None = None, keep: bool = False):
         self.header = {"type": "header", "format": FORMAT, **header}
         self._sink = sink
-        self._write = sink.write if sink is not None else None
-        self._hash = hashlib.blake2b(digest_size=32)
+        self._write = None  # writes the bytes of a batch of lines
+        self._hash = hashlib.sha256()
         self._hash.update(header_digest_part(self.header).encode())
-        # event lines ("...\n") not yet fed to the hash: hashing in batches is cheaper
-        self._unhashed: list[str] = []
+        # event lines ("...\n") not yet hashed and written: batches are cheaper. Hot callers in
+        # sim/core may append lines here themselves, as `emit_encoded` does (see there).
+        self.pending: list[str] = []
         self.seq = 0
         self.events: list[dict] | None = [] if keep else None
         self.observers: list[Callable[[dict], None]] = []
         if sink is not None:
             sink.write(_dumps(self.header) + "\n")
+            self._write = _bytes_writer(sink)
 
     def emit(self, t_us: int, node: str, kind: str, fields: dict[str, Any] | None = None) -> int:
-        """Record one event and return its `seq`."""
-        ev = {"seq": self.seq, "t": t_us, "node": node, "kind": kind}
+        """Record one event and return its `seq` (fields that JSON cannot encode raise
+        before anything is recorded)."""
+        seq = self.seq
+        ev = {"seq": seq, "t": t_us, "node": node, "kind": kind}
         if fields:
             ev.update(fields)
-        unhashed = self._unhashed
-        unhashed.append(json_text(ev) + "\n")
-        if len(unhashed) >= _HASH_BATCH:
-            self._hash_pending()
+        line = json_text(ev) + "\n"
+        self.seq = seq + 1
+        pending = self.pending
+        pending.append(line)
+        if len(pending) >= HASH_BATCH:
+            self.write_pending()
         if self.events is not None:
             self.events.append(ev)
         for observer in self.observers:
             observer(ev)
-        self.seq += 1
-        return ev["seq"]
+        return seq
 
     def emit_encoded(self, t_us: int, node: str, kind: str, text: str,
                      keys: tuple[str, ...], values: tuple, more: dict | None = None) -> int:
@@ -132,6 +139,10 @@ class Trace:
         brace included: `,"node":N,"kind":K` then `,"key":value` for each field in order,
         strings encoded with `json_str`, ints with `int.__repr__`, anything else with
         `json_text`. The line is then byte-identical to the one `emit` writes.
+
+        The network inlines this method on its per-message path: take `seq`, bump it, append
+        the line to `pending`, call `write_pending` at `HASH_BATCH` lines, then `publish` if
+        `events` is kept or there are observers. Keep the two in step.
         """
         if type(t_us) is not int:
             fields = dict(zip(keys, values))
@@ -139,44 +150,62 @@ class Trace:
                 fields.update(more)
             return self.emit(t_us, node, kind, fields)
         seq = self.seq
-        unhashed = self._unhashed
-        unhashed.append(f'{{"seq":{seq},"t":{t_us}{text}\n')
-        if len(unhashed) >= _HASH_BATCH:
-            self._hash_pending()
+        self.seq = seq + 1
+        pending = self.pending
+        pending.append(f'{{"seq":{seq},"t":{t_us}{text}\n')
+        if len(pending) >= HASH_BATCH:
+            self.write_pending()
         if self.events is not None or self.observers:
-            ev = {"seq": seq, "t": t_us, "node": node, "kind": kind}
-            ev.update(zip(keys, values))
-            if more:
-                ev.update(more)
-            if self.events is not None:
-                self.events.append(ev)
-            for observer in self.observers:
-                observer(ev)
-        self.seq += 1
+            self.publish(seq, t_us, node, kind, keys, values, more)
         return seq
 
-    def _hash_pending(self) -> None:
+    def publish(self, seq: int, t_us: int, node: str, kind: str, keys: tuple[str, ...],
+                values: tuple, more: dict | None) -> None:
+        """Keep and show to the observers the event whose line `emit_encoded` wrote."""
+        ev = {"seq": seq, "t": t_us, "node": node, "kind": kind}
+        ev.update(zip(keys, values))
+        if more:
+            ev.update(more)
+        if self.events is not None:
+            self.events.append(ev)
+        for observer in self.observers:
+            observer(ev)
+
+    def write_pending(self) -> None:
         """Feed the pending lines to the hash as "\n" + line each, as `digest_of_lines` does,
         and write them to the sink."""
-        if self._unhashed:
-            text = "".join(self._unhashed)
-            self._hash.update(("\n" + text[:-1]).encode())
-            self._unhashed.clear()
+        if self.pending:
+            data = "".join(self.pending).encode()
+            self.pending.clear()
+            self._hash.update(b"\n")
+            self._hash.update(memoryview(data)[:-1])
             if self._write is not None:
-                self._write(text)
+                self._write(data)
 
     def flush(self) -> None:
         """Write every recorded line to the sink (call it before closing the sink)."""
-        self._hash_pending()
+        self.write_pending()
 
     def digest(self) -> str:
-        self._hash_pending()
+        self.write_pending()
         return self._hash.copy().hexdigest()
+
+
+def _bytes_writer(sink: IO[str]) -> Callable[[bytes], Any]:
+    """Write UTF-8 bytes to a text sink: straight to its byte buffer when it is a UTF-8 text
+    file (the text already written is flushed first, so the order holds), so that a batch is
+    encoded once for both the hash and the file; otherwise decoded and written as text."""
+    buffer = getattr(sink, "buffer", None)
+    encoding = (getattr(sink, "encoding", None) or "").lower().replace("_", "-")
+    if buffer is not None and encoding in ("utf-8", "utf8"):
+        sink.flush()
+        return buffer.write
+    return lambda data: sink.write(data.decode())
 
 
 def digest_of_lines(header: dict, lines: list[str]) -> str:
     """Digest of a stored trace: the same value `Trace.digest` gave while recording it."""
-    h = hashlib.blake2b(digest_size=32)
+    h = hashlib.sha256()
     h.update(header_digest_part(header).encode())
     for line in lines:
         h.update(b"\n")
