@@ -105,7 +105,7 @@ class _Link:
     link's trace events (None unless both ends are plain strings)."""
 
     __slots__ = ("edge", "rng", "fifo_us", "spec", "constant_us", "send_text", "dst_text",
-                 "deliver_text", "src_text", "stalled", "version", "plain")
+                 "deliver_text", "src_text", "stalled", "version", "plain", "dst_actor")
 
     def __init__(self, key: tuple[str, str], edge: dict, rng):
         self.edge = edge
@@ -118,6 +118,7 @@ class _Link:
         # needs a latency and the FIFO horizon. Valid while `version` is the network's.
         self.version = -1
         self.plain = False
+        self.dst_actor = None  # the destination's actor, once known (names are never reused)
         src, dst = key
         if type(src) is str and type(dst) is str:
             # send: {"seq","t","node":src,"kind":"send","mid","dst","msg"}
@@ -160,6 +161,7 @@ class Network:
         self._kind_text: dict[str, str] = {}
         self._plain_world = False
         self._version = 0  # bumped by every change to an edge (cut, heal, spec, new node)
+        self._deliver_bound = self._deliver  # one bound method for every queued delivery
         self.world = None
 
     # -- topology ------------------------------------------------------------------------
@@ -311,7 +313,7 @@ class Network:
                 world.kernel.call_later(at - now, self._deliver, msg, link)
                 return mid
             env = world.kernel.env  # kernel.call_later(delay, self._deliver, msg, link), inlined
-            heappush(env._queue, (at, NORMAL, next(env._eid), self._deliver, (msg, link)))  # noqa: SLF001
+            heappush(env._queue, (at, NORMAL, next(env._eid), self._deliver_bound, (msg, link)))  # noqa: SLF001
             return mid
         return self._route(msg, link, now)
 
@@ -403,18 +405,18 @@ class Network:
         w.trace.emit(w.kernel.env._now, msg.src, "drop", {"mid": msg.mid, "reason": reason})  # noqa: SLF001
         return msg.mid
 
-    def _deliver(self, msg: Message, link: _Link | None = None) -> None:
+    def _deliver(self, msg: Message, link: _Link) -> None:
         w = self.world
         if self._plain_world:  # World.is_alive and World.deliver, inlined
-            actor = w.actors.get(msg.dst)
+            actor = link.dst_actor
+            if actor is None:
+                actor = link.dst_actor = w.actors.get(msg.dst)
             if actor is None or not actor.alive:
                 self._refused(msg)
                 return
         elif not w.is_alive(msg.dst):
             self._refused(msg)
             return
-        if link is None:
-            link = self._link((msg.src, msg.dst))
         now = w.kernel.env._now  # noqa: SLF001
         if link.deliver_text is None or type(now) is not int:
             w.trace.emit(now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})

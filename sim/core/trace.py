@@ -71,13 +71,12 @@ def json_members(fields: dict, prefixes: dict[str, str] = _member_prefix) -> str
             prefix = f",{json_str(key)}:"
             if len(prefixes) < 10_000:
                 prefixes[key] = prefix
-        kind = type(value)
-        if kind is int:
-            out += f"{prefix}{value}"
-        elif kind is str:
-            out += prefix + json_str(value)
+        if type(value) is int:
+            out = f"{out}{prefix}{value}"
+        elif type(value) is str:
+            out = f"{out}{prefix}{json_str(value)}"
         else:
-            out += prefix + json_text(value)
+            out = f"{out}{prefix}{json_text(value)}"
     return out
 
 
