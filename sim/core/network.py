@@ -160,6 +160,7 @@ class Network:
         self._links: dict[tuple[str, str], _Link] = {}
         self._kind_text: dict[str, str] = {}
         self._plain_world = False
+        self._env = self._trace = None
         self._version = 0  # bumped by every change to an edge (cut, heal, spec, new node)
         self._deliver_bound = self._deliver  # one bound method for every queued delivery
         self.world = None
@@ -169,6 +170,8 @@ class Network:
         from sim.core.world import World  # here: world.py imports this module
 
         self.world = world
+        self._env = world.kernel.env  # the hot path reads the clock and queue from here
+        self._trace = world.trace
         # a World whose `is_alive`/`deliver` are the stock ones can be looked up directly
         self._plain_world = (type(world).is_alive is World.is_alive
                              and type(world).deliver is World.deliver)
@@ -259,34 +262,22 @@ class Network:
         return link
 
     def send(self, src: str, dst: str, kind: str, body: Any) -> int:
-        world = self.world
+        """Send `body` as a message of `kind` from `src` to `dst`; returns its message id."""
         mid = self._next_mid
         self._next_mid = mid + 1
         msg = _tuple_new(Message, (mid, src, dst, kind, body))  # Message(...) without __new__
-        now = world.kernel.env._now  # noqa: SLF001 - hot path
-        key = (src, dst)
-        link = self._links.get(key)
+        now = self._env._now  # noqa: SLF001 - hot path
+        link = self._links.get((src, dst))
         kind_text = self._kind_text.get(kind)
-        if kind_text is None and type(kind) is str:
-            kind_text = self._kind_text[kind] = json_str(kind)
         brief = getattr(body, "brief", None)
-        if brief is None:
-            more, members = None, ""
-        else:
-            more = brief()
-            members = json_members(more, _SEND_PREFIXES) if type(more) is dict else None
-        if link is None or kind_text is None or link.send_text is None or members is None:
-            # the general path: first message on a link, unusual types or field names
-            fields = {"mid": mid, "dst": dst, "msg": kind}
-            if brief is not None:
-                fields.update(more)
-            world.trace.emit(now, src, "send", fields)
-        elif type(now) is not int:
-            world.trace.emit_encoded(now, src, "send",
-                                     f"{link.send_text}{mid}{link.dst_text}{kind_text}{members}}}",
-                                     _SEND_KEYS, (mid, dst, kind), more)
+        more = None if brief is None else brief()
+        members = "" if brief is None else (
+            json_members(more, _SEND_PREFIXES) if type(more) is dict else None)
+        if (link is None or kind_text is None or members is None or link.send_text is None
+                or type(now) is not int):
+            link = self._send_event(msg, now, brief is not None, more)
         else:  # trace.emit_encoded(now, src, "send", ...), inlined as its docstring describes
-            trace = world.trace
+            trace = self._trace
             seq = trace.seq
             trace.seq = seq + 1
             pending = trace.pending
@@ -296,8 +287,6 @@ class Network:
                 trace.write_pending()
             if trace.events is not None or trace.observers:
                 trace.publish(seq, now, src, "send", _SEND_KEYS, (mid, dst, kind), more)
-        if link is None:
-            link = self._link(key)  # after the send event, as an unknown node raises KeyError
         if link.version != self._version:
             link.refresh(self._version)
         if link.plain and not self.rules:
@@ -310,12 +299,37 @@ class Network:
                 at = link.fifo_us
             link.fifo_us = at
             if type(at) is not int:  # let call_later convert it
-                world.kernel.call_later(at - now, self._deliver, msg, link)
+                self.world.kernel.call_later(at - now, self._deliver, msg, link)
                 return mid
-            env = world.kernel.env  # kernel.call_later(delay, self._deliver, msg, link), inlined
+            env = self._env  # kernel.call_later(delay, self._deliver, msg, link), inlined
             heappush(env._queue, (at, NORMAL, next(env._eid), self._deliver_bound, (msg, link)))  # noqa: SLF001
             return mid
         return self._route(msg, link, now)
+
+    def _send_event(self, msg: Message, now: int, has_brief: bool, more: Any) -> _Link:
+        """The `send` event off the hot path (first message on a link, a kind or field names
+        that need the general encoder); returns the message's link."""
+        mid, src, dst, kind = msg.mid, msg.src, msg.dst, msg.kind
+        key = (src, dst)
+        link = self._links.get(key)
+        kind_text = self._kind_text.get(kind)
+        if kind_text is None and type(kind) is str:
+            kind_text = self._kind_text[kind] = json_str(kind)
+        members = "" if not has_brief else (
+            json_members(more, _SEND_PREFIXES) if type(more) is dict else None)
+        trace = self._trace
+        if link is None or kind_text is None or link.send_text is None or members is None:
+            fields = {"mid": mid, "dst": dst, "msg": kind}
+            if has_brief:
+                fields.update(more)
+            trace.emit(now, src, "send", fields)
+        else:
+            trace.emit_encoded(now, src, "send",
+                               f"{link.send_text}{mid}{link.dst_text}{kind_text}{members}}}",
+                               _SEND_KEYS, (mid, dst, kind), more)
+        if link is None:
+            link = self._link(key)  # after the send event, as an unknown node raises KeyError
+        return link
 
     def _route(self, msg: Message, link: _Link, now: int) -> int:
         """Send `msg` on a link that is cut, lossy, jittery or duplicating, or under rules."""
@@ -417,11 +431,11 @@ class Network:
         elif not w.is_alive(msg.dst):
             self._refused(msg)
             return
-        now = w.kernel.env._now  # noqa: SLF001
+        now = self._env._now  # noqa: SLF001
+        trace = self._trace
         if link.deliver_text is None or type(now) is not int:
-            w.trace.emit(now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})
+            trace.emit(now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})
         else:  # trace.emit_encoded(now, msg.dst, "deliver", ...), inlined
-            trace = w.trace
             seq = trace.seq
             trace.seq = seq + 1
             pending = trace.pending
