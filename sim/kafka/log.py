@@ -9,7 +9,10 @@ Truncation happens at batch boundaries, as in Kafka.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from operator import itemgetter
+
+_epoch_of = itemgetter(0)
 
 
 class Log:
@@ -50,10 +53,9 @@ class Log:
         return self.epochs[-1][0] if self.epochs else -1
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        found = -1
-        for i, (e, _start) in enumerate(self.epochs):
-            if e <= epoch:
-                found = i
+        # the cache's epochs strictly increase (`assign_epoch_start` appends only a larger one
+        # and truncation keeps a prefix), so the largest epoch <= `epoch` is found by bisection
+        found = bisect_right(self.epochs, epoch, key=_epoch_of) - 1
         if found < 0:
             return (-1, -1)
         if found + 1 < len(self.epochs):

@@ -22,8 +22,6 @@ drained, so a batch that expires unsent leaves no gap. The producer id is fixed 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 
@@ -75,7 +73,7 @@ class IdempotenceMixin:
         seq = self.next_seq.get(tp, 0)
         self.next_seq[tp] = seq + batch.count
         self.part_epoch.setdefault(tp, self.producer_epoch)
-        return replace(batch, pid=self.pid, producer_epoch=self.part_epoch[tp], base_seq=seq)
+        return batch.with_sequence(self.pid, self.part_epoch[tp], seq)
 
     def may_send(self, pb) -> bool:
         """May `pb` be drained now? A batch that already has a sequence (a retry) always may,
@@ -177,7 +175,7 @@ class IdempotenceMixin:
         for queued in self.queues[tp]:
             if queued.batch.pid < 0:
                 continue
-            queued.batch = replace(queued.batch, producer_epoch=self.producer_epoch, base_seq=seq)
+            queued.batch = queued.batch.with_sequence(queued.batch.pid, self.producer_epoch, seq)
             seq += queued.batch.count
         self.next_seq[tp] = seq
         self.last_acked_seq[tp] = -1
