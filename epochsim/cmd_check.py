@@ -39,10 +39,8 @@ def main(args) -> int:
         events = (json.loads(line) for line in lines)
         violations, metrics = check_events(header, events, names)
     except TraceError as exc:
-        raise UsageError(str(exc)) from None
-    except (KeyError, TypeError) as exc:
-        raise UsageError(f"{args.trace}: an event lacks the field {exc}; the trace was edited or "
-                         "comes from another harness version") from None
+        text = str(exc)
+        raise UsageError(text if text.startswith(args.trace) else f"{args.trace}: {text}") from None
     digest = digest_of_lines(header, lines)
     checked = names or header.get("invariants", list(INVARIANTS))
     print(f"{args.trace}: {len(lines)} events, {len(checked)} invariants, digest {digest}")

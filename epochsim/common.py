@@ -34,6 +34,9 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
             value = tomllib.loads(f"v = {text}")["v"]
         except tomllib.TOMLDecodeError:
             value = text
+        except RecursionError:
+            raise UsageError(f"--set {key.strip()}: the value is nested too deeply; "
+                             "give a plain value, array or inline table") from None
         out[key.strip()] = value
     if profile:
         out["protocol.profile"] = profile
@@ -57,18 +60,33 @@ def add_override_args(parser) -> None:
 
 
 def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
-    """Create `path`, or reuse it when it holds only files epochsim writes; never clobber others."""
+    """Create `path`, or reuse it when it holds only files epochsim writes; never clobber others.
+    A directory that cannot be made or read is a usage error naming the path, not a traceback."""
     allowed = OWN_OUTPUTS if allowed is None else allowed
-    if os.path.exists(path):
-        if not os.path.isdir(path):
-            raise UsageError(f"--out {path}: exists and is not a directory; choose another --out")
-        foreign = sorted(f for f in os.listdir(path) if f not in allowed and not f.startswith(".")
-                         and not f.endswith(OWN_SUFFIXES))
-        if foreign:
-            raise UsageError(f"--out {path}: holds files epochsim did not write ({foreign[0]}, ...); "
-                             "choose an empty or new directory")
-    os.makedirs(path, exist_ok=True)
+    try:
+        if os.path.exists(path):
+            if not os.path.isdir(path):
+                raise UsageError(f"--out {path}: exists and is not a directory; choose another --out")
+            foreign = sorted(f for f in os.listdir(path) if _foreign(path, f, allowed))
+            if foreign:
+                raise UsageError(f"--out {path}: holds files epochsim did not write ({foreign[0]}, "
+                                 "...); choose an empty or new directory")
+        os.makedirs(path, exist_ok=True)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"--out {path}: cannot create or read it ({reason}); choose another "
+                         "--out") from None
     return path
+
+
+def _foreign(path: str, name: str, allowed: set[str]) -> bool:
+    """Is `name` in an output directory something epochsim did not write? (A directory where
+    epochsim writes a file, such as a folder named trace.jsonl, is foreign too.)"""
+    if name.startswith("."):
+        return False
+    if name in OWN_OUTPUTS or name.endswith(OWN_SUFFIXES):
+        return not os.path.isfile(os.path.join(path, name))
+    return name not in allowed
 
 
 def repro_line(scenario_path: str, seed: int, out: str | None = None,

@@ -12,6 +12,7 @@ from invariants import clients, control, idempotence, leadership, replication
 from invariants.folds import ReplicaLogs, Truth
 from invariants.idempotence import IdempotenceFold
 from invariants.metrics import METRIC_KINDS, Metrics
+from sim.core.trace import TraceError
 
 _CLASSES = [
     leadership.SingleLeaderPerEpoch, leadership.LeaderEpochMonotonic, leadership.StaleLeaderAppend,
@@ -37,8 +38,15 @@ class Context:
 
     def __init__(self, header: dict):
         self.header = header
-        self.brokers = header.get("options", {}).get("cluster", {}).get("brokers", 0)
-        self.protocol = header.get("options", {}).get("protocol", {})  # resolved switches
+        options = header.get("options", {})
+        cluster = options.get("cluster", {}) if isinstance(options, dict) else None
+        protocol = options.get("protocol", {}) if isinstance(options, dict) else None
+        if not isinstance(cluster, dict) or not isinstance(protocol, dict):
+            raise TraceError("header: options.cluster and options.protocol must be objects")
+        self.brokers = cluster.get("brokers", 0)
+        if type(self.brokers) is not int:
+            raise TraceError("header: options.cluster.brokers must be an integer")
+        self.protocol = protocol  # resolved switches
         self.truth = Truth()
         self.logs = ReplicaLogs()
         self.idem = IdempotenceFold()
@@ -88,9 +96,38 @@ class Monitor:
         return violations, self.metrics.result(self.ctx)
 
 
+# What folding an event of the wrong shape raises (a missing field, a string for a list, ...).
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
 def check_events(header: dict, events, names: list[str] | None = None) -> tuple[list, dict]:
-    """Offline check of a stored trace's events."""
-    monitor = Monitor(header, names if names is not None else header.get("invariants", list(INVARIANTS)))
+    """Offline check of a stored trace's events. A header or an event whose shape the
+    invariants cannot read raises TraceError (without the file name: callers add it).
+
+    The same code folded the same events online when `epochsim run` wrote the trace, so an
+    event it cannot fold offline has been edited, or comes from another harness version."""
+    if names is None:
+        names = header.get("invariants", list(INVARIANTS))
+        unknown = [n for n in names if n not in INVARIANTS]
+        if unknown:
+            raise TraceError(f"header: unknown invariant {unknown[0]!r}; pass --invariants "
+                             "to choose known ones")
+    monitor = Monitor(header, names)
     for ev in events:
-        monitor.step(ev)
-    return monitor.finish()
+        try:
+            monitor.step(ev)
+        except SHAPE_ERRORS as exc:
+            raise TraceError(f"event seq {ev.get('seq')} ({ev.get('kind')}): "
+                             f"{_shape_problem(exc)}; the trace was edited or comes from "
+                             "another harness version") from None
+    try:
+        return monitor.finish()
+    except SHAPE_ERRORS as exc:
+        raise TraceError(f"events do not fit together ({_shape_problem(exc)}); the trace was "
+                         "edited or comes from another harness version") from None
+
+
+def _shape_problem(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"no field {exc}"
+    return f"a field has the wrong shape: {exc}"

@@ -15,7 +15,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from sim.core.trace import digest_of_lines, read_trace
+from invariants.registry import SHAPE_ERRORS
+from sim.core.trace import TraceError, digest_of_lines, read_trace
 
 
 @dataclass
@@ -56,7 +57,7 @@ def load_run(trace_path: str) -> Run:
     if verdict is not None:
         violations = verdict.get("violations", [])
     else:
-        violations = recheck(header, events)
+        violations = recheck(header, events, trace_path)
     return Run(trace_path, header, events, violations, verdict)
 
 
@@ -81,12 +82,17 @@ def fold_run(trace_path: str, fold) -> Run:
     if verdict is not None:
         violations = verdict.get("violations", [])
     else:
-        violations = recheck(header, read_trace(trace_path)[1])
+        violations = recheck(header, read_trace(trace_path)[1], trace_path)
     wanted = {s for v in violations for s in v["seqs"]}
     kept: dict[int, dict] = {}
     count = last_t = 0
     for ev in read_trace(trace_path)[1]:
-        fold(ev)
+        try:
+            fold(ev)
+        except SHAPE_ERRORS as exc:
+            raise TraceError(f"{trace_path}: event seq {ev['seq']} ({ev['kind']}) does not have "
+                             f"the shape epochsim writes ({type(exc).__name__}: {exc}); the "
+                             "trace was edited or comes from another harness version") from None
         if ev["seq"] in wanted:
             kept[ev["seq"]] = ev
         count += 1
@@ -95,11 +101,14 @@ def fold_run(trace_path: str, fold) -> Run:
                last_t=last_t)
 
 
-def recheck(header: dict, events) -> list[dict]:
+def recheck(header: dict, events, trace_path: str) -> list[dict]:
     """Violations of the trace's own invariants, found by re-running them offline."""
     from invariants.registry import check_events
 
-    violations, _ = check_events(header, events)
+    try:
+        violations, _ = check_events(header, events)
+    except TraceError as exc:
+        raise TraceError(f"{trace_path}: {exc}") from None
     return [v.to_json() for v in violations]
 
 

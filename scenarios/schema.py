@@ -134,6 +134,9 @@ def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = N
         line = found.group(1) if found else str(text.count("\n") + 1)
         raise ScenarioError(path, f"line {line}", f"invalid TOML: {err}",
                             f"fix the TOML syntax on line {line}") from None
+    except RecursionError:
+        raise ScenarioError(path, "file", "nested too deeply to read",
+                            "a scenario needs only a few levels of tables and arrays") from None
     if overrides:
         apply_overrides(data, overrides, path)
     try:

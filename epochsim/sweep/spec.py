@@ -106,6 +106,9 @@ def _read_toml(path: str) -> dict:
         raise UsageError(f"{path}: not UTF-8 text ({err.reason}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path}: invalid TOML: {err}; fix the TOML syntax") from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply to read; a sweep spec needs only a few "
+                         "levels of tables and arrays") from None
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror}; check the path") from None
 

@@ -215,16 +215,37 @@ def digest_of_lines(header: dict, lines: list[str]) -> str:
 def read_trace(path: str) -> tuple[dict, Iterator[dict]]:
     """Open a stored trace: its header now, its events lazily. Raises TraceError on bad input."""
     try:
-        fh = open(path, encoding="utf-8")  # noqa: SIM115 - closed by the generator
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the generator; decoded line by line
     except OSError as exc:
         raise TraceError(f"{path}: cannot open trace ({exc.strerror})") from None
-    first = fh.readline()
-    header = _parse_line(path, 1, first)
+    try:
+        header = _parse_line(path, 1, fh.readline())
+    except (TraceError, OSError):
+        fh.close()
+        raise
     if header.get("type") != "header":
         fh.close()
         raise TraceError(f"{path}:1: first line is not a trace header; "
                          "pass a trace.jsonl written by `epochsim run`")
+    problem = _header_problem(header)
+    if problem:
+        fh.close()
+        raise TraceError(f"{path}:1: {problem}; the header was edited or comes from another tool")
     return header, _events(path, fh)
+
+
+def _header_problem(header: dict) -> str | None:
+    """What is wrong with the shape of a header's members, if anything (`None` if fine)."""
+    if "options" in header and not isinstance(header["options"], dict):
+        return "options must be an object"
+    for key in ("schedule", "invariants"):
+        if key in header and not isinstance(header[key], list):
+            return f"{key} must be an array"
+    if not all(isinstance(n, str) for n in header.get("invariants", [])):
+        return "invariants must be an array of names"
+    if "seed" in header and (type(header["seed"]) is not int):
+        return "seed must be an integer"
+    return None
 
 
 def _events(path: str, fh) -> Iterator[dict]:
@@ -234,19 +255,27 @@ def _events(path: str, fh) -> Iterator[dict]:
             if not line.strip():
                 continue
             ev = _parse_line(path, lineno, line)
-            if ev.get("seq") != expected or not isinstance(ev.get("kind"), str):
-                raise TraceError(f"{path}:{lineno}: expected an event with seq {expected}; "
-                                 "the trace is truncated or edited")
+            if (ev.get("seq") != expected or not isinstance(ev.get("kind"), str)
+                    or type(ev.get("t")) is not int):
+                raise TraceError(f"{path}:{lineno}: expected an event with seq {expected}, an "
+                                 "integer t and a kind; the trace is truncated or edited")
             expected += 1
             yield ev
 
 
-def _parse_line(path: str, lineno: int, line: str) -> dict:
+def _parse_line(path: str, lineno: int, raw: bytes) -> dict:
     try:
-        obj = json.loads(line)
+        obj = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TraceError(f"{path}:{lineno}: not UTF-8 text; a trace is JSON Lines written by "
+                         "`epochsim run`") from None
     except json.JSONDecodeError as exc:
         raise TraceError(f"{path}:{lineno}: not JSON ({exc.msg}); "
                          "a trace is JSON Lines, one object a line") from None
+    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number is too long"
+        raise TraceError(f"{path}:{lineno}: unreadable JSON ({reason}); "
+                         "the trace was edited or comes from another tool") from None
     if not isinstance(obj, dict):
         raise TraceError(f"{path}:{lineno}: expected a JSON object")
     return obj
@@ -258,7 +287,7 @@ def stored_lines(path: str) -> tuple[dict, list[str]]:
     header, events = read_trace(path)
     for _ in events:
         pass  # validate every line before handing out raw text
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8", newline="\n") as fh:
         fh.readline()
         lines = [ln.rstrip("\n") for ln in fh if ln.strip()]
     return header, lines

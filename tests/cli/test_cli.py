@@ -49,6 +49,7 @@ BAD_INPUTS = {
     "unknown_topic": GOOD.replace('topic = "t"', 'topic = "zz"'),
     "bool_as_int": GOOD.replace("duration_ms = 3000", "duration_ms = true"),
     "fault_after_end": GOOD + '\n[[faults]]\nat_ms = 99999\naction = "crash"\ntarget = "b1"\n',
+    "nested_too_deep": GOOD + "\nnotes = " + "[" * 3000 + "]" * 3000 + "\n",
 }
 
 
@@ -132,3 +133,58 @@ def test_help_teaches():
     assert code == 0 and "epochsim run" in stdout and "Exit codes" in stdout
     code, stdout, _ = cli("run", "--help")
     assert code == 0 and "--seed" in stdout and "--check-determinism" in stdout
+
+
+def _mangled_traces(trace_lines: list[str]) -> dict[str, bytes]:
+    """Stored traces broken in the ways a file on disk can be: encoding, JSON, header, fields."""
+    header, events = json.loads(trace_lines[0]), trace_lines[1:]
+    first_replicate = next(i for i, ln in enumerate(events) if '"kind":"replicate"' in ln)
+
+    def with_header(**changes) -> bytes:
+        return "\n".join([json.dumps({**header, **changes})] + events).encode() + b"\n"
+
+    def with_event(i: int, **changes) -> bytes:
+        ev = json.loads(events[i])
+        ev.update(changes)
+        lines = [trace_lines[0]] + events[:i] + [json.dumps(ev)] + events[i + 1:]
+        return "\n".join(lines).encode() + b"\n"
+
+    whole = "\n".join(trace_lines).encode() + b"\n"
+    return {
+        "not_utf8": whole.replace(b'"kind"', b'"k\xffind"', 3),
+        "deep_json": (trace_lines[0] + "\n" + "[" * 5000 + "]" * 5000 + "\n").encode(),
+        "huge_number": (trace_lines[0] + '\n{"seq":' + "9" * 5000 + "}\n").encode(),
+        "options_not_object": with_header(options=5),
+        "protocol_not_object": with_header(options={**header["options"], "protocol": "x"}),
+        "unknown_invariant": with_header(invariants=["nope"]),
+        "field_wrong_shape": with_event(first_replicate, batches="x"),
+        "time_not_int": with_event(0, t="soon"),
+    }
+
+
+def test_check_and_report_reject_mangled_traces_with_one_line(tmp_path, capsys):
+    from epochsim.cli import main
+
+    out = tmp_path / "r"
+    assert main(["run", scenario_path("smoke"), "--out", str(out), "--no-plot"]) == 0
+    lines = (out / "trace.jsonl").read_text().splitlines()
+    capsys.readouterr()
+    for name, data in _mangled_traces(lines).items():
+        path = tmp_path / name / "trace.jsonl"
+        path.parent.mkdir()
+        path.write_bytes(data)
+        for command in (["check", str(path)], ["report", str(path.parent)]):
+            code = main(command)
+            err = capsys.readouterr().err
+            assert code == 2, (name, command, err)
+            assert len(err.strip().splitlines()) == 1 and str(path) in err, (name, command, err)
+
+
+def test_out_dirs_that_cannot_be_used_are_refused_not_raised(tmp_path):
+    (tmp_path / "file.txt").write_text("mine")
+    taken = tmp_path / "taken"
+    (taken / "trace.jsonl").mkdir(parents=True)  # a folder where the trace file would go
+    for out in (tmp_path / "file.txt" / "sub", taken):
+        code, _, err = cli("run", scenario_path("smoke"), "--out", str(out), "--no-plot")
+        assert code == 2 and len(err.strip().splitlines()) == 1 and str(out) in err, err
+    assert (tmp_path / "file.txt").read_text() == "mine" and (taken / "trace.jsonl").is_dir()
