@@ -95,6 +95,8 @@ class ControllerOps:
     def move_leader(self, tp: str, to: str | int = "next") -> str | None:
         if not self._can_write():
             return "controller cannot write"
+        if self.store.partition(tp) is None:
+            return f"no partition {tp} (its topic was deleted)"
         _topic, st = self.store.partition(tp)
         if to == "next":
             order = [r for r in st.replicas if r in st.isr and r in self.live and r != st.leader]
@@ -122,7 +124,12 @@ class ControllerOps:
     def preferred_election(self, tps: list[str]) -> str | None:
         if not self._can_write():
             return "controller cannot write"
+        missing = [tp for tp in tps if self.store.partition(tp) is None]
+        if missing and len(missing) == len(tps):
+            return f"no partition {missing[0]} (its topic was deleted)"
         for tp in tps:
+            if tp in missing:
+                continue
             _topic, st = self.store.partition(tp)
             preferred = st.replicas[0]
             if st.leader != preferred and preferred in st.isr and preferred in self.live:
@@ -134,6 +141,8 @@ class ControllerOps:
     def reassign(self, tp: str, target: list[int]) -> str | None:
         if not self._can_write():
             return "controller cannot write"
+        if self.store.partition(tp) is None:
+            return f"no partition {tp} (its topic was deleted)"
         _topic, st = self.store.partition(tp)
         target = tuple(target)
         original = self.store.reassignments.get(tp, (None, st.replicas))[1]

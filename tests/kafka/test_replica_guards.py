@@ -93,3 +93,33 @@ def test_a_full_leader_and_isr_removes_unlisted_offline_logs_but_never_a_live_re
     assert "gone-0" not in b1.logs and "t-0" in b1.logs
     removed = [e for e in trace.events if e["kind"] == "log_deleted"]
     assert [(e["node"], e["tp"], e.get("reason")) for e in removed] == [("b1", "gone-0", "stray")]
+
+
+# -- faults aimed at a partition whose topic is gone ---------------------------------------------
+
+def test_partition_faults_after_the_topic_is_deleted_are_skipped_with_a_reason():
+    """The schema checks targets against the topics a scenario declares, but a topic can be
+    deleted while the run goes: a later leader move, preferred election or reassignment of
+    one of its partitions does nothing and says why (a `fault_outcome`)."""
+    text = HELD_BEHIND_DELETE.split("[[faults]]")[0] + """
+[[faults]]
+at_ms = 500
+action = "delete_topic"
+target = "t"
+[[faults]]
+at_ms = 800
+action = "move_leader"
+target = "t-0"
+[[faults]]
+at_ms = 900
+action = "preferred_election"
+target = "t-0"
+[[faults]]
+at_ms = 1000
+action = "reassign"
+target = "t-0"
+replicas = [1, 2]
+"""
+    verdict = run_scenario(parse_scenario(text, "deleted-then-moved.toml"), 1, keep_events=True)
+    outcomes = [e["outcome"] for e in verdict["_events"] if e["kind"] == "fault_outcome"]
+    assert outcomes == ["no partition t-0 (its topic was deleted)"] * 3
