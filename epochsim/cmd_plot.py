@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from epochsim.common import reading_user_files
 from epochsim.errors import UsageError
 
 HELP = """\
@@ -52,18 +53,12 @@ def partitions_arg(text: str) -> list[str]:
 
 
 def main(args) -> int:
-    from reports.style import ReportError
     from reports.timeline import plot_trace
-    from sim.core.trace import TraceError
 
     out = args.out or os.path.join(os.path.dirname(args.trace) or ".", "timeline.png")
     if not out.lower().endswith((".png", ".svg")):
         raise UsageError(f"-o {out}: the timeline is written as .png or .svg; pick one")
-    try:
+    with reading_user_files(args.trace, out):
         plot_trace(args.trace, out, window=args.window, partitions=args.partitions)
-    except (TraceError, ReportError) as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"-o {out}: cannot write ({exc.strerror})") from None
     print(f"wrote {out}")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from epochsim.errors import UsageError
+from epochsim.common import reading_user_files
 
 HELP = """\
 Write one self-contained HTML page (pictures embedded, nothing loaded from elsewhere) for DIR:
@@ -26,14 +26,8 @@ def register(subs) -> None:
 
 def main(args) -> int:
     from reports.html import write_report
-    from reports.style import ReportError
-    from sim.core.trace import TraceError
 
-    try:
+    with reading_user_files(args.dir, args.out or args.dir):
         out = write_report(args.dir, args.out)
-    except (TraceError, ReportError) as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"{args.out or args.dir}: cannot write the report ({exc.strerror})") from None
     print(f"wrote {out}")
     return 0

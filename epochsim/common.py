@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from contextlib import contextmanager
 
 from epochsim.errors import UsageError
 from scenarios.schema import ScenarioError, load_scenario
@@ -87,6 +88,28 @@ def _foreign(path: str, name: str, allowed: set[str]) -> bool:
     if name in OWN_OUTPUTS or name.endswith(OWN_SUFFIXES):
         return not os.path.isfile(os.path.join(path, name))
     return name not in allowed
+
+
+@contextmanager
+def reading_user_files(source: str, out: str):
+    """Turn what goes wrong reading `source` (a trace, a run or sweep directory) or writing
+    `out` into one-line usage errors. Files epochsim wrote itself always read, so an event or
+    record of the wrong shape means the file was edited or comes from another version."""
+    from invariants.registry import SHAPE_ERRORS
+    from reports.style import ReportError
+    from sim.core.trace import TraceError
+
+    try:
+        yield
+    except (TraceError, ReportError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{exc.filename or out}: cannot read or write it ({exc.strerror}); "
+                         "check the path") from None
+    except SHAPE_ERRORS as exc:
+        raise UsageError(f"{source}: a record does not have the shape epochsim writes "
+                         f"({type(exc).__name__}: {exc}); was it edited, or written by another "
+                         "version?") from None
 
 
 def repro_line(scenario_path: str, seed: int, out: str | None = None,

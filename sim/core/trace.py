@@ -255,10 +255,10 @@ def _events(path: str, fh) -> Iterator[dict]:
             if not line.strip():
                 continue
             ev = _parse_line(path, lineno, line)
-            if (ev.get("seq") != expected or not isinstance(ev.get("kind"), str)
-                    or type(ev.get("t")) is not int):
+            if (ev.get("seq") != expected or type(ev.get("t")) is not int
+                    or not isinstance(ev.get("kind"), str) or not isinstance(ev.get("node"), str)):
                 raise TraceError(f"{path}:{lineno}: expected an event with seq {expected}, an "
-                                 "integer t and a kind; the trace is truncated or edited")
+                                 "integer t, a node and a kind; the trace is truncated or edited")
             expected += 1
             yield ev
 

@@ -188,3 +188,18 @@ def test_out_dirs_that_cannot_be_used_are_refused_not_raised(tmp_path):
         code, _, err = cli("run", scenario_path("smoke"), "--out", str(out), "--no-plot")
         assert code == 2 and len(err.strip().splitlines()) == 1 and str(out) in err, err
     assert (tmp_path / "file.txt").read_text() == "mine" and (taken / "trace.jsonl").is_dir()
+
+
+def test_report_refuses_an_edited_verdict_with_one_line(tmp_path, capsys):
+    from epochsim.cli import main
+
+    out = tmp_path / "r"
+    assert main(["run", scenario_path("kip570-stop-replica-reorder-legacy"), "--out", str(out),
+                 "--no-plot"]) == 1
+    verdict = json.loads((out / "verdict.json").read_text())
+    verdict["violations"] = [5]  # still the verdict of this trace: same digest
+    (out / "verdict.json").write_text(json.dumps(verdict))
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(out) in err, err
