@@ -39,7 +39,7 @@ from scenarios.actions import (
 )
 from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
-from sim.core.latency import LatencyDist
+from sim.core.latency import MAX_MS, LatencyDist
 from sim.core.network import PARTITION_MODES
 from sim.kafka.profiles import MUTANTS, PROFILES, resolve_protocol, switch_names
 
@@ -145,11 +145,25 @@ def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = N
         raise ScenarioError(path, bad.key, bad.problem, bad.fix) from None
 
 
+_OUTPUT_SUFFIXES = (".json", ".jsonl", ".html", ".png", ".svg")
+
+
+def _scenario_name(name: str) -> str:
+    """A scenario's name names its output directory (runs/<name>/..., a suite's <out>/<name>),
+    so it must be one path component that no output file of epochsim could collide with."""
+    if (not name or len(name) > 120 or name in (".", "..") or name.endswith(_OUTPUT_SUFFIXES)
+            or any(c in name for c in "/\\") or any(ord(c) < 32 for c in name)):
+        raise Bad("name", f"{name!r} cannot name an output directory",
+                  "use up to 120 letters, digits, '.', '_', '-' or spaces, and no file "
+                  "extension such as .json")
+    return name
+
+
 def _resolve(data: dict, path: str) -> Scenario:
     """The Scenario for parsed TOML `data`; raises Bad."""
     top = Table(data, "")
     raw = {name: top.raw(name, {} if name in _TABLES else None) for name in SECTIONS}
-    name = top.str("name", Path(path).stem)
+    name = _scenario_name(top.str("name", Path(path).stem))
     description = top.str("description", "")
     invariants = _invariants(top)
     expect = _expect(top, invariants)
@@ -402,7 +416,7 @@ def _link(t: Table, base: dict) -> dict:
             out["latency"] = LatencyDist.parse(latency).to_json()
         except ValueError as err:
             raise _wrap(err, t.path("latency"), "see the latency table in the docs") from None
-    out["jitter_ms"] = t.number("jitter_ms", base["jitter_ms"], lo=0)
+    out["jitter_ms"] = t.number("jitter_ms", base["jitter_ms"], lo=0, hi=MAX_MS)
     out["drop"] = t.number("drop", base["drop"], 0, 1)
     out["duplicate"] = t.number("duplicate", base["duplicate"], 0, 1)
     return out

@@ -12,6 +12,9 @@ import math
 import random
 from dataclasses import dataclass
 
+MAX_MS = 86_400_000  # a day: a link slower than that is a cut, not a latency
+MAX_SIGMA = 5.0  # lognormal spread; exp(5 * 8 sigma) is already 10**17 times the median
+
 _KEYS = {
     "constant": ("ms",),
     "uniform": ("min_ms", "max_ms"),
@@ -42,6 +45,9 @@ class LatencyDist:
             v = spec[key]
             if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
                 raise ValueError(f"{key}: must be a non-negative number, got {v!r}")
+            limit = MAX_SIGMA if key == "sigma" else MAX_MS
+            if v > limit:
+                raise ValueError(f"{key}: above the maximum {limit}, got {v!r}")
             values.append(float(v))
         if dist == "uniform" and values[0] > values[1]:
             raise ValueError("min_ms: must not exceed max_ms")

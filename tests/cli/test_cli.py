@@ -50,6 +50,10 @@ BAD_INPUTS = {
     "bool_as_int": GOOD.replace("duration_ms = 3000", "duration_ms = true"),
     "fault_after_end": GOOD + '\n[[faults]]\nat_ms = 99999\naction = "crash"\ntarget = "b1"\n',
     "nested_too_deep": GOOD + "\nnotes = " + "[" * 3000 + "]" * 3000 + "\n",
+    "jitter_beyond_a_day": GOOD + "\n[network]\njitter_ms = 1e308\n",
+    "lognormal_sigma_huge": GOOD + '\n[network]\nlatency = { dist = "lognormal", median_ms = 1, sigma = 1e300 }\n',
+    "name_not_a_directory": 'name = "../x"\n' + GOOD,
+    "name_like_an_output": 'name = "suite.json"\n' + GOOD,
 }
 
 
