@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from epochsim.common import positive_int
@@ -26,12 +27,24 @@ are kept: rerun with --resume).
   epochsim sweep spec.toml --master spark://host:7077 --out runs/big"""
 
 
+_MASTER = re.compile(r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|(spark|k8s|mesos)://\S+|yarn")
+
+
+def master_url(text: str) -> str:
+    """A Spark master URL Spark itself would accept the form of."""
+    if not _MASTER.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a Spark master URL; use local[*], local[N], spark://HOST:PORT, "
+            "yarn or k8s://...")
+    return text
+
+
 def register(subs) -> None:
     p = subs.add_parser("sweep", help="seeds x protocol variants on Spark: violation rates",
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("spec", metavar="SPEC.toml")
     p.add_argument("--seeds", type=positive_int, help="seeds per scenario and cell (default: the spec's `seeds`)")
-    p.add_argument("--master", default="local[*]",
+    p.add_argument("--master", default="local[*]", type=master_url,
                    help="Spark master URL (default local[*]: every core of this machine)")
     p.add_argument("--out", metavar="DIR", help="output directory (default runs/sweep-<spec name>)")
     p.add_argument("--resume", action="store_true",

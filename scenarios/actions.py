@@ -88,8 +88,15 @@ def check_number(value: Any, key: str, lo: float | None = None, hi: float | None
     return _in_range(value, key, lo, hi)
 
 
+# No scenario number needs more than this (2**53, ~285 years in microseconds); larger ones
+# overflow what the model converts them to (C longs, float times).
+MAX_NUMBER = 2**53
+
+
 def _in_range(value, key: str, lo, hi):
     """`value` unchanged if within [lo, hi]; negative times get their own wording."""
+    if hi is None or hi > MAX_NUMBER:
+        hi = MAX_NUMBER
     if lo is not None and value < lo:
         what = "negative" if lo == 0 else f"below the minimum {lo}"
         raise Bad(key, f"{what}: got {value}", f"use a value >= {lo}")

@@ -29,7 +29,10 @@ def prepare_out(out: str, resume: bool, plan: dict) -> None:
     """A new or empty OUT starts a sweep; a non-empty one only with --resume of the same plan."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError(f"--out {out}: exists and is not a directory; choose another --out")
-    entries = os.listdir(out) if os.path.isdir(out) else []
+    try:
+        entries = os.listdir(out) if os.path.isdir(out) else []
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot read it ({exc.strerror}); choose another --out") from None
     plan_path = os.path.join(out, PLAN_FILE)
     if entries and not resume:
         raise UsageError(f"--out {out}: not empty; pass --resume to continue the sweep there, "
@@ -38,14 +41,24 @@ def prepare_out(out: str, resume: bool, plan: dict) -> None:
         raise UsageError(f"--out {out}: holds files that are not a sweep ({sorted(entries)[0]}, "
                          "...); choose an empty or new directory")
     if entries:
-        with open(plan_path, encoding="utf-8") as fh:
-            previous = json.load(fh)
+        try:
+            with open(plan_path, encoding="utf-8") as fh:
+                previous = json.load(fh)
+        except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not JSON
+            previous = None
+        if not isinstance(previous, dict):
+            raise UsageError(f"{plan_path}: not the plan a sweep writes (unreadable or edited); "
+                             "start the sweep in a new --out")
         if previous.get("fingerprint") != plan["fingerprint"]:
             raise UsageError(f"--out {out}: was started with a different spec, scenarios, "
                              "--seeds, --jobs-per-task or harness version; resume with the "
                              "same ones, or choose a new --out")
         return
-    os.makedirs(out, exist_ok=True)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"--out {out}: cannot create it ({reason}); choose another --out") from None
     _write_json(plan_path, plan)
 
 

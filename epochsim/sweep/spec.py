@@ -174,12 +174,30 @@ def parse_grid(grid: Any, path: str) -> dict:
     _flatten(grid, [], out, path)
     for key, values in out.items():
         split_key(key, path)  # check the syntax now
+        for value in values:
+            if not _plain_value(value):
+                raise bad(path, f"grid.{key}", f"value {value!r} is not a scenario value",
+                          "use strings, numbers, booleans, or arrays and tables of them "
+                          "(no dates or times)")
         canon = [repr(v) for v in values]
         for i, c in enumerate(canon):
             if c in canon[:i]:
                 raise bad(path, f"grid.{key}", f"value {values[i]!r} is listed twice",
                           "list each value once")
     return out
+
+
+def _plain_value(value: Any, depth: int = 0) -> bool:
+    """Could a scenario file hold `value` (no TOML dates or times, not absurdly nested)?"""
+    if depth > 8:
+        return False
+    if isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list):
+        return all(_plain_value(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(_plain_value(v, depth + 1) for v in value.values())
+    return False
 
 
 def _flatten(node: dict, trail: list[str], out: dict, path: str) -> None:

@@ -233,3 +233,27 @@ def test_wilson_interval():
     low, high = wilson(9, 20)
     assert (low, high) == (pytest.approx(0.2582, abs=1e-4), pytest.approx(0.6579, abs=1e-4))
     assert wilson(20, 20)[1] == 1.0
+
+
+@pytest.mark.parametrize("grid", ['"cluster.brokers" = [1979-05-27]',
+                                  '"cluster.request_service_us" = [99999999999999999999]'])
+def test_grid_values_no_scenario_can_hold_are_refused(tmp_path, capsys, grid):
+    path = write_spec(tmp_path, f'scenarios = ["base.toml"]\n[grid]\n{grid}\n')
+    assert cli_main(["sweep", path, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {path}:") and "\n" not in err
+
+
+def test_resume_refuses_an_unreadable_plan(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "plan.json").write_bytes(b"\xff not json")
+    with pytest.raises(UsageError, match="plan.json: not the plan a sweep writes"):
+        prepare_out(str(out), resume=True, plan={"fingerprint": "a"})
+    assert (out / "plan.json").read_bytes() == b"\xff not json"
+
+
+def test_a_malformed_master_url_is_a_usage_error(tmp_path, capsys):
+    path = write_spec(tmp_path, 'scenarios = ["base.toml"]\n')
+    assert cli_main(["sweep", path, "--master", "foo://bar", "--out", str(tmp_path / "o")]) == 2
+    assert "not a Spark master URL" in capsys.readouterr().err
