@@ -90,9 +90,14 @@ def resolve_target(asked: str | None, scenario) -> str | None:
 def main(args) -> int:
     from epochsim.explore.report import finish_explore
     from epochsim.explore.search import explore
+    from epochsim.explore.strategies import FaultSpace
 
     scenario = load(args.scenario)
     target = resolve_target(args.target, scenario)
+    try:
+        FaultSpace.of(scenario, args.max_faults)  # a window for faults, checked before any output
+    except ValueError as exc:
+        raise UsageError(f"{args.scenario}: {exc}") from None
     out = prepare_out_dir(args.out or os.path.join("runs", "explore", scenario.name))
     database = _database(args.database)
     reference = _reference(scenario, target) if args.differential else None
