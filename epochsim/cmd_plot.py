@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 
-from epochsim.common import reading_user_files
+from epochsim.common import check_output_file, reading_user_files
 from epochsim.errors import UsageError
 
 HELP = """\
@@ -39,6 +40,8 @@ def window_arg(text: str) -> tuple[float | None, float | None]:
     except ValueError:
         raise UsageError(f"--window {text!r}: START and END must be numbers of seconds, "
                          "e.g. 3.5:4.5") from None
+    if any(b is not None and not math.isfinite(b) for b in bounds):
+        raise UsageError(f"--window {text!r}: START and END must be finite numbers of seconds")
     if any(b is not None and b < 0 for b in bounds) or (
             None not in bounds and bounds[1] <= bounds[0]):
         raise UsageError(f"--window {text!r}: need 0 <= START < END")
@@ -58,6 +61,8 @@ def main(args) -> int:
     out = args.out or os.path.join(os.path.dirname(args.trace) or ".", "timeline.png")
     if not out.lower().endswith((".png", ".svg")):
         raise UsageError(f"-o {out}: the timeline is written as .png or .svg; pick one")
+    if args.out:
+        check_output_file(out, (".png", ".svg"))
     with reading_user_files(args.trace, out):
         plot_trace(args.trace, out, window=args.window, partitions=args.partitions)
     print(f"wrote {out}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from epochsim.common import reading_user_files
+from epochsim.common import check_output_file, reading_user_files
 
 HELP = """\
 Write one self-contained HTML page (pictures embedded, nothing loaded from elsewhere) for DIR:
@@ -27,6 +27,8 @@ def register(subs) -> None:
 def main(args) -> int:
     from reports.html import write_report
 
+    if args.out:
+        check_output_file(args.out, (".html",))
     with reading_user_files(args.dir, args.out or args.dir):
         out = write_report(args.dir, args.out)
     print(f"wrote {out}")

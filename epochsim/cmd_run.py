@@ -102,6 +102,12 @@ def check_determinism(scenario_path: str, seed: int, overrides: dict | None = No
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if proc.returncode == 2:
                 raise UsageError(proc.stderr.strip().splitlines()[-1])
+            if proc.returncode not in (0, 1) or not os.path.isfile(os.path.join(out, "verdict.json")):
+                # 1 is a violation, which a run reports with its verdict; anything else crashed
+                last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                print(f"run under PYTHONHASHSEED={hash_seed} did not finish (exit "
+                      f"{proc.returncode}): {last}", file=sys.stderr)
+                return 1
             dirs.append(out)
         first = first_divergence(*(os.path.join(d, "trace.jsonl") for d in dirs))
     if first is None:

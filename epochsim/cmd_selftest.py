@@ -53,6 +53,8 @@ def chosen_mutants(text: str | None) -> list[str]:
     if not text:
         return list(MUTANTS)
     names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"--mutants {text!r}: name at least one mutant; known: {', '.join(MUTANTS)}")
     for name in names:
         if name not in MUTANTS:
             raise UsageError(f"--mutants: unknown mutant {name!r}; known: {', '.join(MUTANTS)}")

@@ -70,12 +70,36 @@ def _run_one(job: tuple) -> dict:
             "dir": verdict.get("dir"), "metrics": verdict["metrics"]}
 
 
+def _entries(path: str) -> list[str]:
+    return os.listdir(path) if os.path.isdir(path) else []
+
+
+def _own_run_dir(path: str) -> bool:
+    """Is `path` a seed-N directory that holds only what `epochsim run` writes?"""
+    from epochsim.common import OWN_OUTPUTS
+    name = os.path.basename(path)
+    return (name.startswith("seed-") and name[5:].isdecimal() and os.path.isdir(path)
+            and all(f in OWN_OUTPUTS and os.path.isfile(os.path.join(path, f))
+                    for f in os.listdir(path)))
+
+
 def main(args) -> int:
     files = scenario_files(args.paths)
     overrides = parse_sets(args.sets, args.profile)
     scenarios = [load(f, overrides) for f in files]  # validate everything before running anything
+    seen: dict[str, str] = {}
+    for f, sc in zip(files, scenarios):
+        if sc.name in seen:  # both would write their failing runs to <out>/<name>/seed-N
+            raise UsageError(f"{f}: name {sc.name!r} is also the name of {seen[sc.name]}; "
+                             "give each scenario of a suite its own name")
+        seen[sc.name] = f
     from epochsim.common import OWN_OUTPUTS
     out = prepare_out_dir(args.out, allowed=OWN_OUTPUTS | {sc.name for sc in scenarios})
+    for sc in scenarios:  # an existing <out>/<name> must hold only seed-N runs of epochsim
+        runs = os.path.join(out, sc.name)
+        if os.path.exists(runs):
+            prepare_out_dir(runs, allowed={n for n in _entries(runs)
+                                           if _own_run_dir(os.path.join(runs, n))})
     jobs = [(f, sc.seed + k, out, overrides) for f, sc in zip(files, scenarios)
             for k in range(args.seeds)]
     started = time.monotonic()

@@ -80,6 +80,17 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
     return path
 
 
+def check_output_file(out: str, suffixes: tuple[str, ...]) -> str:
+    """`-o FILE` for a page or picture: one of `suffixes`, and never an existing file that
+    epochsim did not write (only its own names, such as report.html, are replaced)."""
+    if not out.lower().endswith(suffixes):
+        raise UsageError(f"-o {out}: write it as {' or '.join(suffixes)}; pick such a name")
+    if os.path.exists(out) and (os.path.basename(out) not in OWN_OUTPUTS or not os.path.isfile(out)):
+        raise UsageError(f"-o {out}: exists and is not a file epochsim writes; choose another "
+                         "name or remove it first")
+    return out
+
+
 def _foreign(path: str, name: str, allowed: set[str]) -> bool:
     """Is `name` in an output directory something epochsim did not write? (A directory where
     epochsim writes a file, such as a folder named trace.jsonl, is foreign too.)"""

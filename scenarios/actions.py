@@ -205,7 +205,7 @@ def check_partition(value: Any, key: str, names: Names) -> str:
     """`value` as an existing partition "<topic>-<p>"."""
     check_str(value, key)
     topic, _, index = value.rpartition("-")
-    if not topic or not index.isdigit():
+    if not topic or not (index.isascii() and index.isdigit()):
         raise Bad(key, f"'{value}' is not a partition", 'write "<topic>-<p>", e.g. "t-0"')
     if topic not in names.topics:
         raise Bad(key, f"unknown topic '{topic}'", suggest(topic, sorted(names.topics)))
@@ -491,7 +491,8 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
     """One [[mix]] entry resolved: window filled, targets and params checked for its action."""
     t = Table(item, key)
     action = t.str("action", choices=list(ACTIONS))
-    out: dict[str, Any] = {"action": action, "every_ms": t.number("every_ms", above=0)}
+    # at least 1 ms between a mix's faults: a finer one materialises millions of steps
+    out: dict[str, Any] = {"action": action, "every_ms": t.number("every_ms", lo=1)}
     targets = t.raw("targets", None)
     if targets is not None:
         check_list(targets, t.path("targets"))

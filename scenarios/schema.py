@@ -269,7 +269,10 @@ def _cluster(raw: Any) -> dict:
                          ("broker_session_timeout_ms", 6000), ("replica_lag_time_max_ms", 10000),
                          ("replica_fetch_wait_max_ms", 500), ("controller_request_retry_ms", 3000),
                          ("request_service_us", 50)):
-        out[key] = t.int(key, default, lo=0)
+        # a zero session, lag or retry time would spin the run at one instant
+        positive = key in ("zk_session_timeout_ms", "broker_session_timeout_ms",
+                           "replica_lag_time_max_ms", "controller_request_retry_ms")
+        out[key] = t.int(key, default, lo=1 if positive else 0)
     t.done()
     return out
 
@@ -367,7 +370,9 @@ def _producer(t: Table, run: dict) -> dict:
     for key, default in (("delivery_timeout_ms", 120000), ("request_timeout_ms", 30000),
                          ("retry_backoff_ms", 100), ("retry_backoff_max_ms", 1000),
                          ("metadata_max_age_ms", 300000)):
-        out[key] = t.int(key, default, lo=0)
+        # a zero request timeout or metadata age would spin the run at one instant
+        out[key] = t.int(key, default,
+                         lo=1 if key in ("request_timeout_ms", "metadata_max_age_ms") else 0)
     if out["delivery_timeout_ms"] < out["linger_ms"] + out["request_timeout_ms"]:
         raise Bad(t.path("delivery_timeout_ms"), "must be >= linger_ms + request_timeout_ms "
                   "(Kafka rejects the producer config otherwise)", "raise delivery_timeout_ms")
@@ -382,7 +387,7 @@ def _producer(t: Table, run: dict) -> dict:
 def _consumer(t: Table, run: dict) -> dict:
     """The settings of one consumer (Kafka consumer configs, *_ms in ints)."""
     return {"fetch_max_wait_ms": t.int("fetch_max_wait_ms", 500, lo=0),
-            "metadata_max_age_ms": t.int("metadata_max_age_ms", 300000, lo=0),
+            "metadata_max_age_ms": t.int("metadata_max_age_ms", 300000, lo=1),
             "start_ms": t.int("start_ms", 0, lo=0, hi=run["duration_ms"] - 1)}
 
 

@@ -53,7 +53,7 @@ def _scenario(header: dict, trace: str) -> tuple[Scenario, tuple]:
                       int(header["seed"]), header["options"], list(steps), [],
                       list(header["invariants"]))
         text = scenario_to_toml(sc, list(steps))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
         raise UsageError(f"{trace}: the trace header lacks a usable scenario "
                          f"({type(exc).__name__}: {exc}); pass a trace written by epochsim "
                          "run or suite") from None

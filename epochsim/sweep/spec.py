@@ -86,7 +86,8 @@ def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = 
     return SweepSpec(
         path=path, name=name, description=_str(data, "description", path, ""),
         scenarios=tuple(_scenarios(data, path)), grid=parse_grid(data.get("grid", {}), path),
-        seeds=seeds if seeds is not None else _int(data, "seeds", path, DEFAULT_SEEDS, 1),
+        seeds=_int({"--seeds": seeds}, "--seeds", path, 0, 1, MAX_SEEDS) if seeds is not None
+        else _int(data, "seeds", path, DEFAULT_SEEDS, 1, MAX_SEEDS),
         first_seed=_int(data, "first_seed", path, 1, 0),
         seeds_per_task=seeds_per_task if seeds_per_task is not None else
         _int(data, "seeds_per_task", path, DEFAULT_SEEDS_PER_TASK, 1),
@@ -120,12 +121,18 @@ def _str(data: dict, key: str, path: str, default: str) -> str:
     return value
 
 
-def _int(data: dict, key: str, path: str, default: int, lo: int) -> int:
+MAX_SEEDS = 10_000_000  # a sweep plans every chunk up front
+MAX_SEED = 2**53  # seeds are stored as 64-bit integers, and scenario numbers stop here
+
+
+def _int(data: dict, key: str, path: str, default: int, lo: int, hi: int = MAX_SEED) -> int:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
         raise bad(path, key, f"expected an integer, got {value!r}", "write a whole number")
     if value < lo:
         raise bad(path, key, f"{value} is below {lo}", f"use a number >= {lo}")
+    if value > hi:
+        raise bad(path, key, f"{value} is above {hi}", f"use a number <= {hi}")
     return value
 
 

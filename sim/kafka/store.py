@@ -69,7 +69,7 @@ class Store:
     def partition(self, tp: str) -> tuple[TopicState, PState] | None:
         topic, _, index = tp.rpartition("-")
         t = self.topics.get(topic)
-        if t is None or not index.isdigit() or int(index) not in t.partitions:
+        if t is None or not (index.isascii() and index.isdigit()) or int(index) not in t.partitions:
             return None
         return t, t.partitions[int(index)]
 

@@ -54,6 +54,9 @@ BAD_INPUTS = {
     "lognormal_sigma_huge": GOOD + '\n[network]\nlatency = { dist = "lognormal", median_ms = 1, sigma = 1e300 }\n',
     "name_not_a_directory": 'name = "../x"\n' + GOOD,
     "name_like_an_output": 'name = "suite.json"\n' + GOOD,
+    "zero_request_timeout": GOOD.replace("linger_ms = 20", "linger_ms = 20\nrequest_timeout_ms = 0"),
+    "non_ascii_partition": GOOD + '\n[[faults]]\nat_ms = 100\naction = "crash"\ntarget = "leader:t-\u00b2"\n',
+    "mix_faster_than_a_ms": GOOD + '\n[[mix]]\naction = "heal"\nevery_ms = 1e-9\n',
 }
 
 
@@ -207,3 +210,37 @@ def test_report_refuses_an_edited_verdict_with_one_line(tmp_path, capsys):
     assert main(["report", str(out)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and str(out) in err, err
+
+
+def test_outputs_never_replace_a_users_file(tmp_path, capsys):
+    from epochsim.cli import main
+
+    out = tmp_path / "r"
+    assert main(["run", scenario_path("smoke"), "--out", str(out), "--no-plot"]) == 0
+    mine_html, mine_png = tmp_path / "mine.html", tmp_path / "vacation.png"
+    mine_html.write_text("MY PAGE")
+    mine_png.write_text("MY PICTURE")
+    capsys.readouterr()
+    for command in (["report", str(out), "-o", str(mine_html)],
+                    ["report", str(out), "-o", str(tmp_path / "notes.txt")],
+                    ["plot", str(out / "trace.jsonl"), "-o", str(mine_png)]):
+        assert main(command) == 2, command
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert mine_html.read_text() == "MY PAGE" and mine_png.read_text() == "MY PICTURE"
+    assert main(["report", str(out), "-o", str(out / "report.html")]) == 0  # its own: replaced
+    assert main(["report", str(out), "-o", str(out / "report.html")]) == 0
+
+
+def test_suite_refuses_two_scenarios_with_one_name(tmp_path, capsys):
+    from epochsim.cli import main
+
+    a, b = write(tmp_path, 'name = "same"\n' + GOOD, "a.toml"), write(tmp_path, 'name = "same"\n' + GOOD, "b.toml")
+    assert main(["suite", a, b, "--out", str(tmp_path / "o")]) == 2
+    assert "same" in capsys.readouterr().err
+
+
+def test_selftest_needs_at_least_one_mutant(capsys):
+    from epochsim.cli import main
+
+    assert main(["selftest", "--mutants", ","]) == 2
+    assert "name at least one mutant" in capsys.readouterr().err
