@@ -58,11 +58,9 @@ def partitions_arg(text: str) -> list[str]:
 def main(args) -> int:
     from reports.timeline import plot_trace
 
-    out = args.out or os.path.join(os.path.dirname(args.trace) or ".", "timeline.png")
-    if not out.lower().endswith((".png", ".svg")):
-        raise UsageError(f"-o {out}: the timeline is written as .png or .svg; pick one")
     if args.out:
-        check_output_file(out, (".png", ".svg"))
+        check_output_file(args.out, (".png", ".svg"))
+    out = args.out or os.path.join(os.path.dirname(args.trace) or ".", "timeline.png")
     with reading_user_files(args.trace, out):
         plot_trace(args.trace, out, window=args.window, partitions=args.partitions)
     print(f"wrote {out}")

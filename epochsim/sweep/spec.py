@@ -86,7 +86,7 @@ def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = 
     return SweepSpec(
         path=path, name=name, description=_str(data, "description", path, ""),
         scenarios=tuple(_scenarios(data, path)), grid=parse_grid(data.get("grid", {}), path),
-        seeds=_int({"--seeds": seeds}, "--seeds", path, 0, 1, MAX_SEEDS) if seeds is not None
+        seeds=_checked_int(seeds, "--seeds", path, 1, MAX_SEEDS) if seeds is not None
         else _int(data, "seeds", path, DEFAULT_SEEDS, 1, MAX_SEEDS),
         first_seed=_int(data, "first_seed", path, 1, 0),
         seeds_per_task=seeds_per_task if seeds_per_task is not None else
@@ -126,7 +126,10 @@ MAX_SEED = 2**53  # seeds are stored as 64-bit integers, and scenario numbers st
 
 
 def _int(data: dict, key: str, path: str, default: int, lo: int, hi: int = MAX_SEED) -> int:
-    value = data.get(key, default)
+    return _checked_int(data.get(key, default), key, path, lo, hi)
+
+
+def _checked_int(value: Any, key: str, path: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise bad(path, key, f"expected an integer, got {value!r}", "write a whole number")
     if value < lo:

@@ -214,7 +214,7 @@ class Network:
         waiting = sorted(k for k, link in self._links.items() if link.stalled)
         if not waiting:
             return
-        now = self.world.kernel.env._now  # noqa: SLF001
+        now = self._env._now  # noqa: SLF001
         for key in waiting:
             link = self._links[key]
             edge = link.edge
@@ -275,7 +275,7 @@ class Network:
             json_members(more, _SEND_PREFIXES) if type(more) is dict else None)
         if (link is None or kind_text is None or members is None or link.send_text is None
                 or type(now) is not int):
-            link = self._send_event(msg, now, brief is not None, more)
+            link = self._send_event(msg, now, kind_text, members, more)
         else:  # trace.emit_encoded(now, src, "send", ...), inlined as its docstring describes
             trace = self._trace
             seq = trace.seq
@@ -306,21 +306,20 @@ class Network:
             return mid
         return self._route(msg, link, now)
 
-    def _send_event(self, msg: Message, now: int, has_brief: bool, more: Any) -> _Link:
+    def _send_event(self, msg: Message, now: int, kind_text: str | None, members: str | None,
+                    more: Any) -> _Link:
         """The `send` event off the hot path (first message on a link, a kind or field names
-        that need the general encoder); returns the message's link."""
+        that need the general encoder), given what `send` found: the kind's JSON text if
+        cached, the brief's members ("" without a brief) and the brief; returns the link."""
         mid, src, dst, kind = msg.mid, msg.src, msg.dst, msg.kind
         key = (src, dst)
         link = self._links.get(key)
-        kind_text = self._kind_text.get(kind)
         if kind_text is None and type(kind) is str:
             kind_text = self._kind_text[kind] = json_str(kind)
-        members = "" if not has_brief else (
-            json_members(more, _SEND_PREFIXES) if type(more) is dict else None)
         trace = self._trace
         if link is None or kind_text is None or link.send_text is None or members is None:
             fields = {"mid": mid, "dst": dst, "msg": kind}
-            if has_brief:
+            if members != "":  # a brief with fields, or one the fast encoder declined
                 fields.update(more)
             trace.emit(now, src, "send", fields)
         else:
