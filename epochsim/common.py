@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 from contextlib import contextmanager
@@ -130,22 +131,26 @@ def repro_line(scenario_path: str, seed: int, out: str | None = None,
 
 
 def seed_arg(text: str) -> int:
+    """argparse type of a seed flag; argparse names the flag in the error
+    (`argument --seed: 'x': not an integer ...`)."""
     try:
         value = int(text)
     except ValueError:
-        raise UsageError(f"--seed {text!r}: not an integer; pass e.g. --seed 7") from None
+        raise argparse.ArgumentTypeError(f"{text!r}: not an integer; pass e.g. 7") from None
     if value < 0:
-        raise UsageError(f"--seed {value}: must be >= 0")
+        raise argparse.ArgumentTypeError(f"{value}: must be >= 0")
     return value
 
 
 def positive_int(text: str) -> int:
+    """argparse type of a count flag (`--seeds`, `--jobs`, `--budget`, ...); argparse names the
+    flag in the error (`argument --seeds: 0: must be a positive integer`)."""
     try:
         value = int(text)
     except ValueError:
-        raise UsageError(f"{text!r}: not an integer") from None
+        raise argparse.ArgumentTypeError(f"{text!r}: not an integer") from None
     if value <= 0:
-        raise UsageError(f"{value}: must be a positive integer")
+        raise argparse.ArgumentTypeError(f"{value}: must be a positive integer")
     return value
 
 

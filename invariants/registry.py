@@ -38,14 +38,18 @@ class Context:
 
     def __init__(self, header: dict):
         self.header = header
-        options = header.get("options", {})
-        cluster = options.get("cluster", {}) if isinstance(options, dict) else None
-        protocol = options.get("protocol", {}) if isinstance(options, dict) else None
+        options = header.get("options")
+        if not isinstance(options, dict):
+            # without the cluster's size every broker id looks unknown: refuse, do not guess
+            raise TraceError("header: no options object (the scenario's resolved options); "
+                             "the trace was edited or is not an epochsim trace")
+        cluster = options.get("cluster", {})
+        protocol = options.get("protocol", {})
         if not isinstance(cluster, dict) or not isinstance(protocol, dict):
             raise TraceError("header: options.cluster and options.protocol must be objects")
-        self.brokers = cluster.get("brokers", 0)
-        if type(self.brokers) is not int:
-            raise TraceError("header: options.cluster.brokers must be an integer")
+        self.brokers = cluster.get("brokers")
+        if type(self.brokers) is not int or self.brokers < 1:
+            raise TraceError("header: options.cluster.brokers must be a positive integer")
         self.protocol = protocol  # resolved switches
         self.truth = Truth()
         self.logs = ReplicaLogs()

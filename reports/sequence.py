@@ -21,6 +21,7 @@ from reports.model import node_key
 from reports.rundata import Run, load_run
 from reports.style import seconds
 from reports.words import describe, describe_fault, describe_send
+from sim.core.trace import RESERVED_NODES
 from sim.kafka import vocab as V
 
 STATE_KINDS = {V.REPLICA_STATE, V.STOP_REPLICA, V.METADATA, V.PARTITION_STATE, V.LOG_CREATED,
@@ -28,7 +29,7 @@ STATE_KINDS = {V.REPLICA_STATE, V.STOP_REPLICA, V.METADATA, V.PARTITION_STATE, V
                V.LAI_REJECTED, V.STALE_CONTROLLER, V.TRUNCATE, V.PRODUCE_ERROR, V.PRODUCE_FAILED,
                V.CLIENT_EPOCH, V.METADATA_REJECTED, V.TOPIC_DELETED, V.ALTER_PARTITION}
 MSG_KINDS = {V.SEND, V.DELIVER, V.DROP, V.HOLD, V.STALL}
-QUIET = {"nemesis", "harness"}
+QUIET = RESERVED_NODES
 MAX_NODES = 8
 CONTROL = {"LeaderAndIsr", "StopReplica", "UpdateMetadata"}
 

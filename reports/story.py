@@ -21,9 +21,10 @@ from reports.lanes import event_tp
 from reports.rundata import Run
 from reports.style import seconds
 from reports.words import describe, describe_send
+from sim.core.trace import RESERVED_NODES
 from sim.kafka import vocab as V
 
-QUIET = {"nemesis", "harness"}
+QUIET = RESERVED_NODES
 NODE_STATE = {V.REPLICA_STATE, V.STOP_REPLICA, V.LOG_CREATED, V.LOG_DELETED, V.LAI_REJECTED,
               V.TRUNCATE, V.METADATA_REJECTED}
 LIFECYCLE = {V.CRASH, V.RESTART, V.CONTROLLER_ELECTED, V.CONTROLLER_RESIGNED}

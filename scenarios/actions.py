@@ -506,8 +506,15 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
     if duration is not None:
         out.update(duration_ms=duration, undo=undo)
     quiet_ms = run["duration_ms"] - run["settle_ms"]
-    out["start_ms"] = t.int("start_ms", 0, lo=0)
-    out["end_ms"] = t.int("end_ms", quiet_ms, lo=out["start_ms"] + 1, hi=quiet_ms)
+    # faults stop settle_ms before the end, so the window must open before then: blame
+    # start_ms (not an end_ms the user may not have written) when it opens too late
+    start = t.int("start_ms", 0, lo=0)
+    if start >= quiet_ms:
+        raise Bad(t.path("start_ms"), f"{start} is not before the settle period, which starts "
+                  f"at {quiet_ms} (run.duration_ms - run.settle_ms)",
+                  f"use a start_ms below {quiet_ms}, or raise run.duration_ms")
+    out["start_ms"] = start
+    out["end_ms"] = t.int("end_ms", quiet_ms, lo=start + 1, hi=quiet_ms)
     raw = t.raw("params", {})
     out["params"] = check_params(action, Table(raw, t.path("params")).data, t.path("params"), names)
     t.done()

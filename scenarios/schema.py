@@ -41,6 +41,7 @@ from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
 from sim.core.latency import MAX_MS, LatencyDist
 from sim.core.network import PARTITION_MODES
+from sim.core.trace import RESERVED_NODES
 from sim.kafka.profiles import MUTANTS, PROFILES, resolve_protocol, switch_names
 
 ALL_INVARIANTS: list[str] = [
@@ -396,6 +397,9 @@ def _unique_nodes(clients: list[str], producers: list, consumers: list, names: N
     keys = [f"producers[{i}].name" for i in range(len(producers))]
     keys += [f"consumers[{i}].name" for i in range(len(consumers))]
     for i, (name, key) in enumerate(zip(clients, keys)):
+        if name in RESERVED_NODES:
+            raise Bad(key, f"node name {name!r} is reserved: the trace writes the harness's own "
+                      "events (faults, the end of the run) as that node", "choose another name")
         if name in names.nodes() or name in clients[:i]:
             owner = "a broker or controller" if name in names.nodes() else "another client"
             raise Bad(key, f"node name {name!r} is already taken by {owner}",

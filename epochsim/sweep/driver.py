@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 
 from epochsim.errors import UsageError
@@ -113,9 +114,10 @@ class Sweep:
                      "runs": sum(c.runs for c in self.chunks),
                      "cells": [c.key for c in self.cells]}
 
-    def pending(self) -> list:
-        done = done_chunks(self.out, [c.relpath() for c in self.chunks])
-        return [c for c in self.chunks if c.relpath() not in done]
+    def pending(self) -> tuple[list, list[str]]:
+        """The chunks still to run, and the damaged chunk files among them (to say so)."""
+        done, damaged = done_chunks(self.out, {c.relpath(): c.runs for c in self.chunks})
+        return [c for c in self.chunks if c.relpath() not in done], damaged
 
 
 def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
@@ -128,7 +130,10 @@ def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
     prepare_out(out, resume, sweep.plan)
     remove_temp_files(out)
     write_cells(out, sweep.cells)
-    pending = sweep.pending()
+    pending, damaged = sweep.pending()
+    for what in damaged:
+        print(f"note: chunk file {what} is damaged; its runs will be run again",
+              file=sys.stderr)
     started = spark is None
     if spark is None:
         spark, started = spark_job.start_session(master, spark_ui)

@@ -121,9 +121,29 @@ def write_chunk(out: str, relpath: str, table) -> str:
     return final
 
 
-def done_chunks(out: str, relpaths: list[str]) -> set[str]:
-    """The chunk files (relative paths) that already exist under OUT."""
-    return {p for p in relpaths if os.path.isfile(os.path.join(out, p))}
+def done_chunks(out: str, expected: dict[str, int]) -> tuple[set[str], list[str]]:
+    """(done, damaged) among the chunk files `expected` names (relative path -> runs).
+
+    A chunk is done when its file exists and its Parquet footer holds exactly its runs' rows.
+    Chunks are written atomically, so a damaged file (unreadable, cut short, edited) was broken
+    after the sweep wrote it; its runs are pending again, and the caller says so."""
+    import pyarrow.parquet as pq
+
+    done, damaged = set(), []
+    for rel, runs in expected.items():
+        path = os.path.join(out, rel)
+        if not os.path.isfile(path):
+            continue
+        try:
+            rows = pq.read_metadata(path).num_rows
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            damaged.append(f"{rel} ({str(exc).splitlines()[0][:80]})")
+            continue
+        if rows == runs:
+            done.add(rel)
+        else:
+            damaged.append(f"{rel} ({rows} rows, not {runs})")
+    return done, damaged
 
 
 def remove_temp_files(out: str) -> int:

@@ -23,6 +23,8 @@ FORMAT = "epochsim-trace/1"
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _dumps = _ENCODER.encode
 HASH_BATCH = 512  # event lines hashed and written together (same digest, same file)
+#: trace nodes the harness itself writes as (faults, the end of the run): no actor may use them
+RESERVED_NODES = frozenset({"nemesis", "harness"})
 
 #: JSON text of a `str` exactly as `_dumps` writes it (raises TypeError for anything else).
 json_str = json.encoder.encode_basestring

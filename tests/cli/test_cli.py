@@ -79,6 +79,18 @@ def test_missing_file_and_bad_flags(tmp_path):
         assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
 
 
+def test_count_and_seed_flags_are_named_in_their_errors(capsys):
+    from epochsim.cli import main
+    cases = [(["suite", "x.toml", "--seeds", "0"], "--seeds", "positive"),
+             (["suite", "x.toml", "--jobs", "x"], "--jobs", "not an integer"),
+             (["run", "x.toml", "--seed", "-1"], "--seed", ">= 0"),
+             (["explore", "x.toml", "--budget", "0"], "--budget", "positive")]
+    for args, flag, words in cases:
+        assert main(args) == 2, args
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and f"argument {flag}: " in err and words in err, (args, err)
+
+
 def test_run_writes_trace_and_verdict_and_exit_codes(tmp_path):
     out = tmp_path / "ok"
     code, stdout, _ = cli("run", write(tmp_path, GOOD), "--seed", "3", "--out", str(out), "--no-plot")
@@ -162,6 +174,9 @@ def _mangled_traces(trace_lines: list[str]) -> dict[str, bytes]:
         "deep_json": (trace_lines[0] + "\n" + "[" * 5000 + "]" * 5000 + "\n").encode(),
         "huge_number": (trace_lines[0] + '\n{"seq":' + "9" * 5000 + "}\n").encode(),
         "options_not_object": with_header(options=5),
+        "options_missing": "\n".join([json.dumps({k: v for k, v in header.items() if k != "options"})]
+                                     + events).encode() + b"\n",
+        "brokers_missing": with_header(options={**header["options"], "cluster": {}}),
         "protocol_not_object": with_header(options={**header["options"], "protocol": "x"}),
         "unknown_invariant": with_header(invariants=["nope"]),
         "field_wrong_shape": with_event(first_replicate, batches="x"),

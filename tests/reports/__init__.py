@@ -25,7 +25,7 @@ def run_to_dir(scenario_path: str, out_dir: str, seed: int = 1) -> str:
 def write_trace(path: str, events: list[dict], invariants: list[str] | None = None) -> str:
     """A hand-built trace: a header, then `events` numbered with dense seqs."""
     header = {"type": "header", "format": "epochsim-trace/1", "scenario": "hand-built",
-              "seed": 0, "options": {"protocol": {"profile": "test"}}, "schedule": [],
+              "seed": 0, "options": {"cluster": {"brokers": 3}, "protocol": {"profile": "test"}}, "schedule": [],
               "invariants": invariants or [], "expect": "pass"}
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(json.dumps(header) + "\n")

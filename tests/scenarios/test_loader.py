@@ -352,6 +352,11 @@ BAD_CASES = [
     ("mix_no_default_undo",
      with_topic(after='\n[[mix]]\naction = "move_leader"\nevery_ms = 100\ntargets = ["t-0"]\n'
                       "duration_ms = 10\n"), "mix[0].duration_ms", ["no default undo"]),
+    ("client_name_reserved", with_topic(after='\n[[producers]]\nname = "nemesis"\ntopic = "t"\n'),
+     "producers[0].name", ["reserved"]),
+    ("mix_starts_in_settle_window",
+     with_topic(after='\n[[mix]]\naction = "crash"\nevery_ms = 100\ntargets = ["b1"]\n'
+                      "start_ms = 26000\n"), "mix[0].start_ms", ["settle period", "below 25000"]),
     ("delivery_timeout_too_small",
      with_topic(after='\n[[producers]]\ntopic = "t"\ndelivery_timeout_ms = 1000\n'),
      "producers[0].delivery_timeout_ms", ["linger_ms + request_timeout_ms"]),

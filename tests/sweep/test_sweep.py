@@ -116,3 +116,22 @@ def test_resume_restores_a_lost_chunk_exactly_once(swept, capsys):
     printed = capsys.readouterr()
     assert "stale_leader_append" in printed.out and "repro" not in printed.err
     assert cli_main(["sweep", spec, "--out", out]) == 2  # never clobbers without --resume
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut_short"])
+def test_resume_runs_a_damaged_chunk_again_and_says_so(swept, capsys, damage):
+    spec, out, _doc = swept
+    before = {(r["cell"], r["seed"]): r["trace_digest"] for r in read_rows(out)}
+    rows_dir = os.path.join(out, "rows", "scenario=tiny")
+    name = sorted(os.listdir(rows_dir))[-1]
+    path = os.path.join(rows_dir, name)
+    data = open(path, "rb").read()
+    with open(path, "wb") as fh:
+        fh.write(b"not parquet at all" if damage == "garbage" else data[: len(data) // 2])
+    capsys.readouterr()
+    assert cli_main(["sweep", spec, "--out", out, "--resume", "--master", "local[2]"]) == 0
+    err = capsys.readouterr().err
+    assert f"chunk file rows/scenario=tiny/{name}" in err and "run again" in err, err
+    assert "Traceback" not in err
+    after = read_rows(out)
+    assert {(r["cell"], r["seed"]): r["trace_digest"] for r in after} == before and len(after) == 10
