@@ -6,7 +6,13 @@ this one process, with the trace streamed to a real file as `epochsim run` does,
 the speed-up over real time (simulated seconds per wall second) and events per second. The
 goal of the control-plane issue is >= 100x on one core.
 
-    python -m benchmarks.bench_failover [--repeat 3] [--seed 1]
+`--breakdown` also times, in each repeat, the same run without the online invariants, and the
+model alone (no invariants, no trace file, and the trace's JSON encoding replaced by a stub),
+so the share of each layer is measured in one process rather than estimated by a profiler.
+Every variant must give the same run (kernel events, batches acked); the model-alone variant
+cannot give the same digest, as it encodes nothing.
+
+    python -m benchmarks.bench_failover [--repeat 3] [--seed 1] [--breakdown]
 """
 
 from __future__ import annotations
@@ -15,39 +21,97 @@ import argparse
 import os
 import tempfile
 import time
+from unittest import mock
 
-from epochsim.runner import run_scenario
+from epochsim.runner import header_for, run_scenario, schedule_for
 from scenarios.schema import load_scenario
+from sim.core import trace as trace_module
+from sim.core.trace import Trace
+from sim.kafka.cluster import Cluster
 
 SCENARIO = os.path.join(os.path.dirname(__file__), "scenarios", "failover-standard.toml")
+
+
+def full_run(scenario, seed: int) -> tuple[float, int, int]:
+    """What `epochsim run` does: (wall s, kernel events, trace bytes)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        verdict = run_scenario(scenario, seed, tmp)
+        wall = time.perf_counter() - started
+        size = os.path.getsize(os.path.join(tmp, "trace.jsonl"))
+    return wall, verdict["run"]["events"], size
+
+
+def model_alone(scenario, seed: int) -> tuple[float, int, int]:
+    """The cluster run with the trace in memory, no invariants, and the trace's JSON encoding
+    replaced by a stub: what the model itself costs (wall s, kernel events, 0)."""
+    schedule = schedule_for(scenario, seed)
+    with mock.patch.object(trace_module, "json_text", _stub):
+        trace = Trace(header_for(scenario, seed, schedule), None)
+        cluster = Cluster(scenario.options, schedule, seed, trace)
+        started = time.perf_counter()
+        outcome = cluster.run()
+        wall = time.perf_counter() - started
+    return wall, outcome.events, 0
+
+
+def _stub(_obj) -> str:
+    return "{}"
+
+
+def file_no_invariants(scenario, seed: int) -> tuple[float, int, int]:
+    """The trace streamed to a real file, no invariants: (wall s, kernel events, bytes)."""
+    schedule = schedule_for(scenario, seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.jsonl")
+        with open(path, "w", encoding="utf-8", buffering=1 << 20) as sink:
+            trace = Trace(header_for(scenario, seed, schedule), sink)
+            cluster = Cluster(scenario.options, schedule, seed, trace)
+            started = time.perf_counter()
+            outcome = cluster.run()
+            trace.flush()
+            wall = time.perf_counter() - started
+        size = os.path.getsize(path)
+    return wall, outcome.events, size
+
+
+VARIANTS = {
+    "full (trace file + invariants)": full_run,
+    "trace file, no invariants": file_no_invariants,
+    "model alone (no trace, no invariants)": model_alone,
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time the run without invariants, and the model alone")
     args = parser.parse_args()
     scenario = load_scenario(SCENARIO)
     simulated_s = scenario.options["run"]["duration_ms"] / 1000
-    rows = []
+    names = list(VARIANTS) if args.breakdown else list(VARIANTS)[:1]
+    walls: dict[str, list[float]] = {name: [] for name in names}
+    seen, trace_mb = set(), 0.0
     for _ in range(args.repeat):
-        with tempfile.TemporaryDirectory() as tmp:
-            started = time.perf_counter()
-            verdict = run_scenario(scenario, args.seed, tmp)
-            wall = time.perf_counter() - started
-            size = os.path.getsize(os.path.join(tmp, "trace.jsonl"))
-        rows.append((wall, verdict["run"]["events"], size, verdict))
-    best = min(rows, key=lambda r: r[0])
-    wall, events, size, verdict = best
-    print(f"failover-standard seed {args.seed}: {simulated_s:.0f} s simulated, {events} kernel events, "
-          f"trace {size / 1e6:.1f} MB, {verdict['metrics']['acked']} batches acked, "
-          f"violations {len(verdict['violations'])}")
-    print("run   wall_s   speedup_x   events_per_s")
-    for i, (w, ev, _, _) in enumerate(rows, 1):
-        print(f"{i:>3} {w:8.3f} {simulated_s / w:11.1f} {ev / w:14.0f}")
-    walls = sorted(r[0] for r in rows)
-    print(f"best: {simulated_s / wall:.1f}x real time, median {simulated_s / walls[len(walls) // 2]:.1f}x "
-          "(goal >= 100x)")
+        for name in names:  # interleaved, so a burst of load hits every variant alike
+            wall, events, size = VARIANTS[name](scenario, args.seed)
+            walls[name].append(wall)
+            seen.add(events)
+            if size:
+                trace_mb = size / 1e6
+    if len(seen) != 1:
+        raise SystemExit(f"the variants ran different simulations (kernel events {sorted(seen)})")
+    print(f"failover-standard seed {args.seed}: {simulated_s:.0f} s simulated, {seen.pop()} kernel "
+          f"events, trace {trace_mb:.1f} MB, {args.repeat} repeats")
+    print(f"{'variant':<40} {'best_s':>8} {'median_s':>9} {'best_x':>8} {'median_x':>9}")
+    for name in names:
+        ws = sorted(walls[name])
+        best, median = ws[0], ws[len(ws) // 2]
+        print(f"{name:<40} {best:8.3f} {median:9.3f} {simulated_s / best:8.1f} "
+              f"{simulated_s / median:9.1f}")
+    print("goal: >= 100x real time for the full run")
 
 
 if __name__ == "__main__":
