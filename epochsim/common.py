@@ -119,9 +119,27 @@ def reading_user_files(source: str, out: str):
         raise UsageError(f"{exc.filename or out}: cannot read or write it ({exc.strerror}); "
                          "check the path") from None
     except SHAPE_ERRORS as exc:
-        raise UsageError(f"{source}: a record does not have the shape epochsim writes "
+        event = _event_being_read(exc.__traceback__)
+        where = f"event seq {event['seq']} ({event['kind']}) " if event else "a record "
+        raise UsageError(f"{source}: {where}does not have the shape epochsim writes "
                          f"({type(exc).__name__}: {exc}); was it edited, or written by another "
                          "version?") from None
+
+
+def _event_being_read(tb) -> dict | None:
+    """The trace event the failing code was reading, if any: the innermost frame holding an
+    event dict (int `seq`, str `kind`) in a local. Readers take events one at a time, so
+    that is the event whose shape was wrong; it lets the error point into the file."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            if (isinstance(value, dict) and type(value.get("seq")) is int
+                    and type(value.get("kind")) is str):
+                return value
+    return None
 
 
 def repro_line(scenario_path: str, seed: int, out: str | None = None,

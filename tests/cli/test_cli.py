@@ -202,6 +202,25 @@ def test_check_and_report_reject_mangled_traces_with_one_line(tmp_path, capsys):
             assert len(err.strip().splitlines()) == 1 and str(path) in err, (name, command, err)
 
 
+def test_report_names_the_event_only_it_cannot_read(tmp_path, capsys):
+    from epochsim.cli import main
+
+    out = tmp_path / "r"
+    assert main(["run", scenario_path("smoke"), "--out", str(out), "--no-plot"]) == 0
+    lines = (out / "trace.jsonl").read_text().splitlines()
+    i = next(i for i, ln in enumerate(lines) if '"kind":"send"' in ln)
+    ev = json.loads(lines[i])
+    ev["dst"] = [1]  # the invariants never read a send's dst; the report does
+    lines[i] = json.dumps(ev)
+    (out / "trace.jsonl").write_text("\n".join(lines) + "\n")
+    (out / "verdict.json").unlink()
+    capsys.readouterr()
+    assert main(["check", str(out / "trace.jsonl")]) == 0
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"event seq {ev['seq']} (send)" in err, err
+
+
 def test_out_dirs_that_cannot_be_used_are_refused_not_raised(tmp_path):
     (tmp_path / "file.txt").write_text("mine")
     taken = tmp_path / "taken"
