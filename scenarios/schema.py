@@ -269,10 +269,12 @@ def _cluster(raw: Any) -> dict:
     for key, default in (("controller_failover_delay_ms", 2000), ("zk_session_timeout_ms", 6000),
                          ("broker_session_timeout_ms", 6000), ("replica_lag_time_max_ms", 10000),
                          ("replica_fetch_wait_max_ms", 500), ("controller_request_retry_ms", 3000),
-                         ("request_service_us", 50)):
-        # a zero session, lag or retry time would spin the run at one instant
+                         ("request_service_us", 50),
+                         ("producer_id_expiration_check_interval_ms", 600000)):
+        # a zero session, lag, retry or check time would spin the run at one instant
         positive = key in ("zk_session_timeout_ms", "broker_session_timeout_ms",
-                           "replica_lag_time_max_ms", "controller_request_retry_ms")
+                           "replica_lag_time_max_ms", "controller_request_retry_ms",
+                           "producer_id_expiration_check_interval_ms")
         out[key] = t.int(key, default, lo=1 if positive else 0)
     t.done()
     return out

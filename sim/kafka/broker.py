@@ -63,6 +63,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.broker_epoch = self.store.register_broker(self.id, self.now_us)
         self.set_timer(HEARTBEAT_US, "heartbeat")
         self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+        self._arm_producer_expiration()
         segment_ms = min((t.segment_ms for t in self.store.topics.values() if t.retention_ms),
                          default=0)
         if segment_ms:
@@ -76,6 +77,10 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         elif name == "isr_check":
             self.check_isr_shrink()
             self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+        elif name == "producer_expiration":
+            for tp in sorted(self.logs):
+                expire_producers(self.logs[tp][1], self.now_us, self.protocol.producer_id_expiration_ms)
+            self._arm_producer_expiration()
         elif name == "retention":
             for tp in sorted(self.logs):
                 self.apply_retention(tp)
@@ -110,7 +115,12 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
                                     "log_start_offset": log.log_start_offset})
             if self.protocol.evict_state_on_retention or self.protocol.mutant == "spurious_out_of_order":
                 evict_below_log_start(log)
-        expire_producers(log, self.now_us, self.protocol.producer_id_expiration_ms)
+
+    def _arm_producer_expiration(self) -> None:
+        """`removeExpiredProducers` runs every producer.id.expiration.check.interval.ms
+        whether or not the topic has retention (ref §2.3)."""
+        interval_ms = self.cluster["producer_id_expiration_check_interval_ms"]
+        self.set_timer(interval_ms * 1000, "producer_expiration")
 
     # -- dispatch ------------------------------------------------------------------------
     def on_message(self, msg) -> None:

@@ -16,14 +16,19 @@ from sim.kafka.messages import StopReplicaPartition
 
 class ControllerOps:
     # -- the one way partition state changes ----------------------------------------------
-    def change(self, tp: str, reason: str, bump_epoch: bool = True, **updates) -> None:
+    def change(self, tp: str, reason: str, bump_epoch: bool = True, state_written: bool = True,
+               **updates) -> None:
+        """Apply `updates`; `state_written=False` when only the assignment changes, so the
+        partition state (leader, ISR, epochs) is not rewritten: its ZK version, which is the
+        partition epoch (ref §1.4 table), stays, and so does the leader epoch."""
         topic, st = self.store.partition(tp)
         for key, value in updates.items():
             setattr(st, key, tuple(value) if isinstance(value, list) else value)
-        if bump_epoch and not (self.protocol.mutant == "controller_reuses_leader_epoch"
-                               and reason.startswith("elect")):
+        if bump_epoch and state_written and not (
+                self.protocol.mutant == "controller_reuses_leader_epoch" and reason.startswith("elect")):
             st.leader_epoch += 1
-        st.partition_epoch += 1
+        if state_written:
+            st.partition_epoch += 1
         self._emit_state(tp, topic, st, reason)
         self.dirty.append(tp)
 
@@ -43,14 +48,19 @@ class ControllerOps:
         isr = tuple(r for r in st.isr if r in self.live and r not in exclude)
         if live_isr:
             leader = live_isr[0]
+        elif exclude:
+            # a controlled shutdown or leader move finds no other live ISR member: the election
+            # fails and writes nothing, so the current leader keeps the partition (ZK's
+            # ControlledShutdownLeaderSelector; the broker-failure path elects later)
+            return False
         elif self.cluster["unclean_leader_election"]:
             live = [r for r in pool if r in self.live and r not in exclude]
             leader = live[0] if live else E.NO_LEADER
             isr = (leader,) if live else st.isr
         else:
             leader, isr = E.NO_LEADER, st.isr
-        if leader == st.leader and leader != E.NO_LEADER and isr == st.isr:
-            return False
+        if leader == st.leader and isr == st.isr:
+            return False  # nothing to write: a failed election does not bump the epoch either
         self.change(tp, f"elect:{reason}", leader=leader, isr=isr or st.isr)
         return True
 
@@ -184,8 +194,18 @@ class ControllerOps:
         adding = [r for r in st.replicas if r not in original]
         if st.leader not in original:
             self.elect(tp, "reassignment_cancel", candidates=list(original))
-        self.change(tp, "reassign_cancel", bump_epoch=False, replicas=original,
-                    isr=tuple(r for r in st.isr if r in original))
+        isr = tuple(r for r in st.isr if r in original)
+        if isr != st.isr:
+            # an adding replica had joined the ISR: taking it out is a controller-initiated ISR
+            # removal, which bumps the leader epoch like any other (ref §1.4 table)
+            self.change(tp, "reassign_cancel", self.protocol.isr_shrink_bumps_epoch,
+                        replicas=original, isr=isr)
+        else:
+            # only the assignment reverts: leader and ISR are not rewritten, so neither epoch
+            # moves (KAFKA-13972, ref §4 row 7); bumping the partition epoch alone would leave the
+            # leader (which ignores an equal-epoch LeaderAndIsr) with AlterPartitions rejected
+            # as INVALID_UPDATE_VERSION forever
+            self.change(tp, "reassign_cancel", state_written=False, replicas=original)
         stops = {r: self._stop_part(tp, delete=True) for r in adding}
         self.flush()
         for r in adding:

@@ -112,7 +112,7 @@ class Fetcher:
         target = min(end, local_end) if local_epoch >= 0 else min(end, p.log.hw)
         target = max(min(target, p.log.leo), p.log.log_start_offset)
         if p.log.truncate_to(target):
-            rebuild(p.log, self.now_us)
+            rebuild(p.log)
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": target,
                                    "reason": "diverging_epoch"})
 

@@ -73,7 +73,9 @@ def _unknown_producer_answer(proto) -> int:
 
 
 def record_append(log, batch, base_offset: int, now_us: int) -> None:
-    """Update producer state after a successful append (leader or follower)."""
+    """Update producer state after a successful append (leader or follower). Expiration counts
+    from `now_us`, the time of the append; Kafka counts from the batch's own timestamp (its
+    maxTimestamp), which is earlier by the batch's time in the accumulator and in flight."""
     if batch.pid < 0:
         return
     producers = producers_of(log)
@@ -88,11 +90,19 @@ def record_append(log, batch, base_offset: int, now_us: int) -> None:
     entry.last_us = now_us
 
 
-def rebuild(log, now_us: int) -> None:
-    """Recompute producer state from the log (after truncation)."""
-    log.producers = {}
+def rebuild(log) -> None:
+    """Recompute producer state from the log (after truncation).
+
+    A rebuild does not make a producer younger: a producer that was known keeps its time of
+    last append, and one that was not is dated by its last batch's timestamp, as Kafka's reload
+    from the log does. Producers whose every batch retention already removed are kept as they
+    were: their state outlives their data (it comes back from the snapshot, ref §2.3), unless a
+    0.11-2.3 broker evicted it already."""
+    before = producers_of(log)
+    log.producers = {pid: e for pid, e in before.items() if e.last_offset < log.log_start_offset}
     for base, _count, _epoch, batch in log.entries:
-        record_append(log, batch, base, now_us)
+        known = before.get(batch.pid)
+        record_append(log, batch, base, known.last_us if known else batch.created_us)
 
 
 def evict_below_log_start(log) -> list[int]:

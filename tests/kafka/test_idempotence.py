@@ -157,3 +157,69 @@ def test_a_produce_request_timeout_closes_the_connection_and_loses_what_waited_o
               and e["reason"] == "connection_closed" and e["node"] == "p1"]
     assert closed, "the timed-out Produce requests should die with their connection"
     assert verdict["violations"] == []
+
+
+# -- producer-state expiration (ref §2.3) --------------------------------------------------------
+_IDLE_PRODUCER = """
+name = "idle-producer"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 20000
+settle_ms = 3000
+[protocol]
+profile = "2.4"
+producer_id_expiration_ms = 3000
+[cluster]
+brokers = 3
+{cluster}
+[[topics]]
+name = "t"
+partitions = 1
+replication_factor = 3
+[[producers]]
+name = "p1"
+topic = "t"
+records_per_sec = 0.2
+linger_ms = 20
+enable_idempotence = true
+"""
+
+
+def _unknown_producer_answers(cluster: str) -> int:
+    from epochsim.runner import run_scenario
+    from scenarios.schema import parse_scenario
+    sc = parse_scenario(_IDLE_PRODUCER.format(cluster=cluster), "idle-producer.toml")
+    events = run_scenario(sc, 1, keep_events=True)["_events"]
+    return sum(1 for e in events if e["kind"] == "produce_result" and e["error"] == 59)
+
+
+def test_idle_producer_state_expires_without_retention():
+    # a batch every 5 s, state kept 3 s, checked every second: a batch after an idle gap finds
+    # its producer forgotten (UNKNOWN_PRODUCER_ID on 2.4), although the topic has no retention
+    assert _unknown_producer_answers("producer_id_expiration_check_interval_ms = 1000") >= 1
+    # Kafka's default check interval (10 min) never comes round in a 20 s run
+    assert _unknown_producer_answers("") == 0
+
+
+def test_rebuilding_producer_state_keeps_its_age_and_what_retention_removed():
+    from sim.kafka.idempotence import producers_of, rebuild, record_append
+    from sim.kafka.log import Log
+    from sim.kafka.messages import Batch
+
+    log = Log()
+    old = Batch("p#0", "p", 5, 100, pid=7, producer_epoch=0, base_seq=0)
+    log.append(5, 0, old)
+    record_append(log, old, 0, 1_000)
+    for i, pid in enumerate((8, 8)):
+        batch = Batch(f"q#{i}", "q", 5, 200 + i, pid=pid, producer_epoch=0, base_seq=5 * i)
+        base = log.append(5, 0, batch)
+        record_append(log, batch, base, 2_000 + i)
+    log.hw = 15
+    log.advance_start(5)  # retention removed producer 7's only batch
+    log.truncate_to(10)  # and a truncation removes producer 8's last batch
+    rebuild(log)
+    producers = producers_of(log)
+    assert producers[7].last_us == 1_000 and producers[7].last_offset == 4  # kept as it was
+    assert producers[8].last_us == 2_001 and producers[8].last_offset == 9  # not made younger
+    assert [b[0] for b in producers[8].batches] == [0]

@@ -1,0 +1,135 @@
+"""What the ZK-style controller writes, and what it leaves alone (ref §1.4 table, §4 row 7).
+
+- Cancelling a reassignment whose new replica never joined the ISR reverts the assignment only:
+  neither the leader epoch nor the partition epoch (the ZK version of the partition state) moves,
+  so the leader's later AlterPartition still matches and the ISR can shrink.
+- An election that finds nobody writes nothing: a leaderless partition keeps its epoch however
+  many brokers fail or start, and a controlled shutdown or leader move with no other live ISR
+  member leaves the current leader in place.
+"""
+
+from __future__ import annotations
+
+from epochsim.runner import run_scenario
+from scenarios.schema import parse_scenario
+
+HEAD = """
+name = "controller-writes"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = {duration}
+settle_ms = 2000
+[protocol]
+profile = "3.4.1"
+[cluster]
+brokers = {brokers}
+zk_session_timeout_ms = 1000
+broker_session_timeout_ms = 1000
+replica_lag_time_max_ms = 2000
+[[topics]]
+name = "t"
+partitions = 1
+replication_factor = {rf}
+{assignment}
+[[producers]]
+name = "p1"
+topic = "t"
+acks = "all"
+records_per_sec = 200
+linger_ms = 20
+"""
+
+
+def _events(body: str, duration=12000, brokers=4, rf=3, assignment='assignment = [[1, 2, 3]]'):
+    text = HEAD.format(duration=duration, brokers=brokers, rf=rf, assignment=assignment) + body
+    return run_scenario(parse_scenario(text, "controller-writes.toml"), 1, keep_events=True)
+
+
+def _states(verdict) -> list[dict]:
+    return [e for e in verdict["_events"] if e["kind"] == "partition_state"]
+
+
+CANCEL = """
+[[faults]]          # b4's fetches crawl, so it cannot join the ISR before the cancellation
+at_ms = 1000
+action = "rule"
+rule = "delay"
+kind = "Fetch"
+src = "b4"
+delay_ms = 2000
+duration_ms = 3000
+[[faults]]
+at_ms = 1500
+action = "reassign"
+target = "t-0"
+replicas = [1, 2, 4]
+[[faults]]
+at_ms = 2000
+action = "cancel_reassignment"
+target = "t-0"
+[[faults]]          # then a follower stops fetching: the leader must be able to shrink the ISR
+at_ms = 4000
+action = "block"
+target = "b3"
+dst = "b1"
+"""
+
+
+def test_cancelling_a_reassignment_before_the_new_replica_joins_writes_no_epoch():
+    verdict = _events(CANCEL)
+    states = _states(verdict)
+    start = next(s for s in states if s["reason"] == "reassign_start")
+    cancel = next(s for s in states if s["reason"] == "reassign_cancel")
+    assert cancel["replicas"] == [1, 2, 3] and cancel["isr"] == start["isr"]
+    assert (cancel["leader_epoch"], cancel["partition_epoch"]) == \
+        (start["leader_epoch"], start["partition_epoch"])
+    alters = [e for e in verdict["_events"] if e["kind"] == "alter_partition"]
+    assert alters and all(a["error"] == 0 for a in alters), alters
+    assert states[-1]["isr"] == [1, 2], states[-1]  # b3, cut off from the leader, was shrunk out
+    assert not verdict["violations"]
+
+
+def test_an_election_that_finds_nobody_does_not_bump_the_epoch():
+    body = """
+[[faults]]
+at_ms = 1000
+action = "crash"
+target = "b1"
+[[faults]]
+at_ms = 3000
+action = "crash"
+target = "b2"
+[[faults]]
+at_ms = 5000
+action = "restart"
+target = "b2"
+[[faults]]
+at_ms = 6000
+action = "crash"
+target = "controller"
+"""
+    states = _states(_events(body, brokers=2, rf=1, assignment="assignment = [[1]]"))
+    leaderless = [s for s in states if s["leader"] == -1]
+    assert leaderless and states[-1]["t"] > 6_000_000, states  # the new controller wrote too
+    assert len({s["leader_epoch"] for s in leaderless}) == 1, leaderless
+
+
+def test_a_leader_with_no_other_live_isr_member_keeps_the_partition():
+    body = """
+[[faults]]
+at_ms = 1000
+action = "move_all_leaders"
+target = "b1"
+[[faults]]
+at_ms = 1500
+action = "controlled_shutdown"
+target = "b1"
+"""
+    verdict = _events(body, duration=6000, brokers=2, rf=1, assignment="assignment = [[1]]")
+    states = _states(verdict)
+    moved = [s for s in states if s["reason"] in ("elect:move_all_leaders", "elect:controlled_shutdown")]
+    assert not moved, moved  # b1 leads until it stops; then the broker-failure path elects
+    assert states[-1]["reason"] == "elect:broker_failure" and states[-1]["leader"] == -1, states
+    outcomes = [e for e in verdict["_events"] if e["kind"] == "fault_outcome"]
+    assert any("no partition moved" in str(e) for e in outcomes), outcomes
