@@ -137,17 +137,19 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.send(msg.src, kind, body)
 
     def _fenced_controller(self, msg) -> bool:
-        """STALE_CONTROLLER_EPOCH / STALE_BROKER_EPOCH for a whole control request (ref §1.4.1)."""
+        """STALE_BROKER_EPOCH / STALE_CONTROLLER_EPOCH for a whole control request, in that
+        order: KafkaApis checks the broker epoch before ReplicaManager sees the controller
+        epoch (ref §1.4 broker step 1)."""
         req = msg.body
         error = E.NONE
-        if req.controller_epoch < self.controller_epoch:
+        if getattr(req, "broker_epoch", -1) not in (-1, self.broker_epoch) \
+                and req.broker_epoch < self.broker_epoch:
+            error = E.STALE_BROKER_EPOCH
+        elif req.controller_epoch < self.controller_epoch:
             error = E.STALE_CONTROLLER_EPOCH
             self.emit(V.STALE_CONTROLLER, {"request": msg.kind,
                                            "req_controller_epoch": req.controller_epoch,
                                            "local_controller_epoch": self.controller_epoch})
-        elif getattr(req, "broker_epoch", -1) not in (-1, self.broker_epoch) \
-                and req.broker_epoch < self.broker_epoch:
-            error = E.STALE_BROKER_EPOCH
         if error:
             self._reply(msg, msg.kind + "Response", ControlResponse(req.corr, error))
             return True
@@ -163,17 +165,17 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         errors, rejected = [], []
         older_ok = self.protocol.mutant == "lai_accepts_older_epoch"
         for st in req.partitions:
-            if self.id not in st.replicas:
-                errors.append((st.tp, E.UNKNOWN_TOPIC_OR_PARTITION))
-                continue
             p = self.partitions.get(st.tp)
             local = p.leader_epoch if p is not None else self._deleted_epoch(st)
             if p is not None and p.topic_id != st.topic_id:
                 errors.append((st.tp, E.INCONSISTENT_TOPIC_ID))
                 continue
             if st.leader_epoch > local or (older_ok and st.leader_epoch != local):
+                if self.id not in st.replicas:  # judged only for a newer epoch (ref §1.4 step 2)
+                    errors.append((st.tp, E.UNKNOWN_TOPIC_OR_PARTITION))
+                    continue
                 self._become(st, force=older_ok)
-            elif self._isr_change_only(p, st):
+            elif self._isr_change_only(p, st) and self.id in st.replicas:
                 self._become(st)
             else:
                 rejected.append([st.tp, st.leader_epoch, local, E.STALE_CONTROLLER_EPOCH])

@@ -245,18 +245,27 @@ class BrokerData:
                 err = E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0 else E.NOT_LEADER_OR_FOLLOWER
                 return FetchPartitionData(fp.tp, err)
             if fp.last_fetched_epoch >= 0:
+                # `readRecords` (ref §1.2): an epoch the cache no longer knows, or an offset
+                # below the log start, is out of range before any divergence is judged
                 epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
+                if epoch < 0 or fp.fetch_offset < log.log_start_offset:
+                    return self._out_of_range_answer(fp.tp, log)
                 if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
                     return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
-                                              diverging=(epoch, max(end, 0)))
+                                              diverging=(epoch, end))
             if record:
                 self._follower_progress(p, replica_id, fp.fetch_offset)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
-            return FetchPartitionData(fp.tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset)
+            return self._out_of_range_answer(fp.tp, log)
         entries = log.read(fp.fetch_offset, MAX_BATCHES_PER_FETCH)
         if replica_id < 0:
             entries = tuple(e for e in entries if e[0] + e[1] <= log.hw)
         return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset, entries)
+
+    @staticmethod
+    def _out_of_range_answer(tp: str, log) -> FetchPartitionData:
+        return FetchPartitionData(tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset,
+                                  log_end_offset=log.leo)
 
     # -- follower progress, HW, ISR (KIP-497) ----------------------------------------------
     def _follower_progress(self, p, replica_id: int, fetch_offset: int) -> None:

@@ -75,6 +75,14 @@ class Log:
         self.hw = min(self.hw, self.leo)
         return changed
 
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop every batch and the leader-epoch cache; the log restarts empty at `offset`
+        (`UnifiedLog.truncateFullyAndStartAt`)."""
+        self.bases.clear()
+        self.entries.clear()
+        self.epochs = []
+        self.leo = self.log_start_offset = self.hw = offset
+
     def advance_start(self, offset: int) -> bool:
         """Retention / DeleteRecords: drop whole batches below `offset`."""
         i = bisect_left(self.bases, offset)

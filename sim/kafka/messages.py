@@ -203,6 +203,9 @@ class FetchPartitionData:
     entries: tuple = ()  # (base_offset, count, leader_epoch, Batch)
     diverging: tuple | None = None  # (epoch, end_offset)
     current_leader: tuple | None = None
+    # with OFFSET_OUT_OF_RANGE: the leader's log end offset, standing in for the ListOffsets
+    # (latest) a follower sends before it truncates (`fetchOffsetAndTruncate`)
+    log_end_offset: int = -1
 
 
 @dataclass(frozen=True, slots=True)

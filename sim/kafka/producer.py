@@ -231,10 +231,16 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         else:
             self._fail(pb, err)
 
-    def _retry_or_fail(self, pb: PendingBatch, err: int) -> None:
-        if (self.now_us - pb.batch.created_us >= self.spec["delivery_timeout_ms"] * 1000
-                or pb.attempts >= self.spec["retries"]):
+    def _retry_or_fail(self, pb: PendingBatch, err: int, disconnected: bool = False) -> None:
+        """Retry `pb` after a retriable `err`, or fail it: with DELIVERY_TIMEOUT once
+        delivery.timeout.ms has passed, with `err` itself once `retries` are spent (ref §2.5).
+        Metadata is refreshed for InvalidMetadata errors and after a lost connection
+        (`NetworkClient` on a disconnect), not for a broker's own REQUEST_TIMED_OUT (ref §3.2)."""
+        if self.now_us - pb.batch.created_us >= self.spec["delivery_timeout_ms"] * 1000:
             self._fail(pb, E.DELIVERY_TIMEOUT if err in E.RETRIABLE else err)
+            return
+        if pb.attempts >= self.spec["retries"]:
+            self._fail(pb, err)
             return
         pb.attempts += 1
         # the alternative KIP-951 rejected drops the backoff for leader changes only (ref §3.4)
@@ -243,7 +249,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         pb.retry_at_us = self.now_us + backoff_us
         self.emit(V.PRODUCE_ERROR, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
                                     "action": "retry", "attempts": pb.attempts})
-        if err in E.INVALID_METADATA or err == E.REQUEST_TIMED_OUT:
+        if err in E.INVALID_METADATA or disconnected:
             self.request_update(immediate=self.discovery == "refresh_no_backoff")
         self.set_timer(backoff_us, "drain")
 
@@ -292,7 +298,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         for corr in sorted(failed):
             for pb in failed[corr]:
                 pb.in_flight = False
-                self._retry_or_fail(pb, E.REQUEST_TIMED_OUT)
+                self._retry_or_fail(pb, E.REQUEST_TIMED_OUT, disconnected=True)
         if self.meta_inflight is not None and self.meta_node == leader:
             self.meta_inflight = None
             self.request_update()

@@ -122,3 +122,39 @@ def test_hint_rule():
     equal, _ = _metadata(mutant="hint_accepts_equal_epoch")
     equal.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
     assert equal.apply_hint("t-0", 3, 6, (), "b2")
+
+
+# -- control requests on the broker (ref §1.4 broker steps 1-2) ------------------------------
+_ONE_TOPIC = 'expect = "pass"\n[[topics]]\nname = "t"\n'
+
+
+def _broker_replies(body, broker_epoch=10, controller_epoch=5):
+    from types import SimpleNamespace
+
+    from tests.kafka import build_cluster
+    cluster, _ = build_cluster(_ONE_TOPIC)
+    broker = cluster.brokers[1]
+    broker.broker_epoch, broker.controller_epoch = broker_epoch, controller_epoch
+    replies = []
+    broker._reply = lambda msg, kind, resp: replies.append(resp)
+    broker.on_leader_and_isr(SimpleNamespace(src="c1", kind="LeaderAndIsr", body=body))
+    return broker, replies
+
+
+def test_a_stale_broker_epoch_is_judged_before_a_stale_controller_epoch():
+    from sim.kafka.messages import LeaderAndIsr
+    _, replies = _broker_replies(LeaderAndIsr("c1", 4, 9, 1, ()))
+    assert [r.error for r in replies] == [E.STALE_BROKER_EPOCH]
+    _, replies = _broker_replies(LeaderAndIsr("c1", 4, 10, 1, ()))
+    assert [r.error for r in replies] == [E.STALE_CONTROLLER_EPOCH]
+
+
+def test_leader_and_isr_for_a_replica_not_assigned_here_is_judged_by_epoch_first():
+    from sim.kafka.messages import LeaderAndIsr
+    stale = PartitionState("t-0", 1, 2, -1, 0, (2, 3), (2, 3))  # not newer than unhosted (-1)
+    newer = PartitionState("t-0", 1, 2, 3, 3, (2, 3), (2, 3))
+    broker, replies = _broker_replies(LeaderAndIsr("c1", 5, 10, 1, (newer,)))
+    assert replies[0].partition_errors == (("t-0", E.UNKNOWN_TOPIC_OR_PARTITION),)
+    assert "t-0" not in broker.partitions
+    broker, replies = _broker_replies(LeaderAndIsr("c1", 5, 10, 1, (stale,)))
+    assert replies[0].partition_errors == (("t-0", E.STALE_CONTROLLER_EPOCH),)

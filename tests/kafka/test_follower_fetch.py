@@ -1,0 +1,58 @@
+"""A follower whose fetch offset the leader's retention passed starts over at the leader's log
+start (`fetchOffsetAndTruncate` / `truncateFullyAndStartAt`), catches up and rejoins the ISR,
+instead of backing off forever."""
+
+from __future__ import annotations
+
+from epochsim.runner import run_scenario
+from scenarios.schema import parse_scenario
+
+BEHIND_RETENTION = """
+name = "follower-behind-retention"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 14000
+settle_ms = 2000
+[protocol]
+profile = "3.4.1"
+[cluster]
+brokers = 3
+replica_lag_time_max_ms = 2000
+[[topics]]
+name = "t"
+partitions = 1
+replication_factor = 3
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+acks = 1
+records_per_sec = 200
+[[faults]]          # b3 is down while retention moves the log start far past its log end
+at_ms = 1000
+action = "crash"
+target = "b3"
+[[faults]]
+at_ms = 6000
+action = "retention"
+target = "t-0"
+log_start_offset = 800
+[[faults]]
+at_ms = 7000
+action = "restart"
+target = "b3"
+"""
+
+
+def test_a_follower_behind_the_leaders_log_start_starts_over_there_and_rejoins():
+    verdict = run_scenario(parse_scenario(BEHIND_RETENTION, "behind.toml"), 1, keep_events=True)
+    events = verdict["_events"]
+    b3 = [e for e in events if e["node"] == "b3" and e["t"] >= 7_000_000]
+    restart = next(i for i, e in enumerate(b3) if e["kind"] == "log_start")
+    assert b3[restart]["log_start_offset"] >= 800
+    assert b3[restart - 1]["kind"] == "truncate" and b3[restart - 1]["reason"] == "out_of_range"
+    fetched = [b[2] for e in b3[restart:] if e["kind"] == "replicate" for b in e["batches"]]
+    assert fetched and fetched[0] == b3[restart]["log_start_offset"]
+    isr = [e["isr"] for e in events if e["kind"] == "partition_state"]
+    assert 3 not in isr[-2] and 3 in isr[-1], isr  # shrunk while down, back in after catching up
+    assert not verdict["violations"]
