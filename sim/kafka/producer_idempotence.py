@@ -4,7 +4,8 @@ Contract (mixin of `Producer`): `enable_idempotence` resolves to off | requested
 (KIP-185/192, ref §2.6; legacy true -> required, false -> off, "default" -> the profile's
 default). `requested` writes idempotently only to topics whose message format is v2, `required`
 fails sends to older formats with a clear error, and profiles without the modes treat
-`requested` as `required` (the shipped boolean). UNKNOWN_PRODUCER_ID is benign iff the last
+`requested` as `required` (the shipped boolean) and, not knowing topic formats, send and fail
+on the broker's UNSUPPORTED_FOR_MESSAGE_FORMAT. UNKNOWN_PRODUCER_ID is benign iff the last
 acknowledged offset fell below the response's logStartOffset (ref §2.5, 1.0 client): the
 partition's sequences restart at 0 and the batch is retried; otherwise OutOfOrderSequence is
 surfaced. OUT_OF_ORDER_SEQUENCE_NUMBER is retried when it is the consequence of an earlier
@@ -52,6 +53,11 @@ class IdempotenceMixin:
         self.bump_required: set[str] = set()  # tps whose next drain bumps the epoch
 
     def _format(self, tp: str) -> int:
+        """The topic's message format as the client knows it. Only the KIP-185 design puts it
+        in metadata (`MessageFormatVersion`, never shipped, ref §2.6): a shipped client assumes
+        v2, sends, and meets the broker's UNSUPPORTED_FOR_MESSAGE_FORMAT."""
+        if not self.protocol.idempotence_modes:
+            return 2
         return self.meta.formats.get(tp.rpartition("-")[0], 2)
 
     def idempotent_for(self, tp: str) -> bool:

@@ -223,3 +223,33 @@ def test_rebuilding_producer_state_keeps_its_age_and_what_retention_removed():
     assert producers[7].last_us == 1_000 and producers[7].last_offset == 4  # kept as it was
     assert producers[8].last_us == 2_001 and producers[8].last_offset == 9  # not made younger
     assert [b[0] for b in producers[8].batches] == [0]
+
+
+def test_a_shipped_client_sends_to_an_old_format_and_meets_the_brokers_error():
+    """MessageFormatVersion in metadata never shipped (ref §2.6): a 2.5 idempotent producer
+    cannot know the topic is v1, so it sends and each batch fails on the broker's
+    UNSUPPORTED_FOR_MESSAGE_FORMAT, not on the KIP-185 client-side check."""
+    from epochsim.runner import run_scenario
+    from scenarios.schema import parse_scenario
+    text = """
+name = "old-format"
+expect = "pass"
+[run]
+duration_ms = 4000
+settle_ms = 1000
+[protocol]
+profile = "2.5"
+[[topics]]
+name = "t"
+message_format = 1
+[[producers]]
+topic = "t"
+acks = "all"
+enable_idempotence = true
+records_per_sec = 100
+linger_ms = 100
+"""
+    events = run_scenario(parse_scenario(text, "old-format.toml"), 1, keep_events=True)["_events"]
+    failed = {e["error"] for e in events if e["kind"] == "produce_failed"}
+    answered = [e for e in events if e["kind"] == "produce_result" and e["error"] == 43]
+    assert failed == {43} and answered, failed
