@@ -147,6 +147,9 @@ class IdempotenceMixin:
                 self.bump_required.add(pb.tp)
             self._retry_or_fail(pb, err)
             return True
+        if pb.batch.producer_epoch < self.producer_epoch:
+            self._fail(pb, err)  # sent before a reset: not the client's producer any more
+            return True
         if err == E.UNKNOWN_PRODUCER_ID:
             benign = (self.protocol.mutant == "unknown_producer_id_always_benign"
                       or result.log_start_offset == -1
@@ -166,12 +169,23 @@ class IdempotenceMixin:
         return True
 
     def _surface_loss(self, pb) -> None:
-        """OutOfOrderSequence reaches the application; the idempotent producer then bumps its
-        epoch and restarts every partition's sequences at 0 ("this indicates data loss on the
-        broker", ref §2.5) so later sends are accepted."""
+        """OutOfOrderSequence reaches the application; the idempotent producer then resets
+        ("this indicates data loss on the broker", ref §2.5): a new epoch (a new producer id in
+        1.0-2.4, modelled alike) whose sequences start at 0, so later sends are accepted.
+
+        Batches already sent keep the id, epoch and sequence the broker saw. From 1.0 a
+        partition restarts only once its sequenced batches are done (`sequences_ready`, stale
+        epoch), and such a batch that comes back with a sequence error fails (`canRetry`: its
+        producer id is no longer the client's); renumbering them in flight would make the
+        broker's next answer a second, false loss. A 0.11 client restarts every partition at
+        once."""
         self._fail(pb, E.OUT_OF_ORDER_SEQUENCE_NUMBER)
         self.producer_epoch += 1
+        self.unresolved.clear()  # the reset settles every sequence left unresolved
+        self.bump_required.clear()
         for tp in self.tps:
+            if self.protocol.client_resolves_sequences and any(q.stamped for q in self.queues[tp]):
+                continue
             self._restart_sequences(tp)
 
     def _restart_sequences(self, tp: str) -> None:

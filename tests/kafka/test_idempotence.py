@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sim.kafka import errors as E
 from tests.conftest import run_cached
 
 
@@ -253,3 +254,87 @@ linger_ms = 100
     failed = {e["error"] for e in events if e["kind"] == "produce_failed"}
     answered = [e for e in events if e["kind"] == "produce_result" and e["error"] == 43]
     assert failed == {43} and answered, failed
+
+
+class _Client:
+    """The idempotent client's bookkeeping alone (IdempotenceMixin), driven by hand."""
+
+    def __new__(cls, profile: str):
+        from types import SimpleNamespace
+
+        from sim.kafka.producer_idempotence import IdempotenceMixin
+        from sim.kafka.profiles import resolve_protocol
+
+        class Stub(IdempotenceMixin):
+            def emit(self, kind, fields):
+                self.events.append((kind, fields))
+
+            def _fail(self, pb, err):
+                self.queues[pb.tp].remove(pb)
+                self.on_batch_failed(pb)
+                self.events.append(("failed", pb.tp, err))
+
+            def _retry_or_fail(self, pb, err):
+                self.events.append(("retry", pb.tp, err))
+
+        stub = Stub()
+        stub.protocol = resolve_protocol(profile)
+        stub.spec = {"enable_idempotence": "required", "acks": "all"}
+        stub.tps = ["t-0", "t-1"]
+        stub.queues = {tp: [] for tp in stub.tps}
+        stub.meta = SimpleNamespace(formats={})
+        stub.events = []
+        stub.init_idempotence(0)
+        return stub
+
+
+def _send(client, tp: str, bid: str):
+    from sim.kafka.messages import Batch
+    from sim.kafka.producer import PendingBatch
+    pb = PendingBatch(Batch(bid, "p", 1, 0), tp)
+    client.queues[tp].append(pb)
+    pb.batch, pb.stamped, pb.in_flight = client.stamp(pb.batch, tp), True, True
+    return pb
+
+
+def _ack(client, pb, offset: int) -> None:
+    client.queues[pb.tp].remove(pb)
+    client.on_acked(pb, offset)
+
+
+@pytest.mark.parametrize("profile", ["1.0", "2.4"])
+def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profile):
+    """A real loss on t-0 is surfaced while t-1's batch X is in flight. X must keep the epoch
+    and sequence it was sent with; t-1 restarts only after X is done, so the broker takes the
+    next batch Y (new epoch, sequence 0) instead of answering a second, false OUT_OF_ORDER."""
+    from types import SimpleNamespace
+
+    from sim.kafka.idempotence import check_idempotent_append, record_append
+    from sim.kafka.log import Log
+    from sim.kafka.profiles import resolve_protocol
+
+    client, broker = _Client(profile), SimpleNamespace(protocol=resolve_protocol(profile))
+    t1 = SimpleNamespace(log=Log())
+    for i in range(3):
+        pb = _send(client, "t-1", f"a{i}")
+        base = t1.log.append(1, 0, pb.batch)
+        record_append(t1.log, pb.batch, base, 0)
+        _ack(client, pb, base)
+    x = _send(client, "t-1", "X")
+    sent_x = x.batch
+    for i in range(3):
+        _ack(client, _send(client, "t-0", f"z{i}"), i)
+    lost = _send(client, "t-0", "L")
+    client.handle_idempotence_error(lost, SimpleNamespace(error=E.UNKNOWN_PRODUCER_ID, log_start_offset=0))
+    assert ("failed", "t-0", E.OUT_OF_ORDER_SEQUENCE_NUMBER) in client.events
+    assert x.batch == sent_x  # not renumbered while in flight
+    assert not client.sequences_ready("t-1")  # t-1 waits for X
+    assert check_idempotent_append(broker, t1, sent_x) == (E.NONE, None)
+    base = t1.log.append(1, 0, sent_x)
+    record_append(t1.log, sent_x, base, 0)
+    x.in_flight = False
+    _ack(client, x, base)
+    assert client.sequences_ready("t-1")
+    y = _send(client, "t-1", "Y")
+    assert (y.batch.producer_epoch, y.batch.base_seq) == (client.producer_epoch, 0)
+    assert check_idempotent_append(broker, t1, y.batch) == (E.NONE, None)
