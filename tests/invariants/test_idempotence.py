@@ -157,6 +157,13 @@ def test_unreported_data_loss_violated_by_a_silent_idempotent_loss():
     assert tb.violations("unreported_data_loss") == [("unreported_data_loss", 100, (lost,))]
 
 
+def test_an_unrelated_failure_does_not_report_a_loss():
+    tb, lost = _lost_ack()
+    tb.at(40).produce_failed("p1", "t-0", -1, bid="p1#2")  # a delivery timeout of another batch
+    tb.at(100).end()
+    assert tb.violations("unreported_data_loss") == [("unreported_data_loss", 100, (lost,))]
+
+
 @pytest.mark.parametrize("protocol, judged", [
     ({"client_retries_out_of_order": False, "unknown_producer": "unknown_producer_id"}, True),
     ({"client_retries_out_of_order": False, "unknown_producer": "out_of_order"}, True),
