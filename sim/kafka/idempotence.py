@@ -106,11 +106,16 @@ def rebuild(log) -> None:
 
 
 def evict_below_log_start(log) -> list[int]:
-    """0.11-2.3: drop producers whose last offset fell below logStartOffset (ref §2.3)."""
+    """0.11-2.3 `truncateHead`: drop producers whose last offset fell below logStartOffset,
+    and the remaining producers' batch metadata below it (ref §2.3), so a retry of a batch
+    retention deleted is no longer recognised as a duplicate. Returns the evicted ids."""
     producers = producers_of(log)
-    gone = sorted(pid for pid, e in producers.items() if e.last_offset < log.log_start_offset)
+    start = log.log_start_offset
+    gone = sorted(pid for pid, e in producers.items() if e.last_offset < start)
     for pid in gone:
         del producers[pid]
+    for entry in producers.values():
+        entry.batches = [b for b in entry.batches if b[3] >= start]
     return gone
 
 

@@ -338,3 +338,33 @@ def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profil
     y = _send(client, "t-1", "Y")
     assert (y.batch.producer_epoch, y.batch.base_seq) == (client.producer_epoch, 0)
     assert check_idempotent_append(broker, t1, y.batch) == (E.NONE, None)
+
+
+@pytest.mark.parametrize("profile,answer", [("0.11", E.OUT_OF_ORDER_SEQUENCE_NUMBER),
+                                            ("1.0", E.DUPLICATE_SEQUENCE_NUMBER)])
+def test_retention_on_old_brokers_forgets_batches_below_the_log_start(profile, answer):
+    """0.11-2.3 `truncateHead`: the metadata of batches retention deleted goes too, so their
+    retry is no longer a duplicate at its old offset (ref §2.3); 1.0.0 answers an old sequence
+    DUPLICATE_SEQUENCE_NUMBER (§2.4), 0.11 OUT_OF_ORDER."""
+    from types import SimpleNamespace
+
+    from sim.kafka.idempotence import (
+        check_idempotent_append,
+        evict_below_log_start,
+        producers_of,
+        record_append,
+    )
+    from sim.kafka.log import Log
+    from sim.kafka.messages import Batch
+    from sim.kafka.profiles import resolve_protocol
+
+    log = Log()
+    batches = [Batch(f"p#{i}", "p", 5, 0, pid=7, producer_epoch=0, base_seq=5 * i) for i in range(3)]
+    for b in batches:
+        record_append(log, b, log.append(5, 0, b), 0)
+    log.hw = 15
+    log.advance_start(10)
+    assert evict_below_log_start(log) == []  # producer 7 still has data at 10-14
+    assert [b[0] for b in producers_of(log)[7].batches] == [10]
+    broker = SimpleNamespace(protocol=resolve_protocol(profile))
+    assert check_idempotent_append(broker, SimpleNamespace(log=log), batches[0]) == (answer, None)
