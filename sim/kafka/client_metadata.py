@@ -1,8 +1,9 @@
 """A client's metadata cache with Kafka's leader-epoch rules (ref §3.1) and KIP-951 hints (§3.3).
 
 Contract: `apply_response` accepts a partition's metadata when no epoch is known, when the topic
-id changed (topic recreated, KAFKA-12257), or when its epoch is >= the last seen one (equal is
-accepted); an older epoch is rejected and the cached entry kept (KAFKA-7738). `apply_hint`
+id changed (topic recreated, KAFKA-12257/KAFKA-13488, 3.0+; `client_accepts_recreated_topic`),
+or when its epoch is >= the last seen one (equal is accepted); an older epoch is rejected and
+the cached entry kept (KAFKA-7738). `apply_hint`
 accepts a CurrentLeader hint only when both fields are present, the epoch is strictly newer,
 the node is known (from the cluster nodes or the response's NodeEndpoints, which then join the
 nodes), and the partition is cached; other partitions are kept (KAFKA-16012). Every
@@ -39,7 +40,9 @@ class ClientMetadata:
         changed = False
         for tp, topic_id, leader, epoch in resp.partitions:
             old = self.parts.get(tp)
-            if old is not None and old[0] == topic_id and epoch < old[2] and not accept_older:
+            recreated = old is not None and old[0] != topic_id \
+                and self.protocol.client_accepts_recreated_topic
+            if old is not None and not recreated and epoch < old[2] and not accept_older:
                 self.owner.emit(V.METADATA_REJECTED, {"tp": tp, "leader_epoch": epoch,
                                                       "known_epoch": old[2], "source": source})
                 continue

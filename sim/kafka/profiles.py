@@ -23,6 +23,10 @@ class Protocol:
     stop_replica_equal_epoch: str = "accept"
     # KAFKA-7738 (2.2): client ignores metadata with an older leader epoch (ref §3.1)
     client_rejects_stale_metadata: bool = True
+    # a changed topic id lets the client accept a lower leader epoch (the topic was recreated):
+    # KAFKA-12257 (3.0) and KAFKA-13488 (3.2); older clients, which know no topic ids, reject
+    # it and hang (ref §3.1, §4 row 10)
+    client_accepts_recreated_topic: bool = True
     # how clients find a new leader: metadata | kip951 | refresh_no_backoff (ref §3.3, KIP-951)
     leader_discovery: str = "metadata"
     # broker answer to an unknown producer with seq != 0: out_of_order (0.11) |
@@ -83,15 +87,17 @@ PROFILES: dict[str, Protocol] = {
     "0.11": Protocol(client_retries_out_of_order=False, client_resolves_sequences=False, unknown_producer="out_of_order", evict_state_on_retention=True,
                      old_duplicate="out_of_order", client_log_start_check=False,
                      producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                     fetch_epoch_check=False, client_rejects_stale_metadata=False, **_PRE_KIP_570),
+                     fetch_epoch_check=False, client_rejects_stale_metadata=False,
+                     client_accepts_recreated_topic=False, **_PRE_KIP_570),
     "1.0": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, fetch_epoch_check=False,
-                    client_rejects_stale_metadata=False, **_PRE_KIP_570),
-    "2.4": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
+                    client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
+                    **_PRE_KIP_570),
+    "2.4": Protocol(client_accepts_recreated_topic=False, client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, **_PRE_KIP_570),
-    "2.5": Protocol(producer_id_expiration_ms=_WEEK_MS, idempotence_default=False, **_PRE_KIP_570),
-    "2.6": Protocol(stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
+    "2.5": Protocol(client_accepts_recreated_topic=False, producer_id_expiration_ms=_WEEK_MS, idempotence_default=False, **_PRE_KIP_570),
+    "2.6": Protocol(client_accepts_recreated_topic=False, stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False),
     "3.4.0": Protocol(stop_replica_equal_epoch="reject"),
     "3.4.1": Protocol(stop_replica_equal_epoch="accept"),

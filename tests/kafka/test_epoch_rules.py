@@ -102,6 +102,17 @@ def test_client_metadata_epoch_rules():
     assert meta.leader("t-0") == (1, 0)
 
 
+@pytest.mark.parametrize("profile,accepted", [("2.6", False), ("3.4.0", True)])
+def test_a_recreated_topics_lower_epoch_needs_a_topic_id_aware_client(profile, accepted):
+    """ref §4 row 10: before KAFKA-12257/13488 a client rejects the recreated topic's epoch 0
+    forever; from 3.x the new topic id lets it through."""
+    meta, owner = _metadata(profile)
+    meta.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
+    meta.apply_response(_resp(("t-0", 2, 1, 0)), "b2")
+    assert (meta.leader("t-0") == (1, 0)) is accepted
+    assert (owner.events[-1][0] == "metadata_rejected") is not accepted
+
+
 def test_stale_metadata_accepted_before_kafka_7738_and_by_mutant():
     for profile, mutant in (("1.0", ""), ("proposed", "client_accepts_stale_metadata")):
         meta, _ = _metadata(profile, mutant)
