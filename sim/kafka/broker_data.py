@@ -95,7 +95,7 @@ class BrokerData:
         if err:
             return self._produce_error(pp, err, p.log.log_start_offset), None
         base = p.log.append(batch.count, p.leader_epoch, batch)
-        record_append(p.log, batch, base, self.now_us)
+        record_append(p.log, batch, base, self.now_us, self.protocol.idempotent_batches)
         row = {"tp": pp.tp, "topic_id": p.topic_id, "base_offset": base, "count": batch.count,
                "leader_epoch": p.leader_epoch, "bid": batch.bid, "sender_epoch": pp.sender_epoch}
         if batch.pid >= 0:

@@ -115,7 +115,7 @@ class Fetcher:
         target = min(end, local_end) if local_epoch >= 0 else min(end, p.log.hw)
         target = max(min(target, p.log.leo), p.log.log_start_offset)
         if p.log.truncate_to(target):
-            rebuild(p.log)
+            rebuild(p.log, self.protocol.idempotent_batches)
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": target,
                                    "reason": "diverging_epoch"})
 
@@ -127,7 +127,7 @@ class Fetcher:
         log = p.log
         if 0 <= data.log_end_offset < log.leo:
             if log.truncate_to(data.log_end_offset):
-                rebuild(log)
+                rebuild(log, self.protocol.idempotent_batches)
                 self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id,
                                        "to_offset": log.leo, "reason": "out_of_range"})
         elif data.log_start_offset > log.leo:
@@ -146,7 +146,7 @@ class Fetcher:
             if entry[0] != log.leo:
                 continue
             log.append_entry(entry)
-            record_append(log, entry[3], entry[0], self.now_us)
+            record_append(log, entry[3], entry[0], self.now_us, self.protocol.idempotent_batches)
             added.append([p.tp, p.topic_id, entry[0], entry[1], entry[2], entry[3].bid])
         hw = min(data.high_watermark, log.leo)
         if hw != log.hw and hw >= 0:

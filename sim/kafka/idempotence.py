@@ -72,10 +72,13 @@ def _unknown_producer_answer(proto) -> int:
     return E.NONE
 
 
-def record_append(log, batch, base_offset: int, now_us: int) -> None:
+def record_append(log, batch, base_offset: int, now_us: int,
+                  retain: int = NUM_BATCHES_TO_RETAIN) -> None:
     """Update producer state after a successful append (leader or follower). Expiration counts
     from `now_us`, the time of the append; Kafka counts from the batch's own timestamp (its
-    maxTimestamp), which is earlier by the batch's time in the accumulator and in flight."""
+    maxTimestamp), which is earlier by the batch's time in the accumulator and in flight.
+    The entry keeps the metadata of its last `retain` batches (the profile's
+    `idempotent_batches`)."""
     if batch.pid < 0:
         return
     producers = producers_of(log)
@@ -84,13 +87,13 @@ def record_append(log, batch, base_offset: int, now_us: int) -> None:
         entry = producers[batch.pid] = ProducerEntry(batch.producer_epoch)
     last_off = base_offset + batch.count - 1
     entry.batches.append((batch.base_seq, batch.base_seq + batch.count - 1, base_offset, last_off))
-    if len(entry.batches) > NUM_BATCHES_TO_RETAIN:
-        del entry.batches[0]
+    if len(entry.batches) > retain:
+        del entry.batches[:-retain]
     entry.last_offset = last_off
     entry.last_us = now_us
 
 
-def rebuild(log) -> None:
+def rebuild(log, retain: int = NUM_BATCHES_TO_RETAIN) -> None:
     """Recompute producer state from the log (after truncation).
 
     A rebuild does not make a producer younger: a producer that was known keeps its time of
@@ -102,7 +105,7 @@ def rebuild(log) -> None:
     log.producers = {pid: e for pid, e in before.items() if e.last_offset < log.log_start_offset}
     for base, _count, _epoch, batch in log.entries:
         known = before.get(batch.pid)
-        record_append(log, batch, base, known.last_us if known else batch.created_us)
+        record_append(log, batch, base, known.last_us if known else batch.created_us, retain)
 
 
 def evict_below_log_start(log) -> list[int]:

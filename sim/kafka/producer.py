@@ -50,6 +50,10 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         self.bootstrap = tuple(range(1, world.options["cluster"]["brokers"] + 1))
         self.discovery = spec["leader_discovery"] or protocol.leader_discovery
         self.init_idempotence(index)
+        # an idempotent producer keeps no more requests in flight than the broker remembers
+        # batches (1 in 0.11, 5 from 1.0: `idempotent_batches`)
+        self.max_in_flight = spec["max_in_flight"] if self.idempotence == "off" else \
+            min(spec["max_in_flight"], protocol.idempotent_batches)
         self._reset()
 
     def _reset(self) -> None:
@@ -148,7 +152,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         """Requests in flight on the connection to `node`: Produce, plus a Metadata request;
         a node in reconnect backoff counts as full."""
         if self.reconnect_at.get(node, 0) > self.now_us:
-            return self.spec["max_in_flight"]
+            return self.max_in_flight
         return len(self.inflight.get(node, ())) + (self.meta_inflight is not None
                                                    and self.meta_node == node)
 
@@ -165,7 +169,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             if pb is not None and self.may_send(pb):
                 by_leader.setdefault(leader, []).append((pb, epoch))
         for leader in sorted(by_leader):
-            if self.in_flight_to(leader) < self.spec["max_in_flight"]:
+            if self.in_flight_to(leader) < self.max_in_flight:
                 self._send_produce(leader, by_leader[leader])
 
     def _send_produce(self, leader: int, items: list) -> None:
@@ -323,7 +327,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         return self.spec["request_timeout_ms"] * 1000
 
     def in_flight_limit(self) -> int:
-        return self.spec["max_in_flight"]
+        return self.max_in_flight
 
     def after_metadata(self) -> None:
         self.drain()

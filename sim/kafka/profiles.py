@@ -48,6 +48,10 @@ class Protocol:
     client_resolves_sequences: bool = True
     # idempotence modes off|requested|required (KIP-185/192 design, never shipped, ref §2.6)
     idempotence_modes: bool = False
+    # batches of one producer a broker remembers for deduplication, which is also the most
+    # requests an idempotent producer may keep in flight: 1 in 0.11 (it required
+    # max.in.flight.requests.per.connection = 1), 5 from 1.0 (KAFKA-5494, ref §2.1)
+    idempotent_batches: int = 5
     # producer.id.expiration.ms (3.4+: 1 day; before: transactional.id.expiration.ms 7 days)
     producer_id_expiration_ms: int = 86_400_000
     # default of enable.idempotence (true since 3.0)
@@ -79,6 +83,9 @@ CHOICES = {
     "old_duplicate": ("duplicate_sequence", "out_of_order"),
 }
 
+# the range of each integer switch
+BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
+
 _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
 _PRE_KIP_951 = dict(leader_discovery="metadata")
@@ -88,7 +95,7 @@ PROFILES: dict[str, Protocol] = {
                      old_duplicate="out_of_order", client_log_start_check=False,
                      producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
                      fetch_epoch_check=False, client_rejects_stale_metadata=False,
-                     client_accepts_recreated_topic=False, **_PRE_KIP_570),
+                     client_accepts_recreated_topic=False, idempotent_batches=1, **_PRE_KIP_570),
     "1.0": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, fetch_epoch_check=False,
@@ -144,6 +151,9 @@ def resolve_protocol(profile: str, overrides: dict | None = None, mutant: str = 
             raise ValueError(f"{key}: expected {type(default).__name__}, got {value!r}")
         if key in CHOICES and value not in CHOICES[key]:
             raise ValueError(f"{key}: must be one of {list(CHOICES[key])}, got {value!r}")
+        if key in BOUNDS and not BOUNDS[key][0] <= value <= BOUNDS[key][1]:
+            raise ValueError(f"{key}: must be between {BOUNDS[key][0]} and {BOUNDS[key][1]}, "
+                             f"got {value!r}")
     if mutant and mutant not in MUTANTS:
         raise ValueError(f"mutant: unknown mutant {mutant!r}; use one of {list(MUTANTS)}")
     return replace(base, **overrides, mutant=mutant)

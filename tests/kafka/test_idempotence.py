@@ -368,3 +368,24 @@ def test_retention_on_old_brokers_forgets_batches_below_the_log_start(profile, a
     assert [b[0] for b in producers_of(log)[7].batches] == [10]
     broker = SimpleNamespace(protocol=resolve_protocol(profile))
     assert check_idempotent_append(broker, SimpleNamespace(log=log), batches[0]) == (answer, None)
+
+
+@pytest.mark.parametrize("profile,in_flight,remembered", [("0.11", 1, 1), ("1.0", 5, 5)])
+def test_how_many_batches_an_idempotent_producer_may_have_outstanding(profile, in_flight, remembered):
+    """0.11 remembered one batch per producer and required one request in flight; KAFKA-5494
+    (1.0) made both five (ref §2.1)."""
+    from sim.kafka.idempotence import producers_of, record_append
+    from sim.kafka.log import Log
+    from sim.kafka.messages import Batch
+    from tests.kafka import build_cluster
+
+    text = f'expect = "pass"\n[protocol]\nprofile = "{profile}"\n[[topics]]\nname = "t"\n' \
+           '[[producers]]\ntopic = "t"\nenable_idempotence = true\n'
+    cluster, _ = build_cluster(text)
+    producer = cluster.clients[0]
+    assert producer.max_in_flight == in_flight
+    log = Log()
+    for i in range(7):
+        b = Batch(f"p#{i}", "p", 1, 0, pid=7, producer_epoch=0, base_seq=i)
+        record_append(log, b, log.append(1, 0, b), 0, producer.protocol.idempotent_batches)
+    assert [b[0] for b in producers_of(log)[7].batches] == list(range(7 - remembered, 7))

@@ -297,6 +297,8 @@ BAD_CASES = [
      "protocol.produce_epoch_chek", ["did you mean 'produce_epoch_check'"]),
     ("switch_wrong_type", with_topic(after="\n[protocol]\nfetch_epoch_check = 1\n"),
      "protocol.fetch_epoch_check", ["expected bool"]),
+    ("switch_out_of_range", with_topic(after="\n[protocol]\nidempotent_batches = 6\n"),
+     "protocol.idempotent_batches", ["between 1 and 5"]),
     ("unknown_mutant", with_topic(after='\n[protocol]\nmutant = "no_dedup"\n'),
      "protocol.mutant", ["did you mean 'no_dedup_cache'"]),
     ("rf_above_brokers",
