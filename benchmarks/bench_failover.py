@@ -9,8 +9,8 @@ goal of the control-plane issue is >= 100x on one core.
 `--breakdown` also times, in each repeat, the same run without the online invariants, and the
 model alone (no invariants, no trace file, and the trace's JSON encoding replaced by a stub),
 so the share of each layer is measured in one process rather than estimated by a profiler.
-Every variant must give the same run (kernel events, batches acked); the model-alone variant
-cannot give the same digest, as it encodes nothing.
+Every variant must run the same simulation (the benchmark compares their kernel event counts);
+the model-alone variant cannot give the same digest, as it encodes nothing.
 
     python -m benchmarks.bench_failover [--repeat 3] [--seed 1] [--breakdown]
 """
@@ -42,37 +42,33 @@ def full_run(scenario, seed: int) -> tuple[float, int, int]:
     return wall, verdict["run"]["events"], size
 
 
+def _cluster_run(scenario, seed: int, sink) -> tuple[float, int]:
+    """Run the cluster with no invariants, the trace going to `sink` (None: memory only);
+    (wall s, kernel events), the trace flushed within the timed span."""
+    schedule = schedule_for(scenario, seed)
+    trace = Trace(header_for(scenario, seed, schedule), sink)
+    cluster = Cluster(scenario.options, schedule, seed, trace)
+    started = time.perf_counter()
+    outcome = cluster.run()
+    trace.flush()
+    return time.perf_counter() - started, outcome.events
+
+
 def model_alone(scenario, seed: int) -> tuple[float, int, int]:
     """The cluster run with the trace in memory, no invariants, and the trace's JSON encoding
     replaced by a stub: what the model itself costs (wall s, kernel events, 0)."""
-    schedule = schedule_for(scenario, seed)
-    with mock.patch.object(trace_module, "json_text", _stub):
-        trace = Trace(header_for(scenario, seed, schedule), None)
-        cluster = Cluster(scenario.options, schedule, seed, trace)
-        started = time.perf_counter()
-        outcome = cluster.run()
-        wall = time.perf_counter() - started
-    return wall, outcome.events, 0
-
-
-def _stub(_obj) -> str:
-    return "{}"
+    with mock.patch.object(trace_module, "json_text", lambda _obj: "{}"):
+        wall, events = _cluster_run(scenario, seed, None)
+    return wall, events, 0
 
 
 def file_no_invariants(scenario, seed: int) -> tuple[float, int, int]:
     """The trace streamed to a real file, no invariants: (wall s, kernel events, bytes)."""
-    schedule = schedule_for(scenario, seed)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.jsonl")
         with open(path, "w", encoding="utf-8", buffering=1 << 20) as sink:
-            trace = Trace(header_for(scenario, seed, schedule), sink)
-            cluster = Cluster(scenario.options, schedule, seed, trace)
-            started = time.perf_counter()
-            outcome = cluster.run()
-            trace.flush()
-            wall = time.perf_counter() - started
-        size = os.path.getsize(path)
-    return wall, outcome.events, size
+            wall, events = _cluster_run(scenario, seed, sink)
+        return wall, events, os.path.getsize(path)
 
 
 VARIANTS = {

@@ -7,7 +7,7 @@ import os
 import shlex
 from contextlib import contextmanager
 
-from epochsim.errors import UsageError
+from epochsim.errors import UsageError, path_problem
 from scenarios.schema import ScenarioError, load_scenario
 
 OWN_OUTPUTS = {"trace.jsonl", "verdict.json", "timeline.png", "timeline.svg", "sequence.svg",
@@ -75,9 +75,8 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
                                  "...); choose an empty or new directory")
         os.makedirs(path, exist_ok=True)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"--out {path}: cannot create or read it ({reason}); choose another "
-                         "--out") from None
+        raise UsageError(f"--out {path}: cannot create or read it ({path_problem(exc)}); choose "
+                         "another --out") from None
     return path
 
 

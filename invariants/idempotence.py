@@ -109,12 +109,12 @@ class UnreportedDataLoss(Invariant):
     """An idempotent producer's acknowledged batch is gone from the log and the producer never
     surfaced OutOfOrderSequence for that partition afterwards (the hole a naive
     UNKNOWN_PRODUCER_ID fix opens, ref §2.5 steps 3-4: the loss is reported as that error; an
-    unrelated failure such as a delivery timeout reports nothing). Non-idempotent acks=1 losses are expected and counted as a metric. The
-    promise is KAFKA-5793's, and it takes both ends: a broker that answers an unknown producer
-    with an error (not the 2.5+ `accept`, which takes the next sequence as a fresh start) and a
-    client that judges that error by the log start offset instead of retrying it (not the
-    KIP-360 client, which bumps its epoch by design, ref §2.5 current-client table). Under any
-    other pairing nothing is judged."""
+    unrelated failure such as a delivery timeout reports nothing). Non-idempotent acks=1
+    losses are expected and counted as a metric. The promise is KAFKA-5793's, and it takes
+    both ends: a broker that answers an unknown producer with an error (not the 2.5+ `accept`,
+    which takes the next sequence as a fresh start) and a client that judges that error by the
+    log start offset instead of retrying it (not the KIP-360 client, which bumps its epoch by
+    design, ref §2.5 current-client table). Under any other pairing nothing is judged."""
 
     name = "unreported_data_loss"
     handlers = {"ack": "on_ack", "produce_failed": "on_failed"}

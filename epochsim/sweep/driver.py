@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from epochsim.errors import UsageError
+from epochsim.errors import UsageError, path_problem
 from epochsim.sweep.cells import expand, fingerprint, plan_chunks
 from epochsim.sweep.progress import Progress
 from epochsim.sweep.rows import done_chunks, remove_temp_files, table_for, write_chunk
@@ -58,8 +58,8 @@ def prepare_out(out: str, resume: bool, plan: dict) -> None:
     try:
         os.makedirs(out, exist_ok=True)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"--out {out}: cannot create it ({reason}); choose another --out") from None
+        raise UsageError(f"--out {out}: cannot create it ({path_problem(exc)}); choose another "
+                         "--out") from None
     _write_json(plan_path, plan)
 
 

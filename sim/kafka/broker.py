@@ -78,8 +78,8 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             self.check_isr_shrink()
             self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
         elif name == "producer_expiration":
-            for tp in sorted(self.logs):
-                expire_producers(self.logs[tp][1], self.now_us, self.protocol.producer_id_expiration_ms)
+            for _tp, (_topic_id, log) in sorted(self.logs.items()):
+                expire_producers(log, self.now_us, self.protocol.producer_id_expiration_ms)
             self._arm_producer_expiration()
         elif name == "retention":
             for tp in sorted(self.logs):

@@ -3,11 +3,11 @@
 Contract: `apply_response` accepts a partition's metadata when no epoch is known, when the topic
 id changed (topic recreated, KAFKA-12257/KAFKA-13488, 3.0+; `client_accepts_recreated_topic`),
 or when its epoch is >= the last seen one (equal is accepted); an older epoch is rejected and
-the cached entry kept (KAFKA-7738). `apply_hint`
-accepts a CurrentLeader hint only when both fields are present, the epoch is strictly newer,
-the node is known (from the cluster nodes or the response's NodeEndpoints, which then join the
-nodes), and the partition is cached; other partitions are kept (KAFKA-16012). Every
-accepted change records a `client_epoch` event; every rejection a `metadata_rejected` event.
+the cached entry kept (KAFKA-7738). `apply_hint` accepts a CurrentLeader hint only when both
+fields are present, the epoch is strictly newer, the node is known (from the cluster nodes or
+the response's NodeEndpoints, which then join the nodes), and the partition is cached; other
+partitions are kept (KAFKA-16012). Every accepted change records a `client_epoch` event; every
+rejection a `metadata_rejected` event.
 """
 
 from __future__ import annotations

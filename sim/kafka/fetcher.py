@@ -95,10 +95,9 @@ class Fetcher:
             p = self.partitions.get(data.tp)
             if p is None or data.tp not in parts or p.leader != leader:
                 continue
-            if data.error == E.OFFSET_OUT_OF_RANGE:
-                self._handle_out_of_range(p, data)
-            elif data.error:
-                parts[data.tp] = self.now_us + FETCH_BACKOFF_US
+            if data.error:
+                if not (data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)):
+                    parts[data.tp] = self.now_us + FETCH_BACKOFF_US
             elif data.diverging is not None:
                 self._truncate_diverging(p, data.diverging)
             else:
@@ -119,26 +118,27 @@ class Fetcher:
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": target,
                                    "reason": "diverging_epoch"})
 
-    def _handle_out_of_range(self, p, data) -> None:
+    def _recover_out_of_range(self, p, data) -> bool:
         """`AbstractFetcherThread.fetchOffsetAndTruncate`: a follower ahead of the leader's log
         end truncates to it; one behind the leader's log start drops its whole log and starts
-        at the leader's log start (`truncateFullyAndStartAt`). Either way the next Fetch goes
-        out at once; otherwise (nothing to fix) the partition backs off."""
+        at the leader's log start (`truncateFullyAndStartAt`). Returns whether it did either,
+        so the next Fetch goes out at once; otherwise the caller backs the partition off."""
         log = p.log
         if 0 <= data.log_end_offset < log.leo:
             if log.truncate_to(data.log_end_offset):
                 rebuild(log, self.protocol.idempotent_batches)
                 self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id,
                                        "to_offset": log.leo, "reason": "out_of_range"})
-        elif data.log_start_offset > log.leo:
+            return True
+        if data.log_start_offset > log.leo:
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id,
                                    "to_offset": log.log_start_offset, "reason": "out_of_range"})
             log.truncate_fully_and_start_at(data.log_start_offset)
-            log.producers = {}
+            log.producers = {}  # truncateFullyAndStartAt clears the producer state too
             self.emit(V.LOG_START, {"tp": p.tp, "topic_id": p.topic_id,
                                     "log_start_offset": log.log_start_offset})
-        else:
-            self.fetchers.get(p.leader, {})[p.tp] = self.now_us + FETCH_BACKOFF_US
+            return True
+        return False
 
     def _append_fetched(self, p, data, added: list, hws: list) -> None:
         log = p.log
