@@ -1,7 +1,9 @@
 """Kafka request and response bodies carried by the simulated network.
 
-Contract: frozen records; each has `brief()`, a small JSON dict recorded in the trace's `send`
-event (enough to draw sequence diagrams and read a story, never the bulk data). Field names
+Contract: immutable records; each has `brief()`, a small JSON dict recorded in the trace's
+`send` event (enough to draw sequence diagrams and read a story, never the bulk data). They are
+named tuples, not frozen dataclasses: a Produce or Fetch builds one per partition, and a frozen
+dataclass costs about three times as much to build. Field names
 follow the Kafka protocol JSON schemas (`LeaderEpoch`, `CurrentLeaderEpoch`, ...) in snake case.
 Partitions are named `tp = "<topic>-<index>"`. A field marked "truth" is not on the wire: it
 records what the sender knew, so invariants can judge a run even when the protocol version in
@@ -10,11 +12,10 @@ use cannot carry it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Batch:
+class Batch(NamedTuple):
     """A producer record batch (the unit of append, replication, dedup)."""
 
     bid: str  # unique per created batch; retries reuse it
@@ -26,14 +27,12 @@ class Batch:
     base_seq: int = -1  # NO_SEQUENCE
 
     def with_sequence(self, pid: int, producer_epoch: int, base_seq: int) -> Batch:
-        """This batch stamped with an idempotent producer's id, epoch and base sequence
-        (`dataclasses.replace`, which costs several times more on the per-batch path)."""
+        """This batch stamped with an idempotent producer's id, epoch and base sequence."""
         return Batch(self.bid, self.producer, self.count, self.created_us, pid, producer_epoch,
                      base_seq)
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionState:
+class PartitionState(NamedTuple):
     """One partition's state as the controller sends it (LeaderAndIsr / UpdateMetadata)."""
 
     tp: str
@@ -45,8 +44,7 @@ class PartitionState:
     replicas: tuple
 
 
-@dataclass(frozen=True, slots=True)
-class LeaderAndIsr:
+class LeaderAndIsr(NamedTuple):
     controller_id: str
     controller_epoch: int
     broker_epoch: int
@@ -62,8 +60,7 @@ class LeaderAndIsr:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateMetadata:
+class UpdateMetadata(NamedTuple):
     controller_id: str
     controller_epoch: int
     corr: int
@@ -76,8 +73,7 @@ class UpdateMetadata:
         return {"controller_epoch": self.controller_epoch, "n_parts": len(self.partitions)}
 
 
-@dataclass(frozen=True, slots=True)
-class StopReplicaPartition:
+class StopReplicaPartition(NamedTuple):
     tp: str
     topic_id: int
     leader_epoch: int  # wire: -1 absent (v<3), -2 EPOCH_DURING_DELETE
@@ -85,8 +81,7 @@ class StopReplicaPartition:
     issued_epoch: int  # truth: the controller's leader epoch when it issued the request
 
 
-@dataclass(frozen=True, slots=True)
-class StopReplica:
+class StopReplica(NamedTuple):
     controller_id: str
     controller_epoch: int
     broker_epoch: int
@@ -98,8 +93,7 @@ class StopReplica:
                 "parts": [[p.tp, p.leader_epoch, p.delete] for p in self.partitions]}
 
 
-@dataclass(frozen=True, slots=True)
-class ControlResponse:
+class ControlResponse(NamedTuple):
     """Response to LeaderAndIsr, UpdateMetadata or StopReplica."""
 
     corr: int
@@ -110,8 +104,7 @@ class ControlResponse:
         return {"corr": self.corr, "error": self.error}
 
 
-@dataclass(frozen=True, slots=True)
-class AlterPartition:
+class AlterPartition(NamedTuple):
     corr: int
     broker: int
     tp: str
@@ -123,8 +116,7 @@ class AlterPartition:
         return {"tp": self.tp, "leader_epoch": self.leader_epoch, "isr": list(self.isr)}
 
 
-@dataclass(frozen=True, slots=True)
-class AlterPartitionResponse:
+class AlterPartitionResponse(NamedTuple):
     corr: int
     tp: str
     error: int
@@ -136,16 +128,14 @@ class AlterPartitionResponse:
         return {"tp": self.tp, "error": self.error}
 
 
-@dataclass(frozen=True, slots=True)
-class ProducePartition:
+class ProducePartition(NamedTuple):
     tp: str
     batch: Batch
     current_leader_epoch: int  # wire: -1 when KIP-359 is off
     sender_epoch: int  # truth: the leader epoch the producer knew when it sent
 
 
-@dataclass(frozen=True, slots=True)
-class Produce:
+class Produce(NamedTuple):
     corr: int
     acks: int  # -1 all, 1, 0
     timeout_us: int
@@ -156,8 +146,7 @@ class Produce:
                                              for p in self.partitions]}
 
 
-@dataclass(frozen=True, slots=True)
-class ProducePartitionResult:
+class ProducePartitionResult(NamedTuple):
     tp: str
     error: int
     base_offset: int = -1
@@ -165,8 +154,7 @@ class ProducePartitionResult:
     current_leader: tuple | None = None  # (leader_id, leader_epoch), KIP-951
 
 
-@dataclass(frozen=True, slots=True)
-class ProduceResponse:
+class ProduceResponse(NamedTuple):
     corr: int
     results: tuple  # of ProducePartitionResult
     node_endpoints: tuple = ()  # broker ids whose endpoints ride along (KIP-951)
@@ -175,16 +163,14 @@ class ProduceResponse:
         return {"corr": self.corr, "errs": [[r.tp, r.error] for r in self.results if r.error]}
 
 
-@dataclass(frozen=True, slots=True)
-class FetchPartition:
+class FetchPartition(NamedTuple):
     tp: str
     fetch_offset: int
     current_leader_epoch: int
     last_fetched_epoch: int
 
 
-@dataclass(frozen=True, slots=True)
-class Fetch:
+class Fetch(NamedTuple):
     replica_id: int  # broker id of a follower, -1 for a consumer
     corr: int
     max_wait_us: int
@@ -194,8 +180,7 @@ class Fetch:
         return {"corr": self.corr, "n_parts": len(self.partitions)}
 
 
-@dataclass(frozen=True, slots=True)
-class FetchPartitionData:
+class FetchPartitionData(NamedTuple):
     tp: str
     error: int
     high_watermark: int = -1
@@ -208,8 +193,7 @@ class FetchPartitionData:
     log_end_offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
-class FetchResponse:
+class FetchResponse(NamedTuple):
     corr: int
     partitions: tuple  # of FetchPartitionData
     node_endpoints: tuple = ()
@@ -220,16 +204,14 @@ class FetchResponse:
                 "errs": errs}
 
 
-@dataclass(frozen=True, slots=True)
-class MetadataRequest:
+class MetadataRequest(NamedTuple):
     corr: int
 
     def brief(self) -> dict:
         return {"corr": self.corr}
 
 
-@dataclass(frozen=True, slots=True)
-class MetadataResponse:
+class MetadataResponse(NamedTuple):
     corr: int
     brokers: tuple  # alive broker ids
     partitions: tuple  # (tp, topic_id, leader, leader_epoch)
