@@ -137,21 +137,28 @@ class BrokerData:
         return tuple(sorted({h[0] for h in hints if h and h[0] in self.alive_brokers}))
 
     def _check_waiters(self, tp: str) -> None:
+        """Complete the parked acks=all Produces whose last missing partition is `tp`, now that
+        its HW may have moved, in the order they were parked."""
         keys = self.waiters_by_tp.get(tp)
         if not keys:
             return
         p = self.partitions.get(tp)
         hw = p.log.hw if p is not None else -1
-        for key in list(keys):
+        waiting, done = [], []
+        for key in keys:
             waiter = self.waiters.get(key)
-            if waiter is None or tp not in waiter.needs:
-                keys.remove(key)
+            need = waiter.needs.get(tp) if waiter is not None else None
+            if need is None:
                 continue
-            if hw >= waiter.needs[tp]:
-                del waiter.needs[tp]
-                keys.remove(key)
-                if not waiter.needs:
-                    self._finish_waiter(key)
+            if hw < need:
+                waiting.append(key)
+                continue
+            del waiter.needs[tp]
+            if not waiter.needs:
+                done.append(key)
+        self.waiters_by_tp[tp] = waiting
+        for key in done:
+            self._finish_waiter(key)
 
     def fail_waiters(self, tp: str) -> None:
         """Leadership of `tp` is gone: parked acks=all writes fail with NOT_LEADER_OR_FOLLOWER,
