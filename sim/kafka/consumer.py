@@ -11,8 +11,8 @@ follow `FetchCollector` (ref §3.2):
   request a metadata update; with `kip951` discovery a CurrentLeader hint is applied first
   (`AbstractFetch`, ref §3.3.1);
 - UNKNOWN_LEADER_EPOCH is only logged (the broker is behind the consumer);
-- OFFSET_OUT_OF_RANGE resets the position to the log start offset (below it) or the high
-  watermark (above it), as `auto.offset.reset` would.
+- OFFSET_OUT_OF_RANGE resets the position to the log start offset, as
+  `auto.offset.reset=earliest` does, whether the position was below the range or above it.
 Each error is a `fetch_error` event, and the partition then rests `retry.backoff.ms` unless the
 client knows, or learns, a newer leader epoch than the failed Fetch carried (a hint, metadata);
 `refresh_no_backoff` discovery refreshes metadata at once and never rests. (The Java consumer
@@ -99,7 +99,11 @@ class Consumer(MetadataRefresher, Actor):
         """A broker died: forget what was in flight to it and look again (NetworkException)."""
         if not peer.startswith("b"):
             return
-        broker = int(peer[1:])
+        self.close_connection(int(peer[1:]))
+
+    def close_connection(self, broker: int) -> None:
+        """The connection to `broker` closed: what was in flight on it is lost, the node waits
+        out `reconnect.backoff.ms`, and metadata is refreshed (`handleServerDisconnect`)."""
         self.reconnect_at[broker] = self.now_us + RECONNECT_BACKOFF_US
         if self.meta_inflight is not None and self.meta_node == broker:
             self.meta_inflight = None
@@ -196,9 +200,9 @@ class Consumer(MetadataRefresher, Actor):
         if err in REFRESH_ERRORS:
             self.request_update(immediate=self.discovery == "refresh_no_backoff")
         elif err == E.OFFSET_OUT_OF_RANGE:
-            reset = data.log_start_offset if self.position[tp] < data.log_start_offset \
-                else max(data.high_watermark, 0)
-            self.position[tp] = reset
+            # auto.offset.reset=earliest (this consumer starts at offset 0): the log start,
+            # whichever side of the range the position fell (`handleOffsetOutOfRange`)
+            self.position[tp] = max(data.log_start_offset, 0)
             action = "reset"
         if action == "backoff" and (self.meta.epoch(tp) > epoch
                                     or self.discovery == "refresh_no_backoff"):

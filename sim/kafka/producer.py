@@ -257,24 +257,26 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     def _retry_or_fail(self, pb: PendingBatch, err: int, disconnected: bool = False) -> None:
         """Retry `pb` after a retriable `err`, or fail it: with DELIVERY_TIMEOUT once
         delivery.timeout.ms has passed, with `err` itself once `retries` are spent (ref §2.5).
-        Metadata is refreshed for InvalidMetadata errors and after a lost connection
-        (`NetworkClient` on a disconnect), not for a broker's own REQUEST_TIMED_OUT (ref §3.2)."""
+        Retried or failed, metadata is refreshed for InvalidMetadata errors
+        (`Sender.completeBatch` asks after deciding) and after a lost connection (`NetworkClient`
+        on a disconnect), not for a broker's own REQUEST_TIMED_OUT (ref §3.2)."""
+        backoff_us = None
         if self.now_us - pb.batch.created_us >= self.spec["delivery_timeout_ms"] * 1000:
             self._fail(pb, E.DELIVERY_TIMEOUT if err in E.RETRIABLE else err)
-            return
-        if pb.attempts >= self.spec["retries"]:
+        elif pb.attempts >= self.spec["retries"]:
             self._fail(pb, err)
-            return
-        pb.attempts += 1
-        # the alternative KIP-951 rejected drops the backoff for leader changes only (ref §3.4)
-        no_backoff = self.discovery == "refresh_no_backoff" and err in E.INVALID_METADATA
-        backoff_us = 0 if no_backoff else self._backoff_us(pb.attempts)
-        pb.retry_at_us = self.now_us + backoff_us
-        self.emit(V.PRODUCE_ERROR, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
-                                    "action": "retry", "attempts": pb.attempts})
+        else:
+            pb.attempts += 1
+            # the alternative KIP-951 rejected drops the backoff for leader changes only (ref §3.4)
+            no_backoff = self.discovery == "refresh_no_backoff" and err in E.INVALID_METADATA
+            backoff_us = 0 if no_backoff else self._backoff_us(pb.attempts)
+            pb.retry_at_us = self.now_us + backoff_us
+            self.emit(V.PRODUCE_ERROR, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
+                                        "action": "retry", "attempts": pb.attempts})
         if err in E.INVALID_METADATA or disconnected:
             self.request_update(immediate=self.discovery == "refresh_no_backoff")
-        self.set_timer(backoff_us, "drain")
+        if backoff_us is not None:
+            self.set_timer(backoff_us, "drain")
 
     def _backoff_us(self, attempts: int) -> int:
         """retry.backoff.ms * 2^(attempts-1) with ±20% jitter, capped at retry.backoff.max.ms
@@ -311,16 +313,18 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     def on_disconnect(self, peer: str) -> None:
         """Broker died: in-flight requests fail with a retriable network error (NetworkException)."""
         if peer.startswith("b"):
-            self._close_connection(int(peer[1:]))
+            self.close_connection(int(peer[1:]))
 
     def _request_timeout(self, leader: int, corr: int) -> None:
         """`NetworkClient.handleTimedOutRequests`: a request that timed out closes its
         connection, which fails every request in flight on it."""
         if corr in self.inflight.get(leader, {}):
             self.reset_connection(f"b{leader}")
-            self._close_connection(leader)
+            self.close_connection(leader)
 
-    def _close_connection(self, leader: int) -> None:
+    def close_connection(self, leader: int) -> None:
+        """The connection to `leader` closed: its Produce requests fail (each batch retried or
+        failed, with a metadata refresh), and the node waits out `reconnect.backoff.ms`."""
         self.reconnect_at[leader] = self.now_us + RECONNECT_BACKOFF_US
         failed = self.inflight.pop(leader, {})
         for corr in sorted(failed):
