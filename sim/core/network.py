@@ -31,7 +31,7 @@ import networkx as nx
 from simpy.core import NORMAL
 
 from sim.core.latency import LatencyDist
-from sim.core.trace import HASH_BATCH, json_members, json_str
+from sim.core.trace import HASH_BATCH, event_head, json_members, json_str
 
 _tuple_new = tuple.__new__
 _SEND_KEYS = ("mid", "dst", "msg")
@@ -122,10 +122,10 @@ class _Link:
         src, dst = key
         if type(src) is str and type(dst) is str:
             # send: {"seq","t","node":src,"kind":"send","mid","dst","msg"}
-            self.send_text = f',"node":{json_str(src)},"kind":"send","mid":'
+            self.send_text = f'{event_head(src, "send")},"mid":'
             self.dst_text = f',"dst":{json_str(dst)},"msg":'
             # deliver: {"seq","t","node":dst,"kind":"deliver","mid","src"}
-            self.deliver_text = f',"node":{json_str(dst)},"kind":"deliver","mid":'
+            self.deliver_text = f'{event_head(dst, "deliver")},"mid":'
             self.src_text = f',"src":{json_str(src)}}}'
         else:
             self.send_text = self.dst_text = self.deliver_text = self.src_text = None

@@ -56,6 +56,11 @@ def json_text(obj: Any) -> str:
         raise
 
 
+def event_head(node: str, kind: str) -> str:
+    """`,"node":N,"kind":K`: how the text that `Trace.emit_encoded` takes begins."""
+    return f',"node":{json_str(node)},"kind":{json_str(kind)}'
+
+
 _member_prefix: dict[str, str] = {}  # key -> ',"key":'
 
 

@@ -5,8 +5,9 @@ backoff allows; the Metadata request goes to the least loaded known broker (ref 
 time, with a request timeout; `on_metadata_timer` handles the `meta_age`, `refresh` and
 `meta_timeout` timers and returns whether it did. The client supplies the settings and hooks:
 `refresh_allowed`, `retry_backoff_us`, `request_timeout_us`, `in_flight_limit`, `arm_refresh`,
-`close_connection` and `after_metadata`. A Metadata request that times out closes its connection
-and counts as a failed update, which the next attempt waits `retry_backoff_us` after.
+`close_connection` (which must drop a Metadata request in flight on that connection and request
+an update) and `after_metadata`. A Metadata request that times out closes its connection and
+counts as a failed update, which the next attempt waits `retry_backoff_us` after.
 """
 
 from __future__ import annotations
@@ -63,15 +64,12 @@ class MetadataRefresher:
             self.maybe_refresh()
         elif name == "meta_timeout":
             if self.meta_inflight == data:
-                # NetworkClient closes a connection whose request timed out (what else is in
-                # flight on it fails, and the node waits out reconnect.backoff.ms), and
-                # `Metadata.failedUpdate` sets lastRefreshMs, so the retry backs off
-                node = self.meta_node
-                self.meta_inflight = None
+                # `Metadata.failedUpdate` sets lastRefreshMs, so the retry backs off; then
+                # NetworkClient closes the connection (the client's `close_connection` drops
+                # the Metadata request and what else was in flight there, and asks again)
                 self.last_refresh_us = self.now_us
-                self.reset_connection(f"b{node}")
-                self.close_connection(node)
-                self.maybe_refresh()
+                self.reset_connection(f"b{self.meta_node}")
+                self.close_connection(self.meta_node)
         else:
             return False
         return True

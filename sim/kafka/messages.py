@@ -3,11 +3,10 @@
 Contract: immutable records; each has `brief()`, a small JSON dict recorded in the trace's
 `send` event (enough to draw sequence diagrams and read a story, never the bulk data). They are
 named tuples, not frozen dataclasses: a Produce or Fetch builds one per partition, and a frozen
-dataclass costs about three times as much to build. Field names
-follow the Kafka protocol JSON schemas (`LeaderEpoch`, `CurrentLeaderEpoch`, ...) in snake case.
-Partitions are named `tp = "<topic>-<index>"`. A field marked "truth" is not on the wire: it
-records what the sender knew, so invariants can judge a run even when the protocol version in
-use cannot carry it.
+dataclass costs about three times as much to build. Field names follow the Kafka protocol JSON
+schemas (`LeaderEpoch`, `CurrentLeaderEpoch`, ...) in snake case. Partitions are named
+`tp = "<topic>-<index>"`. A field marked "truth" is not on the wire: it records what the sender
+knew, so invariants can judge a run even when the protocol version in use cannot carry it.
 """
 
 from __future__ import annotations

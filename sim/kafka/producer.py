@@ -13,7 +13,7 @@ trace event: `batch`, `ack`, `produce_error`, `produce_failed`.
 from __future__ import annotations
 
 from sim.core.actor import Actor
-from sim.core.trace import json_str, json_text
+from sim.core.trace import event_head, json_str, json_text
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
@@ -56,8 +56,8 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         self.init_idempotence(index)
         # JSON text that the per-batch `batch` and `ack` events repeat (see `_emit_batch`)
         self.tp_json = {tp: json_str(tp) for tp in self.tps}
-        self.batch_head = f',"node":{json_str(self.name)},"kind":"{V.BATCH}","bid":'
-        self.ack_head = f',"node":{json_str(self.name)},"kind":"{V.ACK}","bid":'
+        self.batch_head = f'{event_head(self.name, V.BATCH)},"bid":'
+        self.ack_head = f'{event_head(self.name, V.ACK)},"bid":'
         self.acks_json = json_text(spec["acks"])
         # an idempotent producer keeps no more requests in flight than the broker remembers
         # batches (1 in 0.11, 5 from 1.0: `idempotent_batches`)

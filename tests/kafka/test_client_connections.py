@@ -1,12 +1,10 @@
-"""Client connection and metadata-update rules (ref §3.2, `NetworkClient` and `Metadata`): a
-timed-out Metadata request, a batch failed for good with an InvalidMetadata error, and a
-consumer's out-of-range reset."""
+"""Client connection rules (`NetworkClient` and `Metadata`, ref §3.1-3.2): a timed-out
+Metadata request, and a consumer's out-of-range reset."""
 
 from __future__ import annotations
 
 from sim.kafka import errors as E
-from sim.kafka.messages import Batch, FetchPartitionData
-from sim.kafka.producer import PendingBatch
+from sim.kafka.messages import FetchPartitionData
 from tests.kafka import build_cluster
 
 SCENARIO = """
@@ -22,20 +20,9 @@ topic = "t"
 
 
 def _clients():
-    cluster, trace = build_cluster(SCENARIO)
+    cluster, _ = build_cluster(SCENARIO)
     producer, consumer = cluster.clients
     return cluster, producer, consumer
-
-
-def test_a_batch_failed_for_good_with_an_invalid_metadata_error_still_refreshes_metadata():
-    _, producer, _ = _clients()
-    producer.spec = {**producer.spec, "retries": 0}
-    updates = []
-    producer.request_update = lambda immediate=False: updates.append(immediate)
-    pb = PendingBatch(Batch("p1#0", "p1", 1, 0), "t-0")
-    producer.queues["t-0"].append(pb)
-    producer._retry_or_fail(pb, E.NOT_LEADER_OR_FOLLOWER)  # Sender.completeBatch asks anyway
-    assert pb not in producer.queues["t-0"] and updates == [False]
 
 
 def test_a_timed_out_metadata_request_closes_its_connection_and_backs_off():

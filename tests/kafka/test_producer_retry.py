@@ -50,3 +50,10 @@ def test_spent_retries_fail_with_the_last_error_not_a_delivery_timeout():
     producer._retry_or_fail(_pending(producer), E.NOT_ENOUGH_REPLICAS)
     failed = [e for e in trace.events if e["kind"] == "produce_failed"]
     assert [e["error"] for e in failed] == [E.NOT_ENOUGH_REPLICAS]
+
+
+def test_a_batch_failed_for_good_with_an_invalid_metadata_error_still_refreshes_metadata():
+    producer, updates, _ = _producer(retries=0)
+    pb = _pending(producer)
+    producer._retry_or_fail(pb, E.NOT_LEADER_OR_FOLLOWER)  # Sender.completeBatch asks anyway
+    assert pb not in producer.queues["t-0"] and updates == [False]
