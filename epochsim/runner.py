@@ -55,9 +55,9 @@ def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
     try:
         trace = Trace(header, sink, keep=keep_events)
         monitor = Monitor(trace.header, scenario.invariants)
-        trace.observers.append(monitor.step)
-        if stop_at_first:
-            trace.observers.append(lambda ev: _stop_if_failed(monitor))
+        trace.observe(monitor.step, monitor.kinds)
+        if stop_at_first:  # only an event the monitor folds can make it fail
+            trace.observe(lambda ev: _stop_if_failed(monitor), monitor.kinds)
         cluster = Cluster(scenario.options, schedule, seed, trace)
         stopped_early = False
         try:

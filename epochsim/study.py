@@ -78,6 +78,9 @@ def run_study(jobs: list[tuple], workers: int = 1, progress=None) -> list[dict]:
 class Probe:
     """Folds what the study needs out of a run's events as they are recorded."""
 
+    KINDS = frozenset({"ack", "batch", "consume", "send", "produce_error", "fetch_error",
+                       "produce_failed", "client_epoch", "fault"})  # what `step` reads
+
     def __init__(self):
         self.produce: list[tuple[int, int]] = []  # (created_us, latency_us)
         self.e2e: list[tuple[int, int]] = []
@@ -127,10 +130,10 @@ def run_arm(job: tuple) -> dict:
     schedule = schedule_for(sc, seed)
     trace = Trace(header_for(sc, seed, schedule), None)
     probe = Probe()
-    trace.observers.append(probe.step)
+    trace.observe(probe.step, Probe.KINDS)
     monitor = Monitor(trace.header, sc.invariants) if check else None
     if monitor:
-        trace.observers.append(monitor.step)
+        trace.observe(monitor.step, monitor.kinds)
     Cluster(sc.options, schedule, seed, trace).run()
     # batches still open at the end are missing from the percentiles: count them, never hide them
     probe.counts["unfinished"] = len(probe.open)

@@ -285,7 +285,7 @@ class Network:
                            f'{kind_text}{members}}}\n')
             if len(pending) >= HASH_BATCH:
                 trace.write_pending()
-            if trace.events is not None or trace.observers:
+            if trace.events is not None or trace.routes["send"]:
                 trace.publish(seq, now, src, "send", _SEND_KEYS, (mid, dst, kind), more)
         if link.version != self._version:
             link.refresh(self._version)
@@ -441,7 +441,7 @@ class Network:
             pending.append(f'{{"seq":{seq},"t":{now}{link.deliver_text}{msg.mid}{link.src_text}\n')
             if len(pending) >= HASH_BATCH:
                 trace.write_pending()
-            if trace.events is not None or trace.observers:
+            if trace.events is not None or trace.routes["deliver"]:
                 trace.publish(seq, now, msg.dst, "deliver", _DELIVER_KEYS, (msg.mid, msg.src), None)
         if self._plain_world:
             actor.on_message(msg)

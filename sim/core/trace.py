@@ -97,6 +97,19 @@ def header_digest_part(header: dict) -> str:
                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+class _Routes(dict):
+    """kind -> the observers that want it, in the order they were added (`Trace.observe`)."""
+
+    def __init__(self, observers: list):
+        super().__init__()
+        self._observers = observers
+
+    def __missing__(self, kind: str) -> tuple:
+        found = self[kind] = tuple(fn for fn, kinds in self._observers
+                                   if kinds is None or kind in kinds)
+        return found
+
+
 class Trace:
     """Records events of one run; observers see each event dict as it is recorded."""
 
@@ -111,10 +124,23 @@ class Trace:
         self.pending: list[str] = []
         self.seq = 0
         self.events: list[dict] | None = [] if keep else None
-        self.observers: list[Callable[[dict], None]] = []
+        self._observers: list[tuple[Callable[[dict], None], frozenset | None]] = []
+        # kind -> the observers of that kind, in the order they were added: filled on first
+        # use, so hot callers test `routes[kind]` as cheaply as any dict lookup
+        self.routes = _Routes(self._observers)
         if sink is not None:
             sink.write(_dumps(self.header) + "\n")
             self._write = _bytes_writer(sink)
+
+    def observe(self, observer: Callable[[dict], None], kinds=None) -> None:
+        """Show `observer` each event recorded from now on whose kind is in `kinds` (every
+        kind if None), after the observers added before it.
+
+        An event that no observer wants and that is not kept is never built as a dict by the
+        hot callers (`emit_encoded`, the network): a large share of a run's events (message
+        deliveries, the producer's batches) is text only."""
+        self._observers.append((observer, None if kinds is None else frozenset(kinds)))
+        self.routes.clear()
 
     def emit(self, t_us: int, node: str, kind: str, fields: dict[str, Any] | None = None) -> int:
         """Record one event and return its `seq` (fields that JSON cannot encode raise
@@ -131,7 +157,7 @@ class Trace:
             self.write_pending()
         if self.events is not None:
             self.events.append(ev)
-        for observer in self.observers:
+        for observer in self.routes[kind]:
             observer(ev)
         return seq
 
@@ -140,7 +166,7 @@ class Trace:
         """`emit` for hot callers that already hold the JSON text of the event.
 
         The fields are `keys` zipped with `values`, then `more`; the dict is built only if
-        someone keeps or observes events. No field may repeat `seq`, `t`, `node`, `kind` or an
+        events are kept or someone observes this kind. No field may repeat `seq`, `t`, `node`, `kind` or an
         earlier field. `text` must be exactly what `emit` writes after the `t` member, closing
         brace included: `,"node":N,"kind":K` then `,"key":value` for each field in order,
         strings encoded with `json_str`, ints with `int.__repr__`, anything else with
@@ -148,7 +174,7 @@ class Trace:
 
         The network inlines this method on its per-message path: take `seq`, bump it, append
         the line to `pending`, call `write_pending` at `HASH_BATCH` lines, then `publish` if
-        `events` is kept or there are observers. Keep the two in step.
+        `events` is kept or `routes[kind]` is not empty. Keep the two in step.
         """
         if type(t_us) is not int:
             fields = dict(zip(keys, values))
@@ -161,7 +187,7 @@ class Trace:
         pending.append(f'{{"seq":{seq},"t":{t_us}{text}\n')
         if len(pending) >= HASH_BATCH:
             self.write_pending()
-        if self.events is not None or self.observers:
+        if self.events is not None or self.routes[kind]:
             self.publish(seq, t_us, node, kind, keys, values, more)
         return seq
 
@@ -174,7 +200,7 @@ class Trace:
             ev.update(more)
         if self.events is not None:
             self.events.append(ev)
-        for observer in self.observers:
+        for observer in self.routes[kind]:
             observer(ev)
 
     def write_pending(self) -> None:

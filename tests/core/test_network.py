@@ -344,7 +344,7 @@ def test_trace_lines_are_the_compact_json_of_the_events():
     world = World(Kernel(until_us=10**9), Trace({"scenario": "net", "seed": 1}, sink=sink, keep=True),
                   Streams(1), Network())
     seen = []
-    world.trace.observers.append(seen.append)
+    world.trace.observe(seen.append)
     names = ["a", "bé", 'c"q']
     for n in names:
         Recorder(n, world)

@@ -49,12 +49,38 @@ def test_header_first_then_dense_seq():
 def test_emit_returns_seq_and_notifies_observers():
     trace = Trace(dict(HEADER))
     seen = []
-    trace.observers.append(seen.append)
+    trace.observe(seen.append)
     assert trace.emit(0, "a", "x") == 0
     assert trace.emit(1, "a", "y", {"k": 1}) == 1
     assert [e["kind"] for e in seen] == ["x", "y"]
     assert seen[1]["k"] == 1
     assert trace.events is None  # nothing retained unless keep=True
+
+
+def test_observers_see_only_the_kinds_they_asked_for_in_the_order_added():
+    trace = Trace(dict(HEADER))
+    seen = []
+    trace.observe(lambda ev: seen.append(("x-only", ev["kind"])), {"x"})
+    trace.emit(0, "a", "x")
+    trace.emit(0, "a", "y")
+    trace.observe(lambda ev: seen.append(("all", ev["kind"])))  # added later: from now on
+    trace.emit(1, "a", "y")
+    trace.emit(1, "a", "x")
+    assert seen == [("x-only", "x"), ("all", "y"), ("x-only", "x"), ("all", "x")]
+    assert trace.routes["x"] and trace.routes["z"]
+
+
+def test_emit_encoded_builds_no_event_for_a_kind_nobody_wants(monkeypatch):
+    trace = Trace(dict(HEADER))
+    seen = []
+    trace.observe(seen.append, {"x"})
+    built = []
+    publish = trace.publish
+    monkeypatch.setattr(trace, "publish", lambda *a: built.append(a[3]) or publish(*a))
+    trace.emit_encoded(0, "a", "y", ',"node":"a","kind":"y","k":1}', ("k",), (1,))
+    trace.emit_encoded(0, "a", "x", ',"node":"a","kind":"x","k":1}', ("k",), (1,))
+    assert built == ["x"] and [e["kind"] for e in seen] == ["x"]
+    assert not trace.routes["y"]
 
 
 def test_digest_matches_digest_of_stored_file(tmp_path):
@@ -186,7 +212,7 @@ def test_emit_encoded_writes_what_emit_writes():
     plain = Trace(dict(HEADER), sink=slow, keep=True)
     quick = Trace(dict(HEADER), sink=fast, keep=True)
     seen = []
-    quick.observers.append(seen.append)
+    quick.observe(seen.append)
     for t_us in (0, 15, 1.5):  # a float time falls back to emit
         plain.emit(t_us, "a", "send", fields)
         text = f',"node":"a","kind":"send","mid":4,"dst":{json_str(fields["dst"])},"msg":"K\\""}}'

@@ -9,12 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from epochsim.runner import run_scenario
+from epochsim.runner import header_for, run_scenario, schedule_for
 from scenarios.schema import load_scenario, parse_scenario
+from sim.core.trace import Trace
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.broker_data import BrokerData
 from sim.kafka.client_metadata import ClientMetadata
+from sim.kafka.cluster import Cluster
 from sim.kafka.connection import RequestQueue, least_loaded_node
 from sim.kafka.messages import Batch, MetadataResponse
 from sim.kafka.producer import PendingBatch, Producer
@@ -278,3 +280,19 @@ def test_study_table_is_deterministic_and_kip951_beats_the_backoff():
     assert [r["trace_digest"] for r in first] == [r["trace_digest"] for r in second]
     worst = {r["mode"]: r["produce"]["max"] for r in first}
     assert worst["kip951"] < worst["metadata"]
+
+
+def test_the_study_probe_is_shown_every_kind_it_reads():
+    """The probe observes only `Probe.KINDS`; fed every event instead, it must gather the same."""
+    from epochsim import study
+    sc = study.with_mode(parse_scenario(TINY, "tiny.toml"), "kip951")
+    schedule = schedule_for(sc, 1)
+    trace = Trace(header_for(sc, 1, schedule), None, keep=True)
+    online = study.Probe()
+    trace.observe(online.step, study.Probe.KINDS)
+    Cluster(sc.options, schedule, 1, trace).run()
+    offline = study.Probe()
+    for ev in trace.events:
+        offline.step(ev)
+    assert online.produce and online.faults
+    assert vars(online) == vars(offline)
