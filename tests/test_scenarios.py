@@ -33,6 +33,15 @@ def test_planted_mutant_is_caught(name, mutant, invariant):
     assert invariant in verdict["violated"], verdict["violated"]
 
 
+@pytest.mark.parametrize("name", ["kip279-fast-failover-fixed",
+                                  "kafka7164-same-leader-truncation-fixed"])
+def test_kip101_truncation_brings_the_divergence_back(name):
+    """The fixed truncation scenarios are the legacy ones with follower_truncation = kip279:
+    KIP-101's rule on the fixed scenario diverges again."""
+    verdict = run_cached(name, 1, (("protocol.follower_truncation", "kip101"),))
+    assert verdict["violated"] == ["log_divergence"], verdict["violated"]
+
+
 def test_legacy_profiles_differ_only_by_the_switch():
     """The fixed KIP-359 scenario is the legacy one plus produce_epoch_check: flipping the
     switch off on the fixed scenario brings the violation back."""

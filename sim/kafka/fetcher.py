@@ -6,6 +6,12 @@ most one Fetch in flight per leader, as Kafka's ReplicaFetcherThread does. A `Di
 answer truncates the log to min(leader's end offset for that epoch, our end offset for it),
 so truncation runs on every leader-epoch change whether or not the leader changed (KAFKA-7164,
 ref §1.4 step 4). Epoch errors back the partition off for `replica.fetch.backoff.ms`.
+
+With `follower_truncation = "kip101"` (0.11-1.1, ref §4 rows 3 and 5) a partition names its
+last epoch only in its first Fetch after its leader changed (`truncating`), standing in for
+the OffsetsForLeaderEpoch v0 round trip that preceded fetching; the leader answers with the
+end offset alone, and the follower truncates to min(that offset, its log end), or to its own
+HW when the leader has no answer (`ReplicaFetcherThread.maybeTruncate`, 0.11).
 """
 
 from __future__ import annotations
@@ -26,10 +32,13 @@ class Fetcher:
         self.fetch_inflight: dict[int, int] = {}  # leader id -> corr
         self.fetch_corr = 0
         self.fetch_deadlines = Deadlines(self, "fetch_timeout")
+        self.truncating: set[str] = set()  # kip101: partitions yet to learn where to truncate
 
-    def add_to_fetcher(self, tp: str, leader: int) -> None:
+    def add_to_fetcher(self, tp: str, leader: int, leader_changed: bool = True) -> None:
         self.remove_from_fetchers(tp)
         self.fetchers.setdefault(leader, {})[tp] = 0
+        if leader_changed:  # before KAFKA-7164, makeFollowers truncates only on a new leader
+            self.truncating.add(tp)
         # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
         # every partition of the request: one Fetch then names all of them, not just the first
         self.set_timer(0, "fetch_retry", leader)
@@ -51,10 +60,14 @@ class Fetcher:
             return
         self.fetch_corr += 1
         skip_truncation = self.protocol.mutant == "follower_skips_truncation"
+        once = self.protocol.follower_truncation == "kip101"
         reqs = []
         for tp in ready:
             p = self.partitions[tp]
-            last_epoch = -1 if skip_truncation else p.log.last_epoch()
+            if skip_truncation or (once and tp not in self.truncating):
+                last_epoch = -1
+            else:
+                last_epoch = p.log.last_epoch()
             reqs.append(FetchPartition(tp, p.log.leo, p.leader_epoch, last_epoch))
         wait_us = self.cluster["replica_fetch_wait_max_ms"] * 1000
         self.fetch_inflight[leader] = self.fetch_corr
@@ -98,7 +111,9 @@ class Fetcher:
             if data.error:
                 if not (data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)):
                     parts[data.tp] = self.now_us + FETCH_BACKOFF_US
-            elif data.diverging is not None:
+                continue
+            self.truncating.discard(data.tp)
+            if data.diverging is not None:
                 self._truncate_diverging(p, data.diverging)
             else:
                 self._append_fetched(p, data, added, hws)
@@ -110,13 +125,17 @@ class Fetcher:
 
     def _truncate_diverging(self, p, diverging) -> None:
         epoch, end = diverging
-        local_epoch, local_end = p.log.end_offset_for_epoch(epoch)
-        target = min(end, local_end) if local_epoch >= 0 else min(end, p.log.hw)
+        if epoch < 0:  # a KIP-101 answer: an end offset, and no epoch to look up
+            target, reason = (p.log.hw, "high_watermark") if end < 0 else (end, "epoch_end_offset")
+        else:
+            local_epoch, local_end = p.log.end_offset_for_epoch(epoch)
+            target = min(end, local_end) if local_epoch >= 0 else min(end, p.log.hw)
+            reason = "diverging_epoch"
         target = max(min(target, p.log.leo), p.log.log_start_offset)
         if p.log.truncate_to(target):
             rebuild(p.log, self.protocol.idempotent_batches)
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": target,
-                                   "reason": "diverging_epoch"})
+                                   "reason": reason})
 
     def _recover_out_of_range(self, p, data) -> bool:
         """`AbstractFetcherThread.fetchOffsetAndTruncate`: a follower ahead of the leader's log

@@ -62,6 +62,20 @@ class Log:
             return (self.epochs[found][0], self.epochs[found + 1][1])
         return (self.epochs[found][0], self.leo)
 
+    def end_offset_for_epoch_v0(self, epoch: int) -> int:
+        """KIP-101's answer, before KIP-279 (OffsetsForLeaderEpoch v0, 0.11-1.1,
+        `LeaderEpochFileCache.endOffsetFor`): the log end offset if `epoch` is the latest
+        cached epoch, else the start offset of the first cached epoch above it, whether or not
+        `epoch` itself is cached; -1 (UNDEFINED_EPOCH_OFFSET) when no epoch above it is cached
+        or it is older than every cached epoch (ref §4 row 3)."""
+        epochs = self.epochs
+        if epochs and epoch == epochs[-1][0]:
+            return self.leo
+        if not epochs or epoch < epochs[0][0]:
+            return -1
+        later = bisect_right(epochs, epoch, key=_epoch_of)
+        return epochs[later][1] if later < len(epochs) else -1
+
     def truncate_to(self, offset: int) -> bool:
         """Drop every batch at or above `offset`; returns whether anything was dropped."""
         i = bisect_left(self.bases, offset)

@@ -69,6 +69,13 @@ class Protocol:
     # the broker was down or cut off leaves no stray (KAFKA-15605: ZK brokers during the KRaft
     # migration, 3.6+; KRaft brokers find strays on startup, KAFKA-13127/KAFKA-14616)
     full_leader_and_isr: bool = False
+    # how a follower finds where its log diverges from its leader's (ref §4 rows 3 and 5):
+    # kip101 (0.11-1.1): only when its leader changes, it asks the leader's end offset for
+    # its latest epoch, answered by the start of the leader's next epoch (OffsetsForLeaderEpoch
+    # v0), and truncates to it; kip279 (2.0+): the answer names the largest epoch the leader
+    # has at or below it, so the follower also drops entries of epochs the leader never had
+    # (KAFKA-6361), and it checks on every epoch change (KAFKA-7164, 2.1)
+    follower_truncation: str = "kip279"
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -81,6 +88,7 @@ CHOICES = {
     "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
     "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
     "old_duplicate": ("duplicate_sequence", "out_of_order"),
+    "follower_truncation": ("kip101", "kip279"),
 }
 
 # the range of each integer switch
@@ -89,18 +97,18 @@ BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
 _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
 _PRE_KIP_951 = dict(leader_discovery="metadata")
+# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs (2.1), KAFKA-7738 (2.2), topic ids
+_PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False,
+                client_rejects_stale_metadata=False, client_accepts_recreated_topic=False)
 
 PROFILES: dict[str, Protocol] = {
     "0.11": Protocol(client_retries_out_of_order=False, client_resolves_sequences=False, unknown_producer="out_of_order", evict_state_on_retention=True,
                      old_duplicate="out_of_order", client_log_start_check=False,
                      producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                     fetch_epoch_check=False, client_rejects_stale_metadata=False,
-                     client_accepts_recreated_topic=False, idempotent_batches=1, **_PRE_KIP_570),
+                     idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570),
     "1.0": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, fetch_epoch_check=False,
-                    client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
-                    **_PRE_KIP_570),
+                    idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570),
     "2.4": Protocol(client_accepts_recreated_topic=False, client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, **_PRE_KIP_570),
     "2.5": Protocol(client_accepts_recreated_topic=False, producer_id_expiration_ms=_WEEK_MS, idempotence_default=False, **_PRE_KIP_570),

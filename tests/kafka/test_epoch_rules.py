@@ -71,6 +71,21 @@ def test_end_offset_for_epoch_is_kip279():
     assert log.leo == 3 and log.end_offset_for_epoch(9) == (0, 3)
 
 
+def test_end_offset_for_epoch_v0_is_kip101():
+    """OffsetsForLeaderEpoch v0 (0.11-1.1): the latest epoch's answer is the log end; any
+    other is the start of the first later epoch, cached or not; no later epoch, or one older
+    than the whole cache, is UNDEFINED (-1)."""
+    log = Log()
+    for epoch, count in ((1, 3), (2, 2), (5, 4)):
+        log.append(count, epoch, Batch(f"b{epoch}", "p", count, 0))
+    assert log.end_offset_for_epoch_v0(5) == 9
+    assert log.end_offset_for_epoch_v0(1) == 3
+    assert log.end_offset_for_epoch_v0(3) == 5  # not cached: the start of epoch 5, unlike KIP-279
+    assert log.end_offset_for_epoch_v0(6) == -1
+    assert log.end_offset_for_epoch_v0(0) == -1
+    assert Log().end_offset_for_epoch_v0(0) == -1
+
+
 class _Owner:
     def __init__(self):
         self.events = []
