@@ -82,6 +82,7 @@ class ReplicaLogs:
     def __init__(self):
         self.logs: dict[tuple[str, str], ReplicaLog] = {}  # (node, tp) -> log
         self.bid_topic: dict[str, int] = {}  # batch id -> topic id it was appended under
+        self.bid_base: dict[str, int] = {}  # batch id -> base offset of its latest leader append
 
     def get(self, node: str, tp: str) -> ReplicaLog | None:
         return self.logs.get((node, tp))
@@ -92,6 +93,7 @@ class ReplicaLogs:
         if kind == "append":
             for b in ev["batches"]:
                 self.bid_topic[b["bid"]] = b["topic_id"]
+                self.bid_base[b["bid"]] = b["base_offset"]
                 log = self.logs.get((node, b["tp"]))
                 if log is not None:
                     log.add((b["base_offset"], b["count"], b["leader_epoch"], b["bid"]))

@@ -35,6 +35,9 @@ class AckedWriteLost(Invariant):
 
 
 def lost_batches(ctx, acked: list[tuple]) -> list[tuple]:
+    """The acknowledged (tp, bid, base_offset, ...) items missing from their partition's final
+    leader log, leaving out those below its log start (retention removed them). An ack without
+    an offset (DUPLICATE_SEQUENCE_NUMBER) is placed where a leader last appended the batch."""
     by_tp: dict[str, list] = {}
     for item in acked:
         by_tp.setdefault(item[0], []).append(item)
@@ -46,9 +49,10 @@ def lost_batches(ctx, acked: list[tuple]) -> list[tuple]:
         present = {row[3] for row in log.rows}
         topic_id = ctx.truth.parts[tp]["topic_id"]
         for item in by_tp[tp]:
-            if ctx.logs.bid_topic.get(item[1]) != topic_id:
+            if ctx.logs.bid_topic.get(item[1], topic_id) != topic_id:
                 continue  # written to an earlier incarnation of a recreated topic
-            if item[1] not in present and not (0 <= item[2] < log.log_start):
+            base = item[2] if item[2] >= 0 else ctx.logs.bid_base.get(item[1], -1)
+            if item[1] not in present and not (0 <= base < log.log_start):
                 lost.append(item)
     return lost
 

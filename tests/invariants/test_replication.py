@@ -30,6 +30,21 @@ def test_acked_write_lost_holds_when_acked_batches_survive_or_fell_to_retention(
     assert tb.violations("acked_write_lost") == []
 
 
+def test_an_ack_without_offset_of_a_batch_retention_removed_is_not_a_loss():
+    """A retry answered DUPLICATE_SEQUENCE_NUMBER is acked without an offset; the batch sits
+    where the leader appended it, and retention removing it from there loses nothing."""
+    tb = TraceBuilder()
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    tb.log_created("b1", "t-0")
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"))
+    tb.at(20).log_start("b1", "t-0", 4)
+    tb.at(30).ack("p1", "p1#0", "t-0", -1)
+    never = tb.ack("p1", "p1#9", "t-0", -1)  # acked without offset, never appended anywhere
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == [("acked_write_lost", 100, (never,))]
+
+
 def test_acked_write_lost_holds_for_acks_1_losses_which_are_a_metric():
     tb, _ = _two_acked_batches(acks=1)
     tb.at(30).partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:broker_failure")
