@@ -166,10 +166,10 @@ class Trace:
         """`emit` for hot callers that already hold the JSON text of the event.
 
         The fields are `keys` zipped with `values`, then `more`; the dict is built only if
-        events are kept or someone observes this kind. No field may repeat `seq`, `t`, `node`, `kind` or an
-        earlier field. `text` must be exactly what `emit` writes after the `t` member, closing
-        brace included: `,"node":N,"kind":K` then `,"key":value` for each field in order,
-        strings encoded with `json_str`, ints with `int.__repr__`, anything else with
+        events are kept or someone observes this kind. No field may repeat `seq`, `t`, `node`,
+        `kind` or an earlier field. `text` must be exactly what `emit` writes after the `t`
+        member, closing brace included: `,"node":N,"kind":K` then `,"key":value` for each field
+        in order, strings encoded with `json_str`, ints with `int.__repr__`, anything else with
         `json_text`. The line is then byte-identical to the one `emit` writes.
 
         The network inlines this method on its per-message path: take `seq`, bump it, append

@@ -251,20 +251,22 @@ class BrokerData:
             if replica_id not in p.replicas:
                 err = E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0 else E.NOT_LEADER_OR_FOLLOWER
                 return FetchPartitionData(fp.tp, err)
-            if fp.last_fetched_epoch >= 0 and self.protocol.follower_truncation == "kip101":
-                end = log.end_offset_for_epoch_v0(fp.last_fetched_epoch)
-                if end < fp.fetch_offset:  # truncate to `end`, or to the HW if it is -1
-                    return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
-                                              diverging=(-1, end))
-            elif fp.last_fetched_epoch >= 0:
-                # `readRecords` (ref §1.2): an epoch the cache no longer knows, or an offset
-                # below the log start, is out of range before any divergence is judged
-                epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
-                if epoch < 0 or fp.fetch_offset < log.log_start_offset:
-                    return self._out_of_range_answer(fp.tp, log)
-                if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
-                    return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
-                                              diverging=(epoch, end))
+            if fp.last_fetched_epoch >= 0:
+                if self.protocol.follower_truncation == "kip101":
+                    end = log.end_offset_for_epoch_v0(fp.last_fetched_epoch)
+                    if end < fp.fetch_offset:  # no epoch in the answer: truncate to `end`,
+                        # or to the HW when `end` is -1 too
+                        return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
+                                                  diverging=(-1, end))
+                else:
+                    # `readRecords` (ref §1.2): an epoch the cache no longer knows, or an offset
+                    # below the log start, is out of range before any divergence is judged
+                    epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
+                    if epoch < 0 or fp.fetch_offset < log.log_start_offset:
+                        return self._out_of_range_answer(fp.tp, log)
+                    if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
+                        return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
+                                                  diverging=(epoch, end))
             if record:
                 self._follower_progress(p, replica_id, fp.fetch_offset)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:

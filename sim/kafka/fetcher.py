@@ -37,7 +37,8 @@ class Fetcher:
     def add_to_fetcher(self, tp: str, leader: int, leader_changed: bool = True) -> None:
         self.remove_from_fetchers(tp)
         self.fetchers.setdefault(leader, {})[tp] = 0
-        if leader_changed:  # before KAFKA-7164, makeFollowers truncates only on a new leader
+        # before KAFKA-7164, makeFollowers truncates only on a new leader
+        if leader_changed and self.protocol.follower_truncation == "kip101":
             self.truncating.add(tp)
         # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
         # every partition of the request: one Fetch then names all of them, not just the first

@@ -96,7 +96,6 @@ BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
 
 _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
-_PRE_KIP_951 = dict(leader_discovery="metadata")
 # what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs (2.1), KAFKA-7738 (2.2), topic ids
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False,
                 client_rejects_stale_metadata=False, client_accepts_recreated_topic=False)
