@@ -10,7 +10,9 @@ goal of the control-plane issue is >= 100x on one core.
 model alone (no invariants, no trace file, and the trace's JSON encoding replaced by a stub),
 so the share of each layer is measured in one process rather than estimated by a profiler.
 Every variant must run the same simulation (the benchmark compares their kernel event counts);
-the model-alone variant cannot give the same digest, as it encodes nothing.
+the model-alone variant cannot give the same digest, as it encodes nothing. A last variant runs
+`floor_model`: the same steady traffic with no protocol, no simpy, no trace and no invariants,
+a lower bound on what any model of this traffic costs in this interpreter.
 
     python -m benchmarks.bench_failover [--repeat 3] [--seed 1] [--breakdown]
 """
@@ -23,6 +25,7 @@ import tempfile
 import time
 from unittest import mock
 
+from benchmarks.floor_model import run_floor
 from epochsim.runner import header_for, run_scenario, schedule_for
 from scenarios.schema import load_scenario
 from sim.core import trace as trace_module
@@ -71,10 +74,19 @@ def file_no_invariants(scenario, seed: int) -> tuple[float, int, int]:
         return wall, events, os.path.getsize(path)
 
 
+def floor(scenario, seed: int) -> tuple[float, None, int]:
+    """`floor_model.run_floor` on the scenario's options: (wall s, None, 0). It runs its own
+    event loop, so it has no kernel event count to compare."""
+    started = time.perf_counter()
+    run_floor(scenario.options, seed)
+    return time.perf_counter() - started, None, 0
+
+
 VARIANTS = {
     "full (trace file + invariants)": full_run,
     "trace file, no invariants": file_no_invariants,
     "model alone (no trace, no invariants)": model_alone,
+    "floor: same traffic, no protocol": floor,
 }
 
 
@@ -83,7 +95,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--breakdown", action="store_true",
-                        help="also time the run without invariants, and the model alone")
+                        help="also time the run without invariants, the model alone, and the "
+                             "floor (benchmarks/floor_model.py)")
     args = parser.parse_args()
     scenario = load_scenario(SCENARIO)
     simulated_s = scenario.options["run"]["duration_ms"] / 1000
@@ -94,7 +107,8 @@ def main() -> None:
         for name in names:  # interleaved, so a burst of load hits every variant alike
             wall, events, size = VARIANTS[name](scenario, args.seed)
             walls[name].append(wall)
-            seen.add(events)
+            if events is not None:
+                seen.add(events)
             if size:
                 trace_mb = size / 1e6
     if len(seen) != 1:

@@ -1,0 +1,33 @@
+"""The benchmark's floor model carries the same traffic as the model it bounds.
+
+`benchmarks/floor_model.py` is only a fair lower bound if it moves as many batches as the real
+run; this compares the batches each acknowledges over a short fault-free run of the standard
+failover scenario's load.
+"""
+
+import copy
+import os
+
+from benchmarks.floor_model import run_floor
+from epochsim.runner import header_for, schedule_for
+from scenarios.schema import load_scenario
+from sim.core.trace import Trace
+from sim.kafka.cluster import Cluster
+
+SCENARIO = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "scenarios",
+                        "failover-standard.toml")
+
+
+def test_floor_acknowledges_as_many_batches_as_the_model():
+    scenario = load_scenario(SCENARIO)
+    options = copy.deepcopy(scenario.options)
+    options["run"]["duration_ms"] = 3000
+    schedule = schedule_for(scenario, 1)
+    trace = Trace(header_for(scenario, 1, schedule), None)
+    acked = []
+    trace.observe(lambda e: acked.append(e), kinds={"ack"})
+    Cluster(options, [], 1, trace).run()
+    _calls, floor_acked = run_floor(options, 1)
+    assert floor_acked > 1000
+    # the model starts later (it asks for metadata first), so it acknowledges a little less
+    assert abs(len(acked) - floor_acked) <= 0.05 * floor_acked
