@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from invariants.base import Invariant
+from invariants.replication import final_leader_log
 
 
 class ClientLeaderEpochRegression(Invariant):
@@ -47,3 +48,41 @@ class LeaderHintMisapplied(Invariant):
         elif not 1 <= ev["leader"] <= self.ctx.brokers:
             self.violate(ev["t"], f"{ev['node']} applied a hint naming unknown node {ev['leader']}",
                          ev["seq"])
+
+
+class ConsumerSkippedRecord(Invariant):
+    """A consumer never reads past a batch of the final committed log without reading it: if it
+    read a batch of the final leader's log (below its HW) at offset o, it read every batch of
+    that log below o too, each at its offset (KIP-320 client side, KAFKA-7747; ref §1.2).
+    Without position validation a consumer that read records an unclean election later
+    truncated goes on from its old position on the new leader, past the records written there
+    in between. A consumer still waiting to validate has read nothing of the final log past
+    them, so it is not judged yet."""
+
+    name = "consumer_skipped_record"
+    handlers = {"consume": "on_consume"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.read: dict[tuple, dict] = {}  # (consumer, tp) -> {(base_offset, bid): seq}
+
+    def on_consume(self, ev):
+        read = self.read.setdefault((ev["node"], ev["tp"]), {})
+        # a trace from before consume events named their batches cannot be judged
+        for base, bid in ev.get("read", ()):
+            read.setdefault((base, bid), ev["seq"])
+
+    def finish(self):
+        for (node, tp), read in sorted(self.read.items()):
+            log = final_leader_log(self.ctx, tp)
+            if log is None:
+                continue
+            committed = [(row[0], row[3]) for row in log.rows_between(log.log_start, log.hw)
+                         if row[0] + row[1] <= log.hw]
+            furthest = max((i for i, key in enumerate(committed) if key in read), default=-1)
+            missed = next((key for key in committed[:max(furthest, 0)] if key not in read), None)
+            if missed is not None:
+                base, bid = committed[furthest]
+                self.violate(self.ctx.end_t, f"{node} read {tp} at offset {base} (batch {bid}) "
+                             f"but never the committed batch {missed[1]} at offset {missed[0]} "
+                             f"below it", read[committed[furthest]])

@@ -22,6 +22,7 @@ _CLASSES = [
     idempotence.SpuriousOutOfOrderSequence, idempotence.UnreportedDataLoss,
     idempotence.IdempotenceModeViolated,
     clients.ClientLeaderEpochRegression, clients.LeaderHintMisapplied,
+    clients.ConsumerSkippedRecord,
 ]
 INVARIANTS = {cls.name: cls for cls in _CLASSES}
 

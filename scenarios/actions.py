@@ -27,7 +27,8 @@ from sim.core.network import RULE_ACTIONS
 MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "ProduceResponse",
                  "Fetch", "FetchResponse", "Metadata", "MetadataResponse", "AlterPartition",
                  "AlterPartitionResponse", "LeaderAndIsrResponse", "StopReplicaResponse",
-                 "UpdateMetadataResponse")
+                 "UpdateMetadataResponse", "OffsetsForLeaderEpoch",
+                 "OffsetsForLeaderEpochResponse")
 # Recovery actions: the only ones allowed in the quiet settle window at the end of a run.
 SETTLE_SAFE = ("heal", "clear_rules", "restart")
 NAME_RE = re.compile(r"[A-Za-z0-9._-]+")

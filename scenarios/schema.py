@@ -49,7 +49,7 @@ ALL_INVARIANTS: list[str] = [
     "stop_replica_out_of_order", "stray_replica", "acked_write_lost", "log_divergence",
     "high_watermark_monotonic", "duplicate_append", "out_of_order_append",
     "spurious_out_of_order_sequence", "unreported_data_loss", "idempotence_mode_violated",
-    "client_leader_epoch_regression", "leader_hint_misapplied",
+    "client_leader_epoch_regression", "leader_hint_misapplied", "consumer_skipped_record",
 ]
 SECTIONS = ("run", "protocol", "cluster", "topics", "producers", "consumers", "network",
             "faults", "mix")

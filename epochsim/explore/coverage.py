@@ -58,6 +58,8 @@ RELEVANT: dict[str, tuple[str, tuple]] = {
                              ("situation:produce error UNKNOWN_PRODUCER_ID",)),
     "idempotence_mode_violated": ("a producer asked for requested idempotence",
                                   ("situation:idempotence requested",)),
+    "consumer_skipped_record": ("a replica truncated its log (a consumer may have read what it "
+                                "dropped)", ("situation:follower truncated",)),
 }
 
 

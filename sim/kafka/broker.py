@@ -340,6 +340,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         "Metadata": on_metadata,
         "Produce": BrokerData.on_produce,
         "Fetch": BrokerData.on_fetch,
+        "OffsetsForLeaderEpoch": BrokerData.on_offsets_for_leader_epoch,
         "FetchResponse": Fetcher.on_fetch_response,
         "AlterPartitionResponse": BrokerData.on_alter_partition_response,
     }

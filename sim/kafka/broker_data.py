@@ -17,8 +17,10 @@ from sim.kafka import vocab as V
 from sim.kafka.idempotence import check_idempotent_append, record_append
 from sim.kafka.messages import (
     AlterPartition,
+    EpochEndOffset,
     FetchPartitionData,
     FetchResponse,
+    OffsetsForLeaderEpochResponse,
     ProducePartitionResult,
     ProduceResponse,
 )
@@ -259,8 +261,8 @@ class BrokerData:
                         return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
                                                   diverging=(-1, end))
                 else:
-                    # `readRecords` (ref §1.2): an epoch the cache no longer knows, or an offset
-                    # below the log start, is out of range before any divergence is judged
+                    # `readRecords` (ref §1.2): an answer without an epoch (an empty cache), or an
+                    # offset below the log start, is out of range before any divergence is judged
                     epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
                     if epoch < 0 or fp.fetch_offset < log.log_start_offset:
                         return self._out_of_range_answer(fp.tp, log)
@@ -275,6 +277,26 @@ class BrokerData:
         if replica_id < 0:
             entries = tuple(e for e in entries if e[0] + e[1] <= log.hw)
         return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset, entries)
+
+    def on_offsets_for_leader_epoch(self, msg) -> None:
+        """A consumer's OffsetsForLeaderEpoch (v3+, ref §1.2 table): per partition the same
+        `getLocalLog` check as Fetch on `CurrentLeaderEpoch`, leadership required (a consumer
+        reads from the leader), then the leader-epoch cache's answer for `LeaderEpoch`."""
+        req = msg.body
+        answers = []
+        for part in req.partitions:
+            p = self.partitions.get(part.tp)
+            if p is None:
+                err = E.NOT_LEADER_OR_FOLLOWER if part.tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                err = p.local_log_error(part.current_leader_epoch, True, self.protocol.fetch_epoch_check)
+            if err:
+                answers.append(EpochEndOffset(part.tp, err))
+            else:
+                answers.append(EpochEndOffset(part.tp, E.NONE,
+                                              *p.log.end_offset_for_epoch(part.leader_epoch)))
+        self.send(msg.src, "OffsetsForLeaderEpochResponse",
+                  OffsetsForLeaderEpochResponse(req.corr, tuple(answers)))
 
     @staticmethod
     def _out_of_range_answer(tp: str, log) -> FetchPartitionData:

@@ -20,8 +20,10 @@ has no per-partition rest: it fetches again on its next poll; the rest stands in
 pacing.) Metadata requests go to the least loaded node (`connection.least_loaded_node`) and
 wait there behind any parked Fetch; a node whose connection just closed is left alone for
 `reconnect.backoff.ms`.
-Not modelled: consumer groups and committed offsets, fetch sessions, LastFetchedEpoch
-truncation detection and position validation (OffsetsForLeaderEpoch).
+After a leader change a partition it has read from waits for position validation
+(`consumer_validation.py`, KIP-320) before it is fetched again.
+Not modelled: consumer groups and committed offsets, fetch sessions, and the ListOffsets round
+trip of an offset reset.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.connection import RECONNECT_BACKOFF_US
+from sim.kafka.consumer_validation import PositionValidator
 from sim.kafka.messages import Fetch, FetchPartition
 
 REQUEST_TIMEOUT_MS = 30_000  # the consumer's request.timeout.ms default
@@ -41,7 +44,7 @@ REFRESH_ERRORS = E.INVALID_METADATA | {E.KAFKA_STORAGE_ERROR}
 HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
-class Consumer(MetadataRefresher, Actor):
+class Consumer(PositionValidator, MetadataRefresher, Actor):
     def __init__(self, world, spec: dict, topic_spec: dict, protocol):
         super().__init__(spec["name"], world)
         self.spec = spec
@@ -66,6 +69,7 @@ class Consumer(MetadataRefresher, Actor):
         self.running = False
         self.wake_at_us = -1  # when the pending "fetch" timer fires (-1: none pending)
         self.refresh_at_us = -1  # when the pending "refresh" timer fires
+        self.init_validation()
 
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
@@ -94,6 +98,8 @@ class Consumer(MetadataRefresher, Actor):
                 self.fetch()
         elif name == "fetch":
             self.fetch()
+        elif name == "validate_timeout":
+            self.on_validate_timeout(*data)
 
     def on_disconnect(self, peer: str) -> None:
         """A broker died: forget what was in flight to it and look again (NetworkException)."""
@@ -108,6 +114,7 @@ class Consumer(MetadataRefresher, Actor):
         if self.meta_inflight is not None and self.meta_node == broker:
             self.meta_inflight = None
         self.fetching.pop(broker, None)
+        self.validating.pop(broker, None)
         self.request_update()  # as NetworkClient.handleServerDisconnect does
         self.fetch()
 
@@ -134,11 +141,14 @@ class Consumer(MetadataRefresher, Actor):
             reconnect_us = self.reconnect_at.get(leader, 0)
             if reconnect_us > self.now_us and reconnect_us > self.resting.get(tp, (0,))[0]:
                 self.resting[tp] = (reconnect_us, epoch)  # its leader's connection just closed
+            if self.awaits_validation(tp, leader, epoch):
+                continue
             if leader not in self.fetching and self._fetchable(tp, epoch):
                 by_leader.setdefault(leader, []).append(
                     FetchPartition(tp, self.position[tp], epoch, -1))
         for leader in sorted(by_leader):
             self._send_fetch(leader, tuple(by_leader[leader]))
+        self.validate()
         self._wake_for_resting()
 
     def _wake_for_resting(self) -> None:
@@ -163,6 +173,8 @@ class Consumer(MetadataRefresher, Actor):
             self._on_fetch_response(int(msg.src[1:]), msg.body)
         elif msg.kind == "MetadataResponse":
             self._on_metadata_response(msg)
+        elif msg.kind == "OffsetsForLeaderEpochResponse":
+            self.on_validation_response(int(msg.src[1:]), msg.body)
 
     def _on_fetch_response(self, broker: int, resp) -> None:
         if self.fetching.get(broker) != resp.corr:
@@ -184,10 +196,12 @@ class Consumer(MetadataRefresher, Actor):
             return
         now = self.now_us
         self.position[data.tp] = taken[-1][0] + taken[-1][1]
+        self.offset_epoch[data.tp] = taken[-1][2]  # the next position's offsetEpoch
         self.emit(V.CONSUME, {"tp": data.tp, "offset": taken[0][0],
                               "next_offset": self.position[data.tp], "batches": len(taken),
                               "count": sum(e[1] for e in taken), "leader_epoch": taken[-1][2],
-                              "end_to_end_us": [now - e[3].created_us for e in taken]})
+                              "end_to_end_us": [now - e[3].created_us for e in taken],
+                              "read": [[e[0], e[3].bid] for e in taken]})
 
     def _on_fetch_error(self, broker: int, data, endpoints: tuple, epoch: int) -> None:
         """`epoch` is the CurrentLeaderEpoch the failed Fetch carried: a newer one known since
@@ -203,6 +217,7 @@ class Consumer(MetadataRefresher, Actor):
             # auto.offset.reset=earliest (this consumer starts at offset 0): the log start,
             # whichever side of the range the position fell (`handleOffsetOutOfRange`)
             self.position[tp] = max(data.log_start_offset, 0)
+            self.offset_epoch[tp] = -1
             action = "reset"
         if action == "backoff" and (self.meta.epoch(tp) > epoch
                                     or self.discovery == "refresh_no_backoff"):
@@ -218,7 +233,8 @@ class Consumer(MetadataRefresher, Actor):
         """Requests in flight to `node`; a node in reconnect backoff counts as full."""
         if self.reconnect_at.get(node, 0) > self.now_us:
             return MAX_IN_FLIGHT
-        return (node in self.fetching) + (self.meta_inflight is not None and self.meta_node == node)
+        return ((node in self.fetching) + (node in self.validating)
+                + (self.meta_inflight is not None and self.meta_node == node))
 
     # -- metadata refresh settings (MetadataRefresher) ---------------------------------------
     def refresh_allowed(self) -> bool:

@@ -3,7 +3,8 @@
 Contract: durable state (survives a crash). Offsets are record offsets; a batch occupies
 [base_offset, base_offset + count). `end_offset_for_epoch(e)` implements KIP-279's
 OffsetsForLeaderEpoch answer: the largest epoch <= e in the cache and its end offset (the start
-of the next epoch, or the log end offset), or (-1, -1) when no such epoch exists (ref §1.2).
+of the next epoch, or the log end offset); for an e older than every cached epoch, e itself and
+the start of the first cached epoch; (-1, -1) for an empty cache or e < 0 (ref §1.2).
 Truncation happens at batch boundaries, as in Kafka.
 """
 
@@ -57,7 +58,10 @@ class Log:
         # and truncation keeps a prefix), so the largest epoch <= `epoch` is found by bisection
         found = bisect_right(self.epochs, epoch, key=_epoch_of) - 1
         if found < 0:
-            return (-1, -1)
+            # older than every cached epoch (a log that began in a later epoch, or lost its
+            # start): `LeaderEpochFileCache.endOffsetFor` answers the requested epoch and the
+            # start of the first epoch it knows, so the asker truncates to that start
+            return (epoch, self.epochs[0][1]) if self.epochs and epoch >= 0 else (-1, -1)
         if found + 1 < len(self.epochs):
             return (self.epochs[found][0], self.epochs[found + 1][1])
         return (self.epochs[found][0], self.leo)

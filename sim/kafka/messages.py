@@ -218,3 +218,38 @@ class MetadataResponse(NamedTuple):
 
     def brief(self) -> dict:
         return {"corr": self.corr, "parts": [[p[0], p[2], p[3]] for p in self.partitions]}
+
+
+class OffsetForLeaderPartition(NamedTuple):
+    tp: str
+    current_leader_epoch: int  # fences a stale leader (v2+, KIP-320)
+    leader_epoch: int  # the epoch whose end offset is asked for
+
+
+class OffsetsForLeaderEpoch(NamedTuple):
+    """Sent by a consumer to validate its positions after a leader change (KIP-320 client
+    side, KAFKA-7747); followers find divergence inside Fetch instead (`fetcher.py`)."""
+
+    replica_id: int  # -1: a consumer
+    corr: int
+    partitions: tuple  # of OffsetForLeaderPartition
+
+    def brief(self) -> dict:
+        return {"corr": self.corr,
+                "parts": [[p.tp, p.current_leader_epoch, p.leader_epoch] for p in self.partitions]}
+
+
+class EpochEndOffset(NamedTuple):
+    tp: str
+    error: int
+    leader_epoch: int = -1  # UNDEFINED_EPOCH
+    end_offset: int = -1  # UNDEFINED_EPOCH_OFFSET
+
+
+class OffsetsForLeaderEpochResponse(NamedTuple):
+    corr: int
+    partitions: tuple  # of EpochEndOffset
+
+    def brief(self) -> dict:
+        return {"corr": self.corr,
+                "parts": [[p.tp, p.error, p.leader_epoch, p.end_offset] for p in self.partitions]}

@@ -76,6 +76,11 @@ class Protocol:
     # has at or below it, so the follower also drops entries of epochs the leader never had
     # (KAFKA-6361), and it checks on every epoch change (KAFKA-7164, 2.1)
     follower_truncation: str = "kip279"
+    # KIP-320 client side (KAFKA-7747, 2.3): after a leader change the consumer stops fetching
+    # a partition it has read from until an OffsetsForLeaderEpoch round trip to the new leader
+    # validates its position, and moves back to the divergence point if the log was truncated
+    # below it (ref §1.2, §3.3.1 `maybeValidatePositionForCurrentLeader`)
+    consumer_validation: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -96,9 +101,11 @@ BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
 
 _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
-# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs (2.1), KAFKA-7738 (2.2), topic ids
+# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs (2.1), KAFKA-7738 (2.2),
+# KIP-320's consumer validation (2.3), topic ids
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False,
-                client_rejects_stale_metadata=False, client_accepts_recreated_topic=False)
+                client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
+                consumer_validation=False)
 
 PROFILES: dict[str, Protocol] = {
     "0.11": Protocol(client_retries_out_of_order=False, client_resolves_sequences=False, unknown_producer="out_of_order", evict_state_on_retention=True,
@@ -137,6 +144,7 @@ MUTANTS: dict[str, str] = {
     "spurious_out_of_order": "spurious_out_of_order_sequence",
     "requested_as_required": "idempotence_mode_violated",
     "unknown_producer_id_always_benign": "unreported_data_loss",
+    "consumer_skips_validation": "consumer_skipped_record",
 }
 
 

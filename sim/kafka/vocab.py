@@ -74,7 +74,12 @@ ERROR_NAMES = {
 
 # -- consumer (appended) ---------------------------------------------------------------------
 CONSUME = "consume"  # tp, offset (first consumed), next_offset, batches, count, leader_epoch (of
-#                      the last batch), end_to_end_us: [per batch: consume time - batch created_us]
+#                      the last batch), end_to_end_us: [per batch: consume time - batch created_us],
+#                      read: [per batch: [base_offset, bid]]
+VALIDATE_POSITION = "validate_position"  # KIP-320: tp, broker, leader_epoch (validated
+#   against), offset and offset_epoch (the position asked about), error, end_epoch, end_offset
+#   (the answer), action: valid | truncate (moved back to end_offset) | reset (to offset 0) |
+#   retry (an error: rest retry.backoff.ms), position (after)
 FETCH_ERROR = "fetch_error"  # tp, error, broker, leader_epoch (the failed Fetch's), position,
 #                              action: hint (a CurrentLeader hint was applied) | retry (a newer
 #                              epoch is known: fetch again now) | backoff (rest retry.backoff.ms) | reset

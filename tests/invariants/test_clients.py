@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.invariants.tracebuilder import TraceBuilder
+from tests.invariants.tracebuilder import TraceBuilder, batch
 
 # -- client_leader_epoch_regression ----------------------------------------------------------
 
@@ -61,3 +61,47 @@ def test_leader_hint_misapplied_violated_by_a_hint_naming_an_unknown_broker():
     tb.client_epoch("p1", "t-0", 1, 1)
     bad = tb.at(10).client_epoch("p1", "t-0", 7, 2, source="hint", previous_epoch=1)
     assert tb.violations("leader_hint_misapplied") == [("leader_hint_misapplied", 10, (bad,))]
+
+
+# -- consumer_skipped_record -----------------------------------------------------------------
+
+def _unclean_move(tb: TraceBuilder) -> None:
+    """k1 read p1#0 and p1#1 (offsets 0-7) from b1; b2, which never had them, is elected
+    uncleanly in epoch 1 and writes p1#5 and p1#6 at the same offsets, committed."""
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2])
+    tb.log_created("b1", "t-0")
+    tb.log_created("b2", "t-0")
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"))
+    tb.hw("b1", "leader", "t-0", 8)
+    tb.consume("k1", "t-0", (0, "p1#0"), (4, "p1#1"))
+    tb.at(20).partition_state("t-0", 2, 1, [1, 2], isr=[2], reason="elect_unclean")
+    tb.append("b2", "p1", batch("t-0", 0, "p1#5", 1), batch("t-0", 4, "p1#6", 1))
+    tb.hw("b2", "leader", "t-0", 8, leader_epoch=1)
+
+
+def test_consumer_skipped_record_holds_when_a_validated_position_reads_the_new_log():
+    tb = TraceBuilder()
+    _unclean_move(tb)
+    tb.at(30).validate_position("k1", "t-0", 8, 0, "truncate")  # KIP-320: back to offset 0
+    tb.consume("k1", "t-0", (0, "p1#5"), (4, "p1#6"))
+    tb.at(40).end()
+    assert tb.violations("consumer_skipped_record") == []
+
+
+def test_consumer_skipped_record_holds_for_a_consumer_yet_to_validate():
+    """Its position (8) is past the new log's batches, but it has read none of that log."""
+    tb = TraceBuilder()
+    _unclean_move(tb)
+    tb.at(40).end()
+    assert tb.violations("consumer_skipped_record") == []
+
+
+def test_consumer_skipped_record_violated_by_going_on_from_the_old_position():
+    tb = TraceBuilder()
+    _unclean_move(tb)
+    tb.at(30).append("b2", "p1", batch("t-0", 8, "p1#7", 1))
+    tb.hw("b2", "leader", "t-0", 12, leader_epoch=1)
+    moved = tb.consume("k1", "t-0", (8, "p1#7"))  # no validation: on from offset 8
+    tb.at(40).end()
+    assert tb.violations("consumer_skipped_record") == [("consumer_skipped_record", 40, (moved,))]

@@ -114,6 +114,20 @@ class TraceBuilder:
         return self.add(node, vocab.ACK, bid=bid, tp=tp, base_offset=base_offset, count=count,
                         acks=acks, latency_us=1000, has_offset=base_offset >= 0)
 
+    def consume(self, node: str, tp: str, *read: tuple, count: int = 4) -> int:
+        """A consumer took batches `read` = (base_offset, bid), each `count` records long."""
+        return self.add(node, vocab.CONSUME, tp=tp, offset=read[0][0],
+                        next_offset=read[-1][0] + count, batches=len(read),
+                        count=count * len(read), leader_epoch=0, end_to_end_us=[0] * len(read),
+                        read=[list(r) for r in read])
+
+    def validate_position(self, node: str, tp: str, offset: int, end_offset: int,
+                          action: str) -> int:
+        position = end_offset if action == "truncate" else (0 if action == "reset" else offset)
+        return self.add(node, vocab.VALIDATE_POSITION, tp=tp, broker=2, leader_epoch=1,
+                        offset=offset, offset_epoch=0, error=0, end_epoch=0,
+                        end_offset=end_offset, action=action, position=position)
+
     def produce_failed(self, node: str, tp: str, error: int, bid: str | None = None) -> int:
         return self.add(node, vocab.PRODUCE_FAILED, bid=bid, tp=tp, error=error,
                         error_name=vocab.ERROR_NAMES.get(error, str(error)))

@@ -71,6 +71,17 @@ def test_end_offset_for_epoch_is_kip279():
     assert log.leo == 3 and log.end_offset_for_epoch(9) == (0, 3)
 
 
+def test_end_offset_for_an_epoch_older_than_the_cache():
+    """A log that began in epoch 2 (an unclean leader's, say) answers epoch 0 with that epoch
+    and the start of its first epoch, so the asker truncates there (`endOffsetFor`'s floorEntry
+    == null case); a negative epoch is UNDEFINED."""
+    log = Log()
+    log.assign_epoch_start(2, 4)
+    log.append(3, 2, Batch("b", "p", 3, 0))
+    assert log.end_offset_for_epoch(0) == (0, 4)
+    assert log.end_offset_for_epoch(-1) == (-1, -1)
+
+
 def test_end_offset_for_epoch_v0_is_kip101():
     """OffsetsForLeaderEpoch v0 (0.11-1.1): the latest epoch's answer is the log end; any
     other is the start of the first later epoch, cached or not; no later epoch, or one older

@@ -1,0 +1,104 @@
+"""Consumer position validation after a leader change (KIP-320 client side, KAFKA-7747, 2.3).
+
+Contract (mixin of `Consumer`, switch `consumer_validation`): a position remembers the leader
+epoch of the last batch read (`offset_epoch`, Kafka's `FetchPosition.offsetEpoch`) and the
+(leader, epoch) it was last fetched or validated against (`currentLeader`). When the metadata
+names another leader or epoch, a position with an `offset_epoch` stops fetching and waits for
+validation (`maybeValidatePositionForCurrentLeader`, ref §3.3.1); a position without one just
+takes the new leader. One OffsetsForLeaderEpoch per leader broker asks, for each waiting
+partition, the end offset of its `offset_epoch`, with `CurrentLeaderEpoch` = the epoch known
+(ref §1.2 table). The answer, per `SubscriptionState.maybeCompleteValidation`:
+- an end offset below the position: the log was truncated under it, so the position moves back
+  to that offset and takes the answered epoch ("Truncation detected ... resetting offset to the
+  first offset known to diverge"; the consumer has a reset policy);
+- an undefined epoch or offset: the offset is reset by policy (earliest here: offset 0, which
+  the next Fetch moves up to the log start if retention removed it);
+- otherwise the position is valid and fetching resumes;
+- an error: the partition waits `retry.backoff.ms` and metadata is refreshed
+  (`OffsetsForLeaderEpochClient`, `setNextAllowedRetry`).
+An answer for a position that changed since the request (another leader change) is dropped.
+Every answer is a `validate_position` event.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import vocab as V
+from sim.kafka.messages import OffsetForLeaderPartition, OffsetsForLeaderEpoch
+
+
+class PositionValidator:
+    def init_validation(self) -> None:
+        self.offset_epoch = {tp: -1 for tp in self.tps}
+        self.position_leader: dict[str, tuple] = {}  # tp -> (leader, epoch): currentLeader
+        self.awaiting: dict[str, tuple] = {}  # tp -> (leader, epoch) to validate against
+        self.validating: dict[int, tuple] = {}  # broker -> (corr, {tp: position asked about})
+        self.validates = (self.protocol.consumer_validation
+                          and self.protocol.mutant != "consumer_skips_validation")
+
+    def awaits_validation(self, tp: str, leader: int, epoch: int) -> bool:
+        """Note the leader the position now goes to; True while it waits for validation."""
+        current = (leader, epoch)
+        if self.position_leader.get(tp) != current:
+            self.position_leader[tp] = current
+            if self.validates and self.offset_epoch[tp] >= 0:
+                self.awaiting[tp] = current
+            else:
+                self.awaiting.pop(tp, None)
+        return tp in self.awaiting
+
+    def _asked(self, tp: str) -> tuple:
+        return (self.position[tp], self.offset_epoch[tp], self.awaiting.get(tp))
+
+    def validate(self) -> None:
+        """One OffsetsForLeaderEpoch to each leader that has none in flight, for its waiting
+        partitions that are not resting after an error."""
+        by_leader: dict[int, list] = {}
+        for tp in sorted(self.awaiting):
+            leader, epoch = self.awaiting[tp]
+            if leader not in self.validating and self._fetchable(tp, epoch):
+                by_leader.setdefault(leader, []).append(tp)
+        for leader in sorted(by_leader):
+            tps = by_leader[leader]
+            self.corr += 1
+            self.validating[leader] = (self.corr, {tp: self._asked(tp) for tp in tps})
+            parts = tuple(OffsetForLeaderPartition(tp, self.awaiting[tp][1], self.offset_epoch[tp])
+                          for tp in tps)
+            self.send(f"b{leader}", "OffsetsForLeaderEpoch", OffsetsForLeaderEpoch(-1, self.corr, parts))
+            self.set_timer(self.request_timeout_us(), "validate_timeout", (leader, self.corr))
+
+    def on_validate_timeout(self, broker: int, corr: int) -> None:
+        if self.validating.get(broker, (None,))[0] == corr:
+            del self.validating[broker]
+            self.reset_connection(f"b{broker}")  # NetworkClient disconnects a timed-out node
+            self.request_update()
+            self.fetch()
+
+    def on_validation_response(self, broker: int, resp) -> None:
+        corr, asked = self.validating.get(broker, (None, {}))
+        if corr != resp.corr:
+            return
+        del self.validating[broker]
+        for answer in resp.partitions:
+            if answer.tp in self.awaiting and asked.get(answer.tp) == self._asked(answer.tp):
+                self._complete(broker, answer)
+        self.fetch()
+
+    def _complete(self, broker: int, answer) -> None:
+        tp = answer.tp
+        before, offset_epoch, (_leader, epoch) = self._asked(tp)
+        if answer.error:
+            action = "retry"
+            self.resting[tp] = (self.now_us + self.retry_backoff_us(), epoch)
+            self.request_update()
+        else:
+            del self.awaiting[tp]
+            action = "valid"
+            if answer.end_offset < 0 or answer.leader_epoch < 0:
+                action, self.position[tp], self.offset_epoch[tp] = "reset", 0, -1
+            elif answer.end_offset < before:
+                action, self.position[tp] = "truncate", answer.end_offset
+                self.offset_epoch[tp] = answer.leader_epoch
+        self.emit(V.VALIDATE_POSITION, {
+            "tp": tp, "broker": broker, "leader_epoch": epoch, "offset": before,
+            "offset_epoch": offset_epoch, "error": answer.error, "end_epoch": answer.leader_epoch,
+            "end_offset": answer.end_offset, "action": action, "position": self.position[tp]})
