@@ -79,8 +79,8 @@ class ConsumerSkippedRecord(Invariant):
                 continue
             committed = [(row[0], row[3]) for row in log.rows_between(log.log_start, log.hw)
                          if row[0] + row[1] <= log.hw]
-            furthest = max((i for i, key in enumerate(committed) if key in read), default=-1)
-            missed = next((key for key in committed[:max(furthest, 0)] if key not in read), None)
+            furthest = max((i for i, key in enumerate(committed) if key in read), default=0)
+            missed = next((key for key in committed[:furthest] if key not in read), None)
             if missed is not None:
                 base, bid = committed[furthest]
                 self.violate(self.ctx.end_t, f"{node} read {tp} at offset {base} (batch {bid}) "

@@ -77,7 +77,7 @@ class BrokerData:
     def _produce_one(self, pp, acks: int, appended: list):
         p = self.partitions.get(pp.tp)
         if p is None:
-            err = E.NOT_LEADER_OR_FOLLOWER if pp.tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
+            err = self._not_hosted_error(pp.tp)
             return self._produce_error(pp, err), None
         check = self.protocol.produce_epoch_check and self.protocol.mutant != "no_produce_epoch_check"
         err = p.local_log_error(pp.current_leader_epoch, True, check)
@@ -106,6 +106,11 @@ class BrokerData:
         self._wake_parked(pp.tp, "followers")
         self.maybe_advance_hw(p)
         return ProducePartitionResult(pp.tp, E.NONE, base, p.log.log_start_offset), base + batch.count
+
+    def _not_hosted_error(self, tp: str) -> int:
+        """A request for a partition this broker holds no replica of: NOT_LEADER_OR_FOLLOWER
+        when its metadata knows the partition, else UNKNOWN_TOPIC_OR_PARTITION."""
+        return E.NOT_LEADER_OR_FOLLOWER if tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
 
     def _produce_error(self, pp, err: int, log_start: int = -1) -> ProducePartitionResult:
         self.emit(V.PRODUCE_RESULT, {"tp": pp.tp, "bid": pp.batch.bid, "error": err})
@@ -243,7 +248,7 @@ class BrokerData:
     def _read(self, fp, replica_id: int, record: bool = True) -> FetchPartitionData:
         p = self.partitions.get(fp.tp)
         if p is None:
-            err = E.NOT_LEADER_OR_FOLLOWER if fp.tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
+            err = self._not_hosted_error(fp.tp)
             return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
         err = p.local_log_error(fp.current_leader_epoch, True, self.protocol.fetch_epoch_check)
         if err:
@@ -287,7 +292,7 @@ class BrokerData:
         for part in req.partitions:
             p = self.partitions.get(part.tp)
             if p is None:
-                err = E.NOT_LEADER_OR_FOLLOWER if part.tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
+                err = self._not_hosted_error(part.tp)
             else:
                 err = p.local_log_error(part.current_leader_epoch, True, self.protocol.fetch_epoch_check)
             if err:

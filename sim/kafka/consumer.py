@@ -89,17 +89,17 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
             self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
         elif self.on_metadata_timer(name, data):
             pass
-        elif name == "fetch_timeout":
+        elif name in ("fetch_timeout", "validate_timeout"):
+            # a Fetch or an OffsetsForLeaderEpoch still unanswered: NetworkClient disconnects
+            in_flight = self.fetching if name == "fetch_timeout" else self.validating
             broker, corr = data
-            if self.fetching.get(broker) == corr:
-                del self.fetching[broker]
-                self.reset_connection(f"b{broker}")  # NetworkClient disconnects a timed-out node
+            if in_flight.get(broker) == corr:
+                del in_flight[broker]
+                self.reset_connection(f"b{broker}")
                 self.request_update()
                 self.fetch()
         elif name == "fetch":
             self.fetch()
-        elif name == "validate_timeout":
-            self.on_validate_timeout(*data)
 
     def on_disconnect(self, peer: str) -> None:
         """A broker died: forget what was in flight to it and look again (NetworkException)."""

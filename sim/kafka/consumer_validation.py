@@ -31,7 +31,8 @@ class PositionValidator:
         self.offset_epoch = {tp: -1 for tp in self.tps}
         self.position_leader: dict[str, tuple] = {}  # tp -> (leader, epoch): currentLeader
         self.awaiting: dict[str, tuple] = {}  # tp -> (leader, epoch) to validate against
-        self.validating: dict[int, tuple] = {}  # broker -> (corr, {tp: position asked about})
+        self.validating: dict[int, int] = {}  # broker -> corr of its request in flight
+        self.validation_asked: dict[int, dict] = {}  # broker -> {tp: position asked about}
         self.validates = (self.protocol.consumer_validation
                           and self.protocol.mutant != "consumer_skips_validation")
 
@@ -60,24 +61,18 @@ class PositionValidator:
         for leader in sorted(by_leader):
             tps = by_leader[leader]
             self.corr += 1
-            self.validating[leader] = (self.corr, {tp: self._asked(tp) for tp in tps})
+            self.validating[leader] = self.corr
+            self.validation_asked[leader] = {tp: self._asked(tp) for tp in tps}
             parts = tuple(OffsetForLeaderPartition(tp, self.awaiting[tp][1], self.offset_epoch[tp])
                           for tp in tps)
             self.send(f"b{leader}", "OffsetsForLeaderEpoch", OffsetsForLeaderEpoch(-1, self.corr, parts))
             self.set_timer(self.request_timeout_us(), "validate_timeout", (leader, self.corr))
 
-    def on_validate_timeout(self, broker: int, corr: int) -> None:
-        if self.validating.get(broker, (None,))[0] == corr:
-            del self.validating[broker]
-            self.reset_connection(f"b{broker}")  # NetworkClient disconnects a timed-out node
-            self.request_update()
-            self.fetch()
-
     def on_validation_response(self, broker: int, resp) -> None:
-        corr, asked = self.validating.get(broker, (None, {}))
-        if corr != resp.corr:
+        if self.validating.get(broker) != resp.corr:
             return
         del self.validating[broker]
+        asked = self.validation_asked.pop(broker)
         for answer in resp.partitions:
             if answer.tp in self.awaiting and asked.get(answer.tp) == self._asked(answer.tp):
                 self._complete(broker, answer)
