@@ -185,9 +185,24 @@ def _resolve(data: dict, path: str) -> Scenario:
     options = {"run": run, "protocol": _protocol(raw["protocol"]), "cluster": cluster,
                "topics": topics, "producers": producers, "consumers": consumers,
                "network": _network(raw["network"], names)}
+    _idempotence_supported(options["protocol"], producers)
     steps = check_faults(_tables(raw["faults"], "faults", False), names, run)
     mixes = check_mixes(_tables(raw["mix"], "mix", False), names, run)
     return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants)
+
+
+def _idempotence_supported(protocol: dict, producers: list[dict]) -> None:
+    """A protocol without KIP-98 (`idempotent_producer` off, Kafka before 0.11) has no
+    idempotent producer to offer: asking for one explicitly is an error, not a silent "off"."""
+    if protocol["idempotent_producer"]:
+        return
+    for i, producer in enumerate(producers):
+        mode = producer["enable_idempotence"]
+        if mode in ("requested", "required"):
+            raise Bad(f"producers[{i}].enable_idempotence",
+                      f"{mode!r} under profile {protocol['profile']!r}, which has no idempotent "
+                      "producer (KIP-98 came with Kafka 0.11)",
+                      'use "off" or "default", or a profile from 0.11 on')
 
 
 def _invariants(top: Table) -> list[str]:

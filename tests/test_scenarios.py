@@ -42,6 +42,16 @@ def test_kip101_truncation_brings_the_divergence_back(name):
     assert verdict["violated"] == ["log_divergence"], verdict["violated"]
 
 
+def test_high_watermark_truncation_alone_loses_the_acked_batch():
+    """The KIP-101 pair differs by profile (0.10.2 / 0.11); on the fixed one, the truncation
+    switch alone brings the loss back."""
+    verdict = run_cached("kip101-hw-truncation-fixed", 1,
+                         (("protocol.follower_truncation", "high_watermark"),))
+    assert "acked_write_lost" in verdict["violated"], verdict["violated"]
+    clean = run_cached("kip101-hw-truncation-fixed", 1)
+    assert clean["violated"] == [], clean["violated"]
+
+
 def test_legacy_profiles_differ_only_by_the_switch():
     """The fixed KIP-359 scenario is the legacy one plus produce_epoch_check: flipping the
     switch off on the fixed scenario brings the violation back."""

@@ -12,6 +12,11 @@ last epoch only in its first Fetch after its leader changed (`truncating`), stan
 the OffsetsForLeaderEpoch v0 round trip that preceded fetching; the leader answers with the
 end offset alone, and the follower truncates to min(that offset, its log end), or to its own
 HW when the leader has no answer (`ReplicaFetcherThread.maybeTruncate`, 0.11).
+
+With `follower_truncation = "high_watermark"` (before 0.11, ref §4 row 1) a follower whose
+leader changed truncates to its own HW at once, before it fetches (`ReplicaManager.makeFollowers`,
+0.10), and no Fetch names an epoch. A follower's HW trails its leader's by a Fetch round trip, so
+this drops records the old leader had already committed (KAFKA-1211, the bug KIP-101 fixed).
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ class Fetcher:
         # before KAFKA-7164, makeFollowers truncates only on a new leader
         if leader_changed and self.protocol.follower_truncation == "kip101":
             self.truncating.add(tp)
+        elif leader_changed and self.protocol.follower_truncation == "high_watermark":
+            p = self.partitions[tp]
+            self._truncate(p, p.log.hw, "high_watermark")
         # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
         # every partition of the request: one Fetch then names all of them, not just the first
         self.set_timer(0, "fetch_retry", leader)
@@ -60,8 +68,9 @@ class Fetcher:
             self.set_timer(min(parts.values()) - now, "fetch_retry", leader)
             return
         self.fetch_corr += 1
-        skip_truncation = self.protocol.mutant == "follower_skips_truncation"
-        once = self.protocol.follower_truncation == "kip101"
+        mode = self.protocol.follower_truncation
+        skip_truncation = self.protocol.mutant == "follower_skips_truncation" or mode == "high_watermark"
+        once = mode == "kip101"
         reqs = []
         for tp in ready:
             p = self.partitions[tp]
@@ -132,10 +141,14 @@ class Fetcher:
             local_epoch, local_end = p.log.end_offset_for_epoch(epoch)
             target = min(end, local_end) if local_epoch >= 0 else min(end, p.log.hw)
             reason = "diverging_epoch"
-        target = max(min(target, p.log.leo), p.log.log_start_offset)
+        self._truncate(p, max(min(target, p.log.leo), p.log.log_start_offset), reason)
+
+    def _truncate(self, p, target: int, reason: str) -> None:
+        """Drop every batch from `target` on; a `truncate` event naming the new log end when
+        anything went (a batch that straddles `target` stays)."""
         if p.log.truncate_to(target):
             rebuild(p.log, self.protocol.idempotent_batches)
-            self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": target,
+            self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": p.log.leo,
                                    "reason": reason})
 
     def _recover_out_of_range(self, p, data) -> bool:
@@ -145,10 +158,7 @@ class Fetcher:
         so the next Fetch goes out at once; otherwise the caller backs the partition off."""
         log = p.log
         if 0 <= data.log_end_offset < log.leo:
-            if log.truncate_to(data.log_end_offset):
-                rebuild(log, self.protocol.idempotent_batches)
-                self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id,
-                                       "to_offset": log.leo, "reason": "out_of_range"})
+            self._truncate(p, data.log_end_offset, "out_of_range")
             return True
         if data.log_start_offset > log.leo:
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id,

@@ -35,7 +35,8 @@ class IdempotenceMixin:
         if mode == "default":
             # KIP-679: idempotence is on by default only with acks=all; an explicit acks=1/0
             # without an explicit enable.idempotence turns it off
-            on = self.protocol.idempotence_default and self.spec["acks"] == "all"
+            on = (self.protocol.idempotence_default and self.protocol.idempotent_producer
+                  and self.spec["acks"] == "all")
             mode = "required" if on else "off"
         if mode == "requested" and not self.protocol.idempotence_modes:
             mode = "required"

@@ -69,7 +69,9 @@ class Protocol:
     # the broker was down or cut off leaves no stray (KAFKA-15605: ZK brokers during the KRaft
     # migration, 3.6+; KRaft brokers find strays on startup, KAFKA-13127/KAFKA-14616)
     full_leader_and_isr: bool = False
-    # how a follower finds where its log diverges from its leader's (ref §4 rows 3 and 5):
+    # how a follower finds where its log diverges from its leader's (ref §4 rows 1, 3 and 5):
+    # high_watermark (before 0.11): when its leader changes it truncates to its own HW at once
+    # (`ReplicaManager.makeFollowers`), which can drop committed records (KAFKA-1211, KIP-101);
     # kip101 (0.11-1.1): only when its leader changes, it asks the leader's end offset for
     # its latest epoch, answered by the start of the leader's next epoch (OffsetsForLeaderEpoch
     # v0), and truncates to it; kip279 (2.0+): the answer names the largest epoch the leader
@@ -81,6 +83,9 @@ class Protocol:
     # validates its position, and moves back to the divergence point if the log was truncated
     # below it (ref §1.2, §3.3.1 `maybeValidatePositionForCurrentLeader`)
     consumer_validation: bool = True
+    # the broker knows producer ids and sequences (KIP-98, 0.11). Without it no producer may be
+    # idempotent: a scenario that asks for one is refused when it is loaded
+    idempotent_producer: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -93,7 +98,7 @@ CHOICES = {
     "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
     "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
     "old_duplicate": ("duplicate_sequence", "out_of_order"),
-    "follower_truncation": ("kip101", "kip279"),
+    "follower_truncation": ("high_watermark", "kip101", "kip279"),
 }
 
 # the range of each integer switch
@@ -107,11 +112,16 @@ _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False,
                 client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
                 consumer_validation=False)
 
+_V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=False,
+                  unknown_producer="out_of_order", evict_state_on_retention=True,
+                  old_duplicate="out_of_order", client_log_start_check=False,
+                  producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
+                  idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570)
+
 PROFILES: dict[str, Protocol] = {
-    "0.11": Protocol(client_retries_out_of_order=False, client_resolves_sequences=False, unknown_producer="out_of_order", evict_state_on_retention=True,
-                     old_duplicate="out_of_order", client_log_start_check=False,
-                     producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                     idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570),
+    # before KIP-101 and KIP-98: HW truncation, no idempotent producer (its switches are moot)
+    "0.10.2": replace(_V0_11, follower_truncation="high_watermark", idempotent_producer=False),
+    "0.11": _V0_11,
     "1.0": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570),

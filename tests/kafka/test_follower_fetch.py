@@ -1,11 +1,13 @@
 """A follower whose fetch offset the leader's retention passed starts over at the leader's log
 start (`fetchOffsetAndTruncate` / `truncateFullyAndStartAt`), catches up and rejoins the ISR,
-instead of backing off forever."""
+instead of backing off forever. Before KIP-101 a follower truncates to its own HW as soon as
+its leader changes; from KIP-101 on it waits for the leader's answer."""
 
 from __future__ import annotations
 
 from epochsim.runner import run_scenario
-from scenarios.schema import parse_scenario
+from scenarios.schema import load_scenario, parse_scenario
+from tests.conftest import scenario_path
 
 BEHIND_RETENTION = """
 name = "follower-behind-retention"
@@ -56,3 +58,28 @@ def test_a_follower_behind_the_leaders_log_start_starts_over_there_and_rejoins()
     isr = [e["isr"] for e in events if e["kind"] == "partition_state"]
     assert 3 not in isr[-2] and 3 in isr[-1], isr  # shrunk while down, back in after catching up
     assert not verdict["violations"]
+
+
+def _b1_at_leader_change(profile: str) -> tuple[dict, list[dict]]:
+    """b1's last HW before t-0 moves to b3 in the KIP-101 scenario, and b1's events at the move."""
+    sc = load_scenario(scenario_path("kip101-hw-truncation-legacy"), {"protocol.profile": profile})
+    events = run_scenario(sc, 1, keep_events=True)["_events"]
+    b1 = [e for e in events if e["node"] == "b1"]
+    move = next(e["t"] for e in b1 if e["kind"] == "replica_state" and e["leader"] == 3)
+    hw = [e for e in b1 if e["kind"] == "hw" and e["t"] < move][-1]["hws"][0][2]
+    leo = max(b[2] + b[3] for e in b1 if e["kind"] == "replicate" and e["t"] < move
+              for b in e["batches"])
+    return {"hw": hw, "leo": leo}, [e for e in b1 if e["t"] == move]
+
+
+def test_before_kip101_a_follower_truncates_to_its_own_hw_when_its_leader_changes():
+    before, at_move = _b1_at_leader_change("0.10.2")
+    assert before["leo"] > before["hw"]  # b1 held batches above its HW, as followers do
+    cut = [e for e in at_move if e["kind"] == "truncate"]
+    assert cut == [dict(cut[0], to_offset=before["hw"], reason="high_watermark")], at_move
+
+
+def test_from_kip101_on_a_follower_keeps_its_log_until_the_leader_answers():
+    before, at_move = _b1_at_leader_change("0.11")
+    assert before["leo"] > before["hw"]
+    assert not [e for e in at_move if e["kind"] == "truncate"], at_move

@@ -381,3 +381,24 @@ def test_error_carries_its_parts():
         parse_scenario(with_topic(after="\n[cluster]\nbrokers = 0\n"), "s.toml")
     err = info.value
     assert (err.file, err.key) == ("s.toml", "cluster.brokers") and isinstance(err, ValueError)
+
+
+@pytest.mark.parametrize("mode", ['"required"', '"requested"', "true"])
+def test_a_profile_without_kip98_refuses_an_idempotent_producer(mode):
+    text = MINIMAL + f'[protocol]\nprofile = "0.10.2"\n[[producers]]\ntopic = "t"\nenable_idempotence = {mode}\n'
+    message = bad(text)
+    assert "producers[0].enable_idempotence" in message and "0.10.2" in message
+    assert "KIP-98" in message
+
+
+def test_without_kip98_a_default_producer_is_not_idempotent():
+    """`default` means idempotent under a profile whose default is on (3.0+, here `proposed`),
+    but not once `idempotent_producer` is off."""
+    from epochsim.runner import run_scenario
+    modes = []
+    for switch in ("true", "false"):
+        text = (MINIMAL + '[run]\nduration_ms = 300\nsettle_ms = 100\n[protocol]\n'
+                f'profile = "proposed"\nidempotent_producer = {switch}\n[[producers]]\ntopic = "t"\n')
+        events = run_scenario(parse_scenario(text), 1, keep_events=True)["_events"]
+        modes.append(next(e["effective_idempotence"] for e in events if e["kind"] == "client_config"))
+    assert modes == ["required", "off"]
