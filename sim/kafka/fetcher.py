@@ -119,6 +119,9 @@ class Fetcher:
             if p is None or data.tp not in parts or p.leader != leader:
                 continue
             if data.error:
+                if data.error == E.OFFSET_OUT_OF_RANGE and self._must_halt(p, data):
+                    self._halt(p, data)
+                    return  # the broker is gone: nothing of this response is applied
                 if not (data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)):
                     parts[data.tp] = self.now_us + FETCH_BACKOFF_US
                 continue
@@ -150,6 +153,19 @@ class Fetcher:
             rebuild(p.log, self.protocol.idempotent_batches)
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": p.log.leo,
                                    "reason": reason})
+
+    def _must_halt(self, p, data) -> bool:
+        """Before KAFKA-7414 (2.1) a follower ahead of its leader's log end may truncate only
+        when unclean leader election is allowed; otherwise `handleOffsetOutOfRange` treats the
+        truncation as data loss and exits the broker."""
+        return (self.protocol.out_of_range_halts and not self.cluster["unclean_leader_election"]
+                and 0 <= data.log_end_offset < p.log.leo)
+
+    def _halt(self, p, data) -> None:
+        """The broker process exits (FatalExitError); it stays down until restarted."""
+        self.emit(V.HALT, {"tp": p.tp, "topic_id": p.topic_id, "log_end_offset": p.log.leo,
+                           "leader_end_offset": data.log_end_offset})
+        self.world.crash(self.name)
 
     def _recover_out_of_range(self, p, data) -> bool:
         """`AbstractFetcherThread.fetchOffsetAndTruncate`: a follower ahead of the leader's log

@@ -83,6 +83,10 @@ class Protocol:
     # validates its position, and moves back to the divergence point if the log was truncated
     # below it (ref §1.2, §3.3.1 `maybeValidatePositionForCurrentLeader`)
     consumer_validation: bool = True
+    # a follower ahead of its leader's log end, without unclean leader election, halts its
+    # broker ("Exiting because log truncation is not allowed", FatalExitError) instead of
+    # truncating: `ReplicaFetcherThread.handleOffsetOutOfRange` until KAFKA-7414 (2.1)
+    out_of_range_halts: bool = False
     # the broker knows producer ids and sequences (KIP-98, 0.11). Without it no producer may be
     # idempotent: a scenario that asks for one is refused when it is loaded
     idempotent_producer: bool = True
@@ -106,9 +110,9 @@ BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
 
 _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
-# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs (2.1), KAFKA-7738 (2.2),
+# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs and KAFKA-7414 (2.1), KAFKA-7738 (2.2),
 # KIP-320's consumer validation (2.3), topic ids
-_PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False,
+_PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_range_halts=True,
                 client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
                 consumer_validation=False)
 

@@ -50,6 +50,8 @@ REPLICATE = "replicate"  # one per Fetch response on a follower: leader, batches
 TRUNCATE = "truncate"    # tp, topic_id, to_offset, reason
 HW = "hw"                # one per request that moved HWs: role, hws: [[tp, topic_id, hw, leader_epoch]]
 LOG_START = "log_start"  # tp, topic_id, log_start_offset
+HALT = "halt"            # the broker exits on a truncation it may not do: tp, topic_id,
+#                          log_end_offset, leader_end_offset (a `crash` event follows)
 PRODUCE_RESULT = "produce_result"  # broker side per partition: tp, bid, error
 
 # -- clients ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """A follower whose fetch offset the leader's retention passed starts over at the leader's log
 start (`fetchOffsetAndTruncate` / `truncateFullyAndStartAt`), catches up and rejoins the ISR,
 instead of backing off forever. Before KIP-101 a follower truncates to its own HW as soon as
-its leader changes; from KIP-101 on it waits for the leader's answer."""
+its leader changes; from KIP-101 on it waits for the leader's answer. Before KAFKA-7414 a
+follower ahead of its leader's log end halts its broker unless unclean election is allowed."""
 
 from __future__ import annotations
 
@@ -83,3 +84,24 @@ def test_from_kip101_on_a_follower_keeps_its_log_until_the_leader_answers():
     before, at_move = _b1_at_leader_change("0.11")
     assert before["leo"] > before["hw"]
     assert not [e for e in at_move if e["kind"] == "truncate"], at_move
+
+
+def _b2_after_restart(overrides: dict) -> list[dict]:
+    """b2's halt, crash and truncate events after it comes back in the KIP-101 scenario."""
+    sc = load_scenario(scenario_path("kip101-hw-truncation-legacy"), overrides)
+    events = run_scenario(sc, 1, keep_events=True)["_events"]
+    return [e for e in events if e["node"] == "b2" and e["t"] > 6_000_000
+            and e["kind"] in ("halt", "crash", "truncate")]
+
+
+def test_before_kafka7414_a_follower_ahead_of_its_leader_halts_its_broker():
+    events = _b2_after_restart({})
+    assert [e["kind"] for e in events] == ["halt", "crash"], events
+    assert events[0]["leader_end_offset"] < events[0]["log_end_offset"]
+
+
+def test_after_kafka7414_or_with_unclean_election_it_truncates_instead():
+    for overrides in ({"protocol.out_of_range_halts": False}, {"cluster.unclean_leader_election": True}):
+        events = _b2_after_restart(overrides)
+        assert [(e["kind"], e.get("reason")) for e in events] == [("truncate", "out_of_range")], \
+            (overrides, events)
