@@ -202,6 +202,8 @@ def _append(ev):
 
 _SIMPLE = {
     V.CRASH: lambda ev: f"{ev['node']} crashed",
+    V.HALT: lambda ev: (f"{ev['node']} halted: its log of {ev['tp']} ends at {ev['log_end_offset']}, "
+                        f"past its leader's {ev['leader_end_offset']}, and it may not truncate"),
     V.RESTART: lambda ev: f"{ev['node']} restarted",
     V.CONTROLLER_ELECTED: lambda ev: (f"{ev['node']} became the active controller "
                                       f"(controller epoch {ev['controller_epoch']})"),
