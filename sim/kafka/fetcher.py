@@ -43,11 +43,13 @@ class Fetcher:
         self.remove_from_fetchers(tp)
         self.fetchers.setdefault(leader, {})[tp] = 0
         # before KAFKA-7164, makeFollowers truncates only on a new leader
-        if leader_changed and self.protocol.follower_truncation == "kip101":
-            self.truncating.add(tp)
-        elif leader_changed and self.protocol.follower_truncation == "high_watermark":
-            p = self.partitions[tp]
-            self._truncate(p, p.log.hw, "high_watermark")
+        if leader_changed:
+            mode = self.protocol.follower_truncation
+            if mode == "kip101":
+                self.truncating.add(tp)
+            elif mode == "high_watermark":
+                p = self.partitions[tp]
+                self._truncate(p, p.log.hw, "high_watermark")
         # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
         # every partition of the request: one Fetch then names all of them, not just the first
         self.set_timer(0, "fetch_retry", leader)
@@ -119,10 +121,10 @@ class Fetcher:
             if p is None or data.tp not in parts or p.leader != leader:
                 continue
             if data.error:
-                if data.error == E.OFFSET_OUT_OF_RANGE and self._must_halt(p, data):
-                    self._halt(p, data)
-                    return  # the broker is gone: nothing of this response is applied
-                if not (data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)):
+                recovered = data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)
+                if not self.alive:
+                    return  # it halted: nothing more of this response is applied
+                if not recovered:
                     parts[data.tp] = self.now_us + FETCH_BACKOFF_US
                 continue
             self.truncating.discard(data.tp)
@@ -154,13 +156,6 @@ class Fetcher:
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": p.log.leo,
                                    "reason": reason})
 
-    def _must_halt(self, p, data) -> bool:
-        """Before KAFKA-7414 (2.1) a follower ahead of its leader's log end may truncate only
-        when unclean leader election is allowed; otherwise `handleOffsetOutOfRange` treats the
-        truncation as data loss and exits the broker."""
-        return (self.protocol.out_of_range_halts and not self.cluster["unclean_leader_election"]
-                and 0 <= data.log_end_offset < p.log.leo)
-
     def _halt(self, p, data) -> None:
         """The broker process exits (FatalExitError); it stays down until restarted."""
         self.emit(V.HALT, {"tp": p.tp, "topic_id": p.topic_id, "log_end_offset": p.log.leo,
@@ -171,10 +166,16 @@ class Fetcher:
         """`AbstractFetcherThread.fetchOffsetAndTruncate`: a follower ahead of the leader's log
         end truncates to it; one behind the leader's log start drops its whole log and starts
         at the leader's log start (`truncateFullyAndStartAt`). Returns whether it did either,
-        so the next Fetch goes out at once; otherwise the caller backs the partition off."""
+        so the next Fetch goes out at once; otherwise the caller backs the partition off.
+        Before KAFKA-7414 (2.1) the follower ahead may truncate only when unclean leader
+        election is allowed; otherwise `handleOffsetOutOfRange` treats the truncation as data
+        loss and the broker halts."""
         log = p.log
         if 0 <= data.log_end_offset < log.leo:
-            self._truncate(p, data.log_end_offset, "out_of_range")
+            if self.protocol.out_of_range_halts and not self.cluster["unclean_leader_election"]:
+                self._halt(p, data)
+            else:
+                self._truncate(p, data.log_end_offset, "out_of_range")
             return True
         if data.log_start_offset > log.leo:
             self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id,
