@@ -52,6 +52,20 @@ def test_high_watermark_truncation_alone_loses_the_acked_batch():
     assert clean["violated"] == [], clean["violated"]
 
 
+@pytest.mark.parametrize("overrides,violated", [
+    ((), []),
+    ((("protocol.fetch_epoch_check", False),), ["log_divergence"]),
+    # from 2.8 every Fetch names the follower's last epoch: the zombie truncates even unfenced
+    ((("protocol.profile", "3.7"), ("protocol.fetch_epoch_check", False)), []),
+])
+def test_kip320_fetch_epochs_alone_fence_the_zombie_follower_on_2_4(overrides, violated):
+    """The KAFKA-6880 pair differs by profile (1.0 / 2.4); on 2.4, where a follower checks for
+    divergence only after an epoch change, turning KIP-320's fetch epochs off brings the
+    divergence back."""
+    verdict = run_cached("kafka6880-zombie-follower-fixed", 1, overrides)
+    assert verdict["violated"] == violated, verdict["violated"]
+
+
 def test_legacy_profiles_differ_only_by_the_switch():
     """The fixed KIP-359 scenario is the legacy one plus produce_epoch_check: flipping the
     switch off on the fixed scenario brings the violation back."""

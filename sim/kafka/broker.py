@@ -227,11 +227,11 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             self.remove_from_fetchers(st.tp)
         else:
             leader_changed = p.leader != st.leader
-            p.make_follower(st)
+            new_epoch = p.make_follower(st)
             self.fail_waiters(st.tp)
             if st.leader >= 0 and not self.shutting_down:  # ReplicaManager.makeFollowers: a
                 # shutting-down broker adds no fetcher, so it cannot rejoin the ISR (cf. KIP-841)
-                self.add_to_fetcher(st.tp, st.leader, leader_changed)
+                self.add_to_fetcher(st.tp, st.leader, leader_changed, new_epoch)
             else:
                 self.remove_from_fetchers(st.tp)
         self.emit(V.REPLICA_STATE, {"tp": st.tp, "topic_id": st.topic_id,

@@ -259,21 +259,9 @@ class BrokerData:
                 err = E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0 else E.NOT_LEADER_OR_FOLLOWER
                 return FetchPartitionData(fp.tp, err)
             if fp.last_fetched_epoch >= 0:
-                if self.protocol.follower_truncation == "kip101":
-                    end = log.end_offset_for_epoch_v0(fp.last_fetched_epoch)
-                    if end < fp.fetch_offset:  # no epoch in the answer: truncate to `end`,
-                        # or to the HW when `end` is -1 too
-                        return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
-                                                  diverging=(-1, end))
-                else:
-                    # `readRecords` (ref §1.2): an answer without an epoch (an empty cache), or an
-                    # offset below the log start, is out of range before any divergence is judged
-                    epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
-                    if epoch < 0 or fp.fetch_offset < log.log_start_offset:
-                        return self._out_of_range_answer(fp.tp, log)
-                    if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
-                        return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset,
-                                                  diverging=(epoch, end))
+                answer = self._divergence(fp, log)
+                if answer is not None:
+                    return answer
             if record:
                 self._follower_progress(p, replica_id, fp.fetch_offset)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
@@ -282,6 +270,33 @@ class BrokerData:
         if replica_id < 0:
             entries = tuple(e for e in entries if e[0] + e[1] <= log.hw)
         return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset, entries)
+
+    def _divergence(self, fp, log) -> FetchPartitionData | None:
+        """Where a follower naming its last epoch diverges from this leader's log, as its
+        `follower_truncation` asks (see `fetcher`): a `diverging` answer, an out-of-range one,
+        or None to read on. `diverging` is (epoch, end offset); an epoch of -1 is an answer
+        without one (OffsetsForLeaderEpoch v0), an end offset of -1 no answer at all, which
+        sends the follower back to its own HW."""
+        mode = self.protocol.follower_truncation
+        if mode == "kip101":
+            end = log.end_offset_for_epoch_v0(fp.last_fetched_epoch)
+            return self._diverging(fp.tp, log, -1, end) if end < fp.fetch_offset else None
+        epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
+        if epoch < 0:
+            # Fetch v12's `readRecords` (ref §1.2): out of range; an OffsetsForLeaderEpoch
+            # answer of UNDEFINED_EPOCH_OFFSET: back to the follower's initial offset, its HW
+            return self._out_of_range_answer(fp.tp, log) if mode == "diverging_epoch" else \
+                self._diverging(fp.tp, log, -1, -1)
+        if mode == "diverging_epoch" and fp.fetch_offset < log.log_start_offset:
+            return self._out_of_range_answer(fp.tp, log)
+        if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
+            return self._diverging(fp.tp, log, epoch, end)
+        return None
+
+    @staticmethod
+    def _diverging(tp: str, log, epoch: int, end: int) -> FetchPartitionData:
+        return FetchPartitionData(tp, E.NONE, log.hw, log.log_start_offset,
+                                  diverging=(epoch, end))
 
     def on_offsets_for_leader_epoch(self, msg) -> None:
         """A consumer's OffsetsForLeaderEpoch (v3+, ref §1.2 table): per partition the same

@@ -1,22 +1,29 @@
 """Follower side of replication: one fetcher per (follower, leader) pair, many partitions each.
 
 Contract (mixin of `Broker`): a follower fetches every partition it follows from that
-partition's leader with `CurrentLeaderEpoch` and `LastFetchedEpoch` (KIP-320, Fetch v12+), at
-most one Fetch in flight per leader, as Kafka's ReplicaFetcherThread does. A `DivergingEpoch`
-answer truncates the log to min(leader's end offset for that epoch, our end offset for it),
-so truncation runs on every leader-epoch change whether or not the leader changed (KAFKA-7164,
-ref §1.4 step 4). Epoch errors back the partition off for `replica.fetch.backoff.ms`.
+partition's leader with `CurrentLeaderEpoch` (KIP-320), at most one Fetch in flight per leader,
+as Kafka's ReplicaFetcherThread does. Epoch errors back the partition off for
+`replica.fetch.backoff.ms`. How it finds where its log diverges from its leader's depends on
+`follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3 and 5):
 
-With `follower_truncation = "kip101"` (0.11-1.1, ref §4 rows 3 and 5) a partition names its
-last epoch only in its first Fetch after its leader changed (`truncating`), standing in for
-the OffsetsForLeaderEpoch v0 round trip that preceded fetching; the leader answers with the
-end offset alone, and the follower truncates to min(that offset, its log end), or to its own
-HW when the leader has no answer (`ReplicaFetcherThread.maybeTruncate`, 0.11).
-
-With `follower_truncation = "high_watermark"` (before 0.11, ref §4 row 1) a follower whose
-leader changed truncates to its own HW at once, before it fetches (`ReplicaManager.makeFollowers`,
-0.10), and no Fetch names an epoch. A follower's HW trails its leader's by a Fetch round trip, so
-this drops records the old leader had already committed (KAFKA-1211, the bug KIP-101 fixed).
+- `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the
+  epoch of the follower's last entry (`LastFetchedEpoch`, Fetch v12) and a `DivergingEpoch`
+  answer truncates the log to min(leader's end offset for that epoch, our end offset for it).
+  A follower that missed a LeaderAndIsr still learns of a divergence from its next Fetch.
+- `kip279` (2.1-2.7): the same answer, but asked once per leader-epoch change, whether or not
+  the leader changed (KAFKA-7164): only the first Fetch after `makeFollower` names an epoch,
+  standing in for the OffsetsForLeaderEpoch v1+ round trip that preceded fetching. A leader
+  with no answer for that epoch sends the follower back to its own HW (its initial fetch
+  offset). Between epoch changes nothing is checked: a follower that never hears of an epoch
+  change keeps appending what its old leader serves, unless KIP-320's `CurrentLeaderEpoch`
+  check fences its Fetch (KAFKA-6880, the zombie follower).
+- `kip101` (0.11-1.1): asked only when the leader changed, and answered by the end offset alone
+  (OffsetsForLeaderEpoch v0): the follower truncates to min(that offset, its log end), or to
+  its own HW when the leader has no answer (`ReplicaFetcherThread.maybeTruncate`, 0.11).
+- `high_watermark` (before 0.11): a follower whose leader changed truncates to its own HW at
+  once, before it fetches (`ReplicaManager.makeFollowers`, 0.10), and no Fetch names an epoch.
+  A follower's HW trails its leader's by a Fetch round trip, so this drops records the old
+  leader had already committed (KAFKA-1211, the bug KIP-101 fixed).
 """
 
 from __future__ import annotations
@@ -35,21 +42,24 @@ class Fetcher:
     def init_fetchers(self) -> None:
         self.fetchers: dict[int, dict[str, int]] = {}  # leader id -> tp -> backoff until (us)
         self.fetch_inflight: dict[int, int] = {}  # leader id -> corr
+        # leader id -> (the last Fetch's FetchPartitions, those of them sent while truncating)
+        self.fetch_sent: dict[int, tuple] = {}
         self.fetch_corr = 0
         self.fetch_deadlines = Deadlines(self, "fetch_timeout")
-        self.truncating: set[str] = set()  # kip101: partitions yet to learn where to truncate
+        # kip101, kip279: partitions yet to learn where to truncate
+        self.truncating: set[str] = set()
 
-    def add_to_fetcher(self, tp: str, leader: int, leader_changed: bool = True) -> None:
+    def add_to_fetcher(self, tp: str, leader: int, leader_changed: bool = True,
+                       new_epoch: bool = True) -> None:
         self.remove_from_fetchers(tp)
         self.fetchers.setdefault(leader, {})[tp] = 0
-        # before KAFKA-7164, makeFollowers truncates only on a new leader
-        if leader_changed:
-            mode = self.protocol.follower_truncation
-            if mode == "kip101":
-                self.truncating.add(tp)
-            elif mode == "high_watermark":
-                p = self.partitions[tp]
-                self._truncate(p, p.log.hw, "high_watermark")
+        mode = self.protocol.follower_truncation
+        # before KAFKA-7164 (2.1), makeFollowers truncates only on a new leader
+        if mode == "kip279" and new_epoch or mode == "kip101" and leader_changed:
+            self.truncating.add(tp)
+        elif mode == "high_watermark" and leader_changed:
+            p = self.partitions[tp]
+            self._truncate(p, p.log.hw, "high_watermark")
         # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
         # every partition of the request: one Fetch then names all of them, not just the first
         self.set_timer(0, "fetch_retry", leader)
@@ -72,7 +82,7 @@ class Fetcher:
         self.fetch_corr += 1
         mode = self.protocol.follower_truncation
         skip_truncation = self.protocol.mutant == "follower_skips_truncation" or mode == "high_watermark"
-        once = mode == "kip101"
+        once = mode == "kip101" or mode == "kip279"
         reqs = []
         for tp in ready:
             p = self.partitions[tp]
@@ -83,7 +93,9 @@ class Fetcher:
             reqs.append(FetchPartition(tp, p.log.leo, p.leader_epoch, last_epoch))
         wait_us = self.cluster["replica_fetch_wait_max_ms"] * 1000
         self.fetch_inflight[leader] = self.fetch_corr
-        self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, tuple(reqs)))
+        reqs = tuple(reqs)
+        self.fetch_sent[leader] = (reqs, self.truncating.intersection(ready) if self.truncating else ())
+        self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, reqs))
         self.fetch_deadlines.add((leader, self.fetch_corr), self.now_us + wait_us + FETCH_TIMEOUT_US)
 
     def on_disconnect(self, peer: str) -> None:
@@ -116,9 +128,15 @@ class Fetcher:
         self.fetch_deadlines.cancel((leader, resp.corr))
         parts = self.fetchers.get(leader, {})
         added, hws = [], []
-        for data in resp.partitions:
+        truncating = self.truncating
+        sent, sent_truncating = self.fetch_sent[leader]
+        for fp, data in zip(sent, resp.partitions):
             p = self.partitions.get(data.tp)
             if p is None or data.tp not in parts or p.leader != leader:
+                continue
+            if fp.fetch_offset != p.log.leo or (data.tp in truncating and data.tp not in sent_truncating):
+                # truncated, or made to truncate, since this Fetch went out: processFetchRequest
+                # applies only a response for the current offset of a partition ready to fetch
                 continue
             if data.error:
                 recovered = data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)
@@ -129,7 +147,8 @@ class Fetcher:
                 continue
             self.truncating.discard(data.tp)
             if data.diverging is not None:
-                self._truncate_diverging(p, data.diverging)
+                if not self._truncate_diverging(p, data.diverging):
+                    self.truncating.add(data.tp)  # ask again from the new log end
             else:
                 self._append_fetched(p, data, added, hws)
         if added:
@@ -138,15 +157,22 @@ class Fetcher:
             self.emit(V.HW, {"role": "follower", "hws": hws})
         self._maybe_fetch(leader)
 
-    def _truncate_diverging(self, p, diverging) -> None:
+    def _truncate_diverging(self, p, diverging) -> bool:
+        """Truncate to where the leader's answer says the logs diverge; returns whether that
+        settles it. When the follower does not have the epoch the leader answered with, it
+        truncates to the end of its own largest epoch below it and must ask again
+        (`AbstractFetcherThread.getOffsetTruncationState`, truncationCompleted = false)."""
         epoch, end = diverging
+        complete = True
         if epoch < 0:  # a KIP-101 answer: an end offset, and no epoch to look up
             target, reason = (p.log.hw, "high_watermark") if end < 0 else (end, "epoch_end_offset")
         else:
             local_epoch, local_end = p.log.end_offset_for_epoch(epoch)
             target = min(end, local_end) if local_epoch >= 0 else min(end, p.log.hw)
+            complete = local_epoch < 0 or local_epoch == epoch
             reason = "diverging_epoch"
         self._truncate(p, max(min(target, p.log.leo), p.log.log_start_offset), reason)
+        return complete
 
     def _truncate(self, p, target: int, reason: str) -> None:
         """Drop every batch from `target` on; a `truncate` event naming the new log end when

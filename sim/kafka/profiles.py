@@ -69,15 +69,18 @@ class Protocol:
     # the broker was down or cut off leaves no stray (KAFKA-15605: ZK brokers during the KRaft
     # migration, 3.6+; KRaft brokers find strays on startup, KAFKA-13127/KAFKA-14616)
     full_leader_and_isr: bool = False
-    # how a follower finds where its log diverges from its leader's (ref §4 rows 1, 3 and 5):
-    # high_watermark (before 0.11): when its leader changes it truncates to its own HW at once
-    # (`ReplicaManager.makeFollowers`), which can drop committed records (KAFKA-1211, KIP-101);
-    # kip101 (0.11-1.1): only when its leader changes, it asks the leader's end offset for
-    # its latest epoch, answered by the start of the leader's next epoch (OffsetsForLeaderEpoch
-    # v0), and truncates to it; kip279 (2.0+): the answer names the largest epoch the leader
-    # has at or below it, so the follower also drops entries of epochs the leader never had
-    # (KAFKA-6361), and it checks on every epoch change (KAFKA-7164, 2.1)
-    follower_truncation: str = "kip279"
+    # how a follower finds where its log diverges from its leader's (ref §4 rows 1, 3 and 5;
+    # sim/kafka/fetcher.py): high_watermark (before 0.11): when its leader changes it
+    # truncates to its own HW at once (`ReplicaManager.makeFollowers`), which can drop
+    # committed records (KAFKA-1211, KIP-101); kip101 (0.11-1.1): only when its leader changes,
+    # it asks the leader's end offset for its latest epoch, answered by the start of the
+    # leader's next epoch (OffsetsForLeaderEpoch v0), and truncates to it; kip279 (2.1-2.7):
+    # the answer names the largest epoch the leader has at or below it, so the follower also
+    # drops entries of epochs the leader never had (KAFKA-6361, 2.0), and it asks on every
+    # epoch change (KAFKA-7164, 2.1); diverging_epoch (2.8+, KAFKA-10554): every Fetch names
+    # the follower's last epoch and the leader answers with the divergence, so a follower that
+    # missed an epoch change still truncates
+    follower_truncation: str = "diverging_epoch"
     # KIP-320 client side (KAFKA-7747, 2.3): after a leader change the consumer stops fetching
     # a partition it has read from until an OffsetsForLeaderEpoch round trip to the new leader
     # validates its position, and moves back to the divergence point if the log was truncated
@@ -102,7 +105,7 @@ CHOICES = {
     "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
     "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
     "old_duplicate": ("duplicate_sequence", "out_of_order"),
-    "follower_truncation": ("high_watermark", "kip101", "kip279"),
+    "follower_truncation": ("high_watermark", "kip101", "kip279", "diverging_epoch"),
 }
 
 # the range of each integer switch
@@ -130,10 +133,11 @@ PROFILES: dict[str, Protocol] = {
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570),
     "2.4": Protocol(client_accepts_recreated_topic=False, client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, **_PRE_KIP_570),
-    "2.5": Protocol(client_accepts_recreated_topic=False, producer_id_expiration_ms=_WEEK_MS, idempotence_default=False, **_PRE_KIP_570),
+                    idempotence_default=False, follower_truncation="kip279", **_PRE_KIP_570),
+    "2.5": Protocol(client_accepts_recreated_topic=False, producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
+                    follower_truncation="kip279", **_PRE_KIP_570),
     "2.6": Protocol(client_accepts_recreated_topic=False, stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False),
+                    idempotence_default=False, follower_truncation="kip279"),
     "3.4.0": Protocol(stop_replica_equal_epoch="reject"),
     "3.4.1": Protocol(stop_replica_equal_epoch="accept"),
     "3.7": Protocol(leader_discovery="kip951"),

@@ -2,12 +2,18 @@
 start (`fetchOffsetAndTruncate` / `truncateFullyAndStartAt`), catches up and rejoins the ISR,
 instead of backing off forever. Before KIP-101 a follower truncates to its own HW as soon as
 its leader changes; from KIP-101 on it waits for the leader's answer. Before KAFKA-7414 a
-follower ahead of its leader's log end halts its broker unless unclean election is allowed."""
+follower ahead of its leader's log end halts its broker unless unclean election is allowed.
+Before 2.8 a follower that missed an epoch change never asks where its log diverges; a leader's
+answer naming an epoch the follower lacks makes it truncate part way and ask again."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from epochsim.runner import run_scenario
 from scenarios.schema import load_scenario, parse_scenario
+from sim.kafka.fetcher import Fetcher
+from sim.kafka.log import Log
 from tests.conftest import scenario_path
 
 BEHIND_RETENTION = """
@@ -105,3 +111,49 @@ def test_after_kafka7414_or_with_unclean_election_it_truncates_instead():
         events = _b2_after_restart(overrides)
         assert [(e["kind"], e.get("reason")) for e in events] == [("truncate", "out_of_range")], \
             (overrides, events)
+
+
+def _zombie_b2(profile: str) -> tuple[list[dict], int]:
+    """b2's truncate events in the KAFKA-6880 scenario with KIP-320's fetch epochs off, and
+    when b2 first hears of epoch 2 (the controller's retry of the LeaderAndIsr it lost)."""
+    sc = load_scenario(scenario_path("kafka6880-zombie-follower-fixed"),
+                       {"protocol.profile": profile, "protocol.fetch_epoch_check": False})
+    events = run_scenario(sc, 1, keep_events=True)["_events"]
+    b2 = [e for e in events if e["node"] == "b2"]
+    told = next(e["t"] for e in b2 if e["kind"] == "replica_state" and e["leader_epoch"] == 2)
+    return [e for e in b2 if e["kind"] == "truncate"], told
+
+
+def test_before_2_8_a_follower_that_missed_the_epoch_change_never_asks():
+    cuts, told = _zombie_b2("2.4")
+    assert cuts == [], cuts  # it kept the old tail, and epoch 2 came with the same leader
+
+
+def test_from_2_8_every_fetch_asks_so_the_zombie_truncates_before_it_hears():
+    cuts, told = _zombie_b2("3.7")
+    assert [e["reason"] for e in cuts] == ["diverging_epoch"], cuts
+    assert cuts[0]["t"] < told
+
+
+def _truncate_diverging(entries: list[tuple[int, int]], answer: tuple[int, int]) -> tuple[bool, Log]:
+    """`Fetcher._truncate_diverging` on a follower log of (epoch, batches) runs of 2-record
+    batches: (whether it settled, the log after)."""
+    log = Log()
+    for epoch, batches in entries:
+        for _ in range(batches):
+            log.append(2, epoch, None)
+    follower = SimpleNamespace(_truncate=lambda p, target, reason: p.log.truncate_to(target))
+    done = Fetcher._truncate_diverging(follower, SimpleNamespace(log=log), answer)
+    return done, log
+
+
+def test_an_answer_naming_an_epoch_the_follower_has_settles_the_truncation():
+    done, log = _truncate_diverging([(0, 5), (3, 5)], (3, 14))  # epoch 3 ends at 14 on the leader
+    assert done and log.leo == 14 and log.last_epoch() == 3
+
+
+def test_an_answer_naming_an_epoch_the_follower_lacks_truncates_part_way_and_asks_again():
+    # the follower has epochs 0 and 5; the leader's largest epoch <= 5 is 4, ending at 16
+    done, log = _truncate_diverging([(0, 5), (5, 5)], (4, 16))
+    assert not done  # AbstractFetcherThread: truncationCompleted = false
+    assert log.leo == 10 and log.last_epoch() == 0  # the end of its own epoch below 4
