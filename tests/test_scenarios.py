@@ -66,6 +66,16 @@ def test_kip320_fetch_epochs_alone_fence_the_zombie_follower_on_2_4(overrides, v
     assert verdict["violated"] == violated, verdict["violated"]
 
 
+@pytest.mark.parametrize("name,on,violated", [
+    ("kafka14704-follower-hw-before-truncation-legacy", False, []),
+    ("kafka14704-follower-hw-before-truncation-fixed", True, ["log_divergence"]),
+])
+def test_the_hw_before_truncation_switch_alone_decides_kafka14704(name, on, violated):
+    """The KAFKA-14704 pair differs by profile (3.4.1 / 3.7); the switch alone flips each."""
+    verdict = run_cached(name, 1, (("protocol.hw_before_diverging_truncation", on),))
+    assert verdict["violated"] == violated, verdict["violated"]
+
+
 def test_legacy_profiles_differ_only_by_the_switch():
     """The fixed KIP-359 scenario is the legacy one plus produce_epoch_check: flipping the
     switch off on the fixed scenario brings the violation back."""

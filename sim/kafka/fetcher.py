@@ -147,6 +147,8 @@ class Fetcher:
                 continue
             self.truncating.discard(data.tp)
             if data.diverging is not None:
+                if self.protocol.hw_before_diverging_truncation and self.protocol.follower_truncation == "diverging_epoch":
+                    self._hw_before_truncation(p, data.high_watermark)
                 if not self._truncate_diverging(p, data.diverging):
                     self.truncating.add(data.tp)  # ask again from the new log end
             else:
@@ -221,7 +223,22 @@ class Fetcher:
             log.append_entry(entry)
             record_append(log, entry[3], entry[0], self.now_us, self.protocol.idempotent_batches)
             added.append([p.tp, p.topic_id, entry[0], entry[1], entry[2], entry[3].bid])
-        hw = min(data.high_watermark, log.leo)
-        if hw != log.hw and hw >= 0:
-            log.hw = hw
+        self._follower_hw(p, data.high_watermark, hws)
+
+    @staticmethod
+    def _follower_hw(p, leader_hw: int, hws: list) -> None:
+        """A follower's HW is the leader's, capped at its own log end (`updateHighWatermark`);
+        a change is added to `hws` for the `hw` event."""
+        hw = min(leader_hw, p.log.leo)
+        if hw != p.log.hw and hw >= 0:
+            p.log.hw = hw
             hws.append([p.tp, p.topic_id, hw, p.leader_epoch])
+
+    def _hw_before_truncation(self, p, leader_hw: int) -> None:
+        """KAFKA-14704 (2.8-3.4): `processPartitionData` took the HW of a response that carried
+        a DivergingEpoch before the truncation ran, so for a moment the follower's HW covers
+        records it is about to drop, which a reader of that follower could see."""
+        hws: list = []
+        self._follower_hw(p, leader_hw, hws)
+        if hws:
+            self.emit(V.HW, {"role": "follower", "hws": hws})

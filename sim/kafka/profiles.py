@@ -81,6 +81,10 @@ class Protocol:
     # the follower's last epoch and the leader answers with the divergence, so a follower that
     # missed an epoch change still truncates
     follower_truncation: str = "diverging_epoch"
+    # with follower_truncation = diverging_epoch: the follower applies the HW of a Fetch
+    # response that carries a DivergingEpoch before it truncates, so its HW briefly covers
+    # records it is about to drop (KAFKA-14704, 2.8-3.4; fixed in 3.5, ref §4 row 15)
+    hw_before_diverging_truncation: bool = False
     # KIP-320 client side (KAFKA-7747, 2.3): after a leader change the consumer stops fetching
     # a partition it has read from until an OffsetsForLeaderEpoch round trip to the new leader
     # validates its position, and moves back to the divergence point if the log was truncated
@@ -138,8 +142,8 @@ PROFILES: dict[str, Protocol] = {
                     follower_truncation="kip279", **_PRE_KIP_570),
     "2.6": Protocol(client_accepts_recreated_topic=False, stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, follower_truncation="kip279"),
-    "3.4.0": Protocol(stop_replica_equal_epoch="reject"),
-    "3.4.1": Protocol(stop_replica_equal_epoch="accept"),
+    "3.4.0": Protocol(stop_replica_equal_epoch="reject", hw_before_diverging_truncation=True),
+    "3.4.1": Protocol(stop_replica_equal_epoch="accept", hw_before_diverging_truncation=True),
     "3.7": Protocol(leader_discovery="kip951"),
     "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True,
                          leader_and_isr_delete_fence=True, full_leader_and_isr=True),
