@@ -83,6 +83,7 @@ class ReplicaLogs:
         self.logs: dict[tuple[str, str], ReplicaLog] = {}  # (node, tp) -> log
         self.bid_topic: dict[str, int] = {}  # batch id -> topic id it was appended under
         self.bid_base: dict[str, int] = {}  # batch id -> base offset of its latest leader append
+        self.power_lost: set[str] = set()  # batch ids some replica lost in a power loss
 
     def get(self, node: str, tp: str) -> ReplicaLog | None:
         return self.logs.get((node, tp))
@@ -110,6 +111,8 @@ class ReplicaLogs:
         elif kind == "truncate":
             log = self.logs.get((node, ev["tp"]))
             if log is not None:
+                if ev["reason"] == "power_loss":
+                    self.power_lost.update(row[3] for row in log.rows_between(ev["to_offset"], 1 << 62))
                 log.truncate(ev["to_offset"])
         elif kind == "log_start":
             log = self.logs.get((node, ev["tp"]))

@@ -26,6 +26,7 @@ class Metrics:
     def __init__(self):
         self.latencies_us: list[int] = []
         self.acks1: list[tuple] = []
+        self.acks_all: list[tuple] = []
         self.counts: dict[str, int] = {"acked": 0, "failed": 0, "retries": 0, "sends": 0,
                                        "drops": 0, "faults": 0, "stale_epoch_appends": 0,
                                        "no_offset_acks": 0, "stale_controller_rejections": 0,
@@ -46,8 +47,11 @@ class Metrics:
             c["acked"] += 1
             self.latencies_us.append(ev["latency_us"])
             c["no_offset_acks"] += not ev["has_offset"]
+            item = (ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["t"])
             if ev["acks"] == 1:
-                self.acks1.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["t"]))
+                self.acks1.append(item)
+            elif ev["acks"] == "all":
+                self.acks_all.append(item)
         elif kind == "produce_failed":
             c["failed"] += 1
             name = ev.get("error_name", str(ev["error"]))
@@ -89,6 +93,9 @@ class Metrics:
             v = percentile(lat, q)
             out[f"produce_latency_{name}_ms"] = None if v is None else round(v / 1000.0, 3)
         out["acks1_lost"] = len(lost_batches(ctx, self.acks1))
+        power_lost = ctx.logs.power_lost
+        out["acked_lost_to_power_loss"] = sum(1 for item in lost_batches(ctx, self.acks_all)
+                                              if item[1] in power_lost) if power_lost else 0
         idem = ctx.idem.seq_of
         out["duplicates_non_idempotent"] = sum(n - 1 for bid, n in self.batches_appended.items()
                                               if n > 1 and bid not in idem)

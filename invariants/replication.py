@@ -15,7 +15,10 @@ def final_leader_log(ctx, tp: str):
 
 class AckedWriteLost(Invariant):
     """acks=all: every acknowledged batch is in the final leader's log (or was removed by
-    retention below its log start offset) (ref §6 item 7). acks=1 losses are a metric."""
+    retention below its log start offset) (ref §6 item 7). acks=1 losses are a metric, and so
+    are batches some replica lost in a power loss: before KIP-966 Kafka may elect a replica
+    that lost unflushed data, so such a loss is the configuration's, not the protocol's
+    (`acked_lost_to_power_loss`)."""
 
     name = "acked_write_lost"
     handlers = {"ack": "on_ack"}
@@ -30,6 +33,8 @@ class AckedWriteLost(Invariant):
 
     def finish(self):
         for tp, bid, base, seq, _t in lost_batches(self.ctx, self.acked):
+            if bid in self.ctx.logs.power_lost:
+                continue
             self.violate(self.ctx.end_t, f"acknowledged batch {bid} (offset {base}) of {tp} "
                          f"is missing from the final log", seq)
 
@@ -59,7 +64,9 @@ def lost_batches(ctx, acked: list[tuple]) -> list[tuple]:
 
 class LogDivergence(Invariant):
     """Two replicas never hold different batches at an offset below both their high
-    watermarks (ref §6 item 6; RaftEventSimulationTest ConsistentCommittedData)."""
+    watermarks (ref §6 item 6; RaftEventSimulationTest ConsistentCommittedData). A committed
+    batch that a power loss took, and that no live replica still holds below its HW, may be
+    replaced: the log lost that history rather than forked."""
 
     name = "log_divergence"
     handlers = {"hw": "on_hw", "truncate": "on_truncate", "log_created": "on_created"}
@@ -87,10 +94,35 @@ class LogDivergence(Invariant):
             canon = self.committed.setdefault((tp, topic_id), {})
             for base, _count, _e, bid in log.rows_between(lo, hw):
                 first = canon.setdefault(base, (bid, node, ev["seq"]))
-                if first[0] != bid:
+                if first[0] != bid and self._lost_to_power(tp, topic_id, base, first[0]):
+                    canon[base] = (bid, node, ev["seq"])  # its history was lost, not forked
+                    self._recheck_down_replicas(tp, base)
+                elif first[0] != bid:
                     self.violate(ev["t"], f"{tp} offset {base}: {node} has {bid} below its HW {hw} "
                                  f"but {first[1]} committed {first[0]}", first[2], ev["seq"])
             self.checked[key] = hw
+
+    def _lost_to_power(self, tp: str, topic_id, base: int, bid: str) -> bool:
+        """The committed batch `bid` at `base` went in a power loss and no live replica still
+        holds it below its HW: whoever writes that offset now does not fork the log."""
+        if bid not in self.ctx.logs.power_lost:
+            return False
+        down = self.ctx.truth.down
+        for (node, other_tp), log in self.ctx.logs.logs.items():
+            if other_tp == tp and node not in down and log.topic_id == topic_id and base < log.hw:
+                row = log.rows_between(base, base + 1)
+                if row and row[0][3] == bid:
+                    return False
+        return True
+
+
+    def _recheck_down_replicas(self, tp: str, base: int) -> None:
+        """A down replica may still hold the lost batch: its rows from `base` on are judged
+        against the new history once its HW covers them again."""
+        down = self.ctx.truth.down
+        for key, lo in self.checked.items():
+            if key[1] == tp and key[0] in down and lo > base:
+                self.checked[key] = base
 
 
 class HighWatermarkMonotonic(Invariant):

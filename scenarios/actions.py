@@ -358,6 +358,10 @@ ACTIONS: dict[str, Action] = {
     "restart": Action("node"),
     "isolate": Action("node"),
     "controlled_shutdown": Action("broker"),
+    # a crash that also loses what the OS had not written to disk: the batches appended in
+    # the last unflushed_ms (30 s: Linux writes a dirty page back once it is
+    # vm.dirty_expire_centisecs = 3000 old)
+    "power_loss": Action("broker", {"unflushed_ms": (_n(lo=0), 30_000)}),
     "partition": Action("none", {"groups": (_groups, REQUIRED)}),
     "block": Action("node", {"dst": (check_node, REQUIRED)}),
     "heal": Action("ignored"),

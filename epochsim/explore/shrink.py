@@ -24,7 +24,7 @@ GRIDS_MS = (1000, 100, 10, 1)
 # the broker 0.5 s after it starts, and a restart before that finds the broker up
 UNDO_AFTER_US = {"controlled_shutdown": 600_000}
 # undo action -> the actions it undoes
-UNDOES = {"restart": ("crash", "controlled_shutdown"), "heal": ("isolate", "partition", "block"),
+UNDOES = {"restart": ("crash", "controlled_shutdown", "power_loss"), "heal": ("isolate", "partition", "block"),
           "clear_rules": ("rule",), "cancel_reassignment": ("reassign",)}
 
 

@@ -41,8 +41,8 @@ class FaultStep:
 
 
 # An action that a mix step undoes after `duration_ms`, when the mix does not name one.
-DEFAULT_UNDO = {"crash": "restart", "partition": "heal", "isolate": "heal", "block": "heal",
-                "rule": "clear_rules"}
+DEFAULT_UNDO = {"crash": "restart", "power_loss": "restart", "partition": "heal", "isolate": "heal",
+                "block": "heal", "rule": "clear_rules"}
 
 
 def sorted_schedule(steps: list[FaultStep]) -> list[FaultStep]:

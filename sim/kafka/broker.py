@@ -15,7 +15,7 @@ from sim.kafka import vocab as V
 from sim.kafka.broker_data import BrokerData
 from sim.kafka.connection import RequestQueue
 from sim.kafka.fetcher import Fetcher
-from sim.kafka.idempotence import evict_below_log_start, expire_producers
+from sim.kafka.idempotence import evict_below_log_start, expire_producers, rebuild
 from sim.kafka.log import Log
 from sim.kafka.messages import ControlResponse, MetadataResponse
 from sim.kafka.partition import Partition
@@ -89,6 +89,21 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             self.on_request_served(data)
         else:
             self.on_data_timer(name, data)
+
+    # -- power loss ----------------------------------------------------------------------
+    def lose_unflushed(self, unflushed_us: int) -> None:
+        """A power loss: every log loses the batches appended in the last `unflushed_us`, which
+        the OS had not yet written to disk (Kafka leaves flushing to the OS by default:
+        `log.flush.interval.messages` and `.ms` are unbounded). Log recovery then trims the
+        leader-epoch cache, written with fsync on every change, to the new log end
+        (`LogLoader`: `truncateFromEnd`), and the HW to it; producer state is rebuilt."""
+        cutoff = self.now_us - unflushed_us
+        for tp in sorted(self.logs):
+            topic_id, log = self.logs[tp]
+            if log.truncate_to(log.first_appended_after(cutoff)):
+                rebuild(log, self.protocol.idempotent_batches)
+                self.emit(V.TRUNCATE, {"tp": tp, "topic_id": topic_id, "to_offset": log.leo,
+                                       "reason": "power_loss"})
 
     # -- retention (ref §2.3) ------------------------------------------------------------
     def apply_retention(self, tp: str, log_start_offset: int | None = None) -> None:
@@ -164,6 +179,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         req = msg.body
         errors, rejected = [], []
         older_ok = self.protocol.mutant == "lai_accepts_older_epoch"
+        stamp = (req.controller_epoch, req.corr)
         for st in req.partitions:
             p = self.partitions.get(st.tp)
             local = p.leader_epoch if p is not None else self._deleted_epoch(st)
@@ -175,25 +191,37 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
                     errors.append((st.tp, E.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
                 self._become(st, force=older_ok)
+                self.partitions[st.tp].lai_stamp = stamp
             elif self._isr_change_only(p, st) and self.id in st.replicas:
                 self._become(st)
+                self.partitions[st.tp].lai_stamp = stamp
             else:
                 rejected.append([st.tp, st.leader_epoch, local, E.STALE_CONTROLLER_EPOCH])
                 errors.append((st.tp, E.STALE_CONTROLLER_EPOCH))
         if rejected:
             self.emit(V.LAI_REJECTED, {"controller_epoch": req.controller_epoch, "partitions": rejected})
         if req.full:
-            self._remove_strays({st.tp for st in req.partitions})
+            self._remove_strays({st.tp for st in req.partitions}, stamp)
         self._reply(msg, "LeaderAndIsrResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
 
-    def _remove_strays(self, assigned: set) -> None:
-        """FULL LeaderAndIsr (KAFKA-15605): a local log the request does not list is a stray
-        and goes. Only logs no LeaderAndIsr has brought online since the broker started are
-        touched, so a FULL request overtaken by a newer one cannot remove a live replica."""
+    def _remove_strays(self, assigned: set, stamp: tuple) -> None:
+        """FULL LeaderAndIsr (KAFKA-15605): a local replica the request does not list is a
+        stray: it is stopped and its log goes, as `ReplicaManager` does with the strays of a
+        FULL request. Kafka's controller channel keeps its requests in order; this network may
+        not, so a replica that a later LeaderAndIsr (`stamp`: controller epoch, correlation id)
+        brought online stays."""
         for tp in sorted(self.logs):
-            if tp not in assigned and tp not in self.partitions:
-                topic_id, _log = self.logs.pop(tp)
-                self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": topic_id, "reason": "stray"})
+            p = self.partitions.get(tp)
+            if tp in assigned or (p is not None and p.lai_stamp > stamp):
+                continue
+            topic_id, _log = self.logs.pop(tp)
+            if p is not None:
+                self.remove_from_fetchers(tp)
+                self.fail_waiters(tp)
+                del self.partitions[tp]
+                if self.protocol.leader_and_isr_delete_fence:  # as after a StopReplica(delete)
+                    self.deleted_epochs[tp] = (topic_id, p.leader_epoch)
+            self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": topic_id, "reason": "stray"})
 
     def _deleted_epoch(self, st) -> int:
         """The epoch a LeaderAndIsr for an unhosted replica must exceed: -1 (anything goes, as

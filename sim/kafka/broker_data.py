@@ -96,7 +96,7 @@ class BrokerData:
                 dup_offset + batch.count
         if err:
             return self._produce_error(pp, err, p.log.log_start_offset), None
-        base = p.log.append(batch.count, p.leader_epoch, batch)
+        base = p.log.append(batch.count, p.leader_epoch, batch, self.now_us)
         record_append(p.log, batch, base, self.now_us, self.protocol.idempotent_batches)
         row = {"tp": pp.tp, "topic_id": p.topic_id, "base_offset": base, "count": batch.count,
                "leader_epoch": p.leader_epoch, "bid": batch.bid, "sender_epoch": pp.sender_epoch}

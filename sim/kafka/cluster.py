@@ -102,6 +102,7 @@ class Cluster:
         wc = self._with_controller
         h.update({
             "controlled_shutdown": self._controlled_shutdown,
+            "power_loss": self._power_loss,
             "move_leader": wc(lambda c, t, p: c.move_leader(t, p.get("to", "next"))),
             "move_all_leaders": wc(lambda c, t, p: c.move_all_leaders(int(t[1:]))),
             "preferred_election": wc(lambda c, t, p: c.preferred_election(
@@ -125,6 +126,12 @@ class Cluster:
         outcome = controller.controlled_shutdown(int(target[1:])) if controller else "no active controller"
         self.kernel.call_later(CONTROLLED_SHUTDOWN_US, self.world.crash, target)
         return outcome
+
+    def _power_loss(self, target, params):
+        """The broker's machine loses power: its unflushed batches go, and it is down (if it
+        was already, its OS still held them in memory until now)."""
+        self.brokers[int(target[1:])].lose_unflushed(int(params["unflushed_ms"] * 1000))
+        return None if self.world.crash(target) else "already down"
 
     def _upgrade_format(self, controller, topic, params):
         t = self.store.topics.get(topic)

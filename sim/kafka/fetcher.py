@@ -220,7 +220,7 @@ class Fetcher:
         for entry in data.entries:
             if entry[0] != log.leo:
                 continue
-            log.append_entry(entry)
+            log.append_entry(entry, self.now_us)
             record_append(log, entry[3], entry[0], self.now_us, self.protocol.idempotent_batches)
             added.append([p.tp, p.topic_id, entry[0], entry[1], entry[2], entry[3].bid])
         self._follower_hw(p, data.high_watermark, hws)

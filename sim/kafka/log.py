@@ -20,6 +20,7 @@ class Log:
     def __init__(self):
         self.bases: list[int] = []  # base offsets, for bisect
         self.entries: list[tuple] = []  # (base_offset, count, leader_epoch, Batch)
+        self.appended_us: list[int] = []  # when each entry reached this replica's log
         self.leo = 0  # log end offset
         self.log_start_offset = 0
         self.hw = 0
@@ -30,21 +31,29 @@ class Log:
         if not self.epochs or epoch > self.epochs[-1][0]:
             self.epochs.append((epoch, start_offset))
 
-    def append(self, count: int, leader_epoch: int, batch) -> int:
+    def append(self, count: int, leader_epoch: int, batch, at_us: int) -> int:
         base = self.leo
         self.assign_epoch_start(leader_epoch, base)
         self.bases.append(base)
         self.entries.append((base, count, leader_epoch, batch))
+        self.appended_us.append(at_us)
         self.leo = base + count
         return base
 
-    def append_entry(self, entry: tuple) -> None:
+    def append_entry(self, entry: tuple, at_us: int) -> None:
         """Append a batch copied from the leader, keeping its offsets and epoch."""
         base, count, epoch, _batch = entry
         self.assign_epoch_start(epoch, base)
         self.bases.append(base)
         self.entries.append(entry)
+        self.appended_us.append(at_us)
         self.leo = base + count
+
+    def first_appended_after(self, t_us: int) -> int:
+        """The base offset of the first entry appended after `t_us`, or the log end offset
+        (entries are appended in time order)."""
+        i = bisect_right(self.appended_us, t_us)
+        return self.bases[i] if i < len(self.bases) else self.leo
 
     def read(self, from_offset: int, max_batches: int) -> tuple:
         i = bisect_left(self.bases, from_offset)
@@ -89,6 +98,7 @@ class Log:
         if i < len(self.entries):
             del self.bases[i:]
             del self.entries[i:]
+            del self.appended_us[i:]
             self.leo = self.entries[-1][0] + self.entries[-1][1] if self.entries else self.log_start_offset
         self.hw = min(self.hw, self.leo)
         return changed
@@ -98,6 +108,7 @@ class Log:
         (`UnifiedLog.truncateFullyAndStartAt`)."""
         self.bases.clear()
         self.entries.clear()
+        self.appended_us.clear()
         self.epochs = []
         self.leo = self.log_start_offset = self.hw = offset
 
@@ -109,6 +120,7 @@ class Log:
         new_start = self.bases[i] if i < len(self.bases) else self.leo
         del self.bases[:i]
         del self.entries[:i]
+        del self.appended_us[:i]
         self.log_start_offset = max(self.log_start_offset, min(offset, new_start))
         return True
 

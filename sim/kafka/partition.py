@@ -38,6 +38,8 @@ class Partition:
         self.followers: dict[int, Replica] = {}
         self.pending_isr: tuple | None = None  # AlterPartition in flight
         self.leader_epoch_start_offset = -1
+        # (controller epoch, correlation id) of the LeaderAndIsr that last applied to it
+        self.lai_stamp = (-1, -1)
 
     @property
     def is_leader(self) -> bool:

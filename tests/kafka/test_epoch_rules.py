@@ -61,7 +61,7 @@ def test_stop_replica_mutants():
 def test_end_offset_for_epoch_is_kip279():
     log = Log()
     for epoch, count in ((0, 3), (2, 2), (5, 4)):
-        log.append(count, epoch, Batch(f"b{epoch}", "p", count, 0))
+        log.append(count, epoch, Batch(f"b{epoch}", "p", count, 0), 0)
     assert log.end_offset_for_epoch(0) == (0, 3)
     assert log.end_offset_for_epoch(1) == (0, 3)  # largest epoch <= 1 is 0
     assert log.end_offset_for_epoch(4) == (2, 5)
@@ -77,7 +77,7 @@ def test_end_offset_for_an_epoch_older_than_the_cache():
     == null case); a negative epoch is UNDEFINED."""
     log = Log()
     log.assign_epoch_start(2, 4)
-    log.append(3, 2, Batch("b", "p", 3, 0))
+    log.append(3, 2, Batch("b", "p", 3, 0), 0)
     assert log.end_offset_for_epoch(0) == (0, 4)
     assert log.end_offset_for_epoch(-1) == (-1, -1)
 
@@ -88,7 +88,7 @@ def test_end_offset_for_epoch_v0_is_kip101():
     than the whole cache, is UNDEFINED (-1)."""
     log = Log()
     for epoch, count in ((1, 3), (2, 2), (5, 4)):
-        log.append(count, epoch, Batch(f"b{epoch}", "p", count, 0))
+        log.append(count, epoch, Batch(f"b{epoch}", "p", count, 0), 0)
     assert log.end_offset_for_epoch_v0(5) == 9
     assert log.end_offset_for_epoch_v0(1) == 3
     assert log.end_offset_for_epoch_v0(3) == 5  # not cached: the start of epoch 5, unlike KIP-279

@@ -141,7 +141,7 @@ def _truncate_diverging(entries: list[tuple[int, int]], answer: tuple[int, int])
     log = Log()
     for epoch, batches in entries:
         for _ in range(batches):
-            log.append(2, epoch, None)
+            log.append(2, epoch, None, 0)
     follower = SimpleNamespace(_truncate=lambda p, target, reason: p.log.truncate_to(target))
     done = Fetcher._truncate_diverging(follower, SimpleNamespace(log=log), answer)
     return done, log
@@ -157,3 +157,27 @@ def test_an_answer_naming_an_epoch_the_follower_lacks_truncates_part_way_and_ask
     done, log = _truncate_diverging([(0, 5), (5, 5)], (4, 16))
     assert not done  # AbstractFetcherThread: truncationCompleted = false
     assert log.leo == 10 and log.last_epoch() == 0  # the end of its own epoch below 4
+
+
+def test_a_power_loss_drops_what_the_replica_appended_in_its_last_unflushed_ms():
+    """In the KIP-101 power-loss scenario b2 loses power at 2.5 s with 1.5 s unflushed: its log
+    ends where the first batch it received after 1.0 s began, and it keeps everything before."""
+    events = run_scenario(load_scenario(scenario_path("kip101-power-loss-divergence-fixed")), 1,
+                          keep_events=True)["_events"]
+    b2 = [e for e in events if e["node"] == "b2"]
+    cut = next(e for e in b2 if e["kind"] == "truncate" and e["reason"] == "power_loss")
+    received = [(e["t"], b[2]) for e in b2 if e["kind"] == "replicate" and e["t"] < cut["t"]
+                for b in e["batches"]]
+    assert cut["t"] == 2_500_000
+    assert cut["to_offset"] == min(base for t, base in received if t > 1_000_000)
+    assert any(t <= 1_000_000 for t, _ in received)
+
+
+def test_batches_lost_to_power_are_a_metric_not_a_violation():
+    verdict = run_scenario(load_scenario(scenario_path("kip101-power-loss-divergence-fixed")), 1)
+    assert verdict["violated"] == [] and verdict["metrics"]["acked_lost_to_power_loss"] > 0
+    with open(scenario_path("kip101-power-loss-divergence-fixed")) as fh:
+        text = fh.read().replace('action = "power_loss"', 'action = "crash"')
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("unflushed_ms"))
+    crash = run_scenario(parse_scenario(text, "plain-crashes.toml"), 1)
+    assert crash["metrics"]["acked_lost_to_power_loss"] == 0  # a process crash keeps the page cache

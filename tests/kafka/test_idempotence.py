@@ -210,11 +210,11 @@ def test_rebuilding_producer_state_keeps_its_age_and_what_retention_removed():
 
     log = Log()
     old = Batch("p#0", "p", 5, 100, pid=7, producer_epoch=0, base_seq=0)
-    log.append(5, 0, old)
+    log.append(5, 0, old, 0)
     record_append(log, old, 0, 1_000)
     for i, pid in enumerate((8, 8)):
         batch = Batch(f"q#{i}", "q", 5, 200 + i, pid=pid, producer_epoch=0, base_seq=5 * i)
-        base = log.append(5, 0, batch)
+        base = log.append(5, 0, batch, 0)
         record_append(log, batch, base, 2_000 + i)
     log.hw = 15
     log.advance_start(5)  # retention removed producer 7's only batch
@@ -317,7 +317,7 @@ def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profil
     t1 = SimpleNamespace(log=Log())
     for i in range(3):
         pb = _send(client, "t-1", f"a{i}")
-        base = t1.log.append(1, 0, pb.batch)
+        base = t1.log.append(1, 0, pb.batch, 0)
         record_append(t1.log, pb.batch, base, 0)
         _ack(client, pb, base)
     x = _send(client, "t-1", "X")
@@ -330,7 +330,7 @@ def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profil
     assert x.batch == sent_x  # not renumbered while in flight
     assert not client.sequences_ready("t-1")  # t-1 waits for X
     assert check_idempotent_append(broker, t1, sent_x) == (E.NONE, None)
-    base = t1.log.append(1, 0, sent_x)
+    base = t1.log.append(1, 0, sent_x, 0)
     record_append(t1.log, sent_x, base, 0)
     x.in_flight = False
     _ack(client, x, base)
@@ -361,7 +361,7 @@ def test_retention_on_old_brokers_forgets_batches_below_the_log_start(profile, a
     log = Log()
     batches = [Batch(f"p#{i}", "p", 5, 0, pid=7, producer_epoch=0, base_seq=5 * i) for i in range(3)]
     for b in batches:
-        record_append(log, b, log.append(5, 0, b), 0)
+        record_append(log, b, log.append(5, 0, b, 0), 0)
     log.hw = 15
     log.advance_start(10)
     assert evict_below_log_start(log) == []  # producer 7 still has data at 10-14
@@ -387,5 +387,5 @@ def test_how_many_batches_an_idempotent_producer_may_have_outstanding(profile, i
     log = Log()
     for i in range(7):
         b = Batch(f"p#{i}", "p", 1, 0, pid=7, producer_epoch=0, base_seq=i)
-        record_append(log, b, log.append(1, 0, b), 0, producer.protocol.idempotent_batches)
+        record_append(log, b, log.append(1, 0, b, 0), 0, producer.protocol.idempotent_batches)
     assert [b[0] for b in producers_of(log)[7].batches] == list(range(7 - remembered, 7))

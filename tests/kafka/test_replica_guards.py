@@ -75,9 +75,9 @@ def test_a_deleted_topic_stays_deleted_only_with_the_fence(fence):
 
 # -- full_leader_and_isr: what a FULL LeaderAndIsr may remove ---------------------------------
 
-def test_a_full_leader_and_isr_removes_unlisted_offline_logs_but_never_a_live_replica():
-    """Only logs no LeaderAndIsr brought online since the broker started are strays, so a
-    FULL request overtaken by a newer one cannot remove a replica the broker now hosts."""
+def test_a_full_leader_and_isr_removes_what_it_does_not_list_unless_a_later_request_did():
+    """A FULL request removes every local replica it does not list, live or not, except one
+    that a LeaderAndIsr sent after it brought online (this network can deliver that first)."""
     from sim.core.trace import Trace
     from sim.kafka.cluster import Cluster
     from sim.kafka.log import Log
@@ -88,11 +88,15 @@ def test_a_full_leader_and_isr_removes_unlisted_offline_logs_but_never_a_live_re
     cluster.run()
     b1 = cluster.world.actors["b1"]
     assert "t-0" in b1.partitions  # online: brought up by the first LeaderAndIsr
+    epoch, corr = b1.partitions["t-0"].lai_stamp
     b1.logs["gone-0"] = (7, Log())  # a log left on disk from a topic the broker missed losing
-    b1._remove_strays(set())  # a FULL request that lists nothing
-    assert "gone-0" not in b1.logs and "t-0" in b1.logs
+    b1._remove_strays(set(), (epoch, corr - 1))  # an older FULL request that lists nothing
+    assert "gone-0" not in b1.logs and "t-0" in b1.logs and "t-0" in b1.partitions
+    b1._remove_strays(set(), (epoch, corr + 1))  # a newer one
+    assert "t-0" not in b1.logs and "t-0" not in b1.partitions
     removed = [e for e in trace.events if e["kind"] == "log_deleted"]
-    assert [(e["node"], e["tp"], e.get("reason")) for e in removed] == [("b1", "gone-0", "stray")]
+    assert [(e["node"], e["tp"], e.get("reason")) for e in removed] == \
+        [("b1", "gone-0", "stray"), ("b1", "t-0", "stray")]
 
 
 # -- faults aimed at a partition whose topic is gone ---------------------------------------------

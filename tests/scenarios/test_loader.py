@@ -289,6 +289,11 @@ BAD_CASES = [
      "producers[0].acks", ['"all"']),
     ("missing_broker", with_topic(after=FAULT + 'action = "crash"\ntarget = "b7"\n'),
      "faults[0].target", ["'b7'", "cluster has b1..b3"]),
+    ("negative_unflushed", with_topic(after=FAULT + 'action = "power_loss"\ntarget = "b1"\n'
+                                                   "unflushed_ms = -1\n"),
+     "faults[0].unflushed_ms", ["negative"]),
+    ("power_loss_of_a_controller", with_topic(after=FAULT + 'action = "power_loss"\ntarget = "c1"\n'),
+     "faults[0].target", ["c1"]),
     ("unknown_action", with_topic(after=FAULT + 'action = "crush"\ntarget = "b1"\n'),
      "faults[0].action", ["did you mean 'crash'"]),
     ("unknown_profile", with_topic(after='\n[protocol]\nprofile = "9.9"\n'), "protocol.profile",
