@@ -109,6 +109,8 @@ _SENTENCES = {
     "cancel_reassignment": lambda t, p: f"cancel the reassignment of {t}",
     "controlled_shutdown": lambda t, p: f"controlled shutdown of {target_words(t)} "
                                         "(it stops 0.5 s later)",
+    "power_loss": lambda t, p: (f"power loss on {target_words(t)}: it stops and loses what "
+                                f"reached its logs in the last {p['unflushed_ms'] / 1000:g} s"),
     "delete_topic": lambda t, p: f"delete topic {t}",
     "create_topic": lambda t, p: f"create topic {p['name']}",
     "retention": _retention,

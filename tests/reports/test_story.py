@@ -77,3 +77,10 @@ def test_a_message_waiting_on_a_cut_link_is_told_and_its_loss_too(tmp_path):
     texts = [row["text"] for row in events_table(run, before=60, after=60)]
     assert any("StopReplica" in t and "on a cut link" in t for t in texts)
     assert any("StopReplica" in t and "connection_closed" in t for t in texts)
+
+
+def test_every_fault_action_reads_as_a_sentence():
+    """No fault action falls back to the literal `action target key=value` form."""
+    from reports.words import _SENTENCES
+    from scenarios.actions import ACTIONS
+    assert sorted(set(ACTIONS) - set(_SENTENCES)) == []
