@@ -65,8 +65,10 @@ def lost_batches(ctx, acked: list[tuple]) -> list[tuple]:
 class LogDivergence(Invariant):
     """Two replicas never hold different batches at an offset below both their high
     watermarks (ref §6 item 6; RaftEventSimulationTest ConsistentCommittedData). A committed
-    batch that a power loss took, and that no live replica still holds below its HW, may be
-    replaced: the log lost that history rather than forked."""
+    batch that a power loss took may be replaced: the log lost that history rather than
+    forked, as when Kafka elects a replica that lost it (before KIP-966). A replica that still
+    holds it is judged against the new history once its HW moves again, so one that keeps it
+    while following the new leader (HW truncation, KIP-101's second case) is caught."""
 
     name = "log_divergence"
     handlers = {"hw": "on_hw", "truncate": "on_truncate", "log_created": "on_created"}
@@ -96,33 +98,20 @@ class LogDivergence(Invariant):
                 first = canon.setdefault(base, (bid, node, ev["seq"]))
                 if first[0] != bid and self._lost_to_power(tp, topic_id, base, first[0]):
                     canon[base] = (bid, node, ev["seq"])  # its history was lost, not forked
-                    self._recheck_down_replicas(tp, base)
                 elif first[0] != bid:
                     self.violate(ev["t"], f"{tp} offset {base}: {node} has {bid} below its HW {hw} "
                                  f"but {first[1]} committed {first[0]}", first[2], ev["seq"])
             self.checked[key] = hw
 
     def _lost_to_power(self, tp: str, topic_id, base: int, bid: str) -> bool:
-        """The committed batch `bid` at `base` went in a power loss and no live replica still
-        holds it below its HW: whoever writes that offset now does not fork the log."""
+        """The committed batch `bid` at `base` went in a power loss: whoever now commits that
+        offset does not fork the log; the replicas that may still hold it are judged again."""
         if bid not in self.ctx.logs.power_lost:
             return False
-        down = self.ctx.truth.down
-        for (node, other_tp), log in self.ctx.logs.logs.items():
-            if other_tp == tp and node not in down and log.topic_id == topic_id and base < log.hw:
-                row = log.rows_between(base, base + 1)
-                if row and row[0][3] == bid:
-                    return False
-        return True
-
-
-    def _recheck_down_replicas(self, tp: str, base: int) -> None:
-        """A down replica may still hold the lost batch: its rows from `base` on are judged
-        against the new history once its HW covers them again."""
-        down = self.ctx.truth.down
         for key, lo in self.checked.items():
-            if key[1] == tp and key[0] in down and lo > base:
+            if key[1] == tp and lo > base:
                 self.checked[key] = base
+        return True
 
 
 class HighWatermarkMonotonic(Invariant):
