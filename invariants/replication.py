@@ -96,22 +96,22 @@ class LogDivergence(Invariant):
             canon = self.committed.setdefault((tp, topic_id), {})
             for base, _count, _e, bid in log.rows_between(lo, hw):
                 first = canon.setdefault(base, (bid, node, ev["seq"]))
-                if first[0] != bid and self._lost_to_power(tp, topic_id, base, first[0]):
+                if first[0] == bid:
+                    continue
+                if first[0] in self.ctx.logs.power_lost:
                     canon[base] = (bid, node, ev["seq"])  # its history was lost, not forked
-                elif first[0] != bid:
+                    self._rejudge_from(tp, base)
+                else:
                     self.violate(ev["t"], f"{tp} offset {base}: {node} has {bid} below its HW {hw} "
                                  f"but {first[1]} committed {first[0]}", first[2], ev["seq"])
             self.checked[key] = hw
 
-    def _lost_to_power(self, tp: str, topic_id, base: int, bid: str) -> bool:
-        """The committed batch `bid` at `base` went in a power loss: whoever now commits that
-        offset does not fork the log; the replicas that may still hold it are judged again."""
-        if bid not in self.ctx.logs.power_lost:
-            return False
+    def _rejudge_from(self, tp: str, base: int) -> None:
+        """The committed history of `tp` changed at `base`: every replica's rows from there on
+        are judged again the next time its HW covers them."""
         for key, lo in self.checked.items():
             if key[1] == tp and lo > base:
                 self.checked[key] = base
-        return True
 
 
 class HighWatermarkMonotonic(Invariant):

@@ -15,7 +15,7 @@ from sim.kafka import vocab as V
 from sim.kafka.broker_data import BrokerData
 from sim.kafka.connection import RequestQueue
 from sim.kafka.fetcher import Fetcher
-from sim.kafka.idempotence import evict_below_log_start, expire_producers, rebuild
+from sim.kafka.idempotence import evict_below_log_start, expire_producers
 from sim.kafka.log import Log
 from sim.kafka.messages import ControlResponse, MetadataResponse
 from sim.kafka.partition import Partition
@@ -100,10 +100,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         cutoff = self.now_us - unflushed_us
         for tp in sorted(self.logs):
             topic_id, log = self.logs[tp]
-            if log.truncate_to(log.first_appended_after(cutoff)):
-                rebuild(log, self.protocol.idempotent_batches)
-                self.emit(V.TRUNCATE, {"tp": tp, "topic_id": topic_id, "to_offset": log.leo,
-                                       "reason": "power_loss"})
+            self.truncate_log(tp, topic_id, log, log.first_appended_after(cutoff), "power_loss")
 
     # -- retention (ref §2.3) ------------------------------------------------------------
     def apply_retention(self, tp: str, log_start_offset: int | None = None) -> None:
@@ -214,14 +211,11 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             p = self.partitions.get(tp)
             if tp in assigned or (p is not None and p.lai_stamp > stamp):
                 continue
-            topic_id, _log = self.logs.pop(tp)
             if p is not None:
                 self.remove_from_fetchers(tp)
                 self.fail_waiters(tp)
-                del self.partitions[tp]
-                if self.protocol.leader_and_isr_delete_fence:  # as after a StopReplica(delete)
-                    self.deleted_epochs[tp] = (topic_id, p.leader_epoch)
-            self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": topic_id, "reason": "stray"})
+            self._delete_replica(tp, self.logs[tp][0], p.leader_epoch if p else None,
+                                 {"reason": "stray"})
 
     def _deleted_epoch(self, st) -> int:
         """The epoch a LeaderAndIsr for an unhosted replica must exceed: -1 (anything goes, as
@@ -335,23 +329,32 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.remove_from_fetchers(sp.tp)
         self.fail_waiters(sp.tp)
         if sp.delete:
-            self.partitions.pop(sp.tp, None)
-            self._remember_delete(sp, p)
-            held = self.logs.get(sp.tp)
-            if held is not None:
-                del self.logs[sp.tp]
-                self.emit(V.LOG_DELETED, {"tp": sp.tp, "topic_id": held[0]})
+            self._delete_replica(sp.tp, sp.topic_id, self._delete_fence_epoch(sp, p))
         elif p is not None:
             p.leader = E.NO_LEADER if p.is_leader else p.leader
         return E.NONE
 
-    def _remember_delete(self, sp, p) -> None:
-        if not self.protocol.leader_and_isr_delete_fence or sp.leader_epoch == E.NO_EPOCH:
-            return
-        epoch = sp.leader_epoch if sp.leader_epoch >= 0 else 2**31 - 1  # -2: the topic is gone
-        if p is not None:
-            epoch = max(epoch, p.leader_epoch)
-        self.deleted_epochs[sp.tp] = (sp.topic_id, epoch)
+    def _delete_replica(self, tp: str, topic_id: int, fence_epoch: int | None,
+                        fields: dict | None = None) -> None:
+        """Delete a stopped replica (no fetcher, no parked requests): its partition state and
+        its log, with a `log_deleted` event (plus `fields`) when there was a log. With
+        `leader_and_isr_delete_fence` the broker remembers `fence_epoch` (None: nothing), so a
+        LeaderAndIsr reordered behind the deletion cannot re-create the replica."""
+        self.partitions.pop(tp, None)
+        if fence_epoch is not None and self.protocol.leader_and_isr_delete_fence:
+            self.deleted_epochs[tp] = (topic_id, fence_epoch)
+        held = self.logs.pop(tp, None)
+        if held is not None:
+            self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": held[0], **(fields or {})})
+
+    @staticmethod
+    def _delete_fence_epoch(sp, p) -> int | None:
+        """The epoch a StopReplica(delete) fences: none for -1, every epoch for -2 (the topic is
+        gone), else the request's, or the replica's own when newer."""
+        if sp.leader_epoch == E.NO_EPOCH:
+            return None
+        epoch = sp.leader_epoch if sp.leader_epoch >= 0 else 2**31 - 1
+        return max(epoch, p.leader_epoch) if p is not None else epoch
 
     # -- Metadata --------------------------------------------------------------------------
     def on_metadata(self, msg) -> None:

@@ -177,11 +177,14 @@ class Fetcher:
         return complete
 
     def _truncate(self, p, target: int, reason: str) -> None:
-        """Drop every batch from `target` on; a `truncate` event naming the new log end when
-        anything went (a batch that straddles `target` stays)."""
-        if p.log.truncate_to(target):
-            rebuild(p.log, self.protocol.idempotent_batches)
-            self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id, "to_offset": p.log.leo,
+        self.truncate_log(p.tp, p.topic_id, p.log, target, reason)
+
+    def truncate_log(self, tp: str, topic_id: int, log, target: int, reason: str) -> None:
+        """Drop every batch from `target` on and rebuild the producer state; a `truncate` event
+        naming the new log end when anything went (a batch that straddles `target` stays)."""
+        if log.truncate_to(target):
+            rebuild(log, self.protocol.idempotent_batches)
+            self.emit(V.TRUNCATE, {"tp": tp, "topic_id": topic_id, "to_offset": log.leo,
                                    "reason": reason})
 
     def _halt(self, p, data) -> None:
