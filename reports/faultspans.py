@@ -1,8 +1,8 @@
 """Fault windows: each nemesis action paired with the step that undoes it.
 
 Contract: feed every event to `FaultSpans.step`, then `finish(end_us)` returns `FaultSpan`s
-sorted by start. A window runs from its action to its undo: crash -> restart of the same
-node; isolate / partition / block -> the next heal; a network rule -> clear_rules, its
+sorted by start. A window runs from its action to its undo: crash or power_loss -> restart
+of the same node; isolate / partition / block -> the next heal; a network rule -> clear_rules, its
 `duration_ms`, or (for a counted hold) the delivery of the last message it held, whichever
 comes first. A window never undone runs to `end_us`. Every other action is an instant
 (`end_us is None`). Labels come from `reports.words.describe_fault`.
@@ -16,6 +16,7 @@ from reports.words import describe_fault
 from sim.kafka import vocab as V
 
 CUTS = ("isolate", "partition", "block")
+DOWNS = ("crash", "power_loss")  # actions that take a node down until its restart
 PARTITION_ACTIONS = ("reassign", "cancel_reassignment", "move_leader", "preferred_election",
                      "retention")
 
@@ -38,7 +39,7 @@ class FaultSpan:
 
     @property
     def is_window(self) -> bool:
-        return self.action in ("crash", "rule") + CUTS
+        return self.action in DOWNS + ("rule",) + CUTS
 
 
 class FaultSpans:
@@ -75,7 +76,7 @@ class FaultSpans:
         self.by_step[span.step] = span
         if span.outcome is None and not self._undo(span, ev):
             self.spans.append(span)
-            if action == "crash":
+            if action in DOWNS:
                 self.crashed[target] = span
             elif action in CUTS:
                 self.cuts.append(span)
@@ -112,7 +113,7 @@ class FaultSpans:
             return
         span.outcome = outcome
         span.label += f" ({outcome})"
-        if span.action == "crash" and self.crashed.get(span.nodes[0] if span.nodes else None) is span:
+        if span.action in DOWNS and self.crashed.get(span.nodes[0] if span.nodes else None) is span:
             self.crashed.pop(span.nodes[0])  # "already down": nothing was crashed
 
     def finish(self, end_us: int) -> list[FaultSpan]:

@@ -130,3 +130,20 @@ def test_violations_are_rechecked_without_a_matching_verdict(kip570_trace, tmp_p
     run = load_run(str(alone))
     assert run.verdict is None
     assert [v["invariant"] for v in run.violations][:1] == ["stop_replica_out_of_order"]
+
+
+def test_a_power_loss_is_a_window_until_the_restart():
+    """A power loss takes its broker down like a crash: the report draws one window from it to
+    the restart of the same broker, not two unrelated instants."""
+    from epochsim.runner import run_scenario
+    from scenarios.schema import load_scenario
+    from tests.conftest import scenario_path
+
+    events = run_scenario(load_scenario(scenario_path("kip101-power-loss-divergence-fixed")), 1,
+                          keep_events=True)["_events"]
+    model = build(events, events[-1]["t"])
+    lost = [(f.nodes, f.start_us, f.end_us) for f in model.faults if f.action == "power_loss"]
+    restarts = {e["resolved"]: e["t"] for e in events
+                if e["kind"] == "fault" and e["action"] == "restart"}
+    assert lost and all(end == restarts[nodes[0]] and end > start for nodes, start, end in lost)
+    assert not [f for f in model.faults if f.action == "restart"]
