@@ -25,7 +25,14 @@ trace.jsonl, verdict.json, timeline.png and explore.json (runs, coverage of prot
 situations). The same --seed gives the same counterexample, byte for byte.
 Exit 1 when a counterexample is found, 0 when none within the budget, 2 on bad input.
 
-  epochsim explore scenarios/selftest/no_stop_replica_epoch_check.toml --budget 300 --seed 1"""
+  epochsim explore scenarios/selftest/no_stop_replica_epoch_check.toml --budget 300 --seed 1
+  epochsim explore scenarios/kip101-power-loss-divergence-fixed.toml --faults power_loss,crash
+
+Fault kinds (--faults): crash, isolate, block, rule:delay, rule:hold, rule:reorder, rule:drop,
+rule:duplicate, move_leader, preferred_election, reassign, controlled_shutdown,
+controller_crash, move_all_leaders, retention, control_race are drawn by default; power_loss
+(a broker loses its unflushed writes) only when named. Give a list to search with those kinds
+only, or +KIND / -KIND to add to or take from the default set (--faults=-retention)."""
 
 SHRINK_HELP = """\
 Minimise the fault schedule of a failing run (a run directory or its trace.jsonl) while the
@@ -48,6 +55,9 @@ def register(subs) -> None:
     p.add_argument("--target", metavar="INVARIANT",
                    help="the invariant to break (default: the scenario's expected violation, "
                         "else any); 'any' for any invariant")
+    p.add_argument("--faults", metavar="KINDS", type=fault_kinds, default=None,
+                   help="fault kinds to draw: a comma-separated list, or +KIND/-KIND changes "
+                        "to the default set (see above)")
     p.add_argument("--max-faults", type=positive_int, default=8,
                    help="most fault episodes per generated schedule (default 8)")
     p.add_argument("--shrink-runs", type=positive_int, default=300,
@@ -70,6 +80,14 @@ def register(subs) -> None:
     s.set_defaults(func=shrink_main)
 
 
+def fault_kinds(text: str) -> tuple:
+    from epochsim.explore.strategies import parse_kinds
+    try:
+        return parse_kinds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def progress(text: str) -> None:
     print(f"  {text}", file=sys.stderr, flush=True)
 
@@ -90,8 +108,9 @@ def resolve_target(asked: str | None, scenario) -> str | None:
 def main(args) -> int:
     from epochsim.explore.report import finish_explore
     from epochsim.explore.search import explore
-    from epochsim.explore.strategies import FaultSpace
+    from epochsim.explore.strategies import KINDS, FaultSpace
 
+    kinds = args.faults or KINDS
     scenario = load(args.scenario)
     target = resolve_target(args.target, scenario)
     try:
@@ -101,11 +120,12 @@ def main(args) -> int:
     out = prepare_out_dir(args.out or os.path.join("runs", "explore", scenario.name))
     database = _database(args.database)
     reference = _reference(scenario, target) if args.differential else None
+    drawn = "" if kinds == KINDS else f", faults {','.join(kinds)}"
     print(f"explore {scenario.name}: budget {args.budget}, seed {args.seed}, target "
-          f"{target or 'any invariant'}", file=sys.stderr)
+          f"{target or 'any invariant'}{drawn}", file=sys.stderr)
     try:
         result = explore(scenario, args.budget, args.seed, target, args.max_faults,
-                         args.shrink_runs, database, progress, reference)
+                         args.shrink_runs, database, progress, reference, kinds)
     except ValueError as exc:
         raise UsageError(f"{args.scenario}: {exc}") from None
     return finish_explore(result, out, plot=not args.no_plot)

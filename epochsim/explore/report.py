@@ -25,6 +25,7 @@ from epochsim.explore.words import story
 def explore_report(result) -> dict:
     report = {"scenario": result.scenario.name, "search_seed": result.seed,
               "budget": result.budget, "target": result.asked, "found": result.found,
+              "fault_kinds": list(result.kinds),
               "invariant": result.invariant, "runs_generated": result.generated,
               "runs_total": result.runs, "runs_to_first_failure": result.runs_to_first,
               "violations_seen": dict(sorted(result.seen.items())),

@@ -26,7 +26,7 @@ from hypothesis.errors import Flaky
 from epochsim.explore.coverage import Coverage
 from epochsim.explore.oracle import Oracle
 from epochsim.explore.shrink import minimise
-from epochsim.explore.strategies import FaultSpace, cases
+from epochsim.explore.strategies import KINDS, FaultSpace, cases
 
 
 class Found(Exception):
@@ -50,6 +50,7 @@ class ExploreResult:
     elapsed_s: float = 0.0
     error: str | None = None  # traceback, when the invariant is `model_error`
     shared: int = 0  # failing cases that the reference scenario failed as well
+    kinds: tuple = KINDS  # the fault kinds schedules were drawn from
 
     @property
     def found(self) -> bool:
@@ -113,17 +114,17 @@ class _Search:
 
 def explore(scenario, budget: int, seed: int, target: str | None = None, max_faults: int = 8,
             max_shrink_runs: int = 300, database=None, progress=None,
-            reference=None) -> ExploreResult:
+            reference=None, kinds: tuple = KINDS) -> ExploreResult:
     """Search for a counterexample; see the module contract. With a `reference` scenario (the
     same without its planted bug; needs a target), a case counts only if the reference does
-    not break the target on it."""
+    not break the target on it. `kinds` are the fault kinds schedules are drawn from."""
     if reference is not None and target is None:
         raise ValueError("a reference scenario needs a target invariant")
     progress = progress or (lambda text: None)
-    space = FaultSpace.of(scenario, max_faults=max_faults)
+    space = FaultSpace.of(scenario, max_faults=max_faults, kinds=kinds)
     search = _Search(scenario, target, budget, max_shrink_runs, progress, reference)
     _run_hypothesis(space, search, budget, seed, database, _database_key(scenario, target, space))
-    result = ExploreResult(scenario, seed, budget, target, coverage=search.coverage)
+    result = ExploreResult(scenario, seed, budget, target, coverage=search.coverage, kinds=kinds)
     oracle = search.oracle
     result.generated = search.runs_to_first or oracle.runs
     result.seen = search.seen if search.first is not None else dict(oracle.seen)
@@ -166,6 +167,8 @@ def _run_hypothesis(space, search, budget, seed, database, key: bytes) -> None:
 
 
 def _database_key(scenario, target, space) -> bytes:
-    text = json.dumps([scenario.options, scenario.invariants, target, space.max_faults],
-                      sort_keys=True)
+    key = [scenario.options, scenario.invariants, target, space.max_faults]
+    if space.kinds != KINDS:  # default searches keep the keys they always had
+        key.append(list(space.kinds))
+    text = json.dumps(key, sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=16).digest()

@@ -5,8 +5,10 @@ Contract:
   partitions (with the scenario's replicas), topics, and the fault window
   [0, duration - settle). Every fault and its undo land inside the window, so the settle
   window stays quiet for the liveness rules;
-- `cases(space)` draws a `Case`: first which fault kinds this run may use (swarm testing: a
-  run that only reorders and reassigns goes deeper than one that does a bit of everything),
+- `cases(space)` draws a `Case`: first which of the space's fault kinds (`KINDS` unless
+  `parse_kinds` chose others, such as the opt-in `power_loss`) this run may use (swarm
+  testing: a run that only reorders and reassigns goes deeper than one that does a bit of
+  everything),
   then 1..`max_faults` episodes of those kinds, then the run seed and, when the swarm enables
   it, workload tweaks. An episode is one fault with its undo or follow-up (crash + restart,
   isolate + heal, reassign + cancel or revert, leader move + move back), so shrinking drops
@@ -39,7 +41,11 @@ KINDS = ("crash", "isolate", "block", "rule:delay", "rule:hold", "rule:reorder",
          "rule:duplicate", "move_leader", "preferred_election", "reassign",
          "controlled_shutdown", "controller_crash", "move_all_leaders", "retention",
          "control_race")
-SWARM = KINDS + ("workload",)
+# Kinds a search draws only when asked (`epochsim explore --faults`): adding one to KINDS
+# would change every default search, and the self-test's published figures with them.
+OPT_IN_KINDS = ("power_loss",)
+ALL_KINDS = KINDS + OPT_IN_KINDS
+UNFLUSHED_MS = (30_000, 5_000, 1_000, 100)  # power_loss windows, the action's default first
 MESSAGE_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata", "Fetch", "Produce", "Metadata",
                  "FetchResponse", "ProduceResponse", "MetadataResponse", "LeaderAndIsrResponse",
                  "UpdateMetadataResponse", "StopReplicaResponse", "AlterPartition",
@@ -91,9 +97,10 @@ class FaultSpace:
     producer_settings: tuple  # (name, {setting: value}) of each producer, as in the scenario
     assignment: tuple  # (tp, the scenario's replicas) of each partition
     max_faults: int = 8
+    kinds: tuple = KINDS  # the fault kinds the swarm chooses from, in ALL_KINDS order
 
     @classmethod
-    def of(cls, scenario, max_faults: int = 8) -> FaultSpace:
+    def of(cls, scenario, max_faults: int = 8, kinds: tuple = KINDS) -> FaultSpace:
         o = scenario.options
         run = o["run"]
         window = (run["duration_ms"] - run["settle_ms"]) // SLOT_MS * SLOT_MS
@@ -112,7 +119,7 @@ class FaultSpace:
                                     for p in o["producers"]),
             assignment=tuple((f"{t['name']}-{i}", tuple(r)) for t in o["topics"]
                              for i, r in enumerate(t["assignment"])),
-            max_faults=max_faults)
+            max_faults=max_faults, kinds=kinds)
 
     @property
     def slots(self) -> int:
@@ -175,6 +182,16 @@ def _pair(start_ms: int, action: str, target, undo_ms: int, undo: str,
 def _crash(draw, space: FaultSpace, start: int):
     target = draw(st.sampled_from(space.brokers + space.roles() + space.producers + space.consumers))
     return _pair(start, "crash", target, _undo_at(space, start, draw(_durations())), "restart")
+
+
+@st.composite
+def _power_loss(draw, space: FaultSpace, start: int):
+    """A broker loses power, and with it what its OS had not yet written back (KIP-101's
+    second case needs two such losses: two episodes)."""
+    target = draw(st.sampled_from(space.brokers + space.roles()))
+    params = {"unflushed_ms": draw(st.sampled_from(UNFLUSHED_MS))}
+    return _pair(start, "power_loss", target, _undo_at(space, start, draw(_durations())),
+                 "restart", params)
 
 
 @st.composite
@@ -306,7 +323,7 @@ EPISODES = {
     "move_leader": _move_leader, "preferred_election": _preferred_election,
     "reassign": _reassign, "controlled_shutdown": _controlled_shutdown,
     "controller_crash": _controller_crash, "move_all_leaders": _move_all_leaders,
-    "retention": _retention, "control_race": _control_race,
+    "retention": _retention, "control_race": _control_race, "power_loss": _power_loss,
 }
 
 
@@ -327,8 +344,8 @@ def _workload(draw, space: FaultSpace):
 @st.composite
 def cases(draw, space: FaultSpace):
     """A `Case`: swarm choice of fault kinds, episodes of those kinds, seed, workload."""
-    enabled = tuple(kind for kind in SWARM if draw(st.booleans()))
-    kinds = [k for k in enabled if k in EPISODES] or list(KINDS)
+    enabled = tuple(kind for kind in space.kinds + ("workload",) if draw(st.booleans()))
+    kinds = [k for k in enabled if k in EPISODES] or list(space.kinds)
     starts = draw(st.lists(_gaps(space), min_size=1, max_size=space.max_faults))
     steps, slot = [], 0
     for gap in starts:
@@ -339,6 +356,27 @@ def cases(draw, space: FaultSpace):
     workload = draw(_workload(space)) if "workload" in enabled else ()
     steps = sorted_schedule(steps)
     return Case(seed, tuple(steps), workload, enabled)
+
+
+def parse_kinds(text: str) -> tuple:
+    """The fault kinds of a `--faults` value, in ALL_KINDS order: a comma-separated list of
+    kinds replaces the default set; `+kind` adds to it and `-kind` takes from it. Raises
+    ValueError naming the bad item."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise ValueError(f"{text!r} names no fault kind")
+    relative = [item[0] in "+-" for item in items]
+    if any(relative) and not all(relative):
+        raise ValueError(f"{text!r} mixes a plain list with +kind/-kind changes; use one form")
+    chosen = set(KINDS) if all(relative) else set()
+    for item in items:
+        kind = item.lstrip("+-")
+        if kind not in ALL_KINDS:
+            raise ValueError(f"{kind!r} is not a fault kind; kinds are {', '.join(ALL_KINDS)}")
+        (chosen.discard if item.startswith("-") else chosen.add)(kind)
+    if not chosen:
+        raise ValueError(f"{text!r} leaves no fault kind")
+    return tuple(k for k in ALL_KINDS if k in chosen)
 
 
 def apply_workload(scenario, workload: tuple):

@@ -14,7 +14,7 @@ from hypothesis import seed as hypothesis_seed
 from epochsim.cli import main
 from epochsim.explore.coverage import Coverage
 from epochsim.explore.shrink import ddmin, minimise, units_of
-from epochsim.explore.strategies import Case, FaultSpace, cases
+from epochsim.explore.strategies import ALL_KINDS, KINDS, Case, FaultSpace, cases, parse_kinds
 from epochsim.explore.words import describe, story
 from epochsim.runner import run_scenario
 from scenarios.schema import load_scenario, parse_scenario, scenario_to_toml
@@ -89,6 +89,19 @@ def test_explore_without_a_counterexample_says_what_it_never_reached(tmp_path, c
     assert "no counterexample" in printed and "3 runs" in printed
     report = json.loads((tmp_path / "o" / "explore.json").read_text())
     assert report["found"] is False and report["coverage"]["relevant"] is not None
+    assert report["fault_kinds"] == list(KINDS)
+
+
+def test_explore_draws_the_fault_kinds_it_is_given(tmp_path, capsys):
+    out = tmp_path / "pl"
+    code = main(["explore", os.path.join(ROOT, "scenarios", "kip101-power-loss-divergence-fixed.toml"),
+                 "--faults", "power_loss", "--budget", "4", "--seed", "1", "--out", str(out),
+                 "--no-plot", "--max-faults", "2"])
+    assert code == 0 and "faults power_loss" in capsys.readouterr().err
+    report = json.loads((out / "explore.json").read_text())
+    assert report["fault_kinds"] == ["power_loss"]
+    fired = {k.split(" ")[0] for k in report["coverage"]["faults"]}
+    assert fired and fired <= {"power_loss", "restart"}
 
 
 def test_explore_rejects_an_unknown_target(tmp_path):
@@ -204,6 +217,50 @@ SPACE_SCENARIO = load_scenario(os.path.join(ROOT, "scenarios", "selftest",
 def test_generated_schedules_round_trip_through_the_scenario_file(case):
     text = scenario_to_toml(SPACE_SCENARIO, list(case.steps))
     assert list(parse_scenario(text).steps) == list(case.steps)
+
+
+@hypothesis_seed(12)
+@settings(max_examples=40, phases=[Phase.generate], database=None, deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(cases(FaultSpace.of(SPACE_SCENARIO, kinds=ALL_KINDS)))
+def test_schedules_with_the_opt_in_kinds_round_trip_too(case):
+    text = scenario_to_toml(SPACE_SCENARIO, list(case.steps))
+    assert list(parse_scenario(text).steps) == list(case.steps)
+
+
+@hypothesis_seed(13)
+@settings(max_examples=40, phases=[Phase.generate], database=None, deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(cases(FaultSpace.of(SPACE_SCENARIO, kinds=("power_loss",))))
+def test_a_space_of_one_kind_draws_only_that_kind_and_its_undo(case):
+    assert case.steps and {s.action for s in case.steps} <= {"power_loss", "restart"}
+    assert all(s.params["unflushed_ms"] > 0 for s in case.steps if s.action == "power_loss")
+
+
+@pytest.mark.parametrize("text,kinds", [
+    ("crash, power_loss", ("crash", "power_loss")),
+    ("power_loss,crash", ("crash", "power_loss")),  # canonical order: the same search
+    ("+power_loss", KINDS + ("power_loss",)),
+    ("-retention,-crash", tuple(k for k in KINDS if k not in ("retention", "crash"))),
+])
+def test_fault_kinds_are_a_list_or_changes_to_the_default(text, kinds):
+    assert parse_kinds(text) == kinds
+
+
+@pytest.mark.parametrize("text,message", [
+    ("bogus", "'bogus' is not a fault kind"), ("", "names no fault kind"),
+    ("+crash,isolate", "mixes a plain list"), ("-" + ",-".join(KINDS), "leaves no fault kind"),
+])
+def test_bad_fault_kinds_are_named(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_kinds(text)
+
+
+def test_explore_rejects_a_bad_faults_flag_before_running(tmp_path, capsys):
+    assert explore_cli(tmp_path / "x", "--faults", "crash,nope") == 2
+    err = capsys.readouterr().err
+    assert "'nope' is not a fault kind" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
 
 
 def test_coverage_folds_request_situations():
