@@ -32,12 +32,14 @@ class ClientMetadata:
         return entry[2] if entry else -1
 
     def apply_response(self, resp, source: str) -> bool:
-        """Merge a MetadataResponse; returns whether any leader changed."""
+        """Merge a MetadataResponse; returns whether it brought news: a partition seen for the
+        first time, a newer leader epoch, or a recreated topic (what resets
+        `Metadata.equivalentResponseCount` in `updateLatestMetadata`, ref §3.1)."""
         self.brokers = resp.brokers
         self.formats.update(dict(resp.formats))
         accept_older = (not self.protocol.client_rejects_stale_metadata
                         or self.protocol.mutant == "client_accepts_stale_metadata")
-        changed = False
+        news = False
         for tp, topic_id, leader, epoch in resp.partitions:
             old = self.parts.get(tp)
             recreated = old is not None and old[0] != topic_id \
@@ -46,13 +48,13 @@ class ClientMetadata:
                 self.owner.emit(V.METADATA_REJECTED, {"tp": tp, "leader_epoch": epoch,
                                                       "known_epoch": old[2], "source": source})
                 continue
+            news = news or old is None or recreated or epoch > old[2]
             if old != (topic_id, leader, epoch):
                 self.parts[tp] = (topic_id, leader, epoch)
-                changed = changed or old is None or old[1] != leader
                 self.owner.emit(V.CLIENT_EPOCH, {"tp": tp, "topic_id": topic_id, "leader": leader,
                                                  "leader_epoch": epoch, "source": "metadata",
                                                  "from": source})
-        return changed
+        return news
 
     def apply_hint(self, tp: str, leader: int, epoch: int, endpoints: tuple, source: str) -> bool:
         """KIP-951 `updatePartitionLeadership` for one partition (ref §3.3.2)."""

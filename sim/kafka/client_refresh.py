@@ -1,13 +1,20 @@
 """Metadata refresh shared by the producer and the consumer (Kafka's `Metadata` + NetworkClient).
 
-Contract (mixin): `request_update` marks metadata stale and refreshes as soon as the retry
-backoff allows; the Metadata request goes to the least loaded known broker (ref §3.1), one at a
-time, with a request timeout; `on_metadata_timer` handles the `meta_age`, `refresh` and
+Contract (mixin): `request_update` marks metadata stale and refreshes as soon as the backoff
+allows; the Metadata request goes to the least loaded known broker (ref §3.1), one at a time,
+with a request timeout; `on_metadata_timer` handles the `meta_age`, `refresh` and
 `meta_timeout` timers and returns whether it did. The client supplies the settings and hooks:
-`refresh_allowed`, `retry_backoff_us`, `request_timeout_us`, `in_flight_limit`, `arm_refresh`,
-`close_connection` (which must drop a Metadata request in flight on that connection and request
-an update) and `after_metadata`. A Metadata request that times out closes its connection and
-counts as a failed update, which the next attempt waits `retry_backoff_us` after.
+`refresh_allowed`, `retry_backoff_us`, `retry_backoff_max_us`, `request_timeout_us`,
+`in_flight_limit`, `arm_refresh`, `close_connection` (which must call `metadata_failed` when it
+drops a Metadata request in flight, and request an update) and `after_metadata`; it calls
+`init_refresh` when it (re)starts.
+
+The backoff is `Metadata.timeToAllowUpdate`, by `client_backoff`: `constant` (before 3.7)
+waits `retry.backoff.ms` after the last answer or failure; `exponential` (KIP-580, 3.7+) waits
+the longer of backoff(failed attempts - 1) and, once answers stop bringing a newer leader epoch,
+backoff(equivalent answers - 1), where backoff(n) = `retry.backoff.ms` * 2^n with ±20% jitter,
+at most `retry.backoff.max.ms`. An answer with a newer (or first) epoch or a recreated topic,
+and metadata expiry (`metadata.max.age.ms`), reset the count of equivalent answers.
 """
 
 from __future__ import annotations
@@ -15,8 +22,23 @@ from __future__ import annotations
 from sim.kafka.connection import RECONNECT_BACKOFF_US, least_loaded_node
 from sim.kafka.messages import MetadataRequest
 
+JITTER = 0.2  # CommonClientConfigs.RETRY_BACKOFF_JITTER
+
+
+def exponential_backoff_us(base_ms: int, max_ms: int, n: int, factor: float) -> int:
+    """`ExponentialBackoff.backoff(n)` with its random factor in [1 - JITTER, 1 + JITTER]
+    given: base_ms * 2^n, times the factor, at most max_ms."""
+    return int(min(min(base_ms * 2 ** n, max_ms) * factor, max_ms) * 1000)
+
 
 class MetadataRefresher:
+    def init_refresh(self) -> None:
+        self.need_update = True
+        self.last_refresh_us = -10**12
+        self.meta_failures = 0  # Metadata.attempts: failed refreshes since the last answer
+        self.meta_equivalent = 0  # Metadata.equivalentResponseCount
+        self.meta_factors = (1.0, 1.0)  # jitter of the two backoffs since the last refresh
+
     def refresh_allowed(self) -> bool:
         return True
 
@@ -30,7 +52,7 @@ class MetadataRefresher:
     def maybe_refresh(self, immediate: bool = False) -> None:
         if self.meta_inflight is not None or not self.need_update or not self.refresh_allowed():
             return
-        wait_us = self.last_refresh_us + self.retry_backoff_us() - self.now_us
+        wait_us = self.last_refresh_us + self.refresh_backoff_us() - self.now_us
         if wait_us > 0 and not immediate:
             self.arm_refresh(wait_us)
             return
@@ -47,27 +69,55 @@ class MetadataRefresher:
         self.send(f"b{node}", "Metadata", MetadataRequest(self.corr))
         self.set_timer(self.request_timeout_us(), "meta_timeout", self.corr)
 
+    def refresh_backoff_us(self) -> int:
+        """How long after the last refresh the next may start (see the module contract)."""
+        if self.protocol.client_backoff == "constant":
+            return self.retry_backoff_us()
+        base, most = self.retry_backoff_us() // 1000, self.retry_backoff_max_us() // 1000
+        attempts_factor, equivalent_factor = self.meta_factors
+        wait = exponential_backoff_us(base, most, max(self.meta_failures - 1, 0), attempts_factor)
+        if self.meta_equivalent:
+            wait = max(wait, exponential_backoff_us(base, most, self.meta_equivalent - 1,
+                                                    equivalent_factor))
+        return wait
+
+    def _refreshed(self) -> None:
+        """An answer arrived or a refresh failed now: the next one backs off from here."""
+        self.last_refresh_us = self.now_us
+        if self.protocol.client_backoff == "exponential":
+            rng = self.rng("metadata_backoff")
+            self.meta_factors = (rng.uniform(1 - JITTER, 1 + JITTER),
+                                 rng.uniform(1 - JITTER, 1 + JITTER))
+
+    def metadata_failed(self) -> None:
+        """`Metadata.failedUpdate`: the request in flight timed out or its connection closed."""
+        self.meta_inflight = None
+        self.meta_failures += 1
+        self._refreshed()
+
     def _on_metadata_response(self, msg) -> None:
         if msg.body.corr != self.meta_inflight:
             return
         self.meta_inflight = None
         self.need_update = False
-        self.last_refresh_us = self.now_us
-        self.meta.apply_response(msg.body, msg.src)
+        self.meta_failures = 0
+        self._refreshed()
+        progressed = self.meta.apply_response(msg.body, msg.src)
+        self.meta_equivalent = 0 if progressed else self.meta_equivalent + 1
         self.after_metadata()
 
     def on_metadata_timer(self, name: str, data) -> bool:
         if name == "meta_age":
+            self.meta_equivalent = 0  # expired metadata is asked for without that backoff
             self.request_update()
             self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
         elif name == "refresh":
             self.maybe_refresh()
         elif name == "meta_timeout":
             if self.meta_inflight == data:
-                # `Metadata.failedUpdate` sets lastRefreshMs, so the retry backs off; then
-                # NetworkClient closes the connection (the client's `close_connection` drops
-                # the Metadata request and what else was in flight there, and asks again)
-                self.last_refresh_us = self.now_us
+                # NetworkClient closes the connection; the client's `close_connection` fails
+                # the Metadata request (`Metadata.failedUpdate`, so the retry backs off) and
+                # what else was in flight there, and asks again
                 self.reset_connection(f"b{self.meta_node}")
                 self.close_connection(self.meta_node)
         else:

@@ -39,6 +39,7 @@ from sim.kafka.messages import Fetch, FetchPartition
 
 REQUEST_TIMEOUT_MS = 30_000  # the consumer's request.timeout.ms default
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
+RETRY_BACKOFF_MAX_MS = 1000  # retry.backoff.max.ms default (3.7+, ref §0)
 MAX_IN_FLIGHT = 5  # per connection, for choosing the Metadata node
 REFRESH_ERRORS = E.INVALID_METADATA | {E.KAFKA_STORAGE_ERROR}
 HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
@@ -64,8 +65,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         self.meta_inflight = None
         self.meta_node = -1
         self.reconnect_at: dict[int, int] = {}  # node -> end of its reconnect backoff
-        self.need_update = True
-        self.last_refresh_us = -10**12
+        self.init_refresh()
         self.running = False
         self.wake_at_us = -1  # when the pending "fetch" timer fires (-1: none pending)
         self.refresh_at_us = -1  # when the pending "refresh" timer fires
@@ -112,7 +112,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         out `reconnect.backoff.ms`, and metadata is refreshed (`handleServerDisconnect`)."""
         self.reconnect_at[broker] = self.now_us + RECONNECT_BACKOFF_US
         if self.meta_inflight is not None and self.meta_node == broker:
-            self.meta_inflight = None
+            self.metadata_failed()
         self.fetching.pop(broker, None)
         self.validating.pop(broker, None)
         self.request_update()  # as NetworkClient.handleServerDisconnect does
@@ -247,6 +247,9 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
 
     def retry_backoff_us(self) -> int:
         return RETRY_BACKOFF_MS * 1000
+
+    def retry_backoff_max_us(self) -> int:
+        return RETRY_BACKOFF_MAX_MS * 1000
 
     def request_timeout_us(self) -> int:
         return REQUEST_TIMEOUT_MS * 1000

@@ -17,7 +17,7 @@ from sim.core.trace import event_head, json_str, json_text
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
-from sim.kafka.client_refresh import MetadataRefresher
+from sim.kafka.client_refresh import JITTER, MetadataRefresher, exponential_backoff_us
 from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.messages import Batch, Produce, ProducePartition
 from sim.kafka.producer_idempotence import IdempotenceMixin
@@ -77,8 +77,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         self.meta_node = -1  # where the Metadata request in flight went
         self.meta_blocked = False  # every connection was full when a refresh was due
         self.reconnect_at: dict[int, int] = {}  # node -> end of its reconnect backoff
-        self.need_update = True
-        self.last_refresh_us = -10**12
+        self.init_refresh()
 
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
@@ -279,11 +278,14 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             self.set_timer(backoff_us, "drain")
 
     def _backoff_us(self, attempts: int) -> int:
-        """retry.backoff.ms * 2^(attempts-1) with ±20% jitter, capped at retry.backoff.max.ms
+        """Before 3.7 (`client_backoff = constant`) `retry.backoff.ms`; from 3.7 (KIP-580)
+        retry.backoff.ms * 2^(attempts-1) with ±20% jitter, capped at retry.backoff.max.ms
         after the jitter, as `ExponentialBackoff.backoff` does (ref §3.3.4)."""
-        base = min(self.spec["retry_backoff_ms"] * 2 ** (attempts - 1), self.spec["retry_backoff_max_ms"])
-        jitter = self.rng("backoff").uniform(0.8, 1.2)
-        return int(min(base * jitter, self.spec["retry_backoff_max_ms"]) * 1000)
+        if self.protocol.client_backoff == "constant":
+            return self.spec["retry_backoff_ms"] * 1000
+        factor = self.rng("backoff").uniform(1 - JITTER, 1 + JITTER)
+        return exponential_backoff_us(self.spec["retry_backoff_ms"], self.spec["retry_backoff_max_ms"],
+                                      attempts - 1, factor)
 
     def _ack(self, pb: PendingBatch, base_offset: int) -> None:
         self.queues[pb.tp].remove(pb)
@@ -332,7 +334,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
                 pb.in_flight = False
                 self._retry_or_fail(pb, E.REQUEST_TIMED_OUT, disconnected=True)
         if self.meta_inflight is not None and self.meta_node == leader:
-            self.meta_inflight = None
+            self.metadata_failed()
             self.request_update()
         if failed:
             self.drain()
@@ -350,6 +352,9 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     # -- metadata ------------------------------------------------------------------------
     def retry_backoff_us(self) -> int:
         return self.spec["retry_backoff_ms"] * 1000
+
+    def retry_backoff_max_us(self) -> int:
+        return self.spec["retry_backoff_max_ms"] * 1000
 
     def request_timeout_us(self) -> int:
         return self.spec["request_timeout_ms"] * 1000

@@ -29,6 +29,11 @@ class Protocol:
     client_accepts_recreated_topic: bool = True
     # how clients find a new leader: metadata | kip951 | refresh_no_backoff (ref §3.3, KIP-951)
     leader_discovery: str = "metadata"
+    # how clients back off (ref §0, §3.1): constant (before 3.7): a retried batch and a metadata
+    # refresh wait retry.backoff.ms; exponential (KIP-580, KAFKA-9800, 3.7+): retry.backoff.ms
+    # * 2^n with ±20% jitter up to retry.backoff.max.ms, and metadata refreshes also back off
+    # exponentially while answers bring no newer leader epoch (`equivalentResponseCount`)
+    client_backoff: str = "exponential"
     # broker answer to an unknown producer with seq != 0: out_of_order (0.11) |
     # unknown_producer_id (1.0-2.4) | accept (2.5+, KIP-360) (ref §2.4)
     unknown_producer: str = "accept"
@@ -107,6 +112,7 @@ class Protocol:
 CHOICES = {
     "stop_replica_equal_epoch": ("reject", "accept"),
     "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
+    "client_backoff": ("constant", "exponential"),
     "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
     "old_duplicate": ("duplicate_sequence", "out_of_order"),
     "follower_truncation": ("high_watermark", "kip101", "kip279", "diverging_epoch"),
@@ -117,6 +123,7 @@ BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
 
 _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
+_PRE_3_7 = dict(client_backoff="constant")  # KIP-580's exponential client backoff is 3.7.0
 # what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs and KAFKA-7414 (2.1), KAFKA-7738 (2.2),
 # KIP-320's consumer validation (2.3), topic ids
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_range_halts=True,
@@ -127,7 +134,7 @@ _V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=F
                   unknown_producer="out_of_order", evict_state_on_retention=True,
                   old_duplicate="out_of_order", client_log_start_check=False,
                   producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                  idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570)
+                  idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7)
 
 PROFILES: dict[str, Protocol] = {
     # before KIP-101 and KIP-98: HW truncation, no idempotent producer (its switches are moot)
@@ -135,15 +142,15 @@ PROFILES: dict[str, Protocol] = {
     "0.11": _V0_11,
     "1.0": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570),
+                    idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7),
     "2.4": Protocol(client_accepts_recreated_topic=False, client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, follower_truncation="kip279", **_PRE_KIP_570),
+                    idempotence_default=False, follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7),
     "2.5": Protocol(client_accepts_recreated_topic=False, producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                    follower_truncation="kip279", **_PRE_KIP_570),
+                    follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7),
     "2.6": Protocol(client_accepts_recreated_topic=False, stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, follower_truncation="kip279"),
-    "3.4.0": Protocol(stop_replica_equal_epoch="reject", hw_before_diverging_truncation=True),
-    "3.4.1": Protocol(stop_replica_equal_epoch="accept", hw_before_diverging_truncation=True),
+                    idempotence_default=False, follower_truncation="kip279", **_PRE_3_7),
+    "3.4.0": Protocol(stop_replica_equal_epoch="reject", hw_before_diverging_truncation=True, **_PRE_3_7),
+    "3.4.1": Protocol(stop_replica_equal_epoch="accept", hw_before_diverging_truncation=True, **_PRE_3_7),
     "3.7": Protocol(leader_discovery="kip951"),
     "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True,
                          leader_and_isr_delete_fence=True, full_leader_and_isr=True),

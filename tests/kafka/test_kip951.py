@@ -125,7 +125,7 @@ def test_metadata_mode_always_waits_the_backoff():
 def test_backoff_is_exponential_with_jitter_and_capped():
     spec = {"retry_backoff_ms": 100, "retry_backoff_max_ms": 1000}
     stream = random.Random(5)
-    stub = SimpleNamespace(spec=spec, rng=lambda _name: stream)
+    stub = SimpleNamespace(spec=spec, rng=lambda _name: stream, protocol=resolve_protocol("3.7"))
     first = [Producer._backoff_us(stub, 1) for _ in range(200)]
     assert 80_000 <= min(first) and max(first) <= 120_000
     capped = [Producer._backoff_us(stub, 9) for _ in range(200)]
