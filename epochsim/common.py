@@ -24,8 +24,12 @@ def load(path: str, overrides: dict | None = None):
         raise UsageError(str(exc)) from None
 
 
+TEXT_KEYS = frozenset({"protocol.profile"})  # names that may look like numbers
+
+
 def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
-    """`--set KEY=VALUE` pairs (VALUE read as a TOML value, else as a string) and `--profile`."""
+    """`--set KEY=VALUE` pairs (VALUE read as a TOML value, else as a string) and `--profile`.
+    A profile is a name even when it reads as a number (`--set protocol.profile=3.7`)."""
     import tomllib
     out: dict = {}
     for pair in pairs or []:
@@ -34,6 +38,8 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
             raise UsageError(f"--set {pair!r}: expected KEY=VALUE, e.g. --set protocol.profile=2.5")
         try:
             value = tomllib.loads(f"v = {text}")["v"]
+            if key.strip() in TEXT_KEYS and not isinstance(value, str):
+                value = text.strip()
         except tomllib.TOMLDecodeError:
             value = text
         except RecursionError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 
@@ -145,6 +146,18 @@ def test_suite_exit_codes_and_table(tmp_path):
     assert code == 1 and "repro: epochsim run" in stdout and "--set protocol.profile=2.5" in stdout
     rows = json.loads((tmp_path / "s2" / "suite.json").read_text())["rows"]
     assert rows[0]["first_failing_seed"] == 1
+
+
+def test_a_profile_given_with_set_is_a_name_and_its_repro_line_replays(tmp_path):
+    """`--set protocol.profile=2.5` reads 2.5 as a TOML float; a profile is a name."""
+    code, stdout, err = cli("run", scenario_path("kip570-stop-replica-reorder-fixed"), "--seed", "1",
+                            "--set", "protocol.profile=2.5", "--out", str(tmp_path / "a"), "--no-plot")
+    assert code == 1 and not err.strip(), err  # 2.5 lacks KIP-570: the reorder breaks it
+    repro = next(line for line in stdout.splitlines() if "repro:" in line).split("repro: ", 1)[1]
+    args = shlex.split(repro)[1:] + ["--out", str(tmp_path / "b"), "--no-plot"]
+    assert cli(*args)[0] == 1
+    first, second = ((tmp_path / d / "verdict.json").read_text() for d in ("a", "b"))
+    assert json.loads(first)["trace_digest"] == json.loads(second)["trace_digest"]
 
 
 def test_help_teaches():
