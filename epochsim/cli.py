@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        text = str(exc).replace("\r", "\\r").replace("\n", "\\n")  # one line, always
+        print(f"error: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

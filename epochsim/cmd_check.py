@@ -37,7 +37,7 @@ def main(args) -> int:
         header, lines = stored_lines(args.trace)
         import json
         events = (json.loads(line) for line in lines)
-        violations, metrics = check_events(header, events, names)
+        violations, metrics = check_events(header, events, names, whole=True)
     except TraceError as exc:
         text = str(exc)
         raise UsageError(text if text.startswith(args.trace) else f"{args.trace}: {text}") from None

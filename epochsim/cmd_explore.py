@@ -155,6 +155,10 @@ def shrink_main(args) -> int:
 
     run = load_run(args.run)
     default = os.path.join("runs", "shrink", run.scenario.name, f"seed-{run.seed}")
+    run_dir = args.run if os.path.isdir(args.run) else os.path.dirname(args.run) or "."
+    if args.out and os.path.realpath(args.out) == os.path.realpath(run_dir):
+        raise UsageError(f"--out {args.out}: is the run being shrunk, whose trace and verdict "
+                         "the counterexample would replace; choose another --out")
     out = prepare_out_dir(args.out or default)
     outcome = shrink_run(run, args.target, progress)
     return finish_shrink(outcome, out, plot=not args.no_plot)

@@ -100,6 +100,8 @@ def check_output_file(out: str, suffixes: tuple[str, ...]) -> str:
 def _foreign(path: str, name: str, allowed: set[str]) -> bool:
     """Is `name` in an output directory something epochsim did not write? (A directory where
     epochsim writes a file, such as a folder named trace.jsonl, is foreign too.)"""
+    if os.path.islink(os.path.join(path, name)):
+        return True  # writing through it would change a file elsewhere
     if name.startswith("."):
         return False
     if name in OWN_OUTPUTS or name.endswith(OWN_SUFFIXES):
@@ -123,6 +125,9 @@ def reading_user_files(source: str, out: str):
     except OSError as exc:
         raise UsageError(f"{exc.filename or out}: cannot read or write it ({exc.strerror}); "
                          "check the path") from None
+    except RecursionError:
+        raise UsageError(f"{source}: a file in it is nested too deeply to be one epochsim "
+                         "wrote; was it edited?") from None
     except SHAPE_ERRORS as exc:
         event = _event_being_read(exc.__traceback__)
         where = f"event seq {event['seq']} ({event['kind']}) " if event else "a record "
@@ -160,8 +165,8 @@ def seed_arg(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: not an integer; pass e.g. 7") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value}: must be >= 0")
+    if not 0 <= value <= 2**53:
+        raise argparse.ArgumentTypeError(f"{value}: must be between 0 and 2**53")
     return value
 
 

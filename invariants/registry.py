@@ -105,12 +105,14 @@ class Monitor:
 
 
 # What folding an event of the wrong shape raises (a missing field, a string for a list, ...).
-SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
 
 
-def check_events(header: dict, events, names: list[str] | None = None) -> tuple[list, dict]:
+def check_events(header: dict, events, names: list[str] | None = None,
+                 whole: bool = False) -> tuple[list, dict]:
     """Offline check of a stored trace's events. A header or an event whose shape the
-    invariants cannot read raises TraceError (without the file name: callers add it).
+    invariants cannot read raises TraceError (without the file name: callers add it), and so
+    does, with `whole`, a trace whose last event is not the run's `end`.
 
     The same code folded the same events online when `epochsim run` wrote the trace, so an
     event it cannot fold offline has been edited, or comes from another harness version."""
@@ -122,7 +124,9 @@ def check_events(header: dict, events, names: list[str] | None = None) -> tuple[
                              "to choose known ones")
     monitor = Monitor(header, names)
     kinds = monitor.kinds
+    last = None
     for ev in events:
+        last = ev
         try:
             if ev["kind"] in kinds:
                 monitor.step(ev)
@@ -130,6 +134,10 @@ def check_events(header: dict, events, names: list[str] | None = None) -> tuple[
             raise TraceError(f"event seq {ev.get('seq')} ({ev.get('kind')}): "
                              f"{_shape_problem(exc)}; the trace was edited or comes from "
                              "another harness version") from None
+    if whole and (last is None or last.get("kind") != "end"):
+        # the end-of-run rules (liveness, stray replicas, lost acks) need the whole run
+        raise TraceError("the trace has no `end` event: it is cut short (a partial copy, or a "
+                         "run that did not finish); check a whole trace, or re-run the scenario")
     try:
         return monitor.finish()
     except SHAPE_ERRORS as exc:

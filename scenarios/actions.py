@@ -206,8 +206,9 @@ def check_partition(value: Any, key: str, names: Names) -> str:
     """`value` as an existing partition "<topic>-<p>"."""
     check_str(value, key)
     topic, _, index = value.rpartition("-")
-    if not topic or not (index.isascii() and index.isdigit()):
-        raise Bad(key, f"'{value}' is not a partition", 'write "<topic>-<p>", e.g. "t-0"')
+    if not topic or not (index.isascii() and index.isdigit()) or index != str(int(index)):
+        raise Bad(key, f"'{value}' is not a partition", 'write "<topic>-<p>" with no leading '
+                  'zeros, e.g. "t-0"')
     if topic not in names.topics:
         raise Bad(key, f"unknown topic '{topic}'", suggest(topic, sorted(names.topics)))
     if int(index) >= names.topics[topic]:
@@ -492,6 +493,9 @@ def _mix_undo(t: Table, action: str, targets: list, has_duration: bool, names: N
     return undo
 
 
+MAX_MIX_STEPS = 1_000_000  # steps are materialised up front (sim.core.faults.materialise_mix)
+
+
 def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
     """One [[mix]] entry resolved: window filled, targets and params checked for its action."""
     t = Table(item, key)
@@ -520,6 +524,11 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
                   f"use a start_ms below {quiet_ms}, or raise run.duration_ms")
     out["start_ms"] = start
     out["end_ms"] = t.int("end_ms", quiet_ms, lo=start + 1, hi=quiet_ms)
+    expected = (out["end_ms"] - start) / out["every_ms"]
+    if expected > MAX_MIX_STEPS:
+        raise Bad(t.path("every_ms"), f"fires about {expected:.3g} times between start_ms and "
+                  f"end_ms, more than the {MAX_MIX_STEPS:,} steps a schedule may hold",
+                  "raise every_ms or narrow the window")
     raw = t.raw("params", {})
     out["params"] = check_params(action, Table(raw, t.path("params")).data, t.path("params"), names)
     t.done()

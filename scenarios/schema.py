@@ -110,7 +110,7 @@ def apply_overrides(data: dict, overrides: dict, path: str) -> dict:
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
             if isinstance(node, list):
-                if not part.isdigit() or int(part) >= len(node):
+                if not (part.isascii() and part.isdigit()) or int(part) >= len(node):
                     raise ScenarioError(path, dotted, f"no item {part} in {'.'.join(parts[:i])}",
                                         "use an index of an existing table, e.g. producers.0.acks")
                 part = int(part)

@@ -73,7 +73,7 @@ def _first_violated(verdict_path: str | None) -> str | None:
             verdict = json.load(fh)
         violations = verdict.get("violations") or []
         return violations[0]["invariant"] if violations else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError):
         raise UsageError(f"{verdict_path}: not a verdict written by epochsim; remove it to "
                          "find the violation by re-running") from None
 

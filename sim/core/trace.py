@@ -253,7 +253,10 @@ def read_trace(path: str) -> tuple[dict, Iterator[dict]]:
         raise TraceError(f"{path}: cannot open trace ({exc.strerror})") from None
     try:
         header = _parse_line(path, 1, fh.readline())
-    except (TraceError, OSError):
+    except OSError as exc:
+        fh.close()
+        raise TraceError(f"{path}: cannot read trace ({exc.strerror})") from None
+    except TraceError:
         fh.close()
         raise
     if header.get("type") != "header":

@@ -84,7 +84,8 @@ def test_count_and_seed_flags_are_named_in_their_errors(capsys):
     from epochsim.cli import main
     cases = [(["suite", "x.toml", "--seeds", "0"], "--seeds", "positive"),
              (["suite", "x.toml", "--jobs", "x"], "--jobs", "not an integer"),
-             (["run", "x.toml", "--seed", "-1"], "--seed", ">= 0"),
+             (["run", "x.toml", "--seed", "-1"], "--seed", "between 0 and 2**53"),
+             (["run", "x.toml", "--seed", str(2**53 + 1)], "--seed", "between 0 and 2**53"),
              (["explore", "x.toml", "--budget", "0"], "--budget", "positive")]
     for args, flag, words in cases:
         assert main(args) == 2, args
