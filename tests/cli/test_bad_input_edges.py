@@ -8,20 +8,10 @@ import os
 import pytest
 
 from epochsim.cli import main
+from tests.cli.test_cli import GOOD
 
-SCENARIO = """\
-name = "edge"
-expect = "pass"
-[run]
-duration_ms = 3000
-settle_ms = 1000
-[[topics]]
-name = "t"
-partitions = 2
-[[producers]]
-topic = "t"
-records_per_sec = 100
-"""
+# tests.cli.test_cli's small scenario, with two partitions (t-1 exists, t-01 does not)
+SCENARIO = 'name = "edge"\n' + GOOD.replace('name = "t"', 'name = "t"\npartitions = 2')
 
 
 @pytest.fixture()
