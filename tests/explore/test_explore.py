@@ -210,28 +210,32 @@ SPACE_SCENARIO = load_scenario(os.path.join(ROOT, "scenarios", "selftest",
                                             "stop_replica_equal_epoch_flipped.toml"))
 
 
-@hypothesis_seed(11)
-@settings(max_examples=60, phases=[Phase.generate], database=None, deadline=None,
-          suppress_health_check=list(HealthCheck))
-@given(cases(FaultSpace.of(SPACE_SCENARIO)))
+def generated(seed: int, examples: int, **space):
+    """Run the test on `examples` cases drawn (generation only) from SPACE_SCENARIO's fault
+    space with `space` (e.g. kinds=...), from hypothesis seed `seed`."""
+    def wrap(test):
+        return hypothesis_seed(seed)(settings(
+            max_examples=examples, phases=[Phase.generate], database=None, deadline=None,
+            suppress_health_check=list(HealthCheck))(given(cases(FaultSpace.of(SPACE_SCENARIO, **space)))(test)))
+    return wrap
+
+
+def round_trips(case) -> None:
+    text = scenario_to_toml(SPACE_SCENARIO, list(case.steps))
+    assert list(parse_scenario(text).steps) == list(case.steps)
+
+
+@generated(11, 60)
 def test_generated_schedules_round_trip_through_the_scenario_file(case):
-    text = scenario_to_toml(SPACE_SCENARIO, list(case.steps))
-    assert list(parse_scenario(text).steps) == list(case.steps)
+    round_trips(case)
 
 
-@hypothesis_seed(12)
-@settings(max_examples=40, phases=[Phase.generate], database=None, deadline=None,
-          suppress_health_check=list(HealthCheck))
-@given(cases(FaultSpace.of(SPACE_SCENARIO, kinds=ALL_KINDS)))
+@generated(12, 40, kinds=ALL_KINDS)
 def test_schedules_with_the_opt_in_kinds_round_trip_too(case):
-    text = scenario_to_toml(SPACE_SCENARIO, list(case.steps))
-    assert list(parse_scenario(text).steps) == list(case.steps)
+    round_trips(case)
 
 
-@hypothesis_seed(13)
-@settings(max_examples=40, phases=[Phase.generate], database=None, deadline=None,
-          suppress_health_check=list(HealthCheck))
-@given(cases(FaultSpace.of(SPACE_SCENARIO, kinds=("power_loss",))))
+@generated(13, 40, kinds=("power_loss",))
 def test_a_space_of_one_kind_draws_only_that_kind_and_its_undo(case):
     assert case.steps and {s.action for s in case.steps} <= {"power_loss", "restart"}
     assert all(s.params["unflushed_ms"] > 0 for s in case.steps if s.action == "power_loss")
