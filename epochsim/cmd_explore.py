@@ -15,7 +15,7 @@ import os
 import sys
 
 from epochsim.common import load, positive_int, prepare_out_dir, seed_arg
-from epochsim.errors import UsageError
+from epochsim.errors import UsageError, path_problem
 
 EXPLORE_HELP = """\
 Generate fault schedules for SCENARIO (its cluster, topics, workload and protocol; its own
@@ -146,6 +146,16 @@ def _database(path: str | None):
     if path is None:
         return None
     from hypothesis.database import DirectoryBasedExampleDatabase
+    # hypothesis swallows the errors of a database it cannot write, so a bad path would
+    # silently keep nothing: make sure it is a directory we can create and write now.
+    try:
+        os.makedirs(path, exist_ok=True)
+        writable = os.access(path, os.W_OK | os.X_OK)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise UsageError(f"--database {path}: cannot create it as a directory "
+                         f"({path_problem(exc)}); pass a directory") from None
+    if not writable:
+        raise UsageError(f"--database {path}: cannot write into it; pass a writable directory")
     return DirectoryBasedExampleDatabase(path)
 
 

@@ -55,9 +55,11 @@ def chosen_mutants(text: str | None) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise UsageError(f"--mutants {text!r}: name at least one mutant; known: {', '.join(MUTANTS)}")
-    for name in names:
+    for i, name in enumerate(names):
         if name not in MUTANTS:
             raise UsageError(f"--mutants: unknown mutant {name!r}; known: {', '.join(MUTANTS)}")
+        if name in names[:i]:  # its two tasks would write the same output directory
+            raise UsageError(f"--mutants: {name!r} is named twice; name each mutant once")
     return names
 
 

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from epochsim.common import load, positive_int, prepare_out_dir
+from epochsim.common import distinct_names, load, positive_int, prepare_out_dir
 from epochsim.errors import UsageError
 
 HELP = """\
@@ -48,6 +48,7 @@ def main(args) -> int:
     if not paths:
         raise UsageError(f"no study scenarios in {study.STUDY_DIR}; pass SCENARIO.toml files")
     scenario_list = [load(p) for p in paths]  # validate everything before running anything
+    distinct_names(paths, scenario_list)  # their rows in the table would merge
     out = prepare_out_dir(args.out, allowed=OUTPUTS)
     jobs = study.study_jobs(scenario_list, args.seeds, args.check)
     started = time.monotonic()

@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from epochsim.common import (
     add_override_args,
+    distinct_names,
     load,
     parse_sets,
     positive_int,
@@ -87,12 +88,7 @@ def main(args) -> int:
     files = scenario_files(args.paths)
     overrides = parse_sets(args.sets, args.profile)
     scenarios = [load(f, overrides) for f in files]  # validate everything before running anything
-    seen: dict[str, str] = {}
-    for f, sc in zip(files, scenarios):
-        if sc.name in seen:  # both would write their failing runs to <out>/<name>/seed-N
-            raise UsageError(f"{f}: name {sc.name!r} is also the name of {seen[sc.name]}; "
-                             "give each scenario of a suite its own name")
-        seen[sc.name] = f
+    distinct_names(files, scenarios)  # both would write their failing runs to <out>/<name>/seed-N
     from epochsim.common import OWN_OUTPUTS
     out = prepare_out_dir(args.out, allowed=OWN_OUTPUTS | {sc.name for sc in scenarios})
     for sc in scenarios:  # an existing <out>/<name> must hold only seed-N runs of epochsim

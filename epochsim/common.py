@@ -27,6 +27,17 @@ def load(path: str, overrides: dict | None = None):
 TEXT_KEYS = frozenset({"protocol.profile"})  # names that may look like numbers
 
 
+def distinct_names(files: list[str], scenarios: list) -> None:
+    """Refuse a command line that names one scenario twice (the same file, or two files with
+    the same `name`): their results and output directories would be indistinguishable."""
+    seen: dict[str, str] = {}
+    for f, sc in zip(files, scenarios):
+        if sc.name in seen:
+            raise UsageError(f"{f}: name {sc.name!r} is also the name of {seen[sc.name]}; "
+                             "pass each scenario once, and give each its own name")
+        seen[sc.name] = f
+
+
 def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
     """`--set KEY=VALUE` pairs (VALUE read as a TOML value, else as a string) and `--profile`.
     A profile is a name even when it reads as a number (`--set protocol.profile=3.7`)."""
@@ -91,10 +102,27 @@ def check_output_file(out: str, suffixes: tuple[str, ...]) -> str:
     epochsim did not write (only its own names, such as report.html, are replaced)."""
     if not out.lower().endswith(suffixes):
         raise UsageError(f"-o {out}: write it as {' or '.join(suffixes)}; pick such a name")
-    if os.path.exists(out) and (os.path.basename(out) not in OWN_OUTPUTS or not os.path.isfile(out)):
+    if os.path.exists(out) and not (os.path.isfile(out) and (
+            os.path.basename(out) in OWN_OUTPUTS or written_by_epochsim(out))):
         raise UsageError(f"-o {out}: exists and is not a file epochsim writes; choose another "
                          "name or remove it first")
     return out
+
+
+# What epochsim writes into the pages and pictures it makes (reports.style.save, html.page),
+# near the start of the file, so that `-o` may replace them when a command is run again.
+STAMPS = (b'<meta name="generator" content="epochsim">', b"<dc:title>epochsim</dc:title>",
+          b"tEXtSoftware\x00epochsim")
+
+
+def written_by_epochsim(path: str) -> bool:
+    """Does the file at `path` carry epochsim's creator stamp in its first 4 KiB?"""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return any(stamp in head for stamp in STAMPS)
 
 
 def _foreign(path: str, name: str, allowed: set[str]) -> bool:

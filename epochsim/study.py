@@ -261,7 +261,7 @@ def plot_latency(results: list[dict], out_dir: str) -> list[str]:
         fig.suptitle(f"leader_discovery = {mode}")
         fig.tight_layout()
         path = os.path.join(out_dir, f"latency-{mode}.png")
-        fig.savefig(path, dpi=90)
+        fig.savefig(path, dpi=90, metadata={"Software": "epochsim"})
         plt.close(fig)
         paths.append(path)
     return paths

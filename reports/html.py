@@ -23,7 +23,7 @@ from html import escape
 
 from reports import sequence, story, timeline
 from reports.rundata import Run, load_run
-from reports.style import ReportError, seconds
+from reports.style import ReportError, read_json, seconds
 
 CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 24px auto;
@@ -71,6 +71,7 @@ def _title(path: str) -> str:
 
 def page(title: str, body: str) -> str:
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"generator\" content=\"epochsim\">\n"
             f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}\n"
             "</body>\n</html>\n")
 
@@ -104,9 +105,8 @@ def repro_command(run: Run) -> str:
 
 
 def run_section(run: Run) -> str:
-    names = sorted({v["invariant"] for v in run.violations})
-    status = (f'<span class="bad">VIOLATED: {escape(", ".join(names))}</span>' if names
-              else '<span class="ok">all invariants hold</span>')
+    bad = bool(run.violations) or not run.complete
+    status = f'<span class="{"bad" if bad else "ok"}">{escape(run.status())}</span>'
     parts = [f"<h1>{escape(run.scenario)} \u00b7 seed {escape(str(run.header.get('seed')))}</h1>",
              f"<p>{status}</p>", _verdict_table(run),
              "<h2>Reproduce</h2>", f"<pre>{escape(repro_command(run))}</pre>"]
@@ -171,11 +171,7 @@ def _metrics(run: Run) -> str:
 # -- suite ----------------------------------------------------------------------------------
 
 def suite_section(path: str, out_dir: str) -> str:
-    try:
-        with open(os.path.join(path, "suite.json"), encoding="utf-8") as fh:
-            suite = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise ReportError(f"{path}/suite.json: cannot read ({exc})") from None
+    suite = read_json(os.path.join(path, "suite.json"))
     links = _failing_run_pages(path, suite.get("runs", []), out_dir)
     rows, classes = [], []
     for r in suite.get("rows", []):

@@ -28,6 +28,7 @@ class Run:
     verdict: dict | None = None
     witnesses: dict[int, list[str]] = field(default_factory=dict)
     last_t: int | None = None  # time of the last event, when `events` is sparse
+    complete: bool = True  # the trace ends with the run's `end` event (not cut short)
 
     def __post_init__(self) -> None:
         for v in self.violations:
@@ -46,6 +47,20 @@ class Run:
     def scenario(self) -> str:
         return str(self.header.get("scenario", "?"))
 
+    def status(self) -> str:
+        """One line for titles: what the violations say, and whether the run was cut short
+        (then the end-of-run invariants, such as stray_replica, were never judged)."""
+        names = sorted({v["invariant"] for v in self.violations})
+        text = "VIOLATED: " + ", ".join(names) if names else "all invariants hold"
+        return f"{text} ({self.cut_short()})" if not self.complete else text
+
+    def cut_short(self) -> str:
+        """Why a trace without its `end` event is read with care ("" for a whole run)."""
+        if self.complete:
+            return ""
+        return (f"trace cut short at {self.end_us / 1e6:.3f} s, no end event: end-of-run "
+                "invariants not judged")
+
     def first_violation(self) -> dict | None:
         return self.violations[0] if self.violations else None
 
@@ -58,7 +73,8 @@ def load_run(trace_path: str) -> Run:
         violations = verdict.get("violations", [])
     else:
         violations = recheck(header, events, trace_path)
-    return Run(trace_path, header, events, violations, verdict)
+    return Run(trace_path, header, events, violations, verdict,
+               complete=bool(events) and events[-1].get("kind") == "end")
 
 
 class SparseEvents:
@@ -86,6 +102,7 @@ def fold_run(trace_path: str, fold) -> Run:
     wanted = {s for v in violations for s in v["seqs"]}
     kept: dict[int, dict] = {}
     count = last_t = 0
+    last_kind = None
     for ev in read_trace(trace_path)[1]:
         try:
             fold(ev)
@@ -96,9 +113,9 @@ def fold_run(trace_path: str, fold) -> Run:
         if ev["seq"] in wanted:
             kept[ev["seq"]] = ev
         count += 1
-        last_t = ev["t"]
+        last_t, last_kind = ev["t"], ev["kind"]
     return Run(trace_path, header, SparseEvents(kept, count), violations, verdict,
-               last_t=last_t)
+               last_t=last_t, complete=last_kind == "end")
 
 
 def recheck(header: dict, events, trace_path: str) -> list[dict]:

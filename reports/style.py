@@ -11,6 +11,7 @@ Contract:
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import contextmanager
 
@@ -44,6 +45,20 @@ FAILED = "#d62728"
 
 class ReportError(ValueError):
     """A request a report cannot satisfy (unknown partition, bad window, bad output name)."""
+
+
+def read_json(path: str):
+    """The JSON document in `path` (a suite.json or sweep.json epochsim wrote), or a
+    ReportError naming the file: unreadable, not UTF-8, not JSON, or nested too deeply."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read it ({exc.strerror or exc}); check the path") from None
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError too
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+        raise ReportError(f"{path}: not a JSON file epochsim wrote ({why}); was it edited? "
+                          "write it again with the command that made it") from None
 
 
 def matplotlib():
@@ -89,10 +104,12 @@ def save(fig, path: str) -> str:
     parent = os.path.dirname(path)
     if parent:
         os.makedirs(parent, exist_ok=True)
+    # The creator stamp (not matplotlib's version) lets `-o` replace a picture epochsim drew
+    # (epochsim.common.written_by_epochsim) and keeps the bytes independent of matplotlib.
     if ext == ".svg":
-        fig.savefig(path, format="svg", metadata={"Date": None})
+        fig.savefig(path, format="svg", metadata={"Date": None, "Creator": "epochsim"})
     else:
-        fig.savefig(path, format="png", metadata={"Software": None})
+        fig.savefig(path, format="png", metadata={"Software": "epochsim"})
     return path
 
 

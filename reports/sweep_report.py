@@ -19,7 +19,7 @@ import json
 import os
 from html import escape
 
-from reports.style import drawing, new_figure
+from reports.style import drawing, new_figure, read_json
 
 MAX_PANELS = 6
 MAX_SERIES = 8
@@ -270,8 +270,7 @@ def _header(doc: dict) -> list[str]:
 
 def render_sweep_section(path: str) -> str:
     """The HTML fragment for the sweep in directory `path` (see the module contract)."""
-    with open(os.path.join(path, "sweep.json"), encoding="utf-8") as fh:
-        doc = json.load(fh)
+    doc = read_json(os.path.join(path, "sweep.json"))
     data = SweepData(doc)
     parts = _header(doc)
     for base in doc["spec"]["scenarios"]:

@@ -18,6 +18,7 @@ docs/reports.md explains how to read the picture.
 from __future__ import annotations
 
 import math
+import sys
 
 from reports import lanedraw, overlays
 from reports import style as S
@@ -37,6 +38,8 @@ def plot_trace(trace_path: str, out_path: str, window=None, partitions=None) -> 
     # streamed: a run of millions of events is drawn without holding them all
     builder = Builder()
     run = fold_run(trace_path, builder.step)
+    if not run.complete:
+        print(f"warning: {trace_path}: {run.cut_short()}", file=sys.stderr)
     return plot_run(run, out_path, window, partitions, model=builder.finish(run.end_us))
 
 
@@ -130,13 +133,11 @@ def _draw(run, model, lanes, window, zoom):
 def _title(fig, run: Run, total_in: float) -> None:
     h = run.header
     proto = h.get("options", {}).get("protocol", {})
-    names = sorted({v["invariant"] for v in run.violations})
-    status = "VIOLATED: " + ", ".join(names) if names else "all invariants hold"
     fig.text(LEFT_IN / WIDTH_IN, 1 - 0.22 / total_in,
              f"{run.scenario}  \u00b7  seed {h.get('seed')}  \u00b7  profile "
              f"{proto.get('profile', '?')}", fontsize=11, fontweight="bold", va="center")
-    fig.text(LEFT_IN / WIDTH_IN, 1 - 0.46 / total_in, status, fontsize=9, va="center",
-             color=S.VIOLATION if names else S.ACK)
+    fig.text(LEFT_IN / WIDTH_IN, 1 - 0.46 / total_in, run.status(), fontsize=9, va="center",
+             color=S.VIOLATION if run.violations or not run.complete else S.ACK)
 
 
 def _draw_lanes(cv, model, placed, run, only_held: bool) -> None:

@@ -32,6 +32,7 @@ MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "Pr
 # Recovery actions: the only ones allowed in the quiet settle window at the end of a run.
 SETTLE_SAFE = ("heal", "clear_rules", "restart")
 NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
+MAX_TOPIC_NAME = 249  # Topic.MAX_NAME_LENGTH
 ROLE_HINT = "or a role: leader:<topic>-<p>, follower:<topic>-<p>"
 
 
@@ -317,10 +318,18 @@ def _to(value, key, names):
     return value
 
 
-def _topic_name(value, key, names):
-    if not NAME_RE.fullmatch(check_str(value, key)):
-        raise Bad(key, f"invalid topic name '{value}'", "use letters, digits, '.', '_' or '-'")
+def check_topic_name(value, key: str) -> str:
+    """A topic name Kafka would accept (`org.apache.kafka.common.internals.Topic.validate`):
+    1-249 of letters, digits, '.', '_' and '-', and neither "." nor ".."; raises Bad."""
+    if (not NAME_RE.fullmatch(check_str(value, key)) or value in (".", "..")
+            or len(value) > MAX_TOPIC_NAME):
+        raise Bad(key, f"invalid topic name {value!r}", "use 1-249 letters, digits, '.', '_' "
+                  "or '-' (not \".\" or \"..\"), as Kafka does")
     return value
+
+
+def _topic_name(value, key, names):
+    return check_topic_name(value, key)
 
 
 def _rule(params, key, names):

@@ -33,6 +33,7 @@ from scenarios.actions import (
     check_mixes,
     check_node,
     check_topic,
+    check_topic_name,
     created_topics,
     suggest,
     unknown_key,
@@ -152,11 +153,12 @@ _OUTPUT_SUFFIXES = (".json", ".jsonl", ".html", ".png", ".svg")
 def _scenario_name(name: str) -> str:
     """A scenario's name names its output directory (runs/<name>/..., a suite's <out>/<name>),
     so it must be one path component that no output file of epochsim could collide with."""
-    if (not name or len(name) > 120 or name in (".", "..") or name.endswith(_OUTPUT_SUFFIXES)
+    if (not name.strip() or name != name.strip() or len(name) > 120 or name in (".", "..")
+            or name.endswith(_OUTPUT_SUFFIXES)
             or any(c in name for c in "/\\") or any(ord(c) < 32 for c in name)):
         raise Bad("name", f"{name!r} cannot name an output directory",
-                  "use up to 120 letters, digits, '.', '_', '-' or spaces, and no file "
-                  "extension such as .json")
+                  "use up to 120 letters, digits, '.', '_', '-' or inner spaces, and no "
+                  "file extension such as .json")
     return name
 
 
@@ -311,10 +313,7 @@ def _topics(value: Any, brokers: int) -> list[dict]:
     out: list[dict] = []
     for i, item in enumerate(_tables(value, "topics", nonempty=True)):
         t, key = Table(item, f"topics[{i}]"), f"topics[{i}]"
-        name = t.str("name")
-        if not NAME_RE.fullmatch(name):
-            raise Bad(f"{key}.name", f"invalid topic name {name!r}",
-                      "use letters, digits, '.', '_' or '-'")
+        name = check_topic_name(t.str("name"), f"{key}.name")
         if name in [o["name"] for o in out]:
             raise Bad(f"{key}.name", f"duplicate topic {name!r}", "give each topic its own name")
         topic = {"name": name, "partitions": t.int("partitions", 1, 1, 1000),

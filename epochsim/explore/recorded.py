@@ -85,4 +85,8 @@ def load_run(path: str) -> RecordedRun:
     except TraceError as exc:
         raise UsageError(str(exc)) from None
     scenario, steps = _scenario(header, trace)
-    return RecordedRun(trace, scenario, scenario.seed, steps, _first_violated(verdict))
+    first = _first_violated(verdict)
+    if first is not None and first not in scenario.invariants:
+        raise UsageError(f"{verdict}: names {first}, an invariant the run did not check; "
+                         "was it edited? remove it, or pass --target")
+    return RecordedRun(trace, scenario, scenario.seed, steps, first)
