@@ -14,7 +14,12 @@ the model-alone variant cannot give the same digest, as it encodes nothing. A la
 `floor_model`: the same steady traffic with no protocol, no simpy, no trace and no invariants,
 a lower bound on what any model of this traffic costs in this interpreter.
 
+`--load R1,R2,...` instead runs the full variant at each producer rate (records/s, every
+producer): how the speed-up depends on the load, the number of record batches acknowledged
+per simulated second being what the model's cost follows.
+
     python -m benchmarks.bench_failover [--repeat 3] [--seed 1] [--breakdown]
+    python -m benchmarks.bench_failover --load 50,200,1000,5000 [--repeat 3]
 """
 
 from __future__ import annotations
@@ -90,6 +95,38 @@ VARIANTS = {
 }
 
 
+def at_rate(records_per_sec: int):
+    """The benchmark scenario with every producer sending `records_per_sec`."""
+    from epochsim.common import parse_sets
+    count = len(load_scenario(SCENARIO).options["producers"])
+    sets = [f"producers.{i}.records_per_sec={records_per_sec}" for i in range(count)]
+    return load_scenario(SCENARIO, parse_sets(sets))
+
+
+def load_table(rates: list[int], repeat: int, seed: int) -> None:
+    """One row per producer rate: batches acked, kernel events, best and median speed-up of
+    the full run. The rates are interleaved within each repeat, as the variants are."""
+    scenarios = {rate: at_rate(rate) for rate in rates}
+    walls: dict[int, list[float]] = {rate: [] for rate in rates}
+    facts: dict[int, tuple[int, int]] = {}
+    for _ in range(repeat):
+        for rate, scenario in scenarios.items():
+            started = time.perf_counter()
+            with tempfile.TemporaryDirectory() as tmp:
+                verdict = run_scenario(scenario, seed, tmp)
+            walls[rate].append(time.perf_counter() - started)
+            facts[rate] = (verdict["metrics"]["acked"], verdict["run"]["events"])
+    simulated_s = next(iter(scenarios.values())).options["run"]["duration_ms"] / 1000
+    print(f"failover-standard seed {seed}, full run, {repeat} repeats")
+    print(f"{'records/s each':>14} {'batches acked':>14} {'kernel events':>14} {'best_x':>8} "
+          f"{'median_x':>9}")
+    for rate in rates:
+        ws = sorted(walls[rate])
+        acked, events = facts[rate]
+        print(f"{rate:>14} {acked:>14} {events:>14} {simulated_s / ws[0]:8.1f} "
+              f"{simulated_s / ws[len(ws) // 2]:9.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -97,7 +134,12 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true",
                         help="also time the run without invariants, the model alone, and the "
                              "floor (benchmarks/floor_model.py)")
+    parser.add_argument("--load", metavar="R1,R2,...",
+                        type=lambda text: [int(r) for r in text.split(",")],
+                        help="time the full run at these producer rates (records/s each)")
     args = parser.parse_args()
+    if args.load:
+        return load_table(args.load, args.repeat, args.seed)
     scenario = load_scenario(SCENARIO)
     simulated_s = scenario.options["run"]["duration_ms"] / 1000
     names = list(VARIANTS) if args.breakdown else list(VARIANTS)[:1]
