@@ -287,6 +287,7 @@ def _cluster(raw: Any) -> dict:
                          ("broker_session_timeout_ms", 6000), ("replica_lag_time_max_ms", 10000),
                          ("replica_fetch_wait_max_ms", 500), ("controller_request_retry_ms", 3000),
                          ("request_service_us", 50),
+                         ("replica_high_watermark_checkpoint_interval_ms", 5000),
                          ("producer_id_expiration_check_interval_ms", 600000)):
         # a zero session, lag, retry or check time would spin the run at one instant
         positive = key in ("zk_session_timeout_ms", "broker_session_timeout_ms",

@@ -4,7 +4,8 @@ Contract: a broker hosts replicas (`Partition`) over durable logs, keeps its own
 (which may lag the controller), answers Metadata from that cache, and applies control requests
 with the checks of ref §1.4 (LeaderAndIsr) and §1.5 (StopReplica). Volatile state (hosted
 partitions, metadata cache, controller epoch, fetchers, pending requests) is lost on crash; logs
-and their high watermarks survive. Data-plane handling lives in `BrokerData` / `Fetcher`.
+survive, and a restart reads each log's high watermark back from its last checkpoint.
+Data-plane handling lives in `BrokerData` / `Fetcher`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         # with `leader_and_isr_delete_fence`
         self.deleted_epochs: dict[str, tuple[int, int]] = {}
         self.broker_epoch = -1
+        self.clean_stop = False  # the next stop is a clean shutdown, which checkpoints HWs
         self._reset_volatile()
 
     def _reset_volatile(self) -> None:
@@ -54,16 +56,54 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self._register()
 
     def on_crash(self) -> None:
+        if self.clean_stop or not self._checkpoint_interval_us():
+            self.checkpoint_hws()
         self._reset_volatile()
 
     def on_restart(self) -> None:
+        self.clean_stop = False
+        self._recover_hws()
         self._register()
+
+    def stop_cleanly(self) -> None:
+        """Shut down as `KafkaServer.shutdown` does (after a controlled shutdown, or on a fatal
+        error that exits the JVM through its shutdown hook): the HWs are checkpointed first."""
+        if self.alive:
+            self.clean_stop = True
+            self.world.crash(self.name)
+
+    # -- high watermark checkpoints ----------------------------------------------------
+    def _checkpoint_interval_us(self) -> int:
+        return self.cluster["replica_high_watermark_checkpoint_interval_ms"] * 1000
+
+    def checkpoint_hws(self) -> None:
+        """`ReplicaManager.checkpointHighWatermarks`: every log's HW goes to
+        replication-offset-checkpoint (written with fsync, so it survives a power loss too)."""
+        for _topic_id, log in self.logs.values():
+            log.checkpointed_hw = log.hw
+
+    def _recover_hws(self) -> None:
+        """A restarting broker knows only the checkpointed HWs, clamped to each log's start
+        and end (`UnifiedLog.updateHighWatermark`). After a crash they trail the HWs the broker
+        had by up to the checkpoint interval, so a 0.10 follower truncates further back
+        (`ReplicaManager.makeFollowers` truncates to this HW) and a new leader starts lower."""
+        hws = []
+        for tp in sorted(self.logs):
+            topic_id, log = self.logs[tp]
+            hw = max(log.log_start_offset, min(log.checkpointed_hw, log.leo))
+            if hw != log.hw:
+                log.hw = hw
+                hws.append((tp, topic_id, hw, log.epochs[-1][0] if log.epochs else -1))
+        if hws:
+            self.emit(V.HW, {"role": "recovered", "hws": hws})
 
     def _register(self) -> None:
         self.broker_epoch = self.store.register_broker(self.id, self.now_us)
         self.set_timer(HEARTBEAT_US, "heartbeat")
         self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
         self._arm_producer_expiration()
+        if self._checkpoint_interval_us():
+            self.set_timer(self._checkpoint_interval_us(), "hw_checkpoint")
         segment_ms = min((t.segment_ms for t in self.store.topics.values() if t.retention_ms),
                          default=0)
         if segment_ms:
@@ -77,6 +117,9 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         elif name == "isr_check":
             self.check_isr_shrink()
             self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+        elif name == "hw_checkpoint":
+            self.checkpoint_hws()
+            self.set_timer(self._checkpoint_interval_us(), "hw_checkpoint")
         elif name == "producer_expiration":
             for _tp, (_topic_id, log) in sorted(self.logs.items()):
                 expire_producers(log, self.now_us, self.protocol.producer_id_expiration_ms)

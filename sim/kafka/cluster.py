@@ -119,12 +119,12 @@ class Cluster:
         return h
 
     def _controlled_shutdown(self, target, params):
-        broker = self.brokers.get(int(target[1:]))
-        if broker is not None and broker.alive:
+        broker = self.brokers[int(target[1:])]
+        if broker.alive:
             broker.shutting_down = True  # the broker asked to shut down; a restart clears it
         controller = self.active_controller()
         outcome = controller.controlled_shutdown(int(target[1:])) if controller else "no active controller"
-        self.kernel.call_later(CONTROLLED_SHUTDOWN_US, self.world.crash, target)
+        self.kernel.call_later(CONTROLLED_SHUTDOWN_US, broker.stop_cleanly)
         return outcome
 
     def _power_loss(self, target, params):

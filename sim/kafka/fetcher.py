@@ -191,7 +191,7 @@ class Fetcher:
         """The broker process exits (FatalExitError); it stays down until restarted."""
         self.emit(V.HALT, {"tp": p.tp, "topic_id": p.topic_id, "log_end_offset": p.log.leo,
                            "leader_end_offset": data.log_end_offset})
-        self.world.crash(self.name)
+        self.stop_cleanly()  # FatalExitError: Exit.exit runs the broker's shutdown hook
 
     def _recover_out_of_range(self, p, data) -> bool:
         """`AbstractFetcherThread.fetchOffsetAndTruncate`: a follower ahead of the leader's log

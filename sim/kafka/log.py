@@ -24,6 +24,8 @@ class Log:
         self.leo = 0  # log end offset
         self.log_start_offset = 0
         self.hw = 0
+        # the HW as last written to replication-offset-checkpoint (what a restart reads back)
+        self.checkpointed_hw = 0
         self.epochs: list[tuple[int, int]] = []  # leader-epoch cache: (epoch, start_offset)
 
     def assign_epoch_start(self, epoch: int, start_offset: int) -> None:

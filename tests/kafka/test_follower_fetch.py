@@ -170,17 +170,17 @@ def test_an_answer_naming_an_epoch_the_follower_lacks_truncates_part_way_and_ask
 
 
 def test_a_power_loss_drops_what_the_replica_appended_in_its_last_unflushed_ms():
-    """In the KIP-101 power-loss scenario b2 loses power at 2.5 s with 1.5 s unflushed: its log
-    ends where the first batch it received after 1.0 s began, and it keeps everything before."""
+    """In the KIP-101 power-loss scenario b2 loses power at 5.7 s with 1.5 s unflushed: its log
+    ends where the first batch it received after 4.2 s began, and it keeps everything before."""
     events = run_scenario(load_scenario(scenario_path("kip101-power-loss-divergence-fixed")), 1,
                           keep_events=True)["_events"]
     b2 = [e for e in events if e["node"] == "b2"]
     cut = next(e for e in b2 if e["kind"] == "truncate" and e["reason"] == "power_loss")
     received = [(e["t"], b[2]) for e in b2 if e["kind"] == "replicate" and e["t"] < cut["t"]
                 for b in e["batches"]]
-    assert cut["t"] == 2_500_000
-    assert cut["to_offset"] == min(base for t, base in received if t > 1_000_000)
-    assert any(t <= 1_000_000 for t, _ in received)
+    assert cut["t"] == 5_700_000
+    assert cut["to_offset"] == min(base for t, base in received if t > 4_200_000)
+    assert any(t <= 4_200_000 for t, _ in received)
 
 
 def test_batches_lost_to_power_are_a_metric_not_a_violation():
