@@ -9,7 +9,10 @@ deterministic predicate, normally `Oracle.fails`) still holds, by
    1 ms that still fails, never before the step ahead of it (the order stays the same) and
    never so early that an undo would find nothing to undo;
 3. param simplification: rule delays and durations rounded down the same way.
-The result is 1-minimal over units: removing any one unit makes the failure go away.
+The result is 1-minimal over units: removing any one unit makes the failure go away. Then
+single steps go too where the failure stays: a fault whose undo matters for another reason
+(a restart that revives a broker halted meanwhile keeps its unit, and with it a second power
+loss that found the broker already down), and an undo left with nothing to undo.
 """
 
 from __future__ import annotations
@@ -90,12 +93,27 @@ def minimise(fails, case, progress=None):
         return replace(case, steps=())
     units = units_of(case.steps)
     units = ddmin(units, lambda us: fails(replace(case, steps=_flatten(us))))
-    case = replace(case, steps=_flatten(units))
+    case = _drop_single_steps(fails, replace(case, steps=_flatten(units)))
     if progress:
         kept = len(case.steps)
         progress(f"delta debugging kept {kept} step{'s' if kept != 1 else ''}; simplifying times")
     case = _simplify_times(fails, case)
     return _simplify_params(fails, case)
+
+
+def _drop_single_steps(fails, case):
+    """Remove steps one at a time, last first, while `fails` holds: any step except an undo
+    that still undoes a fault kept in the story (its unit goes whole, or not at all)."""
+    steps, changed = list(case.steps), True
+    while changed:  # removing a fault frees its undo, which an earlier pass skipped
+        changed = False
+        for i in reversed(range(len(steps))):
+            if i in _openers(steps):
+                continue
+            trial = steps[:i] + steps[i + 1:]
+            if fails(replace(case, steps=tuple(trial))):
+                steps, changed = trial, True
+    return replace(case, steps=tuple(steps))
 
 
 def _openers(steps) -> dict[int, int]:

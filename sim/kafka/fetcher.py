@@ -191,7 +191,9 @@ class Fetcher:
         """The broker process exits (FatalExitError); it stays down until restarted."""
         self.emit(V.HALT, {"tp": p.tp, "topic_id": p.topic_id, "log_end_offset": p.log.leo,
                            "leader_end_offset": data.log_end_offset})
-        self.stop_cleanly()  # FatalExitError: Exit.exit runs the broker's shutdown hook
+        # System.exit (0.10.1+, KAFKA-3997; Runtime.halt before) and later FatalExitError ->
+        # Exit.exit both run the JVM's shutdown hooks, and so the broker's clean shutdown
+        self.stop_cleanly()
 
     def _recover_out_of_range(self, p, data) -> bool:
         """`AbstractFetcherThread.fetchOffsetAndTruncate`: a follower ahead of the leader's log

@@ -206,6 +206,23 @@ def test_minimise_drops_noise_and_rounds_times():
     assert small.steps[0].at_us == 1_000_000
 
 
+def test_minimise_drops_a_fault_whose_undo_is_needed_for_another_reason():
+    """The restart at 5.5 s is needed (it revives b1, halted meanwhile in the real case), so
+    its unit stays; the second power loss of b1 in that unit did nothing and goes alone."""
+    steps = tuple(FaultStep(t, a, "b1") for t, a in
+                  [(5_200_000, "power_loss"), (5_200_000, "power_loss"), (5_200_000, "restart"),
+                   (5_500_000, "restart")])
+    assert [[i for i, _s in unit] for unit in units_of(steps)] == [[0, 3], [1, 2]]
+
+    def fails(c):
+        return [s.at_us for s in c.steps if s.action == "restart"] == [5_200_000, 5_500_000] \
+            and any(s.action == "power_loss" for s in c.steps)
+
+    small = minimise(fails, Case(1, steps))
+    assert [(s.at_us, s.action) for s in small.steps] == [
+        (5_000_000, "power_loss"), (5_200_000, "restart"), (5_500_000, "restart")]
+
+
 SPACE_SCENARIO = load_scenario(os.path.join(ROOT, "scenarios", "selftest",
                                             "stop_replica_equal_epoch_flipped.toml"))
 
