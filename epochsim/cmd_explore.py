@@ -36,8 +36,8 @@ only, or +KIND / -KIND to add to or take from the default set (--faults=-retenti
 
 SHRINK_HELP = """\
 Minimise the fault schedule of a failing run (a run directory or its trace.jsonl) while the
-same invariant fails: delta debugging over fault/undo pairs, then simpler times. Writes
-DIR/counterexample.toml and its trace, verdict and timeline like explore.
+same invariant fails: delta debugging over fault/undo pairs, then single steps, then simpler
+times. Writes DIR/counterexample.toml and its trace, verdict and timeline like explore.
 Exit 1 when a counterexample is written, 2 on bad input (or a run that breaks nothing).
 
   epochsim shrink runs/kip570-stop-replica-reorder-legacy/seed-1"""
