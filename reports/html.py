@@ -105,8 +105,7 @@ def repro_command(run: Run) -> str:
 
 
 def run_section(run: Run) -> str:
-    bad = bool(run.violations) or not run.complete
-    status = f'<span class="{"bad" if bad else "ok"}">{escape(run.status())}</span>'
+    status = f'<span class="{"ok" if run.clean else "bad"}">{escape(run.status())}</span>'
     parts = [f"<h1>{escape(run.scenario)} \u00b7 seed {escape(str(run.header.get('seed')))}</h1>",
              f"<p>{status}</p>", _verdict_table(run),
              "<h2>Reproduce</h2>", f"<pre>{escape(repro_command(run))}</pre>"]

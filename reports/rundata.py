@@ -47,6 +47,11 @@ class Run:
     def scenario(self) -> str:
         return str(self.header.get("scenario", "?"))
 
+    @property
+    def clean(self) -> bool:
+        """No violation, and a whole trace to say so."""
+        return not self.violations and self.complete
+
     def status(self) -> str:
         """One line for titles: what the violations say, and whether the run was cut short
         (then the end-of-run invariants, such as stray_replica, were never judged)."""

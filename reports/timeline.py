@@ -137,7 +137,7 @@ def _title(fig, run: Run, total_in: float) -> None:
              f"{run.scenario}  \u00b7  seed {h.get('seed')}  \u00b7  profile "
              f"{proto.get('profile', '?')}", fontsize=11, fontweight="bold", va="center")
     fig.text(LEFT_IN / WIDTH_IN, 1 - 0.46 / total_in, run.status(), fontsize=9, va="center",
-             color=S.VIOLATION if run.violations or not run.complete else S.ACK)
+             color=S.ACK if run.clean else S.VIOLATION)
 
 
 def _draw_lanes(cv, model, placed, run, only_held: bool) -> None:

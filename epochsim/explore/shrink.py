@@ -107,12 +107,13 @@ def _drop_single_steps(fails, case):
     steps, changed = list(case.steps), True
     while changed:  # removing a fault frees its undo, which an earlier pass skipped
         changed = False
+        undos = _openers(steps)
         for i in reversed(range(len(steps))):
-            if i in _openers(steps):
+            if i in undos:
                 continue
             trial = steps[:i] + steps[i + 1:]
             if fails(replace(case, steps=tuple(trial))):
-                steps, changed = trial, True
+                steps, changed, undos = trial, True, _openers(trial)
     return replace(case, steps=tuple(steps))
 
 

@@ -36,7 +36,6 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         # with `leader_and_isr_delete_fence`
         self.deleted_epochs: dict[str, tuple[int, int]] = {}
         self.broker_epoch = -1
-        self.clean_stop = False  # the next stop is a clean shutdown, which checkpoints HWs
         self._reset_volatile()
 
     def _reset_volatile(self) -> None:
@@ -56,12 +55,11 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self._register()
 
     def on_crash(self) -> None:
-        if self.clean_stop or not self._checkpoint_interval_us():
+        if not self._checkpoint_interval_us():  # every HW change is durable at once
             self.checkpoint_hws()
         self._reset_volatile()
 
     def on_restart(self) -> None:
-        self.clean_stop = False
         self._recover_hws()
         self._register()
 
@@ -69,7 +67,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         """Shut down as `KafkaServer.shutdown` does (after a controlled shutdown, or on a fatal
         error that exits the JVM through its shutdown hook): the HWs are checkpointed first."""
         if self.alive:
-            self.clean_stop = True
+            self.checkpoint_hws()
             self.world.crash(self.name)
 
     # -- high watermark checkpoints ----------------------------------------------------
