@@ -54,7 +54,9 @@ def write_report(path: str, out: str | None = None) -> str:
 def _sections(path: str, out_dir: str) -> str:
     parts = []
     if os.path.isfile(os.path.join(path, "trace.jsonl")):
-        parts.append(run_section(load_run(os.path.join(path, "trace.jsonl"))))
+        run = load_run(os.path.join(path, "trace.jsonl"))
+        run.warn_if_cut_short()
+        parts.append(run_section(run))
     if os.path.isfile(os.path.join(path, "suite.json")):
         parts.append(suite_section(path, out_dir))
     if os.path.isfile(os.path.join(path, "sweep.json")):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 
 from invariants.registry import SHAPE_ERRORS
@@ -65,6 +66,12 @@ class Run:
             return ""
         return (f"trace cut short at {self.end_us / 1e6:.3f} s, no end event: end-of-run "
                 "invariants not judged")
+
+    def warn_if_cut_short(self) -> None:
+        """Say on stderr that the picture or page drawn from this run lacks its end (the
+        status line says it too, but a script reading only stderr should hear of it)."""
+        if not self.complete:
+            print(f"warning: {self.trace_path}: {self.cut_short()}", file=sys.stderr)
 
     def first_violation(self) -> dict | None:
         return self.violations[0] if self.violations else None

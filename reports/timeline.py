@@ -18,7 +18,6 @@ docs/reports.md explains how to read the picture.
 from __future__ import annotations
 
 import math
-import sys
 
 from reports import lanedraw, overlays
 from reports import style as S
@@ -38,8 +37,7 @@ def plot_trace(trace_path: str, out_path: str, window=None, partitions=None) -> 
     # streamed: a run of millions of events is drawn without holding them all
     builder = Builder()
     run = fold_run(trace_path, builder.step)
-    if not run.complete:
-        print(f"warning: {trace_path}: {run.cut_short()}", file=sys.stderr)
+    run.warn_if_cut_short()
     return plot_run(run, out_path, window, partitions, model=builder.finish(run.end_us))
 
 

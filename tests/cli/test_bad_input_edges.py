@@ -137,6 +137,7 @@ def test_plot_and_report_say_when_a_trace_was_cut_short(capsys, a_run, tmp_path)
     assert "no end event" in capsys.readouterr().err
     assert "trace cut short" in (tmp_path / "t.svg").read_text()
     assert main(["report", str(cut)]) == 0
+    assert "no end event" in capsys.readouterr().err
     assert "trace cut short" in (cut / "report.html").read_text()
     assert main(["report", str(a_run)]) == 0  # a whole run says nothing of the kind
     assert "cut short" not in (a_run / "report.html").read_text()
