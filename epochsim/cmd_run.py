@@ -19,6 +19,7 @@ from epochsim.common import (
 )
 from epochsim.errors import UsageError
 from epochsim.runner import run_scenario
+from reports.tracediff import diff_traces, first_different_line, render
 
 HELP = """\
 Run SCENARIO once at --seed (default: the scenario's `seed`), write DIR/trace.jsonl and
@@ -109,26 +110,19 @@ def check_determinism(scenario_path: str, seed: int, overrides: dict | None = No
                       f"{proc.returncode}): {last}", file=sys.stderr)
                 return 1
             dirs.append(out)
-        first = first_divergence(*(os.path.join(d, "trace.jsonl") for d in dirs))
-    if first is None:
-        print(f"deterministic: seed {seed} gives byte-identical traces under PYTHONHASHSEED=1 and 2")
-        return 0
-    lineno, a, b = first
-    print(f"NOT deterministic: traces differ first at line {lineno}")
-    print(f"  PYTHONHASHSEED=1: {a}")
-    print(f"  PYTHONHASHSEED=2: {b}")
+        traces = [os.path.join(d, "trace.jsonl") for d in dirs]
+        raw = first_different_line(*traces)
+        if raw is None:
+            print(f"deterministic: seed {seed} gives byte-identical traces under "
+                  "PYTHONHASHSEED=1 and 2")
+            return 0
+        diff = diff_traces(*traces)
+    print("NOT deterministic: the runs under PYTHONHASHSEED=1 (A) and 2 (B) differ")
+    if diff.same_events and not diff.setup:  # the same values, written in another order
+        lineno, a, b = raw
+        print(f"  the same events, written differently; first at line {lineno}:")
+        print(f"  A: {a}")
+        print(f"  B: {b}")
+    for line in render(diff)[2:]:
+        print(f"  {line}")
     return 1
-
-
-def first_divergence(path_a: str, path_b: str):
-    with open(path_a, encoding="utf-8") as fa, open(path_b, encoding="utf-8") as fb:
-        lineno = 0
-        while True:
-            a, b = fa.readline(), fb.readline()
-            lineno += 1
-            if lineno == 1:
-                continue  # headers may differ only in what they are allowed to (checked below)
-            if a != b:
-                return lineno, a.rstrip("\n") or "<end of trace>", b.rstrip("\n") or "<end of trace>"
-            if not a:
-                return None

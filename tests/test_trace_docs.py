@@ -22,7 +22,7 @@ DOC = ROOT / "docs" / "trace.md"
 SCENARIO_FILES = sorted((ROOT / "scenarios").glob("*.toml"))
 COMMON = {"seq", "t", "node", "kind"}
 
-VOCAB_KINDS = {v for k, v in vars(vocab).items() if k.isupper() and isinstance(v, str)}
+VOCAB_KINDS = set(vocab.ALL_KINDS)
 _HEADING = re.compile(r"^(#{2,4}) `([a-z_]+)`\s*$")
 _ANY_HEADING = re.compile(r"^#{1,4} ")
 _FIELD_ROW = re.compile(r"^\| `([a-z_]+)` \|")

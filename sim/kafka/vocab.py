@@ -85,3 +85,6 @@ VALIDATE_POSITION = "validate_position"  # KIP-320: tp, broker, leader_epoch (va
 FETCH_ERROR = "fetch_error"  # tp, error, broker, leader_epoch (the failed Fetch's), position,
 #                              action: hint (a CurrentLeader hint was applied) | retry (a newer
 #                              epoch is known: fetch again now) | backoff (rest retry.backoff.ms) | reset
+
+# Every event kind above (each constant named in capitals whose value is a string).
+ALL_KINDS = frozenset(v for k, v in list(globals().items()) if k.isupper() and isinstance(v, str))
