@@ -408,3 +408,24 @@ def test_without_kip98_a_default_producer_is_not_idempotent():
         events = run_scenario(parse_scenario(text), 1, keep_events=True)["_events"]
         modes.append(next(e["effective_idempotence"] for e in events if e["kind"] == "client_config"))
     assert modes == ["required", "off"]
+
+
+def test_docs_list_every_invariant_switch_and_message_kind_in_order():
+    """docs/scenarios.md's lists are the code's: a new invariant, switch or message kind
+    must be documented where scenario writers look for it."""
+    import re
+
+    from scenarios.actions import MESSAGE_KINDS
+    from scenarios.schema import ALL_INVARIANTS
+    from sim.kafka.profiles import switch_names
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text()
+
+    def names_in(paragraph_start: str) -> list[str]:
+        paragraph = text[text.index(paragraph_start):].split("\n\n")[0]
+        return re.findall(r"`([A-Za-z_]+)`", paragraph)
+
+    assert names_in("The invariants are, in order:") == ALL_INVARIANTS
+    assert names_in("The switches are")[:len(switch_names())] == switch_names()
+    kind_row = next(line for line in text.splitlines() if line.startswith("| `kind` |"))
+    assert set(re.findall(r"`([A-Za-z]+)`", kind_row)) - {"kind"} == set(MESSAGE_KINDS)
