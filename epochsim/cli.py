@@ -14,7 +14,7 @@ import sys
 from epochsim.errors import UsageError
 
 COMMANDS = ["cmd_run", "cmd_check", "cmd_suite", "cmd_explore", "cmd_selftest", "cmd_plot",
-            "cmd_report", "cmd_sweep", "cmd_study", "cmd_diff"]
+            "cmd_report", "cmd_sweep", "cmd_study", "cmd_diff", "cmd_list"]
 
 DESCRIPTION = """\
 Deterministic simulation harness for Kafka's leader-epoch, fencing and idempotence protocols.

@@ -208,13 +208,15 @@ def markdown_table() -> str:
     cols = list(PROFILES)
     lines = ["| switch | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for name in switch_names():
-        cells = []
-        for col in cols:
-            value = getattr(PROFILES[col], name)
-            if isinstance(value, bool):
-                value = "on" if value else "off"
-            elif name == "producer_id_expiration_ms":
-                value = f"{value // 86_400_000} d"
-            cells.append(str(value))
+        cells = [switch_text(name, getattr(PROFILES[col], name)) for col in cols]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def switch_text(name: str, value) -> str:
+    """A switch's value as the profile tables show it: on/off, days, or the value."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if name == "producer_id_expiration_ms":
+        return f"{value // 86_400_000} d"
+    return str(value)

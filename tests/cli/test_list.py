@@ -1,0 +1,53 @@
+"""`epochsim list`: profiles, invariants, mutants and event kinds, from the code."""
+
+from __future__ import annotations
+
+from epochsim.cli import main
+from invariants.registry import INVARIANTS
+from sim.kafka.profiles import MUTANTS, PROFILES, switch_names
+from sim.kafka.vocab import ALL_KINDS
+from tests.cli.test_bad_input_edges import one_line_error
+
+
+def listed(capsys, *args) -> list[str]:
+    assert main(["list", *args]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_two_profiles_show_only_the_switches_they_differ_in(capsys):
+    rows = [line.split() for line in listed(capsys, "profiles", "2.5", "2.6")]
+    assert rows[0] == ["switch", "2.5", "2.6"]
+    differing = [n for n in switch_names()
+                 if getattr(PROFILES["2.5"], n) != getattr(PROFILES["2.6"], n)]
+    assert [r[0] for r in rows[1:]] == differing
+    assert ["stop_replica_epoch", "off", "on"] in rows  # KIP-570 came in 2.6
+    assert all(r[1] != r[2] for r in rows[1:])
+
+
+def test_every_switch_of_every_profile_by_default(capsys):
+    rows = [line.split() for line in listed(capsys, "profiles")]
+    assert rows[0] == ["switch", *PROFILES]
+    assert [r[0] for r in rows[1:]] == switch_names()
+    one = [line.split() for line in listed(capsys, "profiles", "3.7", "0.11", "--all")]
+    assert len(one) == len(rows) and one[0] == ["switch", "3.7", "0.11"]
+
+
+def test_a_profile_named_twice_is_one_column(capsys):
+    assert listed(capsys, "profiles", "3.7", "3.7") == [
+        line for line in listed(capsys, "profiles", "3.7")]
+    assert len(listed(capsys, "profiles", "3.7")) == len(switch_names()) + 1
+
+
+def test_invariants_mutants_and_kinds(capsys):
+    text = "\n".join(listed(capsys, "invariants"))
+    for name, cls in INVARIANTS.items():
+        assert f"\n{name} ({cls.rule})\n    " in f"\n{text}"
+    mutants = [line.split() for line in listed(capsys, "mutants")[1:]]
+    assert dict(mutants) == MUTANTS
+    assert listed(capsys, "kinds") == sorted(ALL_KINDS)
+
+
+def test_bad_names_are_one_line(capsys):
+    one_line_error(capsys, ["list", "profiles", "2.5", "9.9"], "unknown profile '9.9'", "3.7")
+    one_line_error(capsys, ["list", "mutants", "x"], "takes no names")
+    one_line_error(capsys, ["list", "switches"], "invalid choice")
