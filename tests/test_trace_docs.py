@@ -100,3 +100,15 @@ def test_every_field_in_the_library_traces_is_documented(library_fields):
     for kind, keys in sorted(library_fields.items()):
         undocumented = sorted(keys - COMMON - documented_fields(sections.get(kind, [])))
         assert not undocumented, f"document field(s) {undocumented} of `{kind}` in docs/trace.md"
+
+
+def test_every_error_code_the_model_uses_is_named_and_documented():
+    from sim.kafka import errors
+    from sim.kafka.vocab import ERROR_NAMES
+
+    sentinels = {"NO_EPOCH", "EPOCH_DURING_DELETE", "NO_LEADER"}
+    codes = {v for k, v in vars(errors).items()
+             if k.isupper() and isinstance(v, int) and k not in sentinels}
+    assert codes <= set(ERROR_NAMES), sorted(codes - set(ERROR_NAMES))
+    rows = re.findall(r"\| (-?\d+) \| ([A-Z_]+)", DOC.read_text(encoding="utf-8"))
+    assert {int(code): name for code, name in rows} == ERROR_NAMES

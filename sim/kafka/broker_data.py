@@ -3,7 +3,8 @@
 Contract (mixin of `Broker`): Produce is checked in the order of ref §1.1-1.2 (hosted?, KIP-359
 epoch check when the switch is on, leadership, min ISR for acks=all) and appended with the
 leader's epoch; acks=all responses wait until the HW covers the batch (or leadership is lost,
-or the request times out). Fetch from followers does the epoch check, the KIP-320 divergence
+or the request times out), and say NOT_ENOUGH_REPLICAS_AFTER_APPEND if by then the ISR is
+below min.insync.replicas. Fetch from followers does the epoch check, the KIP-320 divergence
 check on `LastFetchedEpoch`, and records follower progress that drives ISR expansion and the
 HW; with no data it parks until an append or `max_wait`. ISR changes go through the controller
 (AlterPartition, KIP-497) and never bump the leader epoch.
@@ -145,12 +146,16 @@ class BrokerData:
 
     def _check_waiters(self, tp: str) -> None:
         """Complete the parked acks=all Produces whose last missing partition is `tp`, now that
-        its HW may have moved, in the order they were parked."""
+        its HW may have moved, in the order they were parked. A batch the HW covers while the
+        (maximal) ISR is below min.insync.replicas is answered NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        not acknowledged: it was appended before the ISR shrank and is committed on fewer
+        replicas than required (`Partition.checkEnoughReplicasReachOffset`)."""
         keys = self.waiters_by_tp.get(tp)
         if not keys:
             return
         p = self.partitions.get(tp)
         hw = p.log.hw if p is not None else -1
+        too_few = p is not None and len(p.maximal_isr()) < self.cluster["min_insync_replicas"]
         waiting, done = [], []
         for key in keys:
             waiter = self.waiters.get(key)
@@ -161,6 +166,9 @@ class BrokerData:
                 waiting.append(key)
                 continue
             del waiter.needs[tp]
+            if too_few:
+                waiter.results[tp] = waiter.results[tp]._replace(
+                    error=E.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
             if not waiter.needs:
                 done.append(key)
         self.waiters_by_tp[tp] = waiting

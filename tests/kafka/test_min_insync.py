@@ -1,0 +1,78 @@
+"""min.insync.replicas with acks=all: a batch is refused before it is appended while the ISR is
+too small (NOT_ENOUGH_REPLICAS), and a batch appended before the ISR shrank is answered
+NOT_ENOUGH_REPLICAS_AFTER_APPEND when the HW covers it, never acknowledged
+(`Partition.checkEnoughReplicasReachOffset`). Both are retriable: the producer's retry is
+acknowledged once the ISR is large enough again."""
+
+from __future__ import annotations
+
+from epochsim.runner import run_scenario
+from scenarios.schema import parse_scenario
+
+# b1 leads t-0 (RF 3, min.insync.replicas 2). Both followers crash at 2 s, while batches wait
+# for them; b1 shrinks the ISR to itself after replica.lag.time.max.ms and its HW then covers
+# the waiting batches. b2 comes back at 6 s.
+SCENARIO = """
+name = "min-insync"
+expect = "pass"
+[run]
+duration_ms = 10000
+settle_ms = 2000
+[protocol]
+profile = "{profile}"
+[cluster]
+min_insync_replicas = 2
+replica_lag_time_max_ms = 2000
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+acks = "all"
+records_per_sec = 200
+linger_ms = 10
+[[faults]]
+at_ms = 2000
+action = "crash"
+target = "b2"
+[[faults]]
+at_ms = 2000
+action = "crash"
+target = "b3"
+[[faults]]
+at_ms = 6000
+action = "restart"
+target = "b2"
+"""
+
+
+def events_of(profile: str) -> list[dict]:
+    verdict = run_scenario(parse_scenario(SCENARIO.format(profile=profile), "m.toml"), 1,
+                           keep_events=True)
+    assert verdict["violated"] == [], verdict["violated"]
+    return verdict["_events"]
+
+
+def isr_at(events: list[dict], t_us: int) -> list[int]:
+    """The controller's ISR of t-0 at `t_us`."""
+    return [e["isr"] for e in events if e["kind"] == "partition_state" and e["t"] <= t_us][-1]
+
+
+def test_batches_committed_below_min_isr_are_not_acknowledged():
+    for profile in ("0.10.2", "3.7"):
+        events = events_of(profile)
+        errors = [e for e in events if e["kind"] == "produce_error"]
+        after = [e for e in errors if e["error"] == 20]  # NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        assert after, profile
+        assert any(e["error"] == 19 for e in errors), profile  # NOT_ENOUGH_REPLICAS
+        acks = {e["bid"]: e for e in events if e["kind"] == "ack"}
+        for e in after:
+            # answered when the shrunken ISR let the HW cover it, then retried and
+            # acknowledged once b2 was back in the ISR
+            assert isr_at(events, e["t"]) == [1], profile
+            assert e["bid"] in acks and len(isr_at(events, acks[e["bid"]]["t"])) >= 2, profile
+        # no batch is acknowledged while the ISR is below min.insync.replicas (the leader's
+        # view trails the controller's by a request at most)
+        late = [a for a in acks.values() if len(isr_at(events, a["t"] - 10_000)) < 2
+                and len(isr_at(events, a["t"])) < 2]
+        assert late == [], (profile, late[:2])
