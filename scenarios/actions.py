@@ -203,6 +203,15 @@ def check_node(value: Any, key: str, names: Names) -> str:
     return value
 
 
+def check_link_end(value: Any, key: str, names: Names) -> str:
+    """`value` as an end of a network link: a node, or "zk", the metadata store's place on
+    the network (a node cut from it cannot renew its session, as with ZooKeeper)."""
+    check_str(value, key)
+    if value != "zk" and value not in names.nodes():
+        raise Bad(key, f"no node '{value}' ({names.summary()}, or zk)", "name an existing node")
+    return value
+
+
 def check_partition(value: Any, key: str, names: Names) -> str:
     """`value` as an existing partition "<topic>-<p>"."""
     check_str(value, key)
@@ -294,7 +303,7 @@ def _groups(value, key, names):
     seen: set[str] = set()
     for i, group in enumerate(groups):
         for j, node in enumerate(check_list(group, f"{key}[{i}]")):
-            check_node(node, f"{key}[{i}][{j}]", names)
+            check_link_end(node, f"{key}[{i}][{j}]", names)
             if node in seen:
                 raise Bad(f"{key}[{i}][{j}]", f"'{node}' is in two groups", "list each node once")
             seen.add(node)
@@ -373,7 +382,7 @@ ACTIONS: dict[str, Action] = {
     # vm.dirty_expire_centisecs = 3000 old)
     "power_loss": Action("broker", {"unflushed_ms": (_n(lo=0), 30_000)}),
     "partition": Action("none", {"groups": (_groups, REQUIRED)}),
-    "block": Action("node", {"dst": (check_node, REQUIRED)}),
+    "block": Action("node", {"dst": (check_link_end, REQUIRED)}),
     "heal": Action("ignored"),
     # the optional target is the rule's destination when `dst` is not given, so a mix can
     # aim one rule at a randomly drawn node

@@ -429,3 +429,35 @@ def test_docs_list_every_invariant_switch_and_message_kind_in_order():
     assert names_in("The switches are")[:len(switch_names())] == switch_names()
     kind_row = next(line for line in text.splitlines() if line.startswith("| `kind` |"))
     assert set(re.findall(r"`([A-Za-z]+)`", kind_row)) - {"kind"} == set(MESSAGE_KINDS)
+
+
+def test_zk_is_a_link_end_but_not_a_node():
+    """zk, the metadata store's place on the network, may be cut off (a partition group, a
+    block's dst), so a broker can lose its session while it still reaches its clients."""
+    sc = parse_scenario(MINIMAL + '[[faults]]\nat_ms = 1\naction = "partition"\n'
+                        'groups = [["b1"], ["b2", "b3", "c1", "c2", "zk"]]\n'
+                        '[[faults]]\nat_ms = 2\naction = "block"\ntarget = "b2"\ndst = "zk"\n')
+    assert [s.params.get("dst") for s in sc.steps] == [None, "zk"]
+    for fault, key in (('action = "crash"\ntarget = "zk"', "faults[0].target"),
+                       ('action = "block"\ntarget = "b1"\ndst = "zz"', "faults[0].dst")):
+        with pytest.raises(ScenarioError) as info:
+            parse_scenario(MINIMAL + f"[[faults]]\nat_ms = 1\n{fault}\n")
+        assert info.value.key == key
+
+
+def test_a_broker_cut_from_zk_loses_leadership_but_keeps_its_clients():
+    from epochsim.runner import run_scenario
+
+    text = ('expect = "pass"\n[run]\nduration_ms = 12000\nsettle_ms = 1000\n'
+            '[[topics]]\nname = "t"\nassignment = [[1, 2, 3]]\n'
+            '[[producers]]\ntopic = "t"\nrecords_per_sec = 100\n'
+            '[[faults]]\nat_ms = 1000\naction = "block"\ntarget = "b1"\ndst = "zk"\n')
+    verdict = run_scenario(parse_scenario(text), 1, keep_events=True)
+    states = [e for e in verdict["_events"] if e["kind"] == "partition_state"]
+    moved = [e for e in states if e["leader"] != 1]
+    # the session times out (broker_session_timeout_ms 6 s after its last renewal) and the
+    # controller elects another leader; until then b1 still serves the producer
+    assert moved and moved[0]["reason"] == "elect:broker_failure"
+    assert 6_000_000 <= moved[0]["t"] <= 8_000_000
+    assert any(e["kind"] == "append" and e["node"] == "b1" and 2_000_000 < e["t"] < 6_000_000
+               for e in verdict["_events"])
