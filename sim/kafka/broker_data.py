@@ -103,6 +103,8 @@ class BrokerData:
                "leader_epoch": p.leader_epoch, "bid": batch.bid, "sender_epoch": pp.sender_epoch}
         if batch.pid >= 0:
             row.update(pid=batch.pid, producer_epoch=batch.producer_epoch, base_seq=batch.base_seq)
+        if pp.sender_topic_id not in (-1, p.topic_id):  # the producer knew a deleted incarnation
+            row["sender_topic_id"] = pp.sender_topic_id
         appended.append(row)
         self._wake_parked(pp.tp, "followers")
         self.maybe_advance_hw(p)

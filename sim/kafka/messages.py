@@ -132,6 +132,7 @@ class ProducePartition(NamedTuple):
     batch: Batch
     current_leader_epoch: int  # wire: -1 when KIP-359 is off
     sender_epoch: int  # truth: the leader epoch the producer knew when it sent
+    sender_topic_id: int = -1  # truth: the topic id that epoch belongs to (-1: none known)
 
 
 class Produce(NamedTuple):

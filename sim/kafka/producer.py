@@ -199,7 +199,8 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
                 pb.batch = self.stamp(pb.batch, pb.tp)
                 pb.stamped = True
             wire = epoch if self.protocol.produce_epoch_check else -1
-            parts.append(ProducePartition(pb.tp, pb.batch, wire, epoch))
+            topic_id = self.meta.parts.get(pb.tp, (-1,))[0]
+            parts.append(ProducePartition(pb.tp, pb.batch, wire, epoch, topic_id))
         timeout_us = self.spec["request_timeout_ms"] * 1000
         self.inflight.setdefault(leader, {})[self.corr] = [pb for pb, _ in items]
         self.send(f"b{leader}", "Produce", Produce(self.corr, self.acks, timeout_us, tuple(parts)))

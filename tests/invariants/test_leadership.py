@@ -72,3 +72,18 @@ def test_stale_leader_append_violated_when_the_sender_knew_a_newer_epoch():
     bad = tb.at(10).append("b1", "p1", batch("t-0", 4, "p1#1", leader_epoch=0, sender_epoch=2),
                            acks=1)
     assert tb.violations("stale_leader_append") == [("stale_leader_append", 10, (bad,))]
+
+
+def test_stale_leader_append_ignores_an_epoch_of_a_deleted_incarnation():
+    """The producer knew epoch 3 of topic id 1; the topic was deleted and recreated (id 2), and
+    its new leader appends at epoch 0: no stale leader (the model writes `sender_topic_id`
+    only when it differs from the partition's topic id)."""
+    tb = TraceBuilder()
+    recreated = batch("t-0", 0, "p1#0", leader_epoch=0, sender_epoch=3)
+    recreated.update(topic_id=2, sender_topic_id=1)
+    tb.append("b1", "p1", recreated)
+    assert tb.violations("stale_leader_append") == []
+    same = batch("t-0", 4, "p1#1", leader_epoch=0, sender_epoch=3)
+    same.update(topic_id=2)  # ... but an epoch of the same incarnation still counts
+    bad = tb.at(10).append("b1", "p1", same)
+    assert tb.violations("stale_leader_append") == [("stale_leader_append", 10, (bad,))]

@@ -1,0 +1,74 @@
+"""A topic deleted and recreated under the same name (ref §4 row 10): its partitions start
+again at leader epoch 0. Up to 2.6 the producer rejects the new metadata (an epoch older than
+the one it knew) and hangs unless the new leader happens to be the broker it already sends to
+(KAFKA-12257, KAFKA-13488: `client_accepts_recreated_topic`); 3.7 accepts a changed topic id.
+An epoch the producer knew of the old incarnation makes no broker a stale leader."""
+
+from __future__ import annotations
+
+from epochsim.runner import run_scenario
+from scenarios.schema import parse_scenario
+
+# Leadership of t-0 moves `moves` times (b1 -> b2 -> b3 -> b1 ...), then t is deleted at 5 s
+# and recreated at 8 s, led again by b1 at epoch 0.
+SCENARIO = """
+name = "recreated"
+expect = "pass"
+[run]
+duration_ms = 30000
+settle_ms = 5000
+[protocol]
+profile = "{profile}"
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+records_per_sec = 100
+delivery_timeout_ms = 10000
+request_timeout_ms = 3000
+{moves}
+[[faults]]
+at_ms = 5000
+action = "delete_topic"
+target = "t"
+[[faults]]
+at_ms = 8000
+action = "create_topic"
+name = "t"
+"""
+MOVE = '[[faults]]\nat_ms = {at}\naction = "move_leader"\ntarget = "t-0"\n'
+
+
+def run(profile: str, moves: int) -> tuple[dict, list[dict]]:
+    text = SCENARIO.format(profile=profile,
+                           moves="".join(MOVE.format(at=1000 * (i + 1)) for i in range(moves)))
+    verdict = run_scenario(parse_scenario(text, "r.toml"), 1, keep_events=True)
+    assert verdict["violated"] == [], verdict["violated"]
+    return verdict, verdict["_events"]
+
+
+def acked_after(events: list[dict], t_us: int) -> int:
+    return sum(1 for e in events if e["kind"] == "ack" and e["t"] > t_us)
+
+
+def test_a_2_6_producer_hangs_when_the_new_leader_is_another_broker():
+    # two moves: the producer knew b3 at epoch 2; the new topic's leader is b1 at epoch 0
+    _, events = run("2.6", moves=2)
+    rejected = [e for e in events if e["kind"] == "metadata_rejected"]
+    assert rejected and {e["known_epoch"] for e in rejected} == {2}
+    assert acked_after(events, 8_500_000) == 0
+    assert sum(1 for e in events if e["kind"] == "produce_failed") > 100
+    _, events = run("3.7", moves=2)  # a changed topic id is accepted: the producer recovers
+    assert acked_after(events, 15_000_000) > 1000
+
+
+def test_an_epoch_of_the_deleted_topic_makes_no_stale_leader():
+    # three moves: the producer still sends to b1 with epoch 3 of the old topic, and b1, now
+    # leading the new topic at epoch 0, appends (Produce names topics, not topic ids)
+    _, events = run("2.6", moves=3)
+    batches = [b for e in events if e["kind"] == "append" for b in e["batches"]
+               if b["topic_id"] == 2]
+    assert batches and all(b["sender_topic_id"] == 1 and b["sender_epoch"] == 3
+                           and b["leader_epoch"] == 0 for b in batches)
+    assert acked_after(events, 15_000_000) > 1000  # no hang: the cached leader is right
