@@ -317,8 +317,13 @@ def _topics(value: Any, brokers: int) -> list[dict]:
         name = check_topic_name(t.str("name"), f"{key}.name")
         if name in [o["name"] for o in out]:
             raise Bad(f"{key}.name", f"duplicate topic {name!r}", "give each topic its own name")
+        given = t.raw("assignment", None)
+        # an explicit assignment implies the replication factor, as kafka-topics'
+        # --replica-assignment does; every list must then have that many replicas
+        implied = (len(given[0]) if isinstance(given, list) and given
+                   and isinstance(given[0], list) and given[0] else min(3, brokers))
         topic = {"name": name, "partitions": t.int("partitions", 1, 1, 1000),
-                 "replication_factor": t.int("replication_factor", min(3, brokers), lo=1)}
+                 "replication_factor": t.int("replication_factor", implied, lo=1)}
         rf = topic["replication_factor"]
         if rf > brokers:
             raise Bad(f"{key}.replication_factor", f"{rf} exceeds the broker count (cluster has "
@@ -326,8 +331,8 @@ def _topics(value: Any, brokers: int) -> list[dict]:
         topic.update(message_format=t.int("message_format", 2, 0, 2),
                      retention_ms=t.int("retention_ms", 0, lo=0),
                      segment_ms=t.int("segment_ms", 10000, lo=1))
-        topic["assignment"] = _assignment(t.raw("assignment", None), f"{key}.assignment",
-                                          topic["partitions"], rf, brokers)
+        topic["assignment"] = _assignment(given, f"{key}.assignment", topic["partitions"], rf,
+                                          brokers)
         t.done()
         out.append(topic)
     return out

@@ -65,9 +65,13 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
 
     def stop_cleanly(self) -> None:
         """Shut down as `KafkaServer.shutdown` does (after a controlled shutdown, or on a fatal
-        error that exits the JVM through its shutdown hook): the HWs are checkpointed first."""
+        error that exits the JVM through its shutdown hook): the HWs are checkpointed first,
+        and the ZooKeeper session is closed (`zkClient.close()`), so the controller sees the
+        broker gone at once rather than after broker_session_timeout_ms, if zk is reachable."""
         if self.alive:
             self.checkpoint_hws()
+            if self.world.network.reachable(self.name, "zk"):
+                self.store.close_session(self.id, self.broker_epoch)
             self.world.crash(self.name)
 
     # -- high watermark checkpoints ----------------------------------------------------

@@ -58,6 +58,13 @@ class Store:
         if session is not None and session.epoch == broker_epoch:
             session.renewed_us = now_us
 
+    def close_session(self, broker_id: int, broker_epoch: int) -> None:
+        """A broker shutting down cleanly closes its session: its registration (an ephemeral
+        znode) goes at once, where a crashed broker's lingers until the session times out."""
+        session = self.brokers.get(broker_id)
+        if session is not None and session.epoch == broker_epoch:
+            del self.brokers[broker_id]
+
     def create_topic(self, name: str, assignment: list, message_format: int = 2,
                      retention_ms: int = 0, segment_ms: int = 10000) -> TopicState:
         parts = {i: PState(tuple(r), tuple(r), r[0]) for i, r in enumerate(assignment)}

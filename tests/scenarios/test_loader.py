@@ -461,3 +461,13 @@ def test_a_broker_cut_from_zk_loses_leadership_but_keeps_its_clients():
     assert 6_000_000 <= moved[0]["t"] <= 8_000_000
     assert any(e["kind"] == "append" and e["node"] == "b1" and 2_000_000 < e["t"] < 6_000_000
                for e in verdict["_events"])
+
+
+def test_an_assignment_implies_the_replication_factor():
+    sc = parse_scenario('expect = "pass"\n[[topics]]\nname = "t"\npartitions = 2\n'
+                        'assignment = [[1, 2], [2, 3]]\n')
+    assert sc.options["topics"][0]["replication_factor"] == 2
+    with pytest.raises(ScenarioError) as info:  # every list must have that many replicas
+        parse_scenario('expect = "pass"\n[[topics]]\nname = "t"\npartitions = 2\n'
+                       'assignment = [[1, 2], [2]]\n')
+    assert info.value.key == "topics[0].assignment[1]"
