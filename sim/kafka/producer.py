@@ -32,7 +32,7 @@ class PendingBatch:
     """A batch inside the producer: its wire form plus retry bookkeeping."""
 
     __slots__ = ("batch", "tp", "attempts", "retry_at_us", "in_flight", "current_leader_epoch",
-                 "attempts_when_leader_changed", "stamped")
+                 "attempts_when_leader_changed", "stamped", "sequence_reset")
 
     def __init__(self, batch: Batch, tp: str):
         self.batch, self.tp = batch, tp
@@ -42,6 +42,7 @@ class PendingBatch:
         self.current_leader_epoch = -1
         self.attempts_when_leader_changed = 0
         self.stamped = False  # producer id, epoch and sequence assigned (at first drain)
+        self.sequence_reset = False  # renumbered from 0 (`ProducerBatch.sequenceHasBeenReset`)
 
 
 class Producer(IdempotenceMixin, MetadataRefresher, Actor):

@@ -140,11 +140,14 @@ class IdempotenceMixin:
         if self.protocol.client_retries_out_of_order and \
                 self.protocol.mutant != "unknown_producer_id_always_benign":
             # KIP-360 client (`TransactionManager.canRetry`): retry; OUT_OF_ORDER for the next
-            # expected sequence means a real gap at the broker, so bump the epoch first
+            # expected sequence means a real gap at the broker, so bump the epoch first. With
+            # an unresolved sequence it bumps only for that next sequence
+            # (`isNextSequenceForUnresolvedPartition`); without one, not for a batch whose
+            # sequence was reset (it follows a renumbered batch that failed)
+            nxt = pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1
             if err == E.UNKNOWN_PRODUCER_ID:
                 self._restart_sequences(pb.tp)
-            elif pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1 \
-                    and pb.tp not in self.unresolved:
+            elif nxt and (pb.tp in self.unresolved or not pb.sequence_reset):
                 self.bump_required.add(pb.tp)
             self._retry_or_fail(pb, err)
             return True
@@ -197,6 +200,7 @@ class IdempotenceMixin:
             if queued.batch.pid < 0:
                 continue
             queued.batch = queued.batch.with_sequence(queued.batch.pid, self.producer_epoch, seq)
+            queued.sequence_reset = queued.stamped
             seq += queued.batch.count
         self.next_seq[tp] = seq
         self.last_acked_seq[tp] = -1

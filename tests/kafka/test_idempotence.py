@@ -389,3 +389,32 @@ def test_how_many_batches_an_idempotent_producer_may_have_outstanding(profile, i
         b = Batch(f"p#{i}", "p", 1, 0, pid=7, producer_epoch=0, base_seq=i)
         record_append(log, b, log.append(1, 0, b, 0), 0, producer.protocol.idempotent_batches)
     assert [b[0] for b in producers_of(log)[7].batches] == list(range(7 - remembered, 7))
+
+
+@pytest.mark.parametrize("unresolved, nxt, reset, bumps", [
+    (False, True, False, True),    # a real gap after the last acknowledged sequence
+    (False, False, False, False),  # a consequence of an earlier batch's failure
+    (False, True, True, False),    # renumbered after a reset: follows a failed batch
+    (True, True, False, True),     # the next sequence of an unresolved partition
+    (True, False, False, False),   # unresolved, and not the next: wait for it to resolve
+])
+def test_kip360_out_of_order_bumps_the_epoch_only_for_the_next_sequence(unresolved, nxt,
+                                                                        reset, bumps):
+    """`TransactionManager.canRetry` for an idempotent producer (ref §2.5): every
+    OUT_OF_ORDER_SEQUENCE_NUMBER is retried; the epoch is bumped when there is no unresolved
+    sequence and the batch is the next one (not renumbered), or when it is exactly the next
+    sequence of an unresolved partition."""
+    from types import SimpleNamespace
+
+    client = _Client("2.5")
+    _ack(client, _send(client, "t-0", "a"), 0)
+    gap = _send(client, "t-0", "b")  # the next sequence (1)
+    later = _send(client, "t-0", "c")  # sequence 2
+    if unresolved:
+        client.unresolved["t-0"] = 5
+    pb = gap if nxt else later
+    pb.sequence_reset = reset
+    client.handle_idempotence_error(pb, SimpleNamespace(error=E.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                                        log_start_offset=0))
+    assert client.events[-1] == ("retry", "t-0", E.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    assert ("t-0" in client.bump_required) == bumps
