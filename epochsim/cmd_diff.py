@@ -57,7 +57,8 @@ def _kinds(text: str) -> frozenset:
 
     kinds = frozenset(k.strip() for k in text.split(",") if k.strip())
     unknown = sorted(kinds - ALL_KINDS)
-    if not kinds or unknown:
-        raise UsageError(f"--kinds: {'unknown event kind ' + repr(unknown[0]) if unknown else 'no kind given'}; "
-                         f"known kinds: {', '.join(sorted(ALL_KINDS))} (docs/trace.md)")
-    return kinds
+    if kinds and not unknown:
+        return kinds
+    problem = f"unknown event kind {unknown[0]!r}" if unknown else "no kind given"
+    raise UsageError(f"--kinds: {problem}; known kinds: {', '.join(sorted(ALL_KINDS))} "
+                     "(docs/trace.md)")

@@ -5,8 +5,10 @@ input) and takes the violations from the `verdict.json` beside it when that verd
 to this trace (same digest); otherwise it re-checks the events with the trace's own list of
 invariants. Violations are verdict-format dicts: invariant, t_us, message, seqs. Events are
 kept in a list indexed by `seq` (seqs are dense from 0).
-`fold_run(trace_path, fold)` is the same for traces too long to hold: it streams the events
-through `fold` and keeps only the witnesses, in a `SparseEvents` indexed the same way.
+`resolve_trace(path)` names the trace of a run directory (or returns a trace path as given).
+`fold_run(trace_path, fold)` is the same as `load_run` for traces too long to hold: it
+streams the events through `fold` and keeps only the witnesses, in a `SparseEvents` indexed
+the same way.
 """
 
 from __future__ import annotations
@@ -75,6 +77,17 @@ class Run:
 
     def first_violation(self) -> dict | None:
         return self.violations[0] if self.violations else None
+
+
+def resolve_trace(path: str) -> str:
+    """The trace of `path`: the file itself, or the trace.jsonl of a run directory."""
+    if os.path.isdir(path):
+        inner = os.path.join(path, "trace.jsonl")
+        if not os.path.isfile(inner):
+            raise TraceError(f"{path}: a directory without trace.jsonl; pass a trace or the "
+                             "--out directory of `epochsim run`")
+        return inner
+    return path
 
 
 def load_run(trace_path: str) -> Run:

@@ -18,14 +18,13 @@ prints; nothing here writes anything.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter, deque
 from dataclasses import dataclass
 
-from reports.rundata import Run, fold_run
+from reports.rundata import Run, fold_run, resolve_trace
 from reports.style import seconds
 from reports.words import describe
-from sim.core.trace import TraceError, read_trace
+from sim.core.trace import read_trace
 
 SETUP_LINES = 12  # differing header keys shown before "... and N more"
 KIND_LINES = 10  # kinds whose counts differ, largest change first
@@ -48,22 +47,11 @@ class TraceDiff:
         return self.first == (None, None)
 
 
-def trace_path(path: str) -> str:
-    """The trace of `path`: the file itself, or the trace.jsonl of a run directory."""
-    if os.path.isdir(path):
-        inner = os.path.join(path, "trace.jsonl")
-        if not os.path.isfile(inner):
-            raise TraceError(f"{path}: a directory without trace.jsonl; pass a trace or the "
-                             "--out directory of `epochsim run`")
-        return inner
-    return path
-
-
 def diff_traces(path_a: str, path_b: str, context: int = 3,
                 kinds: frozenset | None = None) -> TraceDiff:
     """With `kinds`, only events of those kinds are compared, each stream on its own, and
     their `seq` is left out of the comparison (other events in between shift it)."""
-    a, b = trace_path(path_a), trace_path(path_b)
+    a, b = resolve_trace(path_a), resolve_trace(path_b)
     header_a, events_a = read_trace(a)
     header_b, events_b = read_trace(b)
     try:

@@ -195,21 +195,20 @@ class Names:
         return f"cluster has {brokers}, {controllers}{clients}"
 
 
-def check_node(value: Any, key: str, names: Names) -> str:
-    """`value` as the name of an existing node (broker, controller or client)."""
+def check_node(value: Any, key: str, names: Names, also: tuple = ()) -> str:
+    """`value` as the name of an existing node (broker, controller or client), or one of
+    `also`."""
     check_str(value, key)
-    if value not in names.nodes():
-        raise Bad(key, f"no node '{value}' ({names.summary()})", "name an existing node")
+    if value not in names.nodes() and value not in also:
+        more = "".join(f", or {a}" for a in also)
+        raise Bad(key, f"no node '{value}' ({names.summary()}{more})", "name an existing node")
     return value
 
 
 def check_link_end(value: Any, key: str, names: Names) -> str:
     """`value` as an end of a network link: a node, or "zk", the metadata store's place on
     the network (a node cut from it cannot renew its session, as with ZooKeeper)."""
-    check_str(value, key)
-    if value != "zk" and value not in names.nodes():
-        raise Bad(key, f"no node '{value}' ({names.summary()}, or zk)", "name an existing node")
-    return value
+    return check_node(value, key, names, also=("zk",))
 
 
 def check_partition(value: Any, key: str, names: Names) -> str:

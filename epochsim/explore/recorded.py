@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 
 from epochsim.errors import UsageError
+from reports.rundata import resolve_trace
 from scenarios.schema import Scenario, ScenarioError, parse_scenario, scenario_to_toml
 from sim.core.faults import FaultStep
 from sim.core.trace import TraceError, read_trace
@@ -32,17 +33,13 @@ class RecordedRun:
 
 def _paths(path: str) -> tuple[str, str | None]:
     """(trace path, verdict path or None) for a run directory or a trace file."""
-    if os.path.isdir(path):
-        trace = os.path.join(path, "trace.jsonl")
-        if not os.path.isfile(trace):
-            raise UsageError(f"{path}: no trace.jsonl in this directory; pass a run directory "
-                             "written by `epochsim run` or a trace file")
-        directory = path
-    elif os.path.isfile(path):
-        trace, directory = path, os.path.dirname(path) or "."
-    else:
+    try:
+        trace = resolve_trace(path)
+    except TraceError as exc:
+        raise UsageError(str(exc)) from None
+    if not os.path.isfile(trace):
         raise UsageError(f"{path}: no such file or directory; pass a run directory or trace.jsonl")
-    verdict = os.path.join(directory, "verdict.json")
+    verdict = os.path.join(os.path.dirname(trace) or ".", "verdict.json")
     return trace, verdict if os.path.isfile(verdict) else None
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from sim.kafka import vocab as V
 
+NOT_CACHED = (-1, -1, -1)
+
 
 class ClientMetadata:
     def __init__(self, owner, protocol):
@@ -26,6 +28,10 @@ class ClientMetadata:
     def leader(self, tp: str) -> tuple[int, int]:
         entry = self.parts.get(tp)
         return (entry[1], entry[2]) if entry else (-1, -1)
+
+    def entry(self, tp: str) -> tuple[int, int, int]:
+        """(topic id, leader, leader epoch) of `tp`, all -1 when it is not cached."""
+        return self.parts.get(tp, NOT_CACHED)
 
     def epoch(self, tp: str) -> int:
         entry = self.parts.get(tp)

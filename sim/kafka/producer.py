@@ -178,7 +178,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     def drain(self) -> None:
         by_leader: dict[int, list] = {}
         for tp in self.tps:
-            leader, epoch = self.meta.leader(tp)
+            topic_id, leader, epoch = self.meta.entry(tp)
             if not self.queues[tp]:
                 continue
             if leader < 0 or leader not in self.meta.brokers:
@@ -186,7 +186,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
                 continue
             pb = self._ready_batch(tp, epoch)
             if pb is not None and self.may_send(pb):
-                by_leader.setdefault(leader, []).append((pb, epoch))
+                by_leader.setdefault(leader, []).append((pb, epoch, topic_id))
         for leader in sorted(by_leader):
             if self.in_flight_to(leader) < self.max_in_flight:
                 self._send_produce(leader, by_leader[leader])
@@ -194,16 +194,15 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     def _send_produce(self, leader: int, items: list) -> None:
         self.corr += 1
         parts = []
-        for pb, epoch in items:
+        for pb, epoch, topic_id in items:
             pb.in_flight = True
             if not pb.stamped:  # RecordAccumulator.drain assigns the sequence (ref §2.5)
                 pb.batch = self.stamp(pb.batch, pb.tp)
                 pb.stamped = True
             wire = epoch if self.protocol.produce_epoch_check else -1
-            topic_id = self.meta.parts.get(pb.tp, (-1,))[0]
             parts.append(ProducePartition(pb.tp, pb.batch, wire, epoch, topic_id))
         timeout_us = self.spec["request_timeout_ms"] * 1000
-        self.inflight.setdefault(leader, {})[self.corr] = [pb for pb, _ in items]
+        self.inflight.setdefault(leader, {})[self.corr] = [item[0] for item in items]
         self.send(f"b{leader}", "Produce", Produce(self.corr, self.acks, timeout_us, tuple(parts)))
         if self.acks == 0:
             self._complete_acks0(leader, self.corr)
