@@ -193,18 +193,40 @@ def _resolve(data: dict, path: str) -> Scenario:
     return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants)
 
 
+def idempotence_explicit(producer: dict, protocol: dict) -> bool:
+    """True when the producer asks for idempotence in a way Kafka holds it to: `required`
+    (`true`), or `requested` under a profile without the KIP-185 modes, where it means `true`."""
+    mode = producer["enable_idempotence"]
+    return mode == "required" or (mode == "requested" and not protocol["idempotence_modes"])
+
+
 def _idempotence_supported(protocol: dict, producers: list[dict]) -> None:
-    """A protocol without KIP-98 (`idempotent_producer` off, Kafka before 0.11) has no
-    idempotent producer to offer: asking for one explicitly is an error, not a silent "off"."""
-    if protocol["idempotent_producer"]:
-        return
+    """Refuse the producer configs Kafka refuses. A protocol without KIP-98
+    (`idempotent_producer` off, Kafka before 0.11) has no idempotent producer to offer: asking
+    for one explicitly is an error, not a silent "off". Asking for one explicitly with acks
+    other than all, or with retries = 0, is Kafka's own ConfigException ("Must set acks to all
+    in order to use the idempotent producer", "Must set retries to non-zero when using the
+    idempotent producer"; `ProducerConfig.postProcessAndValidateIdempotenceConfigs`, since
+    0.11). Only an explicit request is refused: the default, and the KIP-185 design's best-effort
+    `requested`, quietly turn idempotence off instead (KIP-679)."""
     for i, producer in enumerate(producers):
         mode = producer["enable_idempotence"]
-        if mode in ("requested", "required"):
+        explicit = idempotence_explicit(producer, protocol)
+        if mode in ("requested", "required") and not protocol["idempotent_producer"]:
             raise Bad(f"producers[{i}].enable_idempotence",
                       f"{mode!r} under profile {protocol['profile']!r}, which has no idempotent "
                       "producer (KIP-98 came with Kafka 0.11)",
                       'use "off" or "default", or a profile from 0.11 on')
+        if explicit and producer["acks"] != "all":
+            raise Bad(f"producers[{i}].acks",
+                      f"acks = {producer['acks']} with enable_idempotence = {mode!r}: Kafka refuses "
+                      "this producer config (\"Must set acks to all in order to use the idempotent "
+                      "producer\")", 'set acks = "all", or enable_idempotence = "off"')
+        if explicit and producer["retries"] == 0:
+            raise Bad(f"producers[{i}].retries",
+                      f"0 with enable_idempotence = {mode!r}: Kafka refuses this producer config "
+                      "(\"Must set retries to non-zero when using the idempotent producer\")",
+                      'raise retries, or set enable_idempotence = "off"')
 
 
 def _invariants(top: Table) -> list[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
+from scenarios.schema import idempotence_explicit
 from sim.core.faults import FaultStep, sorted_schedule
 
 SLOT_MS = 100
@@ -94,7 +95,7 @@ class FaultSpace:
     topics: tuple
     window_ms: int
     base_seed: int
-    producer_settings: tuple  # (name, {setting: value}) of each producer, as in the scenario
+    producer_settings: tuple  # (name, {setting: (the scenario's value, other choices...)})
     assignment: tuple  # (tp, the scenario's replicas) of each partition
     max_faults: int = 8
     kinds: tuple = KINDS  # the fault kinds the swarm chooses from, in ALL_KINDS order
@@ -115,7 +116,7 @@ class FaultSpace:
             tps=tuple(f"{t['name']}-{i}" for t in o["topics"] for i in range(t["partitions"])),
             topics=tuple(t["name"] for t in o["topics"]),
             window_ms=window, base_seed=scenario.seed,
-            producer_settings=tuple((p["name"], {k: p[k] for k in WORKLOAD_CHOICES})
+            producer_settings=tuple((p["name"], _setting_choices(p, o["protocol"]))
                                     for p in o["producers"]),
             assignment=tuple((f"{t['name']}-{i}", tuple(r)) for t in o["topics"]
                              for i, r in enumerate(t["assignment"])),
@@ -333,12 +334,24 @@ def _workload(draw, space: FaultSpace):
     """Per producer, maybe another acks / max_in_flight / metadata_max_age_ms."""
     out = []
     for name, settings in space.producer_settings:
-        for key, choices in WORKLOAD_CHOICES.items():
-            base = settings[key]
-            value = draw(st.sampled_from((base,) + tuple(c for c in choices if c != base)))
-            if value != base:
+        for key, choices in settings.items():
+            value = draw(st.sampled_from(choices))
+            if value != choices[0]:
                 out.append((name, key, value))
     return tuple(out)
+
+
+def _setting_choices(producer: dict, protocol: dict) -> dict:
+    """Per WORKLOAD_CHOICES key, the producer's own value first, then the others Kafka
+    accepts for it: a producer that asks for idempotence explicitly keeps acks=all, as Kafka
+    refuses any other (`scenarios.schema._idempotence_supported`)."""
+    explicit = idempotence_explicit(producer, protocol)
+    out = {}
+    for key, choices in WORKLOAD_CHOICES.items():
+        base = producer[key]
+        others = () if key == "acks" and explicit else tuple(c for c in choices if c != base)
+        out[key] = (base,) + others
+    return out
 
 
 @st.composite

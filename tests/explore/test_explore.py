@@ -258,6 +258,25 @@ def test_a_space_of_one_kind_draws_only_that_kind_and_its_undo(case):
     assert all(s.params["unflushed_ms"] > 0 for s in case.steps if s.action == "power_loss")
 
 
+IDEMPOTENT_SCENARIO = load_scenario(os.path.join(ROOT, "scenarios", "selftest", "no_dedup_cache.toml"))
+
+
+@given(cases(FaultSpace.of(IDEMPOTENT_SCENARIO)))
+@settings(max_examples=60, phases=[Phase.generate], database=None, deadline=None,
+          suppress_health_check=list(HealthCheck))
+@hypothesis_seed(14)
+def test_a_producer_that_asks_for_idempotence_keeps_acks_all(case):
+    """Kafka refuses an explicitly idempotent producer with acks other than all, so the
+    search never tries one; it still varies that producer's other settings."""
+    assert ("p1", "acks", 1) not in case.workload
+
+
+def test_the_search_varies_acks_where_kafka_allows_it():
+    choices = dict(FaultSpace.of(IDEMPOTENT_SCENARIO).producer_settings)["p1"]
+    assert choices["acks"] == ("all",) and len(choices["max_in_flight"]) == 2
+    assert dict(FaultSpace.of(SPACE_SCENARIO).producer_settings)["p1"]["acks"] == ("all", 1)
+
+
 @pytest.mark.parametrize("text,kinds", [
     ("crash, power_loss", ("crash", "power_loss")),
     ("power_loss,crash", ("crash", "power_loss")),  # canonical order: the same search

@@ -279,7 +279,7 @@ class _Client:
 
         stub = Stub()
         stub.protocol = resolve_protocol(profile)
-        stub.spec = {"enable_idempotence": "required", "acks": "all"}
+        stub.spec = {"enable_idempotence": "required", "acks": "all", "retries": 3}
         stub.tps = ["t-0", "t-1"]
         stub.queues = {tp: [] for tp in stub.tps}
         stub.meta = SimpleNamespace(formats={})

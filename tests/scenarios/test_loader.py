@@ -410,6 +410,39 @@ def test_without_kip98_a_default_producer_is_not_idempotent():
     assert modes == ["required", "off"]
 
 
+@pytest.mark.parametrize("profile,mode,setting,key", [
+    ("3.7", "true", "acks = 1", "producers[0].acks"),
+    ("0.11", '"required"', "acks = 0", "producers[0].acks"),
+    ("2.5", '"requested"', "acks = 1", "producers[0].acks"),  # no modes: requested is true
+    ("3.7", "true", "retries = 0", "producers[0].retries"),
+])
+def test_kafka_refuses_an_explicit_idempotent_producer_without_acks_all_or_retries(
+        profile, mode, setting, key):
+    """ProducerConfig's ConfigException: idempotence asked for explicitly needs acks=all
+    and retries > 0, in every release since 0.11."""
+    text = (MINIMAL + f'[protocol]\nprofile = "{profile}"\n[[producers]]\ntopic = "t"\n'
+            f"enable_idempotence = {mode}\n{setting}\n")
+    message = bad(text)
+    assert message.startswith(f"scen.toml: {key}: ") and "Kafka refuses" in message, message
+
+
+@pytest.mark.parametrize("profile,mode,setting,expected", [
+    ("3.7", '"default"', "retries = 0", "off"),  # KIP-679: quietly off
+    ("3.7", '"default"', "acks = 1", "off"),
+    ("3.7", '"default"', "retries = 3", "required"),
+    ("proposed", '"requested"', "acks = 1", "off"),  # KIP-185's best effort
+    ("proposed", '"requested"', "retries = 0", "off"),
+    ("proposed", '"requested"', "retries = 3", "requested"),
+])
+def test_an_idempotence_nobody_insisted_on_is_quietly_off_without_acks_all_or_retries(
+        profile, mode, setting, expected):
+    from epochsim.runner import run_scenario
+    text = (MINIMAL + f'[run]\nduration_ms = 300\nsettle_ms = 100\n[protocol]\nprofile = "{profile}"\n'
+            f'[[producers]]\ntopic = "t"\nenable_idempotence = {mode}\n{setting}\n')
+    events = run_scenario(parse_scenario(text), 1, keep_events=True)["_events"]
+    assert next(e["effective_idempotence"] for e in events if e["kind"] == "client_config") == expected
+
+
 def test_docs_list_every_invariant_switch_and_message_kind_in_order():
     """docs/scenarios.md's lists are the code's: a new invariant, switch or message kind
     must be documented where scenario writers look for it."""
