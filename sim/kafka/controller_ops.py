@@ -137,15 +137,23 @@ class ControllerOps:
         missing = [tp for tp in tps if self.store.partition(tp) is None]
         if missing and len(missing) == len(tps):
             return f"no partition {missing[0]} (its topic was deleted)"
+        refused = None
         for tp in tps:
             if tp in missing:
                 continue
             _topic, st = self.store.partition(tp)
             preferred = st.replicas[0]
-            if st.leader != preferred and preferred in st.isr and preferred in self.live:
+            if st.leader == preferred:
+                refused = f"ELECTION_NOT_NEEDED: b{preferred} already leads {tp}"
+            elif preferred in st.isr and preferred in self.live:
                 self.change(tp, "elect:preferred", leader=preferred)
+            else:
+                refused = (f"PREFERRED_LEADER_NOT_AVAILABLE: b{preferred} is not a live ISR "
+                           f"replica of {tp} (isr {list(st.isr)})")
         self.flush()
-        return None
+        # Kafka's ElectLeaders answers per partition (KIP-460); a step naming one partition
+        # says why nothing happened, a cluster-wide one only that it ran
+        return refused if len(tps) == 1 else None
 
     # -- reassignment (ZK-style, ref §4 rows 6-7) -----------------------------------------
     def reassign(self, tp: str, target: list[int]) -> str | None:

@@ -133,3 +133,41 @@ target = "b1"
     assert states[-1]["reason"] == "elect:broker_failure" and states[-1]["leader"] == -1, states
     outcomes = [e for e in verdict["_events"] if e["kind"] == "fault_outcome"]
     assert any("no partition moved" in str(e) for e in outcomes), outcomes
+
+
+def test_a_preferred_election_for_one_partition_says_why_it_did_nothing():
+    """Kafka's ElectLeaders answers per partition (KIP-460): PREFERRED_LEADER_NOT_AVAILABLE
+    while the preferred replica is out of the ISR, ELECTION_NOT_NEEDED once it leads."""
+    body = """
+[[faults]]
+at_ms = 500
+action = "move_leader"
+target = "t-0"
+to = "b2"
+[[faults]]          # b1 stops fetching and leaves the ISR
+at_ms = 1000
+action = "block"
+target = "b1"
+dst = "b2"
+[[faults]]
+at_ms = 4000
+action = "preferred_election"
+target = "t-0"
+[[faults]]
+at_ms = 4500
+action = "heal"
+[[faults]]
+at_ms = 8000
+action = "preferred_election"
+target = "t-0"
+[[faults]]
+at_ms = 9000
+action = "preferred_election"
+target = "t-0"
+"""
+    verdict = _events(body, duration=12000, brokers=3)
+    outcomes = {e["step"]: e["outcome"] for e in verdict["_events"] if e["kind"] == "fault_outcome"}
+    assert outcomes[2].startswith("PREFERRED_LEADER_NOT_AVAILABLE: b1 is not a live ISR replica"), outcomes
+    assert 4 not in outcomes  # b1 caught up and was elected
+    assert outcomes[5] == "ELECTION_NOT_NEEDED: b1 already leads t-0", outcomes
+    assert _states(verdict)[-1]["leader"] == 1
