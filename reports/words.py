@@ -214,6 +214,7 @@ _SIMPLE = {
     V.LOG_CREATED: lambda ev: f"{ev['node']} created its log of {ev['tp']}",
     V.LOG_DELETED: lambda ev: f"{ev['node']} deleted its log of {ev['tp']}",
     V.TOPIC_DELETED: lambda ev: f"{ev['node']} deleted topic {ev['topic']}",
+    V.TOPIC_DELETION_COMPLETED: lambda ev: f"{ev['node']} completed the deletion of topic {ev['topic']}",
     V.TRUNCATE: lambda ev: (f"{ev['node']} truncated {ev['tp']} to offset {ev['to_offset']} "
                             f"({ev.get('reason', '')})"),
     V.ACK: lambda ev: (f"{ev['node']} got the ack of {ev['bid']} ({ev['tp']} offset "

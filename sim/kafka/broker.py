@@ -335,7 +335,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
                 changes.append([tp, -1, -2])
         self.alive_brokers = req.alive
         self.formats.update(dict(req.formats))
-        if changes or req.deleted:
+        if changes:
             self.emit(V.METADATA, {"controller_epoch": req.controller_epoch, "changes": changes,
                                    "alive": list(req.alive)})
         self._reply(msg, "UpdateMetadataResponse", ControlResponse(req.corr, E.NONE))

@@ -7,7 +7,8 @@ the active one's session has been silent for `zk_session_timeout_ms` plus
 flight; brokers fence them with STALE_CONTROLLER_EPOCH (ref §1.4.1). Leader epochs are bumped
 only here (ref §1.4: elections, controller-initiated ISR removal, reassignment); AlterPartition
 never bumps them. Control requests are retried until answered while the broker is alive.
-Operations (reassignment, deletion, elections) live in `ControllerOps`.
+Operations (reassignment, elections) live in `ControllerOps`, topic deletion in
+`TopicDeletionOps`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
+from sim.kafka.controller_deletion import TopicDeletionOps
 from sim.kafka.controller_ops import ControllerOps
 from sim.kafka.messages import (
     AlterPartitionResponse,
@@ -27,7 +29,7 @@ from sim.kafka.messages import (
 TICK_US = 100_000
 
 
-class Controller(ControllerOps, Actor):
+class Controller(ControllerOps, TopicDeletionOps, Actor):
     def __init__(self, world, name: str, options: dict, protocol, store):
         super().__init__(name, world)
         self.cluster = options["cluster"]
@@ -109,6 +111,7 @@ class Controller(ControllerOps, Actor):
                 self.elect(tp, "offline_partition")
         self.dirty = []
         self.send_full_state(sorted(self.live))
+        self.resume_deletions(sorted(self.live))  # TopicDeletionManager.init + tryTopicDeletion
 
     def _registered_live(self) -> dict[int, int]:
         limit = self.cluster["broker_session_timeout_ms"] * 1000
@@ -193,7 +196,7 @@ class Controller(ControllerOps, Actor):
     def send_full_state(self, brokers: list[int]) -> None:
         for b in brokers:
             self.send_assignments(b)
-        self.send_update_metadata(self.store.all_tps())
+        self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps())
 
     def flush(self, leader_and_isr: bool = True) -> None:
         """Propagate partitions changed since the last flush: LeaderAndIsr, then UpdateMetadata."""
@@ -212,7 +215,9 @@ class Controller(ControllerOps, Actor):
         if msg.kind == "AlterPartition":
             self.on_alter_partition(msg)
         elif msg.kind.endswith("Response"):
-            self.outstanding.pop(msg.body.corr, None)
+            entry = self.outstanding.pop(msg.body.corr, None)
+            if entry is not None and msg.kind == "StopReplicaResponse":
+                self.on_stop_replica_response(entry[0], entry[2], msg.body)
 
     def on_alter_partition(self, msg) -> None:
         """KIP-497 AlterPartition, validated as in ref §1.4 (never bumps the leader epoch)."""

@@ -1,4 +1,4 @@
-"""Controller operations: elections, broker failure/startup, reassignment, deletion.
+"""Controller operations: elections, broker failure/startup, reassignment, topic creation.
 
 Contract (mixin of `Controller`): every change to a partition goes through `change`, which bumps
 the partition epoch (and the leader epoch when asked, ref §1.4 table, ZK column), records a
@@ -76,13 +76,14 @@ class ControllerOps:
         self.flush()
 
     def on_brokers_startup(self, started: list[int]) -> None:
-        self.send_update_metadata(self.store.all_tps())
+        self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps())
         for b in started:
             self.send_assignments(b)
         for tp in self.store.all_tps():
             if self.store.partition(tp)[1].leader == E.NO_LEADER:
                 self.elect(tp, "broker_startup")
         self.flush()
+        self.resume_deletions(started)
 
     def controlled_shutdown(self, broker: int) -> str | None:
         if not self._can_write():
@@ -231,32 +232,13 @@ class ControllerOps:
         return StopReplicaPartition(tp, topic.topic_id, wire, delete, st.leader_epoch)
 
     # -- topics --------------------------------------------------------------------------
-    def delete_topic(self, name: str) -> str | None:
-        if not self._can_write():
-            return "controller cannot write"
-        topic = self.store.topics.get(name)
-        if topic is None:
-            return f"no topic {name}"
-        tps = [f"{name}-{i}" for i in sorted(topic.partitions)]
-        per_broker: dict[int, list] = {}
-        for tp in tps:
-            for r in self.store.partition(tp)[1].replicas:
-                per_broker.setdefault(r, []).append(self._stop_part(tp, True, deleting_topic=True))
-        for tp in tps:
-            self.store.reassignments.pop(tp, None)
-        del self.store.topics[name]
-        self.emit(V.TOPIC_DELETED, {"topic": name, "topic_id": topic.topic_id})
-        for b in sorted(per_broker):
-            if b in self.live:
-                self.send_stop_replica(b, tuple(per_broker[b]))
-        self.send_update_metadata([], deleted=tuple(tps))
-        return None
-
     def create_topic(self, name: str, partitions: int, rf: int, message_format: int = 2) -> str | None:
         if not self._can_write():
             return "controller cannot write"
         if name in self.store.topics:
-            return f"topic {name} exists"
+            return f"TOPIC_ALREADY_EXISTS: topic {name} exists"
+        if self.marked_for_deletion(name):
+            return f"TOPIC_ALREADY_EXISTS: topic {name} is marked for deletion"
         brokers = sorted(self.live)
         if len(brokers) < rf:
             return f"only {len(brokers)} live brokers for replication factor {rf}"

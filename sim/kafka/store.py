@@ -2,7 +2,8 @@
 
 Contract: holds the controller epoch and the active controller, broker registrations with
 broker epochs and session renewals, topics with their topic ids and per-partition state
-(replicas, ISR, leader, leader epoch, partition epoch), and reassignments in progress. Only the
+(replicas, ISR, leader, leader epoch, partition epoch), and reassignments in progress. A deleted topic leaves
+`topics` at once and waits in `deleting` until every replica confirmed its deletion. Only the
 active controller mutates partition state; sessions are renewed by nodes that can reach the
 "zk" network node. A topic recreated under the same name gets a new topic id (ref §4 row 10).
 """
@@ -31,6 +32,15 @@ class TopicState:
 
 
 @dataclass
+class TopicDeletion:
+    """A topic queued for deletion (ZooKeeper's /admin/delete_topics/<topic>): its state, and
+    the replicas (broker id, tp) not yet confirmed deleted by a StopReplica response."""
+
+    topic: TopicState
+    pending: set
+
+
+@dataclass
 class BrokerSession:
     epoch: int
     renewed_us: int
@@ -44,6 +54,7 @@ class Store:
     brokers: dict = field(default_factory=dict)  # id -> BrokerSession
     topics: dict = field(default_factory=dict)  # name -> TopicState
     reassignments: dict = field(default_factory=dict)  # tp -> (target, original)
+    deleting: dict = field(default_factory=dict)  # name -> TopicDeletion
     next_topic_id: int = 1
     zxid: int = 0
 

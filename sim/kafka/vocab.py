@@ -26,6 +26,7 @@ CONTROLLER_RESIGNED = "controller_resigned"  # controller_epoch, reason
 PARTITION_STATE = "partition_state"  # tp, topic_id, leader, leader_epoch, partition_epoch,
 #                                      isr, replicas, reason, controller_epoch
 TOPIC_DELETED = "topic_deleted"      # topic, topic_id
+TOPIC_DELETION_COMPLETED = "topic_deletion_completed"  # topic, topic_id
 ALTER_PARTITION = "alter_partition"  # tp, from (broker), leader_epoch, partition_epoch, isr, error
 
 # -- broker control plane -----------------------------------------------------------------
