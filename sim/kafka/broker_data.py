@@ -27,6 +27,9 @@ from sim.kafka.messages import (
 )
 
 MAX_BATCHES_PER_FETCH = 64
+# controller.socket.timeout.ms (default 30 s): how long a broker waits for the controller's
+# answer before it closes the connection and sends the request again
+CONTROLLER_SOCKET_TIMEOUT_US = 30_000_000
 
 
 class Waiter:
@@ -212,6 +215,10 @@ class BrokerData:
                 msg = self.parked.pop(key, None)
                 if msg is not None:
                     self._answer_fetch(msg)
+        elif name == "alter_timeout":
+            self._alter_timeout(*data)
+        elif name == "resend_alters":
+            self.resend_alters()
         else:
             self.on_fetcher_timer(name, data)
 
@@ -379,15 +386,41 @@ class BrokerData:
             return
         self.alter_corr += 1
         p.pending_isr = isr
-        self.send(self.controller, "AlterPartition",
-                  AlterPartition(self.alter_corr, self.id, p.tp, p.leader_epoch, p.partition_epoch, isr))
+        p.alter_request = AlterPartition(self.alter_corr, self.id, p.tp, p.leader_epoch,
+                                         p.partition_epoch, isr)
+        self._send_alter(p)
+
+    def _send_alter(self, p) -> None:
+        """Send (or send again) the partition's AlterPartition to the controller this broker
+        knows. Kafka's BrokerToControllerChannelManager keeps the request queued until it is
+        answered: a closed connection or a timeout (`controller.socket.timeout.ms`) sends it
+        again, to whichever controller the metadata cache names by then."""
+        self.send(self.controller, "AlterPartition", p.alter_request)
+        self.set_timer(CONTROLLER_SOCKET_TIMEOUT_US, "alter_timeout",
+                       (p.tp, p.alter_request.corr))
+
+    def resend_alters(self) -> None:
+        """A new controller took over: unanswered AlterPartitions go to it."""
+        for tp in sorted(self.partitions):
+            p = self.partitions[tp]
+            if p.alter_request is not None and p.is_leader:
+                self._send_alter(p)
+
+    def _alter_timeout(self, tp: str, corr: int) -> None:
+        p = self.partitions.get(tp)
+        if p is not None and p.is_leader and p.alter_request is not None \
+                and p.alter_request.corr == corr:
+            self.reset_connection(self.controller)
+            self._send_alter(p)
 
     def on_alter_partition_response(self, msg) -> None:
         resp = msg.body
         p = self.partitions.get(resp.tp)
-        if p is None or not p.is_leader:
-            return
+        if p is None or not p.is_leader or p.alter_request is None \
+                or p.alter_request.corr != resp.corr:
+            return  # an answer to a request this leader no longer waits for
         p.pending_isr = None
+        p.alter_request = None
         # ref §1.4 step 5: ignore results for another leader epoch
         if resp.error or resp.leader_epoch != p.leader_epoch:
             return

@@ -220,30 +220,38 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
                 self.on_stop_replica_response(entry[0], entry[2], msg.body)
 
     def on_alter_partition(self, msg) -> None:
-        """KIP-497 AlterPartition, validated as in ref §1.4 (never bumps the leader epoch)."""
+        """KIP-497 AlterPartition, validated as in ref §1.4 (never bumps the leader epoch), in
+        KafkaController.processAlterPartition's order. A request that asks for the state the
+        partition already has (same leader, leader epoch and ISR, partition epoch not newer) is
+        answered with that state: it is a retry whose first answer was lost
+        (`LeaderAndIsr.equalsAllowStalePartitionEpoch`; before AlterPartition, the leader's own
+        conditional ZK write took a write of equal data as its own the same way)."""
         req = msg.body
         found = self.store.partition(req.tp) if self._can_write() else None
+        st = found[1] if found else None
+        isr = tuple(r for r in req.isr if r in st.replicas) if st else ()
+        already = False
         if not self._can_write():
             error = E.NOT_CONTROLLER
-        elif found is None:
+        elif st is None:
             error = E.UNKNOWN_TOPIC_OR_PARTITION
-        elif req.leader_epoch < found[1].leader_epoch:
+        elif req.partition_epoch > st.partition_epoch or req.leader_epoch > st.leader_epoch:
+            error = E.NOT_CONTROLLER  # ahead of this controller: the leader should find the new one
+        elif req.leader_epoch < st.leader_epoch:
             error = E.FENCED_LEADER_EPOCH
-        elif req.leader_epoch > found[1].leader_epoch:
-            error = E.NOT_CONTROLLER
-        elif req.partition_epoch != found[1].partition_epoch:
+        elif st.leader == req.broker and isr == st.isr:
+            error, already = E.NONE, True
+        elif req.partition_epoch < st.partition_epoch:
             error = E.INVALID_UPDATE_VERSION
         else:
             error = E.NONE
-        self.emit(V.ALTER_PARTITION, {"tp": req.tp, "from": req.broker, "leader_epoch": req.leader_epoch,
-                                      "partition_epoch": req.partition_epoch, "isr": list(req.isr),
-                                      "error": error})
+        fields = {"tp": req.tp, "from": req.broker, "leader_epoch": req.leader_epoch,
+                  "partition_epoch": req.partition_epoch, "isr": list(req.isr), "error": error}
+        self.emit(V.ALTER_PARTITION, {**fields, "already": True} if already else fields)
         if error == E.NONE:
-            st = found[1]
-            isr = tuple(r for r in req.isr if r in st.replicas)
-            self.change(req.tp, "alter_partition", isr=isr, bump_epoch=False)
-            self.flush(leader_and_isr=False)
-            st = found[1]
+            if not already:
+                self.change(req.tp, "alter_partition", isr=isr, bump_epoch=False)
+                self.flush(leader_and_isr=False)
             resp = AlterPartitionResponse(req.corr, req.tp, E.NONE, st.leader_epoch, st.partition_epoch, st.isr)
         else:
             resp = AlterPartitionResponse(req.corr, req.tp, error, -1, -1, ())

@@ -37,6 +37,7 @@ class Partition:
         self.replicas: tuple = ()
         self.followers: dict[int, Replica] = {}
         self.pending_isr: tuple | None = None  # AlterPartition in flight
+        self.alter_request = None  # that AlterPartition, resent until answered
         self.leader_epoch_start_offset = -1
         # (controller epoch, correlation id) of the LeaderAndIsr that last applied to it
         self.lai_stamp = (-1, -1)
@@ -76,6 +77,7 @@ class Partition:
             self.followers = {r: Replica() for r in state.replicas if r != self.broker_id}
             self.leader_epoch = state.leader_epoch
             self.pending_isr = None
+            self.alter_request = None
         for r in state.replicas:
             if r != self.broker_id and r not in self.followers:
                 self.followers[r] = Replica()
@@ -99,6 +101,7 @@ class Partition:
         self.leader_epoch_start_offset = -1
         self.followers = {}
         self.pending_isr = None
+        self.alter_request = None
         return new_epoch
 
     def maximal_isr(self) -> tuple:

@@ -171,3 +171,55 @@ target = "t-0"
     assert 4 not in outcomes  # b1 caught up and was elected
     assert outcomes[5] == "ELECTION_NOT_NEEDED: b1 already leads t-0", outcomes
     assert _states(verdict)[-1]["leader"] == 1
+
+
+def test_an_alter_partition_lost_with_its_controller_goes_to_the_next_one():
+    """The controller dies with b1's AlterPartition (adding b4) unanswered: b1 sends it again to
+    the controller that takes over, and the reassignment it waits for completes. Before, the
+    request was sent once, so the ISR of t-0 could never change again."""
+    body = """
+[[faults]]          # b1's AlterPartition adding b4 is still on its way when c1 dies
+at_ms = 1000
+action = "rule"
+rule = "delay"
+kind = "AlterPartition"
+delay_ms = 1000
+duration_ms = 2000
+[[faults]]
+at_ms = 2000
+action = "reassign"
+target = "t-0"
+replicas = [2, 3, 4]
+[[faults]]
+at_ms = 2500
+action = "crash"
+target = "controller"
+"""
+    verdict = _events(body, duration=14000)
+    alters = [(e["node"], e["isr"]) for e in verdict["_events"] if e["kind"] == "alter_partition"]
+    assert ("c2", [1, 2, 3, 4]) in alters, alters
+    final = _states(verdict)[-1]
+    assert (final["reason"], final["replicas"], final["leader"]) == ("reassign_complete", [2, 3, 4], 2)
+    assert not verdict["violations"]
+
+
+def test_an_unanswered_alter_partition_is_sent_again_after_the_socket_timeout():
+    """Its answer lost on a live connection, the AlterPartition waits out
+    controller.socket.timeout.ms (30 s), then goes again on a new connection."""
+    body = """
+[[faults]]
+at_ms = 1000
+action = "rule"
+rule = "drop"
+kind = "AlterPartitionResponse"
+count = 1
+[[faults]]
+at_ms = 1000
+action = "block"
+target = "b3"
+dst = "b1"
+"""
+    verdict = _events(body, duration=36000)
+    sends = [e for e in verdict["_events"] if e["kind"] == "send" and e["msg"] == "AlterPartition"]
+    assert len(sends) == 2 and sends[1]["t"] - sends[0]["t"] == 30_000_000, sends
+    assert _states(verdict)[-1]["isr"] == [1, 2]
