@@ -51,7 +51,7 @@ class TopicDeletionOps:
     def deleting_tps(self) -> tuple:
         """The partitions of every topic queued for deletion, for full UpdateMetadata requests,
         which carry them with the LeaderDuringDelete marker."""
-        return tuple(tp for d in self.store.deleting.values() for _b, tp in sorted(d.pending))
+        return tuple(sorted({tp for d in self.store.deleting.values() for _b, tp in d.pending}))
 
     def resume_deletions(self, brokers: list[int]) -> None:
         """StopReplica(delete) for every pending replica on each of `brokers` (live ones)."""
