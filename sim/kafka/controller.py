@@ -227,11 +227,12 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         (`LeaderAndIsr.equalsAllowStalePartitionEpoch`; before AlterPartition, the leader's own
         conditional ZK write took a write of equal data as its own the same way)."""
         req = msg.body
-        found = self.store.partition(req.tp) if self._can_write() else None
+        writable = self._can_write()
+        found = self.store.partition(req.tp) if writable else None
         st = found[1] if found else None
         isr = tuple(r for r in req.isr if r in st.replicas) if st else ()
         already = False
-        if not self._can_write():
+        if not writable:
             error = E.NOT_CONTROLLER
         elif st is None:
             error = E.UNKNOWN_TOPIC_OR_PARTITION

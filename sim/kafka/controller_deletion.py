@@ -62,10 +62,8 @@ class TopicDeletionOps:
                 self.send_stop_replica(b, parts)
 
     def _deletion_stop(self, deletion: TopicDeletion, tp: str) -> StopReplicaPartition:
-        """-2 (EPOCH_DURING_DELETE) in StopReplica v3+, absent (-1) before KIP-570 (ref §1.5)."""
         st = deletion.topic.partitions[int(tp.rpartition("-")[2])]
-        wire = E.EPOCH_DURING_DELETE if self.protocol.stop_replica_epoch else E.NO_EPOCH
-        return StopReplicaPartition(tp, deletion.topic.topic_id, wire, True, st.leader_epoch)
+        return self.stop_entry(tp, deletion.topic, st, True, deleting_topic=True)
 
     def on_stop_replica_response(self, broker: int, request, response) -> None:
         """completeReplicaDeletion: a replica answered without error is deleted; the topic's

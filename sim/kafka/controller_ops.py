@@ -222,9 +222,14 @@ class ControllerOps:
                 self.send_stop_replica(r, (stops[r],))
         return None
 
-    def _stop_part(self, tp: str, delete: bool, deleting_topic: bool = False) -> StopReplicaPartition:
-        """StopReplica entry: v3 carries the epoch (KIP-570), older versions read as -1 (ref §1.5)."""
+    def _stop_part(self, tp: str, delete: bool) -> StopReplicaPartition:
         topic, st = self.store.partition(tp)
+        return self.stop_entry(tp, topic, st, delete)
+
+    def stop_entry(self, tp: str, topic, st, delete: bool,
+                   deleting_topic: bool = False) -> StopReplicaPartition:
+        """StopReplica entry: v3 carries the epoch (KIP-570), -2 for a topic deletion; older
+        versions read as -1 (ref §1.5)."""
         if not self.protocol.stop_replica_epoch:
             wire = E.NO_EPOCH
         else:
