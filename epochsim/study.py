@@ -78,7 +78,7 @@ def run_study(jobs: list[tuple], workers: int = 1, progress=None) -> list[dict]:
 class Probe:
     """Folds what the study needs out of a run's events as they are recorded."""
 
-    KINDS = frozenset({"ack", "batch", "consume", "send", "produce_error", "fetch_error",
+    KINDS = frozenset({"ack", "batch", "batch_grown", "consume", "send", "produce_error", "fetch_error",
                        "produce_failed", "client_epoch", "fault"})  # what `step` reads
 
     def __init__(self):
@@ -89,17 +89,26 @@ class Probe:
                        "hints_applied": 0, "produce_failed": 0, "follower_unknown_epoch": 0,
                        "unfinished": 0}
         self.open: set[str] = set()  # measured batches neither acked nor failed yet
+        self.joined: dict[str, list[int]] = {}  # bid -> when later record groups joined it
 
     def step(self, ev: dict) -> None:
         kind = ev["kind"]
         if kind == "ack":
+            # one sample per record group: the batch's first records, then each that joined it
+            joins = self.joined.get(ev["bid"], ())
             self.produce.append((ev["t"] - ev["latency_us"], ev["latency_us"]))
+            self.produce.extend((t, ev["t"] - t) for t in joins)
             self.open.discard(ev["bid"])
         elif kind == "batch":
             if ev["created_us"] >= WARMUP_US:
                 self.open.add(ev["bid"])
+        elif kind == "batch_grown":
+            self.joined.setdefault(ev["bid"], []).append(ev["t"])
         elif kind == "consume":
-            self.e2e.extend((ev["t"] - e2e, e2e) for e2e in ev["end_to_end_us"])
+            now = ev["t"]
+            self.e2e.extend((now - e2e, e2e) for e2e in ev["end_to_end_us"])
+            for _base, bid in ev.get("read", ()):
+                self.e2e.extend((t, now - t) for t in self.joined.get(bid, ()))
         elif kind == "send":
             self._send(ev)
         elif kind == "produce_error":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from invariants.replication import lost_batches
 
-METRIC_KINDS = frozenset({"send", "drop", "ack", "produce_failed", "produce_error", "append", "fault",
+METRIC_KINDS = frozenset({"send", "drop", "ack", "batch_grown", "produce_failed", "produce_error", "append", "fault",
                           "stale_controller", "stop_replica", "controller_elected",
                           "partition_state"})
 
@@ -22,9 +22,23 @@ def percentile(sorted_values: list, q: float):
     return sorted_values[k]
 
 
+def group_latencies(ack: dict, joined: dict) -> list[int]:
+    """The latencies of an acknowledged batch's record groups: its first records' (the ack's
+    `latency_us`), then one per `batch_grown` of it, from when that group joined. A group is
+    one linger.ms of one partition's records, so groups hold the same number of records
+    (within one) and percentiles over groups are percentiles over records. Pops the batch's
+    entry of `joined` (bid -> join times)."""
+    out = [ack["latency_us"]]
+    later = joined.pop(ack["bid"], None)
+    if later:
+        out.extend(ack["t"] - t for t in later)
+    return out
+
+
 class Metrics:
     def __init__(self):
-        self.latencies_us: list[int] = []
+        self.latencies_us: list[int] = []  # one per record group (see `group_latencies`)
+        self.joined: dict[str, list[int]] = {}  # bid -> when later record groups joined it
         self.acks1: list[tuple] = []
         self.acks_all: list[tuple] = []
         self.counts: dict[str, int] = {"acked": 0, "failed": 0, "retries": 0, "sends": 0,
@@ -45,15 +59,18 @@ class Metrics:
             c["drops"] += 1
         elif kind == "ack":
             c["acked"] += 1
-            self.latencies_us.append(ev["latency_us"])
+            self.latencies_us.extend(group_latencies(ev, self.joined))
             c["no_offset_acks"] += not ev["has_offset"]
             item = (ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["t"])
             if ev["acks"] == 1:
                 self.acks1.append(item)
             elif ev["acks"] == "all":
                 self.acks_all.append(item)
+        elif kind == "batch_grown":
+            self.joined.setdefault(ev["bid"], []).append(ev["t"])
         elif kind == "produce_failed":
             c["failed"] += 1
+            self.joined.pop(ev["bid"], None)
             name = ev.get("error_name", str(ev["error"]))
             self.errors[f"failed:{name}"] = self.errors.get(f"failed:{name}", 0) + 1
         elif kind == "produce_error":

@@ -411,6 +411,10 @@ def _producer(t: Table, run: dict) -> dict:
            "linger_ms": t.int("linger_ms", 5, lo=1),
            "enable_idempotence": _IDEMPOTENCE[idem],
            "max_in_flight": t.int("max_in_flight", 5, 1, 5),
+           # batch.size in bytes (0 turns batching off, as in Kafka) and the records' size,
+           # which Kafka does not configure: together they cap the records of one batch
+           "batch_size": t.int("batch_size", 16384, lo=0),
+           "record_bytes": t.int("record_bytes", 100, lo=1),
            "retries": t.int("retries", 2147483647, lo=0)}
     for key, default in (("delivery_timeout_ms", 120000), ("request_timeout_ms", 30000),
                          ("retry_backoff_ms", 100), ("retry_backoff_max_ms", 1000),

@@ -58,7 +58,12 @@ class Log:
         return self.bases[i] if i < len(self.bases) else self.leo
 
     def read(self, from_offset: int, max_batches: int) -> tuple:
-        i = bisect_left(self.bases, from_offset)
+        """Batches from the one holding `from_offset` on (LogSegment.read starts at the first
+        batch whose last offset is >= the fetch offset): a reader whose position falls inside
+        a batch gets that whole batch, and skips its records below the position itself."""
+        i = bisect_right(self.bases, from_offset) - 1
+        if i < 0 or self.bases[i] + self.entries[i][1] <= from_offset:
+            i += 1
         return tuple(self.entries[i:i + max_batches])
 
     def last_epoch(self) -> int:

@@ -1,13 +1,15 @@
 """Producer client: accumulator, sender, retries, metadata, leader discovery, idempotence.
 
-Contract: records arrive at `records_per_sec`, every `linger_ms` they close into one batch per
-partition (round robin), and the sender drains at most one batch per partition into one
-Produce request per leader broker, with at most `max_in_flight` requests per connection, as
-Kafka's RecordAccumulator/Sender do. Retriable errors re-enqueue in order with exponential
-backoff and ±20% jitter (ref §0 defaults); InvalidMetadata errors (6, 74, 3) request a metadata
-update, UNKNOWN_LEADER_EPOCH does not (ref §3.2). KIP-951 hints and the backoff skip follow ref
-§3.3; idempotent error handling follows `producer_idempotence` (ref §2.5). Every outcome is a
-trace event: `batch`, `ack`, `produce_error`, `produce_failed`.
+Contract: records arrive at `records_per_sec` and every `linger_ms` go to the partitions (round
+robin): into a partition's last batch while the sender has not taken it and it has room
+(`batch_size` / `record_bytes` records), else into new batches. The sender drains at most one
+batch per partition into one Produce request per leader broker, with at most `max_in_flight`
+requests per connection, as Kafka's RecordAccumulator/Sender do. Retriable errors re-enqueue in
+order with exponential backoff and ±20% jitter (ref §0 defaults); InvalidMetadata errors (6, 74,
+3) request a metadata update, UNKNOWN_LEADER_EPOCH does not (ref §3.2). KIP-951 hints and the
+backoff skip follow ref §3.3; idempotent error handling follows `producer_idempotence` (ref
+§2.5). Every outcome is a trace event: `batch`, `batch_grown`, `ack`, `produce_error`,
+`produce_failed`.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         self.batch_head = f'{event_head(self.name, V.BATCH)},"bid":'
         self.ack_head = f'{event_head(self.name, V.ACK)},"bid":'
         self.acks_json = json_text(spec["acks"])
+        # records that fit one batch: batch.size over the record size, at least one (a record
+        # larger than batch.size goes alone, and batch.size = 0 turns batching off)
+        self.batch_records = max(1, spec["batch_size"] // spec["record_bytes"])
         # an idempotent producer keeps no more requests in flight than the broker remembers
         # batches (1 in 0.11, 5 from 1.0: `idempotent_batches`)
         self.max_in_flight = spec["max_in_flight"] if self.idempotence == "off" else \
@@ -126,8 +131,28 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             tp = self.tps[(self.rr + k) % n]
             count = per + (1 if k < extra else 0)
             if count:
-                self._new_batch(tp, count)
+                self._add_records(tp, count)
         self.rr = (self.rr + max(extra, 1)) % n
+
+    def _add_records(self, tp: str, count: int) -> None:
+        """Records join the partition's last batch while the sender has not taken it yet and
+        it has room, and fill new batches of at most `batch_records` after that, as
+        RecordAccumulator.append does (tryAppend on the deque's last batch; a batch closes for
+        appends when drained or full). So a backlog drains in full batches, not in one small
+        batch per linger."""
+        queue = self.queues[tp]
+        if queue:
+            last = queue[-1]
+            room = self.batch_records - last.batch.count
+            if room > 0 and not last.stamped and not last.in_flight and last.attempts == 0:
+                take = min(room, count)
+                last.batch = last.batch._replace(count=last.batch.count + take)
+                self.emit(V.BATCH_GROWN, {"bid": last.batch.bid, "tp": tp, "count": take})
+                count -= take
+        while count > 0:
+            take = min(count, self.batch_records)
+            self._new_batch(tp, take)
+            count -= take
 
     def _new_batch(self, tp: str, count: int) -> None:
         if not self.admit_batch(tp):

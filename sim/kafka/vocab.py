@@ -57,6 +57,7 @@ PRODUCE_RESULT = "produce_result"  # broker side per partition: tp, bid, error
 
 # -- clients ---------------------------------------------------------------------------------
 BATCH = "batch"                # producer: bid, tp, count, created_us
+BATCH_GROWN = "batch_grown"    # records join a batch not yet sent: bid, tp, count
 ACK = "ack"                    # bid, tp, base_offset, count, acks, latency_us, has_offset
 PRODUCE_ERROR = "produce_error"  # a retried batch: bid, tp, error, action ("retry"), attempts
 PRODUCE_FAILED = "produce_failed"  # bid, tp, error (surfaced to the application)

@@ -139,7 +139,8 @@ def test_expired_sent_batches_restart_the_sequence_under_a_new_epoch(kip360_clie
     verdict, bumped = _blackout_run({"protocol.client_retries_out_of_order": kip360_client})
     assert verdict["violations"] == []
     assert bumped, "the partition should start over at sequence 0 under a new epoch"
-    assert verdict["metrics"]["acked"] >= 40  # the producer goes on after the blackout
+    # the producer goes on after the blackout (1 s to 2.25 s)
+    assert sum(1 for e in verdict["_events"] if e["kind"] == "ack" and e["t"] > 2_250_000) >= 20
 
 
 def test_without_sequence_resolution_the_producer_stalls_on_the_gap():

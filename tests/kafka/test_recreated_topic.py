@@ -58,7 +58,10 @@ def test_a_2_6_producer_hangs_when_the_new_leader_is_another_broker():
     rejected = [e for e in events if e["kind"] == "metadata_rejected"]
     assert rejected and {e["known_epoch"] for e in rejected} == {2}
     assert acked_after(events, 8_500_000) == 0
-    assert sum(1 for e in events if e["kind"] == "produce_failed") > 100
+    # it keeps failing: batches expire one after the other (fuller ones now, as records join
+    # a partition's unsent batch up to batch.size while it hangs)
+    failed = [e["t"] for e in events if e["kind"] == "produce_failed"]
+    assert len(failed) >= 10 and max(failed) > 15_000_000
     _, events = run("3.7", moves=2)  # a changed topic id is accepted: the producer recovers
     assert acked_after(events, 15_000_000) > 1000
 

@@ -186,6 +186,7 @@ def test_full_scenario_resolves_clients_network_steps_and_mixes():
     assert (p1["name"], p1["acks"], p1["enable_idempotence"]) == ("p1", "all", "required")
     assert (legacy["acks"], legacy["enable_idempotence"], legacy["stop_ms"]) == (1, "off", 9000)
     assert p1["max_in_flight"] == 5 and p1["leader_discovery"] == ""
+    assert p1["batch_size"] == 16384 and p1["record_bytes"] == 100
     assert o["consumers"][0]["name"] == "k1"
     link = o["network"]["links"][0]
     assert link["latency"] == {"dist": "constant", "ms": 40.0} and link["drop"] == 0.01
@@ -369,6 +370,10 @@ BAD_CASES = [
     ("delivery_timeout_too_small",
      with_topic(after='\n[[producers]]\ntopic = "t"\ndelivery_timeout_ms = 1000\n'),
      "producers[0].delivery_timeout_ms", ["linger_ms + request_timeout_ms"]),
+    ("batch_size_negative", with_topic(after='\n[[producers]]\ntopic = "t"\nbatch_size = -1\n'),
+     "producers[0].batch_size", ["negative", ">= 0"]),
+    ("record_bytes_zero", with_topic(after='\n[[producers]]\ntopic = "t"\nrecord_bytes = 0\n'),
+     "producers[0].record_bytes", ["below the minimum 1"]),
 ]
 
 
