@@ -23,7 +23,7 @@ from pathlib import Path
 
 import scenarios
 from epochsim.runner import header_for, schedule_for
-from invariants.metrics import percentile
+from invariants.metrics import group_samples, percentile
 from invariants.registry import Monitor
 from sim.core.trace import Trace
 from sim.kafka.cluster import Cluster
@@ -95,9 +95,8 @@ class Probe:
         kind = ev["kind"]
         if kind == "ack":
             # one sample per record group: the batch's first records, then each that joined it
-            joins = self.joined.get(ev["bid"], ())
-            self.produce.append((ev["t"] - ev["latency_us"], ev["latency_us"]))
-            self.produce.extend((t, ev["t"] - t) for t in joins)
+            self.produce.extend(group_samples(ev["t"], ev["latency_us"],
+                                              self.joined.get(ev["bid"], ())))
             self.open.discard(ev["bid"])
         elif kind == "batch":
             if ev["created_us"] >= WARMUP_US:
@@ -105,10 +104,8 @@ class Probe:
         elif kind == "batch_grown":
             self.joined.setdefault(ev["bid"], []).append(ev["t"])
         elif kind == "consume":
-            now = ev["t"]
-            self.e2e.extend((now - e2e, e2e) for e2e in ev["end_to_end_us"])
-            for _base, bid in ev.get("read", ()):
-                self.e2e.extend((t, now - t) for t in self.joined.get(bid, ()))
+            for e2e, (_base, bid) in zip(ev["end_to_end_us"], ev["read"]):
+                self.e2e.extend(group_samples(ev["t"], e2e, self.joined.get(bid, ())))
         elif kind == "send":
             self._send(ev)
         elif kind == "produce_error":

@@ -22,17 +22,22 @@ def percentile(sorted_values: list, q: float):
     return sorted_values[k]
 
 
-def group_latencies(ack: dict, joined: dict) -> list[int]:
-    """The latencies of an acknowledged batch's record groups: its first records' (the ack's
-    `latency_us`), then one per `batch_grown` of it, from when that group joined. A group is
-    one linger.ms of one partition's records, so groups hold the same number of records
-    (within one) and percentiles over groups are percentiles over records. Pops the batch's
-    entry of `joined` (bid -> join times)."""
-    out = [ack["latency_us"]]
-    later = joined.pop(ack["bid"], None)
-    if later:
-        out.extend(ack["t"] - t for t in later)
+def group_samples(done_us: int, first_latency_us: int, joins) -> list[tuple[int, int]]:
+    """(created_us, latency_us) of each record group of a batch that completed at `done_us`
+    (acknowledged, or taken by a consumer): its first records, `first_latency_us` old, then
+    one group per `batch_grown` time in `joins`, timed from when it joined. A group is one
+    linger.ms of one partition's records, so groups hold the same number of records (within
+    one) and percentiles over groups are percentiles over records."""
+    out = [(done_us - first_latency_us, first_latency_us)]
+    out.extend((t, done_us - t) for t in joins)
     return out
+
+
+def group_latencies(ack: dict, joined: dict) -> list[int]:
+    """The latencies of an acknowledged batch's record groups (`group_samples`). Pops the
+    batch's entry of `joined` (bid -> join times)."""
+    return [lat for _created, lat in group_samples(ack["t"], ack["latency_us"],
+                                                   joined.pop(ack["bid"], ()))]
 
 
 class Metrics:

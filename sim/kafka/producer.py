@@ -144,7 +144,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         if queue:
             last = queue[-1]
             room = self.batch_records - last.batch.count
-            if room > 0 and not last.stamped and not last.in_flight and last.attempts == 0:
+            if room > 0 and not last.stamped:  # stamped at the first drain, never unset
                 take = min(room, count)
                 last.batch = last.batch._replace(count=last.batch.count + take)
                 self.emit(V.BATCH_GROWN, {"bid": last.batch.bid, "tp": tp, "count": take})
