@@ -46,8 +46,8 @@ class Metrics:
         self.joined: dict[str, list[int]] = {}  # bid -> when later record groups joined it
         self.acks1: list[tuple] = []
         self.acks_all: list[tuple] = []
-        self.counts: dict[str, int] = {"acked": 0, "failed": 0, "retries": 0, "sends": 0,
-                                       "drops": 0, "faults": 0, "stale_epoch_appends": 0,
+        self.counts: dict[str, int] = {"acked": 0, "acked_records": 0, "failed": 0, "retries": 0,
+                                       "sends": 0, "drops": 0, "faults": 0, "stale_epoch_appends": 0,
                                        "no_offset_acks": 0, "stale_controller_rejections": 0,
                                        "stop_replica_fenced": 0, "controller_elections": 0}
         self.errors: dict[str, int] = {}
@@ -64,6 +64,7 @@ class Metrics:
             c["drops"] += 1
         elif kind == "ack":
             c["acked"] += 1
+            c["acked_records"] += ev["count"]  # a batch that grew acks every record group
             self.latencies_us.extend(group_latencies(ev, self.joined))
             c["no_offset_acks"] += not ev["has_offset"]
             item = (ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["t"])

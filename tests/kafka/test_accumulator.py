@@ -54,7 +54,7 @@ def _kinds(events, kind):
 
 
 def test_a_blocked_partition_grows_its_unsent_batch_up_to_batch_size():
-    _, events = run("batch_size = 5000\nrecord_bytes = 100")  # 50 records a batch
+    verdict, events = run("batch_size = 5000\nrecord_bytes = 100")  # 50 records a batch
     grown = _kinds(events, "batch_grown")
     assert grown, "records should join the unsent batch while the request is outstanding"
     acks = _kinds(events, "ack")
@@ -66,6 +66,8 @@ def test_a_blocked_partition_grows_its_unsent_batch_up_to_batch_size():
     failed = {e["bid"] for e in _kinds(events, "produce_failed")}
     assert not failed
     assert opened + joined == sum(a["count"] for a in acks)
+    assert verdict["metrics"]["acked_records"] == opened + joined
+    assert verdict["metrics"]["acked"] == len(acks) < opened + joined
     # a batch already taken by the sender never grows
     first_sent = {}
     for e in events:
