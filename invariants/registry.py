@@ -8,7 +8,7 @@ invariants, and `finish()` returns (violations sorted by time then seq, metrics)
 
 from __future__ import annotations
 
-from invariants import clients, control, idempotence, leadership, replication
+from invariants import clients, control, idempotence, leadership, recovery, replication
 from invariants.folds import ReplicaLogs, Truth
 from invariants.idempotence import IdempotenceFold
 from invariants.metrics import METRIC_KINDS, Metrics
@@ -16,7 +16,7 @@ from sim.core.trace import TraceError
 
 _CLASSES = [
     leadership.SingleLeaderPerEpoch, leadership.LeaderEpochMonotonic, leadership.StaleLeaderAppend,
-    control.StopReplicaOutOfOrder, control.StrayReplica,
+    control.StopReplicaOutOfOrder, control.StrayReplica, recovery.UnderReplicatedAfterHeal,
     replication.AckedWriteLost, replication.LogDivergence, replication.HighWatermarkMonotonic,
     idempotence.DuplicateAppend, idempotence.OutOfOrderAppend,
     idempotence.SpuriousOutOfOrderSequence, idempotence.UnreportedDataLoss,

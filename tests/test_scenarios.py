@@ -33,6 +33,18 @@ def test_planted_mutant_is_caught(name, mutant, invariant):
     assert invariant in verdict["violated"], verdict["violated"]
 
 
+def test_an_alter_partition_never_resent_leaves_the_partition_under_replicated():
+    """The self-test base's scripted faults: the controller dies while b1's AlterPartition
+    that adds b3 back is on its way. Kafka sends it again to the next controller and the ISR
+    is whole by the end; with the planted bug it never is."""
+    name = "selftest/alter_partition_not_resent"
+    planted = run_cached(name, 1)
+    assert planted["violated"] == ["under_replicated_after_heal"], planted["violated"]
+    assert "ISR [1, 2] short of replicas [1, 2, 3]" in planted["violations"][0]["message"]
+    clean = run_cached(name, 1, (("protocol.mutant", ""),))
+    assert clean["violated"] == [], clean["violated"]
+
+
 @pytest.mark.parametrize("name", ["kip279-fast-failover-fixed",
                                   "kafka7164-same-leader-truncation-fixed"])
 def test_kip101_truncation_brings_the_divergence_back(name):

@@ -60,6 +60,8 @@ RELEVANT: dict[str, tuple[str, tuple]] = {
                                   ("situation:idempotence requested",)),
     "consumer_skipped_record": ("a replica truncated its log (a consumer may have read what it "
                                 "dropped)", ("situation:follower truncated",)),
+    "under_replicated_after_heal": ("an AlterPartition was lost (the controller it went to was "
+                                    "down, or a link lost it)", ("situation:AlterPartition lost",)),
 }
 
 
@@ -204,6 +206,10 @@ class RunFold:
     def on_client_config(self, ev: dict) -> None:
         self.situations[f"idempotence {ev.get('idempotence')}"] += 1
 
+    def on_drop(self, ev: dict) -> None:
+        if ev.get("msg") == "AlterPartition":
+            self.situations["AlterPartition lost"] += 1
+
     def on_simple(self, ev: dict) -> None:
         self.situations[_SIMPLE[ev["kind"]]] += 1
 
@@ -220,7 +226,8 @@ _HANDLERS = {
     "fault": RunFold.on_fault, "fault_outcome": RunFold.on_fault_outcome,
     "append": RunFold.on_append, "produce_error": RunFold.on_produce_error,
     "produce_result": RunFold.on_produce_result, "partition_state": RunFold.on_partition_state,
-    "client_config": RunFold.on_client_config, **{k: RunFold.on_simple for k in _SIMPLE},
+    "client_config": RunFold.on_client_config, "drop": RunFold.on_drop,
+    **{k: RunFold.on_simple for k in _SIMPLE},
 }
 
 

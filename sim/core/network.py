@@ -234,6 +234,16 @@ class Network:
                 for msg in stalled:
                     self._drop(msg, "connection_closed")
 
+    def unhealed(self, now_us: int) -> dict | None:
+        """What still stands between the nodes at `now_us`, or None: cut links, and the rules
+        that can keep a message from ever arriving (a `drop` or `hold` still armed, a `hold`
+        still keeping messages). `delay`, `reorder` and `duplicate` only slow traffic."""
+        cut = sum(1 for _s, _d, blocked in self.graph.edges(data="blocked") if blocked)
+        rules = [r.rid for r in self.rules if r.held or (
+            r.action in ("drop", "hold") and (r.end_us is None or now_us < r.end_us)
+            and (r.count is None or r.count > 0))]
+        return {"cut_links": cut, "rules": rules} if cut or rules else None
+
     def reachable(self, src: str, dst: str) -> bool:
         return src == dst or not self.graph.edges[src, dst]["blocked"]
 
@@ -415,7 +425,8 @@ class Network:
 
     def _drop(self, msg: Message, reason: str) -> int:
         w = self.world
-        w.trace.emit(w.kernel.env._now, msg.src, "drop", {"mid": msg.mid, "reason": reason})  # noqa: SLF001
+        w.trace.emit(w.kernel.env._now, msg.src, "drop",  # noqa: SLF001
+                     {"mid": msg.mid, "msg": msg.kind, "reason": reason})
         return msg.mid
 
     def _deliver(self, msg: Message, link: _Link) -> None:

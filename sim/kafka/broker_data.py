@@ -27,9 +27,6 @@ from sim.kafka.messages import (
 )
 
 MAX_BATCHES_PER_FETCH = 64
-# controller.socket.timeout.ms (default 30 s): how long a broker waits for the controller's
-# answer before it closes the connection and sends the request again
-CONTROLLER_SOCKET_TIMEOUT_US = 30_000_000
 
 
 class Waiter:
@@ -396,11 +393,13 @@ class BrokerData:
         answered: a closed connection or a timeout (`controller.socket.timeout.ms`) sends it
         again, to whichever controller the metadata cache names by then."""
         self.send(self.controller, "AlterPartition", p.alter_request)
-        self.set_timer(CONTROLLER_SOCKET_TIMEOUT_US, "alter_timeout",
+        self.set_timer(V.CONTROLLER_SOCKET_TIMEOUT_US, "alter_timeout",
                        (p.tp, p.alter_request.corr))
 
     def resend_alters(self) -> None:
         """A new controller took over: unanswered AlterPartitions go to it."""
+        if self.protocol.mutant == "alter_partition_not_resent":
+            return
         for tp in sorted(self.partitions):
             p = self.partitions[tp]
             if p.alter_request is not None and p.is_leader:
@@ -408,6 +407,8 @@ class BrokerData:
 
     def _alter_timeout(self, tp: str, corr: int) -> None:
         p = self.partitions.get(tp)
+        if self.protocol.mutant == "alter_partition_not_resent":
+            return  # planted: the request stays pending, and so does the ISR change
         if p is not None and p.is_leader and p.alter_request is not None \
                 and p.alter_request.corr == corr:
             self.reset_connection(self.controller)

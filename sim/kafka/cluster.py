@@ -158,7 +158,10 @@ class Cluster:
         self.nemesis.start()
         outcome = self.world.run()
         settled = outcome.stopped_by != "max_events"
-        self.world.trace.emit(outcome.end_us if outcome.stopped_by != "until" else self.kernel.until_us,
-                              "harness", V.END, {"end_us": outcome.end_us, "events": outcome.events,
-                                                 "stopped_by": outcome.stopped_by, "settled": settled})
+        end_t = outcome.end_us if outcome.stopped_by != "until" else self.kernel.until_us
+        unhealed = self.world.network.unhealed(end_t)
+        if unhealed:  # liveness rules judge only a healed network (invariants/recovery.py)
+            self.world.trace.emit(end_t, "harness", V.UNHEALED, unhealed)
+        self.world.trace.emit(end_t, "harness", V.END, {"end_us": outcome.end_us, "events": outcome.events,
+                                                        "stopped_by": outcome.stopped_by, "settled": settled})
         return outcome

@@ -34,9 +34,6 @@ from sim.kafka import vocab as V
 from sim.kafka.idempotence import rebuild, record_append
 from sim.kafka.messages import Fetch, FetchPartition
 
-FETCH_BACKOFF_US = 1_000_000  # replica.fetch.backoff.ms
-FETCH_TIMEOUT_US = 2_000_000  # extra wait beyond max_wait before a lost Fetch is retried
-
 
 class Fetcher:
     def init_fetchers(self) -> None:
@@ -96,7 +93,7 @@ class Fetcher:
         reqs = tuple(reqs)
         self.fetch_sent[leader] = (reqs, self.truncating.intersection(ready) if self.truncating else ())
         self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, reqs))
-        self.fetch_deadlines.add((leader, self.fetch_corr), self.now_us + wait_us + FETCH_TIMEOUT_US)
+        self.fetch_deadlines.add((leader, self.fetch_corr), self.now_us + wait_us + V.FETCH_TIMEOUT_US)
 
     def on_disconnect(self, peer: str) -> None:
         """The leader died: forget the lost Fetch and back its partitions off."""
@@ -106,7 +103,7 @@ class Fetcher:
         if self.fetch_inflight.pop(leader, None) is not None:
             parts = self.fetchers.get(leader, {})
             for tp in parts:
-                parts[tp] = self.now_us + FETCH_BACKOFF_US
+                parts[tp] = self.now_us + V.FETCH_BACKOFF_US
             self._maybe_fetch(leader)
 
     def on_fetcher_timer(self, name: str, data) -> None:
@@ -143,7 +140,7 @@ class Fetcher:
                 if not self.alive:
                     return  # it halted: nothing more of this response is applied
                 if not recovered:
-                    parts[data.tp] = self.now_us + FETCH_BACKOFF_US
+                    parts[data.tp] = self.now_us + V.FETCH_BACKOFF_US
                 continue
             self.truncating.discard(data.tp)
             if data.diverging is not None:
@@ -223,12 +220,23 @@ class Fetcher:
     def _append_fetched(self, p, data, added: list, hws: list) -> None:
         log = p.log
         for entry in data.entries:
+            if entry[0] < log.leo < entry[0] + entry[1] and log.leo == log.log_start_offset:
+                self._start_at_batch(p, entry[0])
             if entry[0] != log.leo:
                 continue
             log.append_entry(entry, self.now_us)
             record_append(log, entry[3], entry[0], self.now_us, self.protocol.idempotent_batches)
             added.append([p.tp, p.topic_id, entry[0], entry[1], entry[2], entry[3].bid])
         self._follower_hw(p, data.high_watermark, hws)
+
+    def _start_at_batch(self, p, base_offset: int) -> None:
+        """An empty follower log starts inside the first batch it is sent (the leader's log
+        start fell inside a batch): it starts over at the batch's base offset, as
+        `Partition.appendRecordsToFollowerOrFutureReplica` does on an
+        UnexpectedAppendOffsetException, so the batch can be appended."""
+        p.log.truncate_fully_and_start_at(base_offset)
+        p.log.producers = {}
+        self.emit(V.LOG_START, {"tp": p.tp, "topic_id": p.topic_id, "log_start_offset": base_offset})
 
     @staticmethod
     def _follower_hw(p, leader_hw: int, hws: list) -> None:

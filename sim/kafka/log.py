@@ -120,15 +120,19 @@ class Log:
         self.leo = self.log_start_offset = self.hw = offset
 
     def advance_start(self, offset: int) -> bool:
-        """Retention / DeleteRecords: drop whole batches below `offset`."""
-        i = bisect_left(self.bases, offset)
+        """Retention / DeleteRecords: the log start moves to `offset` (at most the log end)
+        and the batches wholly below it go. A batch holding the new log start stays: Kafka
+        deletes whole segments below the log start, so the start may fall inside a batch
+        (`UnifiedLog.maybeIncrementLogStartOffset`)."""
         if offset <= self.log_start_offset:
             return False
-        new_start = self.bases[i] if i < len(self.bases) else self.leo
+        i = bisect_right(self.bases, offset) - 1  # the batch starting at or below offset
+        if i < 0 or self.entries[i][0] + self.entries[i][1] <= offset:
+            i += 1  # ... ends at or below it, so it goes too
         del self.bases[:i]
         del self.entries[:i]
         del self.appended_us[:i]
-        self.log_start_offset = max(self.log_start_offset, min(offset, new_start))
+        self.log_start_offset = min(offset, self.leo)
         return True
 
     def offset_of_batch(self, base_offset: int) -> tuple | None:

@@ -174,6 +174,7 @@ MUTANTS: dict[str, str] = {
     "requested_as_required": "idempotence_mode_violated",
     "unknown_producer_id_always_benign": "unreported_data_loss",
     "consumer_skips_validation": "consumer_skipped_record",
+    "alter_partition_not_resent": "under_replicated_after_heal",
 }
 
 

@@ -9,7 +9,8 @@ be recreated, qualified by `topic_id`. Full documentation: docs/trace.md.
 # -- core (sim.core) --------------------------------------------------------------------
 SEND = "send"          # mid, dst, msg (message kind), + the message's brief fields
 DELIVER = "deliver"    # mid, src
-DROP = "drop"          # mid, reason: partition | loss | rule:<id> | dst_down | connection_closed
+DROP = "drop"          # mid, msg (message kind), reason: partition | loss | rule:<id> | dst_down |
+#                        connection_closed
 STALL = "stall"        # mid: waits on a cut link until it heals (network.partition = "stall")
 HOLD = "hold"          # mid, rule
 FAULT = "fault"        # step, action, target?, resolved?, params?, outcome?
@@ -18,6 +19,8 @@ DISCONNECT = "disconnect"  # peer: a connected node died and its connection clos
 CRASH = "crash"
 RESTART = "restart"
 END = "end"            # end_us, events, stopped_by, settled (bool)
+UNHEALED = "unhealed"  # just before `end`, only if the network is not whole: cut_links (count),
+#                        rules (ids of drop/hold rules still armed or holding messages)
 
 # -- controller ---------------------------------------------------------------------------
 CONTROLLER_ELECTED = "controller_elected"    # controller_epoch
@@ -65,6 +68,15 @@ CLIENT_CONFIG = "client_config"  # idempotence (mode the profile promises), effe
 #                                   acks, leader_discovery
 CLIENT_EPOCH = "client_epoch"  # tp, topic_id, leader, leader_epoch, source: metadata | hint
 METADATA_REJECTED = "metadata_rejected"  # tp, leader_epoch (offered), known_epoch, source
+
+# -- timeouts the model uses that a trace reader needs (invariants/recovery.py) ---------------
+# replica.fetch.backoff.ms (default 1 s): a follower's pause after a failed Fetch
+FETCH_BACKOFF_US = 1_000_000
+# extra wait beyond a Fetch's max wait before the follower deems it lost and sends it again
+FETCH_TIMEOUT_US = 2_000_000
+# controller.socket.timeout.ms (default 30 s): how long a broker waits for the controller's
+# answer before it closes the connection and sends the request again
+CONTROLLER_SOCKET_TIMEOUT_US = 30_000_000
 
 ERROR_NAMES = {
     0: "NONE", 1: "OFFSET_OUT_OF_RANGE", 3: "UNKNOWN_TOPIC_OR_PARTITION", 6: "NOT_LEADER_OR_FOLLOWER",

@@ -1,0 +1,125 @@
+"""Liveness after faults heal: every partition whose replicas are all up ends fully replicated.
+
+The rule (ref §6 liveness: "after faults heal ... acked records end up fully replicated";
+`EventuallyAcknowledgedValueFullyReplicated` and `EventuallyReassignmentCompletes` in the
+kafka-tlaplus spec, §5.3): at the end of a settled run with an active controller and a healed
+network, a partition whose replicas are all up has a leader, an ISR equal to its replicas and
+no reassignment pending, unless the faults gave Kafka too little quiet time to get there.
+
+Quiet time is judged from the trace, never assumed: the clock restarts at every fault step and
+controller election, and a partition is judged only once it has spent `recovery_us` of quiet
+time short of full replication. `recovery_us` is the chain of Kafka's own retry loops after the
+last disturbance (cluster options, ms): a lost control request is sent again after
+`controller_request_retry_ms`; a follower's Fetch that went unanswered is retried after its max
+wait (`replica_fetch_wait_max_ms`) plus the fetch timeout; a failed Fetch backs off
+`replica.fetch.backoff.ms`; one more Fetch round brings the follower to the leader's end, and
+the leader's AlterPartition adds it back to the ISR. An AlterPartition (or its response) lost
+on a live link (a drop other than `dst_down`, which a new controller's arrival repairs) is sent
+again only after `controller.socket.timeout.ms`, so such a loss holds the judgement off for
+that much longer.
+A network cut, or a drop or hold rule still in force at the end (the harness's `unhealed`
+event), means the faults did not heal: no judgement.
+"""
+
+from __future__ import annotations
+
+from invariants.base import Invariant
+from sim.kafka.vocab import CONTROLLER_SOCKET_TIMEOUT_US, FETCH_BACKOFF_US, FETCH_TIMEOUT_US
+
+# Lost on a live link, these are sent again only after controller.socket.timeout.ms; a drop
+# without a kind (a trace from before drops named theirs) counts too, to be safe.
+SLOW_RETRY = frozenset({"AlterPartition", "AlterPartitionResponse", None})
+
+
+def recovery_us(cluster: dict) -> int:
+    """Quiet time (µs) Kafka's retry loops need to bring a live partition back to full
+    replication after the last fault step or controller election (see the module doc)."""
+    fetch_wait_us = cluster.get("replica_fetch_wait_max_ms", 500) * 1000
+    return (cluster.get("controller_request_retry_ms", 3000) * 1000
+            + fetch_wait_us + FETCH_TIMEOUT_US + FETCH_BACKOFF_US + fetch_wait_us)
+
+
+class UnderReplicatedAfterHeal(Invariant):
+    """Liveness: after the faults heal and `recovery_us` of quiet time, every partition whose
+    replicas are all up has a leader, ISR == replicas and no reassignment pending."""
+
+    name = "under_replicated_after_heal"
+    rule = "liveness"
+    handlers = {"fault": "on_fault", "drop": "on_drop", "controller_elected": "on_elected",
+                "partition_state": "on_state", "topic_deleted": "on_deleted",
+                "unhealed": "on_unhealed"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.quiet_from = 0  # t of the last fault step or controller election
+        self.live_drop = None  # t of the last message lost on a live link
+        self.unhealed = False  # the harness found the network not whole at the end
+        self.reassigning: dict[str, int] = {}  # tp -> topic id of a pending reassignment
+        self.short_since: dict[str, tuple] = {}  # tp -> (t, seq) it stopped being fully replicated
+
+    def on_fault(self, ev):
+        # a rule with a duration disturbs until it lapses, which may be after later steps
+        duration = ev.get("params", {}).get("duration_ms") if ev["action"] == "rule" else None
+        end = ev["t"] + int(duration * 1000) if duration else ev["t"]
+        self.quiet_from = max(self.quiet_from, end)
+
+    def on_unhealed(self, ev):
+        self.unhealed = True
+
+    def on_drop(self, ev):
+        if ev["reason"] != "dst_down" and ev.get("msg") in SLOW_RETRY:
+            self.live_drop = ev["t"]
+
+    def on_elected(self, ev):
+        self.quiet_from = max(self.quiet_from, ev["t"])
+
+    def on_state(self, ev):
+        tp, reason = ev["tp"], ev["reason"]
+        if reason == "reassign_start":
+            self.reassigning[tp] = ev["topic_id"]
+        elif reason in ("reassign_complete", "reassign_cancel", "create_topic"):
+            self.reassigning.pop(tp, None)
+        full = (ev["leader"] >= 0 and sorted(ev["isr"]) == sorted(ev["replicas"])
+                and tp not in self.reassigning)
+        if full:
+            self.short_since.pop(tp, None)
+        elif tp not in self.short_since:
+            self.short_since[tp] = (ev["t"], ev["seq"])
+
+    def on_deleted(self, ev):
+        for tp in [tp for tp, tid in self.reassigning.items() if tid == ev["topic_id"]]:
+            del self.reassigning[tp]
+
+    def finish(self):
+        truth = self.ctx.truth
+        end = truth.end
+        if end is None or not end.get("settled") or truth.active_controller is None:
+            return
+        if self.unhealed:
+            return
+        healed = self.quiet_from
+        bound = recovery_us(self.ctx.header["options"].get("cluster", {}))
+        last = healed
+        if self.live_drop is not None:  # a lost AlterPartition waits out the socket timeout
+            healed = max(healed, self.live_drop + CONTROLLER_SOCKET_TIMEOUT_US)
+        for tp in sorted(self.short_since):
+            st = truth.parts.get(tp)
+            since, seq = self.short_since[tp]
+            if st is None or any(f"b{r}" in truth.down for r in st["replicas"]):
+                continue
+            if end["t"] - max(healed, since) < bound:
+                continue
+            latest = truth.state_seq[tp]
+            self.violate(end["t"], self._describe(tp, st, since, last),
+                         seq, latest if latest != seq else None, end["seq"])
+
+    def _describe(self, tp: str, st: dict, since: int, last: int) -> str:
+        if st["leader"] < 0:
+            what = f"has no leader although replicas {st['replicas']} are all up"
+        elif tp in self.reassigning:
+            what = (f"still has a reassignment pending (replicas {st['replicas']}, "
+                    f"ISR {st['isr']})")
+        else:
+            what = f"has ISR {st['isr']} short of replicas {st['replicas']}"
+        return (f"{tp} {what}, since {since / 1e6:g} s; the last fault or controller election "
+                f"was at {last / 1e6:g} s")

@@ -1,0 +1,129 @@
+"""under_replicated_after_heal on hand-built traces.
+
+With the hand-built header's cluster options (none but the broker count), the quiet time the
+invariant waits for is Kafka's defaults: 3 s controller retry + 0.5 s fetch wait + 2 s fetch
+timeout + 1 s fetch backoff + 0.5 s fetch wait = 7 s.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from invariants.recovery import recovery_us
+from tests.invariants.tracebuilder import TraceBuilder
+
+NAME = "under_replicated_after_heal"
+S = 1_000_000
+
+
+def _shrunk(end_s: float = 20, expand_at: float | None = None, **extra):
+    """t-0 on [1, 2, 3]: b3 crashes at 1 s and restarts at 3 s; the ISR shrinks to [1, 2] at
+    2 s and, if `expand_at`, grows back. `extra` adds: fault (t, action, params), drop (t, msg,
+    reason), unhealed, crash_b3_at_end, resign, settled."""
+    tb = TraceBuilder(brokers=3)
+    tb.controller()
+    seqs = {"state": tb.partition_state("t-0", 1, 0, [1, 2, 3])}
+    tb.at(1 * S).add("nemesis", "fault", step=0, action="crash", target="b3", resolved="b3")
+    tb.add("b3", "crash")
+    seqs["shrink"] = tb.at(2 * S).partition_state("t-0", 1, 1, [1, 2, 3], isr=[1, 2],
+                                                  reason="isr_remove_offline")
+    tb.at(3 * S).add("nemesis", "fault", step=1, action="restart", target="b3", resolved="b3")
+    tb.add("b3", "restart")
+    if expand_at is not None:
+        tb.at(int(expand_at * S)).partition_state("t-0", 1, 1, [1, 2, 3], reason="alter_partition")
+    if "fault" in extra:
+        t, action, params = extra["fault"]
+        tb.at(int(t * S)).add("nemesis", "fault", step=2, action=action, params=params)
+    if "drop" in extra:
+        t, msg, reason = extra["drop"]
+        tb.at(int(t * S)).add("b1", "drop", mid=99, msg=msg, reason=reason)
+    if extra.get("crash_b3_at_end"):
+        tb.at(max(tb.t, 4 * S)).add("b3", "crash")
+    if extra.get("resign"):
+        tb.at(max(tb.t, 4 * S)).add("c1", "controller_resigned", controller_epoch=1, reason="crash")
+    tb.at(int(end_s * S))
+    if extra.get("unhealed"):
+        tb.add("harness", "unhealed", cut_links=2, rules=[])
+    seqs["end"] = tb.end(settled=extra.get("settled", True))
+    return tb, seqs
+
+
+def test_recovery_bound_follows_the_cluster_options():
+    assert recovery_us({}) == 7 * S
+    assert recovery_us({"controller_request_retry_ms": 1000, "replica_fetch_wait_max_ms": 100}) \
+        == 1 * S + 2 * 100_000 + 3 * S
+
+
+def test_under_replicated_after_heal_holds_when_the_isr_grows_back():
+    tb, _ = _shrunk(expand_at=3.1)
+    assert tb.violations(NAME) == []
+
+
+@pytest.mark.parametrize("case", [
+    "quiet_too_short", "network_unhealed", "alter_partition_lost_on_a_live_link", "replica_down",
+    "unsettled", "no_controller", "late_rule_still_in_force"])
+def test_under_replicated_after_heal_holds_when_recovery_had_no_chance(case):
+    """Not judged: less than 7 s since the last fault; a cut still in force at the end; an
+    AlterPartition lost on a live link less than 30 s + 7 s before the end; a replica down; a
+    run cut short; no controller; a delay rule that lapses too late."""
+    extra = {"network_unhealed": {"unhealed": True},
+             "alter_partition_lost_on_a_live_link": {"drop": (4, "AlterPartition", "loss")},
+             "replica_down": {"crash_b3_at_end": True},
+             "unsettled": {"settled": False},
+             "no_controller": {"resign": True},
+             "late_rule_still_in_force": {"fault": (4, "rule", {"rule": "delay",
+                                                                "duration_ms": 10_000})},
+             }.get(case, {})
+    end_s = 9.5 if case == "quiet_too_short" else 20
+    tb, _ = _shrunk(end_s=end_s, **extra)
+    assert tb.violations(NAME) == []
+
+
+@pytest.mark.parametrize("drop", [("Fetch", "loss"), ("AlterPartition", "dst_down")])
+def test_under_replicated_after_heal_violated_despite_losses_that_retry_soon(drop):
+    """A lost Fetch is retried within the bound, and an AlterPartition lost to a controller
+    that died is sent to the next one: neither holds the judgement off."""
+    tb, s = _shrunk(drop=(4, *drop))
+    assert tb.violations(NAME) == [(NAME, 20 * S, (s["shrink"], s["end"]))]
+
+
+def test_under_replicated_after_heal_violated_by_an_isr_that_never_grows_back():
+    tb, s = _shrunk(end_s=10.5)  # 7.5 s after the restart at 3 s
+    found = tb.check(NAME)[0]
+    assert [(v.invariant, v.t_us, v.seqs) for v in found] == [(NAME, 10.5 * S, (s["shrink"], s["end"]))]
+    assert "ISR [1, 2] short of replicas [1, 2, 3], since 2 s" in found[0].message
+
+
+def test_under_replicated_after_heal_violated_by_a_reassignment_left_pending():
+    tb = TraceBuilder(brokers=4)
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    tb.at(1 * S).add("nemesis", "fault", step=0, action="reassign", target="t-0",
+                     params={"replicas": [1, 2, 4]})
+    start = tb.partition_state("t-0", 1, 1, [1, 2, 4, 3], isr=[1, 2, 3], reason="reassign_start")
+    end = tb.at(9 * S).end()
+    found = tb.check(NAME)[0]
+    assert [(v.t_us, v.seqs) for v in found] == [(9 * S, (start, end))]
+    assert "reassignment pending" in found[0].message
+
+
+def test_under_replicated_after_heal_holds_once_the_reassignment_completes_or_is_cancelled():
+    for reason in ("reassign_complete", "reassign_cancel"):
+        tb = TraceBuilder(brokers=4)
+        tb.controller()
+        tb.partition_state("t-0", 1, 0, [1, 2, 3])
+        tb.at(1 * S).partition_state("t-0", 1, 1, [1, 2, 4, 3], isr=[1, 2, 3],
+                                     reason="reassign_start")
+        tb.at(2 * S).partition_state("t-0", 1, 2, [1, 2, 3], reason=reason)
+        tb.at(20 * S).end()
+        assert tb.violations(NAME) == [], reason
+
+
+def test_under_replicated_after_heal_violated_by_a_leaderless_partition_of_live_replicas():
+    tb = TraceBuilder(brokers=3)
+    tb.controller()
+    offline = tb.partition_state("t-0", -1, 1, [1, 2], isr=[2], reason="elect")
+    end = tb.at(8 * S).end()
+    found = tb.check(NAME)[0]
+    assert [(v.t_us, v.seqs) for v in found] == [(8 * S, (offline, end))]
+    assert "has no leader" in found[0].message
