@@ -1,10 +1,13 @@
-"""Liveness after faults heal: every partition whose replicas are all up ends fully replicated.
+"""Liveness after faults heal (ref §6 liveness; the kafka-tlaplus spec's liveness rules, §5.3).
 
-The rule (ref §6 liveness: "after faults heal ... acked records end up fully replicated";
-`EventuallyAcknowledgedValueFullyReplicated` and `EventuallyReassignmentCompletes` in the
-kafka-tlaplus spec, §5.3): at the end of a settled run with an active controller and a healed
-network, a partition whose replicas are all up has a leader, an ISR equal to its replicas and
-no reassignment pending, unless the faults gave Kafka too little quiet time to get there.
+- `under_replicated_after_heal` ("acked records end up fully replicated";
+  `EventuallyAcknowledgedValueFullyReplicated`, `EventuallyReassignmentCompletes`): at the end
+  of a settled run with an active controller and a healed network, a partition whose replicas
+  are all up has a leader, an ISR equal to its replicas and no reassignment pending, unless
+  the faults gave Kafka too little quiet time to get there.
+- `produce_stalled_after_heal` (`ValuesEventuallyAcked`): in such a run, a batch a producer
+  created once the quiet time (plus a request timeout and a retry backoff) had passed, for a
+  partition whose replicas are all up, does not expire unacknowledged (DELIVERY_TIMEOUT).
 
 Quiet time is judged from the trace, never assumed: the clock restarts at every fault step and
 controller election, and a partition is judged only once it has spent `recovery_us` of quiet
@@ -26,6 +29,9 @@ from __future__ import annotations
 from invariants.base import Invariant
 from sim.kafka.vocab import CONTROLLER_SOCKET_TIMEOUT_US, FETCH_BACKOFF_US, FETCH_TIMEOUT_US
 
+DELIVERY_TIMEOUT = -1  # the producer's own error code for an expired batch (sim.kafka.vocab)
+RETRY_BACKOFF_MAX_US = 1_000_000  # retry.backoff.max.ms (KIP-580, 3.7); earlier clients wait less
+
 # Lost on a live link, these are sent again only after controller.socket.timeout.ms; a drop
 # without a kind (a trace from before drops named theirs) counts too, to be safe.
 SLOW_RETRY = frozenset({"AlterPartition", "AlterPartitionResponse", None})
@@ -39,14 +45,12 @@ def recovery_us(cluster: dict) -> int:
             + fetch_wait_us + FETCH_TIMEOUT_US + FETCH_BACKOFF_US + fetch_wait_us)
 
 
-class UnderReplicatedAfterHeal(Invariant):
-    """Liveness: after the faults heal and `recovery_us` of quiet time, every partition whose
-    replicas are all up has a leader, ISR == replicas and no reassignment pending."""
+class AfterHeal(Invariant):
+    """The quiet clock both rules share: when the last disturbance ended, and whether the run
+    may be judged at all (settled, an active controller, the network whole at the end)."""
 
-    name = "under_replicated_after_heal"
     rule = "liveness"
     handlers = {"fault": "on_fault", "drop": "on_drop", "controller_elected": "on_elected",
-                "partition_state": "on_state", "topic_deleted": "on_deleted",
                 "unhealed": "on_unhealed"}
 
     def __init__(self, ctx):
@@ -54,8 +58,6 @@ class UnderReplicatedAfterHeal(Invariant):
         self.quiet_from = 0  # t of the last fault step or controller election
         self.live_drop = None  # t of the last message lost on a live link
         self.unhealed = False  # the harness found the network not whole at the end
-        self.reassigning: dict[str, int] = {}  # tp -> topic id of a pending reassignment
-        self.short_since: dict[str, tuple] = {}  # tp -> (t, seq) it stopped being fully replicated
 
     def on_fault(self, ev):
         # a rule with a duration disturbs until it lapses, which may be after later steps
@@ -72,6 +74,35 @@ class UnderReplicatedAfterHeal(Invariant):
 
     def on_elected(self, ev):
         self.quiet_from = max(self.quiet_from, ev["t"])
+
+    def healed(self) -> tuple[int, int] | None:
+        """(when the last fault or election was, when the judging clock starts), or None when
+        the run is not judged."""
+        truth = self.ctx.truth
+        end = truth.end
+        if (end is None or not end.get("settled") or truth.active_controller is None
+                or self.unhealed):
+            return None
+        start = self.quiet_from
+        if self.live_drop is not None:  # a lost AlterPartition waits out the socket timeout
+            start = max(start, self.live_drop + CONTROLLER_SOCKET_TIMEOUT_US)
+        return self.quiet_from, start
+
+    def all_up(self, st: dict) -> bool:
+        return not any(f"b{r}" in self.ctx.truth.down for r in st["replicas"])
+
+
+class UnderReplicatedAfterHeal(AfterHeal):
+    """Liveness: after the faults heal and `recovery_us` of quiet time, every partition whose
+    replicas are all up has a leader, ISR == replicas and no reassignment pending."""
+
+    name = "under_replicated_after_heal"
+    handlers = {**AfterHeal.handlers, "partition_state": "on_state", "topic_deleted": "on_deleted"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.reassigning: dict[str, int] = {}  # tp -> topic id of a pending reassignment
+        self.short_since: dict[str, tuple] = {}  # tp -> (t, seq) it stopped being fully replicated
 
     def on_state(self, ev):
         tp, reason = ev["tp"], ev["reason"]
@@ -91,21 +122,17 @@ class UnderReplicatedAfterHeal(Invariant):
             del self.reassigning[tp]
 
     def finish(self):
+        judged = self.healed()
+        if judged is None:
+            return
+        last, healed = judged
         truth = self.ctx.truth
         end = truth.end
-        if end is None or not end.get("settled") or truth.active_controller is None:
-            return
-        if self.unhealed:
-            return
-        healed = self.quiet_from
         bound = recovery_us(self.ctx.header["options"].get("cluster", {}))
-        last = healed
-        if self.live_drop is not None:  # a lost AlterPartition waits out the socket timeout
-            healed = max(healed, self.live_drop + CONTROLLER_SOCKET_TIMEOUT_US)
         for tp in sorted(self.short_since):
             st = truth.parts.get(tp)
             since, seq = self.short_since[tp]
-            if st is None or any(f"b{r}" in truth.down for r in st["replicas"]):
+            if st is None or not self.all_up(st):
                 continue
             if end["t"] - max(healed, since) < bound:
                 continue
@@ -123,3 +150,49 @@ class UnderReplicatedAfterHeal(Invariant):
             what = f"has ISR {st['isr']} short of replicas {st['replicas']}"
         return (f"{tp} {what}, since {since / 1e6:g} s; the last fault or controller election "
                 f"was at {last / 1e6:g} s")
+
+
+class ProduceStalledAfterHeal(AfterHeal):
+    """Liveness: after the faults heal, a batch created `recovery_us` + the producer's
+    `request_timeout_ms` + a retry backoff (1 s, the most any profile waits) later, for a
+    partition whose replicas are all up, is acknowledged, not expired (DELIVERY_TIMEOUT).
+    Judged once per producer and partition, at its first such batch."""
+
+    name = "produce_stalled_after_heal"
+    handlers = {**AfterHeal.handlers, "batch": "on_batch", "produce_failed": "on_failed"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.created: dict[str, tuple] = {}  # bid -> (created_us, seq)
+        self.expired: list[dict] = []  # produce_failed events with DELIVERY_TIMEOUT
+
+    def on_batch(self, ev):
+        self.created[ev["bid"]] = (ev["created_us"], ev["seq"])
+
+    def on_failed(self, ev):
+        if ev["error"] == DELIVERY_TIMEOUT:
+            self.expired.append(ev)
+
+    def finish(self):
+        judged = self.healed()
+        if judged is None or not self.expired:
+            return
+        last, healed = judged
+        options = self.ctx.header["options"]
+        base = recovery_us(options.get("cluster", {})) + RETRY_BACKOFF_MAX_US
+        timeouts = {p.get("name"): p.get("request_timeout_ms", 30000) * 1000
+                    for p in options.get("producers", [])}
+        seen = set()
+        for ev in self.expired:
+            st = self.ctx.truth.parts.get(ev["tp"])
+            created, seq = self.created.get(ev["bid"], (None, None))
+            key = (ev["node"], ev["tp"])
+            if created is None or key in seen or st is None or not self.all_up(st):
+                continue
+            if created < healed + base + timeouts.get(ev["node"], 30_000_000):
+                continue
+            seen.add(key)
+            self.violate(ev["t"], f"{ev['node']}'s batch {ev['bid']} for {ev['tp']}, created at "
+                         f"{created / 1e6:g} s, expired unacknowledged although replicas "
+                         f"{st['replicas']} are all up; the last fault or controller election "
+                         f"was at {last / 1e6:g} s", seq, ev["seq"])

@@ -60,6 +60,8 @@ RELEVANT: dict[str, tuple[str, tuple]] = {
                                   ("situation:idempotence requested",)),
     "consumer_skipped_record": ("a replica truncated its log (a consumer may have read what it "
                                 "dropped)", ("situation:follower truncated",)),
+    "produce_stalled_after_heal": ("a partition's leader changed while a producer wrote to it",
+                                   ("situation:leader election",)),
     "under_replicated_after_heal": ("an AlterPartition was lost (the controller it went to was "
                                     "down, or a link lost it)", ("situation:AlterPartition lost",)),
 }

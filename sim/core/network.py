@@ -238,7 +238,9 @@ class Network:
         """What still stands between the nodes at `now_us`, or None: cut links, and the rules
         that can keep a message from ever arriving (a `drop` or `hold` still armed, a `hold`
         still keeping messages). `delay`, `reorder` and `duplicate` only slow traffic."""
-        cut = sum(1 for _s, _d, blocked in self.graph.edges(data="blocked") if blocked)
+        # a link that loses every message (`drop = 1.0`) is as cut as a blocked one
+        cut = sum(1 for _s, _d, e in self.graph.edges(data=True)
+                  if e["blocked"] or e["spec"].drop >= 1.0)
         rules = [r.rid for r in self.rules if r.held or (
             r.action in ("drop", "hold") and (r.end_us is None or now_us < r.end_us)
             and (r.count is None or r.count > 0))]

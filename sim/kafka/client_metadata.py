@@ -50,6 +50,8 @@ class ClientMetadata:
             old = self.parts.get(tp)
             recreated = old is not None and old[0] != topic_id \
                 and self.protocol.client_accepts_recreated_topic
+            if old is not None and self.protocol.mutant == "client_keeps_first_leader":
+                continue  # planted: the first answer for a partition is kept for good
             if old is not None and not recreated and epoch < old[2] and not accept_older:
                 self.owner.emit(V.METADATA_REJECTED, {"tp": tp, "leader_epoch": epoch,
                                                       "known_epoch": old[2], "source": source})
@@ -65,7 +67,7 @@ class ClientMetadata:
     def apply_hint(self, tp: str, leader: int, epoch: int, endpoints: tuple, source: str) -> bool:
         """KIP-951 `updatePartitionLeadership` for one partition (ref §3.3.2)."""
         old = self.parts.get(tp)
-        if old is None or leader < 0 or epoch < 0:
+        if old is None or leader < 0 or epoch < 0 or self.protocol.mutant == "client_keeps_first_leader":
             return False
         newer = epoch >= old[2] if self.protocol.mutant == "hint_accepts_equal_epoch" else epoch > old[2]
         if not newer or (leader not in self.brokers and leader not in endpoints):

@@ -175,6 +175,7 @@ MUTANTS: dict[str, str] = {
     "unknown_producer_id_always_benign": "unreported_data_loss",
     "consumer_skips_validation": "consumer_skipped_record",
     "alter_partition_not_resent": "under_replicated_after_heal",
+    "client_keeps_first_leader": "produce_stalled_after_heal",
 }
 
 

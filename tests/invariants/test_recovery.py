@@ -127,3 +127,56 @@ def test_under_replicated_after_heal_violated_by_a_leaderless_partition_of_live_
     found = tb.check(NAME)[0]
     assert [(v.t_us, v.seqs) for v in found] == [(8 * S, (offline, end))]
     assert "has no leader" in found[0].message
+
+
+# -- produce_stalled_after_heal ----------------------------------------------------------------
+STALLED = "produce_stalled_after_heal"
+
+
+def _expiring(created_s: float, error: int = -1, end_s: float = 30, **extra):
+    """t-0 on [1, 2, 3], its leader moved at 1 s; p1 (request timeout 1 s) creates batch
+    p1#1 at `created_s` and p1#2 a second later, and both fail with `error` 2 s after their
+    creation. The judging bound is 7 s + 1 s + 1 s = 9 s after the move."""
+    tb = TraceBuilder(brokers=3)
+    tb.header["options"]["producers"] = [{"name": "p1", "request_timeout_ms": 1000}]
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    tb.at(1 * S).add("nemesis", "fault", step=0, action="move_leader", target="t-0")
+    tb.partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:move_leader")
+    if extra.get("crash_b3"):
+        tb.add("b3", "crash")
+    seqs = {}
+    for i in (1, 2):
+        created = int((created_s + i - 1) * S)
+        tb.at(created)
+        seqs[f"batch{i}"] = tb.add("p1", "batch", bid=f"p1#{i}", tp="t-0", count=10,
+                                   created_us=created)
+    for i in (1, 2):
+        tb.at(int((created_s + i + 1) * S))
+        seqs[f"failed{i}"] = tb.add("p1", "produce_failed", bid=f"p1#{i}", tp="t-0", error=error)
+    tb.at(int(end_s * S))
+    if extra.get("unhealed"):
+        tb.add("harness", "unhealed", cut_links=0, rules=[3])
+    tb.end()
+    return tb, seqs
+
+
+def test_produce_stalled_after_heal_holds_for_batches_that_expired_soon_after_the_faults():
+    tb, _ = _expiring(created_s=8.5)  # created 7.5 and 8.5 s after the move: within the bound
+    assert tb.violations(STALLED) == []
+
+
+@pytest.mark.parametrize("extra", [{"crash_b3": True}, {"unhealed": True}, {"error": 19}])
+def test_produce_stalled_after_heal_holds_when_a_replica_is_down_the_network_is_cut_or_the_batch_failed_otherwise(extra):
+    error = extra.pop("error", -1)
+    tb, _ = _expiring(created_s=12, error=error, **extra)
+    assert tb.violations(STALLED) == []
+
+
+def test_produce_stalled_after_heal_violated_by_a_batch_expiring_long_after_the_heal():
+    tb, s = _expiring(created_s=12)
+    found = tb.check(STALLED)[0]
+    # one violation per producer and partition: its first expired batch
+    assert [(v.invariant, v.t_us, v.seqs) for v in found] == [
+        (STALLED, 14 * S, (s["batch1"], s["failed1"]))]
+    assert "p1's batch p1#1 for t-0, created at 12 s, expired unacknowledged" in found[0].message
