@@ -393,8 +393,10 @@ class BrokerData:
         answered: a closed connection or a timeout (`controller.socket.timeout.ms`) sends it
         again, to whichever controller the metadata cache names by then."""
         self.send(self.controller, "AlterPartition", p.alter_request)
+        p.alter_sends += 1
+        # the timer names this send, so a resend to a new controller starts the only clock
         self.set_timer(V.CONTROLLER_SOCKET_TIMEOUT_US, "alter_timeout",
-                       (p.tp, p.alter_request.corr))
+                       (p.tp, p.alter_request.corr, p.alter_sends))
 
     def resend_alters(self) -> None:
         """A new controller took over: unanswered AlterPartitions go to it."""
@@ -405,12 +407,12 @@ class BrokerData:
             if p.alter_request is not None and p.is_leader:
                 self._send_alter(p)
 
-    def _alter_timeout(self, tp: str, corr: int) -> None:
+    def _alter_timeout(self, tp: str, corr: int, send: int) -> None:
         p = self.partitions.get(tp)
         if self.protocol.mutant == "alter_partition_not_resent":
             return  # planted: the request stays pending, and so does the ISR change
         if p is not None and p.is_leader and p.alter_request is not None \
-                and p.alter_request.corr == corr:
+                and p.alter_request.corr == corr and p.alter_sends == send:
             self.reset_connection(self.controller)
             self._send_alter(p)
 

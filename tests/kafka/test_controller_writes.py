@@ -223,3 +223,44 @@ dst = "b1"
     sends = [e for e in verdict["_events"] if e["kind"] == "send" and e["msg"] == "AlterPartition"]
     assert len(sends) == 2 and sends[1]["t"] - sends[0]["t"] == 30_000_000, sends
     assert _states(verdict)[-1]["isr"] == [1, 2]
+
+
+def test_an_alter_partition_resent_to_a_new_controller_restarts_its_only_timeout():
+    """Resent to the controller that took over, the AlterPartition's clock starts again: the
+    timeout of the first send no longer fires a resend of its own. b3 falls out of the ISR
+    and catches up while the controller dies with b1's AlterPartition adding it back; c2's
+    answer is lost, so the request goes once more, 30 s after the resend only."""
+    body = """
+[[faults]]
+at_ms = 1000
+action = "block"
+target = "b3"
+dst = "b1"
+[[faults]]
+at_ms = 4000
+action = "rule"
+rule = "delay"
+kind = "AlterPartition"
+delay_ms = 1000
+duration_ms = 1000
+[[faults]]
+at_ms = 4000
+action = "heal"
+[[faults]]
+at_ms = 4500
+action = "crash"
+target = "controller"
+[[faults]]
+at_ms = 5000
+action = "rule"
+rule = "drop"
+kind = "AlterPartitionResponse"
+count = 1
+"""
+    verdict = _events(body, duration=45000, brokers=3)
+    sends = [(e["t"], e["isr"]) for e in verdict["_events"]
+             if e["kind"] == "send" and e["msg"] == "AlterPartition"]
+    expand = [t for t, isr in sends if isr == [1, 2, 3]]
+    assert len(expand) == 3, sends
+    assert expand[2] - expand[1] == 30_000_000 and expand[1] - expand[0] > 1_000_000, sends
+    assert _states(verdict)[-1]["isr"] == [1, 2, 3]
