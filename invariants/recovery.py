@@ -6,7 +6,7 @@
   are all up has a leader, an ISR equal to its replicas and no reassignment pending, unless
   the faults gave Kafka too little quiet time to get there.
 - `produce_stalled_after_heal` (`ValuesEventuallyAcked`): in such a run, a batch a producer
-  created once the quiet time (plus a request timeout and a retry backoff) had passed, for a
+  created once the quiet time (plus its request timeout and longest retry backoff) had passed, for a
   partition whose replicas are all up, does not expire unacknowledged (DELIVERY_TIMEOUT).
 
 Quiet time is judged from the trace, never assumed: the clock restarts at every fault step and
@@ -30,7 +30,6 @@ from invariants.base import Invariant
 from sim.kafka.vocab import CONTROLLER_SOCKET_TIMEOUT_US, FETCH_BACKOFF_US, FETCH_TIMEOUT_US
 
 DELIVERY_TIMEOUT = -1  # the producer's own error code for an expired batch (sim.kafka.vocab)
-RETRY_BACKOFF_MAX_US = 1_000_000  # retry.backoff.max.ms (KIP-580, 3.7); earlier clients wait less
 
 # Lost on a live link, these are sent again only after controller.socket.timeout.ms; a drop
 # without a kind (a trace from before drops named theirs) counts too, to be safe.
@@ -154,7 +153,7 @@ class UnderReplicatedAfterHeal(AfterHeal):
 
 class ProduceStalledAfterHeal(AfterHeal):
     """Liveness: after the faults heal, a batch created `recovery_us` + the producer's
-    `request_timeout_ms` + a retry backoff (1 s, the most any profile waits) later, for a
+    `request_timeout_ms` + its longest retry backoff (`retry_backoff_max_ms`) later, for a
     partition whose replicas are all up, is acknowledged, not expired (DELIVERY_TIMEOUT).
     Judged once per producer and partition, at its first such batch."""
 
@@ -179,9 +178,13 @@ class ProduceStalledAfterHeal(AfterHeal):
             return
         last, healed = judged
         options = self.ctx.header["options"]
-        base = recovery_us(options.get("cluster", {})) + RETRY_BACKOFF_MAX_US
-        timeouts = {p.get("name"): p.get("request_timeout_ms", 30000) * 1000
-                    for p in options.get("producers", [])}
+        base = recovery_us(options.get("cluster", {}))
+        # a request in flight to a broker that died holds its slot for the request timeout;
+        # then the retry waits at most the longest backoff (retry.backoff.max.ms, KIP-580)
+        client_us = {p.get("name"): (p.get("request_timeout_ms", 30000)
+                                     + max(p.get("retry_backoff_max_ms", 1000),
+                                           p.get("retry_backoff_ms", 100))) * 1000
+                     for p in options.get("producers", [])}
         seen = set()
         for ev in self.expired:
             st = self.ctx.truth.parts.get(ev["tp"])
@@ -189,7 +192,7 @@ class ProduceStalledAfterHeal(AfterHeal):
             key = (ev["node"], ev["tp"])
             if created is None or key in seen or st is None or not self.all_up(st):
                 continue
-            if created < healed + base + timeouts.get(ev["node"], 30_000_000):
+            if created < healed + base + client_us.get(ev["node"], 31_000_000):
                 continue
             seen.add(key)
             self.violate(ev["t"], f"{ev['node']}'s batch {ev['bid']} for {ev['tp']}, created at "
