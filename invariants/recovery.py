@@ -92,8 +92,10 @@ class AfterHeal(Invariant):
 
 
 class UnderReplicatedAfterHeal(AfterHeal):
-    """Liveness: after the faults heal and `recovery_us` of quiet time, every partition whose
-    replicas are all up has a leader, ISR == replicas and no reassignment pending."""
+    """Liveness: after the faults heal and the quiet time Kafka's retries need
+    (controller_request_retry_ms + 2 x replica_fetch_wait_max_ms + 3 s: 7 s by default; see
+    docs/invariants.md), every partition whose replicas are all up has a leader, ISR ==
+    replicas and no reassignment pending."""
 
     name = "under_replicated_after_heal"
     handlers = {**AfterHeal.handlers, "partition_state": "on_state", "topic_deleted": "on_deleted"}
@@ -152,7 +154,7 @@ class UnderReplicatedAfterHeal(AfterHeal):
 
 
 class ProduceStalledAfterHeal(AfterHeal):
-    """Liveness: after the faults heal, a batch created `recovery_us` + the producer's
+    """Liveness: after the faults heal, a batch created that quiet time + the producer's
     `request_timeout_ms` + its longest retry backoff (`retry_backoff_max_ms`) later, for a
     partition whose replicas are all up, is acknowledged, not expired (DELIVERY_TIMEOUT).
     Judged once per producer and partition, at its first such batch."""
