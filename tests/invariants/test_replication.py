@@ -124,6 +124,18 @@ def test_high_watermark_monotonic_holds_when_a_new_epoch_starts_lower():
     assert tb.violations("high_watermark_monotonic") == []
 
 
+def test_high_watermark_monotonic_holds_when_a_restarted_broker_leads_the_same_epoch_again():
+    """A power loss and a restart that no controller saw: b1 is handed epoch 1 again and
+    leads on from its checkpointed HW (found by explore)."""
+    tb = TraceBuilder()
+    tb.hw("b1", "leader", "t-0", 8, leader_epoch=1)
+    tb.at(10).add("b1", "crash")
+    tb.at(20).add("b1", "restart")
+    tb.hw("b1", "recovered", "t-0", 3, leader_epoch=1)
+    tb.at(30).hw("b1", "leader", "t-0", 4, leader_epoch=1)
+    assert tb.violations("high_watermark_monotonic") == []
+
+
 def test_high_watermark_monotonic_violated_by_a_leader_lowering_its_hw():
     tb = TraceBuilder()
     tb.hw("b1", "leader", "t-0", 4, leader_epoch=1)
