@@ -16,6 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 CASES = [
     ("scenarios/mix-delayed-metadata.toml", ("3.7", "proposed"), "stale_leader_append"),
     ("scenarios/mix-reassignment-churn.toml", ("2.5", "proposed"), "stop_replica_out_of_order"),
+    # KIP-570's race, seen as liveness: a replica deleted while being added stalls its reassignment
+    ("scenarios/mix-reassignment-churn.toml", ("2.5", "proposed"), "under_replicated_after_heal"),
     # KIP-101: HW truncation (0.10.2), KIP-101's end offsets (0.11), KIP-279 (proposed)
     ("scenarios/mix-delayed-metadata.toml", ("0.10.2", "0.11", "proposed"), "acked_write_lost"),
 ]
