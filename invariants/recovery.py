@@ -5,6 +5,9 @@
   of a settled run with an active controller and a healed network, a partition whose replicas
   are all up has a leader, an ISR equal to its replicas and no reassignment pending, unless
   the faults gave Kafka too little quiet time to get there.
+- `consume_stalled_after_heal`: in such a run, a consumer reaches every record its
+  partition's leader had committed a little (its fetch wait + 2 s) before the end, once the
+  quiet time had passed by then.
 - `produce_stalled_after_heal` (`ValuesEventuallyAcked`): in such a run, a batch a producer
   created once the quiet time (plus its request timeout and longest retry backoff) had passed, for a
   partition whose replicas are all up, does not expire unacknowledged (DELIVERY_TIMEOUT).
@@ -201,3 +204,86 @@ class ProduceStalledAfterHeal(AfterHeal):
                          f"{created / 1e6:g} s, expired unacknowledged although replicas "
                          f"{st['replicas']} are all up; the last fault or controller election "
                          f"was at {last / 1e6:g} s", seq, ev["seq"])
+
+
+# Lost on a live link, these leave a consumer waiting out its request.timeout.ms (30 s).
+CONSUMER_REQUESTS = frozenset({"Fetch", "Metadata", "OffsetsForLeaderEpoch"})
+CONSUMER_ANSWERS = frozenset({"FetchResponse", "MetadataResponse", "OffsetsForLeaderEpochResponse"})
+CONSUMER_REQUEST_TIMEOUT_US = 30_000_000  # the consumer's request.timeout.ms (sim.kafka.consumer)
+CATCH_UP_US = 2_000_000  # two retry.backoff.max.ms: a rest after an error, then a validation
+
+
+class ConsumeStalledAfterHeal(AfterHeal):
+    """Liveness: after the faults heal, a consumer catches up. At the end of a judged run, a
+    consumer's position on each partition of its topic whose replicas are all up is at least
+    the leader's HW at `cutoff` = end - (the consumer's fetch wait + 2 s), provided the quiet
+    time had passed by `cutoff`. A request or answer of the kinds a consumer uses, lost on a
+    live link, holds the judgement off for the consumer's request timeout (30 s); so does a
+    topic deleted during the run (positions are not kept per topic id)."""
+
+    name = "consume_stalled_after_heal"
+    handlers = {**AfterHeal.handlers, "hw": "on_hw", "consume": "on_consume",
+                "validate_position": "on_position", "fetch_error": "on_position",
+                "topic_deleted": "on_deleted"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        consumers = ctx.header["options"].get("consumers", [])
+        self.consumers = {c["name"]: c for c in consumers if "name" in c}
+        self.hws: dict[str, list] = {}  # tp -> [(t, hw, seq)] of leader HW moves
+        self.position: dict[tuple, tuple] = {}  # (consumer, tp) -> (offset, seq)
+        self.client_drop = None  # t of the last consumer request or answer lost on a live link
+        self.deleted_topics: set[str] = set()
+
+    def on_drop(self, ev):
+        super().on_drop(ev)
+        if ev["reason"] != "dst_down" and (
+                ev.get("msg") in CONSUMER_ANSWERS
+                or (ev.get("msg") in CONSUMER_REQUESTS and ev["node"] in self.consumers)):
+            self.client_drop = ev["t"]
+
+    def on_hw(self, ev):
+        if ev["role"] == "leader" and self.consumers:
+            for tp, _topic_id, hw, _epoch in ev["hws"]:
+                self.hws.setdefault(tp, []).append((ev["t"], hw, ev["seq"]))
+
+    def on_consume(self, ev):
+        self.position[(ev["node"], ev["tp"])] = (ev["next_offset"], ev["seq"])
+
+    def on_position(self, ev):
+        self.position[(ev["node"], ev["tp"])] = (ev["position"], ev["seq"])
+
+    def on_deleted(self, ev):
+        self.deleted_topics.add(ev["topic"])
+
+    def finish(self):
+        judged = self.healed()
+        if judged is None or not self.consumers:
+            return
+        last, healed = judged
+        if self.client_drop is not None:
+            healed = max(healed, self.client_drop + CONSUMER_REQUEST_TIMEOUT_US)
+        end = self.ctx.truth.end
+        bound = recovery_us(self.ctx.header["options"].get("cluster", {}))
+        for name in sorted(self.consumers):
+            spec = self.consumers[name]
+            cutoff = end["t"] - spec.get("fetch_max_wait_ms", 500) * 1000 - CATCH_UP_US
+            started = spec.get("start_ms", 0) * 1000
+            if cutoff < max(healed, started) + bound or spec.get("topic") in self.deleted_topics:
+                continue
+            for tp in sorted(self.ctx.truth.parts):
+                if tp.rpartition("-")[0] == spec.get("topic"):
+                    self._judge(name, tp, cutoff, last)
+
+    def _judge(self, name: str, tp: str, cutoff: int, last: int) -> None:
+        st = self.ctx.truth.parts[tp]
+        committed = [(hw, seq) for t, hw, seq in self.hws.get(tp, ()) if t <= cutoff]
+        if not committed or not self.all_up(st):
+            return
+        hw, hw_seq = committed[-1]
+        position, seq = self.position.get((name, tp), (0, None))
+        if position < hw:
+            self.violate(self.ctx.truth.end["t"], f"{name} ends at offset {position} of {tp} "
+                         f"although its leader had committed up to {hw} by {cutoff / 1e6:g} s; "
+                         f"the last fault or controller election was at {last / 1e6:g} s",
+                         hw_seq, seq, self.ctx.truth.end["seq"])

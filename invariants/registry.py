@@ -17,7 +17,7 @@ from sim.core.trace import TraceError
 _CLASSES = [
     leadership.SingleLeaderPerEpoch, leadership.LeaderEpochMonotonic, leadership.StaleLeaderAppend,
     control.StopReplicaOutOfOrder, control.StrayReplica, recovery.UnderReplicatedAfterHeal,
-    recovery.ProduceStalledAfterHeal,
+    recovery.ProduceStalledAfterHeal, recovery.ConsumeStalledAfterHeal,
     replication.AckedWriteLost, replication.LogDivergence, replication.HighWatermarkMonotonic,
     idempotence.DuplicateAppend, idempotence.OutOfOrderAppend,
     idempotence.SpuriousOutOfOrderSequence, idempotence.UnreportedDataLoss,

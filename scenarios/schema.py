@@ -48,7 +48,8 @@ from sim.kafka.profiles import MUTANTS, PROFILES, resolve_protocol, switch_names
 ALL_INVARIANTS: list[str] = [
     "single_leader_per_epoch", "leader_epoch_monotonic", "stale_leader_append",
     "stop_replica_out_of_order", "stray_replica", "under_replicated_after_heal",
-    "produce_stalled_after_heal", "acked_write_lost", "log_divergence",
+    "produce_stalled_after_heal", "consume_stalled_after_heal", "acked_write_lost",
+    "log_divergence",
     "high_watermark_monotonic", "duplicate_append", "out_of_order_append",
     "spurious_out_of_order_sequence", "unreported_data_loss", "idempotence_mode_violated",
     "client_leader_epoch_regression", "leader_hint_misapplied", "consumer_skipped_record",

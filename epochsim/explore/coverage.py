@@ -62,6 +62,8 @@ RELEVANT: dict[str, tuple[str, tuple]] = {
                                 "dropped)", ("situation:follower truncated",)),
     "produce_stalled_after_heal": ("a partition's leader changed while a producer wrote to it",
                                    ("situation:leader election",)),
+    "consume_stalled_after_heal": ("a consumer's Fetch failed (its leader moved or was down)",
+                                   ("situation:consumer fetch error",)),
     "under_replicated_after_heal": ("an AlterPartition was lost (the controller it went to was "
                                     "down, or a link lost it)", ("situation:AlterPartition lost",)),
 }
@@ -208,6 +210,9 @@ class RunFold:
     def on_client_config(self, ev: dict) -> None:
         self.situations[f"idempotence {ev.get('idempotence')}"] += 1
 
+    def on_fetch_error(self, ev: dict) -> None:
+        self.situations["consumer fetch error"] += 1
+
     def on_drop(self, ev: dict) -> None:
         if ev.get("msg") == "AlterPartition":
             self.situations["AlterPartition lost"] += 1
@@ -229,6 +234,7 @@ _HANDLERS = {
     "append": RunFold.on_append, "produce_error": RunFold.on_produce_error,
     "produce_result": RunFold.on_produce_result, "partition_state": RunFold.on_partition_state,
     "client_config": RunFold.on_client_config, "drop": RunFold.on_drop,
+    "fetch_error": RunFold.on_fetch_error,
     **{k: RunFold.on_simple for k in _SIMPLE},
 }
 

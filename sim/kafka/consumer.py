@@ -224,6 +224,8 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
             action = "retry"  # a newer leader is already known, or this mode never waits
         if action == "backoff":
             self.resting[tp] = (self.now_us + RETRY_BACKOFF_MS * 1000, epoch)
+        if self.protocol.mutant == "consumer_rests_for_good":
+            self.resting[tp] = (2**62, 2**31 - 1)  # planted: never fetched again, whatever comes
         self.emit(V.FETCH_ERROR, {"tp": tp, "error": err, "broker": broker,
                                   "leader_epoch": epoch, "action": action,
                                   "position": self.position[tp]})

@@ -176,6 +176,7 @@ MUTANTS: dict[str, str] = {
     "consumer_skips_validation": "consumer_skipped_record",
     "alter_partition_not_resent": "under_replicated_after_heal",
     "client_keeps_first_leader": "produce_stalled_after_heal",
+    "consumer_rests_for_good": "consume_stalled_after_heal",
 }
 
 

@@ -180,3 +180,62 @@ def test_produce_stalled_after_heal_violated_by_a_batch_expiring_long_after_the_
     assert [(v.invariant, v.t_us, v.seqs) for v in found] == [
         (STALLED, 14 * S, (s["batch1"], s["failed1"]))]
     assert "p1's batch p1#1 for t-0, created at 12 s, expired unacknowledged" in found[0].message
+
+
+# -- consume_stalled_after_heal -----------------------------------------------------------------
+CONSUMED = "consume_stalled_after_heal"
+
+
+def _reading(position: int, end_s: float = 12, **extra):
+    """t-0 on [1, 2, 3], its leader moved at 1 s; k1 (fetch wait 100 ms) reads t; the leader's
+    HW reaches 50 at 2 s and 80 at 9 s. k1 ends at `position`. The cutoff is the end - 2.1 s;
+    the quiet time (7 s) has passed by then if the end is at least 10.1 s."""
+    tb = TraceBuilder(brokers=3)
+    tb.header["options"]["consumers"] = [{"name": "k1", "topic": "t", "fetch_max_wait_ms": 100}]
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    tb.at(1 * S).add("nemesis", "fault", step=0, action="move_leader", target="t-0")
+    tb.partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:move_leader")
+    seqs = {"hw50": tb.at(2 * S).hw("b2", "leader", "t-0", 50, leader_epoch=1)}
+    seqs["hw80"] = tb.at(9 * S).hw("b2", "leader", "t-0", 80, leader_epoch=1)
+    seqs["consume"] = tb.at(int(9.5 * S)).add("k1", "consume", tp="t-0", offset=0,
+                                              next_offset=position, batches=1, count=position,
+                                              leader_epoch=1, end_to_end_us=[1], read=[[0, "p1#0"]])
+    if "drop" in extra:
+        tb.add("b2", "drop", mid=7, msg=extra["drop"], reason="loss")
+    if extra.get("crash_b3"):
+        tb.add("b3", "crash")
+    tb.at(int(end_s * S))
+    seqs["end"] = tb.end()
+    return tb, seqs
+
+
+def test_consume_stalled_after_heal_holds_for_a_consumer_that_caught_up():
+    tb, _ = _reading(position=80)
+    assert tb.violations(CONSUMED) == []
+
+
+@pytest.mark.parametrize("case", ["quiet_too_short", "answer_lost", "replica_down"])
+def test_consume_stalled_after_heal_holds_when_the_consumer_had_no_chance(case):
+    """Not judged: the quiet time had not passed by the cutoff; a FetchResponse lost on a live
+    link (the consumer waits out its 30 s request timeout); a replica down."""
+    extra = {"answer_lost": {"drop": "FetchResponse"}, "replica_down": {"crash_b3": True}}
+    tb, _ = _reading(position=50, end_s=10 if case == "quiet_too_short" else 12,
+                     **extra.get(case, {}))
+    assert tb.violations(CONSUMED) == []
+
+
+def test_consume_stalled_after_heal_violated_by_a_consumer_left_behind():
+    tb, s = _reading(position=50)
+    found = tb.check(CONSUMED)[0]
+    assert [(v.invariant, v.t_us, v.seqs) for v in found] == [
+        (CONSUMED, 12 * S, (s["hw80"], s["consume"], s["end"]))]
+    assert "k1 ends at offset 50 of t-0 although its leader had committed up to 80 by 9.9 s" \
+        in found[0].message
+
+
+def test_consume_stalled_after_heal_violated_despite_a_lost_follower_fetch():
+    """A follower's Fetch (sent by a broker) lost on a live link is retried within the quiet
+    time: it does not hold the judgement off."""
+    tb, _ = _reading(position=50, drop="Fetch")
+    assert [v.invariant for v in tb.check(CONSUMED)[0]] == [CONSUMED]
