@@ -93,3 +93,19 @@ def test_legacy_profiles_differ_only_by_the_switch():
     switch off on the fixed scenario brings the violation back."""
     verdict = run_cached("kip359-stale-leader-fixed", 1, (("protocol.produce_epoch_check", False),))
     assert "stale_leader_append" in verdict["violated"]
+
+
+def test_one_request_in_flight_keeps_an_idempotent_producer_on_one_leader():
+    """max.in.flight.requests.per.connection = 1 mutes a partition while one of its batches
+    is out, to any broker (Kafka's guaranteeMessageOrder): the split across an old and a new
+    leader that writes batches twice (the finding scenario) cannot happen."""
+    from epochsim.runner import run_scenario
+    from scenarios.schema import parse_scenario
+    from tests.conftest import scenario_path
+    name = "finding-idempotent-duplicate-after-split-leaders"
+    text = open(scenario_path(name), encoding="utf-8").read()
+    assert "duplicate_append" in run_cached(name, 1)["violated"]
+    one = text.replace("delivery_timeout_ms = 4000\n", "delivery_timeout_ms = 4000\nmax_in_flight = 1\n")
+    assert one != text
+    verdict = run_scenario(parse_scenario(one, "one-in-flight.toml"), 1)
+    assert verdict["violated"] == [], verdict["violated"]

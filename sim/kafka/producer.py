@@ -69,6 +69,9 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         # batches (1 in 0.11, 5 from 1.0: `idempotent_batches`)
         self.max_in_flight = spec["max_in_flight"] if self.idempotence == "off" else \
             min(spec["max_in_flight"], protocol.idempotent_batches)
+        # max.in.flight.requests.per.connection = 1 guarantees order: the Sender mutes a
+        # partition while one of its batches is in flight, to any broker (`guaranteeMessageOrder`)
+        self.one_at_a_time = spec["max_in_flight"] == 1
         self._reset()
 
     def _reset(self) -> None:
@@ -178,6 +181,8 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         earlier_in_flight = False
         for pb in self.queues[tp]:
             if pb.in_flight:
+                if self.one_at_a_time:
+                    return None  # the partition is muted until that batch is answered
                 earlier_in_flight = True
                 continue
             if earlier_in_flight and pb.attempts > 0 and pb.batch.pid >= 0:
