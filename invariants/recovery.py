@@ -30,9 +30,16 @@ event), means the faults did not heal: no judgement.
 from __future__ import annotations
 
 from invariants.base import Invariant
-from sim.kafka.vocab import CONTROLLER_SOCKET_TIMEOUT_US, FETCH_BACKOFF_US, FETCH_TIMEOUT_US
+from sim.kafka.vocab import (
+    CONSUMER_REQUEST_TIMEOUT_MS,
+    CONTROLLER_SOCKET_TIMEOUT_US,
+    ERROR_NAMES,
+    FETCH_BACKOFF_US,
+    FETCH_TIMEOUT_US,
+)
 
-DELIVERY_TIMEOUT = -1  # the producer's own error code for an expired batch (sim.kafka.vocab)
+# the producer's own error code for an expired batch
+DELIVERY_TIMEOUT = next(code for code, name in ERROR_NAMES.items() if name == "DELIVERY_TIMEOUT")
 
 # Lost on a live link, these are sent again only after controller.socket.timeout.ms; a drop
 # without a kind (a trace from before drops named theirs) counts too, to be safe.
@@ -47,40 +54,36 @@ def recovery_us(cluster: dict) -> int:
             + fetch_wait_us + FETCH_TIMEOUT_US + FETCH_BACKOFF_US + fetch_wait_us)
 
 
-class AfterHeal(Invariant):
-    """The quiet clock both rules share: when the last disturbance ended, and whether the run
-    may be judged at all (settled, an active controller, the network whole at the end)."""
+class QuietClock:
+    """The quiet clock the liveness rules share, folded once per run by the monitor
+    (`ctx.quiet`): when the last disturbance ended, and whether the network was whole at the
+    end."""
 
-    rule = "liveness"
-    handlers = {"fault": "on_fault", "drop": "on_drop", "controller_elected": "on_elected",
-                "unhealed": "on_unhealed"}
+    KINDS = frozenset({"fault", "drop", "controller_elected", "unhealed"})
 
-    def __init__(self, ctx):
-        super().__init__(ctx)
+    def __init__(self):
         self.quiet_from = 0  # t of the last fault step or controller election
-        self.live_drop = None  # t of the last message lost on a live link
+        self.live_drop = None  # t of the last AlterPartition (or answer) lost on a live link
         self.unhealed = False  # the harness found the network not whole at the end
 
-    def on_fault(self, ev):
-        # a rule with a duration disturbs until it lapses, which may be after later steps
-        duration = ev.get("params", {}).get("duration_ms") if ev["action"] == "rule" else None
-        end = ev["t"] + int(duration * 1000) if duration else ev["t"]
-        self.quiet_from = max(self.quiet_from, end)
+    def step(self, ev: dict) -> None:
+        kind = ev["kind"]
+        if kind == "drop":
+            if ev["reason"] != "dst_down" and ev.get("msg") in SLOW_RETRY:
+                self.live_drop = ev["t"]
+        elif kind == "fault":
+            # a rule with a duration disturbs until it lapses, which may be after later steps
+            duration = ev.get("params", {}).get("duration_ms") if ev["action"] == "rule" else None
+            end = ev["t"] + int(duration * 1000) if duration else ev["t"]
+            self.quiet_from = max(self.quiet_from, end)
+        elif kind == "controller_elected":
+            self.quiet_from = max(self.quiet_from, ev["t"])
+        else:  # unhealed
+            self.unhealed = True
 
-    def on_unhealed(self, ev):
-        self.unhealed = True
-
-    def on_drop(self, ev):
-        if ev["reason"] != "dst_down" and ev.get("msg") in SLOW_RETRY:
-            self.live_drop = ev["t"]
-
-    def on_elected(self, ev):
-        self.quiet_from = max(self.quiet_from, ev["t"])
-
-    def healed(self) -> tuple[int, int] | None:
+    def healed(self, truth) -> tuple[int, int] | None:
         """(when the last fault or election was, when the judging clock starts), or None when
-        the run is not judged."""
-        truth = self.ctx.truth
+        the run is not judged (not settled, no active controller, the network not whole)."""
         end = truth.end
         if (end is None or not end.get("settled") or truth.active_controller is None
                 or self.unhealed):
@@ -89,6 +92,15 @@ class AfterHeal(Invariant):
         if self.live_drop is not None:  # a lost AlterPartition waits out the socket timeout
             start = max(start, self.live_drop + CONTROLLER_SOCKET_TIMEOUT_US)
         return self.quiet_from, start
+
+
+class AfterHeal(Invariant):
+    """What the liveness rules share: the run's quiet clock, and which partitions are up."""
+
+    rule = "liveness"
+
+    def healed(self) -> tuple[int, int] | None:
+        return self.ctx.quiet.healed(self.ctx.truth)
 
     def all_up(self, st: dict) -> bool:
         return not any(f"b{r}" in self.ctx.truth.down for r in st["replicas"])
@@ -101,7 +113,7 @@ class UnderReplicatedAfterHeal(AfterHeal):
     replicas and no reassignment pending."""
 
     name = "under_replicated_after_heal"
-    handlers = {**AfterHeal.handlers, "partition_state": "on_state", "topic_deleted": "on_deleted"}
+    handlers = {"partition_state": "on_state", "topic_deleted": "on_deleted"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -163,7 +175,7 @@ class ProduceStalledAfterHeal(AfterHeal):
     Judged once per producer and partition, at its first such batch."""
 
     name = "produce_stalled_after_heal"
-    handlers = {**AfterHeal.handlers, "batch": "on_batch", "produce_failed": "on_failed"}
+    handlers = {"batch": "on_batch", "produce_failed": "on_failed"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -209,7 +221,6 @@ class ProduceStalledAfterHeal(AfterHeal):
 # Lost on a live link, these leave a consumer waiting out its request.timeout.ms (30 s).
 CONSUMER_REQUESTS = frozenset({"Fetch", "Metadata", "OffsetsForLeaderEpoch"})
 CONSUMER_ANSWERS = frozenset({"FetchResponse", "MetadataResponse", "OffsetsForLeaderEpochResponse"})
-CONSUMER_REQUEST_TIMEOUT_US = 30_000_000  # the consumer's request.timeout.ms (sim.kafka.consumer)
 CATCH_UP_US = 2_000_000  # two retry.backoff.max.ms: a rest after an error, then a validation
 
 
@@ -222,7 +233,7 @@ class ConsumeStalledAfterHeal(AfterHeal):
     topic deleted during the run (positions are not kept per topic id)."""
 
     name = "consume_stalled_after_heal"
-    handlers = {**AfterHeal.handlers, "hw": "on_hw", "consume": "on_consume",
+    handlers = {"drop": "on_drop", "hw": "on_hw", "consume": "on_consume",
                 "validate_position": "on_position", "fetch_error": "on_position",
                 "topic_deleted": "on_deleted"}
 
@@ -236,7 +247,6 @@ class ConsumeStalledAfterHeal(AfterHeal):
         self.deleted_topics: set[str] = set()
 
     def on_drop(self, ev):
-        super().on_drop(ev)
         if ev["reason"] != "dst_down" and (
                 ev.get("msg") in CONSUMER_ANSWERS
                 or (ev.get("msg") in CONSUMER_REQUESTS and ev["node"] in self.consumers)):
@@ -262,7 +272,7 @@ class ConsumeStalledAfterHeal(AfterHeal):
             return
         last, healed = judged
         if self.client_drop is not None:
-            healed = max(healed, self.client_drop + CONSUMER_REQUEST_TIMEOUT_US)
+            healed = max(healed, self.client_drop + CONSUMER_REQUEST_TIMEOUT_MS * 1000)
         end = self.ctx.truth.end
         bound = recovery_us(self.ctx.header["options"].get("cluster", {}))
         for name in sorted(self.consumers):

@@ -33,6 +33,7 @@ TRUTH_KINDS = frozenset({"partition_state", "topic_deleted", "crash", "restart",
 LOG_KINDS = frozenset({"append", "replicate", "hw", "truncate", "log_start", "log_created",
                        "log_deleted"})
 IDEM_KINDS = frozenset({"client_config", "append"})
+QUIET_KINDS = recovery.QuietClock.KINDS
 
 
 class Context:
@@ -56,6 +57,7 @@ class Context:
         self.truth = Truth()
         self.logs = ReplicaLogs()
         self.idem = IdempotenceFold()
+        self.quiet = recovery.QuietClock()
         self.end_t = 0
         self.end_seq = None
 
@@ -74,7 +76,8 @@ class Monitor:
                 self.dispatch.setdefault(kind, []).append(getattr(inv, method))
         # the kinds `step` reads: it may be shown only these (`Trace.observe`), as
         # `check_events` does too, so that online and offline checks fold the same events
-        self.kinds = TRUTH_KINDS | LOG_KINDS | IDEM_KINDS | METRIC_KINDS | set(self.dispatch)
+        self.kinds = (TRUTH_KINDS | LOG_KINDS | IDEM_KINDS | QUIET_KINDS | METRIC_KINDS
+                      | set(self.dispatch))
         self.failed = False
 
     def step(self, ev: dict) -> None:
@@ -88,6 +91,8 @@ class Monitor:
             ctx.logs.step(ev)
         if kind in IDEM_KINDS:
             ctx.idem.step(ev)
+        if kind in QUIET_KINDS:
+            ctx.quiet.step(ev)
         if kind in METRIC_KINDS:
             self.metrics.step(ev, ctx.truth)
         handlers = self.dispatch.get(kind)

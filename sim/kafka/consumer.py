@@ -37,7 +37,6 @@ from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.consumer_validation import PositionValidator
 from sim.kafka.messages import Fetch, FetchPartition
 
-REQUEST_TIMEOUT_MS = 30_000  # the consumer's request.timeout.ms default
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
 RETRY_BACKOFF_MAX_MS = 1000  # retry.backoff.max.ms default (3.7+, ref §0)
 MAX_IN_FLIGHT = 5  # per connection, for choosing the Metadata node
@@ -166,7 +165,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         self.fetching[leader] = self.corr
         wait_us = self.spec["fetch_max_wait_ms"] * 1000
         self.send(f"b{leader}", "Fetch", Fetch(-1, self.corr, wait_us, parts))
-        self.set_timer(wait_us + REQUEST_TIMEOUT_MS * 1000, "fetch_timeout", (leader, self.corr))
+        self.set_timer(wait_us + V.CONSUMER_REQUEST_TIMEOUT_MS * 1000, "fetch_timeout", (leader, self.corr))
 
     def on_message(self, msg) -> None:
         if msg.kind == "FetchResponse":
@@ -254,7 +253,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         return RETRY_BACKOFF_MAX_MS * 1000
 
     def request_timeout_us(self) -> int:
-        return REQUEST_TIMEOUT_MS * 1000
+        return V.CONSUMER_REQUEST_TIMEOUT_MS * 1000
 
     def in_flight_limit(self) -> int:
         return MAX_IN_FLIGHT

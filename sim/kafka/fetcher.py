@@ -219,9 +219,10 @@ class Fetcher:
 
     def _append_fetched(self, p, data, added: list, hws: list) -> None:
         log = p.log
+        first = data.entries[0] if data.entries else None
+        if first and first[0] < log.leo < first[0] + first[1] and log.leo == log.log_start_offset:
+            self._start_at_batch(p, first[0])  # only the first batch can straddle the start
         for entry in data.entries:
-            if entry[0] < log.leo < entry[0] + entry[1] and log.leo == log.log_start_offset:
-                self._start_at_batch(p, entry[0])
             if entry[0] != log.leo:
                 continue
             log.append_entry(entry, self.now_us)

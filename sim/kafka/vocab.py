@@ -77,6 +77,8 @@ FETCH_TIMEOUT_US = 2_000_000
 # controller.socket.timeout.ms (default 30 s): how long a broker waits for the controller's
 # answer before it closes the connection and sends the request again
 CONTROLLER_SOCKET_TIMEOUT_US = 30_000_000
+# the consumer's request.timeout.ms (default 30 s; not a scenario setting)
+CONSUMER_REQUEST_TIMEOUT_MS = 30_000
 
 ERROR_NAMES = {
     0: "NONE", 1: "OFFSET_OUT_OF_RANGE", 3: "UNKNOWN_TOPIC_OR_PARTITION", 6: "NOT_LEADER_OR_FOLLOWER",
