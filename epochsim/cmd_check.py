@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from epochsim.common import describe_violations
+from epochsim.common import describe_liveness, describe_violations
 from epochsim.errors import UsageError
 from invariants.registry import INVARIANTS, check_events
 from sim.core.trace import TraceError, digest_of_lines, stored_lines
@@ -37,7 +37,8 @@ def main(args) -> int:
         header, lines = stored_lines(args.trace)
         import json
         events = (json.loads(line) for line in lines)
-        violations, metrics = check_events(header, events, names, whole=True)
+        notes: dict = {}
+        violations, metrics = check_events(header, events, names, whole=True, notes=notes)
     except TraceError as exc:
         text = str(exc)
         raise UsageError(text if text.startswith(args.trace) else f"{args.trace}: {text}") from None
@@ -46,6 +47,8 @@ def main(args) -> int:
     print(f"{args.trace}: {len(lines)} events, {len(checked)} invariants, digest {digest}")
     verdict = {"violations": [v.to_json() for v in violations]}
     for line in describe_violations(verdict):
+        print(line)
+    for line in describe_liveness(notes):
         print(line)
     print("all invariants hold" if not violations else f"{len(violations)} violation(s)")
     return 1 if violations else 0

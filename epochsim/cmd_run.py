@@ -9,6 +9,7 @@ import tempfile
 
 from epochsim.common import (
     add_override_args,
+    describe_liveness,
     describe_violations,
     load,
     override_flags,
@@ -81,6 +82,8 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None,
           f"p99 {m['produce_latency_p99_ms']} ms  stale-epoch appends {m['stale_epoch_appends']}  "
           f"acks=1 lost {m['acks1_lost']}")
     for line in describe_violations(verdict):
+        print(line)
+    for line in describe_liveness(verdict.get("liveness", {})):
         print(line)
     exp = "met" if verdict["expectation_met"] else "NOT met"
     print(f"  expectation {verdict['expect']!r}: {exp}")

@@ -219,3 +219,9 @@ def describe_violations(verdict: dict, limit: int = 5) -> list[str]:
     if extra > 0:
         lines.append(f"  ... and {extra} more")
     return lines
+
+
+def describe_liveness(notes: dict) -> list[str]:
+    """One line per after-heal rule: what it judged, or why it judged nothing (a rule that
+    judged nothing holds vacuously)."""
+    return [f"  liveness {name}: {note}" for name, note in notes.items()]

@@ -76,6 +76,7 @@ def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
             sink.close()
     verdict = make_verdict(scenario, seed, trace.digest(), violations, metrics, run_info)
     verdict["stopped_early"] = stopped_early
+    verdict["liveness"] = monitor.liveness
     if keep_events:
         verdict["_events"] = trace.events
     if out_dir is not None:

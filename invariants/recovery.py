@@ -20,14 +20,17 @@ last disturbance (cluster options, ms): a lost control request is sent again aft
 wait (`replica_fetch_wait_max_ms`) plus the fetch timeout; a failed Fetch backs off
 `replica.fetch.backoff.ms`; one more Fetch round brings the follower to the leader's end, and
 the leader's AlterPartition adds it back to the ISR. An AlterPartition (or its response) lost
-on a live link (a drop other than `dst_down`, which a new controller's arrival repairs) is sent
-again only after `controller.socket.timeout.ms`, so such a loss holds the judgement off for
-that much longer.
+on a live link is sent again only after `controller.socket.timeout.ms`, so such a loss holds
+the judgement off for that much longer (not a `dst_down` drop, which a new controller's
+arrival repairs; a `connection_closed` one may be the controller closing its side of the
+link, which the broker does not notice).
 A network cut, or a drop or hold rule still in force at the end (the harness's `unhealed`
 event), means the faults did not heal: no judgement.
 """
 
 from __future__ import annotations
+
+import bisect
 
 from invariants.base import Invariant
 from sim.kafka.vocab import (
@@ -81,12 +84,21 @@ class QuietClock:
         else:  # unhealed
             self.unhealed = True
 
+    def why_not(self, truth) -> str | None:
+        """Why the run cannot be judged for liveness, or None when it can."""
+        end = truth.end
+        if end is None or not end.get("settled"):
+            return "the run was cut off before its end (max_events)"
+        if truth.active_controller is None:
+            return "no controller was active at the end"
+        if self.unhealed:
+            return "the network was not whole at the end (a cut link, or a drop or hold rule)"
+        return None
+
     def healed(self, truth) -> tuple[int, int] | None:
         """(when the last fault or election was, when the judging clock starts), or None when
-        the run is not judged (not settled, no active controller, the network not whole)."""
-        end = truth.end
-        if (end is None or not end.get("settled") or truth.active_controller is None
-                or self.unhealed):
+        the run is not judged (`why_not`)."""
+        if self.why_not(truth) is not None:
             return None
         start = self.quiet_from
         if self.live_drop is not None:  # a lost AlterPartition waits out the socket timeout
@@ -95,12 +107,31 @@ class QuietClock:
 
 
 class AfterHeal(Invariant):
-    """What the liveness rules share: the run's quiet clock, and which partitions are up."""
+    """What the liveness rules share: the run's quiet clock, and which partitions are up.
+
+    After `finish`, `judged` counts what the rule looked at (partitions, producer-partitions,
+    consumer-partitions) and `note` says it in words: what was judged, or why nothing was. A
+    rule that judged nothing holds vacuously, and a user should know that."""
 
     rule = "liveness"
+    unit = "partitions"
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.judged = 0
+        self.note = "not judged: the run has not ended"
 
     def healed(self) -> tuple[int, int] | None:
+        why = self.ctx.quiet.why_not(self.ctx.truth)
+        if why is not None:
+            self.note = f"not judged: {why}"
+            return None
         return self.ctx.quiet.healed(self.ctx.truth)
+
+    def judged_note(self, short: str) -> None:
+        """Set `note` from `judged`: the count, or `short` (why nothing qualified)."""
+        unit = self.unit if self.judged != 1 else self.unit[:-1]  # units are plurals in -s
+        self.note = (f"judged {self.judged} {unit}" if self.judged else f"not judged: {short}")
 
     def all_up(self, st: dict) -> bool:
         return not any(f"b{r}" in self.ctx.truth.down for r in st["replicas"])
@@ -145,16 +176,19 @@ class UnderReplicatedAfterHeal(AfterHeal):
         truth = self.ctx.truth
         end = truth.end
         bound = recovery_us(self.ctx.header["options"].get("cluster", {}))
-        for tp in sorted(self.short_since):
-            st = truth.parts.get(tp)
-            since, seq = self.short_since[tp]
-            if st is None or not self.all_up(st):
+        for tp in sorted(truth.parts):
+            st = truth.parts[tp]
+            since, seq = self.short_since.get(tp, (healed, None))
+            if not self.all_up(st) or end["t"] - max(healed, since) < bound:
                 continue
-            if end["t"] - max(healed, since) < bound:
+            self.judged += 1
+            if seq is None:
                 continue
             latest = truth.state_seq[tp]
             self.violate(end["t"], self._describe(tp, st, since, last),
                          seq, latest if latest != seq else None, end["seq"])
+        self.judged_note(f"no partition had all its replicas up and {bound / 1e6:g} s of quiet "
+                         f"time (after {healed / 1e6:g} s) by the end")
 
     def _describe(self, tp: str, st: dict, since: int, last: int) -> str:
         if st["leader"] < 0:
@@ -177,13 +211,17 @@ class ProduceStalledAfterHeal(AfterHeal):
     name = "produce_stalled_after_heal"
     handlers = {"batch": "on_batch", "produce_failed": "on_failed"}
 
+    unit = "producer-partitions"
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self.created: dict[str, tuple] = {}  # bid -> (created_us, seq)
+        self.times: dict[tuple, list] = {}  # (producer, tp) -> created_us of its batches, in order
         self.expired: list[dict] = []  # produce_failed events with DELIVERY_TIMEOUT
 
     def on_batch(self, ev):
         self.created[ev["bid"]] = (ev["created_us"], ev["seq"])
+        self.times.setdefault((ev["node"], ev["tp"]), []).append(ev["created_us"])
 
     def on_failed(self, ev):
         if ev["error"] == DELIVERY_TIMEOUT:
@@ -191,17 +229,18 @@ class ProduceStalledAfterHeal(AfterHeal):
 
     def finish(self):
         judged = self.healed()
-        if judged is None or not self.expired:
+        if judged is None:
             return
         last, healed = judged
         options = self.ctx.header["options"]
         base = recovery_us(options.get("cluster", {}))
         # a request in flight to a broker that died holds its slot for the request timeout;
         # then the retry waits at most the longest backoff (retry.backoff.max.ms, KIP-580)
-        client_us = {p.get("name"): (p.get("request_timeout_ms", 30000)
-                                     + max(p.get("retry_backoff_max_ms", 1000),
-                                           p.get("retry_backoff_ms", 100))) * 1000
-                     for p in options.get("producers", [])}
+        producers = {p.get("name"): p for p in options.get("producers", [])}
+        after = {name: healed + base + (p.get("request_timeout_ms", 30000)
+                                        + max(p.get("retry_backoff_max_ms", 1000),
+                                              p.get("retry_backoff_ms", 100))) * 1000
+                 for name, p in producers.items()}
         seen = set()
         for ev in self.expired:
             st = self.ctx.truth.parts.get(ev["tp"])
@@ -209,16 +248,39 @@ class ProduceStalledAfterHeal(AfterHeal):
             key = (ev["node"], ev["tp"])
             if created is None or key in seen or st is None or not self.all_up(st):
                 continue
-            if created < healed + base + client_us.get(ev["node"], 31_000_000):
+            if created < after.get(ev["node"], healed + base + 31_000_000):
                 continue
             seen.add(key)
             self.violate(ev["t"], f"{ev['node']}'s batch {ev['bid']} for {ev['tp']}, created at "
                          f"{created / 1e6:g} s, expired unacknowledged although replicas "
                          f"{st['replicas']} are all up; the last fault or controller election "
                          f"was at {last / 1e6:g} s", seq, ev["seq"])
+        self.judged = len(seen | self._held(after, producers))
+        first = min(after.values(), default=None)
+        since = f" (from {first / 1e6:g} s)" if first is not None else ""
+        self.judged_note(f"no producer created a batch after the quiet time + its request timeout "
+                         f"+ retry backoff{since} and its delivery timeout before the end")
+
+    def _held(self, after: dict, producers: dict) -> set:
+        """The (producer, partition) pairs with a batch the rule holds to account: one created
+        after `after[producer]`, early enough to have expired by the end, for a partition whose
+        replicas are all up."""
+        end = self.ctx.truth.end["t"]
+        held = set()
+        for (node, tp), times in self.times.items():
+            st = self.ctx.truth.parts.get(tp)
+            if node not in after or st is None or not self.all_up(st):
+                continue
+            latest = end - producers[node].get("delivery_timeout_ms", 120000) * 1000
+            i = bisect.bisect_left(times, after[node])
+            if i < len(times) and times[i] <= latest:
+                held.add((node, tp))
+        return held
 
 
-# Lost on a live link, these leave a consumer waiting out its request.timeout.ms (30 s).
+# Lost on a live link, these leave a consumer waiting out its request.timeout.ms (30 s). A
+# `connection_closed` loss counts too: a broker that crashes while its link to the consumer is
+# cut closes the connection unheard, and the consumer waits out its timeout.
 CONSUMER_REQUESTS = frozenset({"Fetch", "Metadata", "OffsetsForLeaderEpoch"})
 CONSUMER_ANSWERS = frozenset({"FetchResponse", "MetadataResponse", "OffsetsForLeaderEpochResponse"})
 CATCH_UP_US = 2_000_000  # two retry.backoff.max.ms: a rest after an error, then a validation
@@ -233,6 +295,7 @@ class ConsumeStalledAfterHeal(AfterHeal):
     topic deleted during the run (positions are not kept per topic id)."""
 
     name = "consume_stalled_after_heal"
+    unit = "consumer-partitions"
     handlers = {"drop": "on_drop", "hw": "on_hw", "consume": "on_consume",
                 "validate_position": "on_position", "fetch_error": "on_position",
                 "topic_deleted": "on_deleted"}
@@ -247,9 +310,13 @@ class ConsumeStalledAfterHeal(AfterHeal):
         self.deleted_topics: set[str] = set()
 
     def on_drop(self, ev):
-        if ev["reason"] != "dst_down" and (
-                ev.get("msg") in CONSUMER_ANSWERS
-                or (ev.get("msg") in CONSUMER_REQUESTS and ev["node"] in self.consumers)):
+        if ev["reason"] == "dst_down":
+            return
+        msg, dst = ev.get("msg"), ev.get("dst")
+        # an answer counts only on its way to a consumer (any answer, in a trace whose drops
+        # do not name their destination)
+        if (msg in CONSUMER_ANSWERS and (dst is None or dst in self.consumers)) \
+                or (msg in CONSUMER_REQUESTS and ev["node"] in self.consumers):
             self.client_drop = ev["t"]
 
     def on_hw(self, ev):
@@ -268,11 +335,17 @@ class ConsumeStalledAfterHeal(AfterHeal):
 
     def finish(self):
         judged = self.healed()
-        if judged is None or not self.consumers:
+        if judged is None:
+            return
+        if not self.consumers:
+            self.note = "not judged: the scenario has no consumers"
             return
         last, healed = judged
+        lost = ""
         if self.client_drop is not None:
             healed = max(healed, self.client_drop + CONSUMER_REQUEST_TIMEOUT_MS * 1000)
+            lost = (f"; a consumer's request or answer lost at {self.client_drop / 1e6:g} s "
+                    f"costs it its {CONSUMER_REQUEST_TIMEOUT_MS / 1000:g} s request timeout")
         end = self.ctx.truth.end
         bound = recovery_us(self.ctx.header["options"].get("cluster", {}))
         for name in sorted(self.consumers):
@@ -284,12 +357,16 @@ class ConsumeStalledAfterHeal(AfterHeal):
             for tp in sorted(self.ctx.truth.parts):
                 if tp.rpartition("-")[0] == spec.get("topic"):
                     self._judge(name, tp, cutoff, last)
+        self.judged_note(f"no consumer had committed records to reach after the quiet time "
+                         f"(from {(healed + bound) / 1e6:g} s) and {CATCH_UP_US / 1e6:g} s + its "
+                         f"fetch wait before the end{lost}")
 
     def _judge(self, name: str, tp: str, cutoff: int, last: int) -> None:
         st = self.ctx.truth.parts[tp]
         committed = [(hw, seq) for t, hw, seq in self.hws.get(tp, ()) if t <= cutoff]
         if not committed or not self.all_up(st):
             return
+        self.judged += 1
         hw, hw_seq = committed[-1]
         position, seq = self.position.get((name, tp), (0, None))
         if position < hw:

@@ -79,6 +79,7 @@ class Monitor:
         self.kinds = (TRUTH_KINDS | LOG_KINDS | IDEM_KINDS | QUIET_KINDS | METRIC_KINDS
                       | set(self.dispatch))
         self.failed = False
+        self.liveness: dict[str, str] = {}
 
     def step(self, ev: dict) -> None:
         ctx = self.ctx
@@ -103,11 +104,17 @@ class Monitor:
                     self.failed = True
 
     def finish(self) -> tuple[list, dict]:
+        """(violations, metrics). Also sets `liveness`: for each selected after-heal rule, what
+        it judged or why it judged nothing; the metric `liveness_judged` holds the counts."""
         for inv in self.invariants:
             inv.finish()
         violations = sorted((v for inv in self.invariants for v in inv.violations),
                             key=lambda v: (v.t_us, v.seqs[:1], v.invariant))
-        return violations, self.metrics.result(self.ctx)
+        metrics = self.metrics.result(self.ctx)
+        after_heal = [inv for inv in self.invariants if isinstance(inv, recovery.AfterHeal)]
+        self.liveness = {inv.name: inv.note for inv in after_heal}
+        metrics["liveness_judged"] = {inv.name: inv.judged for inv in after_heal}
+        return violations, metrics
 
 
 # What folding an event of the wrong shape raises (a missing field, a string for a list, ...).
@@ -115,10 +122,11 @@ SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, Ove
 
 
 def check_events(header: dict, events, names: list[str] | None = None,
-                 whole: bool = False) -> tuple[list, dict]:
+                 whole: bool = False, notes: dict | None = None) -> tuple[list, dict]:
     """Offline check of a stored trace's events. A header or an event whose shape the
     invariants cannot read raises TraceError (without the file name: callers add it), and so
-    does, with `whole`, a trace whose last event is not the run's `end`.
+    does, with `whole`, a trace whose last event is not the run's `end`. A `notes` dict is
+    filled with what each after-heal rule judged (`Monitor.liveness`).
 
     The same code folded the same events online when `epochsim run` wrote the trace, so an
     event it cannot fold offline has been edited, or comes from another harness version."""
@@ -145,10 +153,13 @@ def check_events(header: dict, events, names: list[str] | None = None,
         raise TraceError("the trace has no `end` event: it is cut short (a partial copy, or a "
                          "run that did not finish); check a whole trace, or re-run the scenario")
     try:
-        return monitor.finish()
+        result = monitor.finish()
     except SHAPE_ERRORS as exc:
         raise TraceError(f"events do not fit together ({_shape_problem(exc)}); the trace was "
                          "edited or comes from another harness version") from None
+    if notes is not None:
+        notes.update(monitor.liveness)
+    return result
 
 
 def _shape_problem(exc: Exception) -> str:

@@ -33,6 +33,22 @@ def test_planted_mutant_is_caught(name, mutant, invariant):
     assert invariant in verdict["violated"], verdict["violated"]
 
 
+@pytest.mark.parametrize("mutant, invariant", [
+    ("", None), ("consumer_rests_for_good", "consume_stalled_after_heal"),
+    ("client_keeps_first_leader", "produce_stalled_after_heal")])
+def test_the_liveness_mix_gives_every_liveness_rule_something_to_judge(mutant, invariant):
+    """mix-client-liveness exists so that the after-heal rules judge something: at its pinned
+    seed all three do, and the clients' planted liveness bugs fail it."""
+    verdict = run_cached("mix-client-liveness", 2, (("protocol.mutant", mutant),))
+    judged = verdict["metrics"]["liveness_judged"]
+    if invariant is None:
+        assert verdict["violated"] == [] and all(judged.values()), (verdict["violated"], judged)
+    else:
+        # (client_keeps_first_leader stalls the consumer too: it is a client-side bug)
+        assert invariant in verdict["violated"], verdict["violated"]
+        assert set(verdict["violated"]) <= set(judged), verdict["violated"]
+
+
 def test_an_alter_partition_never_resent_leaves_the_partition_under_replicated():
     """The self-test base's scripted faults: the controller dies while b1's AlterPartition
     that adds b3 back is on its way. Kafka sends it again to the next controller and the ISR

@@ -428,7 +428,7 @@ class Network:
     def _drop(self, msg: Message, reason: str) -> int:
         w = self.world
         w.trace.emit(w.kernel.env._now, msg.src, "drop",  # noqa: SLF001
-                     {"mid": msg.mid, "msg": msg.kind, "reason": reason})
+                     {"mid": msg.mid, "dst": msg.dst, "msg": msg.kind, "reason": reason})
         return msg.mid
 
     def _deliver(self, msg: Message, link: _Link) -> None:

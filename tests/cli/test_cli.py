@@ -99,8 +99,13 @@ def test_run_writes_trace_and_verdict_and_exit_codes(tmp_path):
     assert code == 0
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["seed"] == 3 and verdict["violations"] == []
-    assert {"scenario", "trace_digest", "invariants", "metrics"} <= set(verdict)
+    assert {"scenario", "trace_digest", "invariants", "metrics", "liveness"} <= set(verdict)
     assert "repro: epochsim run" in stdout and "--seed 3" in stdout
+    # each after-heal rule says what it judged, in the verdict and on the screen
+    assert set(verdict["liveness"]) == set(verdict["metrics"]["liveness_judged"]) == {
+        "under_replicated_after_heal", "produce_stalled_after_heal", "consume_stalled_after_heal"}
+    for name, note in verdict["liveness"].items():
+        assert f"  liveness {name}: {note}" in stdout
     bad = tmp_path / "bad"
     code, stdout, _ = cli("run", scenario_path("kip570-stop-replica-reorder-legacy"), "--out", str(bad), "--no-plot")
     assert code == 1 and "stop_replica_out_of_order" in stdout

@@ -24,10 +24,12 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 def test_offline_check_of_the_stored_trace_equals_the_online_verdict(name, seed, tmp_path):
     verdict = run_scenario(load_scenario(str(SCENARIOS / f"{name}.toml")), seed, str(tmp_path))
     header, lines = stored_lines(os.path.join(tmp_path, "trace.jsonl"))
-    violations, metrics = check_events(header, [json.loads(line) for line in lines])
+    notes: dict = {}
+    violations, metrics = check_events(header, [json.loads(line) for line in lines], notes=notes)
 
     assert [v.to_json() for v in violations] == verdict["violations"]
     assert metrics == verdict["metrics"]
+    assert notes == verdict["liveness"]
     assert digest_of_lines(header, lines) == verdict["trace_digest"]
     assert bool(verdict["violations"]) == (verdict["expect"] != "pass")
 

@@ -77,6 +77,16 @@ def test_under_replicated_after_heal_holds_when_recovery_had_no_chance(case):
     end_s = 9.5 if case == "quiet_too_short" else 20
     tb, _ = _shrunk(end_s=end_s, **extra)
     assert tb.violations(NAME) == []
+    # and the run says it judged nothing, and why
+    why = {"network_unhealed": "the network was not whole", "unsettled": "cut off before its end",
+           "no_controller": "no controller was active"}.get(case, "7 s of quiet time")
+    judged, note = tb.judged(NAME)
+    assert judged == 0 and note.startswith("not judged: ") and why in note, note
+
+
+def test_under_replicated_after_heal_says_what_it_judged():
+    tb, _ = _shrunk(expand_at=3.1)
+    assert tb.judged(NAME) == (1, "judged 1 partition")
 
 
 @pytest.mark.parametrize("drop", [("Fetch", "loss"), ("AlterPartition", "dst_down")])
@@ -164,6 +174,16 @@ def _expiring(created_s: float, error: int = -1, end_s: float = 30, **extra):
 def test_produce_stalled_after_heal_holds_for_batches_that_expired_soon_after_the_faults():
     tb, _ = _expiring(created_s=8.5)  # created 7.5 and 8.5 s after the move: within the bound
     assert tb.violations(STALLED) == []
+    judged, note = tb.judged(STALLED)
+    assert judged == 0 and "no producer created a batch" in note and "(from 10 s)" in note, note
+
+
+def test_produce_stalled_after_heal_judges_only_batches_that_could_expire_by_the_end():
+    """A batch created after the bound counts once its delivery timeout fits before the end."""
+    tb, _ = _expiring(created_s=12, error=19)  # NOT_ENOUGH_REPLICAS: not an expiry
+    assert tb.judged(STALLED)[0] == 0  # default delivery timeout 120 s > the 30 s run
+    tb.header["options"]["producers"][0]["delivery_timeout_ms"] = 10_000
+    assert tb.judged(STALLED) == (1, "judged 1 producer-partition")
 
 
 @pytest.mark.parametrize("extra", [{"crash_b3": True}, {"unhealed": True}, {"error": 19}])
@@ -202,7 +222,10 @@ def _reading(position: int, end_s: float = 12, **extra):
                                               next_offset=position, batches=1, count=position,
                                               leader_epoch=1, end_to_end_us=[1], read=[[0, "p1#0"]])
     if "drop" in extra:
-        tb.add("b2", "drop", mid=7, msg=extra["drop"], reason="loss")
+        drop = extra["drop"] if isinstance(extra["drop"], tuple) else (extra["drop"],)
+        msg, reason, dst = drop + ("loss", None)[len(drop) - 1:]
+        fields = {"dst": dst} if dst else {}  # hand-built drops may leave out `dst`
+        tb.add("b2", "drop", mid=7, msg=msg, reason=reason, **fields)
     if extra.get("crash_b3"):
         tb.add("b3", "crash")
     tb.at(int(end_s * S))
@@ -215,14 +238,27 @@ def test_consume_stalled_after_heal_holds_for_a_consumer_that_caught_up():
     assert tb.violations(CONSUMED) == []
 
 
-@pytest.mark.parametrize("case", ["quiet_too_short", "answer_lost", "replica_down"])
+@pytest.mark.parametrize("case", ["quiet_too_short", "answer_lost", "answer_lost_unheard",
+                                  "replica_down"])
 def test_consume_stalled_after_heal_holds_when_the_consumer_had_no_chance(case):
     """Not judged: the quiet time had not passed by the cutoff; a FetchResponse lost on a live
-    link (the consumer waits out its 30 s request timeout); a replica down."""
-    extra = {"answer_lost": {"drop": "FetchResponse"}, "replica_down": {"crash_b3": True}}
+    link (the consumer waits out its 30 s request timeout), or with a connection that closed
+    while its link was cut (a broker crash the consumer cannot hear); a replica down."""
+    extra = {"answer_lost": {"drop": "FetchResponse"},
+             "answer_lost_unheard": {"drop": ("FetchResponse", "connection_closed", "k1")},
+             "replica_down": {"crash_b3": True}}
     tb, _ = _reading(position=50, end_s=10 if case == "quiet_too_short" else 12,
                      **extra.get(case, {}))
     assert tb.violations(CONSUMED) == []
+    judged, note = tb.judged(CONSUMED)
+    assert judged == 0 and note.startswith("not judged: no consumer had committed records"), note
+
+
+def test_consume_stalled_after_heal_says_when_there_is_no_consumer():
+    bare = TraceBuilder(brokers=3)
+    bare.controller()
+    bare.at(20 * S).end()
+    assert bare.judged(CONSUMED) == (0, "not judged: the scenario has no consumers")
 
 
 def test_consume_stalled_after_heal_violated_by_a_consumer_left_behind():
@@ -234,8 +270,9 @@ def test_consume_stalled_after_heal_violated_by_a_consumer_left_behind():
         in found[0].message
 
 
-def test_consume_stalled_after_heal_violated_despite_a_lost_follower_fetch():
-    """A follower's Fetch (sent by a broker) lost on a live link is retried within the quiet
-    time: it does not hold the judgement off."""
-    tb, _ = _reading(position=50, drop="Fetch")
+@pytest.mark.parametrize("drop", ["Fetch", ("FetchResponse", "loss", "b3")])
+def test_consume_stalled_after_heal_violated_despite_a_lost_follower_fetch(drop):
+    """A follower's Fetch (sent by a broker), or the answer on its way to one, lost on a live
+    link is retried within the quiet time: it does not hold the judgement off."""
+    tb, _ = _reading(position=50, drop=drop)
     assert [v.invariant for v in tb.check(CONSUMED)[0]] == [CONSUMED]

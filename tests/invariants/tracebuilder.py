@@ -41,6 +41,13 @@ class TraceBuilder:
         from invariants.registry import check_events
         return check_events(self.header, self.events, [name])
 
+    def judged(self, name: str) -> tuple[int, str]:
+        """What the after-heal rule `name` judged: (its count, its note)."""
+        from invariants.registry import check_events
+        notes: dict = {}
+        metrics = check_events(self.header, self.events, [name], notes=notes)[1]
+        return metrics["liveness_judged"][name], notes[name]
+
     def violations(self, name: str) -> list[tuple]:
         """(invariant, t_us, seqs) of each violation of `name`."""
         return [(v.invariant, v.t_us, v.seqs) for v in self.check(name)[0]]
