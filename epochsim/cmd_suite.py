@@ -26,6 +26,11 @@ starting from each scenario's `seed`, and compare each run with the scenario's `
 Prints a table; writes OUT/suite.json and, for runs that miss their expectation, their trace
 and verdict under OUT/<scenario>/seed-<N>/. Exit 0 only when every expectation is met.
 
+The column `judged U/P/C` counts the runs in which each after-heal liveness rule judged
+something: under_replicated_after_heal / produce_stalled_after_heal /
+consume_stalled_after_heal. A rule that judged nothing held vacuously: give such a scenario a
+longer settle window or shorter client timeouts (docs/invariants.md). `-`: not checked.
+
   epochsim suite scenarios/ --seeds 5
   epochsim suite scenarios/kip570-*.toml --seeds 200 --jobs 2"""
 
@@ -125,8 +130,20 @@ def summarise(files, scenarios, results, overrides: dict) -> list[dict]:
                      "first_failing_violated": first["violated"] if first else None,
                      "first_failing_dir": first["dir"] if first else None,
                      "repro": repro_line(path, first["seed"], overrides=overrides) if first else None,
-                     "violating_seeds": [r["seed"] for r in mine if r["violated"]]})
+                     "violating_seeds": [r["seed"] for r in mine if r["violated"]],
+                     "liveness_judged": judged_runs(mine)})
     return rows
+
+
+def judged_runs(results: list[dict]) -> dict:
+    """Per after-heal rule that the runs checked, in how many of them it judged something."""
+    counts: dict[str, int] = {}
+    for r in results:
+        for rule, n in r["metrics"].get("liveness_judged", {}).items():
+            counts[rule] = counts.get(rule, 0) + (n > 0)
+    return counts
+
+
 
 
 def write_suite(out: str, rows: list[dict], results: list[dict]) -> None:
@@ -137,11 +154,16 @@ def write_suite(out: str, rows: list[dict], results: list[dict]) -> None:
 
 def print_table(rows: list[dict]) -> None:
     width = max(len(r["scenario"]) for r in rows)
-    print(f"{'scenario':<{width}}  {'expect':<36} {'met':>9}  first failing seed")
-    for r in rows:
+    from invariants.recovery import judged_summary
+    cells = [judged_summary(r["liveness_judged"]) for r in rows]
+    judged_width = max(len("judged U/P/C"), *map(len, cells))
+    print(f"{'scenario':<{width}}  {'expect':<36} {'met':>9}  {'judged U/P/C':>{judged_width}}  "
+          "first failing seed")
+    for r, cell in zip(rows, cells):
         status = f"{r['met']}/{r['runs']}"
         tail = "" if r["first_failing_seed"] is None else \
             f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'})  repro: {r['repro']}"
-        print(f"{r['scenario']:<{width}}  {r['expect']:<36} {status:>9}  {tail}")
+        print(f"{r['scenario']:<{width}}  {r['expect']:<36} {status:>9}  "
+              f"{cell:>{judged_width}}  {tail}")
     ok = sum(r["met"] == r["runs"] for r in rows)
     print(f"{ok}/{len(rows)} scenarios met their expectation")

@@ -374,3 +374,13 @@ class ConsumeStalledAfterHeal(AfterHeal):
                          f"although its leader had committed up to {hw} by {cutoff / 1e6:g} s; "
                          f"the last fault or controller election was at {last / 1e6:g} s",
                          hw_seq, seq, self.ctx.truth.end["seq"])
+
+
+# The after-heal rules in the order reports show them (U/P/C: under-replicated, produce, consume).
+AFTER_HEAL = (UnderReplicatedAfterHeal.name, ProduceStalledAfterHeal.name,
+              ConsumeStalledAfterHeal.name)
+
+
+def judged_summary(counts: dict) -> str:
+    """'U/P/C' from {rule: runs (or items) it judged}; '-' for a rule not checked."""
+    return "/".join(str(counts[rule]) if rule in counts else "-" for rule in AFTER_HEAL)

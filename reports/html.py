@@ -21,6 +21,7 @@ import shlex
 import tempfile
 from html import escape
 
+from invariants.recovery import judged_summary
 from reports import sequence, story, timeline
 from reports.rundata import Run, load_run
 from reports.style import ReportError, read_json, seconds
@@ -180,13 +181,16 @@ def suite_section(path: str, out_dir: str) -> str:
         outcome = f'<span class="{"ok" if ok else "bad"}">{r.get("met")}/{r.get("runs")} met</span>'
         mine = [lk for (name, _), lk in sorted(links.items()) if name == r.get("scenario")]
         rows.append([escape(str(r.get("scenario"))), escape(str(r.get("expect"))), outcome,
+                     escape(judged_summary(r.get("liveness_judged") or {})),
                      escape(", ".join(map(str, r.get("violating_seeds") or []))) or "none",
                      " ".join(mine) or ("" if ok else escape(str(r.get("repro") or "")))])
         classes.append("" if ok else "witness")
     total = len(rows)
     met = sum(1 for c in classes if not c)
     return (f"<h1>Suite: {met}/{total} scenarios met their expectation</h1>"
-            + table(["scenario", "expect", "outcome", "seeds that violated an invariant",
+            + table(["scenario", "expect", "outcome",
+                     "runs in which the liveness rules judged (U/P/C: under-replicated, "
+                     "produce stalled, consume stalled)", "seeds that violated an invariant",
                      "runs that missed their expectation"], rows, classes))
 
 

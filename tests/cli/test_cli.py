@@ -152,6 +152,15 @@ def test_suite_exit_codes_and_table(tmp_path):
     assert code == 1 and "repro: epochsim run" in stdout and "--set protocol.profile=2.5" in stdout
     rows = json.loads((tmp_path / "s2" / "suite.json").read_text())["rows"]
     assert rows[0]["first_failing_seed"] == 1
+    # in how many runs each liveness rule judged something: in suite.json and in the table
+    judged = rows[0]["liveness_judged"]
+    assert set(judged) == {"under_replicated_after_heal", "produce_stalled_after_heal",
+                           "consume_stalled_after_heal"} and set(judged.values()) <= {0, 1}
+    line = next(line for line in stdout.splitlines() if line.startswith(rows[0]["scenario"]))
+    summary = "/".join(str(judged[k]) for k in ("under_replicated_after_heal",
+                                                "produce_stalled_after_heal",
+                                                "consume_stalled_after_heal"))
+    assert "judged U/P/C" in stdout and f"  {summary}  " in line, line
 
 
 def test_a_profile_given_with_set_is_a_name_and_its_repro_line_replays(tmp_path):

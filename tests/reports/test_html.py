@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import shutil
@@ -106,6 +107,10 @@ def test_suite_page_links_a_page_for_each_run_that_missed(tmp_path, capsys):
     assert cli_main(["report", str(suite_dir)]) == 0
     page = parse(suite_dir / "report.html")
     assert "0/1 scenarios met their expectation" in " ".join(page.text)
+    judged = json.loads((suite_dir / "suite.json").read_text())["rows"][0]["liveness_judged"]
+    assert "/".join(str(judged[k]) for k in ("under_replicated_after_heal",
+                                             "produce_stalled_after_heal",
+                                             "consume_stalled_after_heal")) in page.text
     assert page.links == ["kip570-expecting-pass/seed-1/report.html"]
     assert parse(suite_dir / page.links[0]).images
 
