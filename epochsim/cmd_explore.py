@@ -31,7 +31,8 @@ Exit 1 when a counterexample is found, 0 when none within the budget, 2 on bad i
 Fault kinds (--faults): crash, isolate, block, rule:delay, rule:hold, rule:reorder, rule:drop,
 rule:duplicate, move_leader, preferred_election, reassign, controlled_shutdown,
 controller_crash, move_all_leaders, retention, control_race are drawn by default; power_loss
-(a broker loses its unflushed writes) only when named. Give a list to search with those kinds
+(a broker loses its unflushed writes) and reset_connections (the network resets connections,
+losing what is in flight) only when named. Give a list to search with those kinds
 only, or +KIND / -KIND to add to or take from the default set (--faults=-retention)."""
 
 SHRINK_HELP = """\

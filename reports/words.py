@@ -99,6 +99,9 @@ _SENTENCES = {
     "partition": lambda t, p: "partition the network into "
                               + " | ".join(", ".join(g) for g in p["groups"]),
     "heal": lambda t, p: "heal every cut link",
+    "reset_connections": lambda t, p: (
+        f"the network resets the connection between {target_words(t)} and {p['peer']}"
+        if p.get("peer") else f"the network resets every connection of {target_words(t)}"),
     "rule": lambda t, p: describe_rule(p),
     "clear_rules": lambda t, p: (f"clear the network rules for {p['kind']}" if "kind" in p
                                  else "clear every network rule (release held messages)"),

@@ -383,6 +383,9 @@ ACTIONS: dict[str, Action] = {
     "partition": Action("none", {"groups": (_groups, REQUIRED)}),
     "block": Action("node", {"dst": (check_link_end, REQUIRED)}),
     "heal": Action("ignored"),
+    # the network resets connections (a middlebox's RST, a flapping interface): what is in
+    # flight on them is lost and both ends are told
+    "reset_connections": Action("node", {"peer": (check_node, OPTIONAL)}),
     # the optional target is the rule's destination when `dst` is not given, so a mix can
     # aim one rule at a randomly drawn node
     "rule": Action("node?", {

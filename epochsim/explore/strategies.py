@@ -44,7 +44,7 @@ KINDS = ("crash", "isolate", "block", "rule:delay", "rule:hold", "rule:reorder",
          "control_race")
 # Kinds a search draws only when asked (`epochsim explore --faults`): adding one to KINDS
 # would change every default search, and the self-test's published figures with them.
-OPT_IN_KINDS = ("power_loss",)
+OPT_IN_KINDS = ("power_loss", "reset_connections")
 ALL_KINDS = KINDS + OPT_IN_KINDS
 UNFLUSHED_MS = (30_000, 5_000, 1_000, 100)  # power_loss windows, the action's default first
 MESSAGE_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata", "Fetch", "Produce", "Metadata",
@@ -196,6 +196,16 @@ def _power_loss(draw, space: FaultSpace, start: int):
 
 
 @st.composite
+def _reset_connections(draw, space: FaultSpace, start: int):
+    """The network resets one connection, or every connection of a node: what is in flight
+    on it is lost and both ends hear of it (a written batch whose answer was lost is sent
+    again). Explicit nodes only, as for `block`."""
+    node = draw(st.sampled_from(space.nodes()))
+    peer = draw(st.sampled_from((None,) + tuple(n for n in space.nodes() if n != node)))
+    return [FaultStep(start * 1000, "reset_connections", node, {} if peer is None else {"peer": peer})]
+
+
+@st.composite
 def _isolate(draw, space: FaultSpace, start: int):
     targets = space.brokers + ("controller",) + space.roles() + space.controllers
     target = draw(st.sampled_from(targets + space.producers + space.consumers))
@@ -325,6 +335,7 @@ EPISODES = {
     "reassign": _reassign, "controlled_shutdown": _controlled_shutdown,
     "controller_crash": _controller_crash, "move_all_leaders": _move_all_leaders,
     "retention": _retention, "control_race": _control_race, "power_loss": _power_loss,
+    "reset_connections": _reset_connections,
 }
 
 

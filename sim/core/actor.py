@@ -39,7 +39,7 @@ class Actor:
         """A timer set by this incarnation fired."""
 
     def on_disconnect(self, peer: str) -> None:
-        """The connection to `peer` was closed because `peer` died."""
+        """The connection to `peer` closed: `peer` died, or the network reset it."""
 
     def on_crash(self) -> None:
         """Drop volatile state: what a real process loses when it dies."""

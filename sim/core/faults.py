@@ -147,6 +147,7 @@ def network_handlers(world) -> dict[str, Handler]:
         "block": lambda t, p: "same node" if p.get("src", t) == p["dst"]
         else net.block(p.get("src", t), p["dst"]),
         "heal": lambda t, p: net.heal(),
+        "reset_connections": lambda t, p: net.reset_connections(t, p.get("peer")),
         "rule": rule,
         "clear_rules": lambda t, p: net.clear_rules(p.get("kind")),
     }

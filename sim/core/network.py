@@ -11,6 +11,9 @@ Contract:
   (`node_down`) or an end reset it (`reset`), which discards them (`drop` with reason
   `connection_closed`). So under `stall` a connection never loses one message yet delivers a
   later one;
+- `reset_connections(node, peer)` is the network resetting connections (a middlebox's RST):
+  everything in flight on them is lost (`connection_reset`) and both ends are told
+  (`disconnect`), unless a cut keeps the news from them;
 - `Rule`s act on messages of one kind (and/or source, destination) while active: `delay` adds
   time, `drop` discards, `reorder` adds random jitter and lifts FIFO, `duplicate` delivers twice,
   `hold` keeps them until a message of kind `release_kind`, sent later to the same
@@ -105,7 +108,8 @@ class _Link:
     link's trace events (None unless both ends are plain strings)."""
 
     __slots__ = ("edge", "rng", "fifo_us", "spec", "constant_us", "send_text", "dst_text",
-                 "deliver_text", "src_text", "stalled", "version", "plain", "dst_actor")
+                 "deliver_text", "src_text", "stalled", "version", "plain", "dst_actor",
+                 "reset_mid")
 
     def __init__(self, key: tuple[str, str], edge: dict, rng):
         self.edge = edge
@@ -119,6 +123,9 @@ class _Link:
         self.version = -1
         self.plain = False
         self.dst_actor = None  # the destination's actor, once known (names are never reused)
+        # messages with a lower id were sent before the network last reset this connection:
+        # they are lost if they have not arrived yet (`reset_connections`)
+        self.reset_mid = 0
         src, dst = key
         if type(src) is str and type(dst) is str:
             # send: {"seq","t","node":src,"kind":"send","mid","dst","msg"}
@@ -233,6 +240,32 @@ class Network:
                 stalled, link.stalled = link.stalled, []
                 for msg in stalled:
                     self._drop(msg, "connection_closed")
+
+    def reset_connections(self, node: str, peer: str | None = None) -> str | None:
+        """The network resets the connections between `node` and `peer` (default: every node
+        it has exchanged messages with), as a TCP RST from a middlebox or a flapping interface
+        does: what is in flight on them, either way, is lost (`drop`, `connection_reset`,
+        when it would have arrived), and each end that can hear the other learns of the close
+        one link latency later (`disconnect`). Returns a fault outcome, or None."""
+        w = self.world
+        peers = sorted({d for (s, d) in self._links if s == node}
+                       | {s for (s, d) in self._links if d == node}) if peer is None else [peer]
+        peers = [p for p in peers if p != node]
+        if not peers:
+            return "no connection"
+        for other in peers:
+            for key in ((node, other), (other, node)):
+                link = self._link(key)
+                link.reset_mid = self._next_mid
+                stalled, link.stalled = link.stalled, []
+                for msg in stalled:
+                    self._drop(msg, "connection_reset")
+            for end, far in ((node, other), (other, node)):
+                edge = self.graph.edges[far, end]
+                if not edge["blocked"]:
+                    delay = edge["spec"].latency.sample(w.streams.get(f"net/{far}>{end}"))
+                    w.kernel.call_later(delay, self._disconnect, end, far)
+        return None
 
     def unhealed(self, now_us: int) -> dict | None:
         """What still stands between the nodes at `now_us`, or None: cut links, and the rules
@@ -432,6 +465,9 @@ class Network:
         return msg.mid
 
     def _deliver(self, msg: Message, link: _Link) -> None:
+        if msg.mid < link.reset_mid:  # its connection was reset while it was on its way
+            self._drop(msg, "connection_reset")
+            return
         w = self.world
         if self._plain_world:  # World.is_alive and World.deliver, inlined
             actor = link.dst_actor

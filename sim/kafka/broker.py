@@ -54,6 +54,19 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
     def start(self) -> None:
         self._register()
 
+    def on_disconnect(self, peer: str) -> None:
+        """A connection closed under this broker: a client's (its unread requests go), a
+        leader's (the follower fetcher backs off), or the controller's (unanswered
+        AlterPartitions are sent again at once, as BrokerToControllerChannelManager re-queues
+        a request whose connection dropped)."""
+        self.connection_closed(peer)
+        Fetcher.on_disconnect(self, peer)
+        # A controller that died refuses the new connection, so nothing would reach it (and a
+        # send to a dead node closes the connection again at once): the next controller gets
+        # the requests when it takes over (`resend_alters`).
+        if peer == self.controller and self.world.is_alive(peer):
+            self.resend_alters()
+
     def on_crash(self) -> None:
         if not self._checkpoint_interval_us():  # every HW change is durable at once
             self.checkpoint_hws()

@@ -43,6 +43,7 @@ SERVICE_PER_BATCH = 0.2
 class RequestQueue:
     def init_request_queue(self) -> None:
         self.muted: dict[str, deque] = {}  # connection -> requests read but not yet queued
+        self.serving: dict[str, int] = {}  # connection -> corr of its request being served
         self.request_queue: deque = deque()
         self.handler_busy = False
 
@@ -55,9 +56,18 @@ class RequestQueue:
             waiting.append(msg)  # an earlier request of this connection is not answered yet
             return True
         self.muted[msg.src] = deque()
+        self.serving[msg.src] = msg.body.corr
         self.request_queue.append(msg)
         self._serve_next()
         return True
+
+    def connection_closed(self, peer: str) -> None:
+        """`peer`'s connection closed (the network reset it, or `peer` died): the requests it
+        had sent that were not read yet go with it, and a new connection starts unmuted. A
+        request already being served still completes (Kafka does not cancel it, so a Produce
+        may still be appended), but its answer unmutes nothing: it has no connection to go to."""
+        self.muted.pop(peer, None)
+        self.serving.pop(peer, None)
 
     def service_us(self, msg) -> int:
         batches = len(msg.body.partitions) if msg.kind == "Produce" else 0
@@ -80,7 +90,7 @@ class RequestQueue:
     def send(self, dst: str, kind: str, body) -> int:
         mid = super().send(dst, kind, body)
         # the answer to a connection's current request: its next request may now be read
-        if kind.endswith("Response") and dst in self.muted:
+        if kind.endswith("Response") and dst in self.muted and self.serving.get(dst) == body.corr:
             self._unmute(dst)
         return mid
 
@@ -89,10 +99,13 @@ class RequestQueue:
         if waiting is None:
             return
         if waiting:
-            self.request_queue.append(waiting.popleft())  # still muted for this next request
+            nxt = waiting.popleft()
+            self.serving[src] = nxt.body.corr
+            self.request_queue.append(nxt)  # still muted for this next request
             self._serve_next()
         else:
             del self.muted[src]
+            del self.serving[src]
 
 
 def least_loaded_node(nodes: tuple, in_flight, limit: int, offset: int) -> int | None:

@@ -421,6 +421,49 @@ def test_stall_mode_loses_the_held_messages_when_the_connection_closes():
     assert nodes["b"].got == [] and nodes["c"].got == []
 
 
+class Listener(Recorder):
+    """Records deliveries and the disconnects it hears, as (time, peer)."""
+
+    def __init__(self, name, world):
+        super().__init__(name, world)
+        self.closed = []
+
+    def on_disconnect(self, peer):
+        self.closed.append((self.now_us, peer))
+
+
+def test_a_reset_loses_what_is_in_flight_both_ways_and_tells_both_ends():
+    world, _ = make_world(names=())
+    nodes = {n: Listener(n, world) for n in ("a", "b", "c")}
+    net = world.network
+    net.send("a", "b", "Request", 0)       # arrives at 1 ms: before the reset
+    at(world, 1_500, net.send, "a", "b", "Request", 1)   # in flight at 2 ms: lost
+    at(world, 1_800, net.send, "b", "a", "Response", 2)  # in flight the other way: lost
+    at(world, 1_900, net.send, "a", "c", "Other", 3)     # another connection: untouched
+    at(world, 2_000, net.reset_connections, "a", "b")
+    at(world, 2_000, net.send, "a", "b", "Request", 4)   # on the new connection: arrives
+    world.run()
+    assert drops(world) == {1: "connection_reset", 2: "connection_reset"}
+    assert [g[4] for g in nodes["b"].got] == [0, 4] and nodes["a"].got == []
+    assert [g[4] for g in nodes["c"].got] == [3]
+    assert nodes["a"].closed == [(3_000, "b")] and nodes["b"].closed == [(3_000, "a")]
+    assert [(e["node"], e["peer"]) for e in events(world, "disconnect")] == [("a", "b"), ("b", "a")]
+
+
+def test_a_reset_of_every_connection_spares_nodes_never_talked_to_and_cut_ends_hear_nothing():
+    world, _ = make_world(names=())
+    nodes = {n: Listener(n, world) for n in ("a", "b", "c")}
+    net = world.network
+    net.send("a", "b", "Request", 0)
+    net.send("c", "a", "Request", 1)
+    at(world, 500, net.block, "a", "c")  # c cannot hear from a
+    at(world, 2_000, net.reset_connections, "a")
+    world.run()
+    assert nodes["b"].closed == [(3_000, "a")] and nodes["c"].closed == []
+    assert nodes["a"].closed == [(3_000, "b"), (3_000, "c")]
+    assert net.reset_connections("b", "b") == "no connection"
+
+
 def test_unknown_partition_mode_is_refused():
     import pytest
     with pytest.raises(ValueError, match="partition mode"):

@@ -104,6 +104,18 @@ def test_explore_draws_the_fault_kinds_it_is_given(tmp_path, capsys):
     assert fired and fired <= {"power_loss", "restart"}
 
 
+def test_explore_resets_connections_only_when_asked(tmp_path):
+    out = tmp_path / "rc"
+    code = main(["explore", os.path.join(ROOT, "scenarios", "idem-connection-reset-dedup.toml"),
+                 "--faults", "reset_connections", "--budget", "4", "--seed", "1", "--out",
+                 str(out), "--no-plot", "--max-faults", "2"])
+    assert code == 0
+    report = json.loads((out / "explore.json").read_text())
+    assert report["fault_kinds"] == ["reset_connections"]
+    assert {k.split(" ")[0] for k in report["coverage"]["faults"]} == {"reset_connections"}
+    assert "reset_connections" not in KINDS  # a default search never draws it
+
+
 def test_explore_rejects_an_unknown_target(tmp_path):
     assert main(["explore", FAST, "--target", "no_such_rule", "--out", str(tmp_path / "x")]) == 2
 

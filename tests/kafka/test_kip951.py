@@ -197,9 +197,26 @@ def test_metadata_waits_behind_a_parked_produce_on_the_same_connection():
     q.serve()
     q.serve()  # k1's Metadata: its connection is free
     assert q.handled == [1, 3] and not q.timers, "p1's Metadata waits for the Produce answer"
-    q.send("p1", "ProduceResponse", None)  # the parked acks=all Produce completes
+    q.send("p1", "ProduceResponse", SimpleNamespace(corr=1))  # the parked Produce completes
     q.serve()
     assert q.handled == [1, 3, 2]
+
+
+def test_a_closed_connection_loses_its_unread_requests_and_the_new_one_starts_unmuted():
+    q = _QueueStub()
+    q.enqueue_request(_msg("Produce", "p1", 1))
+    q.enqueue_request(_msg("Metadata", "p1", 2))  # unread behind the Produce
+    q.serve()  # the Produce is handled and parks (acks=all)
+    q.connection_closed("p1")  # the network resets p1's connection
+    q.enqueue_request(_msg("Produce", "p1", 3))  # the retry, on a new connection
+    q.enqueue_request(_msg("Metadata", "p1", 4))
+    q.serve()
+    assert q.handled == [1, 3], "request 2 went with its connection; 3 needs no answer to 1"
+    q.send("p1", "ProduceResponse", SimpleNamespace(corr=1))  # the old answer: no connection
+    assert not q.timers, "the old connection's answer unmutes nothing on the new one"
+    q.send("p1", "ProduceResponse", SimpleNamespace(corr=3))
+    q.serve()
+    assert q.handled == [1, 3, 4]
 
 
 def test_least_loaded_node_prefers_an_idle_node_then_the_fewest_in_flight():
