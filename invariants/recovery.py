@@ -205,7 +205,8 @@ class UnderReplicatedAfterHeal(AfterHeal):
 class ProduceStalledAfterHeal(AfterHeal):
     """Liveness: after the faults heal, a batch created that quiet time + the producer's
     `request_timeout_ms` + its longest retry backoff (`retry_backoff_max_ms`) later, for a
-    partition whose replicas are all up, is acknowledged, not expired (DELIVERY_TIMEOUT).
+    partition whose replicas are all up (and, for acks=all, at least min.insync.replicas
+    many), is acknowledged, not expired (DELIVERY_TIMEOUT).
     Judged once per producer and partition, at its first such batch."""
 
     name = "produce_stalled_after_heal"
@@ -246,7 +247,7 @@ class ProduceStalledAfterHeal(AfterHeal):
             st = self.ctx.truth.parts.get(ev["tp"])
             created, seq = self.created.get(ev["bid"], (None, None))
             key = (ev["node"], ev["tp"])
-            if created is None or key in seen or st is None or not self.all_up(st):
+            if created is None or key in seen or not self.writable(st, producers.get(ev["node"])):
                 continue
             if created < after.get(ev["node"], healed + base + 31_000_000):
                 continue
@@ -261,6 +262,15 @@ class ProduceStalledAfterHeal(AfterHeal):
         self.judged_note(f"no producer created a batch after the quiet time + its request timeout "
                          f"+ retry backoff{since} and its delivery timeout before the end")
 
+    def writable(self, st: dict | None, producer: dict | None) -> bool:
+        """Can the partition take this producer's writes once healed: it exists, its replicas
+        are all up, and for acks=all there are at least min.insync.replicas of them (with
+        fewer, Kafka answers NOT_ENOUGH_REPLICAS for good, and expiry is the right outcome)."""
+        if st is None or not self.all_up(st):
+            return False
+        min_isr = self.ctx.header["options"].get("cluster", {}).get("min_insync_replicas", 1)
+        return (producer or {}).get("acks") != "all" or len(st["replicas"]) >= min_isr
+
     def _held(self, after: dict, producers: dict) -> set:
         """The (producer, partition) pairs with a batch the rule holds to account: one created
         after `after[producer]`, early enough to have expired by the end, for a partition whose
@@ -268,8 +278,8 @@ class ProduceStalledAfterHeal(AfterHeal):
         end = self.ctx.truth.end["t"]
         held = set()
         for (node, tp), times in self.times.items():
-            st = self.ctx.truth.parts.get(tp)
-            if node not in after or st is None or not self.all_up(st):
+            if node not in after or not self.writable(self.ctx.truth.parts.get(tp),
+                                                      producers[node]):
                 continue
             latest = end - producers[node].get("delivery_timeout_ms", 120000) * 1000
             i = bisect.bisect_left(times, after[node])

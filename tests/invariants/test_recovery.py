@@ -193,6 +193,18 @@ def test_produce_stalled_after_heal_holds_when_a_replica_is_down_the_network_is_
     assert tb.violations(STALLED) == []
 
 
+def test_produce_stalled_after_heal_holds_for_acks_all_on_fewer_replicas_than_min_isr():
+    """A partition reassigned down to fewer replicas than min.insync.replicas answers an
+    acks=all producer NOT_ENOUGH_REPLICAS for good: its batches expire, as Kafka's would (found
+    by a search of mix-client-liveness, which reassigned t-0 to [1] with min ISR 2)."""
+    tb, _ = _expiring(created_s=12)
+    tb.header["options"]["producers"][0]["acks"] = "all"
+    tb.header["options"]["cluster"]["min_insync_replicas"] = 4  # t-0 has 3 replicas
+    assert tb.violations(STALLED) == [] and tb.judged(STALLED)[0] == 0
+    tb.header["options"]["producers"][0]["acks"] = 1  # acks=1 needs only the leader
+    assert [v[0] for v in tb.violations(STALLED)] == [STALLED]
+
+
 def test_produce_stalled_after_heal_violated_by_a_batch_expiring_long_after_the_heal():
     tb, s = _expiring(created_s=12)
     found = tb.check(STALLED)[0]
