@@ -288,7 +288,7 @@ class ProduceStalledAfterHeal(AfterHeal):
         return held
 
 
-# Lost on a live link, these leave a consumer waiting out its request.timeout.ms (30 s). A
+# Lost on a live link, these leave a consumer waiting out its request.timeout.ms. A
 # `connection_closed` loss counts too: a broker that crashes while its link to the consumer is
 # cut closes the connection unheard, and the consumer waits out its timeout.
 CONSUMER_REQUESTS = frozenset({"Fetch", "Metadata", "OffsetsForLeaderEpoch"})
@@ -301,8 +301,9 @@ class ConsumeStalledAfterHeal(AfterHeal):
     consumer's position on each partition of its topic whose replicas are all up is at least
     the leader's HW at `cutoff` = end - (the consumer's fetch wait + 2 s), provided the quiet
     time had passed by `cutoff`. A request or answer of the kinds a consumer uses, lost on a
-    live link, holds the judgement off for the consumer's request timeout (30 s); so does a
-    topic deleted during the run (positions are not kept per topic id)."""
+    live link, holds the judgement off for the consumer's request timeout (its
+    `request_timeout_ms`, 30 s by default); so does a topic deleted during the run
+    (positions are not kept per topic id)."""
 
     name = "consume_stalled_after_heal"
     unit = "consumer-partitions"
@@ -353,9 +354,11 @@ class ConsumeStalledAfterHeal(AfterHeal):
         last, healed = judged
         lost = ""
         if self.client_drop is not None:
-            healed = max(healed, self.client_drop + CONSUMER_REQUEST_TIMEOUT_MS * 1000)
+            timeout_ms = max(c.get("request_timeout_ms", CONSUMER_REQUEST_TIMEOUT_MS)
+                             for c in self.consumers.values())
+            healed = max(healed, self.client_drop + timeout_ms * 1000)
             lost = (f"; a consumer's request or answer lost at {self.client_drop / 1e6:g} s "
-                    f"costs it its {CONSUMER_REQUEST_TIMEOUT_MS / 1000:g} s request timeout")
+                    f"costs it its {timeout_ms / 1000:g} s request timeout")
         end = self.ctx.truth.end
         bound = recovery_us(self.ctx.header["options"].get("cluster", {}))
         for name in sorted(self.consumers):

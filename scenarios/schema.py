@@ -44,6 +44,7 @@ from sim.core.latency import MAX_MS, LatencyDist
 from sim.core.network import PARTITION_MODES
 from sim.core.trace import RESERVED_NODES
 from sim.kafka.profiles import MUTANTS, PROFILES, resolve_protocol, switch_names
+from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS
 
 ALL_INVARIANTS: list[str] = [
     "single_leader_per_epoch", "leader_epoch_monotonic", "stale_leader_append",
@@ -439,6 +440,7 @@ def _consumer(t: Table, run: dict) -> dict:
     """The settings of one consumer (Kafka consumer configs, *_ms in ints)."""
     return {"fetch_max_wait_ms": t.int("fetch_max_wait_ms", 500, lo=0),
             "metadata_max_age_ms": t.int("metadata_max_age_ms", 300000, lo=1),
+            "request_timeout_ms": t.int("request_timeout_ms", CONSUMER_REQUEST_TIMEOUT_MS, lo=1),
             "start_ms": t.int("start_ms", 0, lo=0, hi=run["duration_ms"] - 1)}
 
 

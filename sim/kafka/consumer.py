@@ -165,7 +165,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         self.fetching[leader] = self.corr
         wait_us = self.spec["fetch_max_wait_ms"] * 1000
         self.send(f"b{leader}", "Fetch", Fetch(-1, self.corr, wait_us, parts))
-        self.set_timer(wait_us + V.CONSUMER_REQUEST_TIMEOUT_MS * 1000, "fetch_timeout", (leader, self.corr))
+        self.set_timer(wait_us + self.request_timeout_us(), "fetch_timeout", (leader, self.corr))
 
     def on_message(self, msg) -> None:
         if msg.kind == "FetchResponse":
@@ -253,7 +253,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         return RETRY_BACKOFF_MAX_MS * 1000
 
     def request_timeout_us(self) -> int:
-        return V.CONSUMER_REQUEST_TIMEOUT_MS * 1000
+        return self.spec["request_timeout_ms"] * 1000
 
     def in_flight_limit(self) -> int:
         return MAX_IN_FLIGHT

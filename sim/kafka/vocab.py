@@ -77,7 +77,7 @@ FETCH_TIMEOUT_US = 2_000_000
 # controller.socket.timeout.ms (default 30 s): how long a broker waits for the controller's
 # answer before it closes the connection and sends the request again
 CONTROLLER_SOCKET_TIMEOUT_US = 30_000_000
-# the consumer's request.timeout.ms (default 30 s; not a scenario setting)
+# the consumer's request.timeout.ms by default (30 s; `consumers.request_timeout_ms`)
 CONSUMER_REQUEST_TIMEOUT_MS = 30_000
 
 ERROR_NAMES = {

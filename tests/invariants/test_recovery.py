@@ -266,6 +266,15 @@ def test_consume_stalled_after_heal_holds_when_the_consumer_had_no_chance(case):
     assert judged == 0 and note.startswith("not judged: no consumer had committed records"), note
 
 
+def test_consume_stalled_after_heal_waits_out_the_consumers_own_request_timeout():
+    """A lost answer holds the judgement off for the consumer's request_timeout_ms: 30 s by
+    default (not judged in a 20 s run), 1 s when the scenario sets it so."""
+    tb, _ = _reading(position=50, end_s=20, drop="FetchResponse")
+    assert tb.violations(CONSUMED) == [] and "30 s request timeout" in tb.judged(CONSUMED)[1]
+    tb.header["options"]["consumers"][0]["request_timeout_ms"] = 1000
+    assert [v[0] for v in tb.violations(CONSUMED)] == [CONSUMED]
+
+
 def test_consume_stalled_after_heal_says_when_there_is_no_consumer():
     bare = TraceBuilder(brokers=3)
     bare.controller()
