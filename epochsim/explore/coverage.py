@@ -247,12 +247,17 @@ class Coverage:
         self.cells: Counter = Counter()
         self.situations: Counter = Counter()
         self.faults: Counter = Counter()
+        self.judged: Counter = Counter()  # after-heal rule -> runs in which it judged something
 
-    def add_events(self, events) -> None:
+    def add_events(self, events, judged: dict | None = None) -> None:
+        """Fold one run's events; `judged` is its verdict's `liveness_judged` metric."""
         fold = RunFold()
         for ev in events:
             fold.step(ev)
         self.add(fold)
+        self.judged.update({rule: 1 for rule, n in (judged or {}).items() if n})
+        for rule in judged or {}:
+            self.judged.setdefault(rule, 0)
 
     def add(self, fold: RunFold) -> None:
         self.runs += 1
@@ -282,6 +287,7 @@ class Coverage:
                 "cells": {c: self.cells[c] for c in CELLS if self.cells[c]},
                 "faults": dict(sorted(self.faults.items())),
                 "situations": dict(sorted(self.situations.items())),
+                "liveness_judged": dict(sorted(self.judged.items())),
                 "relevant": self.relevance(invariant)}
 
 
@@ -297,6 +303,13 @@ def summary(cov: Coverage, invariant: str | None) -> list[str]:
         lines.append(f"  {request:<15}" + "  |  ".join(parts))
     fired = ", ".join(f"{k} {v}" for k, v in sorted(cov.faults.items())) or "none"
     lines.append(f"  faults fired: {fired}")
+    if cov.judged:
+        lines.append("  liveness rules judged something in: " + ", ".join(
+            f"{rule} {n} runs" for rule, n in sorted(cov.judged.items())))
+        if invariant in cov.judged and not cov.judged[invariant]:
+            lines.append(f"  NOT JUDGED: {invariant} judged nothing in any run (too short a settle "
+                         "window, or client timeouts too long for it); the search says nothing "
+                         "about it")
     rel = cov.relevance(invariant)
     if rel is not None:
         if rel["runs"]:

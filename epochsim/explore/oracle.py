@@ -85,7 +85,7 @@ class Oracle:
             self.seen[MODEL_ERROR] += 1
             return (MODEL_ERROR,)
         if keep:
-            self.on_events(verdict.pop("_events"))
+            self.on_events(verdict.pop("_events"), verdict["metrics"].get("liveness_judged", {}))
         names = confirmed(verdict)
         self.seen.update(names)
         return names

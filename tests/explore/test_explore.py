@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from epochsim.cli import main
-from epochsim.explore.coverage import Coverage
+from epochsim.explore.coverage import Coverage, summary
 from epochsim.explore.shrink import ddmin, minimise, units_of
 from epochsim.explore.strategies import ALL_KINDS, KINDS, Case, FaultSpace, cases, parse_kinds
 from epochsim.explore.words import describe, story
@@ -112,6 +112,8 @@ def test_explore_resets_connections_only_when_asked(tmp_path):
     assert code == 0
     report = json.loads((out / "explore.json").read_text())
     assert report["fault_kinds"] == ["reset_connections"]
+    assert set(report["coverage"]["liveness_judged"]) == {
+        "under_replicated_after_heal", "produce_stalled_after_heal", "consume_stalled_after_heal"}
     assert {k.split(" ")[0] for k in report["coverage"]["faults"]} == {"reset_connections"}
     assert "reset_connections" not in KINDS  # a default search never draws it
 
@@ -328,3 +330,15 @@ def test_coverage_folds_request_situations():
     assert cov.reached("StopReplica/older/follower") == 1
     assert cov.relevance("stop_replica_out_of_order")["runs"] == 1
     assert cov.faults["rule:hold"] == 1
+
+
+def test_coverage_says_when_a_liveness_rule_never_judged():
+    cov = Coverage()
+    cov.add_events([], {"under_replicated_after_heal": 3, "produce_stalled_after_heal": 0})
+    cov.add_events([], {"under_replicated_after_heal": 0, "produce_stalled_after_heal": 0})
+    assert cov.to_json()["liveness_judged"] == {"produce_stalled_after_heal": 0,
+                                                "under_replicated_after_heal": 1}
+    printed = "\n".join(summary(cov, "produce_stalled_after_heal"))
+    assert "under_replicated_after_heal 1 runs" in printed
+    assert "NOT JUDGED: produce_stalled_after_heal judged nothing in any run" in printed
+    assert "NOT JUDGED" not in "\n".join(summary(cov, "under_replicated_after_heal"))
