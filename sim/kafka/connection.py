@@ -83,7 +83,8 @@ class RequestQueue:
     def on_request_served(self, msg) -> None:
         self.handler_busy = False
         self.dispatch(msg)
-        if msg.kind == "Produce" and msg.body.acks == 0:
+        if msg.kind == "Produce" and msg.body.acks == 0 \
+                and self.serving.get(msg.src) == msg.body.corr:  # not of a closed connection
             self._unmute(msg.src)
         self._serve_next()
 
