@@ -45,3 +45,57 @@ def test_with_idempotence_the_broker_answers_the_retries_from_its_cache():
     # the planted bug `no_dedup_cache`: the same reset duplicates them, and the invariant
     # that guards idempotence says so
     assert "duplicate_append" in _run(**{"protocol.mutant": "no_dedup_cache"})["violated"]
+
+
+ALTER = """
+name = "alter-reset"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 8000
+settle_ms = 1000
+[cluster]
+brokers = 3
+replica_lag_time_max_ms = 1000
+[[topics]]
+name = "t"
+partitions = 1
+replication_factor = 3
+[[producers]]
+name = "p1"
+topic = "t"
+acks = 1
+records_per_sec = 100
+# b1's first AlterPartition (dropping the crashed b3 from the ISR) is held on its way
+[[faults]]
+at_ms = 500
+action = "rule"
+rule = "hold"
+kind = "AlterPartition"
+release_kind = "StopReplica"
+count = 1
+[[faults]]
+at_ms = 1000
+action = "crash"
+target = "b3"
+[[faults]]
+at_ms = 4000
+action = "reset_connections"
+target = "b1"
+peer = "c1"
+"""
+
+
+@pytest.mark.parametrize("reset", [True, False])
+def test_a_broker_resends_its_alter_partition_when_the_controller_connection_drops(tmp_path,
+                                                                                  reset):
+    """BrokerToControllerChannelManager puts a request whose connection dropped back at the
+    head of its queue: the ISR change lands a link latency after the reset, not after the
+    30 s controller.socket.timeout.ms that an unanswered request waits otherwise."""
+    path = tmp_path / "s.toml"
+    path.write_text(ALTER if reset else ALTER.split("[[faults]]\nat_ms = 4000")[0])
+    events = run_scenario(load_scenario(str(path)), 1, keep_events=True)["_events"]
+    shrunk = [e["t"] for e in events if e["kind"] == "partition_state"
+              and e["reason"] == "alter_partition"]
+    # (without the reset, the controller drops b3 itself once its session expires)
+    assert shrunk == ([4_002_000] if reset else []), shrunk
