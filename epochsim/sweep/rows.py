@@ -5,7 +5,9 @@ Contract:
   cell id, params (JSON and one `p_<key>` column each), seed, trace digest, expectation,
   violated invariants, the first violation, one `inv_<name>` boolean per known invariant (null
   when the run did not check it), every scalar metric as `m_<name>` (float64; dict metrics as
-  `m_<name>_json`), run events, end time, stop reason and wall time;
+  `m_<name>_json`), `m_judged_<rule>` per after-heal liveness rule (1.0 when it judged
+  something, 0.0 when it held vacuously, null when unchecked), run events, end time, stop
+  reason and wall time;
 - `table_for(rows, grid)` builds the Arrow table with a schema that depends only on the grid
   and the invariant list, so every chunk file of a sweep has the same columns;
 - `write_chunk(out, chunk, table)` writes OUT/<chunk.relpath()> atomically (temp file in the
@@ -22,6 +24,7 @@ import json
 import os
 
 from epochsim.sweep.cells import param_column
+from invariants.recovery import AFTER_HEAL
 
 FIXED_COLUMNS = ("cell", "params_json", "seed", "chunk", "trace_digest", "expect",
                  "expectation_met", "violated", "n_violations", "first_invariant", "first_t_us",
@@ -59,6 +62,11 @@ def verdict_row(verdict: dict, cell: str, params: dict, chunk_id: str, wall_ms: 
             row[f"m_{name}_json"] = json.dumps(value, sort_keys=True)
         else:
             row[f"m_{name}"] = None if value is None else float(value)
+    # whether each after-heal rule judged something (1.0) or held vacuously (0.0); a cell's
+    # mean is the share of its runs that tested the rule (null: the run did not check it)
+    judged = verdict["metrics"].get("liveness_judged", {})
+    for rule in AFTER_HEAL:
+        row[f"m_judged_{rule}"] = float(judged[rule] > 0) if rule in judged else None
     return row
 
 

@@ -2,7 +2,8 @@
 
 Contract: `print_summary(document, out)` prints, from a sweep.json document, each scenario's
 cells with their grid values, runs, the violation rate and Wilson 95% interval of every
-invariant that any cell of that scenario broke, and the median over runs of the produce p99;
+invariant that any cell of that scenario broke, the share of runs in which each liveness rule
+judged something (`judged U/P/C %`), and the median over runs of the produce p99;
 then a few repro lines, replay mismatches if any, and where the full results are.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from invariants.recovery import AFTER_HEAL
 from scenarios.toml_text import value_text
 
 REPRO_LINES = 8
@@ -23,13 +25,21 @@ def rate_text(r: dict) -> str:
     return f"{100 * r['rate']:5.1f}% [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
 
 
+def judged_text(metrics: dict) -> str:
+    """'U/P/C': the percentage of a cell's runs in which each after-heal liveness rule judged
+    something ('-' for a rule not checked)."""
+    shares = [metrics.get(f"mean_judged_{rule}") for rule in AFTER_HEAL]
+    return "/".join("-" if s is None else f"{100 * s:.0f}" for s in shares)
+
+
 def _cell_lines(doc: dict, scenario: str) -> list[str]:
     keys = doc["grid_keys"]
     rates = [r for r in doc["violation_rates"] if r["scenario"] == scenario]
     broken = sorted({r["invariant"] for r in rates if r["violations"]})
     by = {(r["cell"], r["invariant"]): r for r in rates}
     metrics = {m["cell"]: m for m in doc["cell_metrics"] if m["scenario"] == scenario}
-    head = ["cell"] + [_short_key(k) for k in keys] + ["runs"] + broken + ["p99 ms (median)"]
+    head = (["cell"] + [_short_key(k) for k in keys] + ["runs"] + broken
+            + ["judged U/P/C %", "p99 ms (median)"])
     table = [head]
     for cell in (c for c in doc["cells"] if c["scenario"] == scenario):
         m = metrics.get(cell["cell"], {})
@@ -38,6 +48,7 @@ def _cell_lines(doc: dict, scenario: str) -> list[str]:
         row += [str(m.get("runs", 0))]
         row += [rate_text(by[(cell["cell"], inv)]) if (cell["cell"], inv) in by else "-"
                 for inv in broken]
+        row.append(judged_text(m))
         row.append("-" if p99 is None else f"{p99:.1f}")
         table.append(row)
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]

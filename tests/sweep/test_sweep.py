@@ -135,3 +135,22 @@ def test_resume_runs_a_damaged_chunk_again_and_says_so(swept, capsys, damage):
     assert "Traceback" not in err
     after = read_rows(out)
     assert {(r["cell"], r["seed"]): r["trace_digest"] for r in after} == before and len(after) == 10
+
+
+def test_each_cell_says_how_often_its_liveness_rules_judged(swept):
+    """`m_judged_<rule>` per run; the cell mean is the share of runs that tested the rule,
+    printed as `judged U/P/C %`."""
+    from epochsim.sweep.table import judged_text, print_summary
+
+    _spec, out, doc = swept
+    rows = read_rows(out)
+    rule = "under_replicated_after_heal"
+    for m in doc["cell_metrics"]:
+        mine = [r[f"m_judged_{rule}"] for r in rows if r["cell"] == m["cell"]]
+        assert set(mine) <= {0.0, 1.0} and m[f"mean_judged_{rule}"] == pytest.approx(
+            sum(mine) / len(mine))
+    printed = io.StringIO()
+    print_summary(doc, out, printed)
+    assert "judged U/P/C %" in printed.getvalue()
+    assert judged_text(doc["cell_metrics"][0]) in printed.getvalue()
+    assert judged_text({}) == "-/-/-"
