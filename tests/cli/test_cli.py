@@ -119,6 +119,9 @@ def test_check_agrees_with_run_and_rejects_corrupt_traces(tmp_path):
     trace = out / "trace.jsonl"
     code, stdout, _ = cli("check", str(trace))
     assert code == 1 and "stop_replica_out_of_order" in stdout
+    # the same words on what the liveness rules judged as the run's verdict
+    notes = json.loads((out / "verdict.json").read_text())["liveness"]
+    assert notes and all(f"  liveness {k}: {v}" in stdout for k, v in notes.items())
     lines = trace.read_text().splitlines()
     (tmp_path / "cut.jsonl").write_text("\n".join(lines[:1] + lines[2:]) + "\n")
     (tmp_path / "junk.jsonl").write_text(lines[0] + "\n{not json\n")
