@@ -34,7 +34,7 @@ class PendingBatch:
     """A batch inside the producer: its wire form plus retry bookkeeping."""
 
     __slots__ = ("batch", "tp", "attempts", "retry_at_us", "in_flight", "current_leader_epoch",
-                 "attempts_when_leader_changed", "stamped", "sequence_reset")
+                 "attempts_when_leader_changed", "stamped", "sequence_reset", "sent_to")
 
     def __init__(self, batch: Batch, tp: str):
         self.batch, self.tp = batch, tp
@@ -45,6 +45,7 @@ class PendingBatch:
         self.attempts_when_leader_changed = 0
         self.stamped = False  # producer id, epoch and sequence assigned (at first drain)
         self.sequence_reset = False  # renumbered from 0 (`ProducerBatch.sequenceHasBeenReset`)
+        self.sent_to = -1  # the broker its latest request went to
 
 
 class Producer(IdempotenceMixin, MetadataRefresher, Actor):
@@ -176,13 +177,15 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             f'"created_us":{now}}}', BATCH_KEYS, (bid, tp, count, now))
 
     # -- draining ------------------------------------------------------------------------
-    def _ready_batch(self, tp: str, epoch: int) -> PendingBatch | None:
-        """The head batch of `tp` if it may be sent now (ref §3.3.4 backoff rule)."""
+    def _ready_batch(self, tp: str, epoch: int, leader: int) -> PendingBatch | None:
+        """The head batch of `tp` if it may be sent now to `leader` (ref §3.3.4 backoff rule)."""
         earlier_in_flight = False
         for pb in self.queues[tp]:
             if pb.in_flight:
                 if self.one_at_a_time:
                     return None  # the partition is muted until that batch is answered
+                if pb.sent_to != leader and self.protocol.client_drains_on_leader_change:
+                    return None  # drain the old leader first (`client_drains_on_leader_change`)
                 earlier_in_flight = True
                 continue
             if earlier_in_flight and pb.attempts > 0 and pb.batch.pid >= 0:
@@ -214,7 +217,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             if leader < 0 or leader not in self.meta.brokers:
                 self.request_update()
                 continue
-            pb = self._ready_batch(tp, epoch)
+            pb = self._ready_batch(tp, epoch, leader)
             if pb is not None and self.may_send(pb):
                 by_leader.setdefault(leader, []).append((pb, epoch, topic_id))
         for leader in sorted(by_leader):
@@ -226,6 +229,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         parts = []
         for pb, epoch, topic_id in items:
             pb.in_flight = True
+            pb.sent_to = leader
             if not pb.stamped:  # RecordAccumulator.drain assigns the sequence (ref §2.5)
                 pb.batch = self.stamp(pb.batch, pb.tp)
                 pb.stamped = True

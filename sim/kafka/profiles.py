@@ -74,6 +74,12 @@ class Protocol:
     # the broker was down or cut off leaves no stray (KAFKA-15605: ZK brokers during the KRaft
     # migration, 3.6+; KRaft brokers find strays on startup, KAFKA-13127/KAFKA-14616)
     full_leader_and_isr: bool = False
+    # a producer sends no batch of a partition while an earlier one is still in flight to a
+    # broker that no longer leads it, so its sequences never split across two leaders (the
+    # hazard of finding-idempotent-duplicate-after-split-leaders). Kafka's Java client does not
+    # (`RecordAccumulator.shouldStopDrainBatchesForPartition` waits only on a stale epoch or an
+    # unresolved sequence); this harness's own proposal, pipelined unlike max_in_flight = 1
+    client_drains_on_leader_change: bool = False
     # how a follower finds where its log diverges from its leader's (ref §4 rows 1, 3 and 5;
     # sim/kafka/fetcher.py): high_watermark (before 0.11): when its leader changes it
     # truncates to its own HW at once (`ReplicaManager.makeFollowers`), which can drop

@@ -108,18 +108,32 @@ def _retried(stub, attempts: int, epoch_seen: int, retry_at_us: int) -> PendingB
 def test_first_retry_after_an_epoch_advance_skips_the_backoff_later_ones_do_not():
     stub = _producer_stub("kip951")
     pb = _retried(stub, attempts=0, epoch_seen=-1, retry_at_us=0)
-    assert Producer._ready_batch(stub, "t-0", 3) is pb  # first send at epoch 3
+    assert Producer._ready_batch(stub, "t-0", 3, 1) is pb  # first send at epoch 3
     pb.attempts, pb.retry_at_us = 1, 100_000  # failed, backing off
-    assert Producer._ready_batch(stub, "t-0", 3) is None, "no newer leader: wait the backoff"
-    assert Producer._ready_batch(stub, "t-0", 4) is pb, "first retry after the advance goes now"
+    assert Producer._ready_batch(stub, "t-0", 3, 1) is None, "no newer leader: wait the backoff"
+    assert Producer._ready_batch(stub, "t-0", 4, 1) is pb, "first retry after the advance goes now"
     pb.attempts, pb.retry_at_us = 2, 300_000
-    assert Producer._ready_batch(stub, "t-0", 4) is None, "later retries to epoch 4 back off"
+    assert Producer._ready_batch(stub, "t-0", 4, 1) is None, "later retries to epoch 4 back off"
+
+
+@pytest.mark.parametrize("drains", [False, True])
+def test_a_new_batch_waits_for_batches_in_flight_to_an_old_leader_only_when_draining(drains):
+    """`client_drains_on_leader_change`: a partition whose earlier batch is in flight to
+    broker 1 sends nothing to its new leader 2 until that batch is answered or times out."""
+    stub = _producer_stub("kip951")
+    stub.one_at_a_time = False
+    stub.protocol = SimpleNamespace(client_drains_on_leader_change=drains)
+    sent = _retried(stub, attempts=0, epoch_seen=3, retry_at_us=0)
+    sent.in_flight, sent.sent_to = True, 1
+    new = _retried(stub, attempts=0, epoch_seen=-1, retry_at_us=0)
+    assert Producer._ready_batch(stub, "t-0", 3, 1) is new, "the same leader: pipelined"
+    assert Producer._ready_batch(stub, "t-0", 4, 2) is (None if drains else new)
 
 
 def test_metadata_mode_always_waits_the_backoff():
     stub = _producer_stub("metadata")
     _retried(stub, attempts=1, epoch_seen=3, retry_at_us=100_000)
-    assert Producer._ready_batch(stub, "t-0", 4) is None
+    assert Producer._ready_batch(stub, "t-0", 4, 1) is None
 
 
 def test_backoff_is_exponential_with_jitter_and_capped():
