@@ -17,13 +17,16 @@ and docs/trace.md explain each one with its sources):
   epochsim list profiles 3.7 --all       every switch of one profile
   epochsim list invariants               each invariant, its rule type and what it checks
   epochsim list mutants                  each planted bug and the invariant that must catch it
-  epochsim list kinds                    every trace event kind"""
+  epochsim list kinds                    every trace event kind
+  epochsim list actions                  each fault action, its target and its params
+                                         (docs/scenarios.md describes what each one does)"""
 
-WHAT = ("profiles", "invariants", "mutants", "kinds")
+WHAT = ("profiles", "invariants", "mutants", "kinds", "actions")
 
 
 def register(subs) -> None:
-    p = subs.add_parser("list", help="list profiles, invariants, mutants or event kinds",
+    p = subs.add_parser("list", help="list profiles, invariants, mutants, event kinds or fault "
+                        "actions",
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=WHAT, metavar="WHAT", help=" | ".join(WHAT))
     p.add_argument("names", nargs="*", metavar="PROFILE",
@@ -38,7 +41,7 @@ def main(args) -> int:
         raise UsageError(f"list {args.what}: takes no names (only `list profiles` does)")
     lines = {"profiles": lambda: profile_lines(args.names, args.all),
              "invariants": invariant_lines, "mutants": mutant_lines,
-             "kinds": kind_lines}[args.what]()
+             "kinds": kind_lines, "actions": action_lines}[args.what]()
     print("\n".join(lines))
     return 0
 
@@ -82,6 +85,32 @@ def kind_lines() -> list[str]:
     from sim.kafka.vocab import ALL_KINDS
 
     return sorted(ALL_KINDS)
+
+
+def action_lines() -> list[str]:
+    """Each fault action of `[[faults]]` and `[[mix]]`: its target and its params (`*`
+    required, `=` the default filled in when absent)."""
+    from scenarios.actions import ACTIONS, OPTIONAL, REQUIRED, TARGETS
+
+    rows = []
+    for name, action in ACTIONS.items():
+        target = action.target.rstrip("?")
+        if target in ("node", "broker"):
+            target += " or role"  # leader:<tp>, follower:<tp>, controller
+        if action.target == "none":
+            target = "-"
+        elif action.target == "ignored" or not TARGETS[action.target][1]:
+            target = f"{target} (optional)" if action.target != "ignored" else "(ignored)"
+        params = []
+        for key, (_check, default) in action.params.items():
+            if default is REQUIRED:
+                params.append(f"{key}*")
+            elif default is OPTIONAL or callable(default):
+                params.append(key)
+            else:
+                params.append(f"{key}={default}")
+        rows.append([name, target, " ".join(params) or "-"])
+    return _table(["action", "target", "params (* required)"], rows)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:

@@ -51,3 +51,15 @@ def test_bad_names_are_one_line(capsys):
     one_line_error(capsys, ["list", "profiles", "2.5", "9.9"], "unknown profile '9.9'", "3.7")
     one_line_error(capsys, ["list", "mutants", "x"], "takes no names")
     one_line_error(capsys, ["list", "switches"], "invalid choice")
+
+
+def test_every_fault_action_with_its_target_and_params(capsys):
+    from scenarios.actions import ACTIONS
+
+    lines = listed(capsys, "actions")
+    assert lines[0].split()[0] == "action"
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert list(rows) == list(ACTIONS)
+    assert "peer" in rows["reset_connections"] and "node or role" in rows["reset_connections"]
+    assert "unflushed_ms=30000" in rows["power_loss"] and "replicas*" in rows["reassign"]
+    assert rows["partition"].split()[1] == "-"  # no target
