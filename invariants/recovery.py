@@ -397,3 +397,10 @@ AFTER_HEAL = (UnderReplicatedAfterHeal.name, ProduceStalledAfterHeal.name,
 def judged_summary(counts: dict) -> str:
     """'U/P/C' from {rule: runs (or items) it judged}; '-' for a rule not checked."""
     return "/".join(str(counts[rule]) if rule in counts else "-" for rule in AFTER_HEAL)
+
+
+def judged_shares(cell_metrics: dict) -> str:
+    """'U/P/C' percentages from a sweep cell's `mean_judged_<rule>` metrics: the share of its
+    runs in which each rule judged something ('-' for a rule not checked)."""
+    shares = [cell_metrics.get(f"mean_judged_{rule}") for rule in AFTER_HEAL]
+    return "/".join("-" if s is None else f"{100 * s:.0f}" for s in shares)

@@ -19,6 +19,7 @@ import json
 import os
 from html import escape
 
+from invariants.recovery import judged_shares
 from reports.style import drawing, new_figure, read_json
 
 MAX_PANELS = 6
@@ -216,8 +217,9 @@ def cell_table(data: SweepData, scenario: str) -> str:
                     + [escape(_label(c["params"].get(k))) for k in data.keys]
                     + [escape(str(m.get("runs", 0)))]
                     + [_rate_html(data.rates.get((scenario, c["cell"], inv))) for inv in broken]
-                    + ["-" if p99 is None else f"{p99:.1f}"])
-    return _table(["cell", *data.keys, "runs", *broken, "p99 ms (median)"], rows)
+                    + [escape(judged_shares(m)), "-" if p99 is None else f"{p99:.1f}"])
+    return _table(["cell", *data.keys, "runs", *broken, "liveness judged U/P/C % of runs",
+                   "p99 ms (median)"], rows)
 
 
 def failing_table(data: SweepData, scenario: str) -> str:

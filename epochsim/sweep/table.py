@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from invariants.recovery import AFTER_HEAL
+from invariants.recovery import judged_shares
 from scenarios.toml_text import value_text
 
 REPRO_LINES = 8
@@ -23,13 +23,6 @@ def _short_key(key: str) -> str:
 
 def rate_text(r: dict) -> str:
     return f"{100 * r['rate']:5.1f}% [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
-
-
-def judged_text(metrics: dict) -> str:
-    """'U/P/C': the percentage of a cell's runs in which each after-heal liveness rule judged
-    something ('-' for a rule not checked)."""
-    shares = [metrics.get(f"mean_judged_{rule}") for rule in AFTER_HEAL]
-    return "/".join("-" if s is None else f"{100 * s:.0f}" for s in shares)
 
 
 def _cell_lines(doc: dict, scenario: str) -> list[str]:
@@ -48,7 +41,7 @@ def _cell_lines(doc: dict, scenario: str) -> list[str]:
         row += [str(m.get("runs", 0))]
         row += [rate_text(by[(cell["cell"], inv)]) if (cell["cell"], inv) in by else "-"
                 for inv in broken]
-        row.append(judged_text(m))
+        row.append(judged_shares(m))
         row.append("-" if p99 is None else f"{p99:.1f}")
         table.append(row)
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]

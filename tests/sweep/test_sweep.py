@@ -140,7 +140,8 @@ def test_resume_runs_a_damaged_chunk_again_and_says_so(swept, capsys, damage):
 def test_each_cell_says_how_often_its_liveness_rules_judged(swept):
     """`m_judged_<rule>` per run; the cell mean is the share of runs that tested the rule,
     printed as `judged U/P/C %`."""
-    from epochsim.sweep.table import judged_text, print_summary
+    from epochsim.sweep.table import print_summary
+    from invariants.recovery import judged_shares
 
     _spec, out, doc = swept
     rows = read_rows(out)
@@ -152,5 +153,5 @@ def test_each_cell_says_how_often_its_liveness_rules_judged(swept):
     printed = io.StringIO()
     print_summary(doc, out, printed)
     assert "judged U/P/C %" in printed.getvalue()
-    assert judged_text(doc["cell_metrics"][0]) in printed.getvalue()
-    assert judged_text({}) == "-/-/-"
+    assert judged_shares(doc["cell_metrics"][0]) in printed.getvalue()
+    assert judged_shares({}) == "-/-/-"
