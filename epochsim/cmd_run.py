@@ -24,7 +24,9 @@ from reports.tracediff import diff_traces, first_different_line, render
 
 HELP = """\
 Run SCENARIO once at --seed (default: the scenario's `seed`), write DIR/trace.jsonl and
-DIR/verdict.json, and print a summary with a copy-paste repro line.
+DIR/verdict.json, and print a summary with a copy-paste repro line. The summary also says,
+for each liveness rule, what it judged or why it judged nothing (a rule that judged nothing
+holds vacuously: lengthen run.settle_ms or shorten the clients' timeouts).
 Exit 0 when every invariant holds, 1 when one is violated, 2 on bad input.
 
   epochsim run scenarios/smoke.toml --seed 7 --out runs/smoke
