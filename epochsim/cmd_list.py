@@ -94,13 +94,15 @@ def action_lines() -> list[str]:
 
     rows = []
     for name, action in ACTIONS.items():
-        target = action.target.rstrip("?")
-        if target in ("node", "broker"):
-            target += " or role"  # leader:<tp>, follower:<tp>, controller
-        if action.target == "none":
-            target = "-"
-        elif action.target == "ignored" or not TARGETS[action.target][1]:
-            target = f"{target} (optional)" if action.target != "ignored" else "(ignored)"
+        kind = action.target
+        if kind in ("none", "ignored"):
+            target = {"none": "-", "ignored": "(ignored)"}[kind]
+        else:
+            target = kind.rstrip("?")
+            if target in ("node", "broker"):
+                target += " or role"  # leader:<tp>, follower:<tp>, controller
+            if not TARGETS[kind][1]:
+                target += " (optional)"
         params = []
         for key, (_check, default) in action.params.items():
             if default is REQUIRED:

@@ -19,6 +19,7 @@ from epochsim.common import (
     repro_line,
 )
 from epochsim.errors import UsageError
+from invariants.recovery import judged_summary
 
 HELP = """\
 Run every scenario (files, or every *.toml directly inside a directory) at --seeds seeds
@@ -144,8 +145,6 @@ def judged_runs(results: list[dict]) -> dict:
     return counts
 
 
-
-
 def write_suite(out: str, rows: list[dict], results: list[dict]) -> None:
     with open(os.path.join(out, "suite.json"), "w", encoding="utf-8") as fh:
         json.dump({"rows": rows, "runs": results}, fh, indent=2, sort_keys=True)
@@ -154,7 +153,6 @@ def write_suite(out: str, rows: list[dict], results: list[dict]) -> None:
 
 def print_table(rows: list[dict]) -> None:
     width = max(len(r["scenario"]) for r in rows)
-    from invariants.recovery import judged_summary
     cells = [judged_summary(r["liveness_judged"]) for r in rows]
     judged_width = max(len("judged U/P/C"), *map(len, cells))
     print(f"{'scenario':<{width}}  {'expect':<36} {'met':>9}  {'judged U/P/C':>{judged_width}}  "

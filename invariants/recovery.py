@@ -122,11 +122,10 @@ class AfterHeal(Invariant):
         self.note = "not judged: the run has not ended"
 
     def healed(self) -> tuple[int, int] | None:
-        why = self.ctx.quiet.why_not(self.ctx.truth)
-        if why is not None:
-            self.note = f"not judged: {why}"
-            return None
-        return self.ctx.quiet.healed(self.ctx.truth)
+        judged = self.ctx.quiet.healed(self.ctx.truth)
+        if judged is None:
+            self.note = f"not judged: {self.ctx.quiet.why_not(self.ctx.truth)}"
+        return judged
 
     def judged_note(self, short: str) -> None:
         """Set `note` from `judged`: the count, or `short` (why nothing qualified)."""
@@ -210,9 +209,8 @@ class ProduceStalledAfterHeal(AfterHeal):
     Judged once per producer and partition, at its first such batch."""
 
     name = "produce_stalled_after_heal"
-    handlers = {"batch": "on_batch", "produce_failed": "on_failed"}
-
     unit = "producer-partitions"
+    handlers = {"batch": "on_batch", "produce_failed": "on_failed"}
 
     def __init__(self, ctx):
         super().__init__(ctx)

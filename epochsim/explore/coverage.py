@@ -255,9 +255,8 @@ class Coverage:
         for ev in events:
             fold.step(ev)
         self.add(fold)
-        self.judged.update({rule: 1 for rule, n in (judged or {}).items() if n})
-        for rule in judged or {}:
-            self.judged.setdefault(rule, 0)
+        for rule, n in (judged or {}).items():
+            self.judged[rule] += n > 0  # a rule that never judged stays listed, at 0
 
     def add(self, fold: RunFold) -> None:
         self.runs += 1

@@ -247,10 +247,10 @@ class Network:
         does: what is in flight on them, either way, is lost (`drop`, `connection_reset`,
         when it would have arrived), and each end that can hear the other learns of the close
         one link latency later (`disconnect`). Returns a fault outcome, or None."""
-        w = self.world
-        peers = sorted({d for (s, d) in self._links if s == node}
-                       | {s for (s, d) in self._links if d == node}) if peer is None else [peer]
-        peers = [p for p in peers if p != node]
+        if peer is None:
+            peers = self._peers(node)
+        else:
+            peers = [peer] if peer != node else []
         if not peers:
             return "no connection"
         for other in peers:
@@ -260,11 +260,8 @@ class Network:
                 stalled, link.stalled = link.stalled, []
                 for msg in stalled:
                     self._drop(msg, "connection_reset")
-            for end, far in ((node, other), (other, node)):
-                edge = self.graph.edges[far, end]
-                if not edge["blocked"]:
-                    delay = edge["spec"].latency.sample(w.streams.get(f"net/{far}>{end}"))
-                    w.kernel.call_later(delay, self._disconnect, end, far)
+            self._tell_closed(node, other)
+            self._tell_closed(other, node)
         return None
 
     def unhealed(self, now_us: int) -> dict | None:
@@ -430,17 +427,26 @@ class Network:
         """A process died: the OS closes its sockets, so each connected peer that can still hear
         from it learns of the close one link latency later (`disconnect` event). A partition,
         unlike a crash, closes nothing: peers find out only by their own timeouts."""
-        w = self.world
-        # connections = links that have carried traffic, in either direction
-        peers = {d for (s, d) in self._links if s == node} | {s for (s, d) in self._links if d == node}
-        for peer in sorted(peers - {node}):
+        peers = self._peers(node)
+        for peer in peers:
             self.reset(node, peer)
-        for peer in sorted(peers - {node}):
-            edge = self.graph.edges[node, peer]
-            if edge["blocked"]:
-                continue
-            delay = edge["spec"].latency.sample(w.streams.get(f"net/{node}>{peer}"))
-            w.kernel.call_later(delay, self._disconnect, peer, node)
+        for peer in peers:
+            self._tell_closed(peer, node)
+
+    def _peers(self, node: str) -> list[str]:
+        """The nodes `node` has a connection with: links that have carried traffic, either
+        way."""
+        linked = {d for (s, d) in self._links if s == node} | {s for (s, d) in self._links if d == node}
+        return sorted(linked - {node})
+
+    def _tell_closed(self, end: str, far: str) -> None:
+        """`end` learns that its connection with `far` closed one link latency later (a
+        `disconnect`), unless the link far -> end is cut and the news cannot reach it."""
+        edge = self.graph.edges[far, end]
+        if not edge["blocked"]:
+            w = self.world
+            delay = edge["spec"].latency.sample(w.streams.get(f"net/{far}>{end}"))
+            w.kernel.call_later(delay, self._disconnect, end, far)
 
     def _disconnect(self, peer: str, node: str) -> None:
         w = self.world
@@ -452,11 +458,7 @@ class Network:
         """Nobody listens at the destination: the message is lost and, as a TCP reset would,
         the sender's connection closes one link latency later."""
         self._drop(msg, "dst_down")
-        w = self.world
-        edge = self.graph.edges[msg.dst, msg.src]
-        if not edge["blocked"]:
-            delay = edge["spec"].latency.sample(w.streams.get(f"net/{msg.dst}>{msg.src}"))
-            w.kernel.call_later(delay, self._disconnect, msg.src, msg.dst)
+        self._tell_closed(msg.src, msg.dst)
 
     def _drop(self, msg: Message, reason: str) -> int:
         w = self.world
