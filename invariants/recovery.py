@@ -22,8 +22,9 @@ wait (`replica_fetch_wait_max_ms`) plus the fetch timeout; a failed Fetch backs 
 the leader's AlterPartition adds it back to the ISR. An AlterPartition (or its response) lost
 on a live link is sent again only after `controller.socket.timeout.ms`, so such a loss holds
 the judgement off for that much longer (not a `dst_down` drop, which a new controller's
-arrival repairs; a `connection_closed` one may be the controller closing its side of the
-link, which the broker does not notice).
+arrival repairs, nor a `connection_reset` one, which both ends hear of: the broker sends its
+unanswered AlterPartitions again at once; a `connection_closed` one may be the controller
+closing its side of the link, which the broker does not notice).
 A network cut, or a drop or hold rule still in force at the end (the harness's `unhealed`
 event), means the faults did not heal: no judgement.
 """
@@ -47,6 +48,9 @@ DELIVERY_TIMEOUT = next(code for code, name in ERROR_NAMES.items() if name == "D
 # Lost on a live link, these are sent again only after controller.socket.timeout.ms; a drop
 # without a kind (a trace from before drops named theirs) counts too, to be safe.
 SLOW_RETRY = frozenset({"AlterPartition", "AlterPartitionResponse", None})
+# Losses the broker hears of and repairs at once: the controller gone (its successor gets the
+# requests) or the connection reset under both ends (`Broker.on_disconnect` resends them).
+REPAIRED_AT_ONCE = frozenset({"dst_down", "connection_reset"})
 
 
 def recovery_us(cluster: dict) -> int:
@@ -72,7 +76,7 @@ class QuietClock:
     def step(self, ev: dict) -> None:
         kind = ev["kind"]
         if kind == "drop":
-            if ev["reason"] != "dst_down" and ev.get("msg") in SLOW_RETRY:
+            if ev["reason"] not in REPAIRED_AT_ONCE and ev.get("msg") in SLOW_RETRY:
                 self.live_drop = ev["t"]
         elif kind == "fault":
             # a rule with a duration disturbs until it lapses, which may be after later steps

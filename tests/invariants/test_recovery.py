@@ -89,10 +89,13 @@ def test_under_replicated_after_heal_says_what_it_judged():
     assert tb.judged(NAME) == (1, "judged 1 partition")
 
 
-@pytest.mark.parametrize("drop", [("Fetch", "loss"), ("AlterPartition", "dst_down")])
+@pytest.mark.parametrize("drop", [("Fetch", "loss"), ("AlterPartition", "dst_down"),
+                                  ("AlterPartition", "connection_reset"),
+                                  ("AlterPartitionResponse", "connection_reset")])
 def test_under_replicated_after_heal_violated_despite_losses_that_retry_soon(drop):
-    """A lost Fetch is retried within the bound, and an AlterPartition lost to a controller
-    that died is sent to the next one: neither holds the judgement off."""
+    """A lost Fetch is retried within the bound, an AlterPartition lost to a controller that
+    died is sent to the next one, and one lost (or its answer lost) to a connection reset is
+    sent again at once, since the broker hears of the reset: none holds the judgement off."""
     tb, s = _shrunk(drop=(4, *drop))
     assert tb.violations(NAME) == [(NAME, 20 * S, (s["shrink"], s["end"]))]
 
