@@ -78,7 +78,9 @@ class Protocol:
     # broker that no longer leads it, so its sequences never split across two leaders (the
     # hazard of finding-idempotent-duplicate-after-split-leaders). Kafka's Java client does not
     # (`RecordAccumulator.shouldStopDrainBatchesForPartition` waits only on a stale epoch or an
-    # unresolved sequence); this harness's own proposal, pipelined unlike max_in_flight = 1
+    # unresolved sequence); librdkafka's idempotent producer does (`rd_kafka_idemp_drain_toppar`
+    # when a partition joins its new leader's broker thread, read at v2.6.0). Pipelined, unlike
+    # max_in_flight = 1
     client_drains_on_leader_change: bool = False
     # how a follower finds where its log diverges from its leader's (ref §4 rows 1, 3 and 5;
     # sim/kafka/fetcher.py): high_watermark (before 0.11): when its leader changes it
