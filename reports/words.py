@@ -91,6 +91,13 @@ def _retention(target, p) -> str:
     return f"run time-based retention on {target}"
 
 
+def _power_loss(target, params) -> str:
+    lost = (f"each log's writes since the kernel last wrote it back (pages expire after "
+            f"{params['unflushed_ms'] / 1000:g} s)" if params.get("flush") == "writeback"
+            else f"what reached its logs in the last {params['unflushed_ms'] / 1000:g} s")
+    return f"power loss on {target_words(target)}: it stops and loses {lost}"
+
+
 _SENTENCES = {
     "crash": lambda t, p: f"crash {target_words(t)}",
     "restart": lambda t, p: f"restart {target_words(t)}",
@@ -112,8 +119,7 @@ _SENTENCES = {
     "cancel_reassignment": lambda t, p: f"cancel the reassignment of {t}",
     "controlled_shutdown": lambda t, p: f"controlled shutdown of {target_words(t)} "
                                         "(it stops 0.5 s later)",
-    "power_loss": lambda t, p: (f"power loss on {target_words(t)}: it stops and loses what "
-                                f"reached its logs in the last {p['unflushed_ms'] / 1000:g} s"),
+    "power_loss": _power_loss,
     "delete_topic": lambda t, p: f"delete topic {t}",
     "create_topic": lambda t, p: f"create topic {p['name']}",
     "retention": _retention,

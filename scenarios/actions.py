@@ -29,6 +29,8 @@ MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "Pr
                  "AlterPartitionResponse", "LeaderAndIsrResponse", "StopReplicaResponse",
                  "UpdateMetadataResponse", "OffsetsForLeaderEpoch",
                  "OffsetsForLeaderEpochResponse")
+# How a power loss decides what a log had on disk (`power_loss`'s flush).
+FLUSH_MODES = ("age", "writeback")
 # Recovery actions: the only ones allowed in the quiet settle window at the end of a run.
 SETTLE_SAFE = ("heal", "clear_rules", "restart")
 NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
@@ -378,8 +380,11 @@ ACTIONS: dict[str, Action] = {
     "controlled_shutdown": Action("broker"),
     # a crash that also loses what the OS had not written to disk: the batches appended in
     # the last unflushed_ms (30 s: Linux writes a dirty page back once it is
-    # vm.dirty_expire_centisecs = 3000 old)
-    "power_loss": Action("broker", {"unflushed_ms": (_n(lo=0), 30_000)}),
+    # vm.dirty_expire_centisecs = 3000 old), or with flush = "writeback" what each log got
+    # since the kernel's flusher last wrote it back, unflushed_ms being that expiry
+    "power_loss": Action("broker", {"unflushed_ms": (_n(lo=0), 30_000),
+                                    "flush": (lambda v, k, n: check_str(v, k, FLUSH_MODES),
+                                              OPTIONAL)}),
     "partition": Action("none", {"groups": (_groups, REQUIRED)}),
     "block": Action("node", {"dst": (check_link_end, REQUIRED)}),
     "heal": Action("ignored"),

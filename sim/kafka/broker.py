@@ -83,6 +83,8 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         broker gone at once rather than after broker_session_timeout_ms, if zk is reachable."""
         if self.alive:
             self.checkpoint_hws()
+            for _topic_id, log in self.logs.values():  # LogManager.shutdown flushes every log
+                log.flush()
             if self.world.network.reachable(self.name, "zk"):
                 self.store.close_session(self.id, self.broker_epoch)
             self.world.crash(self.name)
@@ -149,16 +151,22 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             self.on_data_timer(name, data)
 
     # -- power loss ----------------------------------------------------------------------
-    def lose_unflushed(self, unflushed_us: int) -> None:
-        """A power loss: every log loses the batches appended in the last `unflushed_us`, which
-        the OS had not yet written to disk (Kafka leaves flushing to the OS by default:
-        `log.flush.interval.messages` and `.ms` are unbounded). Log recovery then trims the
-        leader-epoch cache, written with fsync on every change, to the new log end
-        (`LogLoader`: `truncateFromEnd`), and the HW to it; producer state is rebuilt."""
-        cutoff = self.now_us - unflushed_us
+    def lose_unflushed(self, unflushed_us: int, writeback: bool = False) -> None:
+        """A power loss: every log loses what the OS had not yet written to disk (Kafka leaves
+        flushing to the OS by default: `log.flush.interval.messages` and `.ms` are unbounded),
+        never what Kafka flushed itself (a clean shutdown flushes every log). By default that
+        is the batches appended in the last `unflushed_us`; with `writeback`, what each log
+        got since the kernel last wrote it back, `unflushed_us` being the dirty-page expiry
+        (`Log.written_back`). Log recovery then trims the leader-epoch cache, written with
+        fsync on every change, to the new log end (`LogLoader`: `truncateFromEnd`), and the HW
+        to it; producer state is rebuilt. What recovery kept is on disk."""
+        now = self.now_us
         for tp in sorted(self.logs):
             topic_id, log = self.logs[tp]
-            self.truncate_log(tp, topic_id, log, log.first_appended_after(cutoff), "power_loss")
+            keep = (log.written_back(now, unflushed_us, V.DIRTY_WRITEBACK_US) if writeback
+                    else log.unflushed_from(now - unflushed_us))
+            self.truncate_log(tp, topic_id, log, keep, "power_loss")
+            log.flush()
 
     # -- retention (ref §2.3) ------------------------------------------------------------
     def apply_retention(self, tp: str, log_start_offset: int | None = None) -> None:

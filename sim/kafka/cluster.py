@@ -130,7 +130,8 @@ class Cluster:
     def _power_loss(self, target, params):
         """The broker's machine loses power: its unflushed batches go, and it is down (if it
         was already, its OS still held them in memory until now)."""
-        self.brokers[int(target[1:])].lose_unflushed(int(params["unflushed_ms"] * 1000))
+        self.brokers[int(target[1:])].lose_unflushed(int(params["unflushed_ms"] * 1000),
+                                                     params.get("flush") == "writeback")
         return None if self.world.crash(target) else "already down"
 
     def _upgrade_format(self, controller, topic, params):

@@ -27,6 +27,9 @@ class Log:
         # the HW as last written to replication-offset-checkpoint (what a restart reads back)
         self.checkpointed_hw = 0
         self.epochs: list[tuple[int, int]] = []  # leader-epoch cache: (epoch, start_offset)
+        # below this offset the log is on disk whatever the page cache holds: Kafka flushed it
+        # (`LogManager.shutdown` flushes every log) or it is what recovery kept after a power loss
+        self.flushed = 0
 
     def assign_epoch_start(self, epoch: int, start_offset: int) -> None:
         """Record that `epoch` starts at `start_offset` (KAFKA-7415 maybeAssignEpochStartOffset)."""
@@ -56,6 +59,32 @@ class Log:
         (entries are appended in time order)."""
         i = bisect_right(self.appended_us, t_us)
         return self.bases[i] if i < len(self.bases) else self.leo
+
+    def flush(self) -> None:
+        """Everything appended so far is on disk (`UnifiedLog.flush`)."""
+        self.flushed = self.leo
+
+    def unflushed_from(self, cutoff_us: int) -> int:
+        """Where a power loss cuts the log when the OS holds back what was appended after
+        `cutoff_us`: the first such batch, never below what is known to be on disk."""
+        return max(self.first_appended_after(cutoff_us), self.flushed)
+
+    def written_back(self, now_us: int, expire_us: int, tick_us: int) -> int:
+        """The offset up to which the kernel's writeback has put the log on disk by `now_us`.
+        The flusher wakes every `tick_us` (counted from time 0) and writes a file whose oldest
+        dirty page is `expire_us` old, all of its dirty pages at once (Linux's
+        vm.dirty_writeback_centisecs and vm.dirty_expire_centisecs); an append after that
+        dirties the file again. Each log is one file, so each has its own cycle."""
+        times = self.appended_us
+        i = bisect_left(self.bases, self.flushed)  # the first batch not known to be on disk
+        durable = self.flushed
+        while i < len(times):
+            written_at = -(-(times[i] + expire_us) // tick_us) * tick_us  # the tick after expiry
+            if written_at > now_us:
+                break
+            i = bisect_right(times, written_at, lo=i)
+            durable = self.bases[i] if i < len(self.bases) else self.leo
+        return durable
 
     def read(self, from_offset: int, max_batches: int) -> tuple:
         """Batches from the one holding `from_offset` on (LogSegment.read starts at the first
@@ -108,6 +137,7 @@ class Log:
             del self.appended_us[i:]
             self.leo = self.entries[-1][0] + self.entries[-1][1] if self.entries else self.log_start_offset
         self.hw = min(self.hw, self.leo)
+        self.flushed = min(self.flushed, self.leo)
         return changed
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -117,7 +147,7 @@ class Log:
         self.entries.clear()
         self.appended_us.clear()
         self.epochs = []
-        self.leo = self.log_start_offset = self.hw = offset
+        self.leo = self.log_start_offset = self.hw = self.flushed = offset
 
     def advance_start(self, offset: int) -> bool:
         """Retention / DeleteRecords: the log start moves to `offset` (at most the log end)

@@ -69,6 +69,10 @@ CLIENT_CONFIG = "client_config"  # idempotence (mode the profile promises), effe
 CLIENT_EPOCH = "client_epoch"  # tp, topic_id, leader, leader_epoch, source: metadata | hint
 METADATA_REJECTED = "metadata_rejected"  # tp, leader_epoch (offered), known_epoch, source
 
+# vm.dirty_writeback_centisecs (Linux default 500): how often the kernel's flusher wakes to
+# write back files whose dirty pages have expired (`power_loss` with flush = "writeback")
+DIRTY_WRITEBACK_US = 5_000_000
+
 # -- timeouts the model uses that a trace reader needs (invariants/recovery.py) ---------------
 # replica.fetch.backoff.ms (default 1 s): a follower's pause after a failed Fetch
 FETCH_BACKOFF_US = 1_000_000
