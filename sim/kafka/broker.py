@@ -315,7 +315,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         if st.leader == self.id:
             if p.make_leader(st, self.now_us):
                 for f in p.followers.values():
-                    f.caught_up_us = self.now_us
+                    f.reset(p.log.leo, self.now_us)
             self.remove_from_fetchers(st.tp)
         else:
             leader_changed = p.leader != st.leader

@@ -76,7 +76,7 @@ class BrokerData:
             self._check_waiters(tp)
 
     def _produce_one(self, pp, acks: int, appended: list):
-        p = self.partitions.get(pp.tp)
+        p = self._hosted(pp.tp)
         if p is None:
             err = self._not_hosted_error(pp.tp)
             return self._produce_error(pp, err), None
@@ -109,6 +109,14 @@ class BrokerData:
         self._wake_parked(pp.tp, "followers")
         self.maybe_advance_hw(p)
         return ProducePartitionResult(pp.tp, E.NONE, base, p.log.log_start_offset), base + batch.count
+
+    def _hosted(self, tp: str):
+        """The partition a Produce or Fetch names, or None. `KafkaApis` answers
+        UNKNOWN_TOPIC_OR_PARTITION for a partition its metadata cache lacks before it asks the
+        replica manager (`handleProduceRequest`, `handleFetchRequest`): a replica the broker
+        still hosts is not served once an UpdateMetadata took the partition out (a topic being
+        deleted), nor before one brought it in (a new topic's LeaderAndIsr came first)."""
+        return self.partitions.get(tp) if tp in self.metadata else None
 
     def _not_hosted_error(self, tp: str) -> int:
         """A request for a partition this broker holds no replica of: NOT_LEADER_OR_FOLLOWER
@@ -260,7 +268,7 @@ class BrokerData:
             self._answer_fetch(msg)
 
     def _read(self, fp, replica_id: int, record: bool = True) -> FetchPartitionData:
-        p = self.partitions.get(fp.tp)
+        p = self._hosted(fp.tp)
         if p is None:
             err = self._not_hosted_error(fp.tp)
             return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
@@ -342,10 +350,8 @@ class BrokerData:
         f = p.followers.get(replica_id)
         if f is None:
             return
-        f.leo = fetch_offset
+        f.fetched(fetch_offset, p.log.leo, self.now_us)
         f.epoch = p.leader_epoch
-        if fetch_offset >= p.log.leo:
-            f.caught_up_us = self.now_us
         if (replica_id not in p.isr and p.pending_isr is None and fetch_offset >= p.log.hw
                 and fetch_offset >= p.leader_epoch_start_offset):
             self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))

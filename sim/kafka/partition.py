@@ -14,14 +14,36 @@ from sim.kafka.log import Log
 
 
 class Replica:
-    """Leader-side view of one follower."""
+    """Leader-side view of one follower (Kafka's `Replica` / `ReplicaState`)."""
 
-    __slots__ = ("leo", "caught_up_us", "epoch")
+    __slots__ = ("leo", "caught_up_us", "epoch", "last_fetch_leader_leo", "last_fetch_us")
 
     def __init__(self):
         self.leo = -1
+        # lastCaughtUpTimeMs: the latest time at which the follower's fetch offset reached the
+        # leader's log end offset of that time
         self.caught_up_us = -1
         self.epoch = -1  # leader epoch at which it last fetched
+        self.last_fetch_leader_leo = 0  # the leader's log end offset at its previous fetch
+        self.last_fetch_us = 0  # ... and when that fetch came
+
+    def reset(self, leader_leo: int, now_us: int) -> None:
+        """A new leader epoch (`Replica.resetReplicaState` in makeLeader): caught up now."""
+        self.caught_up_us = self.last_fetch_us = now_us
+        self.last_fetch_leader_leo = leader_leo
+
+    def fetched(self, fetch_offset: int, leader_leo: int, now_us: int) -> None:
+        """A Fetch from this follower (`Replica.updateFetchStateOrThrow`): caught up now if it
+        asks from the leader's log end offset; else caught up as of its previous fetch if it
+        asks from at least the log end offset the leader had then, so a follower that trails
+        by one round trip under steady load stays in sync."""
+        if fetch_offset >= leader_leo:
+            self.caught_up_us = now_us
+        elif fetch_offset >= self.last_fetch_leader_leo:
+            self.caught_up_us = max(self.caught_up_us, self.last_fetch_us)
+        self.leo = fetch_offset
+        self.last_fetch_leader_leo = max(leader_leo, self.last_fetch_leader_leo)
+        self.last_fetch_us = now_us
 
 
 class Partition:

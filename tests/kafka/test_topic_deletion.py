@@ -105,3 +105,47 @@ def test_a_broker_that_never_returns_keeps_the_topic_marked_for_deletion():
     verdict = _run("")
     assert not _kinds(verdict, "topic_deletion_completed")
     assert not [e for e in _kinds(verdict, "partition_state") if e["reason"] == "create_topic"]
+
+
+DELETE_WINDOW = """
+name = "delete-window"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 9000
+settle_ms = 1000
+[protocol]
+profile = "3.7"
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+records_per_sec = 100
+request_timeout_ms = 3000
+[[faults]]          # the leader's StopReplica(delete) is held until a Metadata request passes
+at_ms = 2990
+action = "rule"
+rule = "hold"
+kind = "StopReplica"
+dst = "b1"
+release_kind = "Metadata"
+count = 1
+[[faults]]
+at_ms = 3000
+action = "delete_topic"
+target = "t"
+"""
+
+
+def test_a_leader_whose_metadata_dropped_the_topic_appends_no_more():
+    """`KafkaApis.handleProduceRequest` answers UNKNOWN_TOPIC_OR_PARTITION for a partition its
+    metadata cache lacks before the replica manager sees the batch: once the deletion's
+    UpdateMetadata reaches b1, it appends nothing to t-0 though its StopReplica is still held."""
+    events = run_scenario(parse_scenario(DELETE_WINDOW, "d.toml"), 1, keep_events=True)["_events"]
+    dropped = next(e["t"] for e in events if e["node"] == "b1" and e["kind"] == "metadata"
+                   and ["t-0", -1, -2] in e["changes"])  # LeaderDuringDelete
+    late = [e for e in events if e["node"] == "b1" and e["kind"] == "append" and e["t"] > dropped]
+    refused = [e for e in events if e["node"] == "b1" and e["kind"] == "produce_result"
+               and e["t"] > dropped and e["error"] == 3]  # UNKNOWN_TOPIC_OR_PARTITION
+    assert late == [] and refused

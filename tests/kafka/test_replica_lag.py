@@ -1,0 +1,69 @@
+"""When a leader counts a follower as caught up (`Replica.updateFetchStateOrThrow`): a Fetch
+from the leader's log end offset makes it caught up now; a Fetch from at least the log end
+offset the leader had at the follower's previous Fetch makes it caught up as of that Fetch. A
+follower that trails by one round trip under steady load therefore stays in the ISR, and one
+that stops fetching, or falls behind, leaves it after replica.lag.time.max.ms."""
+
+from __future__ import annotations
+
+from epochsim.runner import run_scenario
+from scenarios.schema import parse_scenario
+from sim.kafka.partition import Replica
+
+STEADY_LOAD = """
+name = "steady-load-isr"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 6000
+settle_ms = 1000
+[protocol]
+profile = "3.7"
+[cluster]
+replica_lag_time_max_ms = 1000
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+records_per_sec = 6000
+linger_ms = 1
+[[producers]]
+topic = "t"
+records_per_sec = 6000
+linger_ms = 1
+"""
+
+
+def test_a_fetch_from_the_leaders_log_end_is_caught_up_now():
+    r = Replica()
+    r.reset(leader_leo=10, now_us=0)
+    r.fetched(10, leader_leo=10, now_us=500)
+    assert r.caught_up_us == 500
+
+
+def test_a_fetch_from_the_log_end_of_the_previous_fetch_is_caught_up_as_of_then():
+    r = Replica()
+    r.reset(leader_leo=0, now_us=0)
+    r.fetched(0, leader_leo=10, now_us=100)  # the leader had 10 by now: caught up as of 0 only
+    assert r.caught_up_us == 0
+    r.fetched(10, leader_leo=20, now_us=200)  # reached what the leader had at 100
+    assert r.caught_up_us == 100
+    r.fetched(15, leader_leo=30, now_us=300)  # short of the 20 the leader had at 200
+    assert r.caught_up_us == 100
+
+
+def test_a_follower_one_round_trip_behind_under_steady_load_stays_in_the_isr():
+    """Two producers append every millisecond, so a follower's Fetch never finds the leader's
+    log end where it asks; the leader shrank such an ISR after replica.lag.time.max.ms."""
+    verdict = run_scenario(parse_scenario(STEADY_LOAD, "steady.toml"), 1, keep_events=True)
+    isrs = [e["isr"] for e in verdict["_events"] if e["kind"] == "partition_state"]
+    assert isrs == [[1, 2, 3]] and verdict["violated"] == []
+    assert verdict["metrics"]["acked"] > 1000
+
+
+def test_a_follower_that_stops_fetching_still_leaves_the_isr():
+    cut = STEADY_LOAD + '[[faults]]\nat_ms = 1000\naction = "isolate"\ntarget = "b3"\n'
+    verdict = run_scenario(parse_scenario(cut, "cut.toml"), 1, keep_events=True)
+    isrs = [e["isr"] for e in verdict["_events"] if e["kind"] == "partition_state"]
+    assert [1, 2] in isrs
