@@ -34,7 +34,7 @@ class PendingBatch:
     """A batch inside the producer: its wire form plus retry bookkeeping."""
 
     __slots__ = ("batch", "tp", "attempts", "retry_at_us", "in_flight", "current_leader_epoch",
-                 "attempts_when_leader_changed", "stamped", "sequence_reset", "sent_to")
+                 "attempts_when_leader_changed", "stamped", "sequence_reset", "sent_to", "expired")
 
     def __init__(self, batch: Batch, tp: str):
         self.batch, self.tp = batch, tp
@@ -46,6 +46,9 @@ class PendingBatch:
         self.stamped = False  # producer id, epoch and sequence assigned (at first drain)
         self.sequence_reset = False  # renumbered from 0 (`ProducerBatch.sequenceHasBeenReset`)
         self.sent_to = -1  # the broker its latest request went to
+        # failed at delivery.timeout.ms while its request was still out: the application has
+        # its TimeoutException, and the request's answer only settles the sequences
+        self.expired = False
 
 
 class Producer(IdempotenceMixin, MetadataRefresher, Actor):
@@ -124,7 +127,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         self.carry -= records
         if records:
             self._accumulate(records)
-        self._expire_queued()
+        self._expire()
         self.drain()
         self.set_timer(linger_ms * 1000, "tick")
 
@@ -265,6 +268,9 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             if pb is None:
                 continue
             pb.in_flight = False
+            if pb.expired:
+                self._settle_expired(pb, result)
+                continue
             if (self.discovery == "kip951" and result.current_leader  # ref §3.3.1
                     and result.error in (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)):
                 leader_id, epoch = result.current_leader
@@ -335,7 +341,9 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             ACK_KEYS, (batch.bid, pb.tp, base_offset, batch.count, self.spec["acks"], latency,
                        has_offset))
 
-    def _fail(self, pb: PendingBatch, err: int) -> None:
+    def _fail(self, pb: PendingBatch, err: int, unresolved: bool = True) -> None:
+        """Surface `err` for `pb` to the application (`produce_failed`); a sent idempotent
+        batch's sequence is left `unresolved` unless told otherwise."""
         if pb in self.queues[pb.tp]:
             self.queues[pb.tp].remove(pb)
         fields = {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
@@ -344,7 +352,8 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             # whether the batch was the next the client expected the broker to take, or follows
             # an earlier batch that failed (then OUT_OF_ORDER is that failure's consequence)
             fields["in_sequence"] = pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1
-        self.on_batch_failed(pb)
+        if unresolved:
+            self.on_batch_failed(pb)
         self.emit(V.PRODUCE_FAILED, fields)
 
     def on_disconnect(self, peer: str) -> None:
@@ -367,22 +376,36 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         for corr in sorted(failed):
             for pb in failed[corr]:
                 pb.in_flight = False
-                self._retry_or_fail(pb, E.REQUEST_TIMED_OUT, disconnected=True)
+                if not pb.expired:  # an expired batch is done: nothing is left to retry
+                    self._retry_or_fail(pb, E.REQUEST_TIMED_OUT, disconnected=True)
         if self.meta_inflight is not None and self.meta_node == leader:
             self.metadata_failed()
             self.request_update()
         if failed:
             self.drain()
 
-    def _expire_queued(self) -> None:
+    def _expire(self) -> None:
+        """Fail every batch older than delivery.timeout.ms with DELIVERY_TIMEOUT, queued or
+        in flight (`Sender.sendProducerData`: `accumulator.expiredBatches` and, from 2.1,
+        KIP-91's `getExpiredInflightBatches`). An expired batch's sequence is left unresolved
+        only if it had been retried (`expiredBatch.inRetry()`); one still in flight stays on
+        its connection, and its answer is not the application's any more (`_settle_expired`)."""
         limit = self.spec["delivery_timeout_ms"] * 1000
         for tp in self.tps:
             queue = self.queues[tp]
             if not queue or self.now_us - queue[0].batch.created_us < limit:
                 continue  # queues are in creation order: the head is the oldest batch
-            for pb in [pb for pb in queue
-                       if not pb.in_flight and self.now_us - pb.batch.created_us >= limit]:
-                self._fail(pb, E.DELIVERY_TIMEOUT)
+            for pb in [pb for pb in queue if self.now_us - pb.batch.created_us >= limit]:
+                pb.expired = pb.in_flight
+                self._fail(pb, E.DELIVERY_TIMEOUT, unresolved=pb.attempts > 0)
+
+    def _settle_expired(self, pb: PendingBatch, result) -> None:
+        """The answer to a batch that expired in flight: a write still advances the acknowledged
+        sequence (`TransactionManager.handleCompletedBatch` runs before `ProducerBatch.complete`,
+        which ignores a batch already failed), so a sequence left unresolved may be resolved by
+        it; an error changes nothing (`failBatch` finds the batch done)."""
+        if result.error in (E.NONE, E.DUPLICATE_SEQUENCE_NUMBER):
+            self.on_acked(pb, result.base_offset if result.error == E.NONE else -1)
 
     # -- metadata ------------------------------------------------------------------------
     def retry_backoff_us(self) -> int:
