@@ -99,7 +99,7 @@ def test_kip320_fetch_epochs_alone_fence_the_zombie_follower_on_2_4(overrides, v
     ("kafka14704-follower-hw-before-truncation-fixed", True, ["log_divergence"]),
 ])
 def test_the_hw_before_truncation_switch_alone_decides_kafka14704(name, on, violated):
-    """The KAFKA-14704 pair differs by profile (3.4.1 / 3.7); the switch alone flips each."""
+    """The KAFKA-14704 pair differs by profile (3.4.0 / 3.7); the switch alone flips each."""
     verdict = run_cached(name, 1, (("protocol.hw_before_diverging_truncation", on),))
     assert verdict["violated"] == violated, verdict["violated"]
 

@@ -158,7 +158,9 @@ PROFILES: dict[str, Protocol] = {
     "2.6": Protocol(client_accepts_recreated_topic=False, stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, follower_truncation="kip279", **_PRE_3_7),
     "3.4.0": Protocol(stop_replica_equal_epoch="reject", hw_before_diverging_truncation=True, **_PRE_3_7),
-    "3.4.1": Protocol(stop_replica_equal_epoch="accept", hw_before_diverging_truncation=True, **_PRE_3_7),
+    # KAFKA-14704's fix (bd32d98bd7c, Feb 2023) went to the 3.3 and 3.4 branches as it was, and
+    # to 3.2 and earlier as a separate port (apache/kafka PR 13245): 3.4.0 (Feb 7) predates it
+    "3.4.1": Protocol(stop_replica_equal_epoch="accept", **_PRE_3_7),
     "3.7": Protocol(leader_discovery="kip951"),
     "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True,
                          leader_and_isr_delete_fence=True, full_leader_and_isr=True),
