@@ -396,12 +396,14 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             return E.FENCED_LEADER_EPOCH
         self.emit(V.STOP_REPLICA, {**fields, "result": "applied" if p else "not_hosted",
                                    "error": E.NONE})
+        # `ReplicaManager.stopPartitions`: the fetcher goes; a deleted replica's partition goes
+        # too, so its parked requests complete with an error. Without delete the partition is
+        # left as it is, a leader still leading: `completeDelayedFetchOrProduceRequests` then
+        # completes only what can complete, so its parked requests wait on
         self.remove_from_fetchers(sp.tp)
-        self.fail_waiters(sp.tp)
         if sp.delete:
+            self.fail_waiters(sp.tp)
             self._delete_replica(sp.tp, sp.topic_id, self._delete_fence_epoch(sp, p))
-        elif p is not None:
-            p.leader = E.NO_LEADER if p.is_leader else p.leader
         return E.NONE
 
     def _delete_replica(self, tp: str, topic_id: int, fence_epoch: int | None,

@@ -127,3 +127,47 @@ replicas = [1, 2]
     verdict = run_scenario(parse_scenario(text, "deleted-then-moved.toml"), 1, keep_events=True)
     outcomes = [e["outcome"] for e in verdict["_events"] if e["kind"] == "fault_outcome"]
     assert outcomes == ["no partition t-0 (its topic was deleted)"] * 3
+
+
+# -- StopReplica without delete ---------------------------------------------------------------
+
+LEADING = """
+name = "stop-no-delete"
+expect = "pass"
+[protocol]
+profile = "2.5"
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+acks = "all"
+records_per_sec = 200
+[[faults]]          # followers' Fetches are slow, so acks=all writes wait on the leader
+at_ms = 500
+action = "rule"
+rule = "delay"
+kind = "Fetch"
+delay_ms = 2000
+"""
+
+
+def test_a_stop_replica_without_delete_leaves_a_leader_leading():
+    """`ReplicaManager.stopPartitions` stops the fetcher and, without delete, leaves the
+    partition as it is: a leader still leads, and its parked acks=all writes are completed only
+    if they can be (`completeDelayedFetchOrProduceRequests`), not failed. On 2.5 a StopReplica
+    carries no leader epoch, so a stale one reaches a leader unchecked."""
+    from sim.core.network import Message
+    from sim.kafka.messages import StopReplica, StopReplicaPartition
+    from tests.kafka import build_cluster
+    cluster, trace = build_cluster(LEADING)
+    cluster.kernel.until_us = 1_000_000
+    cluster.run()
+    b1 = cluster.world.actors["b1"]
+    parked = len(b1.waiters)
+    topic_id = b1.partitions["t-0"].topic_id
+    stop = StopReplica(b1.controller, b1.controller_epoch, b1.broker_epoch, 99,
+                       (StopReplicaPartition("t-0", topic_id, -1, False, 0),))
+    b1.on_stop_replica(Message(0, b1.controller, "b1", "StopReplica", stop))
+    assert b1.partitions["t-0"].is_leader and "t-0" in b1.logs
+    assert len(b1.waiters) == parked > 0  # the parked writes wait on
