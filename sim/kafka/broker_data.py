@@ -278,6 +278,8 @@ class BrokerData:
         log = p.log
         if replica_id >= 0:
             if replica_id not in p.replicas:
+                if not self.protocol.non_replica_fetch_error:  # before KAFKA-13837: no records
+                    return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset)
                 err = E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0 else E.NOT_LEADER_OR_FOLLOWER
                 return FetchPartitionData(fp.tp, err)
             if fp.last_fetched_epoch >= 0:
@@ -353,7 +355,9 @@ class BrokerData:
         f.fetched(fetch_offset, p.log.leo, self.now_us)
         f.epoch = p.leader_epoch
         if (replica_id not in p.isr and p.pending_isr is None and fetch_offset >= p.log.hw
-                and fetch_offset >= p.leader_epoch_start_offset):
+                and fetch_offset >= p.leader_epoch_start_offset
+                # KIP-841 in ZK mode: a broker the metadata cache lists alive
+                and (replica_id in self.alive_brokers or not self.protocol.ineligible_replica_check)):
             self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
         self.maybe_advance_hw(p)
 

@@ -39,6 +39,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         self.controller_epoch = -1
         self.last_renew_us = 0
         self.live: dict[int, int] = {}  # broker id -> broker epoch
+        self.shutting_down: set[int] = set()  # asked for a controlled shutdown, not yet gone
         self.outstanding: dict[int, tuple] = {}
         self.corr = 0
         self.dirty: list[str] = []
@@ -125,6 +126,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         if failed:
             for b in failed:
                 del self.live[b]
+                self.shutting_down.discard(b)
             self.on_brokers_failure(failed)
         if started:
             self.live.update({b: current[b] for b in started})
@@ -244,6 +246,9 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
             error, already = E.NONE, True
         elif req.partition_epoch < st.partition_epoch:
             error = E.INVALID_UPDATE_VERSION
+        elif self.protocol.ineligible_replica_check and any(
+                r not in self.live or r in self.shutting_down for r in isr):
+            error = E.INELIGIBLE_REPLICA  # KIP-841: `isr -- liveBrokerIds`, the last check
         else:
             error = E.NONE
         fields = {"tp": req.tp, "from": req.broker, "leader_epoch": req.leader_epoch,

@@ -88,6 +88,7 @@ class ControllerOps:
     def controlled_shutdown(self, broker: int) -> str | None:
         if not self._can_write():
             return "controller cannot write"
+        self.shutting_down.add(broker)  # `shuttingDownBrokerIds`: kept out of ISRs (KIP-841)
         stops = []
         for tp in self.store.all_tps():
             topic, st = self.store.partition(tp)

@@ -64,6 +64,18 @@ class Protocol:
     # controller-initiated ISR removal (controlled shutdown, offline replica) bumps the leader
     # epoch: ZK controller and KRaft before MetadataVersion 3.6; KAFKA-15021 stopped it (ref §1.4)
     isr_shrink_bumps_epoch: bool = True
+    # KIP-841 (ZK mode: KAFKA-14140, 3.3): only live replicas join the ISR. A leader proposes a
+    # follower for the ISR only if its metadata cache lists the broker alive
+    # (`Partition.isReplicaIsrEligible`), and the controller answers INELIGIBLE_REPLICA to an
+    # AlterPartition whose ISR names a broker that is not live or is shutting down
+    # (`KafkaController.processAlterPartition`, `liveBrokerIds`). Before, a broker cut off from
+    # ZooKeeper but not from its leader could rejoin the ISR it was just removed from
+    ineligible_replica_check: bool = True
+    # a leader answers a Fetch from a broker that is not one of the partition's replicas with an
+    # error (KAFKA-13837, 3.3: UNKNOWN_LEADER_EPOCH when the Fetch names an epoch, else
+    # NOT_LEADER_OR_FOLLOWER); before, with no error and no records
+    # (`ReplicaManager.updateFollowerFetchState`: "Empty records will be returned")
+    non_replica_fetch_error: bool = True
     # a broker remembers the leader epoch of a replica it deleted on StopReplica and fences an
     # older or equal LeaderAndIsr for it, as KIP-570 fences StopReplica. Not in any release (a
     # ZK broker re-creates the replica, ref §1.4 step 2); this harness's own proposal, from the
@@ -132,6 +144,7 @@ BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
 _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
 _PRE_3_7 = dict(client_backoff="constant")  # KIP-580's exponential client backoff is 3.7.0
+_PRE_3_3 = dict(ineligible_replica_check=False, non_replica_fetch_error=False)  # KIP-841, KAFKA-13837
 # what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs and KAFKA-7414 (2.1), KAFKA-7738 (2.2),
 # KIP-320's consumer validation (2.3), topic ids
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_range_halts=True,
@@ -142,7 +155,7 @@ _V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=F
                   unknown_producer="out_of_order", evict_state_on_retention=True,
                   old_duplicate="out_of_order", client_log_start_check=False,
                   producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                  idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7)
+                  idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3)
 
 PROFILES: dict[str, Protocol] = {
     # before KIP-101 and KIP-98: HW truncation, no idempotent producer (its switches are moot)
@@ -150,13 +163,14 @@ PROFILES: dict[str, Protocol] = {
     "0.11": _V0_11,
     "1.0": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7),
+                    idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3),
     "2.4": Protocol(client_accepts_recreated_topic=False, client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7),
+                    idempotence_default=False, follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7,
+                    **_PRE_3_3),
     "2.5": Protocol(client_accepts_recreated_topic=False, producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                    follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7),
+                    follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3),
     "2.6": Protocol(client_accepts_recreated_topic=False, stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, follower_truncation="kip279", **_PRE_3_7),
+                    idempotence_default=False, follower_truncation="kip279", **_PRE_3_7, **_PRE_3_3),
     "3.4.0": Protocol(stop_replica_equal_epoch="reject", hw_before_diverging_truncation=True, **_PRE_3_7),
     # KAFKA-14704's fix (bd32d98bd7c, Feb 2023) went to the 3.3 and 3.4 branches as it was, and
     # to 3.2 and earlier as a separate port (apache/kafka PR 13245): 3.4.0 (Feb 7) predates it

@@ -171,3 +171,69 @@ def test_a_stop_replica_without_delete_leaves_a_leader_leading():
     b1.on_stop_replica(Message(0, b1.controller, "b1", "StopReplica", stop))
     assert b1.partitions["t-0"].is_leader and "t-0" in b1.logs
     assert len(b1.waiters) == parked > 0  # the parked writes wait on
+
+
+# -- KIP-841 and KAFKA-13837: brokers that are not (or should not be) replicas ------------------
+
+ZOMBIE = """
+name = "zombie"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 12000
+settle_ms = 1000
+[protocol]
+profile = "3.7"
+isr_shrink_bumps_epoch = false   # removal from the ISR does not fence b3's Fetches
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+records_per_sec = 100
+[[faults]]          # b3 loses its ZooKeeper session but still reaches its leader
+at_ms = 2000
+action = "block"
+target = "b3"
+dst = "zk"
+"""
+
+STALE_LEADER_METADATA = """
+[[faults]]          # and the leader never hears that b3 is gone
+at_ms = 2000
+action = "rule"
+rule = "drop"
+kind = "UpdateMetadata"
+dst = "b1"
+"""
+
+
+def _isrs_and_alters(text: str, check: bool) -> tuple[list, list]:
+    events = run_scenario(parse_scenario(text, "z.toml", {"protocol.ineligible_replica_check": check}),
+                          1, keep_events=True)["_events"]
+    return ([e["isr"] for e in events if e["kind"] == "partition_state"],
+            [e["error"] for e in events if e["kind"] == "alter_partition"])
+
+
+def test_a_broker_without_a_session_rejoins_the_isr_only_without_kip_841():
+    """The controller removes b3 from the ISR when its session expires; b3 still fetches from
+    b1. Before KIP-841 b1 adds it back at once; with it, b1 proposes only brokers its metadata
+    lists alive, and the controller refuses an ISR naming a broker that is not live."""
+    assert _isrs_and_alters(ZOMBIE, False) == ([[1, 2, 3], [1, 2], [1, 2, 3]], [0])
+    assert _isrs_and_alters(ZOMBIE, True) == ([[1, 2, 3], [1, 2]], [])
+    isrs, errors = _isrs_and_alters(ZOMBIE + STALE_LEADER_METADATA, True)
+    assert isrs == [[1, 2, 3], [1, 2]] and errors and set(errors) == {107}  # INELIGIBLE_REPLICA
+
+
+def test_a_fetch_from_a_broker_that_is_no_replica_is_an_error_only_from_3_3():
+    """KAFKA-13837 (3.3): UNKNOWN_LEADER_EPOCH for a Fetch naming an epoch, NOT_LEADER_OR_FOLLOWER
+    for one without; before, no error and no records."""
+    from sim.kafka.messages import FetchPartition
+    from tests.kafka import build_cluster
+    text = LEADING.replace("[[topics]]", "[cluster]\nbrokers = 4\n[[topics]]")
+    for profile, epoch, error in (("3.7", 0, 75), ("3.7", -1, 6), ("2.5", -1, 0)):
+        cluster, _ = build_cluster(text.replace('profile = "2.5"', f'profile = "{profile}"'))
+        cluster.kernel.until_us = 300_000
+        cluster.run()
+        answer = cluster.world.actors["b1"]._read(FetchPartition("t-0", 0, epoch, -1), 4)
+        assert (answer.error, answer.entries) == (error, ()), profile
