@@ -220,7 +220,8 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         epoch (ref §1.4 broker step 1)."""
         req = msg.body
         error = E.NONE
-        if getattr(req, "broker_epoch", -1) not in (-1, self.broker_epoch) \
+        if self.protocol.broker_epoch_check \
+                and getattr(req, "broker_epoch", -1) not in (-1, self.broker_epoch) \
                 and req.broker_epoch < self.broker_epoch:
             error = E.STALE_BROKER_EPOCH
         elif req.controller_epoch < self.controller_epoch:

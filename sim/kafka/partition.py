@@ -99,8 +99,10 @@ class Partition:
             self.log.assign_epoch_start(state.leader_epoch, self.log.leo)
             self.followers = {r: Replica() for r in state.replicas if r != self.broker_id}
             self.leader_epoch = state.leader_epoch
-            self.pending_isr = None
-            self.alter_request = None
+        # `updateAssignmentAndIsr` commits the state it was given, so an ISR change in flight
+        # is dropped and its answer ignored, at a new leader epoch or not
+        self.pending_isr = None
+        self.alter_request = None
         for r in state.replicas:
             if r != self.broker_id and r not in self.followers:
                 self.followers[r] = Replica()

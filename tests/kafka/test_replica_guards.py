@@ -237,3 +237,20 @@ def test_a_fetch_from_a_broker_that_is_no_replica_is_an_error_only_from_3_3():
         cluster.run()
         answer = cluster.world.actors["b1"]._read(FetchPartition("t-0", 0, epoch, -1), 4)
         assert (answer.error, answer.entries) == (error, ()), profile
+
+
+def test_a_control_request_for_a_previous_incarnation_is_fenced_only_from_kip_380():
+    """KIP-380 (2.2): a StopReplica addressed to the broker epoch before a restart is answered
+    STALE_BROKER_EPOCH; a 1.0 broker, whose requests carry no broker epoch, applies it."""
+    from sim.core.network import Message
+    from sim.kafka.messages import StopReplica, StopReplicaPartition
+    from tests.kafka import build_cluster
+    for profile, fenced in (("1.0", False), ("2.4", True)):
+        cluster, trace = build_cluster(LEADING.replace('profile = "2.5"', f'profile = "{profile}"'))
+        cluster.kernel.until_us = 300_000
+        cluster.run()
+        b3 = cluster.world.actors["b3"]
+        stale = StopReplica(b3.controller, b3.controller_epoch, b3.broker_epoch - 1, 99,
+                            (StopReplicaPartition("t-0", 1, -1, False, 0),))
+        assert b3.broker_epoch - 1 >= 0
+        assert b3._fenced_controller(Message(0, b3.controller, "b3", "StopReplica", stale)) is fenced

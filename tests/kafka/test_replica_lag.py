@@ -67,3 +67,20 @@ def test_a_follower_that_stops_fetching_still_leaves_the_isr():
     verdict = run_scenario(parse_scenario(cut, "cut.toml"), 1, keep_events=True)
     isrs = [e["isr"] for e in verdict["_events"] if e["kind"] == "partition_state"]
     assert [1, 2] in isrs
+
+
+def test_a_leader_and_isr_at_the_same_epoch_drops_an_isr_change_in_flight():
+    """`Partition.makeLeader` commits the state it is given (`updateAssignmentAndIsr`), so a
+    pending AlterPartition is dropped even when the leader epoch does not change (a partition
+    epoch bump, as KRaft-style ISR removals make); its answer is then ignored."""
+    from types import SimpleNamespace
+
+    from sim.kafka.log import Log
+    from sim.kafka.partition import Partition
+    p = Partition("t-0", 1, Log(), 1)
+    state = SimpleNamespace(leader_epoch=1, partition_epoch=1, replicas=(1, 2, 3), isr=(1, 2, 3))
+    p.make_leader(state, 0)
+    p.pending_isr, p.alter_request = (1, 2), object()
+    p.make_leader(SimpleNamespace(leader_epoch=1, partition_epoch=2, replicas=(1, 2, 3),
+                                  isr=(1, 2)), 10)
+    assert p.pending_isr is None and p.alter_request is None and p.isr == (1, 2)
