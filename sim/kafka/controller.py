@@ -129,6 +129,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
                 self.shutting_down.discard(b)
             self.on_brokers_failure(failed)
         if started:
+            self.shutting_down.difference_update(started)  # a new incarnation (or a bounce)
             self.live.update({b: current[b] for b in started})
             self.on_brokers_startup(started)
 

@@ -88,7 +88,8 @@ class ControllerOps:
     def controlled_shutdown(self, broker: int) -> str | None:
         if not self._can_write():
             return "controller cannot write"
-        self.shutting_down.add(broker)  # `shuttingDownBrokerIds`: kept out of ISRs (KIP-841)
+        if broker in self.live:  # Kafka refuses a broker that is not live (BrokerNotAvailable)
+            self.shutting_down.add(broker)  # `shuttingDownBrokerIds`: kept out of ISRs (KIP-841)
         stops = []
         for tp in self.store.all_tps():
             topic, st = self.store.partition(tp)

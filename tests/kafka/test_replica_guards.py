@@ -254,3 +254,16 @@ def test_a_control_request_for_a_previous_incarnation_is_fenced_only_from_kip_38
                             (StopReplicaPartition("t-0", 1, -1, False, 0),))
         assert b3.broker_epoch - 1 >= 0
         assert b3._fenced_controller(Message(0, b3.controller, "b3", "StopReplica", stale)) is fenced
+
+
+def test_a_broker_back_from_a_controlled_shutdown_rejoins_the_isr():
+    """The controller keeps a shutting-down broker out of ISRs (KIP-841) only until it is
+    gone: a shutdown asked while it is already down marks nothing (Kafka answers
+    BrokerNotAvailable), and a broker that registers again is eligible."""
+    text = ZOMBIE.split("[[faults]]")[0].replace('profile = "3.7"', 'profile = "proposed"') + "".join(
+        f'[[faults]]\nat_ms = {at}\naction = "{action}"\ntarget = "b1"\n'
+        for at, action in ((500, "controlled_shutdown"), (1500, "controlled_shutdown"),
+                           (2500, "restart")))
+    events = run_scenario(parse_scenario(text, "bounce.toml"), 1, keep_events=True)["_events"]
+    isrs = [e["isr"] for e in events if e["kind"] == "partition_state" and e["tp"] == "t-0"]
+    assert 1 not in isrs[1] and sorted(isrs[-1]) == [1, 2, 3], isrs
