@@ -167,3 +167,32 @@ def test_a_scenario_or_mutant_named_twice_is_refused(capsys, scenario, tmp_path)
                    "pass each scenario once")
     one_line_error(capsys, ["selftest", "--mutants", "hw_ignores_isr,hw_ignores_isr",
                             "--out", tmp_path / "m"], "named twice")
+
+
+def edited_trace(a_run, tmp_path, edit) -> str:
+    """A copy of the run's trace with `edit(header, events)` applied (both JSON objects)."""
+    import json
+    lines = (a_run / "trace.jsonl").read_text().splitlines()
+    header, events = json.loads(lines[0]), [json.loads(ln) for ln in lines[1:]]
+    edit(header, events)
+    out = tmp_path / "edited"
+    out.mkdir()
+    (out / "trace.jsonl").write_text("\n".join(json.dumps(x) for x in [header, *events]) + "\n")
+    return str(out / "trace.jsonl")
+
+
+@pytest.mark.parametrize("t", [-1, 10**400, "back"], ids=["negative", "huge", "back"])
+def test_a_trace_whose_time_runs_back_or_beyond_any_run_is_refused(capsys, a_run, tmp_path, t):
+    def edit(header, events):
+        events[20]["t"] = events[19]["t"] - 1 if t == "back" else t
+    trace = edited_trace(a_run, tmp_path, edit)
+    for command in (["check", trace], ["diff", a_run, trace], ["plot", trace, "-o",
+                                                                tmp_path / "t.svg"]):
+        err = one_line_error(capsys, command, "trace.jsonl:22: t ", "out of order")
+        assert err.count("trace.jsonl") == 1, err  # the file is named once
+
+
+def test_a_trace_in_another_format_is_refused(capsys, a_run, tmp_path):
+    trace = edited_trace(a_run, tmp_path, lambda h, _: h.update(format="epochsim-trace/2"))
+    one_line_error(capsys, ["check", trace], "format 'epochsim-trace/2'", "epochsim-trace/1")
+    one_line_error(capsys, ["diff", a_run, trace], "format 'epochsim-trace/2'")
