@@ -452,6 +452,9 @@ def _unique_nodes(clients: list[str], producers: list, consumers: list, names: N
         if name in RESERVED_NODES:
             raise Bad(key, f"node name {name!r} is reserved: the trace writes the harness's own "
                       "events (faults, the end of the run) as that node", "choose another name")
+        if name == "zk":
+            raise Bad(key, "node name 'zk' is reserved: it is the metadata store's place on the "
+                      "network (partition groups, block dst)", "choose another name")
         if name in names.nodes() or name in clients[:i]:
             owner = "a broker or controller" if name in names.nodes() else "another client"
             raise Bad(key, f"node name {name!r} is already taken by {owner}",

@@ -364,6 +364,8 @@ BAD_CASES = [
                       "duration_ms = 10\n"), "mix[0].duration_ms", ["no default undo"]),
     ("client_name_reserved", with_topic(after='\n[[producers]]\nname = "nemesis"\ntopic = "t"\n'),
      "producers[0].name", ["reserved"]),
+    ("client_named_zk", with_topic(after='\n[[consumers]]\nname = "zk"\ntopic = "t"\n'),
+     "consumers[0].name", ["reserved", "metadata store"]),
     ("mix_starts_in_settle_window",
      with_topic(after='\n[[mix]]\naction = "crash"\nevery_ms = 100\ntargets = ["b1"]\n'
                       "start_ms = 26000\n"), "mix[0].start_ms", ["settle period", "below 25000"]),
