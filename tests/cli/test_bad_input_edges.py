@@ -196,3 +196,17 @@ def test_a_trace_in_another_format_is_refused(capsys, a_run, tmp_path):
     trace = edited_trace(a_run, tmp_path, lambda h, _: h.update(format="epochsim-trace/2"))
     one_line_error(capsys, ["check", trace], "format 'epochsim-trace/2'", "epochsim-trace/1")
     one_line_error(capsys, ["diff", a_run, trace], "format 'epochsim-trace/2'")
+
+
+@pytest.mark.parametrize("command, page", [
+    (["report", "{run}"], "{run}/report.html"),
+    (["report", "{run}", "-o", "{tmp}/report.html"], "{tmp}/report.html"),
+    (["plot", "{run}/trace.jsonl"], "{run}/timeline.png"),
+    (["plot", "{run}/trace.jsonl", "-o", "{tmp}/timeline.svg"], "{tmp}/timeline.svg")])
+def test_a_page_or_picture_is_not_written_through_a_link(capsys, a_run, tmp_path, command, page):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    fill = {"run": a_run, "tmp": tmp_path}
+    os.symlink(notes, page.format(**fill))
+    one_line_error(capsys, [c.format(**fill) for c in command], "is a symbolic link")
+    assert notes.read_text() == "mine"
