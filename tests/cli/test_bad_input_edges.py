@@ -210,3 +210,16 @@ def test_a_page_or_picture_is_not_written_through_a_link(capsys, a_run, tmp_path
     os.symlink(notes, page.format(**fill))
     one_line_error(capsys, [c.format(**fill) for c in command], "is a symbolic link")
     assert notes.read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", ["suite", "study"])
+def test_suite_and_study_refuse_seeds_they_could_not_run_or_replay(capsys, scenario, tmp_path,
+                                                                   command):
+    # so many runs would be planned up front (and held) before the first one starts
+    one_line_error(capsys, [command, scenario, "--seeds", 10**12, "--out", tmp_path / "o"],
+                   "--seeds", "at most 100000", "epochsim sweep")
+    # a seed past 2**53 could not be replayed with `epochsim run --seed`
+    scenario.write_text(f"seed = {2**53}\n" + SCENARIO)
+    one_line_error(capsys, [command, scenario, "--seeds", 2, "--out", tmp_path / "o"],
+                   "s.toml: seeds 9007199254740992..9007199254740993 pass 2**53")
+    assert not (tmp_path / "o").exists()
