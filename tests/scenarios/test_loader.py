@@ -332,6 +332,10 @@ BAD_CASES = [
      "faults[0].replicas", ["requires replicas"]),
     ("unknown_param", with_topic(after=FAULT + 'action = "crash"\ntarget = "b1"\ngroup = 1\n'),
      "faults[0].group", ["unknown key 'group'"]),
+    ("param_of_an_action_without_params",
+     with_topic(after='\n[[mix]]\naction = "crash"\nevery_ms = 100\ntargets = ["b1"]\n'
+                      'params = { at_ms = 5 }\n'), "mix[0].params.at_ms",
+     ["'crash' takes no params", "remove at_ms"]),
     ("target_not_allowed", with_topic(after=FAULT + 'action = "heal"\ntarget = "b9"\n'),
      "faults[0].target", ["does not exist"]),
     ("controller_not_broker",
