@@ -223,3 +223,12 @@ def test_suite_and_study_refuse_seeds_they_could_not_run_or_replay(capsys, scena
     one_line_error(capsys, [command, scenario, "--seeds", 2, "--out", tmp_path / "o"],
                    "s.toml: seeds 9007199254740992..9007199254740993 pass 2**53")
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("key, words", [
+    ("faults.0.at_ms=5", ["faults.0.at_ms: no item 0 in faults: the scenario has none",
+                          "add [[faults]]"]),
+    (".=1", ["a part of the key is empty"]),
+    ("run..duration_ms=1", ["run..duration_ms: a part of the key is empty"])])
+def test_a_set_key_that_names_nothing_says_so(capsys, scenario, tmp_path, key, words):
+    one_line_error(capsys, ["run", scenario, "--set", key, "--out", tmp_path / "o"], *words)
