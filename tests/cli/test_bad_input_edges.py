@@ -232,3 +232,9 @@ def test_suite_and_study_refuse_seeds_they_could_not_run_or_replay(capsys, scena
     ("run..duration_ms=1", ["run..duration_ms: a part of the key is empty"])])
 def test_a_set_key_that_names_nothing_says_so(capsys, scenario, tmp_path, key, words):
     one_line_error(capsys, ["run", scenario, "--set", key, "--out", tmp_path / "o"], *words)
+
+
+def test_a_window_after_the_run_is_named_in_a_short_line(capsys, a_run, tmp_path):
+    err = one_line_error(capsys, ["plot", a_run / "trace.jsonl", "-o", tmp_path / "t.svg",
+                                  "--window", "1e300:"], "--window 1e+300:", "the run lasts 3.000s")
+    assert len(err) < 300, err  # not the 300 digits of 1e300 seconds in microseconds
