@@ -29,7 +29,7 @@ def register(subs) -> None:
                         "actions",
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=WHAT, metavar="WHAT", help=" | ".join(WHAT))
-    p.add_argument("names", nargs="*", metavar="PROFILE",
+    p.add_argument("names", nargs="*", default=[], metavar="PROFILE",
                    help="with `profiles`: the profiles to show (default: all)")
     p.add_argument("--all", action="store_true",
                    help="with two or more profiles: also the switches on which they agree")

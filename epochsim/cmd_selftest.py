@@ -49,8 +49,9 @@ def register(subs) -> None:
 
 
 def chosen_mutants(text: str | None) -> list[str]:
+    """The mutants --mutants names (all of them without the flag; an empty one names none)."""
     from sim.kafka.profiles import MUTANTS
-    if not text:
+    if text is None:
         return list(MUTANTS)
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:

@@ -8,7 +8,14 @@ import os
 import sys
 import time
 
-from epochsim.common import distinct_names, load, positive_int, prepare_out_dir
+from epochsim.common import (
+    check_seed_range,
+    distinct_names,
+    load,
+    positive_int,
+    prepare_out_dir,
+    seeds_arg,
+)
 from epochsim.errors import UsageError
 
 HELP = """\
@@ -30,7 +37,7 @@ def register(subs) -> None:
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO.toml",
                    help="study scenarios (default: scenarios/study/*.toml)")
-    p.add_argument("--seeds", type=positive_int, default=3, help="seeds per scenario and mode (default 3)")
+    p.add_argument("--seeds", type=seeds_arg, default=3, help="seeds per scenario and mode (default 3)")
     p.add_argument("--out", metavar="DIR", default=os.path.join("runs", "study"),
                    help="output directory (default runs/study)")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
@@ -49,6 +56,7 @@ def main(args) -> int:
         raise UsageError(f"no study scenarios in {study.STUDY_DIR}; pass SCENARIO.toml files")
     scenario_list = [load(p) for p in paths]  # validate everything before running anything
     distinct_names(paths, scenario_list)  # their rows in the table would merge
+    check_seed_range(paths, scenario_list, args.seeds)
     out = prepare_out_dir(args.out, allowed=OUTPUTS)
     jobs = study.study_jobs(scenario_list, args.seeds, args.check)
     started = time.monotonic()

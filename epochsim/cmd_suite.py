@@ -11,12 +11,14 @@ from concurrent.futures import ProcessPoolExecutor
 
 from epochsim.common import (
     add_override_args,
+    check_seed_range,
     distinct_names,
     load,
     parse_sets,
     positive_int,
     prepare_out_dir,
     repro_line,
+    seeds_arg,
 )
 from epochsim.errors import UsageError
 from invariants.recovery import judged_summary
@@ -40,7 +42,7 @@ def register(subs) -> None:
     p = subs.add_parser("suite", help="check scenarios against their expectations", description=HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--seeds", type=positive_int, default=1, help="seeds per scenario (default 1)")
+    p.add_argument("--seeds", type=seeds_arg, default=1, help="seeds per scenario (default 1)")
     p.add_argument("--out", default=os.path.join("runs", "suite"), help="output directory (default runs/suite)")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
@@ -95,6 +97,7 @@ def main(args) -> int:
     overrides = parse_sets(args.sets, args.profile)
     scenarios = [load(f, overrides) for f in files]  # validate everything before running anything
     distinct_names(files, scenarios)  # both would write their failing runs to <out>/<name>/seed-N
+    check_seed_range(files, scenarios, args.seeds)
     from epochsim.common import OWN_OUTPUTS
     out = prepare_out_dir(args.out, allowed=OWN_OUTPUTS | {sc.name for sc in scenarios})
     for sc in scenarios:  # an existing <out>/<name> must hold only seed-N runs of epochsim

@@ -186,6 +186,12 @@ def repro_line(scenario_path: str, seed: int, out: str | None = None,
     return line + (f" --out {shlex.quote(out)}" if out else "")
 
 
+MAX_SEED = 2**53  # the largest seed `run --seed` and a scenario's `seed` take
+# Seeds per scenario for `suite` and `study`, which plan and keep every run in memory;
+# `sweep` is made for more.
+MAX_SEEDS_PER_SCENARIO = 100_000
+
+
 def seed_arg(text: str) -> int:
     """argparse type of a seed flag; argparse names the flag in the error
     (`argument --seed: 'x': not an integer ...`)."""
@@ -193,9 +199,28 @@ def seed_arg(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: not an integer; pass e.g. 7") from None
-    if not 0 <= value <= 2**53:
+    if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"{value}: must be between 0 and 2**53")
     return value
+
+
+def seeds_arg(text: str) -> int:
+    """argparse type of `--seeds` for `suite` and `study`: a positive count, at most
+    MAX_SEEDS_PER_SCENARIO."""
+    value = positive_int(text)
+    if value > MAX_SEEDS_PER_SCENARIO:
+        raise argparse.ArgumentTypeError(f"{value}: at most {MAX_SEEDS_PER_SCENARIO} seeds per "
+                                         "scenario here; `epochsim sweep` runs more")
+    return value
+
+
+def check_seed_range(files: list[str], scenarios: list, seeds: int) -> None:
+    """Refuse seeds past MAX_SEED: each scenario runs `seeds` seeds from its own `seed`, and a
+    larger seed could not be replayed with `epochsim run --seed`."""
+    for f, sc in zip(files, scenarios):
+        if sc.seed + seeds - 1 > MAX_SEED:
+            raise UsageError(f"{f}: seeds {sc.seed}..{sc.seed + seeds - 1} pass 2**53, the "
+                             "largest seed; lower the scenario's seed or --seeds")
 
 
 def positive_int(text: str) -> int:

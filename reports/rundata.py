@@ -149,8 +149,9 @@ def recheck(header: dict, events, trace_path: str) -> list[dict]:
 
     try:
         violations, _ = check_events(header, events)
-    except TraceError as exc:
-        raise TraceError(f"{trace_path}: {exc}") from None
+    except TraceError as exc:  # a line the reader refused already names the file
+        text = str(exc)
+        raise TraceError(text if text.startswith(trace_path) else f"{trace_path}: {text}") from None
     return [v.to_json() for v in violations]
 
 

@@ -91,11 +91,21 @@ def new_figure(width_in: float, height_in: float):
 
 
 def check_output(path: str) -> str:
-    """The lower-case extension of `path`, which must be .png or .svg."""
+    """The lower-case extension of `path`, which must be .png or .svg (and not a link)."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise ReportError(f"{path}: output must end in .png or .svg")
+    not_a_link(path)
     return ext
+
+
+def not_a_link(path: str) -> str:
+    """`path`, unless it is a symbolic link: writing through one would change a file elsewhere,
+    perhaps the user's own (raises ReportError naming it)."""
+    if os.path.islink(path):
+        raise ReportError(f"{path}: is a symbolic link, and epochsim does not write through "
+                          "links; remove it or choose another output")
+    return path
 
 
 def save(fig, path: str) -> str:

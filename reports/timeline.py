@@ -47,8 +47,10 @@ def window_us(window, end_us: int) -> tuple[int, int]:
     x0 = 0 if start_s is None else int(round(start_s * 1e6))
     x1 = max(end_us, 1) if end_s is None else int(round(end_s * 1e6))
     if x0 < 0 or x1 <= x0:
-        raise S.ReportError(f"window {seconds(x0)}..{seconds(x1)}: the end must come after "
-                            "the start, both >= 0")
+        shown = ":".join("" if b is None else f"{b:g}" for b in (start_s, end_s))
+        raise S.ReportError(f"--window {shown}: the end must come after the start, to the "
+                            f"microsecond, both >= 0 (the run lasts {seconds(end_us)}); "
+                            "pick a window within the run")
     return x0, x1
 
 

@@ -423,6 +423,8 @@ def check_params(action: str, raw: dict, prefix: str, names: Names,
     """The params of `action` checked, defaults filled; unknown names are errors."""
     spec = ACTIONS[action].params
     for name in raw:
+        if name not in spec and not (spec or also_valid):
+            raise Bad(f"{prefix}.{name}", f"'{action}' takes no params", f"remove {name}")
         if name not in spec:
             raise unknown_key(f"{prefix}.{name}", name, list(spec) + list(also_valid))
     out = {}

@@ -107,10 +107,14 @@ def load_scenario(path: str, overrides: dict | None = None) -> Scenario:
 
 
 def apply_overrides(data: dict, overrides: dict, path: str) -> dict:
-    """Set each dotted key of `overrides` in the raw TOML `data` (list items by index)."""
+    """Set each dotted key of `overrides` in the raw TOML `data` (list items by index). A
+    missing table is made on the way; a missing array is not (its items have no defaults)."""
     for dotted, value in overrides.items():
         node: Any = data
         parts = dotted.split(".")
+        if not all(parts):
+            raise ScenarioError(path, dotted, "a part of the key is empty",
+                                "write a dotted key such as run.duration_ms")
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
             if isinstance(node, list):
@@ -125,6 +129,10 @@ def apply_overrides(data: dict, overrides: dict, path: str) -> dict:
                 node[part] = value
             else:
                 if isinstance(node, dict) and part not in node:
+                    if parts[i + 1].isascii() and parts[i + 1].isdigit():
+                        raise ScenarioError(path, dotted, f"no item {parts[i + 1]} in {part}: "
+                                            "the scenario has none", f"add [[{part}]] to the "
+                                            "scenario, or set the whole array")
                     node[part] = {}
                 node = node[part]
     return data
@@ -452,6 +460,9 @@ def _unique_nodes(clients: list[str], producers: list, consumers: list, names: N
         if name in RESERVED_NODES:
             raise Bad(key, f"node name {name!r} is reserved: the trace writes the harness's own "
                       "events (faults, the end of the run) as that node", "choose another name")
+        if name == "zk":
+            raise Bad(key, "node name 'zk' is reserved: it is the metadata store's place on the "
+                      "network (partition groups, block dst)", "choose another name")
         if name in names.nodes() or name in clients[:i]:
             owner = "a broker or controller" if name in names.nodes() else "another client"
             raise Bad(key, f"node name {name!r} is already taken by {owner}",

@@ -83,12 +83,16 @@ def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = 
     name = _str(data, "name", path, os.path.splitext(os.path.basename(path))[0])
     if not NAME_RE.fullmatch(name):
         raise bad(path, "name", f"invalid name {name!r}", "use letters, digits, '.', '_' or '-'")
+    seeds = _checked_int(seeds, "--seeds", path, 1, MAX_SEEDS) if seeds is not None \
+        else _int(data, "seeds", path, DEFAULT_SEEDS, 1, MAX_SEEDS)
+    first_seed = _int(data, "first_seed", path, 1, 0)
+    if first_seed + seeds - 1 > MAX_SEED:  # a repro line's `--seed` stops at MAX_SEED too
+        raise bad(path, "first_seed", f"seeds {first_seed}..{first_seed + seeds - 1} pass "
+                  f"{MAX_SEED}, the largest seed", "lower first_seed or seeds")
     return SweepSpec(
         path=path, name=name, description=_str(data, "description", path, ""),
         scenarios=tuple(_scenarios(data, path)), grid=parse_grid(data.get("grid", {}), path),
-        seeds=_checked_int(seeds, "--seeds", path, 1, MAX_SEEDS) if seeds is not None
-        else _int(data, "seeds", path, DEFAULT_SEEDS, 1, MAX_SEEDS),
-        first_seed=_int(data, "first_seed", path, 1, 0),
+        seeds=seeds, first_seed=first_seed,
         seeds_per_task=seeds_per_task if seeds_per_task is not None else
         _int(data, "seeds_per_task", path, DEFAULT_SEEDS_PER_TASK, 1),
         traces_per_invariant=_int(data, "traces_per_invariant", path,

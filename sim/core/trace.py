@@ -272,6 +272,9 @@ def read_trace(path: str) -> tuple[dict, Iterator[dict]]:
 
 def _header_problem(header: dict) -> str | None:
     """What is wrong with the shape of a header's members, if anything (`None` if fine)."""
+    if "format" in header and header["format"] != FORMAT:
+        return (f"format {header['format']!r} is not {FORMAT!r}, the only one this epochsim "
+                "reads")
     if "options" in header and not isinstance(header["options"], dict):
         return "options must be an object"
     for key in ("schedule", "invariants"):
@@ -284,9 +287,15 @@ def _header_problem(header: dict) -> str | None:
     return None
 
 
+#: the latest `t` a trace may hold: simulated time is at most 2**53 ms (scenario numbers stop there)
+MAX_T_US = 2**53 * 1000
+
+
 def _events(path: str, fh) -> Iterator[dict]:
+    """The events of an open trace, each checked: the next `seq`, a `t` in microseconds no
+    earlier than the event before (simulated time never runs back), a node and a kind."""
     with fh:
-        expected = 0
+        expected = last_t = 0
         for lineno, line in enumerate(fh, start=2):
             if not line.strip():
                 continue
@@ -295,7 +304,12 @@ def _events(path: str, fh) -> Iterator[dict]:
                     or not isinstance(ev.get("kind"), str) or not isinstance(ev.get("node"), str)):
                 raise TraceError(f"{path}:{lineno}: expected an event with seq {expected}, an "
                                  "integer t, a node and a kind; the trace is truncated or edited")
+            if not last_t <= ev["t"] <= MAX_T_US:
+                raise TraceError(f"{path}:{lineno}: t {ev['t']} is out of order (the event before "
+                                 f"is at t {last_t}, and no t passes {MAX_T_US}); the trace was "
+                                 "edited")
             expected += 1
+            last_t = ev["t"]
             yield ev
 
 

@@ -167,3 +167,74 @@ def test_a_scenario_or_mutant_named_twice_is_refused(capsys, scenario, tmp_path)
                    "pass each scenario once")
     one_line_error(capsys, ["selftest", "--mutants", "hw_ignores_isr,hw_ignores_isr",
                             "--out", tmp_path / "m"], "named twice")
+
+
+def edited_trace(a_run, tmp_path, edit) -> str:
+    """A copy of the run's trace with `edit(header, events)` applied (both JSON objects)."""
+    import json
+    lines = (a_run / "trace.jsonl").read_text().splitlines()
+    header, events = json.loads(lines[0]), [json.loads(ln) for ln in lines[1:]]
+    edit(header, events)
+    out = tmp_path / "edited"
+    out.mkdir()
+    (out / "trace.jsonl").write_text("\n".join(json.dumps(x) for x in [header, *events]) + "\n")
+    return str(out / "trace.jsonl")
+
+
+@pytest.mark.parametrize("t", [-1, 10**400, "back"], ids=["negative", "huge", "back"])
+def test_a_trace_whose_time_runs_back_or_beyond_any_run_is_refused(capsys, a_run, tmp_path, t):
+    def edit(header, events):
+        events[20]["t"] = events[19]["t"] - 1 if t == "back" else t
+    trace = edited_trace(a_run, tmp_path, edit)
+    for command in (["check", trace], ["diff", a_run, trace], ["plot", trace, "-o",
+                                                                tmp_path / "t.svg"]):
+        err = one_line_error(capsys, command, "trace.jsonl:22: t ", "out of order")
+        assert err.count("trace.jsonl") == 1, err  # the file is named once
+
+
+def test_a_trace_in_another_format_is_refused(capsys, a_run, tmp_path):
+    trace = edited_trace(a_run, tmp_path, lambda h, _: h.update(format="epochsim-trace/2"))
+    one_line_error(capsys, ["check", trace], "format 'epochsim-trace/2'", "epochsim-trace/1")
+    one_line_error(capsys, ["diff", a_run, trace], "format 'epochsim-trace/2'")
+
+
+@pytest.mark.parametrize("command, page", [
+    (["report", "{run}"], "{run}/report.html"),
+    (["report", "{run}", "-o", "{tmp}/report.html"], "{tmp}/report.html"),
+    (["plot", "{run}/trace.jsonl"], "{run}/timeline.png"),
+    (["plot", "{run}/trace.jsonl", "-o", "{tmp}/timeline.svg"], "{tmp}/timeline.svg")])
+def test_a_page_or_picture_is_not_written_through_a_link(capsys, a_run, tmp_path, command, page):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    fill = {"run": a_run, "tmp": tmp_path}
+    os.symlink(notes, page.format(**fill))
+    one_line_error(capsys, [c.format(**fill) for c in command], "is a symbolic link")
+    assert notes.read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", ["suite", "study"])
+def test_suite_and_study_refuse_seeds_they_could_not_run_or_replay(capsys, scenario, tmp_path,
+                                                                   command):
+    # so many runs would be planned up front (and held) before the first one starts
+    one_line_error(capsys, [command, scenario, "--seeds", 10**12, "--out", tmp_path / "o"],
+                   "--seeds", "at most 100000", "epochsim sweep")
+    # a seed past 2**53 could not be replayed with `epochsim run --seed`
+    scenario.write_text(f"seed = {2**53}\n" + SCENARIO)
+    one_line_error(capsys, [command, scenario, "--seeds", 2, "--out", tmp_path / "o"],
+                   "s.toml: seeds 9007199254740992..9007199254740993 pass 2**53")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("key, words", [
+    ("faults.0.at_ms=5", ["faults.0.at_ms: no item 0 in faults: the scenario has none",
+                          "add [[faults]]"]),
+    (".=1", ["a part of the key is empty"]),
+    ("run..duration_ms=1", ["run..duration_ms: a part of the key is empty"])])
+def test_a_set_key_that_names_nothing_says_so(capsys, scenario, tmp_path, key, words):
+    one_line_error(capsys, ["run", scenario, "--set", key, "--out", tmp_path / "o"], *words)
+
+
+def test_a_window_after_the_run_is_named_in_a_short_line(capsys, a_run, tmp_path):
+    err = one_line_error(capsys, ["plot", a_run / "trace.jsonl", "-o", tmp_path / "t.svg",
+                                  "--window", "1e300:"], "--window 1e+300:", "the run lasts 3.000s")
+    assert len(err) < 300, err  # not the 300 digits of 1e300 seconds in microseconds

@@ -307,5 +307,6 @@ def test_suite_refuses_two_scenarios_with_one_name(tmp_path, capsys):
 def test_selftest_needs_at_least_one_mutant(capsys):
     from epochsim.cli import main
 
-    assert main(["selftest", "--mutants", ","]) == 2
-    assert "name at least one mutant" in capsys.readouterr().err
+    for names in (",", ""):  # an empty list is a mistake, not "all of them"
+        assert main(["selftest", "--mutants", names]) == 2
+        assert "name at least one mutant" in capsys.readouterr().err

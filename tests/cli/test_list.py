@@ -51,6 +51,9 @@ def test_bad_names_are_one_line(capsys):
     one_line_error(capsys, ["list", "profiles", "2.5", "9.9"], "unknown profile '9.9'", "3.7")
     one_line_error(capsys, ["list", "mutants", "x"], "takes no names")
     one_line_error(capsys, ["list", "switches"], "invalid choice")
+    # only WHAT is required: the optional profile names are not asked for
+    err = one_line_error(capsys, ["list"], "required: WHAT;")
+    assert "PROFILE" not in err.split(";")[0], err
 
 
 def test_every_fault_action_with_its_target_and_params(capsys):

@@ -332,6 +332,10 @@ BAD_CASES = [
      "faults[0].replicas", ["requires replicas"]),
     ("unknown_param", with_topic(after=FAULT + 'action = "crash"\ntarget = "b1"\ngroup = 1\n'),
      "faults[0].group", ["unknown key 'group'"]),
+    ("param_of_an_action_without_params",
+     with_topic(after='\n[[mix]]\naction = "crash"\nevery_ms = 100\ntargets = ["b1"]\n'
+                      'params = { at_ms = 5 }\n'), "mix[0].params.at_ms",
+     ["'crash' takes no params", "remove at_ms"]),
     ("target_not_allowed", with_topic(after=FAULT + 'action = "heal"\ntarget = "b9"\n'),
      "faults[0].target", ["does not exist"]),
     ("controller_not_broker",
@@ -364,6 +368,8 @@ BAD_CASES = [
                       "duration_ms = 10\n"), "mix[0].duration_ms", ["no default undo"]),
     ("client_name_reserved", with_topic(after='\n[[producers]]\nname = "nemesis"\ntopic = "t"\n'),
      "producers[0].name", ["reserved"]),
+    ("client_named_zk", with_topic(after='\n[[consumers]]\nname = "zk"\ntopic = "t"\n'),
+     "consumers[0].name", ["reserved", "metadata store"]),
     ("mix_starts_in_settle_window",
      with_topic(after='\n[[mix]]\naction = "crash"\nevery_ms = 100\ntargets = ["b1"]\n'
                       "start_ms = 26000\n"), "mix[0].start_ms", ["settle period", "below 25000"]),

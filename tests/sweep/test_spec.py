@@ -131,6 +131,8 @@ def test_emitter_round_trips_the_scenario_library():
     ("seeds = 3\n", "scenarios: missing"),
     ('scenarios = ["nope.toml"]\n', "scenarios[0]: 'nope.toml' not found"),
     ('scenarios = ["base.toml"]\nseeds = 0\n', "seeds: 0 is below 1"),
+    ('scenarios = ["base.toml"]\nseeds = 2\nfirst_seed = 9007199254740992\n',
+     "first_seed: seeds 9007199254740992..9007199254740993 pass 9007199254740992"),
     ('scenarios = ["base.toml"]\n[grid]\n"protocl.profile" = ["2.5"]\n',
      "grid.protocl.profile: 'protocl' is not a sweepable scenario key; did you mean 'protocol'?"),
     ('scenarios = ["base.toml"]\n[grid]\n"protocol.profile" = ["9.9"]\n',
