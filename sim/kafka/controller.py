@@ -51,6 +51,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         self.active = False
         self.outstanding = {}
         self.dirty = []
+        self.shutting_down = set()  # memory only: lost with the process
 
     def on_restart(self) -> None:
         self.set_timer(TICK_US, "tick")
@@ -93,6 +94,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
     def _resign(self, reason: str) -> None:
         self.active = False
         self.outstanding = {}
+        self.shutting_down = set()  # `ControllerContext.resetContext` on resignation
         self.emit(V.CONTROLLER_RESIGNED, {"controller_epoch": self.controller_epoch, "reason": reason})
 
     def _become_active(self) -> None:
@@ -103,6 +105,10 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         self.controller_epoch = store.controller_epoch
         self.active = True
         self.outstanding = {}
+        # `KafkaController.initializeControllerContext` clears `shuttingDownBrokerIds`: the
+        # marks were the old controller's memory (in Kafka a broker still shutting down sends
+        # its ControlledShutdown again; here the fault step is one call, made once)
+        self.shutting_down = set()
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.controller_epoch})
         self.live = self._registered_live()
         for tp in store.all_tps():

@@ -267,3 +267,18 @@ def test_a_broker_back_from_a_controlled_shutdown_rejoins_the_isr():
     events = run_scenario(parse_scenario(text, "bounce.toml"), 1, keep_events=True)["_events"]
     isrs = [e["isr"] for e in events if e["kind"] == "partition_state" and e["tp"] == "t-0"]
     assert 1 not in isrs[1] and sorted(isrs[-1]) == [1, 2, 3], isrs
+
+
+def test_a_new_controller_forgets_which_brokers_were_shutting_down():
+    """`initializeControllerContext` clears `shuttingDownBrokerIds`: a broker that began a
+    controlled shutdown under the old controller and registered again while no controller was
+    active rejoins the ISR under the new one (the self-test's search of the correct model found
+    it kept out for good: INELIGIBLE_REPLICA to every AlterPartition)."""
+    text = ZOMBIE.split("[[faults]]")[0].replace('profile = "3.7"', 'profile = "proposed"') + "".join(
+        f'[[faults]]\nat_ms = {at}\naction = "{action}"\ntarget = "{target}"\n'
+        for at, action, target in ((100, "controlled_shutdown", "b1"), (100, "crash", "controller"),
+                                   (100, "restart", "controller"), (700, "restart", "b1")))
+    events = run_scenario(parse_scenario(text, "failover.toml"), 1, keep_events=True)["_events"]
+    isrs = [e["isr"] for e in events if e["kind"] == "partition_state" and e["tp"] == "t-0"]
+    errors = {e["error"] for e in events if e["kind"] == "alter_partition"}
+    assert 1 not in isrs[1] and sorted(isrs[-1]) == [1, 2, 3] and 107 not in errors, (isrs, errors)
