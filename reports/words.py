@@ -197,8 +197,18 @@ def _partition_state(ev):
 def _metadata(ev):
     changes = ", ".join(f"{tp} leader {broker(ld)} epoch {_epoch(e)}"
                         for tp, ld, e in ev.get("changes", [])[:4])
+    if not changes:  # only the live-broker list changed
+        alive = ", ".join(broker(b) for b in ev.get("alive", [])) or "none"
+        return f"{ev['node']} updated its metadata: live brokers {alive}"
     more = len(ev.get("changes", [])) - 4
     return f"{ev['node']} updated its metadata: {changes}" + (f" (+{more} more)" if more > 0 else "")
+
+
+def _metadata_fenced(ev):
+    parts = ", ".join(ev.get("tps", [])[:4]) + (" and" if ev.get("tps") and ev.get("alive") else "")
+    alive = " the live-broker list" if ev.get("alive") else ""
+    return (f"{ev['node']} kept newer metadata: ignored{(' ' + parts) if parts else ''}{alive} of a "
+            "late UpdateMetadata")
 
 
 def _append(ev):
@@ -258,6 +268,7 @@ _SIMPLE = {
     V.STOP_REPLICA: _stop_replica,
     V.PARTITION_STATE: _partition_state,
     V.METADATA: _metadata,
+    V.METADATA_FENCED: _metadata_fenced,
     V.APPEND: _append,
 }
 

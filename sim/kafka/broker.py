@@ -43,6 +43,10 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.metadata: dict[str, tuple] = {}  # tp -> (topic_id, leader, leader_epoch)
         self.alive_brokers: tuple = ()
         self.formats: dict[str, int] = {}
+        # with `update_metadata_fence`: (controller epoch, corr) of the UpdateMetadata that last
+        # set each partition's state, and the live-broker list and formats
+        self.metadata_stamps: dict[str, tuple[int, int]] = {}
+        self.alive_stamp: tuple[int, int] = (-1, -1)
         self.controller_epoch = -1
         self.controller: str | None = None
         self.init_data_plane()
@@ -347,24 +351,51 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
 
     # -- UpdateMetadata --------------------------------------------------------------------
     def on_update_metadata(self, msg) -> None:
+        """Apply an UpdateMetadata to the metadata cache, wholesale as a ZK broker does
+        (`ZkMetadataCache.updateMetadata` checks no epoch). With `update_metadata_fence`, each
+        part (a partition's state, the live-broker list with the formats) is taken only if no
+        UpdateMetadata the controller sent later already set it: the order Kafka's in-order
+        controller channel keeps, which a reordered or held request breaks."""
         if self._fenced_controller(msg):
             return
         req = msg.body
-        changes = []
+        fence = self.protocol.update_metadata_fence
+        stamp = (req.controller_epoch, req.corr)
+        stamps = self.metadata_stamps
+        changes, skipped = [], []
         for st in req.partitions:
+            if fence and stamps.get(st.tp, stamp) > stamp:
+                skipped.append(st.tp)
+                continue
+            stamps[st.tp] = stamp
             entry = (st.topic_id, st.leader, st.leader_epoch)
             if self.metadata.get(st.tp) != entry:
                 self.metadata[st.tp] = entry
                 changes.append([st.tp, st.leader, st.leader_epoch])
         for tp in req.deleted:
+            if fence and stamps.get(tp, stamp) > stamp:
+                skipped.append(tp)
+                continue
+            stamps[tp] = stamp
             if self.metadata.pop(tp, None) is not None:
                 changes.append([tp, -1, -2])
-        self.alive_brokers = req.alive
-        self.formats.update(dict(req.formats))
-        if changes:
+        stale_alive = fence and self.alive_stamp > stamp
+        alive_changed = not stale_alive and self._apply_alive(req, stamp)
+        if changes or alive_changed:
             self.emit(V.METADATA, {"controller_epoch": req.controller_epoch, "changes": changes,
-                                   "alive": list(req.alive)})
+                                   "alive": list(self.alive_brokers)})
+        if skipped or stale_alive:
+            self.emit(V.METADATA_FENCED, {"controller_epoch": req.controller_epoch,
+                                          "corr": req.corr, "tps": skipped, "alive": stale_alive})
         self._reply(msg, "UpdateMetadataResponse", ControlResponse(req.corr, E.NONE))
+
+    def _apply_alive(self, req, stamp: tuple[int, int]) -> bool:
+        """Take the live-broker list and the formats of `req`; whether the list changed."""
+        self.alive_stamp = stamp
+        self.formats.update(dict(req.formats))
+        changed = self.alive_brokers != req.alive
+        self.alive_brokers = req.alive
+        return changed
 
     # -- StopReplica (ref §1.5) ------------------------------------------------------------
     def on_stop_replica(self, msg) -> None:

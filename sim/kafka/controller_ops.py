@@ -73,6 +73,8 @@ class ControllerOps:
             elif any(r in failed for r in st.isr):
                 self.change(tp, "isr_remove_offline", self.protocol.isr_shrink_bumps_epoch,
                             isr=tuple(r for r in st.isr if r not in failed))
+        if not self.dirty:  # `onReplicasBecomeOffline`: no leader or ISR changed, yet the live
+            self.send_update_metadata([])  # brokers must hear that these are gone
         self.flush()
 
     def on_brokers_startup(self, started: list[int]) -> None:

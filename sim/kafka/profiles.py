@@ -99,6 +99,15 @@ class Protocol:
     # when a partition joins its new leader's broker thread, read at v2.6.0). Pipelined, unlike
     # max_in_flight = 1
     client_drains_on_leader_change: bool = False
+    # a broker takes each part of an UpdateMetadata (a partition's state; the live-broker list
+    # with the message formats) only if no UpdateMetadata the same controller sent later has
+    # already set it. Kafka's ZK controller sends a broker one request at a time
+    # (`RequestSendThread`), so they arrive in order, and `ZkMetadataCache.updateMetadata`
+    # checks nothing; delivered out of order (the reordering KIP-570 guards StopReplica
+    # against), an old live-broker list makes a KIP-841 leader keep a live follower out of the
+    # ISR until the next UpdateMetadata. Not in any release (KRaft brokers apply metadata in
+    # log order); this harness's own proposal, from the self-test finding in docs/selftest.md
+    update_metadata_fence: bool = False
     # how a follower finds where its log diverges from its leader's (ref §4 rows 1, 3 and 5;
     # sim/kafka/fetcher.py): high_watermark (before 0.11): when its leader changes it
     # truncates to its own HW at once (`ReplicaManager.makeFollowers`), which can drop
@@ -182,7 +191,8 @@ PROFILES: dict[str, Protocol] = {
     "3.4.1": Protocol(stop_replica_equal_epoch="accept", **_PRE_3_7),
     "3.7": Protocol(leader_discovery="kip951"),
     "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True,
-                         leader_and_isr_delete_fence=True, full_leader_and_isr=True),
+                         leader_and_isr_delete_fence=True, full_leader_and_isr=True,
+                         update_metadata_fence=True),
 }
 
 # Named planted bugs. Each names the invariant expected to catch it (see docs/selftest.md).

@@ -37,6 +37,7 @@ REPLICA_STATE = "replica_state"  # tp, topic_id, role (leader|follower), leader,
 #                                  partition_epoch, isr, controller_epoch
 LAI_REJECTED = "lai_rejected"    # controller_epoch, partitions: [[tp, req_epoch, local_epoch, error]]
 METADATA = "metadata"            # controller_epoch, changes: [[tp, leader, leader_epoch]], alive
+METADATA_FENCED = "metadata_fenced"  # controller_epoch, corr, tps, alive (update_metadata_fence)
 STOP_REPLICA = "stop_replica"    # tp, topic_id, delete, req_epoch (wire), issued_epoch (truth at
 #                                  issue), local_epoch, result: applied | fenced | not_hosted,
 #                                  error (0 or 74), controller_epoch

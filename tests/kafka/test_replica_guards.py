@@ -282,3 +282,35 @@ def test_a_new_controller_forgets_which_brokers_were_shutting_down():
     isrs = [e["isr"] for e in events if e["kind"] == "partition_state" and e["tp"] == "t-0"]
     errors = {e["error"] for e in events if e["kind"] == "alter_partition"}
     assert 1 not in isrs[1] and sorted(isrs[-1]) == [1, 2, 3] and 107 not in errors, (isrs, errors)
+
+
+def _live_lists(events, node: str) -> list:
+    return [e["alive"] for e in events if e["kind"] == "metadata" and e["node"] == node]
+
+
+def test_a_broker_failure_that_changes_no_partition_still_tells_the_live_brokers():
+    """`onReplicasBecomeOffline` sends an UpdateMetadata when no leader or ISR changed: b1,
+    out of every ISR after its controlled shutdown, stops; b2 and b3 learn it is gone."""
+    text = ZOMBIE.split("[[faults]]")[0].replace('profile = "3.7"', 'profile = "proposed"') + (
+        '[[faults]]\nat_ms = 500\naction = "controlled_shutdown"\ntarget = "b1"\n')
+    events = run_scenario(parse_scenario(text, "gone.toml"), 1, keep_events=True)["_events"]
+    for node in ("b2", "b3"):
+        assert _live_lists(events, node)[-1] == [2, 3], (node, _live_lists(events, node))
+
+
+@pytest.mark.parametrize("fence", [False, True])
+def test_a_late_update_metadata_undoes_a_newer_live_broker_list_only_without_the_fence(fence):
+    """The finding pair's story: the UpdateMetadata saying b1 is gone reaches b2 after the one
+    saying b1 is back. Without the fence b2 ends believing b1 dead and never proposes it for
+    the ISR; with it, b2 keeps the newer list and the ISR is whole again."""
+    from scenarios.schema import load_scenario
+    from tests.conftest import scenario_path
+    scenario = load_scenario(scenario_path("finding-isr-stuck-after-late-update-metadata-unfenced"),
+                             {"protocol.update_metadata_fence": fence})
+    events = run_scenario(scenario, 1, keep_events=True)["_events"]
+    fenced = [e for e in events if e["kind"] == "metadata_fenced"]
+    isr = [e["isr"] for e in events if e["kind"] == "partition_state"][-1]
+    assert _live_lists(events, "b2")[-1] == ([1, 2, 3] if fence else [2, 3])
+    assert (sorted(isr) == [1, 2, 3]) is fence and bool(fenced) is fence, (isr, fenced)
+    if fence:
+        assert fenced[0]["node"] == "b2" and fenced[0]["alive"] is True
