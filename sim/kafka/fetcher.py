@@ -167,7 +167,9 @@ class Fetcher:
             target, reason = (p.log.hw, "high_watermark") if end < 0 else (end, "epoch_end_offset")
         else:
             local_epoch, local_end = p.log.end_offset_for_epoch(epoch)
-            target = min(end, local_end) if local_epoch >= 0 else min(end, p.log.hw)
+            # no answer from its own cache: "safe to truncate to leader's offset"
+            # (`AbstractFetcherThread.getOffsetTruncationState`)
+            target = min(end, local_end) if local_epoch >= 0 else end
             complete = local_epoch < 0 or local_epoch == epoch
             reason = "diverging_epoch"
         self._truncate(p, max(min(target, p.log.leo), p.log.log_start_offset), reason)

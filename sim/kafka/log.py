@@ -109,7 +109,11 @@ class Log:
             return (epoch, self.epochs[0][1]) if self.epochs and epoch >= 0 else (-1, -1)
         if found + 1 < len(self.epochs):
             return (self.epochs[found][0], self.epochs[found + 1][1])
-        return (self.epochs[found][0], self.leo)
+        if self.epochs[found][0] != epoch:
+            # newer than every cached epoch: "The requested epoch is larger than any known
+            # epoch" (`endOffsetFor`), UNDEFINED. A consumer of a recreated topic asks so
+            return (-1, -1)
+        return (epoch, self.leo)
 
     def end_offset_for_epoch_v0(self, epoch: int) -> int:
         """KIP-101's answer, before KIP-279 (OffsetsForLeaderEpoch v0, 0.11-1.1,

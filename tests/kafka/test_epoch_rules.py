@@ -65,10 +65,14 @@ def test_end_offset_for_epoch_is_kip279():
     assert log.end_offset_for_epoch(0) == (0, 3)
     assert log.end_offset_for_epoch(1) == (0, 3)  # largest epoch <= 1 is 0
     assert log.end_offset_for_epoch(4) == (2, 5)
-    assert log.end_offset_for_epoch(9) == (5, 9)
+    assert log.end_offset_for_epoch(5) == (5, 9)  # the latest epoch: the log end offset
+    # newer than every cached epoch: UNDEFINED ("The requested epoch is larger than any known
+    # epoch", `LeaderEpochFileCache.endOffsetFor`), not the latest epoch's end
+    assert log.end_offset_for_epoch(9) == (-1, -1)
     assert Log().end_offset_for_epoch(3) == (-1, -1)
     log.truncate_to(3)
-    assert log.leo == 3 and log.end_offset_for_epoch(9) == (0, 3)
+    assert log.leo == 3 and log.end_offset_for_epoch(0) == (0, 3)
+    assert log.end_offset_for_epoch(2) == (-1, -1)
 
 
 def test_end_offset_for_an_epoch_older_than_the_cache():

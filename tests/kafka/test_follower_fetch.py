@@ -191,3 +191,11 @@ def test_batches_lost_to_power_are_a_metric_not_a_violation():
     text = "\n".join(line for line in text.splitlines() if not line.startswith("unflushed_ms"))
     crash = run_scenario(parse_scenario(text, "plain-crashes.toml"), 1)
     assert crash["metrics"]["acked_lost_to_power_loss"] == 0  # a process crash keeps the page cache
+
+
+def test_a_follower_without_epochs_in_its_cache_truncates_to_the_leaders_answer():
+    """A follower whose cache has no epoch for the answer (its batches predate leader epochs,
+    message format v1): "safe to truncate to leader's offset" (`getOffsetTruncationState`),
+    not back to its own high watermark."""
+    done, log = _truncate_diverging([(-1, 5)], (3, 6))
+    assert done and log.leo == 6, log.leo

@@ -78,3 +78,32 @@ def test_an_epoch_of_the_deleted_topic_makes_no_stale_leader():
     assert batches and all(b["sender_topic_id"] == 1 and b["sender_epoch"] == 3
                            and b["leader_epoch"] == 0 for b in batches)
     assert acked_after(events, 15_000_000) > 1000  # no hang: the cached leader is right
+
+
+def test_a_consumer_of_a_recreated_topic_starts_it_over():
+    """A consumer cut off while t is deleted and recreated asks the new leader about the epoch
+    of the last batch it read (2), which the new incarnation never had: the answer is
+    UNDEFINED ("The requested epoch is larger than any known epoch",
+    `LeaderEpochFileCache.endOffsetFor`), and the consumer resets to the log start. Answering
+    with the latest epoch's end instead let it go on at its old position, past records of the
+    new topic it never read (`consumer_skipped_record`)."""
+    moves = MOVE.format(at=1000) + MOVE.format(at=2000)
+    text = SCENARIO.format(profile="3.7", moves=moves).replace("duration_ms = 30000", "duration_ms = 15000") + """
+[[consumers]]
+name = "k1"
+topic = "t"
+fetch_max_wait_ms = 100
+metadata_max_age_ms = 1000
+[[faults]]
+at_ms = 4000
+action = "isolate"
+target = "k1"
+[[faults]]
+at_ms = 12000
+action = "heal"
+"""
+    verdict = run_scenario(parse_scenario(text, "recreated-consumer.toml"), 1, keep_events=True)
+    last = [e for e in verdict["_events"] if e["kind"] == "validate_position"][-1]
+    assert (last["offset_epoch"], last["end_epoch"], last["end_offset"]) == (2, -1, -1), last
+    assert (last["action"], last["position"]) == ("reset", 0), last
+    assert verdict["violated"] == [], verdict["violated"]
