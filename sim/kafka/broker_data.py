@@ -355,7 +355,9 @@ class BrokerData:
         f.fetched(fetch_offset, p.log.leo, self.now_us)
         f.epoch = p.leader_epoch
         if (replica_id not in p.isr and p.pending_isr is None and fetch_offset >= p.log.hw
-                and fetch_offset >= p.leader_epoch_start_offset
+                # KAFKA-7128: also the start of the leader's epoch
+                and (fetch_offset >= p.leader_epoch_start_offset
+                     or not self.protocol.isr_epoch_start_check)
                 # KIP-841 in ZK mode: a broker the metadata cache lists alive
                 and (replica_id in self.alive_brokers or not self.protocol.ineligible_replica_check)):
             self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
