@@ -88,15 +88,18 @@ class Partition:
             return E.NOT_LEADER_OR_FOLLOWER
         return E.NONE
 
-    def make_leader(self, state, now_us: int) -> bool:
-        """Apply LeaderAndIsr as leader; returns whether the leader epoch is new."""
+    def make_leader(self, state, now_us: int, cache_epoch: bool = True) -> bool:
+        """Apply LeaderAndIsr as leader; returns whether the leader epoch is new. With
+        `cache_epoch` (KAFKA-7415, 2.1) a new epoch enters the leader-epoch cache now, at the
+        log end; before, only with the first batch appended in it."""
         if state.partition_epoch < self.partition_epoch:
             return False
         self.replicas, self.isr = state.replicas, state.isr
         new_epoch = state.leader_epoch > self.leader_epoch
         if new_epoch:
             self.leader_epoch_start_offset = self.log.leo
-            self.log.assign_epoch_start(state.leader_epoch, self.log.leo)
+            if cache_epoch:
+                self.log.assign_epoch_start(state.leader_epoch, self.log.leo)
             self.followers = {r: Replica() for r in state.replicas if r != self.broker_id}
             self.leader_epoch = state.leader_epoch
         # `updateAssignmentAndIsr` commits the state it was given, so an ISR change in flight

@@ -71,6 +71,12 @@ class Protocol:
     # (`KafkaController.processAlterPartition`, `liveBrokerIds`). Before, a broker cut off from
     # ZooKeeper but not from its leader could rejoin the ISR it was just removed from
     ineligible_replica_check: bool = True
+    # a new leader writes its epoch, starting at its log end, into its leader-epoch cache when
+    # it takes over (`Partition.makeLeader` -> `maybeAssignEpochStartOffset`, KAFKA-7415,
+    # apache/kafka PR 5678, 2.1). Before, the epoch entered the cache only with the first batch
+    # appended in it, so until then a follower asking for an epoch with nothing cached above it
+    # got UNDEFINED_EPOCH_OFFSET and truncated to its own HW (ref §4 row 3)
+    epoch_cached_on_election: bool = True
     # a follower joins the ISR only once it has fetched up to the start offset of its leader's
     # current epoch, as well as up to the leader's HW (`Partition.isFollowerInSync`,
     # KAFKA-7128, apache/kafka PR 5557, 2.1). Before, reaching the HW was enough; a new
@@ -165,11 +171,12 @@ _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
 _PRE_3_7 = dict(client_backoff="constant")  # KIP-580's exponential client backoff is 3.7.0
 _PRE_3_3 = dict(ineligible_replica_check=False, non_replica_fetch_error=False)  # KIP-841, KAFKA-13837
-# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs, KAFKA-7414 and KAFKA-7128
-# (2.1), KAFKA-7738 and KIP-380 (2.2), KIP-320's consumer validation (2.3), topic ids
+# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs, KAFKA-7414, KAFKA-7128 and
+# KAFKA-7415 (2.1), KAFKA-7738 and KIP-380 (2.2), KIP-320's consumer validation (2.3), topic ids
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_range_halts=True,
                 client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
-                consumer_validation=False, broker_epoch_check=False, isr_epoch_start_check=False)
+                consumer_validation=False, broker_epoch_check=False, isr_epoch_start_check=False,
+                epoch_cached_on_election=False)
 
 _V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=False,
                   unknown_producer="out_of_order", evict_state_on_retention=True,

@@ -199,3 +199,20 @@ def test_leader_and_isr_for_a_replica_not_assigned_here_is_judged_by_epoch_first
     assert "t-0" not in broker.partitions
     broker, replies = _broker_replies(LeaderAndIsr("c1", 5, 10, 1, (stale,)))
     assert replies[0].partition_errors == (("t-0", E.STALE_CONTROLLER_EPOCH),)
+
+
+def test_a_new_leader_caches_its_epoch_at_election_only_from_kafka_7415():
+    """KAFKA-7415 (2.1): `makeLeader` writes (new epoch, log end) into the cache. Before, the
+    epoch entered it with the first batch, so a 1.0 leader that has not written in epoch 2
+    answers a follower's epoch 1, which it never had, with UNDEFINED_EPOCH_OFFSET (the
+    follower truncates to its HW) rather than with the start of epoch 2."""
+    from types import SimpleNamespace
+    for cache_epoch, answer in ((True, 4), (False, -1)):
+        log = Log()
+        log.append(4, 0, Batch("b0", "p", 4, 0), 0)
+        p = Partition("t-0", 1, log, 1)
+        state = SimpleNamespace(partition_epoch=2, leader_epoch=2, replicas=(1, 2), isr=(1, 2))
+        assert p.make_leader(state, 0, cache_epoch)
+        assert log.end_offset_for_epoch_v0(1) == answer, cache_epoch
+        log.append(2, 2, Batch("b1", "p", 2, 0), 0)  # the first batch of epoch 2 caches it
+        assert log.end_offset_for_epoch_v0(1) == 4 and log.epochs == [(0, 0), (2, 4)]
