@@ -197,7 +197,11 @@ class ControllerOps:
                 self.send_stop_replica(r, (stops[r],))
 
     def cancel_reassignment(self, tp: str) -> str | None:
-        """Revert to the original replicas *without* a leader-epoch bump (KAFKA-13972, ref §4 row 7)."""
+        """Revert to the original replicas as the ZK controller does (a reassignment back to
+        them, `onPartitionReassignment`): `updateCurrentReassignment` stops the adding replicas
+        first, at the leader epoch they already have (KAFKA-13972, ref §4 row 7), and only then
+        does the reassignment's completion move the leader or bump its epoch
+        (`moveReassignedPartitionLeaderIfRequired` -> `updateLeaderEpochAndSendRequest`)."""
         if not self._can_write():
             return "controller cannot write"
         if tp not in self.store.reassignments:
@@ -205,21 +209,18 @@ class ControllerOps:
         _target, original = self.store.reassignments.pop(tp)
         _topic, st = self.store.partition(tp)
         adding = [r for r in st.replicas if r not in original]
-        if st.leader not in original:
-            self.elect(tp, "reassignment_cancel", candidates=list(original))
         isr = tuple(r for r in st.isr if r in original)
         if isr != st.isr:
-            # an adding replica had joined the ISR: taking it out is a controller-initiated ISR
-            # removal, which bumps the leader epoch like any other (ref §1.4 table)
-            self.change(tp, "reassign_cancel", self.protocol.isr_shrink_bumps_epoch,
-                        replicas=original, isr=isr)
-        else:
-            # only the assignment reverts: leader and ISR are not rewritten, so neither epoch
-            # moves (KAFKA-13972, ref §4 row 7); bumping the partition epoch alone would leave the
-            # leader (which ignores an equal-epoch LeaderAndIsr) with AlterPartitions rejected
-            # as INVALID_UPDATE_VERSION forever
-            self.change(tp, "reassign_cancel", state_written=False, replicas=original)
+            # an adding replica had joined the ISR: taking it out (OfflineReplica) is a
+            # controller-initiated ISR removal, which bumps the leader epoch like any other
+            # (ref §1.4 table), before its StopReplica is sent
+            self.change(tp, "reassign_cancel_isr", self.protocol.isr_shrink_bumps_epoch, isr=isr)
         stops = {r: self._stop_part(tp, delete=True) for r in adding}
+        if st.leader not in original and self.elect(tp, "reassignment_cancel",
+                                                    candidates=list(original)):
+            self.change(tp, "reassign_cancel", state_written=False, replicas=original)
+        else:
+            self.change(tp, "reassign_cancel", replicas=original)
         self.flush()
         for r in adding:
             if r in self.live:

@@ -76,14 +76,20 @@ dst = "b1"
 """
 
 
-def test_cancelling_a_reassignment_before_the_new_replica_joins_writes_no_epoch():
+def test_cancelling_a_reassignment_stops_the_new_replica_then_bumps_the_epoch():
+    """A cancel is a reassignment back to the original replicas: b4's StopReplica(delete)
+    carries the epoch b4 already has (KAFKA-13972's equal epoch), and only then does the
+    completion bump the leader epoch (`updateLeaderEpochAndSendRequest`); the leader's later
+    ISR changes go through."""
     verdict = _events(CANCEL)
     states = _states(verdict)
     start = next(s for s in states if s["reason"] == "reassign_start")
     cancel = next(s for s in states if s["reason"] == "reassign_cancel")
     assert cancel["replicas"] == [1, 2, 3] and cancel["isr"] == start["isr"]
     assert (cancel["leader_epoch"], cancel["partition_epoch"]) == \
-        (start["leader_epoch"], start["partition_epoch"])
+        (start["leader_epoch"] + 1, start["partition_epoch"] + 1)
+    stop = next(e for e in verdict["_events"] if e["kind"] == "stop_replica" and e["node"] == "b4")
+    assert stop["req_epoch"] == start["leader_epoch"], stop
     alters = [e for e in verdict["_events"] if e["kind"] == "alter_partition"]
     assert alters and all(a["error"] == 0 for a in alters), alters
     assert states[-1]["isr"] == [1, 2], states[-1]  # b3, cut off from the leader, was shrunk out
