@@ -433,6 +433,7 @@ def _producer(t: Table, run: dict) -> dict:
         # a zero request timeout or metadata age would spin the run at one instant
         out[key] = t.int(key, default,
                          lo=1 if key in ("request_timeout_ms", "metadata_max_age_ms") else 0)
+    _batches_per_linger(t, out)
     if out["delivery_timeout_ms"] < out["linger_ms"] + out["request_timeout_ms"]:
         raise Bad(t.path("delivery_timeout_ms"), "must be >= linger_ms + request_timeout_ms "
                   "(Kafka rejects the producer config otherwise)", "raise delivery_timeout_ms")
@@ -442,6 +443,28 @@ def _producer(t: Table, run: dict) -> dict:
         raise Bad(t.path("stop_ms"), f"{out['stop_ms']} is not after start_ms {out['start_ms']}",
                   "use 0 (until the end) or a time after start_ms")
     return out
+
+
+# Batches one producer may make in one linger_ms. A linger's records become batches in one step
+# of the model, which run.max_events does not count, so a rate far beyond any real producer
+# (records_per_sec = 1e9) would hang the run and fill the disk however low max_events is.
+# The shipped scenarios make at most a few hundred.
+MAX_BATCHES_PER_LINGER = 10_000
+
+
+def _batches_per_linger(t: Table, producer: dict) -> None:
+    """Refuse a producer whose every linger_ms would make more than MAX_BATCHES_PER_LINGER
+    batches (a batch holds batch_size / record_bytes records, at least one)."""
+    per_linger = producer["records_per_sec"] * producer["linger_ms"] / 1000
+    per_batch = max(1, producer["batch_size"] // producer["record_bytes"])
+    batches = math.ceil(per_linger / per_batch)
+    if batches > MAX_BATCHES_PER_LINGER:
+        raise Bad(t.path("records_per_sec"),
+                  f"{producer['records_per_sec']:g} records/s make about {batches:,} batches "
+                  f"every linger_ms = {producer['linger_ms']} ({per_batch:,} "
+                  f"record{'s' if per_batch > 1 else ''} to a batch), more than the "
+                  f"{MAX_BATCHES_PER_LINGER:,} one linger may make",
+                  "lower records_per_sec or linger_ms, or raise batch_size")
 
 
 def _consumer(t: Table, run: dict) -> dict:

@@ -380,6 +380,16 @@ BAD_CASES = [
      "producers[0].batch_size", ["negative", ">= 0"]),
     ("record_bytes_zero", with_topic(after='\n[[producers]]\ntopic = "t"\nrecord_bytes = 0\n'),
      "producers[0].record_bytes", ["below the minimum 1"]),
+    # a linger's batches are made in one step that max_events does not count: the run hung
+    ("rate_beyond_any_producer",
+     with_topic(after='\n[run]\nmax_events = 1000\n[[producers]]\ntopic = "t"\n'
+                      "records_per_sec = 9007199254740992\n"),
+     "producers[0].records_per_sec", ["batches every linger_ms = 5", "more than the 10,000",
+                                      "lower records_per_sec"]),
+    ("no_batching_at_a_high_rate",
+     with_topic(after='\n[[producers]]\ntopic = "t"\nrecords_per_sec = 100000\n'
+                      "linger_ms = 200\nbatch_size = 0\n"),
+     "producers[0].records_per_sec", ["about 20,000 batches", "1 record to a batch"]),
 ]
 
 
