@@ -520,7 +520,9 @@ def _mix_undo(t: Table, action: str, targets: list, has_duration: bool, names: N
     return undo
 
 
-MAX_MIX_STEPS = 1_000_000  # steps are materialised up front (sim.core.faults.materialise_mix)
+# Steps of all mixes together, undo steps included: they are materialised up front
+# (sim.core.faults.materialise_mix), before run.max_events can stop anything.
+MAX_MIX_STEPS = 1_000_000
 
 
 def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
@@ -551,11 +553,6 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
                   f"use a start_ms below {quiet_ms}, or raise run.duration_ms")
     out["start_ms"] = start
     out["end_ms"] = t.int("end_ms", quiet_ms, lo=start + 1, hi=quiet_ms)
-    expected = (out["end_ms"] - start) / out["every_ms"]
-    if expected > MAX_MIX_STEPS:
-        raise Bad(t.path("every_ms"), f"fires about {expected:.3g} times between start_ms and "
-                  f"end_ms, more than the {MAX_MIX_STEPS:,} steps a schedule may hold",
-                  "raise every_ms or narrow the window")
     raw = t.raw("params", {})
     out["params"] = check_params(action, Table(raw, t.path("params")).data, t.path("params"), names)
     t.done()
@@ -563,9 +560,28 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
 
 
 def check_mixes(items: Any, names: Names, run: dict) -> list[dict]:
-    """All [[mix]] entries, resolved, in file order."""
-    return [check_mix(item, f"mix[{i}]", names, run)
-            for i, item in enumerate(check_list(items, "mix", nonempty=False))]
+    """All [[mix]] entries, resolved, in file order; together they may materialise about
+    MAX_MIX_STEPS steps at most (each mix under the cap, many mixes could exhaust memory)."""
+    mixes, total = [], 0.0
+    for i, item in enumerate(check_list(items, "mix", nonempty=False)):
+        mix = check_mix(item, f"mix[{i}]", names, run)
+        steps = mix_steps(mix)
+        total += steps
+        if total > MAX_MIX_STEPS:
+            alone = f"fires about {steps:.3g} steps" if i == 0 else (
+                f"brings the mixes' steps to about {total:.3g}")
+            raise Bad(f"mix[{i}].every_ms", f"{alone} between start_ms and end_ms (undo steps "
+                      f"included), more than the {MAX_MIX_STEPS:,} steps a schedule may hold",
+                      "raise every_ms, narrow the windows or drop a mix")
+        mixes.append(mix)
+    return mixes
+
+
+def mix_steps(mix: dict) -> float:
+    """About how many steps a resolved mix materialises: one per mean gap in its window, and
+    an undo step after each when it has a duration_ms."""
+    fired = (mix["end_ms"] - mix["start_ms"]) / mix["every_ms"]
+    return fired * (2 if "duration_ms" in mix else 1)
 
 
 def created_topics(*lists: Any) -> dict[str, int]:

@@ -380,6 +380,16 @@ BAD_CASES = [
      "producers[0].batch_size", ["negative", ">= 0"]),
     ("record_bytes_zero", with_topic(after='\n[[producers]]\ntopic = "t"\nrecord_bytes = 0\n'),
      "producers[0].record_bytes", ["below the minimum 1"]),
+    # eight mixes, each under the step cap, held 16 million steps with their undo steps (7 GB)
+    ("mixes_beyond_the_step_cap_together",
+     with_topic(after="\n[run]\nduration_ms = 1001000\nmax_events = 1000\n"
+                + '\n[[mix]]\naction = "crash"\nevery_ms = 1\ntargets = ["b1"]\n'
+                  "duration_ms = 0\n" * 8),
+     "mix[0].every_ms", ["undo steps included", "more than the 1,000,000 steps"]),
+    ("mixes_beyond_the_step_cap_from_the_third",
+     with_topic(after="\n[run]\nduration_ms = 505000\n"
+                + '\n[[mix]]\naction = "heal"\nevery_ms = 1\n' * 3),
+     "mix[2].every_ms", ["brings the mixes' steps to about 1.5e+06", "drop a mix"]),
     # a linger's batches are made in one step that max_events does not count: the run hung
     ("rate_beyond_any_producer",
      with_topic(after='\n[run]\nmax_events = 1000\n[[producers]]\ntopic = "t"\n'
