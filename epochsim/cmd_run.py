@@ -88,7 +88,8 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None,
     for line in describe_liveness(verdict.get("liveness", {})):
         print(line)
     exp = "met" if verdict["expectation_met"] else "NOT met"
-    print(f"  expectation {verdict['expect']!r}: {exp}")
+    note = verdict.get("expectation_note")
+    print(f"  expectation {verdict['expect']!r}: {exp}" + (f": {note}" if note else ""))
     if out:
         print(f"  wrote {out}/trace.jsonl, {out}/verdict.json")
     print(f"  repro: {repro_line(scenario_path, verdict['seed'], overrides=overrides)}")

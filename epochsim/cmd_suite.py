@@ -76,7 +76,8 @@ def _run_one(job: tuple) -> dict:
     return {"path": path, "scenario": verdict["scenario"], "seed": seed,
             "trace_digest": verdict["trace_digest"], "violated": verdict["violated"],
             "expect": verdict["expect"], "expectation_met": verdict["expectation_met"],
-            "dir": verdict.get("dir"), "metrics": verdict["metrics"]}
+            "dir": verdict.get("dir"), "metrics": verdict["metrics"],
+            "note": verdict.get("expectation_note")}
 
 
 def _entries(path: str) -> list[str]:
@@ -133,6 +134,7 @@ def summarise(files, scenarios, results, overrides: dict) -> list[dict]:
                      "first_failing_seed": first["seed"] if first else None,
                      "first_failing_violated": first["violated"] if first else None,
                      "first_failing_dir": first["dir"] if first else None,
+                     "first_failing_note": first["note"] if first else None,
                      "repro": repro_line(path, first["seed"], overrides=overrides) if first else None,
                      "violating_seeds": [r["seed"] for r in mine if r["violated"]],
                      "liveness_judged": judged_runs(mine)})
@@ -163,7 +165,8 @@ def print_table(rows: list[dict]) -> None:
     for r, cell in zip(rows, cells):
         status = f"{r['met']}/{r['runs']}"
         tail = "" if r["first_failing_seed"] is None else \
-            f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'})  repro: {r['repro']}"
+            f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'}" \
+            f"{'; cut short by run.max_events' if r['first_failing_note'] else ''})  repro: {r['repro']}"
         print(f"{r['scenario']:<{width}}  {r['expect']:<36} {status:>9}  "
               f"{cell:>{judged_width}}  {tail}")
     ok = sum(r["met"] == r["runs"] for r in rows)

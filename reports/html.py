@@ -131,8 +131,9 @@ def _verdict_table(run: Run) -> str:
             ["expectation", escape(str(h.get("expect", v.get("expect"))))]]
     if "expectation_met" in v:
         met = v["expectation_met"]
+        note = f" ({escape(str(v['expectation_note']))})" if v.get("expectation_note") else ""
         rows.append(["expectation met", f'<span class="{"ok" if met else "bad"}">'
-                                        f'{"yes" if met else "NO"}</span>'])
+                                        f'{"yes" if met else "NO"}</span>{note}'])
     if v.get("trace_digest"):
         rows.append(["trace digest", f"<code>{escape(v['trace_digest'])}</code>"])
     rows.append(["events", f"{len(run.events)} ({seconds(run.end_us)} simulated)"])

@@ -199,6 +199,7 @@ def _resolve(data: dict, path: str) -> Scenario:
                "topics": topics, "producers": producers, "consumers": consumers,
                "network": _network(raw["network"], names)}
     _idempotence_supported(options["protocol"], producers)
+    _fetch_takes_time(options)
     steps = check_faults(_tables(raw["faults"], "faults", False), names, run)
     mixes = check_mixes(_tables(raw["mix"], "mix", False), names, run)
     return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants)
@@ -491,6 +492,44 @@ def _unique_nodes(clients: list[str], producers: list, consumers: list, names: N
             raise Bad(key, f"node name {name!r} is already taken by {owner}",
                       "give every node a unique name (producers default to p1.., "
                       "consumers to k1..)")
+
+
+def _fetch_takes_time(options: dict) -> None:
+    """Refuse a Fetch that would be answered at the instant it is sent: a fetch wait of 0
+    (a follower's replica_fetch_wait_max_ms, or a consumer's fetch_max_wait_ms), no request
+    service time, and links that never take a microsecond either way between the fetcher and
+    a broker. The fetcher asks again as soon as it is answered, so simulated time would never
+    pass: the run would spin at t=0 until run.max_events, writing a trace of millions of events."""
+    cluster, network = options["cluster"], options["network"]
+    if cluster["request_service_us"]:
+        return
+    links = {(link["src"], link["dst"]): link for link in network["links"]}
+
+    def instant(src: str, dst: str) -> bool:
+        link = links.get((src, dst), network)
+        return _max_latency_us(link["latency"]) == 0 and int(link["jitter_ms"] * 1000) == 0
+
+    brokers = [f"b{i}" for i in range(1, cluster["brokers"] + 1)]
+    fetchers = [(b, "cluster.replica_fetch_wait_max_ms") for b in brokers
+                if cluster["replica_fetch_wait_max_ms"] == 0]
+    fetchers += [(c["name"], f"consumers[{i}].fetch_max_wait_ms")
+                 for i, c in enumerate(options["consumers"]) if c["fetch_max_wait_ms"] == 0]
+    for node, key in fetchers:
+        for broker in brokers:
+            if broker != node and instant(node, broker) and instant(broker, node):
+                raise Bad(key, f"0, with cluster.request_service_us = 0 and no latency between "
+                          f"{node} and {broker}: each Fetch would be answered at the instant it "
+                          "is sent and simulated time would never pass",
+                          "raise it, cluster.request_service_us, or the latency of those links")
+
+
+def _max_latency_us(latency: dict) -> int:
+    """The longest delay (µs) a resolved latency distribution can draw; 0 means never any
+    (`LatencyDist.sample` rounds to whole microseconds)."""
+    dist = latency["dist"]
+    if dist in ("exponential", "lognormal"):  # unbounded, unless the scale is 0
+        return 0 if latency["mean_ms" if dist == "exponential" else "median_ms"] == 0 else 1
+    return round(latency["ms" if dist == "constant" else "max_ms"] * 1000)
 
 
 def _link(t: Table, base: dict) -> dict:

@@ -3,6 +3,7 @@ is overwritten. (In process, through `epochsim.cli.main`.)"""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -238,3 +239,17 @@ def test_a_window_after_the_run_is_named_in_a_short_line(capsys, a_run, tmp_path
     err = one_line_error(capsys, ["plot", a_run / "trace.jsonl", "-o", tmp_path / "t.svg",
                                   "--window", "1e300:"], "--window 1e+300:", "the run lasts 3.000s")
     assert len(err) < 300, err  # not the 300 digits of 1e300 seconds in microseconds
+
+
+def test_a_run_cut_short_by_max_events_does_not_meet_its_pass(capsys, scenario, tmp_path):
+    scenario.write_text(SCENARIO.replace("[run]", "[run]\nmax_events = 300"))
+    assert main(["run", str(scenario), "--out", str(tmp_path / "o"), "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "stopped by max_events" in out and "expectation 'pass': NOT met: the run stopped " \
+        "at run.max_events = 300 after " in out and "raise run.max_events" in out, out
+    verdict = json.loads((tmp_path / "o" / "verdict.json").read_text())
+    assert not verdict["expectation_met"] and verdict["violations"] == []
+    assert main(["report", str(tmp_path / "o")]) == 0
+    assert "raise run.max_events" in (tmp_path / "o" / "report.html").read_text()
+    assert main(["suite", str(scenario), "--out", str(tmp_path / "s"), "--jobs", "1"]) == 1
+    assert "violated: none; cut short by run.max_events" in capsys.readouterr().out

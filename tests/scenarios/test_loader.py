@@ -390,6 +390,18 @@ BAD_CASES = [
      with_topic(after="\n[run]\nduration_ms = 505000\n"
                 + '\n[[mix]]\naction = "heal"\nevery_ms = 1\n' * 3),
      "mix[2].every_ms", ["brings the mixes' steps to about 1.5e+06", "drop a mix"]),
+    # a Fetch answered at the instant it is sent: the run spun at t=0 until max_events
+    ("replica_fetch_without_time",
+     with_topic(after="\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
+                      '[network]\nlatency = { dist = "uniform", min_ms = 0, max_ms = 0.0004 }\n'),
+     "cluster.replica_fetch_wait_max_ms", ["no latency between b1 and b2", "time would never pass"]),
+    ("consumer_fetch_without_time",
+     with_topic(after='\n[[consumers]]\ntopic = "t"\nfetch_max_wait_ms = 0\n'
+                      "[cluster]\nrequest_service_us = 0\n"
+                      '[network]\nlatency = { dist = "exponential", mean_ms = 0 }\n'
+                      '[[network.links]]\nsrc = "b1"\ndst = "k1"\n'
+                      'latency = { dist = "constant", ms = 1 }\n'),
+     "consumers[0].fetch_max_wait_ms", ["between k1 and b2", "raise it, cluster.request_service_us"]),
     # a linger's batches are made in one step that max_events does not count: the run hung
     ("rate_beyond_any_producer",
      with_topic(after='\n[run]\nmax_events = 1000\n[[producers]]\ntopic = "t"\n'
@@ -411,6 +423,20 @@ def test_bad_input_is_one_line_with_file_and_key(text, key, words):
     assert "; " in message.split(f"{key}: ", 1)[1], message  # a fix follows the problem
     for word in words:
         assert word in message, message
+
+
+@pytest.mark.parametrize("after", [
+    "\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 1\n"
+    '[network]\nlatency = { dist = "constant", ms = 0 }\n',
+    "\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
+    '[network]\nlatency = { dist = "constant", ms = 0 }\njitter_ms = 0.001\n',
+    "\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
+    '[network]\nlatency = { dist = "lognormal", median_ms = 0.1, sigma = 1 }\n',
+    "\n[cluster]\nbrokers = 1\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
+    '[network]\nlatency = { dist = "constant", ms = 0 }\n'])
+def test_a_fetch_wait_of_0_is_fine_where_time_passes(after):
+    # request service time, jitter, a latency that can draw 1 µs, or no follower to fetch
+    parse_scenario(with_topic(after=after), "ok.toml")
 
 
 def test_error_carries_its_parts():
