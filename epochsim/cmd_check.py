@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 
-from epochsim.common import describe_liveness, describe_violations
+from epochsim.common import describe_liveness, describe_violations, reading_user_files
 from epochsim.errors import UsageError
 from invariants.registry import INVARIANTS, check_events
 from sim.core.trace import TraceError, digest_of_lines, stored_lines
@@ -33,15 +34,18 @@ def main(args) -> int:
         if unknown:
             raise UsageError(f"--invariants: unknown invariant {unknown[0]!r}; "
                              f"known: {', '.join(INVARIANTS)}")
-    try:
-        header, lines = stored_lines(args.trace)
-        import json
-        events = (json.loads(line) for line in lines)
-        notes: dict = {}
-        violations, metrics = check_events(header, events, names, whole=True, notes=notes)
-    except TraceError as exc:
-        text = str(exc)
-        raise UsageError(text if text.startswith(args.trace) else f"{args.trace}: {text}") from None
+    # an event or header member of the wrong shape that check_events does not catch itself
+    # (building the rules from the header, say) is still one line naming the file
+    with reading_user_files(args.trace, args.trace):
+        try:
+            header, lines = stored_lines(args.trace)
+            events = (json.loads(line) for line in lines)
+            notes: dict = {}
+            violations, metrics = check_events(header, events, names, whole=True, notes=notes)
+        except TraceError as exc:
+            text = str(exc)
+            raise UsageError(text if text.startswith(args.trace)
+                             else f"{args.trace}: {text}") from None
     digest = digest_of_lines(header, lines)
     checked = names or header.get("invariants", list(INVARIANTS))
     print(f"{args.trace}: {len(lines)} events, {len(checked)} invariants, digest {digest}")

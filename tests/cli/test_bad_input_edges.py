@@ -253,3 +253,20 @@ def test_a_run_cut_short_by_max_events_does_not_meet_its_pass(capsys, scenario, 
     assert "raise run.max_events" in (tmp_path / "o" / "report.html").read_text()
     assert main(["suite", str(scenario), "--out", str(tmp_path / "s"), "--jobs", "1"]) == 1
     assert "violated: none; cut short by run.max_events" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda o: o.update(consumers=5), "options.consumers: 5 is not an array of clients"),
+    (lambda o: o.update(consumers=[5]), "options.consumers[0]: 5 is not a client object"),
+    (lambda o: o["producers"][0].update(request_timeout_ms="30 s"),
+     "options.producers[0].request_timeout_ms: '30 s' is not a whole number"),
+    # a thousand million brokers made the rules build a list per broker until memory ran out
+    (lambda o: o["cluster"].update(brokers=100_000),
+     "options.cluster.brokers: 100000 is not a broker count 1..64")],
+    ids=["consumers-number", "consumers-of-numbers", "timeout-text", "brokers-huge"])
+def test_an_edited_header_options_is_refused_by_every_reader(capsys, a_run, tmp_path, edit,
+                                                             words):
+    trace = edited_trace(a_run, tmp_path, lambda header, _: edit(header["options"]))
+    for command in (["check", trace], ["plot", trace, "-o", tmp_path / "t.svg"],
+                    ["diff", a_run, trace], ["report", os.path.dirname(trace)]):
+        one_line_error(capsys, command, "edited/trace.jsonl: header (line 1): ", words)
