@@ -12,6 +12,7 @@ runs. The format is documented in docs/sweeps.md.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -83,20 +84,44 @@ def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = 
     name = _str(data, "name", path, os.path.splitext(os.path.basename(path))[0])
     if not NAME_RE.fullmatch(name):
         raise bad(path, "name", f"invalid name {name!r}", "use letters, digits, '.', '_' or '-'")
+    seeds_key = "seeds" if seeds is None else "--seeds"
     seeds = _checked_int(seeds, "--seeds", path, 1, MAX_SEEDS) if seeds is not None \
         else _int(data, "seeds", path, DEFAULT_SEEDS, 1, MAX_SEEDS)
     first_seed = _int(data, "first_seed", path, 1, 0)
     if first_seed + seeds - 1 > MAX_SEED:  # a repro line's `--seed` stops at MAX_SEED too
         raise bad(path, "first_seed", f"seeds {first_seed}..{first_seed + seeds - 1} pass "
                   f"{MAX_SEED}, the largest seed", "lower first_seed or seeds")
+    grid = parse_grid(data.get("grid", {}), path)
+    scenarios = tuple(_scenarios(data, path))
+    _check_size(path, grid, len(scenarios), seeds, seeds_key)
     return SweepSpec(
         path=path, name=name, description=_str(data, "description", path, ""),
-        scenarios=tuple(_scenarios(data, path)), grid=parse_grid(data.get("grid", {}), path),
+        scenarios=scenarios, grid=grid,
         seeds=seeds, first_seed=first_seed,
         seeds_per_task=seeds_per_task if seeds_per_task is not None else
         _int(data, "seeds_per_task", path, DEFAULT_SEEDS_PER_TASK, 1),
         traces_per_invariant=_int(data, "traces_per_invariant", path,
                                   DEFAULT_TRACES_PER_INVARIANT, 0))
+
+
+# Every cell of every scenario is built and validated before Spark starts (~1 ms each), and
+# every chunk is planned up front: a grid of a million cells hung with no word of progress.
+MAX_CELLS = 10_000  # cells x scenarios
+MAX_RUNS = 10_000_000  # cells x scenarios x seeds (MAX_SEEDS: one cell may have them all)
+
+
+def _check_size(path: str, grid: dict, scenarios: int, seeds: int, seeds_key: str) -> None:
+    """Refuse a sweep too large to plan, from the grid's value counts, before any cell is
+    built."""
+    cells = math.prod(len(values) for values in grid.values())
+    shown = f"{cells:,} cells x {scenarios} scenario{'s' if scenarios > 1 else ''}"
+    if cells * scenarios > MAX_CELLS:
+        raise bad(path, "grid", f"{shown} = {cells * scenarios:,} scenarios to build; at most "
+                  f"{MAX_CELLS:,}", "list fewer values, or split the grid into several sweeps")
+    runs = cells * scenarios * seeds
+    if runs > MAX_RUNS:
+        raise bad(path, "grid", f"{shown} x {seeds:,} seeds = {runs:,} runs; at most "
+                  f"{MAX_RUNS:,}", f"lower {seeds_key} or list fewer values")
 
 
 def _read_toml(path: str) -> dict:

@@ -148,6 +148,13 @@ def test_emitter_round_trips_the_scenario_library():
      '"run.duration_ms" = [2000, 3000]\n', "grid cell (run.settle_ms = 2500, run.duration_ms = "
      "2000) is not a valid"),
     ("scenarios = [\n", "invalid TOML"),
+    # refused before any cell is built: a million cells hung validation with no word
+    ('scenarios = ["base.toml"]\n[grid]\n"description" = [%s]\n"run.max_events" = [%s]\n'
+     % (", ".join(f'"d{i}"' for i in range(101)), ", ".join(map(str, range(1, 101)))),
+     "grid: 10,100 cells x 1 scenario = 10,100 scenarios to build; at most 10,000; list fewer"),
+    ('scenarios = ["base.toml"]\nseeds = 10000000\n[grid]\n"run.max_events" = [1, 2]\n',
+     "grid: 2 cells x 1 scenario x 10,000,000 seeds = 20,000,000 runs; at most 10,000,000; "
+     "lower seeds"),
 ])
 def test_spec_errors_name_the_file_and_key(tmp_path, body, needle):
     path = write_spec(tmp_path, body)
