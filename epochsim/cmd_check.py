@@ -26,14 +26,26 @@ def register(subs) -> None:
     p.set_defaults(func=main)
 
 
+def invariant_names(text: str) -> list[str]:
+    """The names of `--invariants`: at least one, each known and given once. (`,` checked
+    nothing and said "all invariants hold"; a name given twice counted its violations twice.)"""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"--invariants {text!r}: names no invariant; give comma-separated "
+                         "names, e.g. --invariants stale_leader_append, or leave the flag out "
+                         "to check the trace's own")
+    unknown = [n for n in names if n not in INVARIANTS]
+    if unknown:
+        raise UsageError(f"--invariants: unknown invariant {unknown[0]!r}; "
+                         f"known: {', '.join(INVARIANTS)}")
+    twice = [n for i, n in enumerate(names) if n in names[:i]]
+    if twice:
+        raise UsageError(f"--invariants: {twice[0]!r} is named twice; name each invariant once")
+    return names
+
+
 def main(args) -> int:
-    names = None
-    if args.invariants:
-        names = [n.strip() for n in args.invariants.split(",") if n.strip()]
-        unknown = [n for n in names if n not in INVARIANTS]
-        if unknown:
-            raise UsageError(f"--invariants: unknown invariant {unknown[0]!r}; "
-                             f"known: {', '.join(INVARIANTS)}")
+    names = invariant_names(args.invariants) if args.invariants is not None else None
     # an event or header member of the wrong shape that check_events does not catch itself
     # (building the rules from the header, say) is still one line naming the file
     with reading_user_files(args.trace, args.trace):

@@ -270,3 +270,13 @@ def test_an_edited_header_options_is_refused_by_every_reader(capsys, a_run, tmp_
     for command in (["check", trace], ["plot", trace, "-o", tmp_path / "t.svg"],
                     ["diff", a_run, trace], ["report", os.path.dirname(trace)]):
         one_line_error(capsys, command, "edited/trace.jsonl: header (line 1): ", words)
+
+
+@pytest.mark.parametrize("names, words", [
+    (",", ["--invariants ',': names no invariant", "leave the flag out"]),
+    (" , ", ["names no invariant"]),
+    ("", ["names no invariant"]),
+    ("stale_leader_append,stale_leader_append", ["'stale_leader_append' is named twice"])])
+def test_check_invariants_must_name_each_invariant_once(capsys, a_run, names, words):
+    # ',' checked nothing and said "all invariants hold"; a name twice doubled its violations
+    one_line_error(capsys, ["check", a_run / "trace.jsonl", "--invariants", names], *words)
