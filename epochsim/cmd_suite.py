@@ -86,10 +86,10 @@ def _entries(path: str) -> list[str]:
 
 def _own_run_dir(path: str) -> bool:
     """Is `path` a seed-N directory that holds only what `epochsim run` writes?"""
-    from epochsim.common import OWN_OUTPUTS
+    from epochsim.common import OWN_OUTPUTS, foreign_output
     name = os.path.basename(path)
     return (name.startswith("seed-") and name[5:].isdecimal() and os.path.isdir(path)
-            and all(f in OWN_OUTPUTS and os.path.isfile(os.path.join(path, f))
+            and all(f in OWN_OUTPUTS and not foreign_output(path, f, OWN_OUTPUTS)
                     for f in os.listdir(path)))
 
 

@@ -8,6 +8,7 @@ import shlex
 from contextlib import contextmanager
 
 from epochsim.errors import UsageError, path_problem
+from reports.style import written_by_epochsim
 from scenarios.schema import ScenarioError, load_scenario
 
 OWN_OUTPUTS = {"trace.jsonl", "verdict.json", "timeline.png", "timeline.svg", "sequence.svg",
@@ -86,7 +87,7 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
         if os.path.exists(path):
             if not os.path.isdir(path):
                 raise UsageError(f"--out {path}: exists and is not a directory; choose another --out")
-            foreign = sorted(f for f in os.listdir(path) if _foreign(path, f, allowed))
+            foreign = sorted(f for f in os.listdir(path) if foreign_output(path, f, allowed))
             if foreign:
                 raise UsageError(f"--out {path}: holds files epochsim did not write ({foreign[0]}, "
                                  "...); choose an empty or new directory")
@@ -99,41 +100,32 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
 
 def check_output_file(out: str, suffixes: tuple[str, ...]) -> str:
     """`-o FILE` for a page or picture: one of `suffixes`, and never an existing file that
-    epochsim did not write (only its own names, such as report.html, are replaced)."""
+    epochsim did not write: only a file with its stamp is replaced, whatever its name (a
+    hand-written notes/report.html is the user's)."""
     if not out.lower().endswith(suffixes):
         raise UsageError(f"-o {out}: write it as {' or '.join(suffixes)}; pick such a name")
-    if os.path.exists(out) and not (os.path.isfile(out) and (
-            os.path.basename(out) in OWN_OUTPUTS or written_by_epochsim(out))):
+    if os.path.islink(out):
+        raise UsageError(f"-o {out}: is a symbolic link, and epochsim does not write through "
+                         "links; remove it or choose another name")
+    if os.path.lexists(out) and not (os.path.isfile(out) and written_by_epochsim(out)):
         raise UsageError(f"-o {out}: exists and is not a file epochsim writes; choose another "
                          "name or remove it first")
     return out
 
 
-# What epochsim writes into the pages and pictures it makes (reports.style.save, html.page),
-# near the start of the file, so that `-o` may replace them when a command is run again.
-STAMPS = (b'<meta name="generator" content="epochsim">', b"<dc:title>epochsim</dc:title>",
-          b"tEXtSoftware\x00epochsim")
-
-
-def written_by_epochsim(path: str) -> bool:
-    """Does the file at `path` carry epochsim's creator stamp in its first 4 KiB?"""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return any(stamp in head for stamp in STAMPS)
-
-
-def _foreign(path: str, name: str, allowed: set[str]) -> bool:
+def foreign_output(path: str, name: str, allowed: set[str]) -> bool:
     """Is `name` in an output directory something epochsim did not write? (A directory where
-    epochsim writes a file, such as a folder named trace.jsonl, is foreign too.)"""
-    if os.path.islink(os.path.join(path, name)):
+    epochsim writes a file, such as a folder named trace.jsonl, is foreign too, and so is a
+    page or picture without epochsim's stamp, such as the user's own timeline.png.)"""
+    full = os.path.join(path, name)
+    if os.path.islink(full):
         return True  # writing through it would change a file elsewhere
     if name.startswith("."):
         return False
-    if name in OWN_OUTPUTS or name.endswith(OWN_SUFFIXES):
-        return not os.path.isfile(os.path.join(path, name))
+    if name.endswith(OWN_SUFFIXES):
+        return not (os.path.isfile(full) and written_by_epochsim(full))
+    if name in OWN_OUTPUTS:
+        return not os.path.isfile(full)
     return name not in allowed
 
 

@@ -280,3 +280,30 @@ def test_an_edited_header_options_is_refused_by_every_reader(capsys, a_run, tmp_
 def test_check_invariants_must_name_each_invariant_once(capsys, a_run, names, words):
     # ',' checked nothing and said "all invariants hold"; a name twice doubled its violations
     one_line_error(capsys, ["check", a_run / "trace.jsonl", "--invariants", names], *words)
+
+
+@pytest.mark.parametrize("command, mine", [
+    (["report", "{run}"], "{run}/report.html"),
+    (["report", "{run}", "-o", "{tmp}/notes/report.html"], "{tmp}/notes/report.html"),
+    (["plot", "{run}/trace.jsonl"], "{run}/timeline.png"),
+    (["plot", "{run}/trace.jsonl", "-o", "{tmp}/notes/timeline.svg"], "{tmp}/notes/timeline.svg"),
+    (["run", "{scenario}", "--out", "{tmp}/notes"], "{tmp}/notes/timeline.png")])
+def test_a_users_file_with_epochsims_name_is_never_replaced(capsys, a_run, scenario, tmp_path,
+                                                            command, mine):
+    # only the stamp says epochsim wrote a page or picture; its name alone is the user's too
+    fill = {"run": a_run, "tmp": tmp_path, "scenario": scenario}
+    mine = mine.format(**fill)
+    os.makedirs(os.path.dirname(mine), exist_ok=True)
+    with open(mine, "w") as fh:
+        fh.write("my notes")
+    one_line_error(capsys, [c.format(**fill) for c in command], os.path.basename(mine),
+                   "epochsim")
+    with open(mine) as fh:
+        assert fh.read() == "my notes"
+
+
+def test_epochsims_own_pages_and_pictures_are_replaced(capsys, a_run, scenario, tmp_path):
+    assert main(["run", str(scenario), "--out", str(a_run)]) == 0  # its own timeline.png
+    for _ in range(2):
+        assert main(["report", str(a_run)]) == 0
+        assert main(["plot", str(a_run / "trace.jsonl")]) == 0
