@@ -307,3 +307,14 @@ def test_epochsims_own_pages_and_pictures_are_replaced(capsys, a_run, scenario, 
     for _ in range(2):
         assert main(["report", str(a_run)]) == 0
         assert main(["plot", str(a_run / "trace.jsonl")]) == 0
+
+
+def test_explore_never_writes_over_the_scenario_it_explores(capsys, scenario, tmp_path):
+    exdir = tmp_path / "exdir"
+    exdir.mkdir()
+    mine = exdir / "counterexample.toml"
+    mine.write_text(scenario.read_text() + "# my edits\n")
+    one_line_error(capsys, ["explore", mine, "--out", exdir, "--budget", 1, "--shrink-runs", 1,
+                            "--no-plot"], "its counterexample.toml is", "the scenario being "
+                   "explored", "choose another --out")
+    assert mine.read_text().endswith("# my edits\n")
