@@ -223,7 +223,24 @@ def parse_grid(grid: Any, path: str) -> dict:
             if c in canon[:i]:
                 raise bad(path, f"grid.{key}", f"value {values[i]!r} is listed twice",
                           "list each value once")
+    _no_overlaps(list(out), path)
     return out
+
+
+def _no_overlaps(keys: list[str], path: str) -> None:
+    """Refuse two grid keys that can set the same option: the same path (`topics[0]` and
+    `topics.0`), one inside the other (`network.latency` and `network.latency.ms`), or a `*`
+    over an index another key names (`topics[*].partitions` and `topics[0].partitions`). One
+    would silently undo the other in every cell, and the cells would be labelled with values
+    they did not run."""
+    parts = [split_key(key, path) for key in keys]
+    for j, later in enumerate(parts):
+        for i, earlier in enumerate(parts[:j]):
+            if all(a == b or "*" in (a, b) for a, b in zip(earlier, later)):
+                raise bad(path, f"grid.{keys[j]}", f"overlaps grid.{keys[i]}: both can set "
+                          "the same option, and one would undo the other in every cell",
+                          "give each option one grid key (drop one, or name distinct "
+                          "elements instead of '*')")
 
 
 def _plain_value(value: Any, depth: int = 0) -> bool:
@@ -248,6 +265,9 @@ def _flatten(node: dict, trail: list[str], out: dict, path: str) -> None:
             if not value:
                 raise bad(path, "grid." + ".".join(here), "empty list of values",
                           "list at least one value")
+            if ".".join(here) in out:  # "run.duration_ms" = [...] beside run = {duration_ms ...}
+                raise bad(path, "grid." + ".".join(here), "given twice, as a quoted dotted key "
+                          "and inside a table", "give its values once")
             out[".".join(here)] = value
         else:
             raise bad(path, "grid." + ".".join(here), f"expected an array of values, got "

@@ -148,6 +148,18 @@ def test_emitter_round_trips_the_scenario_library():
      '"run.duration_ms" = [2000, 3000]\n', "grid cell (run.settle_ms = 2500, run.duration_ms = "
      "2000) is not a valid"),
     ("scenarios = [\n", "invalid TOML"),
+    # overlapping keys: one was dropped, or cells labelled 1 and 2 both ran 3
+    ('scenarios = ["base.toml"]\n[grid]\n"run.duration_ms" = [3000]\n'
+     "run = { duration_ms = [4000] }\n",
+     "grid.run.duration_ms: given twice, as a quoted dotted key and inside a table"),
+    ('scenarios = ["base.toml"]\n[grid]\n"topics[*].partitions" = [1, 2]\n'
+     '"topics[0].partitions" = [3]\n',
+     "grid.topics[0].partitions: overlaps grid.topics[*].partitions: both can set the same"),
+    ('scenarios = ["base.toml"]\n[grid]\n"producers.0.acks" = [1]\n'
+     '"producers[0].acks" = [0]\n', "grid.producers[0].acks: overlaps grid.producers.0.acks"),
+    ('scenarios = ["base.toml"]\n[grid]\n"network.latency.ms" = [1]\n'
+     '"network.latency" = [{ dist = "constant", ms = 2 }]\n',
+     "grid.network.latency: overlaps grid.network.latency.ms"),
     # refused before any cell is built: a million cells hung validation with no word
     ('scenarios = ["base.toml"]\n[grid]\n"description" = [%s]\n"run.max_events" = [%s]\n'
      % (", ".join(f'"d{i}"' for i in range(101)), ", ".join(map(str, range(1, 101)))),
@@ -161,6 +173,14 @@ def test_spec_errors_name_the_file_and_key(tmp_path, body, needle):
     message = error_of(path)
     assert message.startswith(path), message
     assert needle in message, message
+
+
+def test_grid_keys_on_distinct_options_do_not_overlap(tmp_path):
+    spec = load_spec(write_spec(tmp_path, 'scenarios = ["base.toml"]\n[grid]\n'
+                                '"mix[0].every_ms" = [500]\n"mix[1].every_ms" = [700]\n'
+                                '"mix.*.params.delay_ms" = [100]\n"network.latency" = '
+                                '[{ dist = "constant", ms = 2 }]\n"network.jitter_ms" = [1]\n'))
+    assert len(expand(spec)) == 1
 
 
 def test_nested_grid_tables_are_dotted_keys(tmp_path):
