@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import tempfile
 from contextlib import contextmanager
 
 from epochsim.errors import UsageError, path_problem
@@ -95,7 +96,22 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise UsageError(f"--out {path}: cannot create or read it ({path_problem(exc)}); choose "
                          "another --out") from None
+    check_writable(path)
     return path
+
+
+def check_writable(path: str, flag: str = "--out") -> None:
+    """Refuse an existing directory the process cannot create files in (read-only, immutable,
+    on a read-only mount), before any run: found only when the results are written, it lost
+    them (study) or raised from a worker (suite). Probed by making and removing a hidden
+    file, as permission bits alone say nothing for root or an immutable directory."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".epochsim-probe-", dir=path)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write into it ({path_problem(exc)}); choose "
+                         f"another {flag}") from None
 
 
 def check_output_file(out: str, suffixes: tuple[str, ...]) -> str:

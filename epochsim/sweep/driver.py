@@ -16,6 +16,7 @@ import os
 import sys
 import time
 
+from epochsim.common import check_writable
 from epochsim.errors import UsageError, path_problem
 from epochsim.sweep.cells import expand, fingerprint, plan_chunks
 from epochsim.sweep.progress import Progress
@@ -54,12 +55,14 @@ def prepare_out(out: str, resume: bool, plan: dict) -> None:
             raise UsageError(f"--out {out}: was started with a different spec, scenarios, "
                              "--seeds, --jobs-per-task or harness version; resume with the "
                              "same ones, or choose a new --out")
+        check_writable(out)
         return
     try:
         os.makedirs(out, exist_ok=True)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise UsageError(f"--out {out}: cannot create it ({path_problem(exc)}); choose another "
                          "--out") from None
+    check_writable(out)
     _write_json(plan_path, plan)
 
 

@@ -318,3 +318,43 @@ def test_explore_never_writes_over_the_scenario_it_explores(capsys, scenario, tm
                             "--no-plot"], "its counterexample.toml is", "the scenario being "
                    "explored", "choose another --out")
     assert mine.read_text().endswith("# my edits\n")
+
+
+@pytest.fixture()
+def unwritable(tmp_path):
+    """An existing, empty directory nobody can create files in: immutable for root (mode bits
+    do not stop root), read-only for anyone else."""
+    import subprocess
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    root = os.geteuid() == 0
+    if root:
+        if subprocess.run(["chattr", "+i", str(locked)], capture_output=True).returncode:
+            pytest.skip("needs chattr to make a directory root cannot write")
+    else:
+        locked.chmod(0o555)
+    try:
+        yield locked
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(locked)], capture_output=True)
+        else:
+            locked.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "{scenario}", "--no-plot"], ["suite", "{scenario}", "--jobs", "1"],
+    ["study", "{scenario}", "--seeds", "1", "--jobs", "1", "--no-plot"],
+    ["explore", "{scenario}", "--budget", "1", "--shrink-runs", "1", "--no-plot"],
+    ["shrink", "{run}", "--no-plot"], ["sweep", "{spec}"]],
+    ids=lambda c: c[0])
+def test_an_out_directory_that_cannot_be_written_is_refused_first(capsys, scenario, a_run,
+                                                                  tmp_path, unwritable, command):
+    # found only when writing, it raised from the worker pool (suite) or lost every result
+    # after all the runs (study)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'scenarios = ["{scenario.name}"]\nseeds = 1\n')
+    fill = {"scenario": scenario, "run": a_run, "spec": spec}
+    one_line_error(capsys, [c.format(**fill) for c in command] + ["--out", unwritable],
+                   f"--out {unwritable}: cannot write into it", "choose another --out")
+    assert os.listdir(unwritable) == []
