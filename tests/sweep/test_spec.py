@@ -286,3 +286,39 @@ def test_a_malformed_master_url_is_a_usage_error(tmp_path, capsys):
     path = write_spec(tmp_path, 'scenarios = ["base.toml"]\n')
     assert cli_main(["sweep", path, "--master", "foo://bar", "--out", str(tmp_path / "o")]) == 2
     assert "not a Spark master URL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-out", "empty-out"])
+def test_a_master_spark_cannot_start_on_is_one_line_and_leaves_out_as_it_was(
+        tmp_path, capsys, monkeypatch, existing):
+    # as SparkContext fails with --master yarn on a machine without Hadoop (after a second)
+    # or spark://host:1 (after a minute): it was a 26-line traceback, and cells/ and plan.json
+    # stayed behind, so the same command was then refused as "not empty"
+    import pyspark.java_gateway
+
+    def no_gateway(*args, **kwargs):
+        raise RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before sending "
+                           "its port number.")
+
+    monkeypatch.setattr(pyspark.java_gateway, "launch_gateway", no_gateway)
+    path = write_spec(tmp_path, 'scenarios = ["base.toml"]\nseeds = 1\n')
+    out = tmp_path / "o"
+    if existing:
+        out.mkdir()
+    assert cli_main(["sweep", path, "--master", "yarn", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: --master yarn: Spark could not start ([JAVA_GATEWAY_EXITED] Java "
+                   "gateway process exited before sending its port number.); check the master "
+                   "URL, and that this machine can reach it"), err
+    assert os.listdir(out) == [] if existing else not out.exists()
+
+
+def test_the_telling_line_of_a_java_error_is_kept():
+    from epochsim.sweep.spark_job import _first_words
+
+    java = Exception("An error occurred while calling None.org.apache.spark.api.java."
+                     "JavaSparkContext.\n: java.lang.IllegalStateException: Spark context "
+                     "stopped while waiting for backend\n\tat org.apache.spark.SparkContext."
+                     "x(SparkContext.scala:1)\n")
+    assert _first_words(java) == ("java.lang.IllegalStateException: Spark context stopped "
+                                  "while waiting for backend")
