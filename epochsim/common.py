@@ -64,13 +64,27 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
     return out
 
 
+def set_args(overrides: dict) -> list[str]:
+    """`overrides` as the arguments `--set KEY=VALUE ...` that `parse_sets` reads back to the
+    same values: each VALUE written as TOML text (a string stays quoted, so `name = "123"`
+    is not read back as the integer 123; a table is `{ dist = "constant", ms = 2 }`, not
+    Python's repr)."""
+    from scenarios.toml_text import value_text
+
+    args = []
+    for key, value in overrides.items():
+        try:
+            text = value_text(value)
+        except TypeError:  # not a value any scenario key takes: the loader refused it already
+            text = str(value)
+        args += ["--set", f"{key}={text}"]
+    return args
+
+
 def override_flags(overrides: dict) -> str:
-    """The command-line form of `overrides`, for repro lines."""
-    def show(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        return str(v) if isinstance(v, int | float) else shlex.quote(str(v))
-    return "".join(f" --set {k}={show(v)}" for k, v in overrides.items())
+    """The command-line form of `overrides`, for repro lines: `set_args` quoted for a POSIX
+    shell, so that the line runs as pasted."""
+    return "".join(f" {shlex.quote(arg)}" for arg in set_args(overrides))
 
 
 def add_override_args(parser) -> None:

@@ -358,3 +358,33 @@ def test_an_out_directory_that_cannot_be_written_is_refused_first(capsys, scenar
     one_line_error(capsys, [c.format(**fill) for c in command] + ["--out", unwritable],
                    f"--out {unwritable}: cannot write into it", "choose another --out")
     assert os.listdir(unwritable) == []
+
+
+SETS = ["--set", 'network.latency={dist="constant",ms=2}', "--set", 'name="123"',
+        "--set", 'description="it\'s a \\"test\\""']
+
+
+def test_check_determinism_passes_each_set_value_as_it_was_given(capsys, scenario):
+    # Python's str() of a table and an unquoted "123" made the child runs refuse the values
+    # a plain run takes ("error: error: ...: network.latency: expected an inline table")
+    assert main(["run", str(scenario), "--check-determinism", *SETS]) == 0
+    assert "deterministic: seed 1 gives byte-identical traces" in capsys.readouterr().out
+
+
+def test_the_repro_line_runs_as_pasted(capsys, scenario, tmp_path):
+    import shlex
+    assert main(["run", str(scenario), "--out", str(tmp_path / "a"), "--no-plot", *SETS]) == 0
+    out = capsys.readouterr().out
+    repro = next(ln for ln in out.splitlines() if "repro: " in ln).split("repro: ", 1)[1]
+    argv = shlex.split(repro)
+    assert argv[:2] == ["epochsim", "run"]
+    assert main(argv[1:] + ["--out", str(tmp_path / "b"), "--no-plot"]) == 0
+    verdicts = [json.loads((tmp_path / d / "verdict.json").read_text()) for d in "ab"]
+    assert verdicts[0]["trace_digest"] == verdicts[1]["trace_digest"]
+    assert verdicts[1]["scenario"] == "123"  # still a string, not the integer 123
+
+
+def test_check_determinism_refuses_an_out_it_would_leave_empty(capsys, scenario, tmp_path):
+    one_line_error(capsys, ["run", scenario, "--check-determinism", "--out", tmp_path / "d"],
+                   "--check-determinism writes no run", "leave out --out")
+    assert not (tmp_path / "d").exists()
