@@ -5,14 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 
-from epochsim.common import describe_liveness, describe_violations, reading_user_files
+from epochsim.common import (
+    describe_liveness,
+    describe_violations,
+    reading_user_files,
+    trace_file,
+)
 from epochsim.errors import UsageError
 from invariants.registry import INVARIANTS, check_events
 from sim.core.trace import TraceError, digest_of_lines, stored_lines
 
 HELP = """\
-Re-check a stored trace (as written by `epochsim run`) against its invariants, or the ones
-named with --invariants. Exit 0 when all hold, 1 on a violation, 2 for an unreadable trace.
+Re-check a stored trace (as written by `epochsim run`, or the run directory holding it)
+against its invariants, or the ones named with --invariants. Exit 0 when all hold, 1 on a violation, 2 for an unreadable trace.
 
   epochsim check runs/smoke/seed-7/trace.jsonl
   epochsim check trace.jsonl --invariants stale_leader_append,log_divergence"""
@@ -21,7 +26,7 @@ named with --invariants. Exit 0 when all hold, 1 on a violation, 2 for an unread
 def register(subs) -> None:
     p = subs.add_parser("check", help="re-check a stored trace", description=HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trace", metavar="TRACE.jsonl")
+    p.add_argument("trace", metavar="TRACE.jsonl", help="a trace, or a run directory holding one")
     p.add_argument("--invariants", help="comma-separated invariant names (default: the trace's own)")
     p.set_defaults(func=main)
 
@@ -46,6 +51,7 @@ def invariant_names(text: str) -> list[str]:
 
 def main(args) -> int:
     names = invariant_names(args.invariants) if args.invariants is not None else None
+    args.trace = trace_file(args.trace)  # a run directory's trace; never a pipe
     # an event or header member of the wrong shape that check_events does not catch itself
     # (building the rules from the header, say) is still one line naming the file
     with reading_user_files(args.trace, args.trace):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from epochsim.common import positive_int, reading_user_files
+from epochsim.common import positive_int, reading_user_files, trace_file
 from epochsim.errors import UsageError
 
 HELP = """\
@@ -45,6 +45,7 @@ def main(args) -> int:
     from reports.tracediff import diff_traces, render
 
     kinds = _kinds(args.kinds) if args.kinds is not None else None
+    args.a, args.b = trace_file(args.a), trace_file(args.b)  # never a pipe
     with reading_user_files(f"{args.a} or {args.b}", args.a):
         diff = diff_traces(args.a, args.b, args.context, kinds)
     for line in render(diff):

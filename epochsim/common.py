@@ -159,6 +159,23 @@ def foreign_output(path: str, name: str, allowed: set[str]) -> bool:
     return name not in allowed
 
 
+def trace_file(path: str) -> str:
+    """The stored trace `path` names: the file itself, or the trace.jsonl of a run directory
+    (as `diff` and `report` take them). A pipe or another file that is not a regular one
+    (`check /dev/stdin`, `<(cat ...)`) is refused: the readers go through a trace more than
+    once (to check it, then for its digest), and a pipe's second reading finds it empty."""
+    if os.path.isdir(path):
+        inner = os.path.join(path, "trace.jsonl")
+        if not os.path.isfile(inner):
+            raise UsageError(f"{path}: a directory without trace.jsonl; pass a trace or the "
+                             "--out directory of `epochsim run`")
+        return inner
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{path}: not a regular file (a pipe or a device); a trace is read "
+                         "more than once, so save it to a file and pass that")
+    return path
+
+
 @contextmanager
 def reading_user_files(source: str, out: str):
     """Turn what goes wrong reading `source` (a trace, a run or sweep directory) or writing

@@ -388,3 +388,29 @@ def test_check_determinism_refuses_an_out_it_would_leave_empty(capsys, scenario,
     one_line_error(capsys, ["run", scenario, "--check-determinism", "--out", tmp_path / "d"],
                    "--check-determinism writes no run", "leave out --out")
     assert not (tmp_path / "d").exists()
+
+
+def test_a_trace_from_a_pipe_is_refused_by_name(a_run):
+    # `cat trace.jsonl | epochsim check /dev/stdin` was "the trace has no end event: it is cut
+    # short": the checker reads a trace twice, and a pipe's second reading is empty
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    proc = subprocess.run([sys.executable, "-m", "epochsim", "check", "/dev/stdin"], cwd=ROOT,
+                          input=(a_run / "trace.jsonl").read_bytes(), capture_output=True,
+                          timeout=120)
+    err = proc.stderr.decode().strip()
+    assert proc.returncode == 2 and len(err.splitlines()) == 1, err
+    assert "/dev/stdin: not a regular file (a pipe or a device)" in err and "save it to a " \
+        "file" in err, err
+
+
+def test_check_and_plot_take_a_run_directory(capsys, a_run, tmp_path):
+    # diff and report took one; check said "cannot open trace (Is a directory)"
+    assert main(["check", str(a_run)]) == 0
+    assert f"{a_run / 'trace.jsonl'}: " in capsys.readouterr().out
+    assert main(["plot", str(a_run), "-o", str(tmp_path / "t.svg")]) == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_line_error(capsys, ["check", empty], "a directory without trace.jsonl")
