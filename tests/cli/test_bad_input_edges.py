@@ -414,3 +414,15 @@ def test_check_and_plot_take_a_run_directory(capsys, a_run, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     one_line_error(capsys, ["check", empty], "a directory without trace.jsonl")
+
+
+def test_huge_window_and_context_flags_are_blamed_on_the_flag(capsys, a_run, tmp_path):
+    # both raised OverflowError inside the reader, reported as "a record does not have the
+    # shape epochsim writes ... was it edited?"
+    err = one_line_error(capsys, ["plot", a_run / "trace.jsonl", "-o", tmp_path / "t.svg",
+                                  "--window", "1e308:"], "--window 1e+308:",
+                         "the run lasts 3.000s")
+    assert "shape" not in err
+    err = one_line_error(capsys, ["diff", a_run, a_run, "--context", "99999999999999999999"],
+                         "argument --context: 99999999999999999999: at most 1000000")
+    assert "shape" not in err
