@@ -418,6 +418,27 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+# The param that names the other end of the link a fault action cuts or resets. (Not a
+# `rule`'s src and dst: explore draws Fetch rules from a broker to itself, which match
+# nothing, and its counterexamples must load; refusing them would change what it draws.)
+_OTHER_END = {"block": "dst", "reset_connections": "peer"}
+
+
+def check_not_self(action: str, target: str | None, params: dict, prefix: str,
+                   target_key: str, blame_target: bool = False) -> None:
+    """Refuse a link fault whose two ends are one node (`block` b1 -> b1, `reset_connections`
+    of b1 with b1): a node has no link to itself, so the fault would do nothing, silently, as
+    [[network.links]] refuses self-links. Roles (leader:t-0) resolve only when the step
+    fires. The error names the param, or with `blame_target` the target (a mix's targets
+    entry)."""
+    other = _OTHER_END.get(action)
+    if other is None or other not in params or params[other] != target:
+        return
+    raise Bad(target_key if blame_target else f"{prefix}.{other}",
+              f"'{action}' between {target!r} and itself: a node has no link to itself",
+              f"name another node as {other if not blame_target else 'target'}")
+
+
 def check_params(action: str, raw: dict, prefix: str, names: Names,
                  also_valid: tuple = ()) -> dict:
     """The params of `action` checked, defaults filled; unknown names are errors."""
@@ -469,6 +490,7 @@ def check_step(item: Any, key: str, names: Names, run: dict) -> FaultStep:
     base = ("at_ms", "at_us", "action", "target")
     raw = {k: v for k, v in t.data.items() if k not in base}
     params = check_params(action, raw, key, names, also_valid=base)
+    check_not_self(action, target, params, key, t.path("target"))
     quiet_us = (run["duration_ms"] - run["settle_ms"]) * 1000
     if at_us >= quiet_us and action not in SETTLE_SAFE:
         raise Bad(t.path("at_ms" if "at_ms" in t.data else "at_us"),
@@ -555,6 +577,9 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
     out["end_ms"] = t.int("end_ms", quiet_ms, lo=start + 1, hi=quiet_ms)
     raw = t.raw("params", {})
     out["params"] = check_params(action, Table(raw, t.path("params")).data, t.path("params"), names)
+    for j, target in enumerate(targets or [None]):
+        check_not_self(action, target, out["params"], t.path("params"), f"{key}.targets[{j}]",
+                       blame_target=True)
     t.done()
     return out
 

@@ -390,6 +390,15 @@ BAD_CASES = [
      with_topic(after="\n[run]\nduration_ms = 505000\n"
                 + '\n[[mix]]\naction = "heal"\nevery_ms = 1\n' * 3),
      "mix[2].every_ms", ["brings the mixes' steps to about 1.5e+06", "drop a mix"]),
+    # a link fault between a node and itself did nothing, silently
+    ("block_to_itself", with_topic(after=FAULT + 'action = "block"\ntarget = "b1"\ndst = "b1"\n'),
+     "faults[0].dst", ["'block' between 'b1' and itself", "name another node as dst"]),
+    ("reset_with_itself",
+     with_topic(after=FAULT + 'action = "reset_connections"\ntarget = "b2"\npeer = "b2"\n'),
+     "faults[0].peer", ["between 'b2' and itself"]),
+    ("mix_blocks_a_target_to_itself",
+     with_topic(after='\n[[mix]]\naction = "block"\nevery_ms = 100\ntargets = ["b1", "b2"]\n'
+                      'params = { dst = "b2" }\n'), "mix[0].targets[1]", ["'b2' and itself"]),
     # a Fetch answered at the instant it is sent: the run spun at t=0 until max_events
     ("replica_fetch_without_time",
      with_topic(after="\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
