@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,12 +162,18 @@ def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = N
 _OUTPUT_SUFFIXES = (".json", ".jsonl", ".html", ".png", ".svg")
 
 
+def _control(c: str) -> bool:
+    """A control character (C0, DEL and C1, such as NEL) or a line or paragraph separator:
+    nothing a directory name should hold."""
+    return unicodedata.category(c) in ("Cc", "Zl", "Zp")
+
+
 def _scenario_name(name: str) -> str:
     """A scenario's name names its output directory (runs/<name>/..., a suite's <out>/<name>),
     so it must be one path component that no output file of epochsim could collide with."""
     if (not name.strip() or name != name.strip() or len(name) > 120 or name in (".", "..")
             or name.endswith(_OUTPUT_SUFFIXES)
-            or any(c in name for c in "/\\") or any(ord(c) < 32 for c in name)):
+            or any(c in name for c in "/\\") or any(_control(c) for c in name)):
         raise Bad("name", f"{name!r} cannot name an output directory",
                   "use up to 120 letters, digits, '.', '_', '-' or inner spaces, and no "
                   "file extension such as .json")

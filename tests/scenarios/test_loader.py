@@ -390,6 +390,11 @@ BAD_CASES = [
      with_topic(after="\n[run]\nduration_ms = 505000\n"
                 + '\n[[mix]]\naction = "heal"\nevery_ms = 1\n' * 3),
      "mix[2].every_ms", ["brings the mixes' steps to about 1.5e+06", "drop a mix"]),
+    # DEL and NEL made runs/a<DEL>b<NEL>c/ (only C0 controls were refused)
+    ("name_with_del_and_nel", 'name = "a\\u007fb\\u0085c"\n' + with_topic(), "name",
+     ["cannot name an output directory"]),
+    ("name_with_a_line_separator", 'name = "a\\u2028b"\n' + with_topic(), "name",
+     ["cannot name an output directory"]),
     # a link fault between a node and itself did nothing, silently
     ("block_to_itself", with_topic(after=FAULT + 'action = "block"\ntarget = "b1"\ndst = "b1"\n'),
      "faults[0].dst", ["'block' between 'b1' and itself", "name another node as dst"]),
