@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import tempfile
 from contextlib import contextmanager
@@ -53,7 +54,11 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
             value = tomllib.loads(f"v = {text}")["v"]
             if key.strip() in TEXT_KEYS and not isinstance(value, str):
                 value = text.strip()
-        except tomllib.TOMLDecodeError:
+        except tomllib.TOMLDecodeError as exc:
+            if text.strip().startswith(("[", "{")):  # meant as an array or table, not a string
+                raise UsageError(f"--set {key.strip()}: {text.strip()} is not a TOML value "
+                                 f"({str(exc).split(' (at ')[0]}); "
+                                 f"{_quoting_fix(key.strip(), text.strip())}") from None
             value = text
         except RecursionError:
             raise UsageError(f"--set {key.strip()}: the value is nested too deeply; "
@@ -62,6 +67,22 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
     if profile:
         out["protocol.profile"] = profile
     return out
+
+
+def _quoting_fix(key: str, text: str) -> str:
+    """How to write an array or table `--set` value TOML cannot read: most often strings left
+    bare inside it, such as `[stray_replica]`; with them quoted, the value to paste."""
+    import tomllib
+
+    quoted = re.sub(r'(?<![\w."\'-])([A-Za-z_][\w.-]*)(?![\w."\'-]|\s*=)',
+                    lambda m: m.group(1) if m.group(1) in ("true", "false", "inf", "nan")
+                    else f'"{m.group(1)}"', text)
+    try:
+        tomllib.loads(f"v = {quoted}")
+    except tomllib.TOMLDecodeError:
+        return ("write it as a TOML array or inline table, strings quoted, e.g. "
+                "--set 'invariants=[\"stray_replica\"]'")
+    return f"quote the strings inside it: --set {shlex.quote(f'{key}={quoted}')}"
 
 
 def set_args(overrides: dict) -> list[str]:
@@ -134,6 +155,10 @@ def check_output_file(out: str, suffixes: tuple[str, ...]) -> str:
     hand-written notes/report.html is the user's)."""
     if not out.lower().endswith(suffixes):
         raise UsageError(f"-o {out}: write it as {' or '.join(suffixes)}; pick such a name")
+    if os.path.basename(out).lower() in suffixes:  # ".png": an extension, no name
+        example = ("report" if suffixes[0] == ".html" else "timeline") + suffixes[0]
+        raise UsageError(f"-o {out}: names no file, only an extension; give it a name, e.g. "
+                         f"{os.path.join(os.path.dirname(out), example)}")
     if os.path.islink(out):
         raise UsageError(f"-o {out}: is a symbolic link, and epochsim does not write through "
                          "links; remove it or choose another name")

@@ -537,6 +537,10 @@ def _mix_undo(t: Table, action: str, targets: list, has_duration: bool, names: N
     if not has_duration:
         raise Bad(t.path("undo"), "undo fires after duration_ms, which is missing",
                   "add duration_ms or remove undo")
+    if targets == [None] and TARGETS[ACTIONS[undo].target][1]:
+        # a mix without targets gives its undo steps none: no `undo = ...` fixes that
+        raise Bad(t.path("undo"), f"'{undo}' needs a target, and a '{action}' mix has none to "
+                  "give it", 'use undo = "heal" or "clear_rules", which need none')
     for target in targets:
         check_target(undo, target, t.path("undo"), names)
     return undo

@@ -141,6 +141,9 @@ def apply_overrides(data: dict, overrides: dict, path: str) -> dict:
 
 def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = None) -> Scenario:
     """Validate scenario TOML `text`; `path` names it in errors and gives the default name."""
+    if text.startswith("\ufeff"):  # tomllib says only "Invalid statement" at line 1
+        raise ScenarioError(path, "file", "starts with a byte-order mark (BOM), which TOML does "
+                            "not allow", "save the file as UTF-8 without a BOM")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

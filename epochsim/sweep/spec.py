@@ -127,7 +127,11 @@ def _check_size(path: str, grid: dict, scenarios: int, seeds: int, seeds_key: st
 def _read_toml(path: str) -> dict:
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            raw = fh.read()
+        if raw.startswith(b"\xef\xbb\xbf"):  # tomllib says only "Invalid statement"
+            raise UsageError(f"{path}: starts with a byte-order mark (BOM), which TOML does not "
+                             "allow; save the file as UTF-8 without a BOM")
+        return tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path}: sweep spec not found; check the path") from None
     except IsADirectoryError:

@@ -426,3 +426,35 @@ def test_huge_window_and_context_flags_are_blamed_on_the_flag(capsys, a_run, tmp
     err = one_line_error(capsys, ["diff", a_run, a_run, "--context", "99999999999999999999"],
                          "argument --context: 99999999999999999999: at most 1000000")
     assert "shape" not in err
+
+
+@pytest.mark.parametrize("value, words", [
+    ("[stray_replica]", ["--set invariants: [stray_replica] is not a TOML value",
+                         "quote the strings inside it: --set 'invariants=[\"stray_replica\"]'"]),
+    ("[1, x=]", ["is not a TOML value", "strings quoted"])])
+def test_a_set_array_with_bare_words_says_to_quote_them(capsys, scenario, tmp_path, value,
+                                                         words):
+    # it was kept as the string "[stray_replica]": "expected an array ... write it as [ ... ]"
+    one_line_error(capsys, ["run", scenario, "--set", f"invariants={value}", "--out",
+                            tmp_path / "o"], *words)
+
+
+def test_a_bom_is_named(capsys, scenario, tmp_path):
+    # tomllib says "Invalid statement" at line 1, which does not point at the invisible BOM
+    scenario.write_bytes(b"\xef\xbb\xbf" + scenario.read_bytes())
+    one_line_error(capsys, ["run", scenario, "--out", tmp_path / "o"],
+                   "s.toml: file: starts with a byte-order mark (BOM)", "without a BOM")
+    spec = tmp_path / "spec.toml"
+    spec.write_bytes(b"\xef\xbb\xbf" + b'scenarios = ["s.toml"]\n')
+    one_line_error(capsys, ["sweep", spec, "--out", tmp_path / "w"], "byte-order mark")
+
+
+def test_plot_o_needs_a_name_before_the_extension(capsys, a_run):
+    one_line_error(capsys, ["plot", a_run / "trace.jsonl", "-o", ".png"],
+                   "-o .png: names no file, only an extension", "timeline.png")
+
+
+def test_shrink_of_a_verdict_names_the_run_to_pass(capsys, a_run, tmp_path):
+    # it was read as a trace: "verdict.json:1: not JSON", though it is JSON
+    one_line_error(capsys, ["shrink", a_run / "verdict.json", "--out", tmp_path / "s"],
+                   "verdict.json: is a run's verdict", f"pass its run directory ({a_run})")

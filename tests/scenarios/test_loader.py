@@ -390,6 +390,12 @@ BAD_CASES = [
      with_topic(after="\n[run]\nduration_ms = 505000\n"
                 + '\n[[mix]]\naction = "heal"\nevery_ms = 1\n' * 3),
      "mix[2].every_ms", ["brings the mixes' steps to about 1.5e+06", "drop a mix"]),
+    # the fix said "add undo = ...", the key that was already there
+    ("mix_undo_needs_a_target_the_mix_lacks",
+     with_topic(after='\n[[mix]]\naction = "partition"\nevery_ms = 1000\nduration_ms = 100\n'
+                      'undo = "restart"\nparams = { groups = [["b1"], ["b2", "b3"]] }\n'),
+     "mix[0].undo", ["'restart' needs a target, and a 'partition' mix has none",
+                     'use undo = "heal" or "clear_rules"']),
     # DEL and NEL made runs/a<DEL>b<NEL>c/ (only C0 controls were refused)
     ("name_with_del_and_nel", 'name = "a\\u007fb\\u0085c"\n' + with_topic(), "name",
      ["cannot name an output directory"]),
