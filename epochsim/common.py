@@ -87,9 +87,9 @@ def _quoting_fix(key: str, text: str) -> str:
 
 def set_args(overrides: dict) -> list[str]:
     """`overrides` as the arguments `--set KEY=VALUE ...` that `parse_sets` reads back to the
-    same values: each VALUE written as TOML text (a string stays quoted, so `name = "123"`
-    is not read back as the integer 123; a table is `{ dist = "constant", ms = 2 }`, not
-    Python's repr)."""
+    same values: each VALUE written as TOML text (a table is `{ dist = "constant", ms = 2 }`,
+    not Python's repr), a string quoted unless it reads back bare (`name = "123"` must stay
+    quoted, or it comes back as the integer 123; `protocol.profile=2.5` is a name bare)."""
     from scenarios.toml_text import value_text
 
     args = []
@@ -98,8 +98,21 @@ def set_args(overrides: dict) -> list[str]:
             text = value_text(value)
         except TypeError:  # not a value any scenario key takes: the loader refused it already
             text = str(value)
+        if isinstance(value, str) and _reads_back(key, value, value):
+            text = value  # a name reads better bare: protocol.mutant=no_dedup_cache
         args += ["--set", f"{key}={text}"]
     return args
+
+
+def _reads_back(key: str, text: str, value) -> bool:
+    """Does `--set key=text` give exactly `value` (type included: "123" bare is an integer)?"""
+    if text != text.strip() or any(c in text for c in "\r\n"):
+        return False
+    try:
+        got = parse_sets([f"{key}={text}"])[key]
+    except UsageError:
+        return False
+    return type(got) is type(value) and got == value
 
 
 def override_flags(overrides: dict) -> str:
