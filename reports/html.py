@@ -24,7 +24,7 @@ from html import escape
 from invariants.recovery import judged_summary
 from reports import sequence, story, timeline
 from reports.rundata import Run, load_run
-from reports.style import ReportError, read_json, replaceable, seconds
+from reports.style import ReportError, output_folder, read_json, replaceable, seconds
 
 CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 24px auto;
@@ -45,7 +45,7 @@ def write_report(path: str, out: str | None = None) -> str:
     """Write the report page of a run, suite or sweep directory; returns the page's path."""
     if not os.path.isdir(path):
         raise ReportError(f"{path}: not a directory; pass a run, suite or sweep output directory")
-    out = replaceable(out or os.path.join(path, "report.html"))
+    out = output_folder(replaceable(out or os.path.join(path, "report.html")))
     body = _sections(path, os.path.dirname(os.path.abspath(out)))
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(page(_title(path), body))

@@ -135,6 +135,20 @@ def not_a_link(path: str) -> str:
     return path
 
 
+def output_folder(path: str) -> str:
+    """Make the folder `path` goes into, before anything is drawn, so that a folder that
+    cannot be made is said at once, not after the page or picture is built; returns `path`."""
+    parent = os.path.dirname(path)
+    try:
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ReportError(f"{path}: cannot make its folder {parent} ({why}); choose another "
+                          "output") from None
+    return path
+
+
 def save(fig, path: str) -> str:
     """Write `fig` to `path` (PNG or SVG by extension) with no timestamps; returns the path."""
     ext = check_output(path)

@@ -35,6 +35,7 @@ ZOOM_MAX_SHARE = 0.2  # witnesses spread over more of the window than this need 
 def plot_trace(trace_path: str, out_path: str, window=None, partitions=None) -> str:
     """Draw the timeline of the trace at `trace_path` into `out_path`; returns `out_path`."""
     S.check_output(out_path)
+    S.output_folder(out_path)  # as report does: a folder that cannot be made, said at once
     # streamed: a run of millions of events is drawn without holding them all
     builder = Builder()
     run = fold_run(trace_path, builder.step)

@@ -458,3 +458,13 @@ def test_shrink_of_a_verdict_names_the_run_to_pass(capsys, a_run, tmp_path):
     # it was read as a trace: "verdict.json:1: not JSON", though it is JSON
     one_line_error(capsys, ["shrink", a_run / "verdict.json", "--out", tmp_path / "s"],
                    "verdict.json: is a run's verdict", f"pass its run directory ({a_run})")
+
+
+def test_report_makes_its_folder_as_plot_does(capsys, a_run, tmp_path):
+    # report -o nodir/r.html failed only after building the whole page; plot made the folder
+    assert main(["report", str(a_run), "-o", str(tmp_path / "nodir" / "r.html")]) == 0
+    assert (tmp_path / "nodir" / "r.html").is_file()
+    (tmp_path / "a-file").write_text("x")
+    for command in (["report", a_run, "-o", tmp_path / "a-file" / "r.html"],
+                    ["plot", a_run / "trace.jsonl", "-o", tmp_path / "a-file" / "t.svg"]):
+        one_line_error(capsys, command, "cannot make its folder", "choose another output")
