@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import json
 
-from epochsim.common import describe_liveness, describe_violations
+from epochsim.common import (
+    describe_liveness,
+    describe_violations,
+    reading_user_files,
+    trace_file,
+)
 from epochsim.errors import UsageError
 from invariants.registry import INVARIANTS, check_events
 from sim.core.trace import TraceError, digest_of_lines, stored_lines
 
 HELP = """\
-Re-check a stored trace (as written by `epochsim run`) against its invariants, or the ones
-named with --invariants. Exit 0 when all hold, 1 on a violation, 2 for an unreadable trace.
+Re-check a stored trace (as written by `epochsim run`, or the run directory holding it)
+against its invariants, or the ones named with --invariants. Exit 0 when all hold, 1 on a violation, 2 for an unreadable trace.
 
   epochsim check runs/smoke/seed-7/trace.jsonl
   epochsim check trace.jsonl --invariants stale_leader_append,log_divergence"""
@@ -20,28 +26,44 @@ named with --invariants. Exit 0 when all hold, 1 on a violation, 2 for an unread
 def register(subs) -> None:
     p = subs.add_parser("check", help="re-check a stored trace", description=HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trace", metavar="TRACE.jsonl")
+    p.add_argument("trace", metavar="TRACE.jsonl", help="a trace, or a run directory holding one")
     p.add_argument("--invariants", help="comma-separated invariant names (default: the trace's own)")
     p.set_defaults(func=main)
 
 
+def invariant_names(text: str) -> list[str]:
+    """The names of `--invariants`: at least one, each known and given once. (`,` checked
+    nothing and said "all invariants hold"; a name given twice counted its violations twice.)"""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"--invariants {text!r}: names no invariant; give comma-separated "
+                         "names, e.g. --invariants stale_leader_append, or leave the flag out "
+                         "to check the trace's own")
+    unknown = [n for n in names if n not in INVARIANTS]
+    if unknown:
+        raise UsageError(f"--invariants: unknown invariant {unknown[0]!r}; "
+                         f"known: {', '.join(INVARIANTS)}")
+    twice = [n for i, n in enumerate(names) if n in names[:i]]
+    if twice:
+        raise UsageError(f"--invariants: {twice[0]!r} is named twice; name each invariant once")
+    return names
+
+
 def main(args) -> int:
-    names = None
-    if args.invariants:
-        names = [n.strip() for n in args.invariants.split(",") if n.strip()]
-        unknown = [n for n in names if n not in INVARIANTS]
-        if unknown:
-            raise UsageError(f"--invariants: unknown invariant {unknown[0]!r}; "
-                             f"known: {', '.join(INVARIANTS)}")
-    try:
-        header, lines = stored_lines(args.trace)
-        import json
-        events = (json.loads(line) for line in lines)
-        notes: dict = {}
-        violations, metrics = check_events(header, events, names, whole=True, notes=notes)
-    except TraceError as exc:
-        text = str(exc)
-        raise UsageError(text if text.startswith(args.trace) else f"{args.trace}: {text}") from None
+    names = invariant_names(args.invariants) if args.invariants is not None else None
+    args.trace = trace_file(args.trace)  # a run directory's trace; never a pipe
+    # an event or header member of the wrong shape that check_events does not catch itself
+    # (building the rules from the header, say) is still one line naming the file
+    with reading_user_files(args.trace, args.trace):
+        try:
+            header, lines = stored_lines(args.trace)
+            events = (json.loads(line) for line in lines)
+            notes: dict = {}
+            violations, metrics = check_events(header, events, names, whole=True, notes=notes)
+        except TraceError as exc:
+            text = str(exc)
+            raise UsageError(text if text.startswith(args.trace)
+                             else f"{args.trace}: {text}") from None
     digest = digest_of_lines(header, lines)
     checked = names or header.get("invariants", list(INVARIANTS))
     print(f"{args.trace}: {len(lines)} events, {len(checked)} invariants, digest {digest}")

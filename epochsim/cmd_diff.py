@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from epochsim.common import positive_int, reading_user_files
+from epochsim.common import positive_int, reading_user_files, trace_file
 from epochsim.errors import UsageError
 
 HELP = """\
@@ -33,18 +33,33 @@ def register(subs) -> None:
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("a", metavar="A", help="a trace.jsonl, or a run directory holding one")
     p.add_argument("b", metavar="B", help="the run to compare it with")
-    p.add_argument("--context", type=positive_int, default=3, metavar="N",
-                   help="equal events shown before the first difference (default: 3)")
+    p.add_argument("--context", type=context_arg, default=3, metavar="N",
+                   help="equal events shown before the first difference (default: 3, at most "
+                        f"{MAX_CONTEXT:,})")
     p.add_argument("--kinds", metavar="K1,K2",
                    help="compare only events of these kinds (e.g. stop_replica,append), "
                         "without their seq: the first one that differs, wherever it falls")
     p.set_defaults(func=main)
 
 
+MAX_CONTEXT = 1_000_000  # events kept in memory before the first difference, and printed
+
+
+def context_arg(text: str) -> int:
+    """argparse type of --context: a positive count, at most MAX_CONTEXT (a count past a C
+    size raised OverflowError in the reader, blamed on the traces)."""
+    value = positive_int(text)
+    if value > MAX_CONTEXT:
+        raise argparse.ArgumentTypeError(f"{value}: at most {MAX_CONTEXT} equal events are "
+                                         "shown before the first difference; pass a smaller N")
+    return value
+
+
 def main(args) -> int:
     from reports.tracediff import diff_traces, render
 
     kinds = _kinds(args.kinds) if args.kinds is not None else None
+    args.a, args.b = trace_file(args.a), trace_file(args.b)  # never a pipe
     with reading_user_files(f"{args.a} or {args.b}", args.a):
         diff = diff_traces(args.a, args.b, args.context, kinds)
     for line in render(diff):

@@ -118,7 +118,9 @@ def main(args) -> int:
         FaultSpace.of(scenario, args.max_faults)  # a window for faults, checked before any output
     except ValueError as exc:
         raise UsageError(f"{args.scenario}: {exc}") from None
-    out = prepare_out_dir(args.out or os.path.join("runs", "explore", scenario.name))
+    out = args.out or os.path.join("runs", "explore", scenario.name)
+    not_an_output(args.scenario, out, "the scenario being explored")
+    out = prepare_out_dir(out)
     database = _database(args.database)
     reference = _reference(scenario, target) if args.differential else None
     drawn = "" if kinds == KINDS else f", faults {','.join(kinds)}"
@@ -130,6 +132,23 @@ def main(args) -> int:
     except ValueError as exc:
         raise UsageError(f"{args.scenario}: {exc}") from None
     return finish_explore(result, out, plot=not args.no_plot)
+
+
+def not_an_output(source: str, out: str, what: str) -> None:
+    """Refuse an --out where a file explore writes (counterexample.toml, trace.jsonl, ...) is
+    `source` itself: writing the results would destroy the input, edits and all."""
+    from epochsim.common import OWN_OUTPUTS
+
+    for name in sorted(OWN_OUTPUTS):
+        target = os.path.join(out, name)
+        try:
+            same = os.path.samefile(source, target)
+        except (OSError, ValueError):  # either does not exist (yet), or a NUL byte
+            same = False
+        if same:
+            raise UsageError(f"--out {out}: its {name} is {source}, {what}, which explore "
+                             "would replace; choose another --out, or copy the scenario "
+                             "elsewhere first")
 
 
 def _reference(scenario, target: str | None):

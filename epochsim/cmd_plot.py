@@ -6,7 +6,7 @@ import argparse
 import math
 import os
 
-from epochsim.common import check_output_file, reading_user_files
+from epochsim.common import check_output_file, reading_user_files, trace_file
 from epochsim.errors import UsageError
 
 HELP = """\
@@ -22,7 +22,7 @@ of -o (default: timeline.png beside the trace). docs/reports.md explains how to 
 def register(subs) -> None:
     p = subs.add_parser("plot", help="draw the failover timeline of a trace", description=HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trace", metavar="TRACE.jsonl")
+    p.add_argument("trace", metavar="TRACE.jsonl", help="a trace, or a run directory holding one")
     p.add_argument("-o", "--out", metavar="FILE", help="timeline.png or .svg (default: beside the trace)")
     p.add_argument("--window", metavar="START:END", type=window_arg,
                    help="simulated seconds to show, e.g. 3.5:4.5 (either end may be left out)")
@@ -58,6 +58,7 @@ def partitions_arg(text: str) -> list[str]:
 def main(args) -> int:
     from reports.timeline import plot_trace
 
+    args.trace = trace_file(args.trace)  # a run directory's trace; never a pipe
     if args.out:
         check_output_file(args.out, (".png", ".svg"))
     out = args.out or os.path.join(os.path.dirname(args.trace) or ".", "timeline.png")

@@ -12,11 +12,11 @@ from epochsim.common import (
     describe_liveness,
     describe_violations,
     load,
-    override_flags,
     parse_sets,
     prepare_out_dir,
     repro_line,
     seed_arg,
+    set_args,
 )
 from epochsim.errors import UsageError
 from epochsim.runner import run_scenario
@@ -51,6 +51,10 @@ def main(args) -> int:
     scenario = load(args.scenario, overrides)
     seed = scenario.seed if args.seed is None else args.seed
     if args.check_determinism:
+        if args.out:  # its two runs live in a temporary directory: --out would stay empty
+            raise UsageError(f"--out {args.out}: --check-determinism writes no run, it compares "
+                             "two in a temporary directory; leave out --out, or run without "
+                             "--check-determinism to keep the trace")
         return check_determinism(args.scenario, seed, overrides)
     out = prepare_out_dir(args.out or os.path.join("runs", scenario.name, f"seed-{seed}"))
     verdict = run_scenario(scenario, seed, out)
@@ -88,7 +92,8 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None,
     for line in describe_liveness(verdict.get("liveness", {})):
         print(line)
     exp = "met" if verdict["expectation_met"] else "NOT met"
-    print(f"  expectation {verdict['expect']!r}: {exp}")
+    note = verdict.get("expectation_note")
+    print(f"  expectation {verdict['expect']!r}: {exp}" + (f": {note}" if note else ""))
     if out:
         print(f"  wrote {out}/trace.jsonl, {out}/verdict.json")
     print(f"  repro: {repro_line(scenario_path, verdict['seed'], overrides=overrides)}")
@@ -102,12 +107,11 @@ def check_determinism(scenario_path: str, seed: int, overrides: dict | None = No
             out = os.path.join(tmp, f"h{hash_seed}")
             env = dict(os.environ, PYTHONHASHSEED=hash_seed)
             cmd = [sys.executable, "-m", "epochsim", "run", scenario_path, "--seed", str(seed),
-                   "--out", out, "--no-plot"]
-            for key, value in (overrides or {}).items():
-                cmd += ["--set", override_flags({key: value}).split("--set ", 1)[1].strip()]
+                   "--out", out, "--no-plot", *set_args(overrides or {})]
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            if proc.returncode == 2:
-                raise UsageError(proc.stderr.strip().splitlines()[-1])
+            if proc.returncode == 2:  # the child's one line, without its own "error: "
+                last = (proc.stderr.strip().splitlines() or ["bad input"])[-1]
+                raise UsageError(last.removeprefix("error: "))
             if proc.returncode not in (0, 1) or not os.path.isfile(os.path.join(out, "verdict.json")):
                 # 1 is a violation, which a run reports with its verdict; anything else crashed
                 last = (proc.stderr.strip().splitlines() or ["no output"])[-1]

@@ -76,7 +76,8 @@ def _run_one(job: tuple) -> dict:
     return {"path": path, "scenario": verdict["scenario"], "seed": seed,
             "trace_digest": verdict["trace_digest"], "violated": verdict["violated"],
             "expect": verdict["expect"], "expectation_met": verdict["expectation_met"],
-            "dir": verdict.get("dir"), "metrics": verdict["metrics"]}
+            "dir": verdict.get("dir"), "metrics": verdict["metrics"],
+            "note": verdict.get("expectation_note")}
 
 
 def _entries(path: str) -> list[str]:
@@ -85,10 +86,10 @@ def _entries(path: str) -> list[str]:
 
 def _own_run_dir(path: str) -> bool:
     """Is `path` a seed-N directory that holds only what `epochsim run` writes?"""
-    from epochsim.common import OWN_OUTPUTS
+    from epochsim.common import OWN_OUTPUTS, foreign_output
     name = os.path.basename(path)
     return (name.startswith("seed-") and name[5:].isdecimal() and os.path.isdir(path)
-            and all(f in OWN_OUTPUTS and os.path.isfile(os.path.join(path, f))
+            and all(f in OWN_OUTPUTS and not foreign_output(path, f, OWN_OUTPUTS)
                     for f in os.listdir(path)))
 
 
@@ -133,6 +134,7 @@ def summarise(files, scenarios, results, overrides: dict) -> list[dict]:
                      "first_failing_seed": first["seed"] if first else None,
                      "first_failing_violated": first["violated"] if first else None,
                      "first_failing_dir": first["dir"] if first else None,
+                     "first_failing_note": first["note"] if first else None,
                      "repro": repro_line(path, first["seed"], overrides=overrides) if first else None,
                      "violating_seeds": [r["seed"] for r in mine if r["violated"]],
                      "liveness_judged": judged_runs(mine)})
@@ -163,7 +165,8 @@ def print_table(rows: list[dict]) -> None:
     for r, cell in zip(rows, cells):
         status = f"{r['met']}/{r['runs']}"
         tail = "" if r["first_failing_seed"] is None else \
-            f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'})  repro: {r['repro']}"
+            f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'}" \
+            f"{'; cut short by run.max_events' if r['first_failing_note'] else ''})  repro: {r['repro']}"
         print(f"{r['scenario']:<{width}}  {r['expect']:<36} {status:>9}  "
               f"{cell:>{judged_width}}  {tail}")
     ok = sum(r["met"] == r["runs"] for r in rows)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
+import tempfile
 from contextlib import contextmanager
 
 from epochsim.errors import UsageError, path_problem
+from reports.style import written_by_epochsim
 from scenarios.schema import ScenarioError, load_scenario
 
 OWN_OUTPUTS = {"trace.jsonl", "verdict.json", "timeline.png", "timeline.svg", "sequence.svg",
@@ -51,7 +54,11 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
             value = tomllib.loads(f"v = {text}")["v"]
             if key.strip() in TEXT_KEYS and not isinstance(value, str):
                 value = text.strip()
-        except tomllib.TOMLDecodeError:
+        except tomllib.TOMLDecodeError as exc:
+            if text.strip().startswith(("[", "{")):  # meant as an array or table, not a string
+                raise UsageError(f"--set {key.strip()}: {text.strip()} is not a TOML value "
+                                 f"({str(exc).split(' (at ')[0]}); "
+                                 f"{_quoting_fix(key.strip(), text.strip())}") from None
             value = text
         except RecursionError:
             raise UsageError(f"--set {key.strip()}: the value is nested too deeply; "
@@ -62,13 +69,56 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
     return out
 
 
+def _quoting_fix(key: str, text: str) -> str:
+    """How to write an array or table `--set` value TOML cannot read: most often strings left
+    bare inside it, such as `[stray_replica]`; with them quoted, the value to paste."""
+    import tomllib
+
+    quoted = re.sub(r'(?<![\w."\'-])([A-Za-z_][\w.-]*)(?![\w."\'-]|\s*=)',
+                    lambda m: m.group(1) if m.group(1) in ("true", "false", "inf", "nan")
+                    else f'"{m.group(1)}"', text)
+    try:
+        tomllib.loads(f"v = {quoted}")
+    except tomllib.TOMLDecodeError:
+        return ("write it as a TOML array or inline table, strings quoted, e.g. "
+                "--set 'invariants=[\"stray_replica\"]'")
+    return f"quote the strings inside it: --set {shlex.quote(f'{key}={quoted}')}"
+
+
+def set_args(overrides: dict) -> list[str]:
+    """`overrides` as the arguments `--set KEY=VALUE ...` that `parse_sets` reads back to the
+    same values: each VALUE written as TOML text (a table is `{ dist = "constant", ms = 2 }`,
+    not Python's repr), a string quoted unless it reads back bare (`name = "123"` must stay
+    quoted, or it comes back as the integer 123; `protocol.profile=2.5` is a name bare)."""
+    from scenarios.toml_text import value_text
+
+    args = []
+    for key, value in overrides.items():
+        try:
+            text = value_text(value)
+        except TypeError:  # not a value any scenario key takes: the loader refused it already
+            text = str(value)
+        if isinstance(value, str) and _reads_back(key, value, value):
+            text = value  # a name reads better bare: protocol.mutant=no_dedup_cache
+        args += ["--set", f"{key}={text}"]
+    return args
+
+
+def _reads_back(key: str, text: str, value) -> bool:
+    """Does `--set key=text` give exactly `value` (type included: "123" bare is an integer)?"""
+    if text != text.strip() or any(c in text for c in "\r\n"):
+        return False
+    try:
+        got = parse_sets([f"{key}={text}"])[key]
+    except UsageError:
+        return False
+    return type(got) is type(value) and got == value
+
+
 def override_flags(overrides: dict) -> str:
-    """The command-line form of `overrides`, for repro lines."""
-    def show(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        return str(v) if isinstance(v, int | float) else shlex.quote(str(v))
-    return "".join(f" --set {k}={show(v)}" for k, v in overrides.items())
+    """The command-line form of `overrides`, for repro lines: `set_args` quoted for a POSIX
+    shell, so that the line runs as pasted."""
+    return "".join(f" {shlex.quote(arg)}" for arg in set_args(overrides))
 
 
 def add_override_args(parser) -> None:
@@ -86,7 +136,7 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
         if os.path.exists(path):
             if not os.path.isdir(path):
                 raise UsageError(f"--out {path}: exists and is not a directory; choose another --out")
-            foreign = sorted(f for f in os.listdir(path) if _foreign(path, f, allowed))
+            foreign = sorted(f for f in os.listdir(path) if foreign_output(path, f, allowed))
             if foreign:
                 raise UsageError(f"--out {path}: holds files epochsim did not write ({foreign[0]}, "
                                  "...); choose an empty or new directory")
@@ -94,47 +144,74 @@ def prepare_out_dir(path: str, allowed: set[str] | None = None) -> str:
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise UsageError(f"--out {path}: cannot create or read it ({path_problem(exc)}); choose "
                          "another --out") from None
+    check_writable(path)
     return path
+
+
+def check_writable(path: str, flag: str = "--out") -> None:
+    """Refuse an existing directory the process cannot create files in (read-only, immutable,
+    on a read-only mount), before any run: found only when the results are written, it lost
+    them (study) or raised from a worker (suite). Probed by making and removing a hidden
+    file, as permission bits alone say nothing for root or an immutable directory."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".epochsim-probe-", dir=path)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write into it ({path_problem(exc)}); choose "
+                         f"another {flag}") from None
 
 
 def check_output_file(out: str, suffixes: tuple[str, ...]) -> str:
     """`-o FILE` for a page or picture: one of `suffixes`, and never an existing file that
-    epochsim did not write (only its own names, such as report.html, are replaced)."""
+    epochsim did not write: only a file with its stamp is replaced, whatever its name (a
+    hand-written notes/report.html is the user's)."""
     if not out.lower().endswith(suffixes):
         raise UsageError(f"-o {out}: write it as {' or '.join(suffixes)}; pick such a name")
-    if os.path.exists(out) and not (os.path.isfile(out) and (
-            os.path.basename(out) in OWN_OUTPUTS or written_by_epochsim(out))):
+    if os.path.basename(out).lower() in suffixes:  # ".png": an extension, no name
+        example = ("report" if suffixes[0] == ".html" else "timeline") + suffixes[0]
+        raise UsageError(f"-o {out}: names no file, only an extension; give it a name, e.g. "
+                         f"{os.path.join(os.path.dirname(out), example)}")
+    if os.path.islink(out):
+        raise UsageError(f"-o {out}: is a symbolic link, and epochsim does not write through "
+                         "links; remove it or choose another name")
+    if os.path.lexists(out) and not (os.path.isfile(out) and written_by_epochsim(out)):
         raise UsageError(f"-o {out}: exists and is not a file epochsim writes; choose another "
                          "name or remove it first")
     return out
 
 
-# What epochsim writes into the pages and pictures it makes (reports.style.save, html.page),
-# near the start of the file, so that `-o` may replace them when a command is run again.
-STAMPS = (b'<meta name="generator" content="epochsim">', b"<dc:title>epochsim</dc:title>",
-          b"tEXtSoftware\x00epochsim")
-
-
-def written_by_epochsim(path: str) -> bool:
-    """Does the file at `path` carry epochsim's creator stamp in its first 4 KiB?"""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return any(stamp in head for stamp in STAMPS)
-
-
-def _foreign(path: str, name: str, allowed: set[str]) -> bool:
+def foreign_output(path: str, name: str, allowed: set[str]) -> bool:
     """Is `name` in an output directory something epochsim did not write? (A directory where
-    epochsim writes a file, such as a folder named trace.jsonl, is foreign too.)"""
-    if os.path.islink(os.path.join(path, name)):
+    epochsim writes a file, such as a folder named trace.jsonl, is foreign too, and so is a
+    page or picture without epochsim's stamp, such as the user's own timeline.png.)"""
+    full = os.path.join(path, name)
+    if os.path.islink(full):
         return True  # writing through it would change a file elsewhere
     if name.startswith("."):
         return False
-    if name in OWN_OUTPUTS or name.endswith(OWN_SUFFIXES):
-        return not os.path.isfile(os.path.join(path, name))
+    if name.endswith(OWN_SUFFIXES):
+        return not (os.path.isfile(full) and written_by_epochsim(full))
+    if name in OWN_OUTPUTS:
+        return not os.path.isfile(full)
     return name not in allowed
+
+
+def trace_file(path: str) -> str:
+    """The stored trace `path` names: the file itself, or the trace.jsonl of a run directory
+    (as `diff` and `report` take them). A pipe or another file that is not a regular one
+    (`check /dev/stdin`, `<(cat ...)`) is refused: the readers go through a trace more than
+    once (to check it, then for its digest), and a pipe's second reading finds it empty."""
+    if os.path.isdir(path):
+        inner = os.path.join(path, "trace.jsonl")
+        if not os.path.isfile(inner):
+            raise UsageError(f"{path}: a directory without trace.jsonl; pass a trace or the "
+                             "--out directory of `epochsim run`")
+        return inner
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{path}: not a regular file (a pipe or a device); a trace is read "
+                         "more than once, so save it to a file and pass that")
+    return path
 
 
 @contextmanager

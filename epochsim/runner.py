@@ -91,19 +91,38 @@ def _stop_if_failed(monitor) -> None:
 
 def make_verdict(scenario: Scenario, seed: int, digest: str, violations, metrics, run_info) -> dict:
     names = sorted({v.invariant for v in violations})
-    return {
+    cut = cut_short(scenario, run_info)
+    verdict = {
         "scenario": scenario.name, "scenario_path": scenario.path, "seed": seed,
         "trace_digest": digest, "invariants": list(scenario.invariants),
         "violations": [v.to_json() for v in violations], "violated": names,
-        "expect": scenario.expect, "expectation_met": expectation_met(scenario.expect, names),
+        "expect": scenario.expect,
+        "expectation_met": expectation_met(scenario.expect, names, cut is not None),
         "run": run_info, "metrics": metrics, "harness_version": __version__,
     }
+    if cut is not None and scenario.expect == "pass":
+        verdict["expectation_note"] = cut  # why a run without violations missed its pass
+    return verdict
 
 
-def expectation_met(expect: str, violated: list[str]) -> bool:
+def expectation_met(expect: str, violated: list[str], cut: bool = False) -> bool:
+    """Did the run show what `expect` says? A pass needs the whole run: one cut short by
+    run.max_events never checked the rest (nor the end-of-run rules), so it proves nothing."""
     if expect == "pass":
-        return not violated
+        return not violated and not cut
     return expect.split(":", 1)[1] in violated
+
+
+def cut_short(scenario: Scenario, run_info: dict) -> str | None:
+    """Why the run ended before run.duration_ms without a reason of its own (the event cap),
+    in words with the fix; None when it ran its course (or stopped at a violation on purpose)."""
+    if run_info["stopped_by"] != "max_events":
+        return None
+    run = scenario.options["run"]
+    return (f"the run stopped at run.max_events = {run['max_events']:,} after "
+            f"{run_info['end_us'] / 1e6:.3f}s of {run['duration_ms'] / 1000:.3f}s simulated, so "
+            "the rest was never checked; raise run.max_events, or look for what makes so many "
+            "events (a timeout or wait of 0 ms, a link without latency)")
 
 
 def write_verdict(out_dir: str, verdict: dict) -> None:

@@ -36,24 +36,71 @@ IDEM_KINDS = frozenset({"client_config", "append"})
 QUIET_KINDS = recovery.QuietClock.KINDS
 
 
+# The most brokers a scenario may have (the loader's cap on cluster.brokers): invariants build
+# per-broker state, so an edited header's count must not make them allocate without bound.
+MAX_BROKERS = 64
+MAX_NUMBER = 2**53  # no scenario number passes it
+# The options the invariants read: numbers of the cluster, and the clients' settings by name.
+_CLUSTER_NUMBERS = ("min_insync_replicas", "replica_fetch_wait_max_ms",
+                    "controller_request_retry_ms")
+_CLIENT_NUMBERS = {"producers": ("request_timeout_ms", "retry_backoff_ms",
+                                 "retry_backoff_max_ms"),
+                   "consumers": ()}
+
+
+def options_problem(options) -> str | None:
+    """What is wrong with the options of a trace header that the invariants read, as
+    "<key>: <problem>", or None. A trace `epochsim run` wrote always passes: a failure means
+    the header was edited (a huge broker count would exhaust memory, a number where a list
+    of clients belongs would crash a rule)."""
+    if not isinstance(options, dict):
+        # without the cluster's size every broker id looks unknown: refuse, do not guess
+        return "options: missing or not an object (the scenario's resolved options)"
+    for key in ("cluster", "protocol"):
+        if not isinstance(options.get(key, {}), dict):
+            return f"options.{key}: must be an object"
+    cluster = options.get("cluster", {})
+    brokers = cluster.get("brokers")
+    if type(brokers) is not int or not 1 <= brokers <= MAX_BROKERS:
+        return f"options.cluster.brokers: {_shown(brokers)} is not a broker count 1..{MAX_BROKERS}"
+    for key in _CLUSTER_NUMBERS:
+        if key in cluster and not _whole(cluster[key]):
+            return f"options.cluster.{key}: {_shown(cluster[key])} is not a whole number"
+    for section, numbers in _CLIENT_NUMBERS.items():
+        clients = options.get(section, [])
+        if not isinstance(clients, list):
+            return f"options.{section}: {_shown(clients)} is not an array of clients"
+        for i, client in enumerate(clients):
+            key = f"options.{section}[{i}]"
+            if not isinstance(client, dict) or not isinstance(client.get("name", ""), str):
+                return f"{key}: {_shown(client)} is not a client object with a name"
+            for name in numbers:
+                if name in client and not _whole(client[name]):
+                    return f"{key}.{name}: {_shown(client[name])} is not a whole number"
+    return None
+
+
+def _whole(value) -> bool:
+    return type(value) is int and 0 <= value <= MAX_NUMBER
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 class Context:
     """What invariants share: the header, cluster truth, replica logs, idempotence facts."""
 
     def __init__(self, header: dict):
         self.header = header
-        options = header.get("options")
-        if not isinstance(options, dict):
-            # without the cluster's size every broker id looks unknown: refuse, do not guess
-            raise TraceError("header: no options object (the scenario's resolved options); "
-                             "the trace was edited or is not an epochsim trace")
-        cluster = options.get("cluster", {})
-        protocol = options.get("protocol", {})
-        if not isinstance(cluster, dict) or not isinstance(protocol, dict):
-            raise TraceError("header: options.cluster and options.protocol must be objects")
-        self.brokers = cluster.get("brokers")
-        if type(self.brokers) is not int or self.brokers < 1:
-            raise TraceError("header: options.cluster.brokers must be a positive integer")
-        self.protocol = protocol  # resolved switches
+        problem = options_problem(header.get("options"))
+        if problem:
+            raise TraceError(f"header (line 1): {problem}; the trace was edited or is not an "
+                             "epochsim trace")
+        options = header["options"]
+        self.brokers = options["cluster"]["brokers"]
+        self.protocol = options.get("protocol", {})  # resolved switches
         self.truth = Truth()
         self.logs = ReplicaLogs()
         self.idem = IdempotenceFold()

@@ -24,7 +24,7 @@ from html import escape
 from invariants.recovery import judged_summary
 from reports import sequence, story, timeline
 from reports.rundata import Run, load_run
-from reports.style import ReportError, not_a_link, read_json, seconds
+from reports.style import ReportError, output_folder, read_json, replaceable, seconds
 
 CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 24px auto;
@@ -45,7 +45,7 @@ def write_report(path: str, out: str | None = None) -> str:
     """Write the report page of a run, suite or sweep directory; returns the page's path."""
     if not os.path.isdir(path):
         raise ReportError(f"{path}: not a directory; pass a run, suite or sweep output directory")
-    out = not_a_link(out or os.path.join(path, "report.html"))
+    out = output_folder(replaceable(out or os.path.join(path, "report.html")))
     body = _sections(path, os.path.dirname(os.path.abspath(out)))
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(page(_title(path), body))
@@ -131,8 +131,9 @@ def _verdict_table(run: Run) -> str:
             ["expectation", escape(str(h.get("expect", v.get("expect"))))]]
     if "expectation_met" in v:
         met = v["expectation_met"]
+        note = f" ({escape(str(v['expectation_note']))})" if v.get("expectation_note") else ""
         rows.append(["expectation met", f'<span class="{"ok" if met else "bad"}">'
-                                        f'{"yes" if met else "NO"}</span>'])
+                                        f'{"yes" if met else "NO"}</span>{note}'])
     if v.get("trace_digest"):
         rows.append(["trace digest", f"<code>{escape(v['trace_digest'])}</code>"])
     rows.append(["events", f"{len(run.events)} ({seconds(run.end_us)} simulated)"])

@@ -91,12 +91,39 @@ def new_figure(width_in: float, height_in: float):
 
 
 def check_output(path: str) -> str:
-    """The lower-case extension of `path`, which must be .png or .svg (and not a link)."""
+    """The lower-case extension of `path`, which must be .png or .svg (and `replaceable`)."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise ReportError(f"{path}: output must end in .png or .svg")
-    not_a_link(path)
+    replaceable(path)
     return ext
+
+
+# What epochsim writes into the pages and pictures it makes (`save`, html.page), near the start
+# of the file, so that a command run again may replace them, and nothing else.
+STAMPS = (b'<meta name="generator" content="epochsim">', b"<dc:title>epochsim</dc:title>",
+          b"tEXtSoftware\x00epochsim")
+
+
+def written_by_epochsim(path: str) -> bool:
+    """Does the file at `path` carry epochsim's creator stamp in its first 4 KiB?"""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return any(stamp in head for stamp in STAMPS)
+
+
+def replaceable(path: str) -> str:
+    """`path`, if a page or picture may be written there: not a link (`not_a_link`), and
+    either new or a regular file epochsim wrote (its stamp). A file of the user's that merely
+    has epochsim's name (report.html, timeline.png) is never replaced (raises ReportError)."""
+    not_a_link(path)
+    if os.path.lexists(path) and not (os.path.isfile(path) and written_by_epochsim(path)):
+        raise ReportError(f"{path}: exists and is not a file epochsim wrote (it lacks "
+                          "epochsim's stamp); remove it or choose another output")
+    return path
 
 
 def not_a_link(path: str) -> str:
@@ -105,6 +132,20 @@ def not_a_link(path: str) -> str:
     if os.path.islink(path):
         raise ReportError(f"{path}: is a symbolic link, and epochsim does not write through "
                           "links; remove it or choose another output")
+    return path
+
+
+def output_folder(path: str) -> str:
+    """Make the folder `path` goes into, before anything is drawn, so that a folder that
+    cannot be made is said at once, not after the page or picture is built; returns `path`."""
+    parent = os.path.dirname(path)
+    try:
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ReportError(f"{path}: cannot make its folder {parent} ({why}); choose another "
+                          "output") from None
     return path
 
 

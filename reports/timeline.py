@@ -25,6 +25,7 @@ from reports.lanes import choose_partitions, event_tp, overview_lanes, zoom_lane
 from reports.model import Builder, build, node_key
 from reports.rundata import Run, fold_run
 from reports.style import seconds
+from sim.core.trace import MAX_T_US
 
 WIDTH_IN, LEFT_IN, RIGHT_IN, LANE_IN = 14.0, 1.5, 0.55, 0.36
 AXES_IN = WIDTH_IN - LEFT_IN - RIGHT_IN
@@ -34,6 +35,7 @@ ZOOM_MAX_SHARE = 0.2  # witnesses spread over more of the window than this need 
 def plot_trace(trace_path: str, out_path: str, window=None, partitions=None) -> str:
     """Draw the timeline of the trace at `trace_path` into `out_path`; returns `out_path`."""
     S.check_output(out_path)
+    S.output_folder(out_path)  # as report does: a folder that cannot be made, said at once
     # streamed: a run of millions of events is drawn without holding them all
     builder = Builder()
     run = fold_run(trace_path, builder.step)
@@ -42,16 +44,22 @@ def plot_trace(trace_path: str, out_path: str, window=None, partitions=None) -> 
 
 
 def window_us(window, end_us: int) -> tuple[int, int]:
-    """(start_us, end_us) of a (start_s, end_s) window; None means the whole run."""
+    """(start_us, end_us) of a (start_s, end_s) window; None means the whole run. A bound
+    past the latest time any trace holds (MAX_T_US) counts as that time: 1e308 s in µs is
+    infinite, and would raise OverflowError rather than be named as typed."""
     start_s, end_s = window if window is not None else (None, None)
-    x0 = 0 if start_s is None else int(round(start_s * 1e6))
-    x1 = max(end_us, 1) if end_s is None else int(round(end_s * 1e6))
+    x0 = 0 if start_s is None else _us(start_s)
+    x1 = max(end_us, 1) if end_s is None else _us(end_s)
     if x0 < 0 or x1 <= x0:
         shown = ":".join("" if b is None else f"{b:g}" for b in (start_s, end_s))
         raise S.ReportError(f"--window {shown}: the end must come after the start, to the "
                             f"microsecond, both >= 0 (the run lasts {seconds(end_us)}); "
                             "pick a window within the run")
     return x0, x1
+
+
+def _us(seconds_: float) -> int:
+    return int(round(min(seconds_, MAX_T_US / 1e6) * 1e6))
 
 
 def plot_run(run: Run, out_path: str, window=None, partitions=None, model=None) -> str:

@@ -418,6 +418,27 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+# The param that names the other end of the link a fault action cuts or resets. (Not a
+# `rule`'s src and dst: explore draws Fetch rules from a broker to itself, which match
+# nothing, and its counterexamples must load; refusing them would change what it draws.)
+_OTHER_END = {"block": "dst", "reset_connections": "peer"}
+
+
+def check_not_self(action: str, target: str | None, params: dict, prefix: str,
+                   target_key: str, blame_target: bool = False) -> None:
+    """Refuse a link fault whose two ends are one node (`block` b1 -> b1, `reset_connections`
+    of b1 with b1): a node has no link to itself, so the fault would do nothing, silently, as
+    [[network.links]] refuses self-links. Roles (leader:t-0) resolve only when the step
+    fires. The error names the param, or with `blame_target` the target (a mix's targets
+    entry)."""
+    other = _OTHER_END.get(action)
+    if other is None or other not in params or params[other] != target:
+        return
+    raise Bad(target_key if blame_target else f"{prefix}.{other}",
+              f"'{action}' between {target!r} and itself: a node has no link to itself",
+              f"name another node as {other if not blame_target else 'target'}")
+
+
 def check_params(action: str, raw: dict, prefix: str, names: Names,
                  also_valid: tuple = ()) -> dict:
     """The params of `action` checked, defaults filled; unknown names are errors."""
@@ -469,6 +490,7 @@ def check_step(item: Any, key: str, names: Names, run: dict) -> FaultStep:
     base = ("at_ms", "at_us", "action", "target")
     raw = {k: v for k, v in t.data.items() if k not in base}
     params = check_params(action, raw, key, names, also_valid=base)
+    check_not_self(action, target, params, key, t.path("target"))
     quiet_us = (run["duration_ms"] - run["settle_ms"]) * 1000
     if at_us >= quiet_us and action not in SETTLE_SAFE:
         raise Bad(t.path("at_ms" if "at_ms" in t.data else "at_us"),
@@ -515,12 +537,18 @@ def _mix_undo(t: Table, action: str, targets: list, has_duration: bool, names: N
     if not has_duration:
         raise Bad(t.path("undo"), "undo fires after duration_ms, which is missing",
                   "add duration_ms or remove undo")
+    if targets == [None] and TARGETS[ACTIONS[undo].target][1]:
+        # a mix without targets gives its undo steps none: no `undo = ...` fixes that
+        raise Bad(t.path("undo"), f"'{undo}' needs a target, and a '{action}' mix has none to "
+                  "give it", 'use undo = "heal" or "clear_rules", which need none')
     for target in targets:
         check_target(undo, target, t.path("undo"), names)
     return undo
 
 
-MAX_MIX_STEPS = 1_000_000  # steps are materialised up front (sim.core.faults.materialise_mix)
+# Steps of all mixes together, undo steps included: they are materialised up front
+# (sim.core.faults.materialise_mix), before run.max_events can stop anything.
+MAX_MIX_STEPS = 1_000_000
 
 
 def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
@@ -551,21 +579,38 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
                   f"use a start_ms below {quiet_ms}, or raise run.duration_ms")
     out["start_ms"] = start
     out["end_ms"] = t.int("end_ms", quiet_ms, lo=start + 1, hi=quiet_ms)
-    expected = (out["end_ms"] - start) / out["every_ms"]
-    if expected > MAX_MIX_STEPS:
-        raise Bad(t.path("every_ms"), f"fires about {expected:.3g} times between start_ms and "
-                  f"end_ms, more than the {MAX_MIX_STEPS:,} steps a schedule may hold",
-                  "raise every_ms or narrow the window")
     raw = t.raw("params", {})
     out["params"] = check_params(action, Table(raw, t.path("params")).data, t.path("params"), names)
+    for j, target in enumerate(targets or [None]):
+        check_not_self(action, target, out["params"], t.path("params"), f"{key}.targets[{j}]",
+                       blame_target=True)
     t.done()
     return out
 
 
 def check_mixes(items: Any, names: Names, run: dict) -> list[dict]:
-    """All [[mix]] entries, resolved, in file order."""
-    return [check_mix(item, f"mix[{i}]", names, run)
-            for i, item in enumerate(check_list(items, "mix", nonempty=False))]
+    """All [[mix]] entries, resolved, in file order; together they may materialise about
+    MAX_MIX_STEPS steps at most (each mix under the cap, many mixes could exhaust memory)."""
+    mixes, total = [], 0.0
+    for i, item in enumerate(check_list(items, "mix", nonempty=False)):
+        mix = check_mix(item, f"mix[{i}]", names, run)
+        steps = mix_steps(mix)
+        total += steps
+        if total > MAX_MIX_STEPS:
+            alone = f"fires about {steps:.3g} steps" if i == 0 else (
+                f"brings the mixes' steps to about {total:.3g}")
+            raise Bad(f"mix[{i}].every_ms", f"{alone} between start_ms and end_ms (undo steps "
+                      f"included), more than the {MAX_MIX_STEPS:,} steps a schedule may hold",
+                      "raise every_ms, narrow the windows or drop a mix")
+        mixes.append(mix)
+    return mixes
+
+
+def mix_steps(mix: dict) -> float:
+    """About how many steps a resolved mix materialises: one per mean gap in its window, and
+    an undo step after each when it has a duration_ms."""
+    fired = (mix["end_ms"] - mix["start_ms"]) / mix["every_ms"]
+    return fired * (2 if "duration_ms" in mix else 1)
 
 
 def created_topics(*lists: Any) -> dict[str, int]:

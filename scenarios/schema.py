@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,9 @@ def apply_overrides(data: dict, overrides: dict, path: str) -> dict:
 
 def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = None) -> Scenario:
     """Validate scenario TOML `text`; `path` names it in errors and gives the default name."""
+    if text.startswith("\ufeff"):  # tomllib says only "Invalid statement" at line 1
+        raise ScenarioError(path, "file", "starts with a byte-order mark (BOM), which TOML does "
+                            "not allow", "save the file as UTF-8 without a BOM")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -161,12 +165,18 @@ def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = N
 _OUTPUT_SUFFIXES = (".json", ".jsonl", ".html", ".png", ".svg")
 
 
+def _control(c: str) -> bool:
+    """A control character (C0, DEL and C1, such as NEL) or a line or paragraph separator:
+    nothing a directory name should hold."""
+    return unicodedata.category(c) in ("Cc", "Zl", "Zp")
+
+
 def _scenario_name(name: str) -> str:
     """A scenario's name names its output directory (runs/<name>/..., a suite's <out>/<name>),
     so it must be one path component that no output file of epochsim could collide with."""
     if (not name.strip() or name != name.strip() or len(name) > 120 or name in (".", "..")
             or name.endswith(_OUTPUT_SUFFIXES)
-            or any(c in name for c in "/\\") or any(ord(c) < 32 for c in name)):
+            or any(c in name for c in "/\\") or any(_control(c) for c in name)):
         raise Bad("name", f"{name!r} cannot name an output directory",
                   "use up to 120 letters, digits, '.', '_', '-' or inner spaces, and no "
                   "file extension such as .json")
@@ -199,6 +209,7 @@ def _resolve(data: dict, path: str) -> Scenario:
                "topics": topics, "producers": producers, "consumers": consumers,
                "network": _network(raw["network"], names)}
     _idempotence_supported(options["protocol"], producers)
+    _fetch_takes_time(options)
     steps = check_faults(_tables(raw["faults"], "faults", False), names, run)
     mixes = check_mixes(_tables(raw["mix"], "mix", False), names, run)
     return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants)
@@ -433,6 +444,7 @@ def _producer(t: Table, run: dict) -> dict:
         # a zero request timeout or metadata age would spin the run at one instant
         out[key] = t.int(key, default,
                          lo=1 if key in ("request_timeout_ms", "metadata_max_age_ms") else 0)
+    _batches_per_linger(t, out)
     if out["delivery_timeout_ms"] < out["linger_ms"] + out["request_timeout_ms"]:
         raise Bad(t.path("delivery_timeout_ms"), "must be >= linger_ms + request_timeout_ms "
                   "(Kafka rejects the producer config otherwise)", "raise delivery_timeout_ms")
@@ -442,6 +454,28 @@ def _producer(t: Table, run: dict) -> dict:
         raise Bad(t.path("stop_ms"), f"{out['stop_ms']} is not after start_ms {out['start_ms']}",
                   "use 0 (until the end) or a time after start_ms")
     return out
+
+
+# Batches one producer may make in one linger_ms. A linger's records become batches in one step
+# of the model, which run.max_events does not count, so a rate far beyond any real producer
+# (records_per_sec = 1e9) would hang the run and fill the disk however low max_events is.
+# The shipped scenarios make at most a few hundred.
+MAX_BATCHES_PER_LINGER = 10_000
+
+
+def _batches_per_linger(t: Table, producer: dict) -> None:
+    """Refuse a producer whose every linger_ms would make more than MAX_BATCHES_PER_LINGER
+    batches (a batch holds batch_size / record_bytes records, at least one)."""
+    per_linger = producer["records_per_sec"] * producer["linger_ms"] / 1000
+    per_batch = max(1, producer["batch_size"] // producer["record_bytes"])
+    batches = math.ceil(per_linger / per_batch)
+    if batches > MAX_BATCHES_PER_LINGER:
+        raise Bad(t.path("records_per_sec"),
+                  f"{producer['records_per_sec']:g} records/s make about {batches:,} batches "
+                  f"every linger_ms = {producer['linger_ms']} ({per_batch:,} "
+                  f"record{'s' if per_batch > 1 else ''} to a batch), more than the "
+                  f"{MAX_BATCHES_PER_LINGER:,} one linger may make",
+                  "lower records_per_sec or linger_ms, or raise batch_size")
 
 
 def _consumer(t: Table, run: dict) -> dict:
@@ -468,6 +502,44 @@ def _unique_nodes(clients: list[str], producers: list, consumers: list, names: N
             raise Bad(key, f"node name {name!r} is already taken by {owner}",
                       "give every node a unique name (producers default to p1.., "
                       "consumers to k1..)")
+
+
+def _fetch_takes_time(options: dict) -> None:
+    """Refuse a Fetch that would be answered at the instant it is sent: a fetch wait of 0
+    (a follower's replica_fetch_wait_max_ms, or a consumer's fetch_max_wait_ms), no request
+    service time, and links that never take a microsecond either way between the fetcher and
+    a broker. The fetcher asks again as soon as it is answered, so simulated time would never
+    pass: the run would spin at t=0 until run.max_events, writing a trace of millions of events."""
+    cluster, network = options["cluster"], options["network"]
+    if cluster["request_service_us"]:
+        return
+    links = {(link["src"], link["dst"]): link for link in network["links"]}
+
+    def instant(src: str, dst: str) -> bool:
+        link = links.get((src, dst), network)
+        return _max_latency_us(link["latency"]) == 0 and int(link["jitter_ms"] * 1000) == 0
+
+    brokers = [f"b{i}" for i in range(1, cluster["brokers"] + 1)]
+    fetchers = [(b, "cluster.replica_fetch_wait_max_ms") for b in brokers
+                if cluster["replica_fetch_wait_max_ms"] == 0]
+    fetchers += [(c["name"], f"consumers[{i}].fetch_max_wait_ms")
+                 for i, c in enumerate(options["consumers"]) if c["fetch_max_wait_ms"] == 0]
+    for node, key in fetchers:
+        for broker in brokers:
+            if broker != node and instant(node, broker) and instant(broker, node):
+                raise Bad(key, f"0, with cluster.request_service_us = 0 and no latency between "
+                          f"{node} and {broker}: each Fetch would be answered at the instant it "
+                          "is sent and simulated time would never pass",
+                          "raise it, cluster.request_service_us, or the latency of those links")
+
+
+def _max_latency_us(latency: dict) -> int:
+    """The longest delay (µs) a resolved latency distribution can draw; 0 means never any
+    (`LatencyDist.sample` rounds to whole microseconds)."""
+    dist = latency["dist"]
+    if dist in ("exponential", "lognormal"):  # unbounded, unless the scale is 0
+        return 0 if latency["mean_ms" if dist == "exponential" else "median_ms"] == 0 else 1
+    return round(latency["ms" if dist == "constant" else "max_ms"] * 1000)
 
 
 def _link(t: Table, base: dict) -> dict:

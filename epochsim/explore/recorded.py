@@ -33,6 +33,11 @@ class RecordedRun:
 
 def _paths(path: str) -> tuple[str, str | None]:
     """(trace path, verdict path or None) for a run directory or a trace file."""
+    if os.path.basename(path) == "verdict.json" and os.path.isfile(path):
+        # read as a trace, it was "not JSON", which a user who knows the file is JSON cannot act on
+        run_dir = os.path.dirname(path) or "."
+        raise UsageError(f"{path}: is a run's verdict, and shrink needs the run; pass its run "
+                         f"directory ({run_dir}) or {os.path.join(run_dir, 'trace.jsonl')}")
     try:
         trace = resolve_trace(path)
     except TraceError as exc:

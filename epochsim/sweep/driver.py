@@ -1,9 +1,11 @@
 """One sweep from spec to sweep.json: plan, output directory, chunks on Spark, aggregates.
 
-Contract: `run_sweep(spec_path, out, ...)` validates the spec and every cell before starting
-Spark, prepares OUT (see `prepare_out`), writes each cell's scenario to OUT/cells, runs every
-chunk not already on disk, keeps a bounded set of failing traces, then aggregates with Spark
-SQL into OUT/sweep.json and returns that document. Exactly once: a chunk's rows are one file
+Contract: `run_sweep(spec_path, out, ...)` validates the spec, every cell and OUT
+(`check_out`) before starting Spark, and writes nothing to OUT until Spark has started (a
+master that cannot start it leaves OUT as it was); then it creates OUT (`create_out`: the
+plan), writes each cell's scenario to OUT/cells, runs every chunk not already on disk, keeps a
+bounded set of failing traces, then aggregates with Spark SQL into OUT/sweep.json and returns
+that document. Exactly once: a chunk's rows are one file
 named by the chunk, replaced atomically, and `--resume` runs only chunks without a file, so a
 killed sweep resumed to completion holds exactly one row per (scenario, cell, seed).
 Ctrl-C propagates as KeyboardInterrupt after the finished chunks are on disk.
@@ -16,6 +18,7 @@ import os
 import sys
 import time
 
+from epochsim.common import check_writable
 from epochsim.errors import UsageError, path_problem
 from epochsim.sweep.cells import expand, fingerprint, plan_chunks
 from epochsim.sweep.progress import Progress
@@ -28,6 +31,13 @@ PLAN_FILE = "plan.json"
 
 def prepare_out(out: str, resume: bool, plan: dict) -> None:
     """A new or empty OUT starts a sweep; a non-empty one only with --resume of the same plan."""
+    if not check_out(out, resume, plan):
+        create_out(out, plan)
+
+
+def check_out(out: str, resume: bool, plan: dict) -> bool:
+    """Refuse an OUT the sweep may not use, writing nothing; True when it resumes a sweep
+    there (same plan), False when it is to be created (`create_out`)."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError(f"--out {out}: exists and is not a directory; choose another --out")
     try:
@@ -54,13 +64,22 @@ def prepare_out(out: str, resume: bool, plan: dict) -> None:
             raise UsageError(f"--out {out}: was started with a different spec, scenarios, "
                              "--seeds, --jobs-per-task or harness version; resume with the "
                              "same ones, or choose a new --out")
-        return
+        check_writable(out)
+        return True
+    if os.path.isdir(out):
+        check_writable(out)
+    return False
+
+
+def create_out(out: str, plan: dict) -> None:
+    """Make OUT (checked by `check_out`) and write the plan that a --resume must match."""
     try:
         os.makedirs(out, exist_ok=True)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise UsageError(f"--out {out}: cannot create it ({path_problem(exc)}); choose another "
                          "--out") from None
-    _write_json(plan_path, plan)
+    check_writable(out)
+    _write_json(os.path.join(out, PLAN_FILE), plan)
 
 
 def _write_text(path: str, text: str) -> None:
@@ -127,17 +146,21 @@ def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
     from epochsim.sweep import spark_job
 
     sweep = Sweep(spec_path, out, seeds, seeds_per_task)  # all validation before Spark starts
-    prepare_out(out, resume, sweep.plan)
-    remove_temp_files(out)
-    write_cells(out, sweep.cells)
-    pending, damaged = sweep.pending()
-    for what in damaged:
-        print(f"note: chunk file {what} is damaged; its runs will be run again",
-              file=sys.stderr)
+    resuming = check_out(out, resume, sweep.plan)
+    # Spark starts before OUT is touched: a master that cannot start it leaves OUT as it was,
+    # so the same command runs again without --resume once the master is right
     started = spark is None
     if spark is None:
         spark, started = spark_job.start_session(master, spark_ui)
     try:
+        if not resuming:
+            create_out(out, sweep.plan)
+        remove_temp_files(out)
+        write_cells(out, sweep.cells)
+        pending, damaged = sweep.pending()
+        for what in damaged:
+            print(f"note: chunk file {what} is damaged; its runs will be run again",
+                  file=sys.stderr)
         keeper = TraceKeeper(out, sweep.spec.traces_per_invariant)
         progress = _progress(sweep, pending, stream)  # after start-up: the rate is the runs'
         t0 = time.monotonic()

@@ -5,7 +5,10 @@ Contract:
   (`started` False: the caller must not stop it); otherwise a new one on `master` (default
   `local[*]`, every core) with workers on this interpreter, errors-only logging and no console
   progress bar. In local mode the project's packages reach the workers through PYTHONPATH; on
-  a cluster master they are shipped as a zip (the workers need the same dependencies).
+  a cluster master they are shipped as a zip (the workers need the same dependencies). A
+  Spark that cannot start (nothing at the master URL, yarn without Hadoop's configuration)
+  raises `UsageError` naming --master and Spark's reason, in one line: what the JVM says on
+  stderr while it starts is held back, and printed only once Spark has started.
 - `ChunkExecutor(spark, cells).run(chunks, on_result)` runs each chunk as one single-task Spark
   job, several in flight so every core stays busy, and calls `on_result(ChunkResult)` on the
   calling thread as each finishes, so the caller writes the chunk's file and reports progress
@@ -19,6 +22,7 @@ partition at a time), and cancelling stops only unfinished chunks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -94,31 +98,81 @@ def start_session(master: str = "local[*]", ui: bool = False):
         return SparkSession.builder.getOrCreate(), False
     _worker_environment(master)
     conf = spark_conf(master, ui)
-    sc = SparkContext(conf=conf, gateway=_quiet_gateway(conf))
-    sc.setLogLevel("ERROR")
-    if not is_local(master):
-        sc.addPyFile(_code_zip())
-    return SparkSession(sc), True
+    held = _HeldLines()
+    sc = None
+    try:
+        sc = SparkContext(conf=conf, gateway=_quiet_gateway(conf, held))
+        sc.setLogLevel("ERROR")
+        if not is_local(master):
+            sc.addPyFile(_code_zip())
+        # an unreachable standalone master gives up only here, after a minute of retries
+        session = SparkSession(sc)
+    except Exception as exc:  # noqa: BLE001 - PySpark and Py4J raise many kinds; all mean this
+        if sc is not None:
+            with contextlib.suppress(Exception):
+                sc.stop()
+        raise UsageError(f"--master {master}: Spark could not start "
+                         f"({held.last() or _first_words(exc)}); check the master URL, and "
+                         "that this machine can reach it") from None
+    held.release()
+    return session, True
 
 
-def _quiet_gateway(conf):
-    """Launch the JVM with its stderr piped through a filter that drops known start-up noise."""
+def _first_words(exc: Exception) -> str:
+    """The telling line of a PySpark or Py4J error: the Java exception's own line if there is
+    one (a Py4JJavaError carries the whole stack), else the first line; at most 200 chars."""
+    lines = [ln.strip(" :\t") for ln in str(exc).splitlines() if ln.strip(" :\t")]
+    told = next((ln for ln in lines if "Exception:" in ln or "Error:" in ln), None)
+    text = told or (lines[0] if lines else type(exc).__name__)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+class _HeldLines:
+    """What the JVM writes to stderr while Spark starts: held back, then printed once it has
+    started (`release`), or its last line used as the reason it did not (`last`)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.lines: list[str] | None = []  # None once released
+
+    def write(self, line: str) -> None:
+        with self.lock:
+            if self.lines is not None:
+                self.lines.append(line)
+                return
+        sys.stderr.write(line)
+        sys.stderr.flush()
+
+    def release(self) -> None:
+        with self.lock:
+            lines, self.lines = self.lines or [], None
+        sys.stderr.write("".join(lines))
+        sys.stderr.flush()
+
+    def last(self) -> str | None:
+        with self.lock:
+            lines = [ln.strip() for ln in self.lines or [] if ln.strip()]
+        return _first_words(Exception(lines[-1])) if lines else None
+
+
+def _quiet_gateway(conf, held: _HeldLines):
+    """Launch the JVM with its stderr piped through a filter that drops known start-up noise
+    and holds the rest in `held` until Spark has started."""
     from pyspark.java_gateway import launch_gateway
 
     gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
     proc = getattr(gateway, "proc", None)
     if proc is not None and proc.stderr is not None:
-        threading.Thread(target=_forward_stderr, args=(proc.stderr,), daemon=True,
+        threading.Thread(target=_forward_stderr, args=(proc.stderr, held), daemon=True,
                          name="spark-stderr").start()
     return gateway
 
 
-def _forward_stderr(pipe) -> None:
+def _forward_stderr(pipe, held: _HeldLines) -> None:
     for raw in iter(pipe.readline, b""):
         line = raw.decode("utf-8", "replace")
         if not line.startswith(JVM_NOISE):
-            sys.stderr.write(line)
-            sys.stderr.flush()
+            held.write(line)
 
 
 def _code_zip() -> str:

@@ -12,6 +12,7 @@ runs. The format is documented in docs/sweeps.md.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -83,15 +84,19 @@ def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = 
     name = _str(data, "name", path, os.path.splitext(os.path.basename(path))[0])
     if not NAME_RE.fullmatch(name):
         raise bad(path, "name", f"invalid name {name!r}", "use letters, digits, '.', '_' or '-'")
+    seeds_key = "seeds" if seeds is None else "--seeds"
     seeds = _checked_int(seeds, "--seeds", path, 1, MAX_SEEDS) if seeds is not None \
         else _int(data, "seeds", path, DEFAULT_SEEDS, 1, MAX_SEEDS)
     first_seed = _int(data, "first_seed", path, 1, 0)
     if first_seed + seeds - 1 > MAX_SEED:  # a repro line's `--seed` stops at MAX_SEED too
         raise bad(path, "first_seed", f"seeds {first_seed}..{first_seed + seeds - 1} pass "
                   f"{MAX_SEED}, the largest seed", "lower first_seed or seeds")
+    grid = parse_grid(data.get("grid", {}), path)
+    scenarios = tuple(_scenarios(data, path))
+    _check_size(path, grid, len(scenarios), seeds, seeds_key)
     return SweepSpec(
         path=path, name=name, description=_str(data, "description", path, ""),
-        scenarios=tuple(_scenarios(data, path)), grid=parse_grid(data.get("grid", {}), path),
+        scenarios=scenarios, grid=grid,
         seeds=seeds, first_seed=first_seed,
         seeds_per_task=seeds_per_task if seeds_per_task is not None else
         _int(data, "seeds_per_task", path, DEFAULT_SEEDS_PER_TASK, 1),
@@ -99,10 +104,34 @@ def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = 
                                   DEFAULT_TRACES_PER_INVARIANT, 0))
 
 
+# Every cell of every scenario is built and validated before Spark starts (~1 ms each), and
+# every chunk is planned up front: a grid of a million cells hung with no word of progress.
+MAX_CELLS = 10_000  # cells x scenarios
+MAX_RUNS = 10_000_000  # cells x scenarios x seeds (MAX_SEEDS: one cell may have them all)
+
+
+def _check_size(path: str, grid: dict, scenarios: int, seeds: int, seeds_key: str) -> None:
+    """Refuse a sweep too large to plan, from the grid's value counts, before any cell is
+    built."""
+    cells = math.prod(len(values) for values in grid.values())
+    shown = f"{cells:,} cells x {scenarios} scenario{'s' if scenarios > 1 else ''}"
+    if cells * scenarios > MAX_CELLS:
+        raise bad(path, "grid", f"{shown} = {cells * scenarios:,} scenarios to build; at most "
+                  f"{MAX_CELLS:,}", "list fewer values, or split the grid into several sweeps")
+    runs = cells * scenarios * seeds
+    if runs > MAX_RUNS:
+        raise bad(path, "grid", f"{shown} x {seeds:,} seeds = {runs:,} runs; at most "
+                  f"{MAX_RUNS:,}", f"lower {seeds_key} or list fewer values")
+
+
 def _read_toml(path: str) -> dict:
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            raw = fh.read()
+        if raw.startswith(b"\xef\xbb\xbf"):  # tomllib says only "Invalid statement"
+            raise UsageError(f"{path}: starts with a byte-order mark (BOM), which TOML does not "
+                             "allow; save the file as UTF-8 without a BOM")
+        return tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{path}: sweep spec not found; check the path") from None
     except IsADirectoryError:
@@ -198,7 +227,24 @@ def parse_grid(grid: Any, path: str) -> dict:
             if c in canon[:i]:
                 raise bad(path, f"grid.{key}", f"value {values[i]!r} is listed twice",
                           "list each value once")
+    _no_overlaps(list(out), path)
     return out
+
+
+def _no_overlaps(keys: list[str], path: str) -> None:
+    """Refuse two grid keys that can set the same option: the same path (`topics[0]` and
+    `topics.0`), one inside the other (`network.latency` and `network.latency.ms`), or a `*`
+    over an index another key names (`topics[*].partitions` and `topics[0].partitions`). One
+    would silently undo the other in every cell, and the cells would be labelled with values
+    they did not run."""
+    parts = [split_key(key, path) for key in keys]
+    for j, later in enumerate(parts):
+        for i, earlier in enumerate(parts[:j]):
+            if all(a == b or "*" in (a, b) for a, b in zip(earlier, later)):
+                raise bad(path, f"grid.{keys[j]}", f"overlaps grid.{keys[i]}: both can set "
+                          "the same option, and one would undo the other in every cell",
+                          "give each option one grid key (drop one, or name distinct "
+                          "elements instead of '*')")
 
 
 def _plain_value(value: Any, depth: int = 0) -> bool:
@@ -223,6 +269,9 @@ def _flatten(node: dict, trail: list[str], out: dict, path: str) -> None:
             if not value:
                 raise bad(path, "grid." + ".".join(here), "empty list of values",
                           "list at least one value")
+            if ".".join(here) in out:  # "run.duration_ms" = [...] beside run = {duration_ms ...}
+                raise bad(path, "grid." + ".".join(here), "given twice, as a quoted dotted key "
+                          "and inside a table", "give its values once")
             out[".".join(here)] = value
         else:
             raise bad(path, "grid." + ".".join(here), f"expected an array of values, got "

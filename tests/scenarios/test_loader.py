@@ -380,6 +380,58 @@ BAD_CASES = [
      "producers[0].batch_size", ["negative", ">= 0"]),
     ("record_bytes_zero", with_topic(after='\n[[producers]]\ntopic = "t"\nrecord_bytes = 0\n'),
      "producers[0].record_bytes", ["below the minimum 1"]),
+    # eight mixes, each under the step cap, held 16 million steps with their undo steps (7 GB)
+    ("mixes_beyond_the_step_cap_together",
+     with_topic(after="\n[run]\nduration_ms = 1001000\nmax_events = 1000\n"
+                + '\n[[mix]]\naction = "crash"\nevery_ms = 1\ntargets = ["b1"]\n'
+                  "duration_ms = 0\n" * 8),
+     "mix[0].every_ms", ["undo steps included", "more than the 1,000,000 steps"]),
+    ("mixes_beyond_the_step_cap_from_the_third",
+     with_topic(after="\n[run]\nduration_ms = 505000\n"
+                + '\n[[mix]]\naction = "heal"\nevery_ms = 1\n' * 3),
+     "mix[2].every_ms", ["brings the mixes' steps to about 1.5e+06", "drop a mix"]),
+    # the fix said "add undo = ...", the key that was already there
+    ("mix_undo_needs_a_target_the_mix_lacks",
+     with_topic(after='\n[[mix]]\naction = "partition"\nevery_ms = 1000\nduration_ms = 100\n'
+                      'undo = "restart"\nparams = { groups = [["b1"], ["b2", "b3"]] }\n'),
+     "mix[0].undo", ["'restart' needs a target, and a 'partition' mix has none",
+                     'use undo = "heal" or "clear_rules"']),
+    # DEL and NEL made runs/a<DEL>b<NEL>c/ (only C0 controls were refused)
+    ("name_with_del_and_nel", 'name = "a\\u007fb\\u0085c"\n' + with_topic(), "name",
+     ["cannot name an output directory"]),
+    ("name_with_a_line_separator", 'name = "a\\u2028b"\n' + with_topic(), "name",
+     ["cannot name an output directory"]),
+    # a link fault between a node and itself did nothing, silently
+    ("block_to_itself", with_topic(after=FAULT + 'action = "block"\ntarget = "b1"\ndst = "b1"\n'),
+     "faults[0].dst", ["'block' between 'b1' and itself", "name another node as dst"]),
+    ("reset_with_itself",
+     with_topic(after=FAULT + 'action = "reset_connections"\ntarget = "b2"\npeer = "b2"\n'),
+     "faults[0].peer", ["between 'b2' and itself"]),
+    ("mix_blocks_a_target_to_itself",
+     with_topic(after='\n[[mix]]\naction = "block"\nevery_ms = 100\ntargets = ["b1", "b2"]\n'
+                      'params = { dst = "b2" }\n'), "mix[0].targets[1]", ["'b2' and itself"]),
+    # a Fetch answered at the instant it is sent: the run spun at t=0 until max_events
+    ("replica_fetch_without_time",
+     with_topic(after="\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
+                      '[network]\nlatency = { dist = "uniform", min_ms = 0, max_ms = 0.0004 }\n'),
+     "cluster.replica_fetch_wait_max_ms", ["no latency between b1 and b2", "time would never pass"]),
+    ("consumer_fetch_without_time",
+     with_topic(after='\n[[consumers]]\ntopic = "t"\nfetch_max_wait_ms = 0\n'
+                      "[cluster]\nrequest_service_us = 0\n"
+                      '[network]\nlatency = { dist = "exponential", mean_ms = 0 }\n'
+                      '[[network.links]]\nsrc = "b1"\ndst = "k1"\n'
+                      'latency = { dist = "constant", ms = 1 }\n'),
+     "consumers[0].fetch_max_wait_ms", ["between k1 and b2", "raise it, cluster.request_service_us"]),
+    # a linger's batches are made in one step that max_events does not count: the run hung
+    ("rate_beyond_any_producer",
+     with_topic(after='\n[run]\nmax_events = 1000\n[[producers]]\ntopic = "t"\n'
+                      "records_per_sec = 9007199254740992\n"),
+     "producers[0].records_per_sec", ["batches every linger_ms = 5", "more than the 10,000",
+                                      "lower records_per_sec"]),
+    ("no_batching_at_a_high_rate",
+     with_topic(after='\n[[producers]]\ntopic = "t"\nrecords_per_sec = 100000\n'
+                      "linger_ms = 200\nbatch_size = 0\n"),
+     "producers[0].records_per_sec", ["about 20,000 batches", "1 record to a batch"]),
 ]
 
 
@@ -391,6 +443,20 @@ def test_bad_input_is_one_line_with_file_and_key(text, key, words):
     assert "; " in message.split(f"{key}: ", 1)[1], message  # a fix follows the problem
     for word in words:
         assert word in message, message
+
+
+@pytest.mark.parametrize("after", [
+    "\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 1\n"
+    '[network]\nlatency = { dist = "constant", ms = 0 }\n',
+    "\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
+    '[network]\nlatency = { dist = "constant", ms = 0 }\njitter_ms = 0.001\n',
+    "\n[cluster]\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
+    '[network]\nlatency = { dist = "lognormal", median_ms = 0.1, sigma = 1 }\n',
+    "\n[cluster]\nbrokers = 1\nreplica_fetch_wait_max_ms = 0\nrequest_service_us = 0\n"
+    '[network]\nlatency = { dist = "constant", ms = 0 }\n'])
+def test_a_fetch_wait_of_0_is_fine_where_time_passes(after):
+    # request service time, jitter, a latency that can draw 1 µs, or no follower to fetch
+    parse_scenario(with_topic(after=after), "ok.toml")
 
 
 def test_error_carries_its_parts():

@@ -148,12 +148,39 @@ def test_emitter_round_trips_the_scenario_library():
      '"run.duration_ms" = [2000, 3000]\n', "grid cell (run.settle_ms = 2500, run.duration_ms = "
      "2000) is not a valid"),
     ("scenarios = [\n", "invalid TOML"),
+    # overlapping keys: one was dropped, or cells labelled 1 and 2 both ran 3
+    ('scenarios = ["base.toml"]\n[grid]\n"run.duration_ms" = [3000]\n'
+     "run = { duration_ms = [4000] }\n",
+     "grid.run.duration_ms: given twice, as a quoted dotted key and inside a table"),
+    ('scenarios = ["base.toml"]\n[grid]\n"topics[*].partitions" = [1, 2]\n'
+     '"topics[0].partitions" = [3]\n',
+     "grid.topics[0].partitions: overlaps grid.topics[*].partitions: both can set the same"),
+    ('scenarios = ["base.toml"]\n[grid]\n"producers.0.acks" = [1]\n'
+     '"producers[0].acks" = [0]\n', "grid.producers[0].acks: overlaps grid.producers.0.acks"),
+    ('scenarios = ["base.toml"]\n[grid]\n"network.latency.ms" = [1]\n'
+     '"network.latency" = [{ dist = "constant", ms = 2 }]\n',
+     "grid.network.latency: overlaps grid.network.latency.ms"),
+    # refused before any cell is built: a million cells hung validation with no word
+    ('scenarios = ["base.toml"]\n[grid]\n"description" = [%s]\n"run.max_events" = [%s]\n'
+     % (", ".join(f'"d{i}"' for i in range(101)), ", ".join(map(str, range(1, 101)))),
+     "grid: 10,100 cells x 1 scenario = 10,100 scenarios to build; at most 10,000; list fewer"),
+    ('scenarios = ["base.toml"]\nseeds = 10000000\n[grid]\n"run.max_events" = [1, 2]\n',
+     "grid: 2 cells x 1 scenario x 10,000,000 seeds = 20,000,000 runs; at most 10,000,000; "
+     "lower seeds"),
 ])
 def test_spec_errors_name_the_file_and_key(tmp_path, body, needle):
     path = write_spec(tmp_path, body)
     message = error_of(path)
     assert message.startswith(path), message
     assert needle in message, message
+
+
+def test_grid_keys_on_distinct_options_do_not_overlap(tmp_path):
+    spec = load_spec(write_spec(tmp_path, 'scenarios = ["base.toml"]\n[grid]\n'
+                                '"mix[0].every_ms" = [500]\n"mix[1].every_ms" = [700]\n'
+                                '"mix.*.params.delay_ms" = [100]\n"network.latency" = '
+                                '[{ dist = "constant", ms = 2 }]\n"network.jitter_ms" = [1]\n'))
+    assert len(expand(spec)) == 1
 
 
 def test_nested_grid_tables_are_dotted_keys(tmp_path):
@@ -259,3 +286,39 @@ def test_a_malformed_master_url_is_a_usage_error(tmp_path, capsys):
     path = write_spec(tmp_path, 'scenarios = ["base.toml"]\n')
     assert cli_main(["sweep", path, "--master", "foo://bar", "--out", str(tmp_path / "o")]) == 2
     assert "not a Spark master URL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-out", "empty-out"])
+def test_a_master_spark_cannot_start_on_is_one_line_and_leaves_out_as_it_was(
+        tmp_path, capsys, monkeypatch, existing):
+    # as SparkContext fails with --master yarn on a machine without Hadoop (after a second)
+    # or spark://host:1 (after a minute): it was a 26-line traceback, and cells/ and plan.json
+    # stayed behind, so the same command was then refused as "not empty"
+    import pyspark.java_gateway
+
+    def no_gateway(*args, **kwargs):
+        raise RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before sending "
+                           "its port number.")
+
+    monkeypatch.setattr(pyspark.java_gateway, "launch_gateway", no_gateway)
+    path = write_spec(tmp_path, 'scenarios = ["base.toml"]\nseeds = 1\n')
+    out = tmp_path / "o"
+    if existing:
+        out.mkdir()
+    assert cli_main(["sweep", path, "--master", "yarn", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: --master yarn: Spark could not start ([JAVA_GATEWAY_EXITED] Java "
+                   "gateway process exited before sending its port number.); check the master "
+                   "URL, and that this machine can reach it"), err
+    assert os.listdir(out) == [] if existing else not out.exists()
+
+
+def test_the_telling_line_of_a_java_error_is_kept():
+    from epochsim.sweep.spark_job import _first_words
+
+    java = Exception("An error occurred while calling None.org.apache.spark.api.java."
+                     "JavaSparkContext.\n: java.lang.IllegalStateException: Spark context "
+                     "stopped while waiting for backend\n\tat org.apache.spark.SparkContext."
+                     "x(SparkContext.scala:1)\n")
+    assert _first_words(java) == ("java.lang.IllegalStateException: Spark context stopped "
+                                  "while waiting for backend")
