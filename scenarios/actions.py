@@ -1,11 +1,8 @@
-"""Fault actions, targets and random mixes of a scenario file, and the table reader they share.
+"""Fault actions, targets and random mixes of a scenario file.
 
 Contract:
-- `Bad(key, problem, fix)` is the loader's internal error; `scenarios.schema` adds the file
-  name and raises it as `ScenarioError`. Nothing here knows the file;
-- `Table(data, key)` reads one TOML table: its typed getters check each value (booleans are
-  never numbers), remember every key asked for, and `done()` rejects any other key, naming the
-  closest valid one;
+- values are read with `scenarios.tables` (`Table`, the `check_*` helpers) and errors raised as
+  its `Bad`; nothing here knows the file;
 - `ACTIONS` maps each fault action to the kind of target it takes and its params;
 - `check_faults(items, names, run)` returns the scripted steps as `FaultStep`s sorted by time
   (stable); `check_mixes(items, names, run)` returns the random mixes as resolved dicts in file
@@ -14,13 +11,23 @@ Contract:
 
 from __future__ import annotations
 
-import difflib
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from scenarios.tables import (
+    NAME_RE,
+    Bad,
+    Names,
+    Table,
+    check_int,
+    check_list,
+    check_number,
+    check_str,
+    describe,
+    suggest,
+    unknown_key,
+)
 from sim.core.faults import DEFAULT_UNDO, FaultStep, sorted_schedule
 from sim.core.network import RULE_ACTIONS
 
@@ -33,168 +40,8 @@ MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "Pr
 FLUSH_MODES = ("age", "writeback")
 # Recovery actions: the only ones allowed in the quiet settle window at the end of a run.
 SETTLE_SAFE = ("heal", "clear_rules", "restart")
-NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 MAX_TOPIC_NAME = 249  # Topic.MAX_NAME_LENGTH
 ROLE_HINT = "or a role: leader:<topic>-<p>, follower:<topic>-<p>"
-
-
-class Bad(Exception):
-    """One invalid input: the key path, what is wrong, and how to fix it."""
-
-    def __init__(self, key: str, problem: str, fix: str):
-        super().__init__(f"{key}: {problem}; {fix}")
-        self.key, self.problem, self.fix = key, problem, fix
-
-
-def describe(value: Any) -> str:
-    """A short rendering of a TOML value with its type, for error messages."""
-    kinds = [(bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
-             (list, "an array"), (dict, "a table")]
-    kind = next((k for t, k in kinds if isinstance(value, t)), type(value).__name__)
-    text = {True: "true", False: "false"}.get(value) if isinstance(value, bool) else repr(value)
-    return f"{text if len(text) <= 40 else text[:37] + '...'} ({kind})"
-
-
-def suggest(word: str, valid: list[str]) -> str:
-    """A fix naming the closest valid word, or listing them all."""
-    close = difflib.get_close_matches(word, valid, n=1)
-    listing = ", ".join(valid)
-    return f"did you mean '{close[0]}'? (valid: {listing})" if close else f"use one of: {listing}"
-
-
-def unknown_key(key: str, name: str, valid: list[str]) -> Bad:
-    """The error for a key that is not part of the format here."""
-    return Bad(key, f"unknown key '{name}'", suggest(name, sorted(set(valid))))
-
-
-def check_int(value: Any, key: str, lo: int | None = None, hi: int | None = None) -> int:
-    """`value` as an int within [lo, hi]; a float or boolean is an error, never coerced."""
-    if isinstance(value, bool):
-        raise Bad(key, f"expected an integer, got {describe(value)}",
-                  "TOML true/false are not numbers, write a number")
-    if isinstance(value, float) and key.endswith("_ms"):
-        raise Bad(key, f"expected whole milliseconds, got {describe(value)}",
-                  "*_ms keys take integers only, round it")
-    if not isinstance(value, int):
-        raise Bad(key, f"expected an integer, got {describe(value)}", "write a whole number")
-    return _in_range(value, key, lo, hi)
-
-
-def check_number(value: Any, key: str, lo: float | None = None, hi: float | None = None,
-                 above: float | None = None) -> int | float:
-    """`value` as a finite int or float within [lo, hi] (and > `above` if given)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Bad(key, f"expected a number, got {describe(value)}", "write a number such as 1.5")
-    if not math.isfinite(value):
-        raise Bad(key, f"expected a finite number, got {describe(value)}", "write a finite number")
-    if above is not None and value <= above:
-        raise Bad(key, f"must be > {above}, got {value}", f"use a value above {above}")
-    return _in_range(value, key, lo, hi)
-
-
-# No scenario number needs more than this (2**53, ~285 years in microseconds); larger ones
-# overflow what the model converts them to (C longs, float times).
-MAX_NUMBER = 2**53
-
-
-def _in_range(value, key: str, lo, hi):
-    """`value` unchanged if within [lo, hi]; negative times get their own wording."""
-    if hi is None or hi > MAX_NUMBER:
-        hi = MAX_NUMBER
-    if lo is not None and value < lo:
-        what = "negative" if lo == 0 else f"below the minimum {lo}"
-        raise Bad(key, f"{what}: got {value}", f"use a value >= {lo}")
-    if hi is not None and value > hi:
-        raise Bad(key, f"above the maximum {hi}: got {value}", f"use a value <= {hi}")
-    return value
-
-
-def check_str(value: Any, key: str, choices: tuple | list | None = None) -> str:
-    """`value` as a string, one of `choices` if given."""
-    if not isinstance(value, str):
-        raise Bad(key, f"expected a string, got {describe(value)}", 'quote it: "..."')
-    if choices is not None and value not in choices:
-        raise Bad(key, f"unknown value '{value}'", suggest(value, [str(c) for c in choices]))
-    return value
-
-
-def check_list(value: Any, key: str, nonempty: bool = True) -> list:
-    """`value` as an array (non-empty unless told otherwise)."""
-    if not isinstance(value, list):
-        raise Bad(key, f"expected an array, got {describe(value)}", "write it as [ ... ]")
-    if nonempty and not value:
-        raise Bad(key, "must not be empty", "list at least one item")
-    return value
-
-
-_MISSING = object()
-
-
-class Table:
-    """One TOML table being read; remembers the keys asked for so `done()` can reject others."""
-
-    def __init__(self, data: Any, key: str):
-        if not isinstance(data, dict):
-            raise Bad(key or "<top>", f"expected a table, got {describe(data)}",
-                      f"write it as [{key}] or an inline table {{ ... }}")
-        self.data, self.key, self.asked = data, key, []
-
-    def path(self, name: str) -> str:
-        return f"{self.key}.{name}" if self.key else name
-
-    def raw(self, name: str, default: Any = _MISSING) -> Any:
-        """The value of `name`, or `default`; a missing key without default is an error."""
-        self.asked.append(name)
-        if name in self.data:
-            return self.data[name]
-        if default is _MISSING:
-            raise Bad(self.path(name), "missing required key", f"add {name} = ...")
-        return default
-
-    def int(self, name: str, default: Any = _MISSING, lo=None, hi=None) -> int:
-        return check_int(self.raw(name, default), self.path(name), lo, hi)
-
-    def number(self, name: str, default: Any = _MISSING, lo=None, hi=None, above=None):
-        return check_number(self.raw(name, default), self.path(name), lo, hi, above)
-
-    def str(self, name: str, default: Any = _MISSING, choices=None) -> str:
-        return check_str(self.raw(name, default), self.path(name), choices)
-
-    def bool(self, name: str, default: Any = _MISSING) -> bool:
-        value = self.raw(name, default)
-        if not isinstance(value, bool):
-            raise Bad(self.path(name), f"expected true or false, got {describe(value)}",
-                      "write true or false (unquoted)")
-        return value
-
-    def done(self) -> None:
-        """Reject any key of the table that was never asked for."""
-        for name in self.data:
-            if name not in self.asked:
-                raise unknown_key(self.path(name), name, self.asked)
-
-
-@dataclass
-class Names:
-    """What a scenario defines that fault targets and params may refer to."""
-
-    brokers: int
-    controllers: int
-    clients: list[str]
-    topics: dict[str, int] = field(default_factory=dict)  # topic -> partitions
-
-    def broker_names(self) -> list[str]:
-        return [f"b{i}" for i in range(1, self.brokers + 1)]
-
-    def nodes(self) -> list[str]:
-        controllers = [f"c{i}" for i in range(1, self.controllers + 1)]
-        return self.broker_names() + controllers + self.clients
-
-    def summary(self) -> str:
-        clients = f", clients {', '.join(self.clients)}" if self.clients else ""
-        brokers = "b1" if self.brokers == 1 else f"b1..b{self.brokers}"
-        controllers = "c1" if self.controllers == 1 else f"c1..c{self.controllers}"
-        return f"cluster has {brokers}, {controllers}{clients}"
 
 
 def check_node(value: Any, key: str, names: Names, also: tuple = ()) -> str:

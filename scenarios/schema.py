@@ -9,13 +9,14 @@ Contract:
   "<file>: <key path>: <what is wrong>; <how to fix>";
 - `scenario_to_toml(sc, steps)` writes a scripted scenario (same options, `steps` as its
   faults, no mixes) that parses back to equal options and steps.
-The format is documented for users in docs/scenarios.md; fault actions live in
-`scenarios.actions`.
+The format is documented for users in docs/scenarios.md. Parts of it are checked in their own
+modules: the table reader and its error in `scenarios.tables`, fault actions and mixes in
+`scenarios.actions`, producers and consumers in `scenarios.clients`, the network in
+`scenarios.network_options`.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 import unicodedata
@@ -24,28 +25,33 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.actions import (
-    NAME_RE,
+    check_faults,
+    check_mixes,
+    check_topic_name,
+    created_topics,
+)
+from scenarios.clients import (
+    clients,
+    consumer,
+    idempotence_supported,
+    producer,
+    unique_nodes,
+)
+from scenarios.network_options import fetch_takes_time, network
+from scenarios.tables import (
     Bad,
     Names,
     Table,
-    check_faults,
     check_int,
     check_list,
-    check_mixes,
-    check_node,
-    check_topic,
-    check_topic_name,
-    created_topics,
     suggest,
+    tables,
     unknown_key,
+    wrap,
 )
 from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
-from sim.core.latency import MAX_MS, LatencyDist
-from sim.core.network import PARTITION_MODES
-from sim.core.trace import RESERVED_NODES
 from sim.kafka.profiles import MUTANTS, PROFILES, resolve_protocol, switch_names
-from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS
 
 ALL_INVARIANTS: list[str] = [
     "single_leader_per_epoch", "leader_epoch_monotonic", "stale_leader_append",
@@ -59,9 +65,6 @@ ALL_INVARIANTS: list[str] = [
 SECTIONS = ("run", "protocol", "cluster", "topics", "producers", "consumers", "network",
             "faults", "mix")
 _TABLES = ("run", "protocol", "cluster", "network")  # the other sections are arrays of tables
-_LEADER_DISCOVERY = ("", "metadata", "kip951", "refresh_no_backoff")
-_IDEMPOTENCE = {"default": "default", "off": "off", "requested": "requested",
-                "required": "required", True: "required", False: "off"}
 
 
 class ScenarioError(ValueError):
@@ -198,57 +201,21 @@ def _resolve(data: dict, path: str) -> Scenario:
     topics = _topics(raw["topics"], cluster["brokers"])
     declared = Names(cluster["brokers"], cluster["controllers"], [],
                      {t["name"]: t["partitions"] for t in topics})
-    producers = _clients(raw["producers"], "producers", "p", _producer, declared, run)
-    consumers = _clients(raw["consumers"], "consumers", "k", _consumer, declared, run)
-    clients = [c["name"] for c in producers + consumers]
-    _unique_nodes(clients, producers, consumers, declared)
-    names = Names(cluster["brokers"], cluster["controllers"], clients, dict(declared.topics))
+    producers = clients(raw["producers"], "producers", "p", producer, declared, run)
+    consumers = clients(raw["consumers"], "consumers", "k", consumer, declared, run)
+    client_names = [c["name"] for c in producers + consumers]
+    unique_nodes(client_names, producers, consumers, declared)
+    names = Names(cluster["brokers"], cluster["controllers"], client_names, dict(declared.topics))
     for topic, parts in created_topics(raw["faults"], raw["mix"]).items():
         names.topics[topic] = max(names.topics.get(topic, 0), parts)
     options = {"run": run, "protocol": _protocol(raw["protocol"]), "cluster": cluster,
                "topics": topics, "producers": producers, "consumers": consumers,
-               "network": _network(raw["network"], names)}
-    _idempotence_supported(options["protocol"], producers)
-    _fetch_takes_time(options)
-    steps = check_faults(_tables(raw["faults"], "faults", False), names, run)
-    mixes = check_mixes(_tables(raw["mix"], "mix", False), names, run)
+               "network": network(raw["network"], names)}
+    idempotence_supported(options["protocol"], producers)
+    fetch_takes_time(options)
+    steps = check_faults(tables(raw["faults"], "faults", False), names, run)
+    mixes = check_mixes(tables(raw["mix"], "mix", False), names, run)
     return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants)
-
-
-def idempotence_explicit(producer: dict, protocol: dict) -> bool:
-    """True when the producer asks for idempotence in a way Kafka holds it to: `required`
-    (`true`), or `requested` under a profile without the KIP-185 modes, where it means `true`."""
-    mode = producer["enable_idempotence"]
-    return mode == "required" or (mode == "requested" and not protocol["idempotence_modes"])
-
-
-def _idempotence_supported(protocol: dict, producers: list[dict]) -> None:
-    """Refuse the producer configs Kafka refuses. A protocol without KIP-98
-    (`idempotent_producer` off, Kafka before 0.11) has no idempotent producer to offer: asking
-    for one explicitly is an error, not a silent "off". Asking for one explicitly with acks
-    other than all, or with retries = 0, is Kafka's own ConfigException ("Must set acks to all
-    in order to use the idempotent producer", "Must set retries to non-zero when using the
-    idempotent producer"; `ProducerConfig.postProcessAndValidateIdempotenceConfigs`, since
-    0.11). Only an explicit request is refused: the default, and the KIP-185 design's best-effort
-    `requested`, quietly turn idempotence off instead (KIP-679)."""
-    for i, producer in enumerate(producers):
-        mode = producer["enable_idempotence"]
-        explicit = idempotence_explicit(producer, protocol)
-        if mode in ("requested", "required") and not protocol["idempotent_producer"]:
-            raise Bad(f"producers[{i}].enable_idempotence",
-                      f"{mode!r} under profile {protocol['profile']!r}, which has no idempotent "
-                      "producer (KIP-98 came with Kafka 0.11)",
-                      'use "off" or "default", or a profile from 0.11 on')
-        if explicit and producer["acks"] != "all":
-            raise Bad(f"producers[{i}].acks",
-                      f"acks = {producer['acks']} with enable_idempotence = {mode!r}: Kafka refuses "
-                      "this producer config (\"Must set acks to all in order to use the idempotent "
-                      "producer\")", 'set acks = "all", or enable_idempotence = "off"')
-        if explicit and producer["retries"] == 0:
-            raise Bad(f"producers[{i}].retries",
-                      f"0 with enable_idempotence = {mode!r}: Kafka refuses this producer config "
-                      "(\"Must set retries to non-zero when using the idempotent producer\")",
-                      'raise retries, or set enable_idempotence = "off"')
 
 
 def _invariants(top: Table) -> list[str]:
@@ -309,16 +276,9 @@ def _protocol(raw: Any) -> dict:
     try:
         out = resolve_protocol(profile, overrides, mutant).to_json()
     except ValueError as err:
-        raise _wrap(err, "protocol", "see docs/profiles.md for each switch") from None
+        raise wrap(err, "protocol", "see docs/profiles.md for each switch") from None
     out["profile"] = profile
     return out
-
-
-def _wrap(err: ValueError, prefix: str, fix: str) -> Bad:
-    """A ValueError of the form "key: problem[; fix]" as a Bad under `prefix`."""
-    key, _, rest = str(err).partition(": ")
-    problem, _, own_fix = rest.partition("; ")
-    return Bad(f"{prefix}.{key}", problem or str(err), own_fix or fix)
 
 
 def _cluster(raw: Any) -> dict:
@@ -342,21 +302,10 @@ def _cluster(raw: Any) -> dict:
     return out
 
 
-def _tables(value: Any, key: str, nonempty: bool) -> list:
-    """An array of tables [[key]]."""
-    if value is None and not nonempty:
-        return []
-    if value is None:
-        raise Bad(key, "missing required section", f"add at least one [[{key}]] table")
-    if not isinstance(value, list):
-        raise Bad(key, "expected an array of tables", f"write each entry as [[{key}]]")
-    return check_list(value, key, nonempty)
-
-
 def _topics(value: Any, brokers: int) -> list[dict]:
     """[[topics]]: at least one, unique names, replica assignment filled in."""
     out: list[dict] = []
-    for i, item in enumerate(_tables(value, "topics", nonempty=True)):
+    for i, item in enumerate(tables(value, "topics", nonempty=True)):
         t, key = Table(item, f"topics[{i}]"), f"topics[{i}]"
         name = check_topic_name(t.str("name"), f"{key}.name")
         if name in [o["name"] for o in out]:
@@ -400,192 +349,6 @@ def _assignment(value: Any, key: str, partitions: int, rf: int, brokers: int) ->
         if len(set(replicas)) != rf:
             raise Bad(f"{key}[{p}]", f"duplicate broker id in {replicas}", "list each broker once")
     return value
-
-
-def _clients(value: Any, key: str, prefix: str, read, names: Names, run: dict) -> list[dict]:
-    """[[producers]] or [[consumers]]: each read by `read`, default names prefix1, prefix2..."""
-    out = []
-    for i, item in enumerate(_tables(value, key, nonempty=False)):
-        t = Table(item, f"{key}[{i}]")
-        name = t.str("name", f"{prefix}{i + 1}")
-        if not NAME_RE.fullmatch(name) or name == "controller":
-            raise Bad(t.path("name"), f"invalid client name {name!r}",
-                      "use letters, digits, '.', '_' or '-' (and not the role 'controller')")
-        client = {"name": name, "topic": check_topic(t.raw("topic"), t.path("topic"), names)}
-        client.update(read(t, run))
-        client["leader_discovery"] = t.str("leader_discovery", "", _LEADER_DISCOVERY)
-        t.done()
-        out.append(client)
-    return out
-
-
-def _producer(t: Table, run: dict) -> dict:
-    """The settings of one producer (Kafka producer configs, *_ms in ints)."""
-    acks = t.raw("acks", "all")
-    if acks not in ("all", -1, 0, 1) or type(acks) not in (str, int):  # not true, not 1.0
-        raise Bad(t.path("acks"), f"invalid acks {acks!r}", 'use "all" (or -1), 1 or 0')
-    idem = t.raw("enable_idempotence", "default")
-    if not isinstance(idem, str | bool) or idem not in _IDEMPOTENCE:
-        raise Bad(t.path("enable_idempotence"), f"invalid value {idem!r}",
-                  'use "default", "off", "requested", "required", true or false')
-    out = {"acks": "all" if acks in ("all", -1) else acks,
-           "records_per_sec": t.number("records_per_sec", 1000, above=0),
-           "linger_ms": t.int("linger_ms", 5, lo=1),
-           "enable_idempotence": _IDEMPOTENCE[idem],
-           "max_in_flight": t.int("max_in_flight", 5, 1, 5),
-           # batch.size in bytes (0 turns batching off, as in Kafka) and the records' size,
-           # which Kafka does not configure: together they cap the records of one batch
-           "batch_size": t.int("batch_size", 16384, lo=0),
-           "record_bytes": t.int("record_bytes", 100, lo=1),
-           "retries": t.int("retries", 2147483647, lo=0)}
-    for key, default in (("delivery_timeout_ms", 120000), ("request_timeout_ms", 30000),
-                         ("retry_backoff_ms", 100), ("retry_backoff_max_ms", 1000),
-                         ("metadata_max_age_ms", 300000)):
-        # a zero request timeout or metadata age would spin the run at one instant
-        out[key] = t.int(key, default,
-                         lo=1 if key in ("request_timeout_ms", "metadata_max_age_ms") else 0)
-    _batches_per_linger(t, out)
-    if out["delivery_timeout_ms"] < out["linger_ms"] + out["request_timeout_ms"]:
-        raise Bad(t.path("delivery_timeout_ms"), "must be >= linger_ms + request_timeout_ms "
-                  "(Kafka rejects the producer config otherwise)", "raise delivery_timeout_ms")
-    out["start_ms"] = t.int("start_ms", 0, lo=0, hi=run["duration_ms"] - 1)
-    out["stop_ms"] = t.int("stop_ms", 0, lo=0)
-    if out["stop_ms"] and out["stop_ms"] <= out["start_ms"]:
-        raise Bad(t.path("stop_ms"), f"{out['stop_ms']} is not after start_ms {out['start_ms']}",
-                  "use 0 (until the end) or a time after start_ms")
-    return out
-
-
-# Batches one producer may make in one linger_ms. A linger's records become batches in one step
-# of the model, which run.max_events does not count, so a rate far beyond any real producer
-# (records_per_sec = 1e9) would hang the run and fill the disk however low max_events is.
-# The shipped scenarios make at most a few hundred.
-MAX_BATCHES_PER_LINGER = 10_000
-
-
-def _batches_per_linger(t: Table, producer: dict) -> None:
-    """Refuse a producer whose every linger_ms would make more than MAX_BATCHES_PER_LINGER
-    batches (a batch holds batch_size / record_bytes records, at least one)."""
-    per_linger = producer["records_per_sec"] * producer["linger_ms"] / 1000
-    per_batch = max(1, producer["batch_size"] // producer["record_bytes"])
-    batches = math.ceil(per_linger / per_batch)
-    if batches > MAX_BATCHES_PER_LINGER:
-        raise Bad(t.path("records_per_sec"),
-                  f"{producer['records_per_sec']:g} records/s make about {batches:,} batches "
-                  f"every linger_ms = {producer['linger_ms']} ({per_batch:,} "
-                  f"record{'s' if per_batch > 1 else ''} to a batch), more than the "
-                  f"{MAX_BATCHES_PER_LINGER:,} one linger may make",
-                  "lower records_per_sec or linger_ms, or raise batch_size")
-
-
-def _consumer(t: Table, run: dict) -> dict:
-    """The settings of one consumer (Kafka consumer configs, *_ms in ints)."""
-    return {"fetch_max_wait_ms": t.int("fetch_max_wait_ms", 500, lo=0),
-            "metadata_max_age_ms": t.int("metadata_max_age_ms", 300000, lo=1),
-            "request_timeout_ms": t.int("request_timeout_ms", CONSUMER_REQUEST_TIMEOUT_MS, lo=1),
-            "start_ms": t.int("start_ms", 0, lo=0, hi=run["duration_ms"] - 1)}
-
-
-def _unique_nodes(clients: list[str], producers: list, consumers: list, names: Names) -> None:
-    """Client names must differ from each other and from broker/controller names."""
-    keys = [f"producers[{i}].name" for i in range(len(producers))]
-    keys += [f"consumers[{i}].name" for i in range(len(consumers))]
-    for i, (name, key) in enumerate(zip(clients, keys)):
-        if name in RESERVED_NODES:
-            raise Bad(key, f"node name {name!r} is reserved: the trace writes the harness's own "
-                      "events (faults, the end of the run) as that node", "choose another name")
-        if name == "zk":
-            raise Bad(key, "node name 'zk' is reserved: it is the metadata store's place on the "
-                      "network (partition groups, block dst)", "choose another name")
-        if name in names.nodes() or name in clients[:i]:
-            owner = "a broker or controller" if name in names.nodes() else "another client"
-            raise Bad(key, f"node name {name!r} is already taken by {owner}",
-                      "give every node a unique name (producers default to p1.., "
-                      "consumers to k1..)")
-
-
-def _fetch_takes_time(options: dict) -> None:
-    """Refuse a Fetch that would be answered at the instant it is sent: a fetch wait of 0
-    (a follower's replica_fetch_wait_max_ms, or a consumer's fetch_max_wait_ms), no request
-    service time, and links that never take a microsecond either way between the fetcher and
-    a broker. The fetcher asks again as soon as it is answered, so simulated time would never
-    pass: the run would spin at t=0 until run.max_events, writing a trace of millions of events."""
-    cluster, network = options["cluster"], options["network"]
-    if cluster["request_service_us"]:
-        return
-    links = {(link["src"], link["dst"]): link for link in network["links"]}
-
-    def instant(src: str, dst: str) -> bool:
-        link = links.get((src, dst), network)
-        return _max_latency_us(link["latency"]) == 0 and int(link["jitter_ms"] * 1000) == 0
-
-    brokers = [f"b{i}" for i in range(1, cluster["brokers"] + 1)]
-    fetchers = [(b, "cluster.replica_fetch_wait_max_ms") for b in brokers
-                if cluster["replica_fetch_wait_max_ms"] == 0]
-    fetchers += [(c["name"], f"consumers[{i}].fetch_max_wait_ms")
-                 for i, c in enumerate(options["consumers"]) if c["fetch_max_wait_ms"] == 0]
-    for node, key in fetchers:
-        for broker in brokers:
-            if broker != node and instant(node, broker) and instant(broker, node):
-                raise Bad(key, f"0, with cluster.request_service_us = 0 and no latency between "
-                          f"{node} and {broker}: each Fetch would be answered at the instant it "
-                          "is sent and simulated time would never pass",
-                          "raise it, cluster.request_service_us, or the latency of those links")
-
-
-def _max_latency_us(latency: dict) -> int:
-    """The longest delay (µs) a resolved latency distribution can draw; 0 means never any
-    (`LatencyDist.sample` rounds to whole microseconds)."""
-    dist = latency["dist"]
-    if dist in ("exponential", "lognormal"):  # unbounded, unless the scale is 0
-        return 0 if latency["mean_ms" if dist == "exponential" else "median_ms"] == 0 else 1
-    return round(latency["ms" if dist == "constant" else "max_ms"] * 1000)
-
-
-def _link(t: Table, base: dict) -> dict:
-    """Latency, jitter, drop and duplicate of a link; missing keys take `base`'s values."""
-    out = {}
-    latency = t.raw("latency", None)
-    if latency is None:
-        out["latency"] = base["latency"]
-    elif not isinstance(latency, dict) or not isinstance(latency.get("dist", ""), str):
-        raise Bad(t.path("latency"), "expected an inline table with a string dist",
-                  'write latency = { dist = "constant", ms = 1 }')
-    else:
-        for name, value in latency.items():
-            if isinstance(value, float) and not math.isfinite(value):  # parse accepts nan
-                raise Bad(f"{t.path('latency')}.{name}", f"must be finite, got {value}",
-                          "write a number of milliseconds")
-        try:
-            out["latency"] = LatencyDist.parse(latency).to_json()
-        except ValueError as err:
-            raise _wrap(err, t.path("latency"), "see the latency table in the docs") from None
-    out["jitter_ms"] = t.number("jitter_ms", base["jitter_ms"], lo=0, hi=MAX_MS)
-    out["drop"] = t.number("drop", base["drop"], 0, 1)
-    out["duplicate"] = t.number("duplicate", base["duplicate"], 0, 1)
-    return out
-
-
-def _network(raw: Any, names: Names) -> dict:
-    """[network]: default link settings and per-link overrides [[network.links]]."""
-    t = Table(raw, "network")
-    out = _link(t, {"latency": {"dist": "constant", "ms": 1.0}, "jitter_ms": 0, "drop": 0.0,
-                    "duplicate": 0.0})
-    out["partition"] = t.str("partition", "stall", choices=PARTITION_MODES)
-    out["links"] = []
-    for i, item in enumerate(_tables(t.raw("links", None), "network.links", nonempty=False)):
-        lt = Table(item, f"network.links[{i}]")
-        link = {"src": check_node(lt.raw("src"), lt.path("src"), names),
-                "dst": check_node(lt.raw("dst"), lt.path("dst"), names)}
-        if link["src"] == link["dst"] or (link["src"], link["dst"]) in [
-                (o["src"], o["dst"]) for o in out["links"]]:
-            raise Bad(lt.path("dst"), f"link {link['src']}->{link['dst']} is a self-link or "
-                      "listed twice", "give each directed link once, between two nodes")
-        link.update(_link(lt, out))
-        lt.done()
-        out["links"].append(link)
-    t.done()
-    return out
 
 
 # -- writing a scripted scenario back out ----------------------------------------------------

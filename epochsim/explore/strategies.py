@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from scenarios.schema import idempotence_explicit
+from scenarios.clients import idempotence_explicit
 from sim.core.faults import FaultStep, sorted_schedule
 
 SLOT_MS = 100
