@@ -241,6 +241,13 @@ class Network:
                 for msg in stalled:
                     self._drop(msg, "connection_closed")
 
+    def close_connection(self, node: str, peer: str) -> None:
+        """`node` closes its connection with `peer`, as a server closes one it cannot answer on:
+        what a cut link still holds for it is lost, and `peer` learns of the close one link
+        latency later (`disconnect`), unless the link from `node` is cut."""
+        self.reset(node, peer)
+        self._tell_closed(peer, node)
+
     def reset_connections(self, node: str, peer: str | None = None) -> str | None:
         """The network resets the connections between `node` and `peer` (default: every node
         it has exchanged messages with), as a TCP RST from a middlebox or a flapping interface

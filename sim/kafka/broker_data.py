@@ -65,6 +65,12 @@ class BrokerData:
         if req.acks != -1 or not needs:
             if req.acks != 0:
                 self.send(msg.src, "ProduceResponse", self._produce_response(req.corr, results))
+            elif any(r.error for r in results):
+                # an acks=0 producer hears of no error, so the broker closes its connection
+                # "so that the producer client will know that some error has happened and will
+                # refresh its metadata" (`KafkaApis.handleProduceRequest`)
+                self.connection_closed(msg.src)
+                self.world.network.close_connection(self.name, msg.src)
             return
         key = (msg.src, req.corr)
         waiter = Waiter(msg.src, req.corr, {r.tp: r for r in results}, needs)
@@ -82,7 +88,7 @@ class BrokerData:
             return self._produce_error(pp, err), None
         check = self.protocol.produce_epoch_check and self.protocol.mutant != "no_produce_epoch_check"
         err = p.local_log_error(pp.current_leader_epoch, True, check)
-        if not err and acks == -1 and len(p.isr) < self.cluster["min_insync_replicas"]:
+        if not err and acks == -1 and len(p.isr) < self.min_isr(p):
             err = E.NOT_ENOUGH_REPLICAS
         if err:
             return self._produce_error(pp, err), None
@@ -165,7 +171,7 @@ class BrokerData:
             return
         p = self.partitions.get(tp)
         hw = p.log.hw if p is not None else -1
-        too_few = p is not None and len(p.maximal_isr()) < self.cluster["min_insync_replicas"]
+        too_few = p is not None and len(p.maximal_isr()) < self.min_isr(p)
         waiting, done = [], []
         for key in keys:
             waiter = self.waiters.get(key)
@@ -363,8 +369,21 @@ class BrokerData:
             self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
         self.maybe_advance_hw(p)
 
+    def min_isr(self, p) -> int:
+        """min.insync.replicas for `p`; with `hw_waits_for_min_isr` (KAFKA-15583, 3.7) never
+        more than its replicas (`Partition.effectiveMinIsr`)."""
+        configured = self.cluster["min_insync_replicas"]
+        if self.protocol.hw_waits_for_min_isr:
+            return min(configured, len(p.replicas))
+        return configured
+
     def maybe_advance_hw(self, p) -> None:
+        """Move the leader's HW to what its ISR has; with `hw_waits_for_min_isr` not while
+        the ISR is below min.insync.replicas (`maybeIncrementLeaderHW` returns early
+        `if (isUnderMinIsr)`, KAFKA-15583, 3.7), so no one reads what so few replicas hold."""
         if not p.is_leader:
+            return
+        if self.protocol.hw_waits_for_min_isr and len(p.isr) < self.min_isr(p):
             return
         mutant = self.protocol.mutant
         hw = p.leader_hw_candidate(mutant == "hw_ignores_isr", mutant == "hw_not_monotonic")

@@ -194,8 +194,9 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         alive = tuple(sorted(self.live))
         formats = tuple((name, t.message_format) for name, t in sorted(self.store.topics.items()))
         for broker in sorted(self.live):
-            self._send_control(broker, "UpdateMetadata", lambda corr: UpdateMetadata(
-                self.name, self.controller_epoch, corr, states, alive, deleted, formats))
+            self._send_control(broker, "UpdateMetadata", lambda corr, b=broker: UpdateMetadata(
+                self.name, self.controller_epoch, corr, states, alive, deleted, formats,
+                self.live[b]))
 
     def send_stop_replica(self, broker: int, parts: tuple) -> None:
         epoch = self.live.get(broker, -1)

@@ -67,6 +67,7 @@ class UpdateMetadata(NamedTuple):
     alive: tuple  # broker ids
     deleted: tuple = ()  # tps of deleted topics
     formats: tuple = ()  # (topic, message_format) pairs
+    broker_epoch: int = -1  # the receiver's broker epoch the controller knew (KIP-380, 2.2)
 
     def brief(self) -> dict:
         return {"controller_epoch": self.controller_epoch, "n_parts": len(self.partitions)}

@@ -74,8 +74,10 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         self.max_in_flight = spec["max_in_flight"] if self.idempotence == "off" else \
             min(spec["max_in_flight"], protocol.idempotent_batches)
         # max.in.flight.requests.per.connection = 1 guarantees order: the Sender mutes a
-        # partition while one of its batches is in flight, to any broker (`guaranteeMessageOrder`)
-        self.one_at_a_time = spec["max_in_flight"] == 1
+        # partition while one of its batches is in flight, to any broker (`guaranteeMessageOrder`).
+        # The cap above counts: a 0.11 idempotent producer runs with one request in flight, the
+        # only setting 0.11 accepts, and so with its partitions muted
+        self.one_at_a_time = self.max_in_flight == 1
         self._reset()
 
     def _reset(self) -> None:
@@ -370,7 +372,9 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
 
     def close_connection(self, leader: int) -> None:
         """The connection to `leader` closed: its Produce requests fail (each batch retried or
-        failed, with a metadata refresh), and the node waits out `reconnect.backoff.ms`."""
+        failed), the node waits out `reconnect.backoff.ms`, and metadata is refreshed, in flight
+        or not (`NetworkClient`: "The disconnect may be the result of stale metadata, so request
+        an update"); the only news an acks=0 producer gets of a moved leader."""
         self.reconnect_at[leader] = self.now_us + RECONNECT_BACKOFF_US
         failed = self.inflight.pop(leader, {})
         for corr in sorted(failed):
@@ -380,7 +384,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
                     self._retry_or_fail(pb, E.REQUEST_TIMED_OUT, disconnected=True)
         if self.meta_inflight is not None and self.meta_node == leader:
             self.metadata_failed()
-            self.request_update()
+        self.request_update()
         if failed:
             self.drain()
 

@@ -71,6 +71,11 @@ class Protocol:
     # (`KafkaController.processAlterPartition`, `liveBrokerIds`). Before, a broker cut off from
     # ZooKeeper but not from its leader could rejoin the ISR it was just removed from
     ineligible_replica_check: bool = True
+    # the leader's high watermark does not advance while its ISR is below min.insync.replicas,
+    # and min.insync.replicas counts as at most the partition's replicas (`isUnderMinIsr`,
+    # `effectiveMinIsr`; KAFKA-15583, apache/kafka PR 14594, 3.7.0). Before, the HW followed
+    # the ISR down to one replica, so consumers read records only that replica held
+    hw_waits_for_min_isr: bool = True
     # a new leader writes its epoch, starting at its log end, into its leader-epoch cache when
     # it takes over (`Partition.makeLeader` -> `maybeAssignEpochStartOffset`, KAFKA-7415,
     # apache/kafka PR 5678, 2.1). Before, the epoch entered the cache only with the first batch
@@ -169,7 +174,8 @@ BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
 
 _WEEK_MS = 604_800_000
 _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
-_PRE_3_7 = dict(client_backoff="constant")  # KIP-580's exponential client backoff is 3.7.0
+# KIP-580's exponential client backoff and KAFKA-15583's HW rule are 3.7.0
+_PRE_3_7 = dict(client_backoff="constant", hw_waits_for_min_isr=False)
 _PRE_3_3 = dict(ineligible_replica_check=False, non_replica_fetch_error=False)  # KIP-841, KAFKA-13837
 # what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs, KAFKA-7414, KAFKA-7128 and
 # KAFKA-7415 (2.1), KAFKA-7738 and KIP-380 (2.2), KIP-320's consumer validation (2.3), topic ids

@@ -50,3 +50,43 @@ def test_consumer_out_of_range_resets_to_the_log_start_from_either_side():
                                   log_start_offset=10, log_end_offset=250)
         consumer._on_fetch_error(1, data, (), 0)
         assert consumer.position["t-0"] == 10
+
+
+ACKS_0_MOVE = """
+name = "acks0-move"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 3000
+settle_ms = 1000
+[protocol]
+profile = "3.7"
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+name = "p1"
+topic = "t"
+acks = 0
+enable_idempotence = "off"
+records_per_sec = 500
+linger_ms = 20
+[[faults]]
+at_ms = 1000
+action = "move_leader"
+target = "t-0"
+"""
+
+
+def test_an_acks_0_producer_finds_a_moved_leader_because_the_old_one_hangs_up():
+    """An acks=0 Produce gets no answer, so a broker that rejects one closes the connection
+    (`KafkaApis.handleProduceRequest`), and the client refreshes its metadata on every
+    disconnect (`NetworkClient`); before, the producer wrote into the old leader until
+    metadata.max.age.ms (5 minutes) passed."""
+    from epochsim.runner import run_scenario
+    from scenarios.schema import parse_scenario
+    events = run_scenario(parse_scenario(ACKS_0_MOVE, "acks0.toml"), 1, keep_events=True)["_events"]
+    hang_up = next(e for e in events if e["kind"] == "disconnect" and e["node"] == "p1")
+    assert hang_up["peer"] == "b1" and 1_000_000 < hang_up["t"] < 1_100_000, hang_up
+    late = [e for e in events if e["kind"] == "append" and e["t"] > 1_200_000]
+    assert late and {e["node"] for e in late} == {"b2"}, {e["node"] for e in late}

@@ -385,6 +385,9 @@ def test_how_many_batches_an_idempotent_producer_may_have_outstanding(profile, i
     cluster, _ = build_cluster(text)
     producer = cluster.clients[0]
     assert producer.max_in_flight == in_flight
+    # one request in flight, as 0.11 requires, also mutes each partition while a batch of it is
+    # in flight (`guaranteeMessageOrder`), so its sequences never split across two leaders
+    assert producer.one_at_a_time is (in_flight == 1)
     log = Log()
     for i in range(7):
         b = Batch(f"p#{i}", "p", 1, 0, pid=7, producer_epoch=0, base_seq=i)

@@ -314,3 +314,21 @@ def test_a_late_update_metadata_undoes_a_newer_live_broker_list_only_without_the
     assert (sorted(isr) == [1, 2, 3]) is fence and bool(fenced) is fence, (isr, fenced)
     if fence:
         assert fenced[0]["node"] == "b2" and fenced[0]["alive"] is True
+
+
+def test_an_update_metadata_for_a_previous_incarnation_is_fenced_only_from_kip_380():
+    """KIP-380 (2.2): UpdateMetadata carries the broker epoch too (`isBrokerEpochStale` in
+    `handleUpdateMetadataRequest`); a controller's resend of one addressed to the broker before
+    its restart cannot roll its cache back. A 1.0 broker applies it."""
+    from sim.core.network import Message
+    from sim.kafka.messages import UpdateMetadata
+    from tests.kafka import build_cluster
+    for profile, fenced in (("1.0", False), ("2.4", True)):
+        cluster, _ = build_cluster(LEADING.replace('profile = "2.5"', f'profile = "{profile}"'))
+        cluster.kernel.until_us = 300_000
+        cluster.run()
+        b3 = cluster.world.actors["b3"]
+        stale = UpdateMetadata(b3.controller, b3.controller_epoch, 99, (), (1, 2),
+                               broker_epoch=b3.broker_epoch - 1)
+        assert b3._fenced_controller(Message(0, b3.controller, "b3", "UpdateMetadata", stale)) \
+            is fenced
