@@ -399,15 +399,26 @@ class BrokerData:
             self.hw_buf = []
 
     def check_isr_shrink(self) -> None:
-        lag_us = self.cluster["replica_lag_time_max_ms"] * 1000
+        """Propose an ISR without the followers that have not caught up for
+        replica.lag.time.max.ms (`Partition.maybeShrinkIsr`)."""
         for tp in sorted(self.partitions):
             p = self.partitions[tp]
             if not p.is_leader or p.pending_isr is not None:
                 continue
-            laggards = [r for r in p.isr if r != self.id and
-                        (r not in p.followers or self.now_us - p.followers[r].caught_up_us > lag_us)]
+            laggards = [r for r in p.isr if r != self.id and self._out_of_sync(p, r)]
             if laggards:
                 self._alter_isr(p, tuple(r for r in p.isr if r not in laggards))
+
+    def _out_of_sync(self, p, replica_id: int) -> bool:
+        """`isFollowerOutOfSync`: not caught up for replica.lag.time.max.ms; with
+        `idle_follower_in_sync` (KAFKA-7152, 2.1) never while its log end is the leader's, so
+        the followers of a partition nobody writes to stay in the ISR."""
+        f = p.followers.get(replica_id)
+        if f is None:
+            return True
+        if self.protocol.idle_follower_in_sync and f.leo == p.log.leo:
+            return False
+        return self.now_us - f.caught_up_us > self.cluster["replica_lag_time_max_ms"] * 1000
 
     def _alter_isr(self, p, isr: tuple) -> None:
         if self.controller is None:

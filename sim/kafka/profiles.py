@@ -82,6 +82,12 @@ class Protocol:
     # appended in it, so until then a follower asking for an epoch with nothing cached above it
     # got UNDEFINED_EPOCH_OFFSET and truncated to its own HW (ref §4 row 3)
     epoch_cached_on_election: bool = True
+    # a follower whose log end is the leader's is never out of sync, however long ago it last
+    # fetched (`isFollowerOutOfSync`: "If the follower already has the same leo as the leader,
+    # it will not be considered as out-of-sync"; KAFKA-7152, apache/kafka PR 5412, 2.1). Before,
+    # only the time since it last caught up counted, so an idle partition's followers that
+    # stopped fetching left the ISR after replica.lag.time.max.ms
+    idle_follower_in_sync: bool = True
     # a follower joins the ISR only once it has fetched up to the start offset of its leader's
     # current epoch, as well as up to the leader's HW (`Partition.isFollowerInSync`,
     # KAFKA-7128, apache/kafka PR 5557, 2.1). Before, reaching the HW was enough; a new
@@ -177,12 +183,13 @@ _PRE_KIP_570 = dict(stop_replica_epoch=False, stop_replica_equal_epoch="reject")
 # KIP-580's exponential client backoff and KAFKA-15583's HW rule are 3.7.0
 _PRE_3_7 = dict(client_backoff="constant", hw_waits_for_min_isr=False)
 _PRE_3_3 = dict(ineligible_replica_check=False, non_replica_fetch_error=False)  # KIP-841, KAFKA-13837
-# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs, KAFKA-7414, KAFKA-7128 and
-# KAFKA-7415 (2.1), KAFKA-7738 and KIP-380 (2.2), KIP-320's consumer validation (2.3), topic ids
+# what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs, KAFKA-7414, KAFKA-7128,
+# KAFKA-7152 and KAFKA-7415 (2.1), KAFKA-7738 and KIP-380 (2.2), KIP-320's consumer validation
+# (2.3), topic ids
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_range_halts=True,
                 client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
                 consumer_validation=False, broker_epoch_check=False, isr_epoch_start_check=False,
-                epoch_cached_on_election=False)
+                epoch_cached_on_election=False, idle_follower_in_sync=False)
 
 _V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=False,
                   unknown_producer="out_of_order", evict_state_on_retention=True,

@@ -111,3 +111,41 @@ def test_a_follower_joins_the_isr_only_past_the_leaders_epoch_start_from_kafka_7
     at the HW, without batches the old leader had acknowledged."""
     assert _joins_isr(False, 5) and not _joins_isr(True, 5)
     assert _joins_isr(True, 10) and not _joins_isr(False, 4)
+
+
+IDLE = """
+name = "idle-isr"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 8000
+settle_ms = 1000
+[protocol]
+profile = "{profile}"
+[cluster]
+replica_lag_time_max_ms = 1000
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+records_per_sec = 100
+stop_ms = 1000
+[[faults]]          # b3 stops fetching after the last write has reached it
+at_ms = 2000
+action = "block"
+target = "b3"
+dst = "b1"
+"""
+
+
+def test_a_follower_at_the_leaders_log_end_stays_in_sync_from_kafka_7152():
+    """KAFKA-7152 (2.1): nobody writes to t-0 any more, so b3, which has every record, is not
+    out of sync however long it goes without fetching; 1.0 judged by time alone and dropped it
+    after replica.lag.time.max.ms."""
+    for profile, shrunk in (("1.0", True), ("2.4", False)):
+        verdict = run_scenario(parse_scenario(IDLE.format(profile=profile), "idle.toml"), 1,
+                               keep_events=True)
+        isrs = [e["isr"] for e in verdict["_events"] if e["kind"] == "partition_state"]
+        assert (isrs[-1] == [1, 2]) is shrunk and (isrs[-1] == [1, 2, 3]) is not shrunk, \
+            (profile, isrs)
