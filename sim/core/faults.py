@@ -62,17 +62,25 @@ def materialise_mix(mix: dict, rng: random.Random, until_us: int) -> list[FaultS
     mean_us = mix["every_ms"] * 1000
     targets = list(mix.get("targets", [None]))
     undo = mix.get("undo", DEFAULT_UNDO.get(mix["action"]))
+    # A rule of a mix with a duration and no undo of its own lapses by itself: a clear_rules
+    # step would also remove the rules of other mixes and of the scripted faults
+    own_lapse = mix["action"] == "rule" and "undo" not in mix \
+        and "duration_ms" not in mix.get("params", {})
     steps: list[FaultStep] = []
     t = start + int(rng.expovariate(1.0 / mean_us))
     while t < end:
         target = targets[rng.randrange(len(targets))]
         params = dict(mix.get("params", {}))
-        steps.append(FaultStep(t, mix["action"], target, params))
+        step = FaultStep(t, mix["action"], target, params)
+        steps.append(step)
         if "duration_ms" in mix and undo:
             dur = mix["duration_ms"]
             dur_ms = rng.uniform(dur[0], dur[1]) if isinstance(dur, list) else dur
-            undo_params = {"of": mix["action"]} if undo == "clear_rules" else {}
-            steps.append(FaultStep(t + int(dur_ms * 1000), undo, target, undo_params))
+            if own_lapse:
+                params["duration_ms"] = max(1, round(dur_ms))  # whole ms, as scenario files take
+            else:
+                undo_params = {"of": mix["action"]} if undo == "clear_rules" else {}
+                steps.append(FaultStep(t + int(dur_ms * 1000), undo, target, undo_params))
         t += max(1, int(rng.expovariate(1.0 / mean_us)))
     return [s for s in steps if s.at_us < until_us]
 

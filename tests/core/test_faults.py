@@ -84,16 +84,26 @@ def test_materialise_mix_steps_in_window_with_paired_undo():
     assert [f.at_us for f in faults] == sorted(f.at_us for f in faults)
 
 
-def test_materialise_mix_rule_undo_and_until_cut():
+def test_materialise_mix_rule_lapses_by_itself_and_until_cut():
+    """A rule mix's duration goes into each rule, which lapses alone: a clear_rules undo would
+    also remove the rules of other mixes and of the scripted faults."""
     mix = {"action": "rule", "every_ms": 100, "duration_ms": 30,
            "params": {"rule": "drop", "kind": "K"}}
     steps = materialise_mix(mix, random.Random(1), until_us=2_000_000)
     assert steps and all(s.at_us < 2_000_000 for s in steps)
+    assert {s.action for s in steps} == {"rule"}
+    assert all(s.params == {"rule": "drop", "kind": "K", "duration_ms": 30} and s.target is None
+               for s in steps)
+    assert steps[0].params is not steps[-1].params or len(steps) == 1  # fresh dict per step
+
+
+def test_materialise_mix_rule_with_an_explicit_undo_keeps_it():
+    mix = {"action": "rule", "every_ms": 100, "duration_ms": 30, "undo": "clear_rules",
+           "params": {"rule": "drop", "kind": "K"}}
+    steps = materialise_mix(mix, random.Random(1), until_us=2_000_000)
     undos = [s for s in steps if s.action == "clear_rules"]
     assert undos and all(s.params == {"of": "rule"} for s in undos)
-    rules = [s for s in steps if s.action == "rule"]
-    assert all(s.params == {"rule": "drop", "kind": "K"} and s.target is None for s in rules)
-    assert rules[0].params is not rules[-1].params or len(rules) == 1  # fresh dict per step
+    assert all("duration_ms" not in s.params for s in steps if s.action == "rule")
 
 
 def test_materialise_mix_without_duration_has_no_undo():
