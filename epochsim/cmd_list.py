@@ -14,7 +14,7 @@ and docs/trace.md explain each one with its sources):
 
   epochsim list profiles                 every protocol switch in every version profile
   epochsim list profiles 2.5 2.6         only the switches that differ between these profiles
-  epochsim list profiles 3.7 --all       every switch of one profile
+  epochsim list profiles 2.5 2.6 --all   every switch, also those on which the two agree
   epochsim list invariants               each invariant, its rule type and what it checks
   epochsim list mutants                  each planted bug and the invariant that must catch it
   epochsim list kinds                    every trace event kind
