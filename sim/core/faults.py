@@ -41,8 +41,12 @@ class FaultStep:
 
 
 # An action that a mix step undoes after `duration_ms`, when the mix does not name one.
+# LAPSE is no step: a rule of a mix with a duration gets it as its own `duration_ms` and lapses
+# by itself, where a clear_rules step would also remove the rules of other mixes and of the
+# scripted faults.
+LAPSE = "lapse"
 DEFAULT_UNDO = {"crash": "restart", "power_loss": "restart", "partition": "heal", "isolate": "heal",
-                "block": "heal", "rule": "clear_rules"}
+                "block": "heal", "rule": LAPSE}
 
 
 def sorted_schedule(steps: list[FaultStep]) -> list[FaultStep]:
@@ -62,10 +66,6 @@ def materialise_mix(mix: dict, rng: random.Random, until_us: int) -> list[FaultS
     mean_us = mix["every_ms"] * 1000
     targets = list(mix.get("targets", [None]))
     undo = mix.get("undo", DEFAULT_UNDO.get(mix["action"]))
-    # A rule of a mix with a duration and no undo of its own lapses by itself: a clear_rules
-    # step would also remove the rules of other mixes and of the scripted faults
-    own_lapse = mix["action"] == "rule" and "undo" not in mix \
-        and "duration_ms" not in mix.get("params", {})
     steps: list[FaultStep] = []
     t = start + int(rng.expovariate(1.0 / mean_us))
     while t < end:
@@ -76,7 +76,7 @@ def materialise_mix(mix: dict, rng: random.Random, until_us: int) -> list[FaultS
         if "duration_ms" in mix and undo:
             dur = mix["duration_ms"]
             dur_ms = rng.uniform(dur[0], dur[1]) if isinstance(dur, list) else dur
-            if own_lapse:
+            if undo == LAPSE:
                 params["duration_ms"] = max(1, round(dur_ms))  # whole ms, as scenario files take
             else:
                 undo_params = {"of": mix["action"]} if undo == "clear_rules" else {}
@@ -85,7 +85,7 @@ def materialise_mix(mix: dict, rng: random.Random, until_us: int) -> list[FaultS
     return [s for s in steps if s.at_us < until_us]
 
 
-UNDO_ACTIONS = frozenset(DEFAULT_UNDO.values())
+UNDO_ACTIONS = frozenset(DEFAULT_UNDO.values()) - {LAPSE}
 
 Handler = Callable[[str | None, dict], Any]
 

@@ -198,7 +198,7 @@ def test_full_scenario_resolves_clients_network_steps_and_mixes():
     assert sc.mixes[0] == {"action": "crash", "every_ms": 1500, "targets": ["b1", "controller"],
                            "duration_ms": [200, 800], "undo": "restart", "start_ms": 0,
                            "end_ms": 16000, "params": {}}
-    assert sc.mixes[1]["undo"] == "clear_rules"
+    assert sc.mixes[1]["undo"] == "lapse"  # a rule mix's rules lapse one by one
 
 
 def test_round_trip_through_toml():
