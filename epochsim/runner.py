@@ -33,7 +33,7 @@ def schedule_for(scenario: Scenario, seed: int) -> list:
     until_us = scenario.options["run"]["duration_ms"] * 1000
     streams = Streams(seed)
     for i, mix in enumerate(scenario.mixes):
-        steps += materialise_mix(mix, streams.get(f"nemesis/mix/{i}"), until_us)
+        steps += materialise_mix(mix, streams.get(f"nemesis/mix/{i}"), until_us, i)
     return sorted_schedule(steps)
 
 

@@ -2,7 +2,8 @@
 
 Contract: feed every event to `FaultSpans.step`, then `finish(end_us)` returns `FaultSpan`s
 sorted by start. A window runs from its action to its undo: crash or power_loss -> restart
-of the same node; isolate / partition / block -> the next heal; a network rule -> clear_rules, its
+of the same node; isolate / partition / block -> the next heal (a heal with a `cut` name ends
+only the cuts of that name); a network rule -> clear_rules, its
 `duration_ms`, or (for a counted hold) the delivery of the last message it held, whichever
 comes first. A window never undone runs to `end_us`. Every other action is an instant
 (`end_us is None`). Labels come from `reports.words.describe_fault`.
@@ -90,10 +91,12 @@ class FaultSpans:
             self.crashed.pop(ev["resolved"]).end_us = t
             return True
         if span.action == "heal" and self.cuts:
-            for cut in self.cuts:
+            name = span.params.get("cut")
+            ended = [c for c in self.cuts if name is None or c.params.get("cut") == name]
+            for cut in ended:
                 cut.end_us = t
-            self.cuts = []
-            return True
+            self.cuts = [c for c in self.cuts if c not in ended]
+            return bool(ended)
         if span.action == "clear_rules":
             kind = span.params.get("kind")
             hit = [r for r in self.rules.values()

@@ -105,7 +105,8 @@ _SENTENCES = {
     "block": lambda t, p: f"cut the link {target_words(t)} -> {p['dst']}",
     "partition": lambda t, p: "partition the network into "
                               + " | ".join(", ".join(g) for g in p["groups"]),
-    "heal": lambda t, p: "heal every cut link",
+    "heal": lambda t, p: (f"heal cut {p['cut']} (its links that no other cut holds)"
+                          if "cut" in p else "heal every cut link"),
     "reset_connections": lambda t, p: (
         f"the network resets the connection between {target_words(t)} and {p['peer']}"
         if p.get("peer") else f"the network resets every connection of {target_words(t)}"),

@@ -212,6 +212,18 @@ def _kind(v, k, n):
     return check_str(v, k, MESSAGE_KINDS)
 
 
+def _cut_name(v, k, n):
+    """A cut's name: ties `isolate`, `partition` or `block` steps to the `heal` that ends
+    them (and only them)."""
+    if not isinstance(v, str) or not NAME_RE.fullmatch(v) or len(v) > 64:
+        raise Bad(k, f"{describe(v)} is no cut name",
+                  "use up to 64 letters, digits, '.', '_' or '-', e.g. cut = \"a\"")
+    return v
+
+
+_CUT = {"cut": (_cut_name, OPTIONAL)}
+
+
 def _n(lo=None, hi=None, above=None):
     return lambda v, k, n: check_number(v, k, lo, hi, above)
 
@@ -223,7 +235,7 @@ def _i(lo=None, hi=None):
 ACTIONS: dict[str, Action] = {
     "crash": Action("node"),
     "restart": Action("node"),
-    "isolate": Action("node"),
+    "isolate": Action("node", _CUT),
     "controlled_shutdown": Action("broker"),
     # a crash that also loses what the OS had not written to disk: the batches appended in
     # the last unflushed_ms (30 s: Linux writes a dirty page back once it is
@@ -232,9 +244,9 @@ ACTIONS: dict[str, Action] = {
     "power_loss": Action("broker", {"unflushed_ms": (_n(lo=0), 30_000),
                                     "flush": (lambda v, k, n: check_str(v, k, FLUSH_MODES),
                                               OPTIONAL)}),
-    "partition": Action("none", {"groups": (_groups, REQUIRED)}),
-    "block": Action("node", {"dst": (check_link_end, REQUIRED)}),
-    "heal": Action("ignored"),
+    "partition": Action("none", {"groups": (_groups, REQUIRED), **_CUT}),
+    "block": Action("node", {"dst": (check_link_end, REQUIRED), **_CUT}),
+    "heal": Action("ignored", _CUT),
     # the network resets connections (a middlebox's RST, a flapping interface): what is in
     # flight on them is lost and both ends are told
     "reset_connections": Action("node", {"peer": (check_node, OPTIONAL)}),

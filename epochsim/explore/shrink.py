@@ -39,7 +39,8 @@ def _pairs(undo: FaultStep, opener: FaultStep) -> bool:
     if undo.action == "clear_rules":
         kind = undo.params.get("kind")
         return kind is None or kind == opener.params.get("kind")
-    return True
+    # a named heal undoes the cut of its name only (sim.core.network.Network.heal)
+    return "cut" not in undo.params or undo.params["cut"] == opener.params.get("cut")
 
 
 def units_of(steps) -> list[list[tuple[int, FaultStep]]]:

@@ -3,8 +3,10 @@
 Contract:
 - a `FaultStep` is (at_us, action, target, params); a schedule is a list sorted by time (ties
   keep their order in the list);
-- `materialise_mix(mix, rng, until_us)` turns a random fault mix into concrete steps from one
-  random stream, so a random run can be written back as a scripted one and replayed;
+- `materialise_mix(mix, rng, until_us, index)` turns a random fault mix into concrete steps
+  from one random stream, so a random run can be written back as a scripted one and replayed;
+  a cut (`isolate`, `partition`, `block`) undone by `heal` is named `mix<index>.<n>` on both
+  steps, so its heal ends that cut only;
 - the `Nemesis` fires each step at its time: it resolves the target (a node name, or a role
   such as "controller" resolved when the step fires by the model's resolver), calls the action
   handler and records a `fault` event with the resolved target and the handler's outcome.
@@ -45,6 +47,7 @@ class FaultStep:
 # by itself, where a clear_rules step would also remove the rules of other mixes and of the
 # scripted faults.
 LAPSE = "lapse"
+CUT_ACTIONS = ("isolate", "partition", "block")
 DEFAULT_UNDO = {"crash": "restart", "power_loss": "restart", "partition": "heal", "isolate": "heal",
                 "block": "heal", "rule": LAPSE}
 
@@ -54,12 +57,15 @@ def sorted_schedule(steps: list[FaultStep]) -> list[FaultStep]:
     return sorted(steps, key=lambda s: s.at_us)
 
 
-def materialise_mix(mix: dict, rng: random.Random, until_us: int) -> list[FaultStep]:
-    """Concrete steps for one random mix entry.
+def materialise_mix(mix: dict, rng: random.Random, until_us: int,
+                    index: int = 0) -> list[FaultStep]:
+    """Concrete steps for one random mix entry, the mix's `index`-th in its scenario.
 
     Mix keys: `action`, `every_ms` (mean gap of a Poisson process), optional `targets` (picked
     uniformly per step), `params`, `start_ms`/`end_ms` (window), `duration_ms` (a number or
-    [min, max]) with optional `undo` action fired after that duration.
+    [min, max]) with optional `undo` action fired after that duration. A cut and its `heal`
+    share a `cut` name: a heal that healed every link would also end the cuts of other mixes
+    and of scripted faults, cutting their drawn durations short.
     """
     start = int(mix.get("start_ms", 0) * 1000)
     end = min(until_us, int(mix.get("end_ms", until_us / 1000) * 1000))
@@ -80,6 +86,8 @@ def materialise_mix(mix: dict, rng: random.Random, until_us: int) -> list[FaultS
                 params["duration_ms"] = max(1, round(dur_ms))  # whole ms, as scenario files take
             else:
                 undo_params = {"of": mix["action"]} if undo == "clear_rules" else {}
+                if undo == "heal" and mix["action"] in CUT_ACTIONS:
+                    params["cut"] = undo_params["cut"] = f"mix{index}.{len(steps)}"
                 steps.append(FaultStep(t + int(dur_ms * 1000), undo, target, undo_params))
         t += max(1, int(rng.expovariate(1.0 / mean_us)))
     return [s for s in steps if s.at_us < until_us]
@@ -150,11 +158,11 @@ def network_handlers(world) -> dict[str, Handler]:
     return {
         "crash": lambda t, p: None if world.crash(t) else "already down",
         "restart": lambda t, p: None if world.restart(t) else "already up",
-        "partition": lambda t, p: net.partition(p["groups"]),
-        "isolate": lambda t, p: net.isolate(t),
+        "partition": lambda t, p: net.partition(p["groups"], p.get("cut")),
+        "isolate": lambda t, p: net.isolate(t, p.get("cut")),
         "block": lambda t, p: "same node" if p.get("src", t) == p["dst"]
-        else net.block(p.get("src", t), p["dst"]),
-        "heal": lambda t, p: net.heal(),
+        else net.block(p.get("src", t), p["dst"], p.get("cut")),
+        "heal": lambda t, p: net.heal(p.get("cut")),
         "reset_connections": lambda t, p: net.reset_connections(t, p.get("peer")),
         "rule": rule,
         "clear_rules": lambda t, p: net.clear_rules(p.get("kind")),

@@ -165,6 +165,9 @@ class Network:
         self._next_mid = 0
         self._next_rid = 0
         self._links: dict[tuple[str, str], _Link] = {}
+        # the cuts that hold each blocked link, by name ("" for a cut without one): a link
+        # heals when the last cut holding it is healed (see `heal`)
+        self._cut_by: dict[tuple[str, str], set[str]] = {}
         self._kind_text: dict[str, str] = {}
         self._plain_world = False
         self._env = self._trace = None
@@ -194,27 +197,50 @@ class Network:
         self.graph.edges[src, dst]["spec"] = spec
         self._version += 1
 
-    def block(self, src: str, dst: str) -> None:
+    def _cut(self, src: str, dst: str, cut: str | None) -> None:
         self.graph.edges[src, dst]["blocked"] = True
+        self._cut_by.setdefault((src, dst), set()).add(cut or "")
+
+    def block(self, src: str, dst: str, cut: str | None = None) -> None:
+        """Cut the link src -> dst; `cut` names the cut for a later `heal(cut)`."""
+        self._cut(src, dst, cut)
         self._version += 1
 
-    def partition(self, groups: list[list[str]]) -> None:
+    def partition(self, groups: list[list[str]], cut: str | None = None) -> None:
         """Cut every link between nodes of different groups (both directions)."""
         where = {n: i for i, g in enumerate(groups) for n in g}
         for src, dst in sorted(self.graph.edges):
             if src in where and dst in where and where[src] != where[dst]:
-                self.graph.edges[src, dst]["blocked"] = True
+                self._cut(src, dst, cut)
         self._version += 1
 
-    def isolate(self, node: str) -> None:
+    def isolate(self, node: str, cut: str | None = None) -> None:
         others = sorted(n for n in self.graph.nodes if n != node)
-        self.partition([[node], others])
+        self.partition([[node], others], cut)
 
-    def heal(self) -> None:
-        for src, dst in sorted(self.graph.edges):
-            self.graph.edges[src, dst]["blocked"] = False
+    def heal(self, cut: str | None = None) -> str | None:
+        """Without `cut`, heal every link. With it, only the links that cut holds, and of
+        those only the ones no other cut still holds, so overlapping faults each last their
+        own time. Returns a fault outcome naming the links left cut, or None."""
+        if cut is None:
+            for src, dst in sorted(self.graph.edges):
+                self.graph.edges[src, dst]["blocked"] = False
+            self._cut_by.clear()
+        else:
+            held = 0
+            for key in sorted(k for k, cuts in self._cut_by.items() if cut in cuts):
+                cuts = self._cut_by[key]
+                cuts.discard(cut)
+                if cuts:
+                    held += 1
+                else:
+                    del self._cut_by[key]
+                    self.graph.edges[key]["blocked"] = False
         self._version += 1
         self._release_stalled()
+        if cut is not None and held:
+            return f"{held} of its links still cut by another fault"
+        return None
 
     def _release_stalled(self) -> None:
         """Deliver, in order, what cut links held and are no longer cut (`stall` mode)."""

@@ -106,6 +106,22 @@ def test_materialise_mix_rule_with_an_explicit_undo_keeps_it():
     assert all("duration_ms" not in s.params for s in steps if s.action == "rule")
 
 
+def test_materialise_mix_names_each_cut_for_its_own_heal():
+    """An isolate mix's heal ends its own cut only, named `mix<index>.<n>` on both steps: a
+    plain heal would also end overlapping cuts of this and other mixes early."""
+    mix = {"action": "isolate", "every_ms": 100, "targets": ["a", "b"], "duration_ms": [50, 400]}
+    steps = materialise_mix(mix, random.Random(3), until_us=3_000_000, index=4)
+    cuts = [s for s in steps if s.action == "isolate"]
+    heals = [s for s in steps if s.action == "heal"]
+    assert cuts and len(cuts) == len(heals)
+    names = [s.params["cut"] for s in cuts]
+    assert len(set(names)) == len(names) and all(n.startswith("mix4.") for n in names)
+    assert sorted(h.params["cut"] for h in heals) == sorted(names)
+    for cut in cuts:
+        heal = next(h for h in heals if h.params["cut"] == cut.params["cut"])
+        assert 50_000 <= heal.at_us - cut.at_us <= 400_000 and heal.target == cut.target
+
+
 def test_materialise_mix_without_duration_has_no_undo():
     steps = materialise_mix({"action": "isolate", "every_ms": 100, "targets": ["a"]},
                             random.Random(2), until_us=1_000_000)

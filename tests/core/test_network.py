@@ -125,6 +125,27 @@ def test_partition_and_heal():
     assert [(g[2], g[3]) for g in nodes["c"].got] == [("b", "Cut")]
 
 
+def test_a_named_heal_ends_its_own_cut_only_and_links_another_cut_holds_stay_cut():
+    """Overlapping cuts each last their own time: healing cut "x" leaves "y"'s links and the
+    unnamed cut alone, and a link both hold heals only with the last of them."""
+    world, _ = make_world(names=("a", "b", "c", "d"))
+    net = world.network
+    net.isolate("a", "x")
+    net.block("b", "a", "y")  # also held by x
+    net.block("c", "d")  # unnamed
+    assert net.heal("x") == "1 of its links still cut by another fault"
+    assert net.reachable("a", "b") and net.reachable("c", "a") and net.reachable("a", "c")
+    assert not net.reachable("b", "a") and not net.reachable("c", "d")
+    assert net.heal("x") is None  # nothing of x is left
+    assert net.heal("y") is None
+    assert net.reachable("b", "a") and not net.reachable("c", "d")
+    net.isolate("b", "z")
+    net.heal()  # a heal without a name ends every cut
+    assert net.reachable("c", "d") and net.reachable("a", "b") and net.unhealed(0) is None
+    net.heal("z")  # z's cut is gone with the plain heal: nothing to reopen
+    assert net.reachable("b", "a")
+
+
 def test_isolate_cuts_one_node_both_ways():
     world, nodes = make_world()
     net = world.network

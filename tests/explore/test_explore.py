@@ -199,6 +199,16 @@ def test_units_pair_each_undo_with_its_fault():
     assert units == [["crash", "restart"], ["isolate", "heal"], ["move_leader"]]
 
 
+def test_units_pair_a_named_heal_with_the_cut_of_its_name():
+    """A mix's heal undoes its own cut: paired by name, not with the latest open cut."""
+    steps = [FaultStep(0, "isolate", "b1", {"cut": "mix0.0"}),
+             FaultStep(1, "isolate", "b2", {"cut": "mix0.2"}),
+             FaultStep(2, "heal", "b1", {"cut": "mix0.0"}), FaultStep(3, "heal", "b2", {"cut": "mix0.2"})]
+    assert [[i for i, _s in unit] for unit in units_of(steps)] == [[0, 2], [1, 3]]
+    steps[2] = FaultStep(2, "heal", None, {"cut": "mix0.0"})  # no target to match by
+    assert [[i for i, _s in unit] for unit in units_of(steps)] == [[0, 2], [1, 3]]
+
+
 def test_ddmin_finds_a_one_minimal_subset():
     needed = {3, 7}
     kept = ddmin(list(range(10)), lambda units: needed <= set(units))

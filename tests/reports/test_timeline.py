@@ -147,3 +147,21 @@ def test_a_power_loss_is_a_window_until_the_restart():
                 if e["kind"] == "fault" and e["action"] == "restart"}
     assert lost and all(end == restarts[nodes[0]] and end > start for nodes, start, end in lost)
     assert not [f for f in model.faults if f.action == "restart"]
+
+
+def test_a_named_heal_closes_only_the_window_of_its_own_cut():
+    """Overlapping isolations of a mix each end at their own heal; a plain heal ends all."""
+    from reports.faultspans import FaultSpans
+
+    def fault(seq, t, action, target=None, **params):
+        return {"seq": seq, "t": t, "kind": "fault", "step": seq, "action": action,
+                "target": target, "resolved": target, "params": params}
+
+    spans = FaultSpans()
+    for ev in (fault(0, 100, "isolate", "b1", cut="mix0.0"), fault(1, 200, "isolate", "b2", cut="mix0.2"),
+               fault(2, 300, "heal", cut="mix0.0"), fault(3, 400, "block", "b3", dst="b1"),
+               fault(4, 500, "heal")):
+        spans.step(ev)
+    windows = {(s.action, s.nodes[:1]): (s.start_us, s.end_us) for s in spans.finish(1_000)}
+    assert windows == {("isolate", ("b1",)): (100, 300), ("isolate", ("b2",)): (200, 500),
+                       ("block", ("b3",)): (400, 500)}

@@ -581,3 +581,23 @@ def test_an_assignment_implies_the_replication_factor():
         parse_scenario('expect = "pass"\n[[topics]]\nname = "t"\npartitions = 2\n'
                        'assignment = [[1, 2], [2]]\n')
     assert info.value.key == "topics[0].assignment[1]"
+
+
+def test_a_cut_and_its_heal_may_share_a_name_and_a_bad_name_is_refused():
+    text = MINIMAL + """
+[[faults]]
+at_ms = 100
+action = "isolate"
+target = "b1"
+cut = "a"
+
+[[faults]]
+at_ms = 200
+action = "heal"
+cut = "a"
+"""
+    sc = parse_scenario(text, "cut.toml")
+    assert [(s.action, s.params) for s in sc.steps] == [("isolate", {"cut": "a"}),
+                                                         ("heal", {"cut": "a"})]
+    message = bad(text.replace('cut = "a"\n\n', 'cut = "a b"\n\n'))
+    assert "faults[0].cut" in message and "no cut name" in message
