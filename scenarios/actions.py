@@ -199,6 +199,9 @@ def _rule(params, key, names):
     if (kind == "hold") != ("release_kind" in params):
         raise Bad(f"{key}.release_kind", "release_kind is required for hold and only for hold",
                   f"{'add' if kind == 'hold' else 'remove'} release_kind")
+    if "src" in params and params.get("dst") == params["src"]:
+        raise Bad(f"{key}.dst", f"a rule from {params['src']!r} to itself: a node sends itself "
+                  "no message, so it would match nothing", "name another node as dst")
 
 
 @dataclass(frozen=True)
@@ -277,10 +280,9 @@ ACTIONS: dict[str, Action] = {
 }
 
 
-# The param that names the other end of the link a fault action cuts or resets. (Not a
-# `rule`'s src and dst: explore draws Fetch rules from a broker to itself, which match
-# nothing, and its counterexamples must load; refusing them would change what it draws.)
-_OTHER_END = {"block": "dst", "reset_connections": "peer"}
+# The param that names the other end of the link a fault action cuts or resets, or that a
+# rule matches (a rule's target is its dst when it names none; `_rule` checks src = dst).
+_OTHER_END = {"block": "dst", "reset_connections": "peer", "rule": "src"}
 
 
 def check_not_self(action: str, target: str | None, params: dict, prefix: str,
@@ -292,6 +294,8 @@ def check_not_self(action: str, target: str | None, params: dict, prefix: str,
     entry)."""
     other = _OTHER_END.get(action)
     if other is None or other not in params or params[other] != target:
+        return
+    if action == "rule" and "dst" in params:  # the target is not the rule's destination
         return
     raise Bad(target_key if blame_target else f"{prefix}.{other}",
               f"'{action}' between {target!r} and itself: a node has no link to itself",

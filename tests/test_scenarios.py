@@ -11,9 +11,13 @@ import pytest
 from tests.conftest import ROOT, run_cached
 
 SHIPPED = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(ROOT, "scenarios", "*.toml")))
+# Cases a search of the correct model found and nobody has yet classified (docs/selftest.md):
+# each must still reproduce, so that whoever classifies it starts from the run that was found.
+UNCLASSIFIED = sorted("unclassified/" + os.path.basename(p)[:-5]
+                      for p in glob.glob(os.path.join(ROOT, "scenarios", "unclassified", "*.toml")))
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("name", SHIPPED + UNCLASSIFIED)
 def test_scenario_meets_expectation(name):
     from scenarios.schema import load_scenario
     from tests.conftest import scenario_path

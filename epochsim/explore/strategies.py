@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from scenarios.clients import idempotence_explicit
-from sim.core.faults import FaultStep, sorted_schedule
+from sim.core.faults import CUT_ACTIONS, FaultStep, sorted_schedule
 
 SLOT_MS = 100
 DELAYS_MS = (1, 10, 100, 500, 1000, 2000, 3000, 5000)
@@ -242,6 +242,10 @@ def _rule(action: str):
         params["duration_ms"] = _undo_at(space, start, draw(_durations())) - start
         if action == "hold":
             params["release_kind"] = draw(st.sampled_from(WEIGHTED_KINDS))
+        if src is not None and src == dst:
+            # a node sends itself nothing, so the rule would match nothing: no step (drawn in
+            # full first, so the draws that follow, and the search, stay the same)
+            return []
         return [FaultStep(start * 1000, "rule", None, params)]
     return build
 
@@ -365,6 +369,15 @@ def _setting_choices(producer: dict, protocol: dict) -> dict:
     return out
 
 
+def _name_cut(steps: list[FaultStep], name: str) -> list[FaultStep]:
+    """An episode's cut and its heal, named `name`, so the heal ends that cut only and
+    overlapping cuts of other episodes each last their own time (as a mix's do)."""
+    if not any(s.action in CUT_ACTIONS for s in steps):
+        return steps
+    return [FaultStep(s.at_us, s.action, s.target, {**s.params, "cut": name})
+            if s.action in CUT_ACTIONS + ("heal",) else s for s in steps]
+
+
 @st.composite
 def cases(draw, space: FaultSpace):
     """A `Case`: swarm choice of fault kinds, episodes of those kinds, seed, workload."""
@@ -372,10 +385,10 @@ def cases(draw, space: FaultSpace):
     kinds = [k for k in enabled if k in EPISODES] or list(space.kinds)
     starts = draw(st.lists(_gaps(space), min_size=1, max_size=space.max_faults))
     steps, slot = [], 0
-    for gap in starts:
+    for index, gap in enumerate(starts):
         slot = min(slot + gap, space.slots - 1)
         kind = draw(st.sampled_from(kinds))
-        steps += draw(EPISODES[kind](space, slot * SLOT_MS))
+        steps += _name_cut(draw(EPISODES[kind](space, slot * SLOT_MS)), f"e{index}")
     seed = space.base_seed + draw(st.integers(0, 2**16 - 1))
     workload = draw(_workload(space)) if "workload" in enabled else ()
     steps = sorted_schedule(steps)

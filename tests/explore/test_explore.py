@@ -282,6 +282,18 @@ def test_a_space_of_one_kind_draws_only_that_kind_and_its_undo(case):
     assert all(s.params["unflushed_ms"] > 0 for s in case.steps if s.action == "power_loss")
 
 
+@generated(15, 80, kinds=("isolate", "block", "controller_crash", "rule:delay", "rule:drop"))
+def test_cuts_are_named_per_episode_and_no_rule_runs_from_a_node_to_itself(case):
+    """Each episode's cut has its own heal by name, so overlapping cuts each last their own
+    time; a rule never matches messages from a node to itself (there are none)."""
+    cuts = [s.params["cut"] for s in case.steps if s.action in ("isolate", "block")]
+    heals = [s.params["cut"] for s in case.steps if s.action == "heal"]
+    assert len(set(cuts)) == len(cuts) and sorted(cuts) == sorted(heals)
+    rules = [s.params for s in case.steps if s.action == "rule"]
+    assert not [p for p in rules if "src" in p and p.get("dst") == p["src"]]
+    round_trips(case)
+
+
 IDEMPOTENT_SCENARIO = load_scenario(os.path.join(ROOT, "scenarios", "selftest", "no_dedup_cache.toml"))
 
 

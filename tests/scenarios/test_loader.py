@@ -601,3 +601,20 @@ cut = "a"
                                                          ("heal", {"cut": "a"})]
     message = bad(text.replace('cut = "a"\n\n', 'cut = "a b"\n\n'))
     assert "faults[0].cut" in message and "no cut name" in message
+
+
+@pytest.mark.parametrize("fault, key", [
+    ('action = "rule"\nrule = "drop"\nsrc = "b1"\ndst = "b1"', "faults[0].dst"),
+    ('action = "rule"\ntarget = "b2"\nrule = "drop"\nsrc = "b2"', "faults[0].src"),
+])
+def test_a_rule_from_a_node_to_itself_is_refused(fault, key):
+    """A node sends itself no message: such a rule would silently match nothing."""
+    message = bad(MINIMAL + f"\n[[faults]]\nat_ms = 100\n{fault}\n")
+    assert message.startswith(f"scen.toml: {key}: ") and "itself" in message
+
+
+def test_a_rule_whose_target_is_only_its_source_loads():
+    """With dst named, the target is not the rule's destination: src = target is fine."""
+    sc = parse_scenario(MINIMAL + '\n[[faults]]\nat_ms = 100\naction = "rule"\ntarget = "b1"\n'
+                        'rule = "drop"\nsrc = "b1"\ndst = "b2"\n', "ok.toml")
+    assert sc.steps[0].params["src"] == "b1"
