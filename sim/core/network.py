@@ -107,14 +107,15 @@ class _Link:
     constant latency of the spec last seen (None if not constant) and the JSON text of the
     link's trace events (None unless both ends are plain strings)."""
 
-    __slots__ = ("edge", "rng", "fifo_us", "spec", "constant_us", "send_text", "dst_text",
-                 "deliver_text", "src_text", "stalled", "version", "plain", "dst_actor",
-                 "reset_mid")
+    __slots__ = ("edge", "rng", "fifo_us", "late_us", "spec", "constant_us", "send_text",
+                 "dst_text", "deliver_text", "src_text", "stalled", "version", "plain",
+                 "dst_actor", "reset_mid")
 
     def __init__(self, key: tuple[str, str], edge: dict, rng):
         self.edge = edge
         self.rng = rng
         self.fifo_us = 0  # latest delivery time scheduled in FIFO order on this link
+        self.late_us = 0  # latest delivery time scheduled out of FIFO order (jitter, reorder)
         self.spec = None
         self.constant_us = None
         self.stalled: list = []  # messages held on a cut link (partition_mode "stall")
@@ -309,6 +310,13 @@ class Network:
             and (r.count is None or r.count > 0))]
         return {"cut_links": cut, "rules": rules} if cut or rules else None
 
+    def due_after(self, now_us: int, srcs) -> list[list[str]]:
+        """The links from a node of `srcs` that have a message scheduled to arrive after
+        `now_us` (sent and not yet due; it may still be dropped on arrival), as sorted
+        [src, dst] pairs. A message stalled on a cut link is not scheduled: see `unhealed`."""
+        return [[s, d] for (s, d), link in sorted(self._links.items())
+                if s in srcs and max(link.fifo_us, link.late_us) > now_us]
+
     def reachable(self, src: str, dst: str) -> bool:
         return src == dst or not self.graph.edges[src, dst]["blocked"]
 
@@ -454,6 +462,8 @@ class Network:
         if fifo:
             at = max(at, link.fifo_us)
             link.fifo_us = at
+        elif at > link.late_us:
+            link.late_us = at
         self.world.kernel.call_later(at - now, self._deliver, msg, link)
 
     def node_down(self, node: str) -> None:

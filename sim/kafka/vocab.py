@@ -21,6 +21,8 @@ RESTART = "restart"
 END = "end"            # end_us, events, stopped_by, settled (bool)
 UNHEALED = "unhealed"  # just before `end`, only if the network is not whole: cut_links (count),
 #                        rules (ids of drop/hold rules still armed or holding messages)
+UNSETTLED = "unsettled"  # just before `end`, only if a controller's request to a live broker is
+#                        still on its way: links ([controller, broker] pairs)
 
 # -- controller ---------------------------------------------------------------------------
 CONTROLLER_ELECTED = "controller_elected"    # controller_epoch
