@@ -222,10 +222,21 @@ def _block(draw, space: FaultSpace, start: int):
                  {"dst": dst})
 
 
+# The kinds a `reorder` or `hold` may take out of order: the controller's requests, whose races
+# KIP-570 and the findings study. A client's or a follower's connection keeps its order both
+# ways in Kafka (a broker serves one request of a connection at a time and answers in order,
+# and the client matches answers to requests in that order), so reordering those messages is a
+# fault no real network makes: the search found false alarms with reordered ProduceResponses
+# (scenarios/unclassified/, docs/selftest.md).
+REORDERED_KINDS = ("LeaderAndIsr",) * 3 + ("StopReplica",) * 3 + ("UpdateMetadata",) * 3
+
+
 def _rule(action: str):
+    kinds = REORDERED_KINDS if action in ("reorder", "hold") else WEIGHTED_KINDS
+
     @st.composite
     def build(draw, space: FaultSpace, start: int):
-        kind = draw(st.sampled_from(WEIGHTED_KINDS))
+        kind = draw(st.sampled_from(kinds))
         senders, receivers = (space.group(g) for g in _ROUTES[kind])
         params = {"rule": action, "kind": kind}
         src = draw(st.sampled_from((None,) + senders))

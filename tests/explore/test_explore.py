@@ -294,6 +294,15 @@ def test_cuts_are_named_per_episode_and_no_rule_runs_from_a_node_to_itself(case)
     round_trips(case)
 
 
+@generated(16, 60, kinds=("rule:reorder", "rule:hold", "rule:delay"))
+def test_only_the_controllers_requests_are_reordered_or_held(case):
+    """A client's or follower's Kafka connection keeps its order both ways, so the search takes
+    only the controller's requests out of order; a delay (order kept) may take any kind."""
+    rules = [s.params for s in case.steps if s.action == "rule"]
+    assert all(p["kind"] in ("LeaderAndIsr", "StopReplica", "UpdateMetadata")
+               for p in rules if p["rule"] in ("reorder", "hold"))
+
+
 IDEMPOTENT_SCENARIO = load_scenario(os.path.join(ROOT, "scenarios", "selftest", "no_dedup_cache.toml"))
 
 
