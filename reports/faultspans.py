@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reports.words import describe_fault
+from sim.core.faults import CUT_ACTIONS
 from sim.kafka import vocab as V
 
-CUTS = ("isolate", "partition", "block")
 DOWNS = ("crash", "power_loss")  # actions that take a node down until its restart
 PARTITION_ACTIONS = ("reassign", "cancel_reassignment", "move_leader", "preferred_election",
                      "retention")
@@ -40,7 +40,7 @@ class FaultSpan:
 
     @property
     def is_window(self) -> bool:
-        return self.action in DOWNS + ("rule",) + CUTS
+        return self.action in DOWNS + ("rule",) + CUT_ACTIONS
 
 
 class FaultSpans:
@@ -79,7 +79,7 @@ class FaultSpans:
             self.spans.append(span)
             if action in DOWNS:
                 self.crashed[target] = span
-            elif action in CUTS:
+            elif action in CUT_ACTIONS:
                 self.cuts.append(span)
         elif span.outcome is not None:
             self.spans.append(span)

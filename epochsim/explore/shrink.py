@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sim.core.faults import FaultStep
+from sim.core.faults import CUT_ACTIONS, FaultStep
 
 GRIDS_US = (1_000_000, 100_000, 10_000, 1_000)
 GRIDS_MS = (1000, 100, 10, 1)
@@ -27,7 +27,7 @@ GRIDS_MS = (1000, 100, 10, 1)
 # the broker 0.5 s after it starts, and a restart before that finds the broker up
 UNDO_AFTER_US = {"controlled_shutdown": 600_000}
 # undo action -> the actions it undoes
-UNDOES = {"restart": ("crash", "controlled_shutdown", "power_loss"), "heal": ("isolate", "partition", "block"),
+UNDOES = {"restart": ("crash", "controlled_shutdown", "power_loss"), "heal": CUT_ACTIONS,
           "clear_rules": ("rule",), "cancel_reassignment": ("reassign",)}
 
 

@@ -222,13 +222,14 @@ def _block(draw, space: FaultSpace, start: int):
                  {"dst": dst})
 
 
+CONTROL_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata")
 # The kinds a `reorder` or `hold` may take out of order: the controller's requests, whose races
 # KIP-570 and the findings study. A client's or a follower's connection keeps its order both
 # ways in Kafka (a broker serves one request of a connection at a time and answers in order,
 # and the client matches answers to requests in that order), so reordering those messages is a
 # fault no real network makes: the search found false alarms with reordered ProduceResponses
-# (scenarios/unclassified/, docs/selftest.md).
-REORDERED_KINDS = ("LeaderAndIsr",) * 3 + ("StopReplica",) * 3 + ("UpdateMetadata",) * 3
+# (docs/selftest.md).
+REORDERED_KINDS = tuple(kind for kind in CONTROL_KINDS for _ in range(3))
 
 
 def _rule(action: str):
@@ -323,9 +324,6 @@ def _retention(draw, space: FaultSpace, start: int):
     offset = draw(st.one_of(st.none(), st.integers(0, 100).map(lambda k: k * 5)))
     params = {} if offset is None else {"log_start_offset": offset}
     return [FaultStep(start * 1000, "retention", target, params)]
-
-
-CONTROL_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata")
 
 
 @st.composite

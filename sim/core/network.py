@@ -223,12 +223,12 @@ class Network:
         """Without `cut`, heal every link. With it, only the links that cut holds, and of
         those only the ones no other cut still holds, so overlapping faults each last their
         own time. Returns a fault outcome naming the links left cut, or None."""
+        held = 0  # links of `cut` that another cut still holds
         if cut is None:
             for src, dst in sorted(self.graph.edges):
                 self.graph.edges[src, dst]["blocked"] = False
             self._cut_by.clear()
         else:
-            held = 0
             for key in sorted(k for k, cuts in self._cut_by.items() if cut in cuts):
                 cuts = self._cut_by[key]
                 cuts.discard(cut)
@@ -239,7 +239,7 @@ class Network:
                     self.graph.edges[key]["blocked"] = False
         self._version += 1
         self._release_stalled()
-        if cut is not None and held:
+        if held:
             return f"{held} of its links still cut by another fault"
         return None
 

@@ -163,8 +163,9 @@ class Cluster:
         unhealed = self.world.network.unhealed(end_t)
         if unhealed:  # liveness rules judge only a healed network (invariants/recovery.py)
             self.world.trace.emit(end_t, "harness", V.UNHEALED, unhealed)
+        live = {b.name for b in self.brokers.values() if self.world.is_alive(b.name)}
         late = [pair for pair in self.world.network.due_after(end_t, [c.name for c in self.controllers])
-                if pair[1].startswith("b") and self.world.is_alive(pair[1])]
+                if pair[1] in live]
         if late:  # stray_replica judges only once the controller's requests have arrived
             self.world.trace.emit(end_t, "harness", V.UNSETTLED, {"links": late})
         self.world.trace.emit(end_t, "harness", V.END, {"end_us": outcome.end_us, "events": outcome.events,
