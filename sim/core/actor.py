@@ -59,11 +59,32 @@ class Actor:
         """Close this node's connection to `peer` (see `Network.reset`)."""
         self.world.network.reset(self.name, peer)
 
+    def close_connection_with(self, peer: str) -> None:
+        """Close this node's connection with `peer` as a server does; `peer` hears of it (see
+        `Network.close_connection`)."""
+        self.world.network.close_connection(self.name, peer)
+
+    def can_reach(self, peer: str) -> bool:
+        """Whether the link from this node to `peer` carries messages now."""
+        return self.world.network.reachable(self.name, peer)
+
+    def peer_alive(self, peer: str) -> bool:
+        """Whether the node `peer` runs now (a connection to a dead one is refused)."""
+        return self.world.is_alive(peer)
+
+    def exit_process(self) -> None:
+        """This node's process exits (a clean shutdown, or a fatal error): a crash."""
+        self.world.crash(self.name)
+
     def set_timer(self, delay_us: int, name: str, data: Any = None) -> None:
         self.world.kernel.call_later(delay_us, self._fire, self.incarnation, name, data)
 
     def emit(self, kind: str, fields: dict | None = None) -> int:
         return self.world.trace.emit(self.now_us, self.name, kind, fields)
+
+    def emit_encoded(self, kind: str, text: str, keys: tuple, values: tuple) -> int:
+        """`emit` of an event whose JSON text the caller built (`Trace.emit_encoded`)."""
+        return self.world.trace.emit_encoded(self.now_us, self.name, kind, text, keys, values)
 
     def rng(self, purpose: str):
         return self.world.streams.get(f"{self.name}/{purpose}")

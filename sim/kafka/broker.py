@@ -20,6 +20,7 @@ from sim.kafka.idempotence import evict_below_log_start, expire_producers
 from sim.kafka.log import Log
 from sim.kafka.messages import ControlResponse, MetadataResponse
 from sim.kafka.partition import Partition
+from sim.kafka.rules import control, rules_for
 
 HEARTBEAT_US = 500_000
 
@@ -30,6 +31,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.id = broker_id
         self.cluster = options["cluster"]
         self.protocol = protocol
+        self.rules = rules_for(protocol)
         self.store = store
         self.logs: dict[str, tuple[int, Log]] = {}  # durable: tp -> (topic_id, log)
         # durable: tp -> (topic_id, leader epoch) of a replica deleted by StopReplica, kept only
@@ -68,7 +70,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         # A controller that died refuses the new connection, so nothing would reach it (and a
         # send to a dead node closes the connection again at once): the next controller gets
         # the requests when it takes over (`resend_alters`).
-        if peer == self.controller and self.world.is_alive(peer):
+        if peer == self.controller and self.peer_alive(peer):
             self.resend_alters()
 
     def on_crash(self) -> None:
@@ -89,9 +91,9 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             self.checkpoint_hws()
             for _topic_id, log in self.logs.values():  # LogManager.shutdown flushes every log
                 log.flush()
-            if self.world.network.reachable(self.name, "zk"):
+            if self.can_reach("zk"):
                 self.store.close_session(self.id, self.broker_epoch)
-            self.world.crash(self.name)
+            self.exit_process()
 
     # -- high watermark checkpoints ----------------------------------------------------
     def _checkpoint_interval_us(self) -> int:
@@ -113,7 +115,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             topic_id, log = self.logs[tp]
             hw = max(log.log_start_offset, min(log.checkpointed_hw, log.leo))
             if hw != log.hw:
-                log.hw = hw
+                log.set_hw(hw)
                 hws.append((tp, topic_id, hw, log.epochs[-1][0] if log.epochs else -1))
         if hws:
             self.emit(V.HW, {"role": "recovered", "hws": hws})
@@ -132,7 +134,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
 
     def on_timer(self, name: str, data) -> None:
         if name == "heartbeat":
-            if self.world.network.reachable(self.name, "zk"):
+            if self.can_reach("zk"):
                 self.store.renew_broker(self.id, self.broker_epoch, self.now_us)
             self.set_timer(HEARTBEAT_US, "heartbeat")
         elif name == "isr_check":
@@ -175,8 +177,8 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
     # -- retention (ref §2.3) ------------------------------------------------------------
     def apply_retention(self, tp: str, log_start_offset: int | None = None) -> None:
         """Delete whole batches below `log_start_offset` (or older than the topic's
-        retention.ms), never past the HW; on profiles <= 2.3 (and the `spurious_out_of_order`
-        mutant) the producer state of producers left wholly below the new log start is evicted."""
+        retention.ms), never past the HW; on profiles <= 2.3 the producer state of producers
+        left wholly below the new log start is evicted."""
         held = self.logs.get(tp)
         if held is None:
             return
@@ -195,7 +197,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         if log.advance_start(target):
             self.emit(V.LOG_START, {"tp": tp, "topic_id": topic_id,
                                     "log_start_offset": log.log_start_offset})
-            if self.protocol.evict_state_on_retention or self.protocol.mutant == "spurious_out_of_order":
+            if self.rules.evicts_producer_state_on_retention(self.protocol):
                 evict_below_log_start(log)
 
     def _arm_producer_expiration(self) -> None:
@@ -223,13 +225,10 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         order: KafkaApis checks the broker epoch before ReplicaManager sees the controller
         epoch (ref §1.4 broker step 1)."""
         req = msg.body
-        error = E.NONE
-        if self.protocol.broker_epoch_check \
-                and getattr(req, "broker_epoch", -1) not in (-1, self.broker_epoch) \
-                and req.broker_epoch < self.broker_epoch:
-            error = E.STALE_BROKER_EPOCH
-        elif req.controller_epoch < self.controller_epoch:
-            error = E.STALE_CONTROLLER_EPOCH
+        error = self.rules.control_request_error(self.protocol, getattr(req, "broker_epoch", -1),
+                                                 self.broker_epoch, req.controller_epoch,
+                                                 self.controller_epoch)
+        if error == E.STALE_CONTROLLER_EPOCH:
             self.emit(V.STALE_CONTROLLER, {"request": msg.kind,
                                            "req_controller_epoch": req.controller_epoch,
                                            "local_controller_epoch": self.controller_epoch})
@@ -250,26 +249,22 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             return
         req = msg.body
         errors, rejected = [], []
-        older_ok = self.protocol.mutant == "lai_accepts_older_epoch"
         stamp = (req.controller_epoch, req.corr)
+        decide = self.rules.leader_and_isr_partition
         for st in req.partitions:
             p = self.partitions.get(st.tp)
             local = p.leader_epoch if p is not None else self._deleted_epoch(st)
-            if p is not None and p.topic_id != st.topic_id:
-                errors.append((st.tp, E.INCONSISTENT_TOPIC_ID))
+            decision = decide(self.protocol, p is not None,
+                              p is not None and p.topic_id == st.topic_id, local,
+                              p.partition_epoch if p is not None else -1, st.leader_epoch,
+                              st.partition_epoch, self.id in st.replicas)
+            if decision.become:
+                self._become(st, force=decision.reset_epochs)
+                self.partitions[st.tp].lai_stamp = stamp
                 continue
-            if st.leader_epoch > local or (older_ok and st.leader_epoch != local):
-                if self.id not in st.replicas:  # judged only for a newer epoch (ref §1.4 step 2)
-                    errors.append((st.tp, E.UNKNOWN_TOPIC_OR_PARTITION))
-                    continue
-                self._become(st, force=older_ok)
-                self.partitions[st.tp].lai_stamp = stamp
-            elif self._isr_change_only(p, st) and self.id in st.replicas:
-                self._become(st)
-                self.partitions[st.tp].lai_stamp = stamp
-            else:
+            if decision.error == E.STALE_CONTROLLER_EPOCH:
                 rejected.append([st.tp, st.leader_epoch, local, E.STALE_CONTROLLER_EPOCH])
-                errors.append((st.tp, E.STALE_CONTROLLER_EPOCH))
+            errors.append((st.tp, decision.error))
         if rejected:
             self.emit(V.LAI_REJECTED, {"controller_epoch": req.controller_epoch, "partitions": rejected})
         if req.full:
@@ -284,7 +279,7 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         brought online stays."""
         for tp in sorted(self.logs):
             p = self.partitions.get(tp)
-            if tp in assigned or (p is not None and p.lai_stamp > stamp):
+            if not control.is_stray(tp in assigned, p.lai_stamp if p is not None else None, stamp):
                 continue
             if p is not None:
                 self.remove_from_fetchers(tp)
@@ -301,13 +296,6 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         if tomb is None or tomb[0] != st.topic_id:
             return -1
         return tomb[1]
-
-    def _isr_change_only(self, p, st) -> bool:
-        """A newer partition epoch at the same leader epoch: with `isr_shrink_bumps_epoch` off
-        (KRaft, KAFKA-15021) an ISR removal is applied as KRaft brokers apply a partition
-        change (`makeLeader` / `makeFollower` skip only an older partition epoch, ref §1.4)."""
-        return (not self.protocol.isr_shrink_bumps_epoch and p is not None
-                and st.leader_epoch == p.leader_epoch and st.partition_epoch > p.partition_epoch)
 
     def _become(self, st, force: bool = False) -> None:
         p = self.partitions.get(st.tp)
@@ -359,12 +347,12 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         if self._fenced_controller(msg):
             return
         req = msg.body
-        fence = self.protocol.update_metadata_fence
         stamp = (req.controller_epoch, req.corr)
         stamps = self.metadata_stamps
         changes, skipped = [], []
+        taken = self.rules.update_metadata_part_taken
         for st in req.partitions:
-            if fence and stamps.get(st.tp, stamp) > stamp:
+            if not taken(self.protocol, stamps.get(st.tp), stamp):
                 skipped.append(st.tp)
                 continue
             stamps[st.tp] = stamp
@@ -373,13 +361,13 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
                 self.metadata[st.tp] = entry
                 changes.append([st.tp, st.leader, st.leader_epoch])
         for tp in req.deleted:
-            if fence and stamps.get(tp, stamp) > stamp:
+            if not taken(self.protocol, stamps.get(tp), stamp):
                 skipped.append(tp)
                 continue
             stamps[tp] = stamp
             if self.metadata.pop(tp, None) is not None:
                 changes.append([tp, -1, -2])
-        stale_alive = fence and self.alive_stamp > stamp
+        stale_alive = not taken(self.protocol, self.alive_stamp, stamp)
         alive_changed = not stale_alive and self._apply_alive(req, stamp)
         if changes or alive_changed:
             self.emit(V.METADATA, {"controller_epoch": req.controller_epoch, "changes": changes,
@@ -407,23 +395,14 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
             errors.append((sp.tp, self._stop_one(sp)))
         self._reply(msg, "StopReplicaResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
 
-    def _stop_replica_allowed(self, req_epoch: int, cur_epoch: int) -> bool:
-        proto = self.protocol
-        if proto.mutant == "no_stop_replica_epoch_check":
-            return True
-        equal_ok = proto.stop_replica_equal_epoch == "accept"
-        if proto.mutant == "stop_replica_equal_epoch_flipped":
-            equal_ok = not equal_ok
-        return (req_epoch in (E.NO_EPOCH, E.EPOCH_DURING_DELETE) or req_epoch > cur_epoch
-                or (req_epoch == cur_epoch and equal_ok))
-
     def _stop_one(self, sp) -> int:
         p = self.partitions.get(sp.tp)
         fields = {"tp": sp.tp, "topic_id": sp.topic_id, "delete": sp.delete,
                   "req_epoch": sp.leader_epoch, "issued_epoch": sp.issued_epoch,
                   "local_epoch": p.leader_epoch if p else -1,
                   "controller_epoch": self.controller_epoch}
-        if p is not None and not self._stop_replica_allowed(sp.leader_epoch, p.leader_epoch):
+        if p is not None and not self.rules.stop_replica_epoch_allowed(
+                self.protocol, sp.leader_epoch, p.leader_epoch):
             self.emit(V.STOP_REPLICA, {**fields, "result": "fenced", "error": E.FENCED_LEADER_EPOCH})
             return E.FENCED_LEADER_EPOCH
         self.emit(V.STOP_REPLICA, {**fields, "result": "applied" if p else "not_hosted",
@@ -435,7 +414,8 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         self.remove_from_fetchers(sp.tp)
         if sp.delete:
             self.fail_waiters(sp.tp)
-            self._delete_replica(sp.tp, sp.topic_id, self._delete_fence_epoch(sp, p))
+            self._delete_replica(sp.tp, sp.topic_id, control.delete_fence_epoch(
+                sp.leader_epoch, p.leader_epoch if p is not None else None))
         return E.NONE
 
     def _delete_replica(self, tp: str, topic_id: int, fence_epoch: int | None,
@@ -450,15 +430,6 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         held = self.logs.pop(tp, None)
         if held is not None:
             self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": held[0], **(fields or {})})
-
-    @staticmethod
-    def _delete_fence_epoch(sp, p) -> int | None:
-        """The epoch a StopReplica(delete) fences: none for -1, every epoch for -2 (the topic is
-        gone), else the request's, or the replica's own when newer."""
-        if sp.leader_epoch == E.NO_EPOCH:
-            return None
-        epoch = sp.leader_epoch if sp.leader_epoch >= 0 else 2**31 - 1
-        return max(epoch, p.leader_epoch) if p is not None else epoch
 
     # -- Metadata --------------------------------------------------------------------------
     def on_metadata(self, msg) -> None:

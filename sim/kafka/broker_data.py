@@ -15,7 +15,7 @@ from __future__ import annotations
 from sim.core.deadlines import Deadlines
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
-from sim.kafka.idempotence import check_idempotent_append, record_append
+from sim.kafka.idempotence import producers_of, record_append
 from sim.kafka.messages import (
     AlterPartition,
     EpochEndOffset,
@@ -70,7 +70,7 @@ class BrokerData:
                 # "so that the producer client will know that some error has happened and will
                 # refresh its metadata" (`KafkaApis.handleProduceRequest`)
                 self.connection_closed(msg.src)
-                self.world.network.close_connection(self.name, msg.src)
+                self.close_connection_with(msg.src)
             return
         key = (msg.src, req.corr)
         waiter = Waiter(msg.src, req.corr, {r.tp: r for r in results}, needs)
@@ -86,8 +86,8 @@ class BrokerData:
         if p is None:
             err = self._not_hosted_error(pp.tp)
             return self._produce_error(pp, err), None
-        check = self.protocol.produce_epoch_check and self.protocol.mutant != "no_produce_epoch_check"
-        err = p.local_log_error(pp.current_leader_epoch, True, check)
+        err = self.rules.produce_local_log(self.protocol, p.leader_epoch, p.is_leader,
+                                           pp.current_leader_epoch)
         if not err and acks == -1 and len(p.isr) < self.min_isr(p):
             err = E.NOT_ENOUGH_REPLICAS
         if err:
@@ -96,7 +96,8 @@ class BrokerData:
         if batch.pid >= 0 and self.formats.get(pp.tp.rpartition("-")[0], 2) < 2:
             # idempotent batches need message format v2 (KIP-98; ref §2.6)
             return self._produce_error(pp, E.UNSUPPORTED_FOR_MESSAGE_FORMAT), None
-        err, dup_offset = check_idempotent_append(self, p, batch)
+        err, dup_offset = self.rules.check_producer_append(
+            self.protocol, producers_of(p.log).get(batch.pid), batch)
         if dup_offset is not None:
             self.emit(V.DUP_APPEND, {"tp": pp.tp, "bid": batch.bid, "base_offset": dup_offset})
             return ProducePartitionResult(pp.tp, E.NONE, dup_offset, p.log.log_start_offset), \
@@ -278,7 +279,8 @@ class BrokerData:
         if p is None:
             err = self._not_hosted_error(fp.tp)
             return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
-        err = p.local_log_error(fp.current_leader_epoch, True, self.protocol.fetch_epoch_check)
+        err = self.rules.fetch_local_log(self.protocol, p.leader_epoch, p.is_leader,
+                                         fp.current_leader_epoch)
         if err:
             return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
         log = p.log
@@ -339,7 +341,8 @@ class BrokerData:
             if p is None:
                 err = self._not_hosted_error(part.tp)
             else:
-                err = p.local_log_error(part.current_leader_epoch, True, self.protocol.fetch_epoch_check)
+                err = self.rules.fetch_local_log(self.protocol, p.leader_epoch, p.is_leader,
+                                                 part.current_leader_epoch)
             if err:
                 answers.append(EpochEndOffset(part.tp, err))
             else:
@@ -360,35 +363,29 @@ class BrokerData:
             return
         f.fetched(fetch_offset, p.log.leo, self.now_us)
         f.epoch = p.leader_epoch
-        if (replica_id not in p.isr and p.pending_isr is None and fetch_offset >= p.log.hw
-                # KAFKA-7128: also the start of the leader's epoch
-                and (fetch_offset >= p.leader_epoch_start_offset
-                     or not self.protocol.isr_epoch_start_check)
-                # KIP-841 in ZK mode: a broker the metadata cache lists alive
-                and (replica_id in self.alive_brokers or not self.protocol.ineligible_replica_check)):
+        if self.rules.follower_joins_isr(self.protocol, replica_id in p.isr,
+                                         p.pending_isr is not None, fetch_offset, p.log.hw,
+                                         p.leader_epoch_start_offset,
+                                         replica_id in self.alive_brokers):
             self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
         self.maybe_advance_hw(p)
 
     def min_isr(self, p) -> int:
-        """min.insync.replicas for `p`; with `hw_waits_for_min_isr` (KAFKA-15583, 3.7) never
-        more than its replicas (`Partition.effectiveMinIsr`)."""
-        configured = self.cluster["min_insync_replicas"]
-        if self.protocol.hw_waits_for_min_isr:
-            return min(configured, len(p.replicas))
-        return configured
+        """min.insync.replicas for `p` (`Partition.effectiveMinIsr`)."""
+        return self.rules.effective_min_isr(self.protocol, self.cluster["min_insync_replicas"],
+                                            len(p.replicas))
 
     def maybe_advance_hw(self, p) -> None:
-        """Move the leader's HW to what its ISR has; with `hw_waits_for_min_isr` not while
-        the ISR is below min.insync.replicas (`maybeIncrementLeaderHW` returns early
-        `if (isUnderMinIsr)`, KAFKA-15583, 3.7), so no one reads what so few replicas hold."""
+        """Move the leader's HW to what its ISR has (`maybe_increment_leader_hw`)."""
         if not p.is_leader:
             return
-        if self.protocol.hw_waits_for_min_isr and len(p.isr) < self.min_isr(p):
-            return
-        mutant = self.protocol.mutant
-        hw = p.leader_hw_candidate(mutant == "hw_ignores_isr", mutant == "hw_not_monotonic")
-        if hw > p.log.hw or (mutant == "hw_not_monotonic" and hw != p.log.hw):
-            p.log.hw = hw
+        log = p.log
+        hw = self.rules.maybe_increment_leader_hw(
+            self.protocol, log.leo, log.hw, p.leader_epoch, len(p.isr),
+            self.cluster["min_insync_replicas"], len(p.replicas), p.maximal_isr(), p.followers,
+            self.id)
+        if hw is not None:
+            log.set_hw(hw)
             self.hw_buf.append([p.tp, p.topic_id, hw, p.leader_epoch])
             self._check_waiters(p.tp)
             self._wake_parked(p.tp, "consumers")
@@ -414,11 +411,9 @@ class BrokerData:
         `idle_follower_in_sync` (KAFKA-7152, 2.1) never while its log end is the leader's, so
         the followers of a partition nobody writes to stay in the ISR."""
         f = p.followers.get(replica_id)
-        if f is None:
-            return True
-        if self.protocol.idle_follower_in_sync and f.leo == p.log.leo:
-            return False
-        return self.now_us - f.caught_up_us > self.cluster["replica_lag_time_max_ms"] * 1000
+        return self.rules.is_follower_out_of_sync(
+            self.protocol, f is not None, f.leo if f else -1, p.log.leo,
+            f.caught_up_us if f else -1, self.now_us, self.cluster["replica_lag_time_max_ms"])
 
     def _alter_isr(self, p, isr: tuple) -> None:
         if self.controller is None:
@@ -442,7 +437,7 @@ class BrokerData:
 
     def resend_alters(self) -> None:
         """A new controller took over: unanswered AlterPartitions go to it."""
-        if self.protocol.mutant == "alter_partition_not_resent":
+        if not self.rules.controller_channel_resends(self.protocol):
             return
         for tp in sorted(self.partitions):
             p = self.partitions[tp]
@@ -451,8 +446,8 @@ class BrokerData:
 
     def _alter_timeout(self, tp: str, corr: int, send: int) -> None:
         p = self.partitions.get(tp)
-        if self.protocol.mutant == "alter_partition_not_resent":
-            return  # planted: the request stays pending, and so does the ISR change
+        if not self.rules.controller_channel_resends(self.protocol):
+            return
         if p is not None and p.is_leader and p.alter_request is not None \
                 and p.alter_request.corr == corr and p.alter_sends == send:
             self.reset_connection(self.controller)

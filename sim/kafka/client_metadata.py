@@ -13,6 +13,7 @@ rejection a `metadata_rejected` event.
 from __future__ import annotations
 
 from sim.kafka import vocab as V
+from sim.kafka.rules import rules_for
 
 NOT_CACHED = (-1, -1, -1)
 
@@ -21,6 +22,7 @@ class ClientMetadata:
     def __init__(self, owner, protocol):
         self.owner = owner  # the client actor, for trace events
         self.protocol = protocol
+        self.rules = rules_for(protocol)
         self.parts: dict[str, tuple] = {}  # tp -> (topic_id, leader, leader_epoch)
         self.brokers: tuple = ()
         self.formats: dict[str, int] = {}
@@ -43,20 +45,17 @@ class ClientMetadata:
         `Metadata.equivalentResponseCount` in `updateLatestMetadata`, ref §3.1)."""
         self.brokers = resp.brokers
         self.formats.update(dict(resp.formats))
-        accept_older = (not self.protocol.client_rejects_stale_metadata
-                        or self.protocol.mutant == "client_accepts_stale_metadata")
+        decide = self.rules.update_partition_metadata
         news = False
         for tp, topic_id, leader, epoch in resp.partitions:
             old = self.parts.get(tp)
-            recreated = old is not None and old[0] != topic_id \
-                and self.protocol.client_accepts_recreated_topic
-            if old is not None and self.protocol.mutant == "client_keeps_first_leader":
-                continue  # planted: the first answer for a partition is kept for good
-            if old is not None and not recreated and epoch < old[2] and not accept_older:
+            update = decide(self.protocol, old, topic_id, epoch)
+            if update.reject:
                 self.owner.emit(V.METADATA_REJECTED, {"tp": tp, "leader_epoch": epoch,
                                                       "known_epoch": old[2], "source": source})
+            if not update.take:
                 continue
-            news = news or old is None or recreated or epoch > old[2]
+            news = news or update.news
             if old != (topic_id, leader, epoch):
                 self.parts[tp] = (topic_id, leader, epoch)
                 self.owner.emit(V.CLIENT_EPOCH, {"tp": tp, "topic_id": topic_id, "leader": leader,
@@ -67,10 +66,9 @@ class ClientMetadata:
     def apply_hint(self, tp: str, leader: int, epoch: int, endpoints: tuple, source: str) -> bool:
         """KIP-951 `updatePartitionLeadership` for one partition (ref §3.3.2)."""
         old = self.parts.get(tp)
-        if old is None or leader < 0 or epoch < 0 or self.protocol.mutant == "client_keeps_first_leader":
-            return False
-        newer = epoch >= old[2] if self.protocol.mutant == "hint_accepts_equal_epoch" else epoch > old[2]
-        if not newer or (leader not in self.brokers and leader not in endpoints):
+        known = leader in self.brokers or leader in endpoints
+        if not self.rules.update_partition_leadership(self.protocol, old[2] if old else None,
+                                                      leader, epoch, known):
             return False
         self.parts[tp] = (old[0], leader, epoch)
         if leader not in self.brokers:  # its NodeEndpoint joins the known nodes (KIP-951)

@@ -36,6 +36,7 @@ from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.consumer_validation import PositionValidator
 from sim.kafka.messages import Fetch, FetchPartition
+from sim.kafka.rules import rules_for
 
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
 RETRY_BACKOFF_MAX_MS = 1000  # retry.backoff.max.ms default (3.7+, ref §0)
@@ -49,6 +50,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         super().__init__(spec["name"], world)
         self.spec = spec
         self.protocol = protocol
+        self.rules = rules_for(protocol)
         self.tps = [f"{topic_spec['name']}-{i}" for i in range(topic_spec["partitions"])]
         self.bootstrap = tuple(range(1, world.options["cluster"]["brokers"] + 1))
         self.discovery = spec["leader_discovery"] or protocol.leader_discovery
@@ -221,10 +223,10 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         if action == "backoff" and (self.meta.epoch(tp) > epoch
                                     or self.discovery == "refresh_no_backoff"):
             action = "retry"  # a newer leader is already known, or this mode never waits
-        if action == "backoff":
-            self.resting[tp] = (self.now_us + RETRY_BACKOFF_MS * 1000, epoch)
-        if self.protocol.mutant == "consumer_rests_for_good":
-            self.resting[tp] = (2**62, 2**31 - 1)  # planted: never fetched again, whatever comes
+        rest = self.rules.rest_after_fetch_error(action, self.now_us, RETRY_BACKOFF_MS * 1000,
+                                                 epoch)
+        if rest is not None:
+            self.resting[tp] = rest
         self.emit(V.FETCH_ERROR, {"tp": tp, "error": err, "broker": broker,
                                   "leader_epoch": epoch, "action": action,
                                   "position": self.position[tp]})

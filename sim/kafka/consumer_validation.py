@@ -33,8 +33,7 @@ class PositionValidator:
         self.awaiting: dict[str, tuple] = {}  # tp -> (leader, epoch) to validate against
         self.validating: dict[int, int] = {}  # broker -> corr of its request in flight
         self.validation_asked: dict[int, dict] = {}  # broker -> {tp: position asked about}
-        self.validates = (self.protocol.consumer_validation
-                          and self.protocol.mutant != "consumer_skips_validation")
+        self.validates = self.rules.validates_positions(self.protocol)
 
     def awaits_validation(self, tp: str, leader: int, epoch: int) -> bool:
         """Note the leader the position now goes to; True while it waits for validation."""

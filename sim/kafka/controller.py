@@ -25,6 +25,7 @@ from sim.kafka.messages import (
     StopReplica,
     UpdateMetadata,
 )
+from sim.kafka.rules import rules_for
 
 TICK_US = 100_000
 
@@ -34,6 +35,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         super().__init__(name, world)
         self.cluster = options["cluster"]
         self.protocol = protocol
+        self.rules = rules_for(protocol)
         self.store = store
         self.active = False
         self.controller_epoch = -1

@@ -24,8 +24,7 @@ class ControllerOps:
         topic, st = self.store.partition(tp)
         for key, value in updates.items():
             setattr(st, key, tuple(value) if isinstance(value, list) else value)
-        if bump_epoch and state_written and not (
-                self.protocol.mutant == "controller_reuses_leader_epoch" and reason.startswith("elect")):
+        if self.rules.bumps_leader_epoch(bump_epoch, state_written, reason):
             st.leader_epoch += 1
         if state_written:
             st.partition_epoch += 1

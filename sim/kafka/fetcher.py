@@ -77,16 +77,11 @@ class Fetcher:
             self.set_timer(min(parts.values()) - now, "fetch_retry", leader)
             return
         self.fetch_corr += 1
-        mode = self.protocol.follower_truncation
-        skip_truncation = self.protocol.mutant == "follower_skips_truncation" or mode == "high_watermark"
-        once = mode == "kip101" or mode == "kip279"
+        names_epoch = self.rules.fetch_last_fetched_epoch
         reqs = []
         for tp in ready:
             p = self.partitions[tp]
-            if skip_truncation or (once and tp not in self.truncating):
-                last_epoch = -1
-            else:
-                last_epoch = p.log.last_epoch()
+            last_epoch = names_epoch(self.protocol, tp in self.truncating, p.log.last_epoch())
             reqs.append(FetchPartition(tp, p.log.leo, p.leader_epoch, last_epoch))
         wait_us = self.cluster["replica_fetch_wait_max_ms"] * 1000
         self.fetch_inflight[leader] = self.fetch_corr
@@ -247,7 +242,7 @@ class Fetcher:
         a change is added to `hws` for the `hw` event."""
         hw = min(leader_hw, p.log.leo)
         if hw != p.log.hw and hw >= 0:
-            p.log.hw = hw
+            p.log.set_hw(hw)
             hws.append([p.tp, p.topic_id, hw, p.leader_epoch])
 
     def _hw_before_truncation(self, p, leader_hw: int) -> None:

@@ -3,13 +3,11 @@
 Contract: producer state lives with the log (`log.producers`: pid -> `ProducerEntry`), is
 updated by leader appends and follower replication alike (so it survives leader changes, ref
 §2.2 last bullet), is committed only after a successful append (KAFKA-6683), and keeps the last
-5 batches' metadata (NUM_BATCHES_TO_RETAIN, ref §0, §2.1). `check_idempotent_append` follows the
-algorithm of ref §2.2 with the version answers of §2.4 selected by the protocol switches.
+5 batches' metadata (NUM_BATCHES_TO_RETAIN, ref §0, §2.1). The append check itself is a rule
+(`sim.kafka.rules.producer_state.check_producer_append`).
 """
 
 from __future__ import annotations
-
-from sim.kafka import errors as E
 
 NUM_BATCHES_TO_RETAIN = 5
 
@@ -29,47 +27,6 @@ def producers_of(log) -> dict:
     if producers is None:
         producers = log.producers = {}
     return producers
-
-
-def check_idempotent_append(broker, p, batch) -> tuple[int, int | None]:
-    """(error, duplicate_base_offset) for a client batch; (NONE, None) means append it."""
-    if batch.pid < 0:
-        return E.NONE, None
-    proto = broker.protocol
-    entry = producers_of(p.log).get(batch.pid)
-    last_seq = batch.base_seq + batch.count - 1
-    if entry is not None and batch.producer_epoch == entry.epoch:
-        for first_seq, b_last, first_off, _last_off in entry.batches:
-            if first_seq == batch.base_seq and b_last == last_seq:
-                if proto.mutant == "no_dedup_cache":  # planted bug: the duplicate is appended
-                    return E.NONE, None
-                return E.NONE, first_off
-    if entry is not None and batch.producer_epoch < entry.epoch:
-        return E.INVALID_PRODUCER_EPOCH, None
-    if entry is None:
-        if batch.base_seq == 0:
-            return E.NONE, None
-        return _unknown_producer_answer(proto), None
-    if batch.producer_epoch != entry.epoch:
-        return (E.OUT_OF_ORDER_SEQUENCE_NUMBER if batch.base_seq != 0 else E.NONE), None
-    if proto.mutant == "no_sequence_check":  # planted bug: any sequence is accepted
-        return E.NONE, None
-    expected = entry.batches[-1][1] + 1 if entry.batches else 0
-    if batch.base_seq == expected or not entry.batches and proto.unknown_producer == "accept":
-        return E.NONE, None
-    if (proto.old_duplicate == "duplicate_sequence" and entry.batches
-            and last_seq < entry.batches[0][0]):
-        return E.DUPLICATE_SEQUENCE_NUMBER, None
-    return E.OUT_OF_ORDER_SEQUENCE_NUMBER, None
-
-
-def _unknown_producer_answer(proto) -> int:
-    """Unknown producer with seq != 0, by version (ref §2.4)."""
-    if proto.unknown_producer == "out_of_order" or proto.mutant == "spurious_out_of_order":
-        return E.OUT_OF_ORDER_SEQUENCE_NUMBER
-    if proto.unknown_producer == "unknown_producer_id":
-        return E.UNKNOWN_PRODUCER_ID
-    return E.NONE
 
 
 def record_append(log, batch, base_offset: int, now_us: int,

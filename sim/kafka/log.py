@@ -13,6 +13,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from operator import itemgetter
 
+from sim.kafka.model_bug import ModelBug
+
 _epoch_of = itemgetter(0)
 
 
@@ -46,13 +48,22 @@ class Log:
         return base
 
     def append_entry(self, entry: tuple, at_us: int) -> None:
-        """Append a batch copied from the leader, keeping its offsets and epoch."""
+        """Append a batch copied from the leader, keeping its offsets and epoch: it must start
+        at this log's end (offsets stay contiguous)."""
         base, count, epoch, _batch = entry
+        if base != self.leo:
+            raise ModelBug(f"append at offset {base} to a log that ends at {self.leo}")
         self.assign_epoch_start(epoch, base)
         self.bases.append(base)
         self.entries.append(entry)
         self.appended_us.append(at_us)
         self.leo = base + count
+
+    def set_hw(self, hw: int) -> None:
+        """Move the high watermark, which never passes the log end."""
+        if hw > self.leo:
+            raise ModelBug(f"high watermark {hw} past the log end {self.leo}")
+        self.hw = hw
 
     def first_appended_after(self, t_us: int) -> int:
         """The base offset of the first entry appended after `t_us`, or the log end offset

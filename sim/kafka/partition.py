@@ -1,16 +1,16 @@
 """A broker's replica of one partition: leader epoch, role, ISR, follower progress.
 
-Contract: volatile state over a durable `Log`. `check_current_leader_epoch` and `local_log`
-implement `Partition.checkCurrentLeaderEpoch` / `getLocalLog` exactly (ref §1.1): an absent
-epoch (< 0) skips the check, local > remote is FENCED_LEADER_EPOCH, local < remote is
-UNKNOWN_LEADER_EPOCH, and only then is leadership required. `make_leader` / `make_follower`
-follow `Partition.makeLeader` / `makeFollower` (ref §1.4 steps 3-4).
+Contract: volatile state over a durable `Log`. `make_leader` / `make_follower` follow
+`Partition.makeLeader` / `makeFollower` (ref §1.4 steps 3-4); the checks of a request against
+the replica's epoch are rules (`sim.kafka.rules.epochs`). A replica's leader epoch never goes
+back (`ModelBug` otherwise): a LeaderAndIsr the broker applies is at least as new.
 """
 
 from __future__ import annotations
 
 from sim.kafka import errors as E
 from sim.kafka.log import Log
+from sim.kafka.model_bug import ModelBug
 
 
 class Replica:
@@ -69,31 +69,13 @@ class Partition:
     def is_leader(self) -> bool:
         return self.leader == self.broker_id
 
-    def check_current_leader_epoch(self, remote: int) -> int:
-        if remote < 0:
-            return E.NONE
-        if self.leader_epoch > remote:
-            return E.FENCED_LEADER_EPOCH
-        if self.leader_epoch < remote:
-            return E.UNKNOWN_LEADER_EPOCH
-        return E.NONE
-
-    def local_log_error(self, current_leader_epoch: int, require_leader: bool,
-                        check_epoch: bool = True) -> int:
-        if check_epoch:
-            err = self.check_current_leader_epoch(current_leader_epoch)
-            if err:
-                return err
-        if require_leader and not self.is_leader:
-            return E.NOT_LEADER_OR_FOLLOWER
-        return E.NONE
-
     def make_leader(self, state, now_us: int, cache_epoch: bool = True) -> bool:
         """Apply LeaderAndIsr as leader; returns whether the leader epoch is new. With
         `cache_epoch` (KAFKA-7415, 2.1) a new epoch enters the leader-epoch cache now, at the
         log end; before, only with the first batch appended in it."""
         if state.partition_epoch < self.partition_epoch:
             return False
+        self._check_epoch(state.leader_epoch)
         self.replicas, self.isr = state.replicas, state.isr
         new_epoch = state.leader_epoch > self.leader_epoch
         if new_epoch:
@@ -120,6 +102,7 @@ class Partition:
         """Apply LeaderAndIsr as follower; returns whether the leader epoch is new."""
         if state.partition_epoch < self.partition_epoch:
             return False
+        self._check_epoch(state.leader_epoch)
         new_epoch = state.leader_epoch > self.leader_epoch
         self.replicas = state.replicas
         self.isr = ()
@@ -132,27 +115,13 @@ class Partition:
         self.alter_request = None
         return new_epoch
 
+    def _check_epoch(self, leader_epoch: int) -> None:
+        if leader_epoch < self.leader_epoch:
+            raise ModelBug(f"{self.tp} on broker {self.broker_id}: leader epoch "
+                           f"{self.leader_epoch} would go back to {leader_epoch}")
+
     def maximal_isr(self) -> tuple:
         """ISR used for the HW while an AlterPartition is in flight (KIP-497)."""
         if self.pending_isr is None:
             return self.isr
         return tuple(sorted(set(self.isr) | set(self.pending_isr)))
-
-    def leader_hw_candidate(self, hw_ignores_isr: bool = False, stale_followers: bool = False) -> int:
-        """The HW this leader may advance to: min LEO over the (maximal) ISR."""
-        hw = self.log.leo
-        if hw_ignores_isr:  # planted bug: commit on the leader alone
-            return hw
-        if stale_followers:  # planted bug: every assigned replica counts, ISR or not
-            for f in self.followers.values():
-                if f.epoch == self.leader_epoch:
-                    hw = min(hw, f.leo)
-            return hw
-        for r in self.maximal_isr():
-            if r == self.broker_id:
-                continue
-            f = self.followers.get(r)
-            if f is None or f.epoch != self.leader_epoch:
-                return min(hw, self.log.hw)
-            hw = min(hw, f.leo)
-        return hw

@@ -23,6 +23,7 @@ from sim.kafka.client_refresh import JITTER, MetadataRefresher, exponential_back
 from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.messages import Batch, Produce, ProducePartition
 from sim.kafka.producer_idempotence import IdempotenceMixin
+from sim.kafka.rules import rules_for
 
 ACKS = {"all": -1, 1: 1, 0: 0}
 # the fields of the two per-batch events, in the order their encoded text writes them
@@ -60,6 +61,7 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         self.tps = [f"{topic_spec['name']}-{i}" for i in range(topic_spec["partitions"])]
         self.bootstrap = tuple(range(1, world.options["cluster"]["brokers"] + 1))
         self.discovery = spec["leader_discovery"] or protocol.leader_discovery
+        self.rules = rules_for(protocol)
         self.init_idempotence(index)
         # JSON text that the per-batch `batch` and `ack` events repeat (see `_emit_batch`)
         self.tp_json = {tp: json_str(tp) for tp in self.tps}
@@ -176,8 +178,8 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         It and `ack` are written once per batch, so their text is built here rather than by
         the JSON encoder, at a third of the cost (`Trace.emit_encoded`)."""
         now = self.now_us
-        self.world.trace.emit_encoded(
-            now, self.name, V.BATCH,
+        self.emit_encoded(
+            V.BATCH,
             f'{self.batch_head}{json_str(bid)},"tp":{self.tp_json[tp]},"count":{count},'
             f'"created_us":{now}}}', BATCH_KEYS, (bid, tp, count, now))
 
@@ -297,26 +299,24 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             self._fail(pb, err)
 
     def _retry_or_fail(self, pb: PendingBatch, err: int, disconnected: bool = False) -> None:
-        """Retry `pb` after a retriable `err`, or fail it: with DELIVERY_TIMEOUT once
-        delivery.timeout.ms has passed, with `err` itself once `retries` are spent (ref §2.5).
-        Retried or failed, metadata is refreshed for InvalidMetadata errors
-        (`Sender.completeBatch` asks after deciding) and after a lost connection (`NetworkClient`
-        on a disconnect), not for a broker's own REQUEST_TIMED_OUT (ref §3.2)."""
+        """Retry `pb` after a retriable `err`, or fail it, as `complete_batch` decides; retried
+        or failed, metadata is refreshed when it says so (`Sender.completeBatch` asks after
+        deciding)."""
         backoff_us = None
-        if self.now_us - pb.batch.created_us >= self.spec["delivery_timeout_ms"] * 1000:
-            self._fail(pb, E.DELIVERY_TIMEOUT if err in E.RETRIABLE else err)
-        elif pb.attempts >= self.spec["retries"]:
-            self._fail(pb, err)
+        decision = self.rules.complete_batch(
+            self.discovery, err, self.now_us - pb.batch.created_us,
+            self.spec["delivery_timeout_ms"] * 1000, pb.attempts, self.spec["retries"],
+            disconnected)
+        if decision.fail_error is not None:
+            self._fail(pb, decision.fail_error)
         else:
             pb.attempts += 1
-            # the alternative KIP-951 rejected drops the backoff for leader changes only (ref §3.4)
-            no_backoff = self.discovery == "refresh_no_backoff" and err in E.INVALID_METADATA
-            backoff_us = 0 if no_backoff else self._backoff_us(pb.attempts)
+            backoff_us = 0 if decision.skip_backoff else self._backoff_us(pb.attempts)
             pb.retry_at_us = self.now_us + backoff_us
             self.emit(V.PRODUCE_ERROR, {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
                                         "action": "retry", "attempts": pb.attempts})
-        if err in E.INVALID_METADATA or disconnected:
-            self.request_update(immediate=self.discovery == "refresh_no_backoff")
+        if decision.refresh_metadata:
+            self.request_update(immediate=decision.refresh_now)
         if backoff_us is not None:
             self.set_timer(backoff_us, "drain")
 
@@ -335,8 +335,8 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         self.on_acked(pb, base_offset)
         batch, now = pb.batch, self.now_us
         latency, has_offset = now - batch.created_us, base_offset >= 0
-        self.world.trace.emit_encoded(
-            now, self.name, V.ACK,
+        self.emit_encoded(
+            V.ACK,
             f'{self.ack_head}{json_str(batch.bid)},"tp":{self.tp_json[pb.tp]},'
             f'"base_offset":{base_offset},"count":{batch.count},"acks":{self.acks_json},'
             f'"latency_us":{latency},"has_offset":{"true" if has_offset else "false"}}}',

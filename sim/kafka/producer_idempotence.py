@@ -25,29 +25,25 @@ from __future__ import annotations
 
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
+from sim.kafka.rules.client_producer import (
+    BUMP_RETRY,
+    FAIL,
+    RESTART_RETRY,
+    SURFACE_LOSS,
+    idempotence_mode,
+)
 
 PID_BASE = 1000
 
 
 class IdempotenceMixin:
     def init_idempotence(self, index: int) -> None:
-        mode = self.spec["enable_idempotence"]
-        # KIP-679: acks other than all, or retries = 0, quietly turn off an idempotence the
-        # user did not ask for (ProducerConfig.postProcessAndValidateIdempotenceConfigs); the
-        # KIP-185 design's best-effort `requested` does the same. An explicit request with
-        # them is a config error, refused when the scenario loads.
-        fits = self.spec["acks"] == "all" and self.spec["retries"] > 0
-        if mode == "default":
-            on = self.protocol.idempotence_default and self.protocol.idempotent_producer and fits
-            mode = "required" if on else "off"
-        if mode == "requested" and not self.protocol.idempotence_modes:
-            mode = "required"
-        elif mode == "requested" and not fits:
-            mode = "off"
-        self.idempotence_promised = mode  # what the profile offers for this configuration
-        if mode == "requested" and self.protocol.mutant == "requested_as_required":
-            mode = "required"  # planted bug
-        self.idempotence = mode
+        # an explicit request with acks other than all or retries = 0 is a config error,
+        # refused when the scenario loads (KIP-679)
+        args = (self.spec["enable_idempotence"], self.spec["acks"] == "all", self.spec["retries"])
+        # what the profile offers for this configuration, and what the client does
+        self.idempotence_promised = idempotence_mode(self.protocol, *args)
+        self.idempotence = self.rules.idempotence_mode(self.protocol, *args)
         self.pid = PID_BASE + index
         self.producer_epoch = 0
         self.next_seq: dict[str, int] = {}
@@ -141,39 +137,20 @@ class IdempotenceMixin:
         err = result.error
         if pb.batch.pid < 0 or err not in (E.UNKNOWN_PRODUCER_ID, E.OUT_OF_ORDER_SEQUENCE_NUMBER):
             return False
-        if self.protocol.client_retries_out_of_order and \
-                self.protocol.mutant != "unknown_producer_id_always_benign":
-            # KIP-360 client (`TransactionManager.canRetry`): retry; OUT_OF_ORDER for the next
-            # expected sequence means a real gap at the broker, so bump the epoch first. With
-            # an unresolved sequence it bumps only for that next sequence
-            # (`isNextSequenceForUnresolvedPartition`); without one, not for a batch whose
-            # sequence was reset (it follows a renumbered batch that failed)
-            nxt = pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1
-            if err == E.UNKNOWN_PRODUCER_ID:
+        action = self.rules.idempotent_error_action(
+            self.protocol, err, pb.batch.producer_epoch < self.producer_epoch,
+            pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1, pb.tp in self.unresolved,
+            pb.sequence_reset, result.log_start_offset, self.last_acked_offset.get(pb.tp, -1))
+        if action == FAIL:
+            self._fail(pb, err)  # sent before a reset: not the client's producer any more
+        elif action == SURFACE_LOSS:
+            self._surface_loss(pb)
+        else:
+            if action == RESTART_RETRY:
                 self._restart_sequences(pb.tp)
-            elif nxt and (pb.tp in self.unresolved or not pb.sequence_reset):
+            elif action == BUMP_RETRY:
                 self.bump_required.add(pb.tp)
             self._retry_or_fail(pb, err)
-            return True
-        if pb.batch.producer_epoch < self.producer_epoch:
-            self._fail(pb, err)  # sent before a reset: not the client's producer any more
-            return True
-        if err == E.UNKNOWN_PRODUCER_ID:
-            benign = (self.protocol.mutant == "unknown_producer_id_always_benign"
-                      or result.log_start_offset == -1
-                      or self.last_acked_offset.get(pb.tp, -1) < result.log_start_offset)
-            if not self.protocol.client_log_start_check:
-                benign = False
-            if benign:
-                self._restart_sequences(pb.tp)
-                self._retry_or_fail(pb, err)
-            else:
-                self._surface_loss(pb)
-            return True
-        if pb.batch.base_seq != self.last_acked_seq.get(pb.tp, -1) + 1:
-            self._retry_or_fail(pb, err)  # an earlier batch failed; this one follows it
-        else:
-            self._surface_loss(pb)
         return True
 
     def _surface_loss(self, pb) -> None:

@@ -1,0 +1,71 @@
+"""Kafka's decisions as pure functions, and the table that plants a bug by swapping one.
+
+Contract: every decision the model takes from Kafka (an error code, whether to apply a request,
+a new high watermark, what a client does next) is a function in this package, named after
+Kafka's own method where there is one, taking the protocol switches and plain values and
+returning the decision; it changes nothing. Actors gather the inputs, call the rule through
+`rules_for(protocol)` and act on the answer. A planted bug (`protocol.mutant`) is a swap of
+one or more rules for wrong ones (`sim.kafka.rules.mutants`), never a branch inside an actor.
+
+Modules: `epochs` (CurrentLeaderEpoch checks), `control` (LeaderAndIsr, StopReplica,
+UpdateMetadata), `replication` (HW, ISR, follower fetch), `producer_state` (the idempotent
+append check), `client_metadata`, `client_producer`, `client_consumer`, `controller`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Callable
+
+from sim.kafka.rules import (
+    client_consumer,
+    client_metadata,
+    client_producer,
+    control,
+    controller,
+    epochs,
+    producer_state,
+    replication,
+)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules one run's actors call: Kafka's, with a mutant's swaps applied."""
+    produce_local_log: Callable = epochs.produce_local_log
+    fetch_local_log: Callable = epochs.fetch_local_log
+    control_request_error: Callable = control.control_request_error
+    leader_and_isr_partition: Callable = control.leader_and_isr_partition
+    stop_replica_epoch_allowed: Callable = control.stop_replica_epoch_allowed
+    update_metadata_part_taken: Callable = control.update_metadata_part_taken
+    effective_min_isr: Callable = replication.effective_min_isr
+    maybe_increment_leader_hw: Callable = replication.maybe_increment_leader_hw
+    follower_joins_isr: Callable = replication.follower_joins_isr
+    is_follower_out_of_sync: Callable = replication.is_follower_out_of_sync
+    fetch_last_fetched_epoch: Callable = replication.fetch_last_fetched_epoch
+    controller_channel_resends: Callable = replication.controller_channel_resends
+    evicts_producer_state_on_retention: Callable = replication.evicts_producer_state_on_retention
+    check_producer_append: Callable = producer_state.check_producer_append
+    update_partition_metadata: Callable = client_metadata.update_partition_metadata
+    update_partition_leadership: Callable = client_metadata.update_partition_leadership
+    idempotence_mode: Callable = client_producer.idempotence_mode
+    complete_batch: Callable = client_producer.complete_batch
+    idempotent_error_action: Callable = client_producer.idempotent_error_action
+    validates_positions: Callable = client_consumer.validates_positions
+    rest_after_fetch_error: Callable = client_consumer.rest_after_fetch_error
+    bumps_leader_epoch: Callable = controller.bumps_leader_epoch
+
+
+@cache
+def rules_named(mutant: str) -> Rules:
+    """Kafka's rules with `mutant`'s swaps ("" for none)."""
+    from sim.kafka.rules.mutants import SWAPS
+    if not mutant:
+        return Rules()
+    return replace(Rules(), **SWAPS[mutant])
+
+
+def rules_for(protocol) -> Rules:
+    """The rules of a run under `protocol` (its `mutant` planted)."""
+    return rules_named(protocol.mutant)

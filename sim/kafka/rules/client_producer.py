@@ -1,0 +1,99 @@
+"""The producer client's decisions: idempotence mode, retry or fail, and the idempotent
+producer's answer to a sequence error.
+
+Contract: pure functions of the protocol switches and plain values, each citing the client
+code it follows (ref §2.5, §2.6, §3.2-3.4).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sim.kafka import errors as E
+
+
+def idempotence_mode(proto, configured: str, acks_all: bool, retries: int) -> str:
+    """The producer's idempotence, off | requested | required, from `enable_idempotence`
+    (`configured`: default | off | requested | required). KIP-679
+    (`ProducerConfig.postProcessAndValidateIdempotenceConfigs`): the default turns off with
+    acks other than all or retries = 0; without the KIP-185 modes `requested` is the shipped
+    boolean, `required`; the best-effort `requested` turns off where it cannot hold."""
+    fits = acks_all and retries > 0
+    if configured == "default":
+        on = proto.idempotence_default and proto.idempotent_producer and fits
+        return "required" if on else "off"
+    if configured == "requested" and not proto.idempotence_modes:
+        return "required"
+    if configured == "requested" and not fits:
+        return "off"
+    return configured
+
+
+class RetryDecision(NamedTuple):
+    """`fail_error`: the error the application sees (None: retry); `skip_backoff`: retry at
+    once; `refresh_metadata`: ask for metadata (`refresh_now`: without waiting its backoff)."""
+    fail_error: int | None
+    skip_backoff: bool
+    refresh_metadata: bool
+    refresh_now: bool
+
+
+def complete_batch(discovery: str, err: int, age_us: int, delivery_timeout_us: int,
+                   attempts: int, retries: int, disconnected: bool = False) -> RetryDecision:
+    """`Sender.completeBatch` after a retriable error: fail with DELIVERY_TIMEOUT once
+    delivery.timeout.ms has passed (KIP-91, `hasReachedDeliveryTimeout`), with the error itself
+    once `retries` are spent (`canRetry`), else retry. Metadata is refreshed after an
+    InvalidMetadata error and after a lost connection (`NetworkClient` on a disconnect), not
+    for a broker's own REQUEST_TIMED_OUT. The alternative KIP-951 rejected
+    (`refresh_no_backoff`) drops the backoff for leader changes only (ref §3.4)."""
+    fail = None
+    if age_us >= delivery_timeout_us:
+        fail = E.DELIVERY_TIMEOUT if err in E.RETRIABLE else err
+    elif attempts >= retries:
+        fail = err
+    invalid = err in E.INVALID_METADATA
+    no_wait = discovery == "refresh_no_backoff"
+    return RetryDecision(fail, no_wait and invalid, invalid or disconnected, no_wait)
+
+
+# what the idempotent producer does with UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER
+RETRY = "retry"  # retry the batch as it is
+RESTART_RETRY = "restart_and_retry"  # renumber the partition from sequence 0, then retry
+BUMP_RETRY = "bump_and_retry"  # bump the epoch once nothing is in flight, then retry
+FAIL = "fail"  # fail the batch with the error
+SURFACE_LOSS = "surface_loss"  # OutOfOrderSequence to the application, then reset
+
+
+def idempotent_error_action(proto, err: int, stale_epoch: bool, next_in_sequence: bool,
+                            unresolved: bool, sequence_reset: bool, log_start_offset: int,
+                            last_acked_offset: int) -> str:
+    """The idempotent producer's answer to a sequence error on one batch (ref §2.5).
+    KIP-360 (2.5+, `client_retries_out_of_order`; `TransactionManager.canRetry`): retry;
+    UNKNOWN_PRODUCER_ID renumbers first; OUT_OF_ORDER for the next expected sequence means a
+    real gap at the broker, so the epoch is bumped first, with an unresolved sequence
+    (`isNextSequenceForUnresolvedPartition`) or for a batch whose sequence was not reset.
+    Before: see `pre_kip360_error_action`."""
+    if proto.client_retries_out_of_order:
+        if err == E.UNKNOWN_PRODUCER_ID:
+            return RESTART_RETRY
+        if next_in_sequence and (unresolved or not sequence_reset):
+            return BUMP_RETRY
+        return RETRY
+    return pre_kip360_error_action(proto, err, stale_epoch, next_in_sequence, log_start_offset,
+                                   last_acked_offset)
+
+
+def pre_kip360_error_action(proto, err: int, stale_epoch: bool, next_in_sequence: bool,
+                            log_start_offset: int, last_acked_offset: int,
+                            always_benign: bool = False) -> str:
+    """0.11-2.4 (`Sender.completeBatch`, `TransactionManager`): a batch sent under an earlier
+    epoch fails; UNKNOWN_PRODUCER_ID is benign (renumber and retry) when the last acknowledged
+    offset fell below the answer's logStartOffset (retention removed the state; -1 says
+    nothing), from 1.0 (`client_log_start_check`), else the loss is surfaced; OUT_OF_ORDER is
+    retried when it follows an earlier failed batch, else surfaced."""
+    if stale_epoch:
+        return FAIL
+    if err == E.UNKNOWN_PRODUCER_ID:
+        benign = always_benign or log_start_offset == -1 or last_acked_offset < log_start_offset
+        return RESTART_RETRY if benign and proto.client_log_start_check else SURFACE_LOSS
+    return SURFACE_LOSS if next_in_sequence else RETRY

@@ -1,0 +1,174 @@
+"""The planted bugs: each a Kafka rule swapped for a wrong one, and the invariant that must
+catch it.
+
+Contract: `MUTANTS` maps each planted bug to the invariant expected to catch it (see
+docs/selftest.md); `SWAPS` maps it to the rules it replaces (rule name -> replacement, with
+the replaced rule's signature). This module is the only place that knows what a mutant does:
+actors call their rules and never ask which mutant is planted.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka.rules import client_metadata as cm
+from sim.kafka.rules import client_producer as cp
+from sim.kafka.rules import control, epochs
+from sim.kafka.rules import producer_state as ps
+from sim.kafka.rules import replication as rep
+from sim.kafka.rules.control import NOT_ASSIGNED, LeaderAndIsrDecision
+
+
+def _no_produce_epoch_check(proto, local_epoch, is_leader, current_leader_epoch):
+    """The Produce path skips the KIP-359 epoch check."""
+    return epochs.get_local_log(local_epoch, is_leader, current_leader_epoch, True, False)
+
+
+def _stop_replica_equal_epoch_flipped(proto, req_epoch, local_epoch):
+    """An equal epoch is judged the other way round from the profile's rule."""
+    if req_epoch in (E.NO_EPOCH, E.EPOCH_DURING_DELETE) or req_epoch > local_epoch:
+        return True
+    return req_epoch == local_epoch and proto.stop_replica_equal_epoch != "accept"
+
+
+def _lai_accepts_older_epoch(proto, hosted, same_topic_id, local_epoch, local_partition_epoch,
+                             leader_epoch, partition_epoch, assigned_here):
+    """Any other leader epoch is applied, older too, with the replica's epochs reset first."""
+    if hosted and not same_topic_id:
+        return control.OTHER_TOPIC_ID
+    if leader_epoch != local_epoch:
+        if not assigned_here:
+            return NOT_ASSIGNED
+        return LeaderAndIsrDecision(E.NONE, True, reset_epochs=True)
+    return control.leader_and_isr_partition(proto, hosted, same_topic_id, local_epoch,
+                                            local_partition_epoch, leader_epoch,
+                                            partition_epoch, assigned_here)
+
+
+def _under_min_isr(proto, isr_size, min_isr, replicas):
+    return proto.hw_waits_for_min_isr and isr_size < rep.effective_min_isr(proto, min_isr,
+                                                                            replicas)
+
+
+def _hw_ignores_isr(proto, leo, hw, leader_epoch, isr_size, min_isr, replicas, maximal_isr,
+                    followers, me):
+    """The HW follows the leader's own log end: a write is committed on the leader alone."""
+    if _under_min_isr(proto, isr_size, min_isr, replicas):
+        return None
+    return leo if leo > hw else None
+
+
+def _hw_not_monotonic(proto, leo, hw, leader_epoch, isr_size, min_isr, replicas, maximal_isr,
+                      followers, me):
+    """Every replica fetched in this epoch counts, ISR or not, and the HW may go back."""
+    if _under_min_isr(proto, isr_size, min_isr, replicas):
+        return None
+    candidate = leo
+    for f in followers.values():
+        if f.epoch == leader_epoch:
+            candidate = min(candidate, f.leo)
+    return candidate if candidate != hw else None
+
+
+def _no_dedup_cache(proto, entry, batch):
+    """A duplicate of a cached batch is appended again."""
+    err, dup = ps.check_producer_append(proto, entry, batch)
+    return ps.APPEND if dup is not None else (err, dup)
+
+
+def _no_sequence_check(proto, entry, batch):
+    """A known producer's batch at its current epoch is taken whatever its sequence."""
+    err, dup = ps.check_producer_append(proto, entry, batch)
+    if dup is None and entry is not None and batch.pid >= 0 \
+            and batch.producer_epoch == entry.epoch:
+        return ps.APPEND
+    return err, dup
+
+
+def _out_of_order_for_unknown(proto, entry, batch):
+    """An unknown producer's batch past sequence 0 is OUT_OF_ORDER_SEQUENCE_NUMBER (0.11's
+    answer), whatever the profile."""
+    if batch.pid >= 0 and entry is None and batch.base_seq != 0:
+        return E.OUT_OF_ORDER_SEQUENCE_NUMBER, None
+    return ps.check_producer_append(proto, entry, batch)
+
+
+def _requested_as_required(proto, configured, acks_all, retries):
+    """A best-effort `requested` producer behaves as `required`."""
+    mode = cp.idempotence_mode(proto, configured, acks_all, retries)
+    return "required" if mode == "requested" else mode
+
+
+def _unknown_producer_id_always_benign(proto, err, stale_epoch, next_in_sequence, unresolved,
+                                       sequence_reset, log_start_offset, last_acked_offset):
+    """The naive UNKNOWN_PRODUCER_ID fix: always retention, never a loss (and no KIP-360)."""
+    return cp.pre_kip360_error_action(proto, err, stale_epoch, next_in_sequence,
+                                      log_start_offset, last_acked_offset, always_benign=True)
+
+
+def _keeps_first_metadata(proto, cached, topic_id, leader_epoch):
+    """The first answer for a partition is kept for good."""
+    if cached is not None:
+        return cm.MetadataUpdate(False)
+    return cm.update_partition_metadata(proto, cached, topic_id, leader_epoch)
+
+
+def _hint_accepts_equal_epoch(proto, cached_epoch, leader, leader_epoch, leader_known):
+    """A hint at the cached epoch is applied too."""
+    if cached_epoch is None or leader < 0 or leader_epoch < 0:
+        return False
+    return leader_epoch >= cached_epoch and leader_known
+
+
+def _rest_for_good(action, now_us, backoff_us, leader_epoch):
+    """A partition that failed a Fetch is never fetched again, whatever comes."""
+    return 2**62, 2**31 - 1
+
+
+def _reuses_leader_epoch(bump_epoch, state_written, reason):
+    """An election keeps the old leader epoch."""
+    return bump_epoch and state_written and not reason.startswith("elect")
+
+
+# name -> (invariant expected to catch it, {rule name: replacement})
+_TABLE: dict[str, tuple[str, dict]] = {
+    "no_produce_epoch_check": ("stale_leader_append", {"produce_local_log": _no_produce_epoch_check}),
+    "no_stop_replica_epoch_check": ("stop_replica_out_of_order",
+                                    {"stop_replica_epoch_allowed": lambda proto, req, local: True}),
+    "stop_replica_equal_epoch_flipped": ("stray_replica", {
+        "stop_replica_epoch_allowed": _stop_replica_equal_epoch_flipped}),
+    "lai_accepts_older_epoch": ("leader_epoch_monotonic",
+                                {"leader_and_isr_partition": _lai_accepts_older_epoch}),
+    "controller_reuses_leader_epoch": ("single_leader_per_epoch",
+                                       {"bumps_leader_epoch": _reuses_leader_epoch}),
+    "follower_skips_truncation": ("log_divergence", {
+        "fetch_last_fetched_epoch": lambda proto, truncating, last_epoch: -1}),
+    "hw_ignores_isr": ("acked_write_lost", {"maybe_increment_leader_hw": _hw_ignores_isr}),
+    "hw_not_monotonic": ("high_watermark_monotonic",
+                         {"maybe_increment_leader_hw": _hw_not_monotonic}),
+    "client_accepts_stale_metadata": ("client_leader_epoch_regression", {
+        "update_partition_metadata": lambda proto, cached, topic_id, epoch:
+            cm.take_newer_metadata(proto, cached, topic_id, epoch, reject_older=False)}),
+    "hint_accepts_equal_epoch": ("leader_hint_misapplied",
+                                 {"update_partition_leadership": _hint_accepts_equal_epoch}),
+    "no_dedup_cache": ("duplicate_append", {"check_producer_append": _no_dedup_cache}),
+    "no_sequence_check": ("out_of_order_append", {"check_producer_append": _no_sequence_check}),
+    "spurious_out_of_order": ("spurious_out_of_order_sequence", {
+        "check_producer_append": _out_of_order_for_unknown,
+        "evicts_producer_state_on_retention": lambda proto: True}),
+    "requested_as_required": ("idempotence_mode_violated",
+                              {"idempotence_mode": _requested_as_required}),
+    "unknown_producer_id_always_benign": ("unreported_data_loss", {
+        "idempotent_error_action": _unknown_producer_id_always_benign}),
+    "consumer_skips_validation": ("consumer_skipped_record",
+                                  {"validates_positions": lambda proto: False}),
+    "alter_partition_not_resent": ("under_replicated_after_heal",
+                                   {"controller_channel_resends": lambda proto: False}),
+    "client_keeps_first_leader": ("produce_stalled_after_heal", {
+        "update_partition_metadata": _keeps_first_metadata,
+        "update_partition_leadership": lambda proto, cached_epoch, leader, epoch, known: False}),
+    "consumer_rests_for_good": ("consume_stalled_after_heal",
+                                {"rest_after_fetch_error": _rest_for_good}),
+}
+
+MUTANTS: dict[str, str] = {name: invariant for name, (invariant, _swaps) in _TABLE.items()}
+SWAPS: dict[str, dict] = {name: swaps for name, (_invariant, swaps) in _TABLE.items()}

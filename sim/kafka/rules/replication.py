@@ -1,0 +1,86 @@
+"""Leader-side replication decisions: min ISR, the high watermark, ISR expansion and shrink,
+and the follower's choice of what its Fetch names.
+
+Contract: pure functions of the protocol switches and plain values (a follower's state is read
+through `leo` and `epoch` attributes, never changed). Each cites the Kafka method it follows.
+"""
+
+from __future__ import annotations
+
+
+def effective_min_isr(proto, configured: int, replicas: int) -> int:
+    """min.insync.replicas for a partition; with `hw_waits_for_min_isr` (KAFKA-15583, 3.7)
+    never more than its replicas (`Partition.effectiveMinIsr`)."""
+    if proto.hw_waits_for_min_isr:
+        return min(configured, replicas)
+    return configured
+
+
+def maybe_increment_leader_hw(proto, leo: int, hw: int, leader_epoch: int, isr_size: int,
+                              min_isr: int, replicas: int, maximal_isr: tuple, followers,
+                              me: int) -> int | None:
+    """`Partition.maybeIncrementLeaderHW`: the new HW, or None when it stays. The candidate is
+    the least log end over the maximal ISR (KIP-497), the leader's own included; a follower
+    not yet fetched in this leader epoch holds the HW where it is. With `hw_waits_for_min_isr`
+    (KAFKA-15583, 3.7) nothing moves while the ISR is below min.insync.replicas. The HW never
+    goes back. `min_isr` is the configured min.insync.replicas, `replicas` the assignment's
+    size."""
+    if proto.hw_waits_for_min_isr and isr_size < effective_min_isr(proto, min_isr, replicas):
+        return None
+    candidate = leo
+    for r in maximal_isr:
+        if r == me:
+            continue
+        f = followers.get(r)
+        if f is None or f.epoch != leader_epoch:
+            candidate = min(candidate, hw)
+            break
+        candidate = min(candidate, f.leo)
+    return candidate if candidate > hw else None
+
+
+def follower_joins_isr(proto, in_isr: bool, isr_change_pending: bool, fetch_offset: int,
+                       hw: int, epoch_start_offset: int, alive: bool) -> bool:
+    """Whether a follower's Fetch makes the leader propose it for the ISR
+    (`Partition.maybeExpandIsr`): not already in it, no change in flight, caught up to the HW
+    (`isFollowerInSync`), with `isr_epoch_start_check` (KAFKA-7128, 2.1) also to the start of
+    the leader's epoch, and with `ineligible_replica_check` (KIP-841) listed alive by the
+    metadata cache (`isReplicaIsrEligible`)."""
+    return (not in_isr and not isr_change_pending and fetch_offset >= hw
+            and (fetch_offset >= epoch_start_offset or not proto.isr_epoch_start_check)
+            and (alive or not proto.ineligible_replica_check))
+
+
+def is_follower_out_of_sync(proto, known: bool, follower_leo: int, leader_leo: int,
+                            caught_up_us: int, now_us: int, lag_max_ms: int) -> bool:
+    """`Partition.isFollowerOutOfSync`: not caught up for replica.lag.time.max.ms; with
+    `idle_follower_in_sync` (KAFKA-7152, 2.1) never while its log end is the leader's."""
+    if not known:
+        return True
+    if proto.idle_follower_in_sync and follower_leo == leader_leo:
+        return False
+    return now_us - caught_up_us > lag_max_ms * 1000
+
+
+def fetch_last_fetched_epoch(proto, truncating: bool, last_epoch: int) -> int:
+    """The epoch a follower's Fetch names for a partition (-1: none), by `follower_truncation`:
+    every Fetch (`diverging_epoch`, Fetch v12's LastFetchedEpoch), only the first after an
+    epoch or leader change (`kip279`, `kip101`: the OffsetsForLeaderEpoch round trip it
+    stands for), or never (`high_watermark`, before KIP-101)."""
+    mode = proto.follower_truncation
+    if mode == "high_watermark" or (mode in ("kip101", "kip279") and not truncating):
+        return -1
+    return last_epoch
+
+
+def controller_channel_resends(proto) -> bool:
+    """Whether an unanswered AlterPartition is sent again after a timeout or to a new
+    controller: always, as `BrokerToControllerChannelManager` keeps a request queued until it
+    is answered."""
+    return True
+
+
+def evicts_producer_state_on_retention(proto) -> bool:
+    """`ProducerStateManager.truncateHead` on 0.11-2.3 (`evict_state_on_retention`): producers
+    left wholly below a new log start are forgotten (ref §2.3)."""
+    return proto.evict_state_on_retention
