@@ -25,6 +25,7 @@ from sim.kafka.messages import (
     ProducePartitionResult,
     ProduceResponse,
 )
+from sim.kafka.rules.replication import non_replica_fetch_error
 
 MAX_BATCHES_PER_FETCH = 64
 
@@ -286,9 +287,9 @@ class BrokerData:
         log = p.log
         if replica_id >= 0:
             if replica_id not in p.replicas:
-                if not self.protocol.non_replica_fetch_error:  # before KAFKA-13837: no records
+                err = non_replica_fetch_error(self.protocol, fp.current_leader_epoch)
+                if not err:  # before KAFKA-13837: no records
                     return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset)
-                err = E.UNKNOWN_LEADER_EPOCH if fp.current_leader_epoch >= 0 else E.NOT_LEADER_OR_FOLLOWER
                 return FetchPartitionData(fp.tp, err)
             if fp.last_fetched_epoch >= 0:
                 answer = self._divergence(fp, log)

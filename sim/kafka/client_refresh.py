@@ -21,14 +21,7 @@ from __future__ import annotations
 
 from sim.kafka.connection import RECONNECT_BACKOFF_US, least_loaded_node
 from sim.kafka.messages import MetadataRequest
-
-JITTER = 0.2  # CommonClientConfigs.RETRY_BACKOFF_JITTER
-
-
-def exponential_backoff_us(base_ms: int, max_ms: int, n: int, factor: float) -> int:
-    """`ExponentialBackoff.backoff(n)` with its random factor in [1 - JITTER, 1 + JITTER]
-    given: base_ms * 2^n, times the factor, at most max_ms."""
-    return int(min(min(base_ms * 2 ** n, max_ms) * factor, max_ms) * 1000)
+from sim.kafka.rules.backoff import JITTER, exponential_backoff_us
 
 
 class MetadataRefresher:

@@ -37,6 +37,7 @@ from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.consumer_validation import PositionValidator
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.rules import rules_for
+from sim.kafka.rules.client_consumer import position_after_out_of_range
 
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
 RETRY_BACKOFF_MAX_MS = 1000  # retry.backoff.max.ms default (3.7+, ref §0)
@@ -215,9 +216,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         if err in REFRESH_ERRORS:
             self.request_update(immediate=self.discovery == "refresh_no_backoff")
         elif err == E.OFFSET_OUT_OF_RANGE:
-            # auto.offset.reset=earliest (this consumer starts at offset 0): the log start,
-            # whichever side of the range the position fell (`handleOffsetOutOfRange`)
-            self.position[tp] = max(data.log_start_offset, 0)
+            self.position[tp] = position_after_out_of_range(data.log_start_offset)
             self.offset_epoch[tp] = -1
             action = "reset"
         if action == "backoff" and (self.meta.epoch(tp) > epoch

@@ -33,6 +33,7 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.idempotence import rebuild, record_append
 from sim.kafka.messages import Fetch, FetchPartition
+from sim.kafka.rules.replication import offset_truncation_state
 
 
 class Fetcher:
@@ -156,18 +157,11 @@ class Fetcher:
         settles it. When the follower does not have the epoch the leader answered with, it
         truncates to the end of its own largest epoch below it and must ask again
         (`AbstractFetcherThread.getOffsetTruncationState`, truncationCompleted = false)."""
-        epoch, end = diverging
-        complete = True
-        if epoch < 0:  # a KIP-101 answer: an end offset, and no epoch to look up
-            target, reason = (p.log.hw, "high_watermark") if end < 0 else (end, "epoch_end_offset")
-        else:
-            local_epoch, local_end = p.log.end_offset_for_epoch(epoch)
-            # no answer from its own cache: "safe to truncate to leader's offset"
-            # (`AbstractFetcherThread.getOffsetTruncationState`)
-            target = min(end, local_end) if local_epoch >= 0 else end
-            complete = local_epoch < 0 or local_epoch == epoch
-            reason = "diverging_epoch"
-        self._truncate(p, max(min(target, p.log.leo), p.log.log_start_offset), reason)
+        log = p.log
+        local = log.end_offset_for_epoch(diverging[0]) if diverging[0] >= 0 else (-1, -1)
+        target, reason, complete = offset_truncation_state(diverging, local, log.hw, log.leo,
+                                                           log.log_start_offset)
+        self._truncate(p, target, reason)
         return complete
 
     def _truncate(self, p, target: int, reason: str) -> None:

@@ -19,11 +19,12 @@ from sim.core.trace import event_head, json_str, json_text
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
-from sim.kafka.client_refresh import JITTER, MetadataRefresher, exponential_backoff_us
+from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.messages import Batch, Produce, ProducePartition
 from sim.kafka.producer_idempotence import IdempotenceMixin
 from sim.kafka.rules import rules_for
+from sim.kafka.rules.backoff import JITTER
 
 ACKS = {"all": -1, 1: 1, 0: 0}
 # the fields of the two per-batch events, in the order their encoded text writes them
@@ -187,12 +188,12 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
     def _ready_batch(self, tp: str, epoch: int, leader: int) -> PendingBatch | None:
         """The head batch of `tp` if it may be sent now to `leader` (ref §3.3.4 backoff rule)."""
         earlier_in_flight = False
+        rules = self.rules
         for pb in self.queues[tp]:
             if pb.in_flight:
-                if self.one_at_a_time:
-                    return None  # the partition is muted until that batch is answered
-                if pb.sent_to != leader and self.protocol.client_drains_on_leader_change:
-                    return None  # drain the old leader first (`client_drains_on_leader_change`)
+                if rules.in_flight_stops_drain(self.protocol, self.one_at_a_time, pb.sent_to,
+                                               leader):
+                    return None
                 earlier_in_flight = True
                 continue
             if earlier_in_flight and pb.attempts > 0 and pb.batch.pid >= 0:
@@ -200,9 +201,8 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
             if epoch >= 0 and pb.current_leader_epoch < epoch:
                 pb.attempts_when_leader_changed = pb.attempts
                 pb.current_leader_epoch = epoch
-            skip = (self.discovery == "kip951" and pb.attempts >= 1
-                    and pb.attempts == pb.attempts_when_leader_changed)
-            if pb.attempts > 0 and self.now_us < pb.retry_at_us and not skip:
+            if rules.should_backoff(self.discovery, pb.attempts, pb.attempts_when_leader_changed,
+                                    self.now_us, pb.retry_at_us):
                 return None
             return pb
         return None
@@ -324,11 +324,9 @@ class Producer(IdempotenceMixin, MetadataRefresher, Actor):
         """Before 3.7 (`client_backoff = constant`) `retry.backoff.ms`; from 3.7 (KIP-580)
         retry.backoff.ms * 2^(attempts-1) with ±20% jitter, capped at retry.backoff.max.ms
         after the jitter, as `ExponentialBackoff.backoff` does (ref §3.3.4)."""
-        if self.protocol.client_backoff == "constant":
-            return self.spec["retry_backoff_ms"] * 1000
-        factor = self.rng("backoff").uniform(1 - JITTER, 1 + JITTER)
-        return exponential_backoff_us(self.spec["retry_backoff_ms"], self.spec["retry_backoff_max_ms"],
-                                      attempts - 1, factor)
+        return self.rules.retry_backoff_us(
+            self.protocol, self.spec["retry_backoff_ms"], self.spec["retry_backoff_max_ms"],
+            attempts, lambda: self.rng("backoff").uniform(1 - JITTER, 1 + JITTER))
 
     def _ack(self, pb: PendingBatch, base_offset: int) -> None:
         self.queues[pb.tp].remove(pb)

@@ -10,10 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 from sim.kafka.client_metadata import ClientMetadata
-from sim.kafka.client_refresh import MetadataRefresher, exponential_backoff_us
+from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.messages import MetadataResponse
-from sim.kafka.producer import Producer
 from sim.kafka.profiles import resolve_protocol
+from sim.kafka.rules.backoff import exponential_backoff_us
+from sim.kafka.rules.client_producer import retry_backoff_us
 
 
 class _Client(MetadataRefresher):
@@ -126,10 +127,9 @@ def test_exponential_backoff_doubles_up_to_its_maximum_after_the_jitter():
 @pytest.mark.parametrize("profile,expected", [
     ("2.6", [100, 100, 100, 100, 100]), ("3.7", [100, 200, 400, 800, 1000])])
 def test_retried_batches_back_off_as_their_client_version_does(profile, expected):
-    producer = SimpleNamespace(protocol=resolve_protocol(profile),
-                               spec={"retry_backoff_ms": 100, "retry_backoff_max_ms": 1000},
-                               rng=lambda name: random.Random(name))
-    waits = [Producer._backoff_us(producer, n) // 1000 for n in range(1, 6)]
+    proto, stream = resolve_protocol(profile), random.Random("backoff")
+    waits = [retry_backoff_us(proto, 100, 1000, n, lambda: stream.uniform(0.8, 1.2)) // 1000
+             for n in range(1, 6)]
     for wait, nominal in zip(waits, expected):
         assert 0.8 * nominal <= wait <= min(1.2 * nominal, 1000), waits
     if profile == "2.6":

@@ -1,10 +1,8 @@
 """Client connection rules (`NetworkClient` and `Metadata`, ref §3.1-3.2): a timed-out
-Metadata request, and a consumer's out-of-range reset."""
+Metadata request, and an acks=0 producer after a leader move."""
 
 from __future__ import annotations
 
-from sim.kafka import errors as E
-from sim.kafka.messages import FetchPartitionData
 from tests.kafka import build_cluster
 
 SCENARIO = """
@@ -40,16 +38,6 @@ def test_a_timed_out_metadata_request_closes_its_connection_and_backs_off():
     assert producer.reconnect_at[node] > now  # the node waits out reconnect.backoff.ms
     assert producer.last_refresh_us == now  # failedUpdate: the next attempt backs off
     assert producer.meta_inflight is None and producer.need_update
-
-
-def test_consumer_out_of_range_resets_to_the_log_start_from_either_side():
-    _, _, consumer = _clients()
-    for position in (3, 500):  # below the log start, and above the log end
-        consumer.position["t-0"] = position
-        data = FetchPartitionData("t-0", E.OFFSET_OUT_OF_RANGE, high_watermark=200,
-                                  log_start_offset=10, log_end_offset=250)
-        consumer._on_fetch_error(1, data, (), 0)
-        assert consumer.position["t-0"] == 10
 
 
 ACKS_0_MOVE = """

@@ -4,58 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sim.kafka import errors as E
 from sim.kafka.log import Log
-from sim.kafka.messages import Batch, PartitionState
+from sim.kafka.messages import Batch
 from sim.kafka.partition import Partition
 from sim.kafka.profiles import resolve_protocol
-
-
-def _partition(epoch: int, leader: int = 1, me: int = 1) -> Partition:
-    p = Partition("t-0", 1, Log(), me)
-    st = PartitionState("t-0", 1, leader, epoch, epoch, (1, 2, 3), (1, 2, 3))
-    (p.make_leader(st, 0) if leader == me else p.make_follower(st))
-    return p
-
-
-@pytest.mark.parametrize("remote,expected", [(-1, E.NONE), (4, E.FENCED_LEADER_EPOCH),
-                                             (5, E.NONE), (6, E.UNKNOWN_LEADER_EPOCH)])
-def test_check_current_leader_epoch(remote, expected):
-    """ref §1.1: absent skips; local > remote fenced; local < remote unknown."""
-    assert _partition(5).check_current_leader_epoch(remote) == expected
-
-
-def test_epoch_check_comes_before_leadership():
-    follower = _partition(5, leader=2)
-    assert follower.local_log_error(4, True) == E.FENCED_LEADER_EPOCH
-    assert follower.local_log_error(6, True) == E.UNKNOWN_LEADER_EPOCH
-    assert follower.local_log_error(5, True) == E.NOT_LEADER_OR_FOLLOWER
-    assert follower.local_log_error(-1, True) == E.NOT_LEADER_OR_FOLLOWER
-
-
-class _StopReplicaJudge:
-    """Just enough of a Broker to call its StopReplica epoch rule."""
-
-    def __init__(self, profile, mutant=""):
-        self.protocol = resolve_protocol(profile, mutant=mutant)
-
-    from sim.kafka.broker import Broker
-    allowed = Broker._stop_replica_allowed
-
-
-@pytest.mark.parametrize("profile,req,cur,ok", [
-    ("2.6", 4, 5, False), ("2.6", 5, 5, False), ("2.6", 6, 5, True),
-    ("3.4.0", 5, 5, False), ("3.4.1", 5, 5, True), ("3.4.1", 4, 5, False),
-    ("proposed", -1, 5, True), ("proposed", -2, 5, True), ("2.6", -2, 99, True),
-])
-def test_stop_replica_rule(profile, req, cur, ok):
-    """ref §1.5: sentinels -1/-2 bypass; older fenced; equal depends on the version."""
-    assert _StopReplicaJudge(profile).allowed(req, cur) is ok
-
-
-def test_stop_replica_mutants():
-    assert _StopReplicaJudge("proposed", "no_stop_replica_epoch_check").allowed(1, 5) is True
-    assert _StopReplicaJudge("3.4.1", "stop_replica_equal_epoch_flipped").allowed(5, 5) is False
 
 
 def test_end_offset_for_epoch_is_kip279():
@@ -163,42 +115,6 @@ def test_hint_rule():
     equal, _ = _metadata(mutant="hint_accepts_equal_epoch")
     equal.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
     assert equal.apply_hint("t-0", 3, 6, (), "b2")
-
-
-# -- control requests on the broker (ref §1.4 broker steps 1-2) ------------------------------
-_ONE_TOPIC = 'expect = "pass"\n[[topics]]\nname = "t"\n'
-
-
-def _broker_replies(body, broker_epoch=10, controller_epoch=5):
-    from types import SimpleNamespace
-
-    from tests.kafka import build_cluster
-    cluster, _ = build_cluster(_ONE_TOPIC)
-    broker = cluster.brokers[1]
-    broker.broker_epoch, broker.controller_epoch = broker_epoch, controller_epoch
-    replies = []
-    broker._reply = lambda msg, kind, resp: replies.append(resp)
-    broker.on_leader_and_isr(SimpleNamespace(src="c1", kind="LeaderAndIsr", body=body))
-    return broker, replies
-
-
-def test_a_stale_broker_epoch_is_judged_before_a_stale_controller_epoch():
-    from sim.kafka.messages import LeaderAndIsr
-    _, replies = _broker_replies(LeaderAndIsr("c1", 4, 9, 1, ()))
-    assert [r.error for r in replies] == [E.STALE_BROKER_EPOCH]
-    _, replies = _broker_replies(LeaderAndIsr("c1", 4, 10, 1, ()))
-    assert [r.error for r in replies] == [E.STALE_CONTROLLER_EPOCH]
-
-
-def test_leader_and_isr_for_a_replica_not_assigned_here_is_judged_by_epoch_first():
-    from sim.kafka.messages import LeaderAndIsr
-    stale = PartitionState("t-0", 1, 2, -1, 0, (2, 3), (2, 3))  # not newer than unhosted (-1)
-    newer = PartitionState("t-0", 1, 2, 3, 3, (2, 3), (2, 3))
-    broker, replies = _broker_replies(LeaderAndIsr("c1", 5, 10, 1, (newer,)))
-    assert replies[0].partition_errors == (("t-0", E.UNKNOWN_TOPIC_OR_PARTITION),)
-    assert "t-0" not in broker.partitions
-    broker, replies = _broker_replies(LeaderAndIsr("c1", 5, 10, 1, (stale,)))
-    assert replies[0].partition_errors == (("t-0", E.STALE_CONTROLLER_EPOCH),)
 
 
 def test_a_new_leader_caches_its_epoch_at_election_only_from_kafka_7415():

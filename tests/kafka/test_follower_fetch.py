@@ -8,12 +8,10 @@ answer naming an epoch the follower lacks makes it truncate part way and ask aga
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from epochsim.runner import run_scenario
 from scenarios.schema import load_scenario, parse_scenario
-from sim.kafka.fetcher import Fetcher
 from sim.kafka.log import Log
+from sim.kafka.rules.replication import offset_truncation_state
 from tests.conftest import scenario_path
 
 BEHIND_RETENTION = """
@@ -146,14 +144,16 @@ def test_from_2_8_every_fetch_asks_so_the_zombie_truncates_before_it_hears():
 
 
 def _truncate_diverging(entries: list[tuple[int, int]], answer: tuple[int, int]) -> tuple[bool, Log]:
-    """`Fetcher._truncate_diverging` on a follower log of (epoch, batches) runs of 2-record
+    """`offset_truncation_state` on a follower log of (epoch, batches) runs of 2-record
     batches: (whether it settled, the log after)."""
     log = Log()
     for epoch, batches in entries:
         for _ in range(batches):
             log.append(2, epoch, None, 0)
-    follower = SimpleNamespace(_truncate=lambda p, target, reason: p.log.truncate_to(target))
-    done = Fetcher._truncate_diverging(follower, SimpleNamespace(log=log), answer)
+    local = log.end_offset_for_epoch(answer[0])
+    target, _reason, done = offset_truncation_state(answer, local, log.hw, log.leo,
+                                                    log.log_start_offset)
+    log.truncate_to(target)
     return done, log
 
 

@@ -265,6 +265,7 @@ class _Client:
 
         from sim.kafka.producer_idempotence import IdempotenceMixin
         from sim.kafka.profiles import resolve_protocol
+        from sim.kafka.rules import rules_for
 
         class Stub(IdempotenceMixin):
             def emit(self, kind, fields):
@@ -280,6 +281,7 @@ class _Client:
 
         stub = Stub()
         stub.protocol = resolve_protocol(profile)
+        stub.rules = rules_for(stub.protocol)
         stub.spec = {"enable_idempotence": "required", "acks": "all", "retries": 3}
         stub.tps = ["t-0", "t-1"]
         stub.queues = {tp: [] for tp in stub.tps}
@@ -310,11 +312,12 @@ def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profil
     next batch Y (new epoch, sequence 0) instead of answering a second, false OUT_OF_ORDER."""
     from types import SimpleNamespace
 
-    from sim.kafka.idempotence import check_idempotent_append, record_append
+    from sim.kafka.idempotence import producers_of, record_append
     from sim.kafka.log import Log
     from sim.kafka.profiles import resolve_protocol
+    from sim.kafka.rules.producer_state import check_producer_append
 
-    client, broker = _Client(profile), SimpleNamespace(protocol=resolve_protocol(profile))
+    client, proto = _Client(profile), resolve_protocol(profile)
     t1 = SimpleNamespace(log=Log())
     for i in range(3):
         pb = _send(client, "t-1", f"a{i}")
@@ -330,7 +333,8 @@ def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profil
     assert ("failed", "t-0", E.OUT_OF_ORDER_SEQUENCE_NUMBER) in client.events
     assert x.batch == sent_x  # not renumbered while in flight
     assert not client.sequences_ready("t-1")  # t-1 waits for X
-    assert check_idempotent_append(broker, t1, sent_x) == (E.NONE, None)
+    assert check_producer_append(proto, producers_of(t1.log).get(sent_x.pid), sent_x) == \
+        (E.NONE, None)
     base = t1.log.append(1, 0, sent_x, 0)
     record_append(t1.log, sent_x, base, 0)
     x.in_flight = False
@@ -338,7 +342,8 @@ def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profil
     assert client.sequences_ready("t-1")
     y = _send(client, "t-1", "Y")
     assert (y.batch.producer_epoch, y.batch.base_seq) == (client.producer_epoch, 0)
-    assert check_idempotent_append(broker, t1, y.batch) == (E.NONE, None)
+    assert check_producer_append(proto, producers_of(t1.log).get(y.batch.pid), y.batch) == \
+        (E.NONE, None)
 
 
 @pytest.mark.parametrize("profile,answer", [("0.11", E.OUT_OF_ORDER_SEQUENCE_NUMBER),
@@ -347,17 +352,12 @@ def test_retention_on_old_brokers_forgets_batches_below_the_log_start(profile, a
     """0.11-2.3 `truncateHead`: the metadata of batches retention deleted goes too, so their
     retry is no longer a duplicate at its old offset (ref §2.3); 1.0.0 answers an old sequence
     DUPLICATE_SEQUENCE_NUMBER (§2.4), 0.11 OUT_OF_ORDER."""
-    from types import SimpleNamespace
 
-    from sim.kafka.idempotence import (
-        check_idempotent_append,
-        evict_below_log_start,
-        producers_of,
-        record_append,
-    )
+    from sim.kafka.idempotence import evict_below_log_start, producers_of, record_append
     from sim.kafka.log import Log
     from sim.kafka.messages import Batch
     from sim.kafka.profiles import resolve_protocol
+    from sim.kafka.rules.producer_state import check_producer_append
 
     log = Log()
     batches = [Batch(f"p#{i}", "p", 5, 0, pid=7, producer_epoch=0, base_seq=5 * i) for i in range(3)]
@@ -367,8 +367,8 @@ def test_retention_on_old_brokers_forgets_batches_below_the_log_start(profile, a
     log.advance_start(10)
     assert evict_below_log_start(log) == []  # producer 7 still has data at 10-14
     assert [b[0] for b in producers_of(log)[7].batches] == [10]
-    broker = SimpleNamespace(protocol=resolve_protocol(profile))
-    assert check_idempotent_append(broker, SimpleNamespace(log=log), batches[0]) == (answer, None)
+    assert check_producer_append(resolve_protocol(profile), producers_of(log)[7], batches[0]) == \
+        (answer, None)
 
 
 @pytest.mark.parametrize("profile,in_flight,remembered", [("0.11", 1, 1), ("1.0", 5, 5)])

@@ -18,9 +18,9 @@ from sim.kafka.broker_data import BrokerData
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.cluster import Cluster
 from sim.kafka.connection import RequestQueue, least_loaded_node
-from sim.kafka.messages import Batch, MetadataResponse
-from sim.kafka.producer import PendingBatch, Producer
+from sim.kafka.messages import MetadataResponse
 from sim.kafka.profiles import resolve_protocol
+from sim.kafka.rules.client_producer import in_flight_stops_drain, retry_backoff_us, should_backoff
 from tests.conftest import scenario_path
 
 
@@ -94,55 +94,42 @@ def test_mutant_client_accepts_stale_metadata():
 
 
 # -- the producer's retry timing (ref §3.3.4, §0) ------------------------------------------
-def _producer_stub(discovery: str, now_us: int = 0):
-    return SimpleNamespace(discovery=discovery, now_us=now_us, queues={"t-0": []})
-
-
-def _retried(stub, attempts: int, epoch_seen: int, retry_at_us: int) -> PendingBatch:
-    pb = PendingBatch(Batch("p1#0", "p1", 1, 0), "t-0")
-    pb.attempts, pb.retry_at_us, pb.current_leader_epoch = attempts, retry_at_us, epoch_seen
-    stub.queues["t-0"].append(pb)
-    return pb
-
-
 def test_first_retry_after_an_epoch_advance_skips_the_backoff_later_ones_do_not():
-    stub = _producer_stub("kip951")
-    pb = _retried(stub, attempts=0, epoch_seen=-1, retry_at_us=0)
-    assert Producer._ready_batch(stub, "t-0", 3, 1) is pb  # first send at epoch 3
-    pb.attempts, pb.retry_at_us = 1, 100_000  # failed, backing off
-    assert Producer._ready_batch(stub, "t-0", 3, 1) is None, "no newer leader: wait the backoff"
-    assert Producer._ready_batch(stub, "t-0", 4, 1) is pb, "first retry after the advance goes now"
-    pb.attempts, pb.retry_at_us = 2, 300_000
-    assert Producer._ready_batch(stub, "t-0", 4, 1) is None, "later retries to epoch 4 back off"
+    """`RecordAccumulator.shouldBackoff` with KIP-951: a batch whose first try went at epoch 3
+    and failed (attempts 1) waits its backoff until the leader's epoch advances, which the
+    drain records as `attempts_when_leader_changed` = attempts; its next retry waits again."""
+    wait = should_backoff
+    assert not wait("kip951", 0, 0, 0, 0), "a first send never backs off"
+    assert wait("kip951", 1, 0, 0, 100_000), "no newer leader: wait the backoff"
+    assert not wait("kip951", 1, 1, 0, 100_000), "first retry after the advance goes now"
+    assert wait("kip951", 2, 1, 0, 300_000), "later retries to that epoch back off"
+    assert not wait("kip951", 2, 1, 300_000, 300_000), "the backoff is over"
+
+
+def test_metadata_mode_always_waits_the_backoff():
+    assert should_backoff("metadata", 1, 1, 0, 100_000)
+    assert should_backoff("refresh_no_backoff", 1, 1, 0, 100_000)
 
 
 @pytest.mark.parametrize("drains", [False, True])
 def test_a_new_batch_waits_for_batches_in_flight_to_an_old_leader_only_when_draining(drains):
     """`client_drains_on_leader_change`: a partition whose earlier batch is in flight to
     broker 1 sends nothing to its new leader 2 until that batch is answered or times out."""
-    stub = _producer_stub("kip951")
-    stub.one_at_a_time = False
-    stub.protocol = SimpleNamespace(client_drains_on_leader_change=drains)
-    sent = _retried(stub, attempts=0, epoch_seen=3, retry_at_us=0)
-    sent.in_flight, sent.sent_to = True, 1
-    new = _retried(stub, attempts=0, epoch_seen=-1, retry_at_us=0)
-    assert Producer._ready_batch(stub, "t-0", 3, 1) is new, "the same leader: pipelined"
-    assert Producer._ready_batch(stub, "t-0", 4, 2) is (None if drains else new)
-
-
-def test_metadata_mode_always_waits_the_backoff():
-    stub = _producer_stub("metadata")
-    _retried(stub, attempts=1, epoch_seen=3, retry_at_us=100_000)
-    assert Producer._ready_batch(stub, "t-0", 4, 1) is None
+    proto = resolve_protocol("3.7", {"client_drains_on_leader_change": drains})
+    assert not in_flight_stops_drain(proto, False, 1, 1), "the same leader: pipelined"
+    assert in_flight_stops_drain(proto, False, 1, 2) is drains
+    assert in_flight_stops_drain(proto, True, 1, 1), "max.in.flight 1 mutes the partition"
 
 
 def test_backoff_is_exponential_with_jitter_and_capped():
-    spec = {"retry_backoff_ms": 100, "retry_backoff_max_ms": 1000}
     stream = random.Random(5)
-    stub = SimpleNamespace(spec=spec, rng=lambda _name: stream, protocol=resolve_protocol("3.7"))
-    first = [Producer._backoff_us(stub, 1) for _ in range(200)]
+    proto = resolve_protocol("3.7")
+
+    def draw():
+        return stream.uniform(0.8, 1.2)
+    first = [retry_backoff_us(proto, 100, 1000, 1, draw) for _ in range(200)]
     assert 80_000 <= min(first) and max(first) <= 120_000
-    capped = [Producer._backoff_us(stub, 9) for _ in range(200)]
+    capped = [retry_backoff_us(proto, 100, 1000, 9, draw) for _ in range(200)]
     assert max(capped) <= 1_000_000 and min(capped) >= 800_000
 
 

@@ -75,6 +75,15 @@ def test_a_deleted_topic_stays_deleted_only_with_the_fence(fence):
 
 # -- full_leader_and_isr: what a FULL LeaderAndIsr may remove ---------------------------------
 
+def _full_leader_and_isr(broker, controller_epoch: int, corr: int):
+    """A FULL LeaderAndIsr from `broker`'s controller that lists no partition."""
+    from sim.core.network import Message
+    from sim.kafka.messages import LeaderAndIsr
+    req = LeaderAndIsr(broker.controller, controller_epoch, broker.broker_epoch, corr, (),
+                       full=True)
+    return Message(0, broker.controller, broker.name, "LeaderAndIsr", req)
+
+
 def test_a_full_leader_and_isr_removes_what_it_does_not_list_unless_a_later_request_did():
     """A FULL request removes every local replica it does not list, live or not, except one
     that a LeaderAndIsr sent after it brought online (this network can deliver that first)."""
@@ -90,9 +99,9 @@ def test_a_full_leader_and_isr_removes_what_it_does_not_list_unless_a_later_requ
     assert "t-0" in b1.partitions  # online: brought up by the first LeaderAndIsr
     epoch, corr = b1.partitions["t-0"].lai_stamp
     b1.logs["gone-0"] = (7, Log())  # a log left on disk from a topic the broker missed losing
-    b1._remove_strays(set(), (epoch, corr - 1))  # an older FULL request that lists nothing
+    b1.dispatch(_full_leader_and_isr(b1, epoch, corr - 1))  # older, and lists nothing
     assert "gone-0" not in b1.logs and "t-0" in b1.logs and "t-0" in b1.partitions
-    b1._remove_strays(set(), (epoch, corr + 1))  # a newer one
+    b1.dispatch(_full_leader_and_isr(b1, epoch, corr + 1))  # a newer one
     assert "t-0" not in b1.logs and "t-0" not in b1.partitions
     removed = [e for e in trace.events if e["kind"] == "log_deleted"]
     assert [(e["node"], e["tp"], e.get("reason")) for e in removed] == \
@@ -225,18 +234,17 @@ def test_a_broker_without_a_session_rejoins_the_isr_only_without_kip_841():
     assert isrs == [[1, 2, 3], [1, 2]] and errors and set(errors) == {107}  # INELIGIBLE_REPLICA
 
 
-def test_a_fetch_from_a_broker_that_is_no_replica_is_an_error_only_from_3_3():
+@pytest.mark.parametrize("profile", ["2.5", "3.3", "3.7"])
+def test_a_fetch_from_a_broker_that_is_no_replica_is_an_error_only_from_3_3(profile):
     """KAFKA-13837 (3.3): UNKNOWN_LEADER_EPOCH for a Fetch naming an epoch, NOT_LEADER_OR_FOLLOWER
     for one without; before, no error and no records."""
-    from sim.kafka.messages import FetchPartition
-    from tests.kafka import build_cluster
-    text = LEADING.replace("[[topics]]", "[cluster]\nbrokers = 4\n[[topics]]")
-    for profile, epoch, error in (("3.7", 0, 75), ("3.7", -1, 6), ("2.5", -1, 0)):
-        cluster, _ = build_cluster(text.replace('profile = "2.5"', f'profile = "{profile}"'))
-        cluster.kernel.until_us = 300_000
-        cluster.run()
-        answer = cluster.world.actors["b1"]._read(FetchPartition("t-0", 0, epoch, -1), 4)
-        assert (answer.error, answer.entries) == (error, ()), profile
+    from sim.kafka.profiles import PROFILES, resolve_protocol
+    from sim.kafka.rules.replication import non_replica_fetch_error
+    proto = resolve_protocol(profile if profile in PROFILES else "3.4.0")
+    later = proto.non_replica_fetch_error
+    assert non_replica_fetch_error(proto, 0) == (75 if later else 0)
+    assert non_replica_fetch_error(proto, -1) == (6 if later else 0)
+    assert later is (profile != "2.5")
 
 
 def test_a_control_request_for_a_previous_incarnation_is_fenced_only_from_kip_380():
@@ -253,7 +261,10 @@ def test_a_control_request_for_a_previous_incarnation_is_fenced_only_from_kip_38
         stale = StopReplica(b3.controller, b3.controller_epoch, b3.broker_epoch - 1, 99,
                             (StopReplicaPartition("t-0", 1, -1, False, 0),))
         assert b3.broker_epoch - 1 >= 0
-        assert b3._fenced_controller(Message(0, b3.controller, "b3", "StopReplica", stale)) is fenced
+        seen = len(trace.events)
+        b3.dispatch(Message(0, b3.controller, "b3", "StopReplica", stale))
+        applied = [e for e in trace.events[seen:] if e["kind"] == "stop_replica"]
+        assert (applied == []) is fenced
 
 
 def test_a_broker_back_from_a_controlled_shutdown_rejoins_the_isr():
@@ -330,5 +341,5 @@ def test_an_update_metadata_for_a_previous_incarnation_is_fenced_only_from_kip_3
         b3 = cluster.world.actors["b3"]
         stale = UpdateMetadata(b3.controller, b3.controller_epoch, 99, (), (1, 2),
                                broker_epoch=b3.broker_epoch - 1)
-        assert b3._fenced_controller(Message(0, b3.controller, "b3", "UpdateMetadata", stale)) \
-            is fenced
+        b3.dispatch(Message(0, b3.controller, "b3", "UpdateMetadata", stale))
+        assert (b3.alive_brokers != (1, 2)) is fenced

@@ -87,22 +87,12 @@ def test_a_leader_and_isr_at_the_same_epoch_drops_an_isr_change_in_flight():
 
 
 def _joins_isr(isr_epoch_start_check: bool, fetch_offset: int) -> bool:
-    """Whether a leader with HW 5 and epoch start 10 proposes follower 3 (out of the ISR) for
-    the ISR after a Fetch from `fetch_offset`."""
-    from types import SimpleNamespace
-
-    from sim.kafka.broker_data import BrokerData
+    """Whether a leader with HW 5 and epoch start 10 proposes follower 3 (out of the ISR, live)
+    for the ISR after a Fetch from `fetch_offset`."""
     from sim.kafka.profiles import Protocol
-    proposed = []
-    p = SimpleNamespace(followers={3: Replica()}, isr=(1, 2), pending_isr=None,
-                        log=SimpleNamespace(hw=5, leo=12), leader_epoch=1,
-                        leader_epoch_start_offset=10)
+    from sim.kafka.rules.replication import follower_joins_isr
     protocol = Protocol(isr_epoch_start_check=isr_epoch_start_check)
-    broker = SimpleNamespace(protocol=protocol, alive_brokers=(1, 2, 3), now_us=0,
-                             _alter_isr=lambda part, isr: proposed.append(isr),
-                             maybe_advance_hw=lambda part: None)
-    BrokerData._follower_progress(broker, p, 3, fetch_offset)
-    return proposed == [(1, 2, 3)]
+    return follower_joins_isr(protocol, False, False, fetch_offset, 5, 10, True)
 
 
 def test_a_follower_joins_the_isr_only_past_the_leaders_epoch_start_from_kafka_7128():

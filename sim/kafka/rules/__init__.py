@@ -8,8 +8,9 @@ returning the decision; it changes nothing. Actors gather the inputs, call the r
 one or more rules for wrong ones (`sim.kafka.rules.mutants`), never a branch inside an actor.
 
 Modules: `epochs` (CurrentLeaderEpoch checks), `control` (LeaderAndIsr, StopReplica,
-UpdateMetadata), `replication` (HW, ISR, follower fetch), `producer_state` (the idempotent
-append check), `client_metadata`, `client_producer`, `client_consumer`, `controller`.
+UpdateMetadata), `replication` (HW, ISR, follower fetch and truncation), `producer_state` (the
+idempotent append check), `client_metadata`, `client_producer`, `client_consumer`, `backoff`,
+`controller`. `Rules` lists the rules a mutant may swap; the others are called directly.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ class Rules:
     idempotence_mode: Callable = client_producer.idempotence_mode
     complete_batch: Callable = client_producer.complete_batch
     idempotent_error_action: Callable = client_producer.idempotent_error_action
+    in_flight_stops_drain: Callable = client_producer.in_flight_stops_drain
+    should_backoff: Callable = client_producer.should_backoff
+    retry_backoff_us: Callable = client_producer.retry_backoff_us
     validates_positions: Callable = client_consumer.validates_positions
     rest_after_fetch_error: Callable = client_consumer.rest_after_fetch_error
     bumps_leader_epoch: Callable = controller.bumps_leader_epoch

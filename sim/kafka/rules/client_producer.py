@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sim.kafka import errors as E
+from sim.kafka.rules.backoff import exponential_backoff_us
 
 
 def idempotence_mode(proto, configured: str, acks_all: bool, retries: int) -> str:
@@ -97,3 +98,33 @@ def pre_kip360_error_action(proto, err: int, stale_epoch: bool, next_in_sequence
         benign = always_benign or log_start_offset == -1 or last_acked_offset < log_start_offset
         return RESTART_RETRY if benign and proto.client_log_start_check else SURFACE_LOSS
     return SURFACE_LOSS if next_in_sequence else RETRY
+
+
+def in_flight_stops_drain(proto, muted: bool, sent_to: int, leader: int) -> bool:
+    """Whether a batch of the partition in flight keeps the partition's later batches from
+    being drained: with max.in.flight.requests.per.connection = 1 the Sender mutes it
+    (`guaranteeMessageOrder`); with `client_drains_on_leader_change` (this harness's proposal)
+    while the batch went to a broker that no longer leads it."""
+    return muted or (sent_to != leader and proto.client_drains_on_leader_change)
+
+
+def should_backoff(discovery: str, attempts: int, attempts_when_leader_changed: int,
+                   now_us: int, retry_at_us: int) -> bool:
+    """`RecordAccumulator.shouldBackoff`: a retried batch waits out its backoff, except (KIP-951,
+    `hasLeaderChangedForTheOngoingRetry`) its first retry after the leader's epoch advanced."""
+    leader_changed = (discovery == "kip951" and attempts >= 1
+                      and attempts == attempts_when_leader_changed)
+    return attempts > 0 and now_us < retry_at_us and not leader_changed
+
+
+def retry_backoff_us(proto, retry_backoff_ms: int, retry_backoff_max_ms: int, attempts: int,
+                     draw_jitter) -> int:
+    """The wait before retry `attempts`: retry.backoff.ms before 3.7 (`client_backoff =
+    constant`); from 3.7 (KIP-580) retry.backoff.ms * 2^(attempts-1) times a jitter factor
+    (`draw_jitter()`, drawn only then) in [0.8, 1.2], capped at retry.backoff.max.ms after the
+    jitter (`ExponentialBackoff.backoff`, ref §3.3.4)."""
+    if proto.client_backoff == "constant":
+        return retry_backoff_ms * 1000
+    return exponential_backoff_us(retry_backoff_ms, retry_backoff_max_ms, attempts - 1,
+                                  draw_jitter())
+

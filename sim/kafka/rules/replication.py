@@ -7,6 +7,8 @@ through `leo` and `epoch` attributes, never changed). Each cites the Kafka metho
 
 from __future__ import annotations
 
+from sim.kafka import errors as E
+
 
 def effective_min_isr(proto, configured: int, replicas: int) -> int:
     """min.insync.replicas for a partition; with `hw_waits_for_min_isr` (KAFKA-15583, 3.7)
@@ -84,3 +86,34 @@ def evicts_producer_state_on_retention(proto) -> bool:
     """`ProducerStateManager.truncateHead` on 0.11-2.3 (`evict_state_on_retention`): producers
     left wholly below a new log start are forgotten (ref §2.3)."""
     return proto.evict_state_on_retention
+
+
+def non_replica_fetch_error(proto, current_leader_epoch: int) -> int:
+    """A leader's answer to a Fetch from a broker that is not one of the partition's replicas:
+    from KAFKA-13837 (3.3, `non_replica_fetch_error`) UNKNOWN_LEADER_EPOCH when the Fetch names
+    an epoch, else NOT_LEADER_OR_FOLLOWER; before, NONE, with no records
+    (`ReplicaManager.updateFollowerFetchState`: "Empty records will be returned")."""
+    if not proto.non_replica_fetch_error:
+        return E.NONE
+    return E.UNKNOWN_LEADER_EPOCH if current_leader_epoch >= 0 else E.NOT_LEADER_OR_FOLLOWER
+
+
+def offset_truncation_state(diverging: tuple[int, int], local: tuple[int, int], hw: int,
+                            leo: int, log_start: int) -> tuple[int, str, bool]:
+    """`AbstractFetcherThread.getOffsetTruncationState`: where a follower truncates after the
+    leader's answer `diverging` = (epoch, end offset), given its own answer `local` for that
+    epoch (`end_offset_for_epoch`, (-1, -1) for none). Returns (target offset, reason,
+    whether that settles it). A KIP-101 answer (epoch -1) names an end offset, or none (-1:
+    back to the follower's HW). Otherwise the target is the lesser of the two ends, or the
+    leader's when the follower has no answer ("safe to truncate to leader's offset"); it is
+    settled unless the follower's answer is for another epoch (truncationCompleted = false:
+    ask again from the new end). The target stays within [log start, log end]."""
+    epoch, end = diverging
+    if epoch < 0:
+        target, reason, complete = (hw, "high_watermark", True) if end < 0 else \
+            (end, "epoch_end_offset", True)
+    else:
+        local_epoch, local_end = local
+        target = min(end, local_end) if local_epoch >= 0 else end
+        reason, complete = "diverging_epoch", local_epoch < 0 or local_epoch == epoch
+    return max(min(target, leo), log_start), reason, complete

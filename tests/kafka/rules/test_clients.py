@@ -1,0 +1,118 @@
+"""The client rules: metadata epochs (ref §3.1), KIP-951 hints (§3.3.2), idempotence modes
+(§2.6), retry decisions (§2.5, §3.2), the idempotent producer's sequence errors (§2.5) and
+the consumer's (KIP-320), across profiles."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.kafka import errors as E
+from sim.kafka.profiles import PROFILES, resolve_protocol
+from sim.kafka.rules import client_consumer as cc
+from sim.kafka.rules import client_metadata as cm
+from sim.kafka.rules import client_producer as cp
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_partition_metadata_by_epoch(profile):
+    proto = PROFILES[profile]
+    cached = (1, 2, 6)
+    assert cm.update_partition_metadata(proto, None, 1, 0) == (True, False, True)
+    assert cm.update_partition_metadata(proto, cached, 1, 6) == (True, False, False)  # equal
+    assert cm.update_partition_metadata(proto, cached, 1, 7) == (True, False, True)
+    older = cm.update_partition_metadata(proto, cached, 1, 5)
+    assert older == (cm.REJECT if proto.client_rejects_stale_metadata else (True, False, False))
+    recreated = cm.update_partition_metadata(proto, cached, 2, 0)
+    if proto.client_accepts_recreated_topic:
+        assert recreated == (True, False, True)
+    else:
+        assert recreated.take is not proto.client_rejects_stale_metadata
+
+
+def test_hints():
+    proto = resolve_protocol("3.7")
+    hint = cm.update_partition_leadership
+    assert hint(proto, 6, 3, 7, True)
+    assert not hint(proto, 6, 3, 6, True)  # not newer
+    assert not hint(proto, 6, 3, 7, False)  # unknown node
+    assert not hint(proto, None, 3, 7, True)  # not cached
+    assert not hint(proto, 6, -1, 7, True) and not hint(proto, 6, 3, -1, True)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_idempotence_mode(profile):
+    proto = PROFILES[profile]
+    on = proto.idempotence_default and proto.idempotent_producer
+    assert cp.idempotence_mode(proto, "default", True, 3) == ("required" if on else "off")
+    assert cp.idempotence_mode(proto, "default", False, 3) == "off"
+    assert cp.idempotence_mode(proto, "default", True, 0) == "off"
+    requested = cp.idempotence_mode(proto, "requested", True, 3)
+    assert requested == ("requested" if proto.idempotence_modes else "required")
+    assert cp.idempotence_mode(proto, "required", True, 3) == "required"
+    assert cp.idempotence_mode(proto, "off", True, 3) == "off"
+
+
+def test_retry_refreshes_metadata_only_for_invalid_metadata_and_lost_connections():
+    def refresh(err, disconnected=False):
+        return cp.complete_batch("metadata", err, 0, 10, 0, 5, disconnected).refresh_metadata
+    assert not refresh(E.REQUEST_TIMED_OUT)  # the broker's own timeout
+    assert not refresh(E.NOT_ENOUGH_REPLICAS)
+    assert refresh(E.REQUEST_TIMED_OUT, disconnected=True)
+    assert refresh(E.NOT_LEADER_OR_FOLLOWER) and refresh(E.FENCED_LEADER_EPOCH)
+
+
+def test_spent_retries_fail_with_the_last_error_and_a_passed_deadline_with_delivery_timeout():
+    assert cp.complete_batch("metadata", E.NOT_ENOUGH_REPLICAS, 0, 10, 0, 0).fail_error == \
+        E.NOT_ENOUGH_REPLICAS
+    assert cp.complete_batch("metadata", E.NOT_ENOUGH_REPLICAS, 10, 10, 0, 5).fail_error == \
+        E.DELIVERY_TIMEOUT
+    assert cp.complete_batch("metadata", E.NOT_ENOUGH_REPLICAS, 9, 10, 4, 5).fail_error is None
+    failed = cp.complete_batch("metadata", E.NOT_LEADER_OR_FOLLOWER, 0, 10, 0, 0)
+    assert failed.fail_error == E.NOT_LEADER_OR_FOLLOWER and failed.refresh_metadata
+
+
+def test_refresh_no_backoff_skips_the_backoff_for_leader_changes_only():
+    leader = cp.complete_batch("refresh_no_backoff", E.NOT_LEADER_OR_FOLLOWER, 0, 10, 0, 5)
+    other = cp.complete_batch("refresh_no_backoff", E.NOT_ENOUGH_REPLICAS, 0, 10, 0, 5)
+    assert leader.skip_backoff and leader.refresh_now and not other.skip_backoff
+    assert not cp.complete_batch("kip951", E.NOT_LEADER_OR_FOLLOWER, 0, 10, 0, 5).skip_backoff
+
+
+def _action(profile, err, stale=False, nxt=True, unresolved=False, reset=False, log_start=0,
+            acked=5):
+    return cp.idempotent_error_action(resolve_protocol(profile), err, stale, nxt, unresolved,
+                                      reset, log_start, acked)
+
+
+@pytest.mark.parametrize("profile", ["2.5", "3.7"])
+def test_kip_360_clients_retry_sequence_errors(profile):
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID) == cp.RESTART_RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER) == cp.BUMP_RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False) == cp.RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True) == cp.RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True, unresolved=True) == \
+        cp.BUMP_RETRY
+
+
+@pytest.mark.parametrize("profile", ["1.0", "2.4"])
+def test_pre_kip_360_clients_tell_retention_from_loss_by_the_log_start(profile):
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=10, acked=5) == cp.RESTART_RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=-1) == cp.RESTART_RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=3, acked=5) == cp.SURFACE_LOSS
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER) == cp.SURFACE_LOSS
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False) == cp.RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, stale=True) == cp.FAIL
+
+
+def test_a_0_11_client_surfaces_every_unknown_producer():
+    assert _action("0.11", E.UNKNOWN_PRODUCER_ID, log_start=10, acked=5) == cp.SURFACE_LOSS
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_consumer_rules(profile):
+    proto = PROFILES[profile]
+    assert cc.validates_positions(proto) is proto.consumer_validation
+    assert cc.rest_after_fetch_error("backoff", 100, 50, 4) == (150, 4)
+    assert cc.rest_after_fetch_error("retry", 100, 50, 4) is None
+    assert cc.position_after_out_of_range(10) == 10  # below or above the range alike
+    assert cc.position_after_out_of_range(-1) == 0

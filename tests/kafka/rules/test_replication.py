@@ -1,0 +1,90 @@
+"""`sim.kafka.rules.replication`: min ISR, the high watermark, ISR expansion and shrink, what
+a follower's Fetch names, across profiles."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from sim.kafka.profiles import PROFILES, resolve_protocol
+from sim.kafka.rules import replication as rep
+
+
+def _f(leo, epoch=3):
+    return SimpleNamespace(leo=leo, epoch=epoch)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_effective_min_isr_counts_at_most_the_replicas_from_3_7(profile):
+    proto = PROFILES[profile]
+    assert rep.effective_min_isr(proto, 3, 2) == (2 if proto.hw_waits_for_min_isr else 3)
+    assert rep.effective_min_isr(proto, 2, 3) == 2
+
+
+def test_the_hw_is_the_least_log_end_of_the_maximal_isr():
+    proto = resolve_protocol("3.7")
+    followers = {2: _f(7), 3: _f(9)}
+    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 3, 1, 3, (1, 2, 3), followers, 1) == 7
+    assert rep.maybe_increment_leader_hw(proto, 10, 7, 3, 3, 1, 3, (1, 2, 3), followers, 1) is None
+    assert rep.maybe_increment_leader_hw(proto, 10, 8, 3, 3, 1, 3, (1, 2, 3), followers, 1) is None
+    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 1, 1, 3, (1, 3), followers, 1) == 9
+    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 1, 1, 3, (1,), followers, 1) == 10
+
+
+def test_a_follower_not_fetched_in_this_epoch_holds_the_hw():
+    proto = resolve_protocol("3.7")
+    followers = {2: _f(9, epoch=2), 3: _f(9)}
+    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 3, 1, 3, (1, 2, 3), followers, 1) is None
+    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 3, 1, 3, (1, 3, 4), followers, 1) is None
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_the_hw_waits_for_min_isr_from_kafka_15583(profile):
+    """An ISR of one under min.insync.replicas 2: 3.7+ holds the HW (`isUnderMinIsr`)."""
+    proto = PROFILES[profile]
+    moved = rep.maybe_increment_leader_hw(proto, 10, 5, 3, 1, 2, 3, (1,), {}, 1)
+    assert moved == (None if proto.hw_waits_for_min_isr else 10)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_isr_expansion(profile):
+    proto = PROFILES[profile]
+    join = rep.follower_joins_isr
+    assert join(proto, False, False, 10, 10, 8, True)
+    assert not join(proto, True, False, 10, 10, 8, True)
+    assert not join(proto, False, True, 10, 10, 8, True)
+    assert not join(proto, False, False, 9, 10, 8, True)
+    # caught up to the HW but not to the start of the leader's epoch (KAFKA-7128, 2.1)
+    assert join(proto, False, False, 10, 10, 12, True) is (not proto.isr_epoch_start_check)
+    # not listed alive by the leader's metadata cache (KIP-841, 3.3)
+    assert join(proto, False, False, 10, 10, 8, False) is (not proto.ineligible_replica_check)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_isr_shrink(profile):
+    proto = PROFILES[profile]
+    out = rep.is_follower_out_of_sync
+    assert out(proto, False, -1, 10, -1, 0, 100)
+    assert not out(proto, True, 5, 10, 0, 100_000, 100)
+    assert out(proto, True, 5, 10, 0, 100_001, 100)
+    # an idle follower at the leader's log end (KAFKA-7152, 2.1)
+    assert out(proto, True, 10, 10, 0, 200_000, 100) is (not proto.idle_follower_in_sync)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_what_a_follower_fetch_names(profile):
+    proto = PROFILES[profile]
+    mode = proto.follower_truncation
+    every = rep.fetch_last_fetched_epoch(proto, False, 4)
+    first = rep.fetch_last_fetched_epoch(proto, True, 4)
+    assert (every, first) == {"high_watermark": (-1, -1), "kip101": (-1, 4), "kip279": (-1, 4),
+                              "diverging_epoch": (4, 4)}[mode]
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_retention_evicts_producer_state_until_2_4(profile):
+    proto = PROFILES[profile]
+    assert rep.evicts_producer_state_on_retention(proto) is \
+        (profile in ("0.10.2", "0.11", "1.0"))
+    assert rep.controller_channel_resends(proto)
