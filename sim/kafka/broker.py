@@ -11,21 +11,22 @@ Data-plane handling lives in `BrokerData` / `Fetcher`.
 from __future__ import annotations
 
 from sim.core.actor import Actor
-from sim.kafka import errors as E
 from sim.kafka import vocab as V
+from sim.kafka.broker_control import ControlPlane
 from sim.kafka.broker_data import BrokerData
 from sim.kafka.connection import RequestQueue
 from sim.kafka.fetcher import Fetcher
 from sim.kafka.idempotence import evict_below_log_start, expire_producers
+from sim.kafka.isr import IsrManager
+from sim.kafka.leader_fetch import LeaderFetch
 from sim.kafka.log import Log
-from sim.kafka.messages import ControlResponse, MetadataResponse
 from sim.kafka.partition import Partition
-from sim.kafka.rules import control, rules_for
+from sim.kafka.rules import rules_for
 
 HEARTBEAT_US = 500_000
 
 
-class Broker(RequestQueue, BrokerData, Fetcher, Actor):
+class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fetcher, Actor):
     def __init__(self, world, broker_id: int, options: dict, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
@@ -217,236 +218,14 @@ class Broker(RequestQueue, BrokerData, Fetcher, Actor):
         if handler is not None:
             handler(self, msg)
 
-    def _reply(self, msg, kind: str, body) -> None:
-        self.send(msg.src, kind, body)
-
-    def _fenced_controller(self, msg) -> bool:
-        """STALE_BROKER_EPOCH / STALE_CONTROLLER_EPOCH for a whole control request, in that
-        order: KafkaApis checks the broker epoch before ReplicaManager sees the controller
-        epoch (ref §1.4 broker step 1)."""
-        req = msg.body
-        error = self.rules.control_request_error(self.protocol, getattr(req, "broker_epoch", -1),
-                                                 self.broker_epoch, req.controller_epoch,
-                                                 self.controller_epoch)
-        if error == E.STALE_CONTROLLER_EPOCH:
-            self.emit(V.STALE_CONTROLLER, {"request": msg.kind,
-                                           "req_controller_epoch": req.controller_epoch,
-                                           "local_controller_epoch": self.controller_epoch})
-        if error:
-            self._reply(msg, msg.kind + "Response", ControlResponse(req.corr, error))
-            return True
-        if req.controller_epoch > self.controller_epoch and any(
-                p.alter_request is not None for p in self.partitions.values()):
-            # a new controller: unanswered AlterPartitions go to it once this request is handled
-            self.set_timer(0, "resend_alters")
-        self.controller_epoch = req.controller_epoch
-        self.controller = req.controller_id
-        return False
-
-    # -- LeaderAndIsr (ref §1.4 broker steps 1-4) ------------------------------------------
-    def on_leader_and_isr(self, msg) -> None:
-        if self._fenced_controller(msg):
-            return
-        req = msg.body
-        errors, rejected = [], []
-        stamp = (req.controller_epoch, req.corr)
-        decide = self.rules.leader_and_isr_partition
-        for st in req.partitions:
-            p = self.partitions.get(st.tp)
-            local = p.leader_epoch if p is not None else self._deleted_epoch(st)
-            decision = decide(self.protocol, p is not None,
-                              p is not None and p.topic_id == st.topic_id, local,
-                              p.partition_epoch if p is not None else -1, st.leader_epoch,
-                              st.partition_epoch, self.id in st.replicas)
-            if decision.become:
-                self._become(st, force=decision.reset_epochs)
-                self.partitions[st.tp].lai_stamp = stamp
-                continue
-            if decision.error == E.STALE_CONTROLLER_EPOCH:
-                rejected.append([st.tp, st.leader_epoch, local, E.STALE_CONTROLLER_EPOCH])
-            errors.append((st.tp, decision.error))
-        if rejected:
-            self.emit(V.LAI_REJECTED, {"controller_epoch": req.controller_epoch, "partitions": rejected})
-        if req.full:
-            self._remove_strays({st.tp for st in req.partitions}, stamp)
-        self._reply(msg, "LeaderAndIsrResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
-
-    def _remove_strays(self, assigned: set, stamp: tuple) -> None:
-        """FULL LeaderAndIsr (KAFKA-15605): a local replica the request does not list is a
-        stray: it is stopped and its log goes, as `ReplicaManager` does with the strays of a
-        FULL request. Kafka's controller channel keeps its requests in order; this network may
-        not, so a replica that a later LeaderAndIsr (`stamp`: controller epoch, correlation id)
-        brought online stays."""
-        for tp in sorted(self.logs):
-            p = self.partitions.get(tp)
-            if not control.is_stray(tp in assigned, p.lai_stamp if p is not None else None, stamp):
-                continue
-            if p is not None:
-                self.remove_from_fetchers(tp)
-                self.fail_waiters(tp)
-            self._delete_replica(tp, self.logs[tp][0], p.leader_epoch if p else None,
-                                 {"reason": "stray"})
-
-    def _deleted_epoch(self, st) -> int:
-        """The epoch a LeaderAndIsr for an unhosted replica must exceed: -1 (anything goes, as
-        in every release), or with `leader_and_isr_delete_fence` the epoch at which this broker
-        deleted the replica, so a LeaderAndIsr reordered behind that StopReplica cannot
-        re-create it (a topic deletion, -2, fences every epoch of that topic id)."""
-        tomb = self.deleted_epochs.get(st.tp)
-        if tomb is None or tomb[0] != st.topic_id:
-            return -1
-        return tomb[1]
-
-    def _become(self, st, force: bool = False) -> None:
-        p = self.partitions.get(st.tp)
-        if p is None:
-            p = Partition(st.tp, st.topic_id, self._log_for(st.tp, st.topic_id), self.id)
-            self.partitions[st.tp] = p
-        if force:
-            p.partition_epoch = -1
-            p.leader_epoch = min(p.leader_epoch, st.leader_epoch - 1)
-        if st.leader == self.id:
-            if p.make_leader(st, self.now_us, self.protocol.epoch_cached_on_election):
-                for f in p.followers.values():
-                    f.reset(p.log.leo, self.now_us)
-            self.remove_from_fetchers(st.tp)
-        else:
-            leader_changed = p.leader != st.leader
-            new_epoch = p.make_follower(st)
-            self.fail_waiters(st.tp)
-            if st.leader >= 0 and not self.shutting_down:  # ReplicaManager.makeFollowers: a
-                # shutting-down broker adds no fetcher, so it cannot rejoin the ISR (cf. KIP-841)
-                self.add_to_fetcher(st.tp, st.leader, leader_changed, new_epoch)
-            else:
-                self.remove_from_fetchers(st.tp)
-        self.emit(V.REPLICA_STATE, {"tp": st.tp, "topic_id": st.topic_id,
-                                    "role": "leader" if st.leader == self.id else "follower",
-                                    "leader": st.leader, "leader_epoch": p.leader_epoch,
-                                    "partition_epoch": p.partition_epoch, "isr": list(st.isr),
-                                    "controller_epoch": self.controller_epoch})
-        if st.leader == self.id:
-            self.maybe_advance_hw(p)
-            self.flush_hw()
-
-    def _log_for(self, tp: str, topic_id: int) -> Log:
-        held = self.logs.get(tp)
-        if held is not None and held[0] == topic_id:
-            return held[1]
-        log = Log()
-        self.logs[tp] = (topic_id, log)
-        self.emit(V.LOG_CREATED, {"tp": tp, "topic_id": topic_id})
-        return log
-
-    # -- UpdateMetadata --------------------------------------------------------------------
-    def on_update_metadata(self, msg) -> None:
-        """Apply an UpdateMetadata to the metadata cache, wholesale as a ZK broker does
-        (`ZkMetadataCache.updateMetadata` checks no epoch). With `update_metadata_fence`, each
-        part (a partition's state, the live-broker list with the formats) is taken only if no
-        UpdateMetadata the controller sent later already set it: the order Kafka's in-order
-        controller channel keeps, which a reordered or held request breaks."""
-        if self._fenced_controller(msg):
-            return
-        req = msg.body
-        stamp = (req.controller_epoch, req.corr)
-        stamps = self.metadata_stamps
-        changes, skipped = [], []
-        taken = self.rules.update_metadata_part_taken
-        for st in req.partitions:
-            if not taken(self.protocol, stamps.get(st.tp), stamp):
-                skipped.append(st.tp)
-                continue
-            stamps[st.tp] = stamp
-            entry = (st.topic_id, st.leader, st.leader_epoch)
-            if self.metadata.get(st.tp) != entry:
-                self.metadata[st.tp] = entry
-                changes.append([st.tp, st.leader, st.leader_epoch])
-        for tp in req.deleted:
-            if not taken(self.protocol, stamps.get(tp), stamp):
-                skipped.append(tp)
-                continue
-            stamps[tp] = stamp
-            if self.metadata.pop(tp, None) is not None:
-                changes.append([tp, -1, -2])
-        stale_alive = not taken(self.protocol, self.alive_stamp, stamp)
-        alive_changed = not stale_alive and self._apply_alive(req, stamp)
-        if changes or alive_changed:
-            self.emit(V.METADATA, {"controller_epoch": req.controller_epoch, "changes": changes,
-                                   "alive": list(self.alive_brokers)})
-        if skipped or stale_alive:
-            self.emit(V.METADATA_FENCED, {"controller_epoch": req.controller_epoch,
-                                          "corr": req.corr, "tps": skipped, "alive": stale_alive})
-        self._reply(msg, "UpdateMetadataResponse", ControlResponse(req.corr, E.NONE))
-
-    def _apply_alive(self, req, stamp: tuple[int, int]) -> bool:
-        """Take the live-broker list and the formats of `req`; whether the list changed."""
-        self.alive_stamp = stamp
-        self.formats.update(dict(req.formats))
-        changed = self.alive_brokers != req.alive
-        self.alive_brokers = req.alive
-        return changed
-
-    # -- StopReplica (ref §1.5) ------------------------------------------------------------
-    def on_stop_replica(self, msg) -> None:
-        if self._fenced_controller(msg):
-            return
-        req = msg.body
-        errors = []
-        for sp in req.partitions:
-            errors.append((sp.tp, self._stop_one(sp)))
-        self._reply(msg, "StopReplicaResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
-
-    def _stop_one(self, sp) -> int:
-        p = self.partitions.get(sp.tp)
-        fields = {"tp": sp.tp, "topic_id": sp.topic_id, "delete": sp.delete,
-                  "req_epoch": sp.leader_epoch, "issued_epoch": sp.issued_epoch,
-                  "local_epoch": p.leader_epoch if p else -1,
-                  "controller_epoch": self.controller_epoch}
-        if p is not None and not self.rules.stop_replica_epoch_allowed(
-                self.protocol, sp.leader_epoch, p.leader_epoch):
-            self.emit(V.STOP_REPLICA, {**fields, "result": "fenced", "error": E.FENCED_LEADER_EPOCH})
-            return E.FENCED_LEADER_EPOCH
-        self.emit(V.STOP_REPLICA, {**fields, "result": "applied" if p else "not_hosted",
-                                   "error": E.NONE})
-        # `ReplicaManager.stopPartitions`: the fetcher goes; a deleted replica's partition goes
-        # too, so its parked requests complete with an error. Without delete the partition is
-        # left as it is, a leader still leading: `completeDelayedFetchOrProduceRequests` then
-        # completes only what can complete, so its parked requests wait on
-        self.remove_from_fetchers(sp.tp)
-        if sp.delete:
-            self.fail_waiters(sp.tp)
-            self._delete_replica(sp.tp, sp.topic_id, control.delete_fence_epoch(
-                sp.leader_epoch, p.leader_epoch if p is not None else None))
-        return E.NONE
-
-    def _delete_replica(self, tp: str, topic_id: int, fence_epoch: int | None,
-                        fields: dict | None = None) -> None:
-        """Delete a stopped replica (no fetcher, no parked requests): its partition state and
-        its log, with a `log_deleted` event (plus `fields`) when there was a log. With
-        `leader_and_isr_delete_fence` the broker remembers `fence_epoch` (None: nothing), so a
-        LeaderAndIsr reordered behind the deletion cannot re-create the replica."""
-        self.partitions.pop(tp, None)
-        if fence_epoch is not None and self.protocol.leader_and_isr_delete_fence:
-            self.deleted_epochs[tp] = (topic_id, fence_epoch)
-        held = self.logs.pop(tp, None)
-        if held is not None:
-            self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": held[0], **(fields or {})})
-
-    # -- Metadata --------------------------------------------------------------------------
-    def on_metadata(self, msg) -> None:
-        parts = tuple((tp, tid, leader, epoch)
-                      for tp, (tid, leader, epoch) in sorted(self.metadata.items()))
-        formats = tuple(sorted(self.formats.items()))
-        self._reply(msg, "MetadataResponse",
-                    MetadataResponse(msg.body.corr, self.alive_brokers, parts, formats))
-
     _handlers = {
-        "LeaderAndIsr": on_leader_and_isr,
-        "UpdateMetadata": on_update_metadata,
-        "StopReplica": on_stop_replica,
-        "Metadata": on_metadata,
+        "LeaderAndIsr": ControlPlane.on_leader_and_isr,
+        "UpdateMetadata": ControlPlane.on_update_metadata,
+        "StopReplica": ControlPlane.on_stop_replica,
+        "Metadata": ControlPlane.on_metadata,
         "Produce": BrokerData.on_produce,
-        "Fetch": BrokerData.on_fetch,
-        "OffsetsForLeaderEpoch": BrokerData.on_offsets_for_leader_epoch,
+        "Fetch": LeaderFetch.on_fetch,
+        "OffsetsForLeaderEpoch": LeaderFetch.on_offsets_for_leader_epoch,
         "FetchResponse": Fetcher.on_fetch_response,
-        "AlterPartitionResponse": BrokerData.on_alter_partition_response,
+        "AlterPartitionResponse": IsrManager.on_alter_partition_response,
     }

@@ -1,13 +1,12 @@
-"""Broker data plane: Produce, leader-side Fetch, high watermark, ISR changes, delayed requests.
+"""Broker data plane: Produce, parked acks=all requests, the data-plane timers.
 
 Contract (mixin of `Broker`): Produce is checked in the order of ref §1.1-1.2 (hosted?, KIP-359
-epoch check when the switch is on, leadership, min ISR for acks=all) and appended with the
-leader's epoch; acks=all responses wait until the HW covers the batch (or leadership is lost,
-or the request times out), and say NOT_ENOUGH_REPLICAS_AFTER_APPEND if by then the ISR is
-below min.insync.replicas. Fetch from followers does the epoch check, the KIP-320 divergence
-check on `LastFetchedEpoch`, and records follower progress that drives ISR expansion and the
-HW; with no data it parks until an append or `max_wait`. ISR changes go through the controller
-(AlterPartition, KIP-497) and never bump the leader epoch.
+epoch check when the switch is on, leadership, min ISR for acks=all), then the idempotent
+append check, and appended with the leader's epoch; acks=all responses wait until the HW covers
+the batch (or leadership is lost, or the request times out), and say
+NOT_ENOUGH_REPLICAS_AFTER_APPEND if by then the ISR is below min.insync.replicas. Error answers
+carry KIP-951's CurrentLeader hint (`sim.kafka.rules.leader_discovery`). The leader side of
+Fetch is `LeaderFetch`, the HW and ISR `IsrManager`.
 """
 
 from __future__ import annotations
@@ -17,17 +16,10 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.idempotence import producers_of, record_append
 from sim.kafka.messages import (
-    AlterPartition,
-    EpochEndOffset,
-    FetchPartitionData,
-    FetchResponse,
-    OffsetsForLeaderEpochResponse,
     ProducePartitionResult,
     ProduceResponse,
 )
-from sim.kafka.rules.replication import non_replica_fetch_error
-
-MAX_BATCHES_PER_FETCH = 64
+from sim.kafka.rules.leader_discovery import current_leader_hint, node_endpoints
 
 
 class Waiter:
@@ -137,30 +129,21 @@ class BrokerData:
                                       self.leader_hint(pp.tp, err, produce=True))
 
     def leader_hint(self, tp: str, err: int, produce: bool = False):
-        """KIP-951 CurrentLeader from this broker's own (possibly stale) view (ref §1.3): the
-        hosted partition's (leader, leader_epoch), else the metadata cache's, else (-1, -1).
-        Fetch carries it with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH; Produce upstream
-        only with NOT_LEADER_OR_FOLLOWER, and also with FENCED_LEADER_EPOCH when the KIP-359
-        produce epoch check (the only way Produce can return it) is on."""
-        hinted = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
-        if produce and not self.protocol.produce_epoch_check:
-            hinted = (E.NOT_LEADER_OR_FOLLOWER,)
-        if self.protocol.leader_discovery != "kip951" or err not in hinted:
-            return None
+        """KIP-951 CurrentLeader from this broker's own (possibly stale) view (ref §1.3), as
+        `current_leader_hint` decides."""
         p = self.partitions.get(tp)
-        if p is not None:
-            return (p.leader, p.leader_epoch)
         entry = self.metadata.get(tp)
-        return (entry[1], entry[2]) if entry else (-1, -1)
+        return current_leader_hint(self.protocol, err, produce,
+                                   (p.leader, p.leader_epoch) if p is not None else None,
+                                   (entry[1], entry[2]) if entry else None)
 
     def _produce_response(self, corr: int, results) -> ProduceResponse:
         endpoints = self.node_endpoints(r.current_leader for r in results)
         return ProduceResponse(corr, tuple(results), endpoints)
 
     def node_endpoints(self, hints) -> tuple:
-        """NodeEndpoints: the hinted leaders this broker knows to be alive; a leader it does
-        not know is left out (`getAliveBrokerNode` may be absent, ref §1.3)."""
-        return tuple(sorted({h[0] for h in hints if h and h[0] in self.alive_brokers}))
+        """NodeEndpoints for `hints` from this broker's live-broker list."""
+        return node_endpoints(hints, self.alive_brokers)
 
     def _check_waiters(self, tp: str) -> None:
         """Complete the parked acks=all Produces whose last missing partition is `tp`, now that
@@ -234,238 +217,3 @@ class BrokerData:
             self.resend_alters()
         else:
             self.on_fetcher_timer(name, data)
-
-    # -- Fetch (leader side) ---------------------------------------------------------------
-    def on_fetch(self, msg) -> None:
-        req = msg.body
-        datas = [self._read(fp, req.replica_id) for fp in req.partitions]
-        self.flush_hw()
-        ready = any(d.entries or d.error or d.diverging for d in datas)
-        if ready or req.max_wait_us == 0:
-            self.send(msg.src, "FetchResponse", FetchResponse(
-                req.corr, tuple(datas), self.node_endpoints(d.current_leader for d in datas)))
-            return
-        key = (msg.src, req.corr)
-        self.parked[key] = msg
-        for fp in req.partitions:
-            self.parked_by_tp.setdefault(fp.tp, []).append(key)
-        self.fetch_wait_deadlines.add(key, self.now_us + req.max_wait_us)
-
-    def _answer_fetch(self, msg) -> None:
-        req = msg.body
-        datas = tuple(self._read(fp, req.replica_id, record=False) for fp in req.partitions)
-        self.send(msg.src, "FetchResponse", FetchResponse(
-            req.corr, datas, self.node_endpoints(d.current_leader for d in datas)))
-
-    def _wake_parked(self, tp: str, who: str = "all") -> None:
-        """Answer parked Fetches naming `tp`: `followers` when the log grows, `consumers` when
-        the HW does (a consumer reads only below it), `all` when leadership goes (the bytes a
-        `DelayedFetch` counts end at the log end for a follower and at the HW for a consumer)."""
-        keys = self.parked_by_tp.pop(tp, None)
-        if not keys:
-            return
-        for key in keys:
-            msg = self.parked.get(key)
-            if msg is None:
-                continue
-            if who != "all" and (msg.body.replica_id >= 0) != (who == "followers"):
-                self.parked_by_tp.setdefault(tp, []).append(key)  # not for this one: keep it
-                continue
-            del self.parked[key]
-            self.fetch_wait_deadlines.cancel(key)
-            self._answer_fetch(msg)
-
-    def _read(self, fp, replica_id: int, record: bool = True) -> FetchPartitionData:
-        p = self._hosted(fp.tp)
-        if p is None:
-            err = self._not_hosted_error(fp.tp)
-            return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
-        err = self.rules.fetch_local_log(self.protocol, p.leader_epoch, p.is_leader,
-                                         fp.current_leader_epoch)
-        if err:
-            return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
-        log = p.log
-        if replica_id >= 0:
-            if replica_id not in p.replicas:
-                err = non_replica_fetch_error(self.protocol, fp.current_leader_epoch)
-                if not err:  # before KAFKA-13837: no records
-                    return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset)
-                return FetchPartitionData(fp.tp, err)
-            if fp.last_fetched_epoch >= 0:
-                answer = self._divergence(fp, log)
-                if answer is not None:
-                    return answer
-            if record:
-                self._follower_progress(p, replica_id, fp.fetch_offset)
-        if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
-            return self._out_of_range_answer(fp.tp, log)
-        entries = log.read(fp.fetch_offset, MAX_BATCHES_PER_FETCH)
-        if replica_id < 0:
-            entries = tuple(e for e in entries if e[0] + e[1] <= log.hw)
-        return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset, entries)
-
-    def _divergence(self, fp, log) -> FetchPartitionData | None:
-        """Where a follower naming its last epoch diverges from this leader's log, as its
-        `follower_truncation` asks (see `fetcher`): a `diverging` answer, an out-of-range one,
-        or None to read on. `diverging` is (epoch, end offset); an epoch of -1 is an answer
-        without one (OffsetsForLeaderEpoch v0), an end offset of -1 no answer at all, which
-        sends the follower back to its own HW."""
-        mode = self.protocol.follower_truncation
-        if mode == "kip101":
-            end = log.end_offset_for_epoch_v0(fp.last_fetched_epoch)
-            return self._diverging(fp.tp, log, -1, end) if end < fp.fetch_offset else None
-        epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
-        if epoch < 0:
-            # Fetch v12's `readRecords` (ref §1.2): out of range; an OffsetsForLeaderEpoch
-            # answer of UNDEFINED_EPOCH_OFFSET: back to the follower's initial offset, its HW
-            return self._out_of_range_answer(fp.tp, log) if mode == "diverging_epoch" else \
-                self._diverging(fp.tp, log, -1, -1)
-        if mode == "diverging_epoch" and fp.fetch_offset < log.log_start_offset:
-            return self._out_of_range_answer(fp.tp, log)
-        if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
-            return self._diverging(fp.tp, log, epoch, end)
-        return None
-
-    @staticmethod
-    def _diverging(tp: str, log, epoch: int, end: int) -> FetchPartitionData:
-        return FetchPartitionData(tp, E.NONE, log.hw, log.log_start_offset,
-                                  diverging=(epoch, end))
-
-    def on_offsets_for_leader_epoch(self, msg) -> None:
-        """A consumer's OffsetsForLeaderEpoch (v3+, ref §1.2 table): per partition the same
-        `getLocalLog` check as Fetch on `CurrentLeaderEpoch`, leadership required (a consumer
-        reads from the leader), then the leader-epoch cache's answer for `LeaderEpoch`."""
-        req = msg.body
-        answers = []
-        for part in req.partitions:
-            p = self.partitions.get(part.tp)
-            if p is None:
-                err = self._not_hosted_error(part.tp)
-            else:
-                err = self.rules.fetch_local_log(self.protocol, p.leader_epoch, p.is_leader,
-                                                 part.current_leader_epoch)
-            if err:
-                answers.append(EpochEndOffset(part.tp, err))
-            else:
-                answers.append(EpochEndOffset(part.tp, E.NONE,
-                                              *p.log.end_offset_for_epoch(part.leader_epoch)))
-        self.send(msg.src, "OffsetsForLeaderEpochResponse",
-                  OffsetsForLeaderEpochResponse(req.corr, tuple(answers)))
-
-    @staticmethod
-    def _out_of_range_answer(tp: str, log) -> FetchPartitionData:
-        return FetchPartitionData(tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset,
-                                  log_end_offset=log.leo)
-
-    # -- follower progress, HW, ISR (KIP-497) ----------------------------------------------
-    def _follower_progress(self, p, replica_id: int, fetch_offset: int) -> None:
-        f = p.followers.get(replica_id)
-        if f is None:
-            return
-        f.fetched(fetch_offset, p.log.leo, self.now_us)
-        f.epoch = p.leader_epoch
-        if self.rules.follower_joins_isr(self.protocol, replica_id in p.isr,
-                                         p.pending_isr is not None, fetch_offset, p.log.hw,
-                                         p.leader_epoch_start_offset,
-                                         replica_id in self.alive_brokers):
-            self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
-        self.maybe_advance_hw(p)
-
-    def min_isr(self, p) -> int:
-        """min.insync.replicas for `p` (`Partition.effectiveMinIsr`)."""
-        return self.rules.effective_min_isr(self.protocol, self.cluster["min_insync_replicas"],
-                                            len(p.replicas))
-
-    def maybe_advance_hw(self, p) -> None:
-        """Move the leader's HW to what its ISR has (`maybe_increment_leader_hw`)."""
-        if not p.is_leader:
-            return
-        log = p.log
-        hw = self.rules.maybe_increment_leader_hw(
-            self.protocol, log.leo, log.hw, p.leader_epoch, len(p.isr),
-            self.cluster["min_insync_replicas"], len(p.replicas), p.maximal_isr(), p.followers,
-            self.id)
-        if hw is not None:
-            log.set_hw(hw)
-            self.hw_buf.append([p.tp, p.topic_id, hw, p.leader_epoch])
-            self._check_waiters(p.tp)
-            self._wake_parked(p.tp, "consumers")
-
-    def flush_hw(self) -> None:
-        if self.hw_buf:
-            self.emit(V.HW, {"role": "leader", "hws": self.hw_buf})
-            self.hw_buf = []
-
-    def check_isr_shrink(self) -> None:
-        """Propose an ISR without the followers that have not caught up for
-        replica.lag.time.max.ms (`Partition.maybeShrinkIsr`)."""
-        for tp in sorted(self.partitions):
-            p = self.partitions[tp]
-            if not p.is_leader or p.pending_isr is not None:
-                continue
-            laggards = [r for r in p.isr if r != self.id and self._out_of_sync(p, r)]
-            if laggards:
-                self._alter_isr(p, tuple(r for r in p.isr if r not in laggards))
-
-    def _out_of_sync(self, p, replica_id: int) -> bool:
-        """`isFollowerOutOfSync`: not caught up for replica.lag.time.max.ms; with
-        `idle_follower_in_sync` (KAFKA-7152, 2.1) never while its log end is the leader's, so
-        the followers of a partition nobody writes to stay in the ISR."""
-        f = p.followers.get(replica_id)
-        return self.rules.is_follower_out_of_sync(
-            self.protocol, f is not None, f.leo if f else -1, p.log.leo,
-            f.caught_up_us if f else -1, self.now_us, self.cluster["replica_lag_time_max_ms"])
-
-    def _alter_isr(self, p, isr: tuple) -> None:
-        if self.controller is None:
-            return
-        self.alter_corr += 1
-        p.pending_isr = isr
-        p.alter_request = AlterPartition(self.alter_corr, self.id, p.tp, p.leader_epoch,
-                                         p.partition_epoch, isr)
-        self._send_alter(p)
-
-    def _send_alter(self, p) -> None:
-        """Send (or send again) the partition's AlterPartition to the controller this broker
-        knows. Kafka's BrokerToControllerChannelManager keeps the request queued until it is
-        answered: a closed connection or a timeout (`controller.socket.timeout.ms`) sends it
-        again, to whichever controller the metadata cache names by then."""
-        self.send(self.controller, "AlterPartition", p.alter_request)
-        p.alter_sends += 1
-        # the timer names this send, so a resend to a new controller starts the only clock
-        self.set_timer(V.CONTROLLER_SOCKET_TIMEOUT_US, "alter_timeout",
-                       (p.tp, p.alter_request.corr, p.alter_sends))
-
-    def resend_alters(self) -> None:
-        """A new controller took over: unanswered AlterPartitions go to it."""
-        if not self.rules.controller_channel_resends(self.protocol):
-            return
-        for tp in sorted(self.partitions):
-            p = self.partitions[tp]
-            if p.alter_request is not None and p.is_leader:
-                self._send_alter(p)
-
-    def _alter_timeout(self, tp: str, corr: int, send: int) -> None:
-        p = self.partitions.get(tp)
-        if not self.rules.controller_channel_resends(self.protocol):
-            return
-        if p is not None and p.is_leader and p.alter_request is not None \
-                and p.alter_request.corr == corr and p.alter_sends == send:
-            self.reset_connection(self.controller)
-            self._send_alter(p)
-
-    def on_alter_partition_response(self, msg) -> None:
-        resp = msg.body
-        p = self.partitions.get(resp.tp)
-        if p is None or not p.is_leader or p.alter_request is None \
-                or p.alter_request.corr != resp.corr:
-            return  # an answer to a request this leader no longer waits for
-        p.pending_isr = None
-        p.alter_request = None
-        # ref §1.4 step 5: ignore results for another leader epoch
-        if resp.error or resp.leader_epoch != p.leader_epoch:
-            return
-        p.isr = resp.isr
-        p.partition_epoch = resp.partition_epoch
-        self.maybe_advance_hw(p)
-        self.flush_hw()

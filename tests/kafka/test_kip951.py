@@ -14,13 +14,13 @@ from scenarios.schema import load_scenario, parse_scenario
 from sim.core.trace import Trace
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
-from sim.kafka.broker_data import BrokerData
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.cluster import Cluster
 from sim.kafka.connection import RequestQueue, least_loaded_node
 from sim.kafka.messages import MetadataResponse
 from sim.kafka.profiles import resolve_protocol
 from sim.kafka.rules.client_producer import in_flight_stops_drain, retry_backoff_us, should_backoff
+from sim.kafka.rules.leader_discovery import current_leader_hint, node_endpoints
 from tests.conftest import scenario_path
 
 
@@ -134,29 +134,27 @@ def test_backoff_is_exponential_with_jitter_and_capped():
 
 
 # -- the broker's hint (ref §1.3) and NodeEndpoints ----------------------------------------
-def _broker_stub(produce_epoch_check: bool = False):
-    stub = SimpleNamespace(protocol=resolve_protocol("3.7", {"produce_epoch_check": produce_epoch_check}),
-                           partitions={"t-0": SimpleNamespace(leader=2, leader_epoch=5)},
-                           metadata={"t-1": (7, 3, 8)}, alive_brokers=(1, 2))
-    return stub
+def _hint(err, produce=False, hosted=(2, 5), cached=(3, 8), **switches):
+    proto = resolve_protocol("3.7", switches)
+    return current_leader_hint(proto, err, produce, hosted, cached)
 
 
 def test_hint_comes_from_the_hosted_partition_then_the_metadata_cache():
-    stub = _broker_stub()
-    hint = BrokerData.leader_hint
-    assert hint(stub, "t-0", E.NOT_LEADER_OR_FOLLOWER) == (2, 5)
-    assert hint(stub, "t-1", E.FENCED_LEADER_EPOCH) == (3, 8)
-    assert hint(stub, "t-2", E.NOT_LEADER_OR_FOLLOWER) == (-1, -1)
-    assert hint(stub, "t-0", E.UNKNOWN_LEADER_EPOCH) is None
+    assert _hint(E.NOT_LEADER_OR_FOLLOWER) == (2, 5)
+    assert _hint(E.FENCED_LEADER_EPOCH, hosted=None) == (3, 8)
+    assert _hint(E.NOT_LEADER_OR_FOLLOWER, hosted=None, cached=None) == (-1, -1)
+    assert _hint(E.UNKNOWN_LEADER_EPOCH) is None
+    assert _hint(E.NOT_LEADER_OR_FOLLOWER, leader_discovery="metadata") is None
 
 
 def test_produce_hints_fenced_only_under_kip359():
-    assert BrokerData.leader_hint(_broker_stub(), "t-0", E.FENCED_LEADER_EPOCH, produce=True) is None
-    assert BrokerData.leader_hint(_broker_stub(True), "t-0", E.FENCED_LEADER_EPOCH, produce=True) == (2, 5)
+    assert _hint(E.FENCED_LEADER_EPOCH, produce=True) is None
+    assert _hint(E.FENCED_LEADER_EPOCH, produce=True, produce_epoch_check=True) == (2, 5)
+    assert _hint(E.NOT_LEADER_OR_FOLLOWER, produce=True) == (2, 5)
 
 
 def test_node_endpoints_name_only_leaders_the_broker_knows_alive():
-    assert BrokerData.node_endpoints(_broker_stub(), [(2, 5), (3, 8), None, (-1, -1)]) == (2,)
+    assert node_endpoints([(2, 5), (3, 8), None, (-1, -1)], (1, 2)) == (2,)
 
 
 # -- connections (HOL blocking) ------------------------------------------------------------

@@ -1,0 +1,127 @@
+"""Leader-side replica state: follower progress, the high watermark, ISR changes (KIP-497).
+
+Contract (mixin of `Broker`): a follower's Fetch updates its `Replica` state, may propose it
+for the ISR (`follower_joins_isr`) and moves the HW (`maybe_increment_leader_hw`); followers
+out of sync for replica.lag.time.max.ms are proposed out (`is_follower_out_of_sync`). ISR
+changes go to the controller as AlterPartition, resent until answered, and never bump the
+leader epoch; an answer for another leader epoch is ignored (ref §1.4 step 5).
+"""
+
+from __future__ import annotations
+
+from sim.kafka import vocab as V
+from sim.kafka.messages import AlterPartition
+
+
+class IsrManager:
+    def _follower_progress(self, p, replica_id: int, fetch_offset: int) -> None:
+        f = p.followers.get(replica_id)
+        if f is None:
+            return
+        f.fetched(fetch_offset, p.log.leo, self.now_us)
+        f.epoch = p.leader_epoch
+        if self.rules.follower_joins_isr(self.protocol, replica_id in p.isr,
+                                         p.pending_isr is not None, fetch_offset, p.log.hw,
+                                         p.leader_epoch_start_offset,
+                                         replica_id in self.alive_brokers):
+            self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
+        self.maybe_advance_hw(p)
+
+    def min_isr(self, p) -> int:
+        """min.insync.replicas for `p` (`Partition.effectiveMinIsr`)."""
+        return self.rules.effective_min_isr(self.protocol, self.cluster["min_insync_replicas"],
+                                            len(p.replicas))
+
+    def maybe_advance_hw(self, p) -> None:
+        """Move the leader's HW to what its ISR has (`maybe_increment_leader_hw`)."""
+        if not p.is_leader:
+            return
+        log = p.log
+        hw = self.rules.maybe_increment_leader_hw(
+            self.protocol, log.leo, log.hw, p.leader_epoch, len(p.isr),
+            self.cluster["min_insync_replicas"], len(p.replicas), p.maximal_isr(), p.followers,
+            self.id)
+        if hw is not None:
+            log.set_hw(hw)
+            self.hw_buf.append([p.tp, p.topic_id, hw, p.leader_epoch])
+            self._check_waiters(p.tp)
+            self._wake_parked(p.tp, "consumers")
+
+    def flush_hw(self) -> None:
+        if self.hw_buf:
+            self.emit(V.HW, {"role": "leader", "hws": self.hw_buf})
+            self.hw_buf = []
+
+    def check_isr_shrink(self) -> None:
+        """Propose an ISR without the followers that have not caught up for
+        replica.lag.time.max.ms (`Partition.maybeShrinkIsr`)."""
+        for tp in sorted(self.partitions):
+            p = self.partitions[tp]
+            if not p.is_leader or p.pending_isr is not None:
+                continue
+            laggards = [r for r in p.isr if r != self.id and self._out_of_sync(p, r)]
+            if laggards:
+                self._alter_isr(p, tuple(r for r in p.isr if r not in laggards))
+
+    def _out_of_sync(self, p, replica_id: int) -> bool:
+        """`isFollowerOutOfSync`: not caught up for replica.lag.time.max.ms; with
+        `idle_follower_in_sync` (KAFKA-7152, 2.1) never while its log end is the leader's, so
+        the followers of a partition nobody writes to stay in the ISR."""
+        f = p.followers.get(replica_id)
+        return self.rules.is_follower_out_of_sync(
+            self.protocol, f is not None, f.leo if f else -1, p.log.leo,
+            f.caught_up_us if f else -1, self.now_us, self.cluster["replica_lag_time_max_ms"])
+
+    def _alter_isr(self, p, isr: tuple) -> None:
+        if self.controller is None:
+            return
+        self.alter_corr += 1
+        p.pending_isr = isr
+        p.alter_request = AlterPartition(self.alter_corr, self.id, p.tp, p.leader_epoch,
+                                         p.partition_epoch, isr)
+        self._send_alter(p)
+
+    def _send_alter(self, p) -> None:
+        """Send (or send again) the partition's AlterPartition to the controller this broker
+        knows. Kafka's BrokerToControllerChannelManager keeps the request queued until it is
+        answered: a closed connection or a timeout (`controller.socket.timeout.ms`) sends it
+        again, to whichever controller the metadata cache names by then."""
+        self.send(self.controller, "AlterPartition", p.alter_request)
+        p.alter_sends += 1
+        # the timer names this send, so a resend to a new controller starts the only clock
+        self.set_timer(V.CONTROLLER_SOCKET_TIMEOUT_US, "alter_timeout",
+                       (p.tp, p.alter_request.corr, p.alter_sends))
+
+    def resend_alters(self) -> None:
+        """A new controller took over: unanswered AlterPartitions go to it."""
+        if not self.rules.controller_channel_resends(self.protocol):
+            return
+        for tp in sorted(self.partitions):
+            p = self.partitions[tp]
+            if p.alter_request is not None and p.is_leader:
+                self._send_alter(p)
+
+    def _alter_timeout(self, tp: str, corr: int, send: int) -> None:
+        p = self.partitions.get(tp)
+        if not self.rules.controller_channel_resends(self.protocol):
+            return
+        if p is not None and p.is_leader and p.alter_request is not None \
+                and p.alter_request.corr == corr and p.alter_sends == send:
+            self.reset_connection(self.controller)
+            self._send_alter(p)
+
+    def on_alter_partition_response(self, msg) -> None:
+        resp = msg.body
+        p = self.partitions.get(resp.tp)
+        if p is None or not p.is_leader or p.alter_request is None \
+                or p.alter_request.corr != resp.corr:
+            return  # an answer to a request this leader no longer waits for
+        p.pending_isr = None
+        p.alter_request = None
+        # ref §1.4 step 5: ignore results for another leader epoch
+        if resp.error or resp.leader_epoch != p.leader_epoch:
+            return
+        p.isr = resp.isr
+        p.partition_epoch = resp.partition_epoch
+        self.maybe_advance_hw(p)
+        self.flush_hw()

@@ -1,0 +1,144 @@
+"""Leader side of Fetch and OffsetsForLeaderEpoch.
+
+Contract (mixin of `Broker`): a Fetch is checked per partition as `getLocalLog` does (the
+`fetch_local_log` rule), a follower's is checked for KIP-320 divergence on its
+`LastFetchedEpoch` as its `follower_truncation` asks and records the follower's progress
+(`IsrManager`); with no data it parks until an append or `max_wait`. A consumer reads only
+below the HW. OffsetsForLeaderEpoch answers from the leader-epoch cache.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka.messages import (
+    EpochEndOffset,
+    FetchPartitionData,
+    FetchResponse,
+    OffsetsForLeaderEpochResponse,
+)
+from sim.kafka.rules.replication import non_replica_fetch_error
+
+MAX_BATCHES_PER_FETCH = 64
+
+
+class LeaderFetch:
+    def on_fetch(self, msg) -> None:
+        req = msg.body
+        datas = [self._read(fp, req.replica_id) for fp in req.partitions]
+        self.flush_hw()
+        ready = any(d.entries or d.error or d.diverging for d in datas)
+        if ready or req.max_wait_us == 0:
+            self.send(msg.src, "FetchResponse", FetchResponse(
+                req.corr, tuple(datas), self.node_endpoints(d.current_leader for d in datas)))
+            return
+        key = (msg.src, req.corr)
+        self.parked[key] = msg
+        for fp in req.partitions:
+            self.parked_by_tp.setdefault(fp.tp, []).append(key)
+        self.fetch_wait_deadlines.add(key, self.now_us + req.max_wait_us)
+
+    def _answer_fetch(self, msg) -> None:
+        req = msg.body
+        datas = tuple(self._read(fp, req.replica_id, record=False) for fp in req.partitions)
+        self.send(msg.src, "FetchResponse", FetchResponse(
+            req.corr, datas, self.node_endpoints(d.current_leader for d in datas)))
+
+    def _wake_parked(self, tp: str, who: str = "all") -> None:
+        """Answer parked Fetches naming `tp`: `followers` when the log grows, `consumers` when
+        the HW does (a consumer reads only below it), `all` when leadership goes (the bytes a
+        `DelayedFetch` counts end at the log end for a follower and at the HW for a consumer)."""
+        keys = self.parked_by_tp.pop(tp, None)
+        if not keys:
+            return
+        for key in keys:
+            msg = self.parked.get(key)
+            if msg is None:
+                continue
+            if who != "all" and (msg.body.replica_id >= 0) != (who == "followers"):
+                self.parked_by_tp.setdefault(tp, []).append(key)  # not for this one: keep it
+                continue
+            del self.parked[key]
+            self.fetch_wait_deadlines.cancel(key)
+            self._answer_fetch(msg)
+
+    def _read(self, fp, replica_id: int, record: bool = True) -> FetchPartitionData:
+        p = self._hosted(fp.tp)
+        if p is None:
+            err = self._not_hosted_error(fp.tp)
+            return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
+        err = self.rules.fetch_local_log(self.protocol, p.leader_epoch, p.is_leader,
+                                         fp.current_leader_epoch)
+        if err:
+            return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
+        log = p.log
+        if replica_id >= 0:
+            if replica_id not in p.replicas:
+                err = non_replica_fetch_error(self.protocol, fp.current_leader_epoch)
+                if not err:  # before KAFKA-13837: no records
+                    return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset)
+                return FetchPartitionData(fp.tp, err)
+            if fp.last_fetched_epoch >= 0:
+                answer = self._divergence(fp, log)
+                if answer is not None:
+                    return answer
+            if record:
+                self._follower_progress(p, replica_id, fp.fetch_offset)
+        if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
+            return self._out_of_range_answer(fp.tp, log)
+        entries = log.read(fp.fetch_offset, MAX_BATCHES_PER_FETCH)
+        if replica_id < 0:
+            entries = tuple(e for e in entries if e[0] + e[1] <= log.hw)
+        return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset, entries)
+
+    def _divergence(self, fp, log) -> FetchPartitionData | None:
+        """Where a follower naming its last epoch diverges from this leader's log, as its
+        `follower_truncation` asks (see `fetcher`): a `diverging` answer, an out-of-range one,
+        or None to read on. `diverging` is (epoch, end offset); an epoch of -1 is an answer
+        without one (OffsetsForLeaderEpoch v0), an end offset of -1 no answer at all, which
+        sends the follower back to its own HW."""
+        mode = self.protocol.follower_truncation
+        if mode == "kip101":
+            end = log.end_offset_for_epoch_v0(fp.last_fetched_epoch)
+            return self._diverging(fp.tp, log, -1, end) if end < fp.fetch_offset else None
+        epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch)
+        if epoch < 0:
+            # Fetch v12's `readRecords` (ref §1.2): out of range; an OffsetsForLeaderEpoch
+            # answer of UNDEFINED_EPOCH_OFFSET: back to the follower's initial offset, its HW
+            return self._out_of_range_answer(fp.tp, log) if mode == "diverging_epoch" else \
+                self._diverging(fp.tp, log, -1, -1)
+        if mode == "diverging_epoch" and fp.fetch_offset < log.log_start_offset:
+            return self._out_of_range_answer(fp.tp, log)
+        if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
+            return self._diverging(fp.tp, log, epoch, end)
+        return None
+
+    @staticmethod
+    def _diverging(tp: str, log, epoch: int, end: int) -> FetchPartitionData:
+        return FetchPartitionData(tp, E.NONE, log.hw, log.log_start_offset,
+                                  diverging=(epoch, end))
+
+    def on_offsets_for_leader_epoch(self, msg) -> None:
+        """A consumer's OffsetsForLeaderEpoch (v3+, ref §1.2 table): per partition the same
+        `getLocalLog` check as Fetch on `CurrentLeaderEpoch`, leadership required (a consumer
+        reads from the leader), then the leader-epoch cache's answer for `LeaderEpoch`."""
+        req = msg.body
+        answers = []
+        for part in req.partitions:
+            p = self.partitions.get(part.tp)
+            if p is None:
+                err = self._not_hosted_error(part.tp)
+            else:
+                err = self.rules.fetch_local_log(self.protocol, p.leader_epoch, p.is_leader,
+                                                 part.current_leader_epoch)
+            if err:
+                answers.append(EpochEndOffset(part.tp, err))
+            else:
+                answers.append(EpochEndOffset(part.tp, E.NONE,
+                                              *p.log.end_offset_for_epoch(part.leader_epoch)))
+        self.send(msg.src, "OffsetsForLeaderEpochResponse",
+                  OffsetsForLeaderEpochResponse(req.corr, tuple(answers)))
+
+    @staticmethod
+    def _out_of_range_answer(tp: str, log) -> FetchPartitionData:
+        return FetchPartitionData(tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset,
+                                  log_end_offset=log.leo)
