@@ -16,7 +16,7 @@ from sim.kafka.messages import (
     FetchResponse,
     OffsetsForLeaderEpochResponse,
 )
-from sim.kafka.rules.replication import non_replica_fetch_error
+from sim.kafka.rules.replication import follower_fetch_high_watermark, non_replica_fetch_error
 
 MAX_BATCHES_PER_FETCH = 64
 
@@ -71,6 +71,7 @@ class LeaderFetch:
         if err:
             return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
         log = p.log
+        hw = log.hw  # read with the records, before this Fetch moves the follower's state
         if replica_id >= 0:
             if replica_id not in p.replicas:
                 err = non_replica_fetch_error(self.protocol, fp.current_leader_epoch)
@@ -83,12 +84,13 @@ class LeaderFetch:
                     return answer
             if record:
                 self._follower_progress(p, replica_id, fp.fetch_offset)
+                hw = follower_fetch_high_watermark(self.protocol, hw, log.hw)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
             return self._out_of_range_answer(fp.tp, log)
         entries = log.read(fp.fetch_offset, MAX_BATCHES_PER_FETCH)
         if replica_id < 0:
-            entries = tuple(e for e in entries if e[0] + e[1] <= log.hw)
-        return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset, entries)
+            entries = tuple(e for e in entries if e[0] + e[1] <= hw)
+        return FetchPartitionData(fp.tp, E.NONE, hw, log.log_start_offset, entries)
 
     def _divergence(self, fp, log) -> FetchPartitionData | None:
         """Where a follower naming its last epoch diverges from this leader's log, as its

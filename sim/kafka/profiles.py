@@ -101,6 +101,11 @@ class Protocol:
     # step 1). Before, a LeaderAndIsr or StopReplica sent before a restart and delivered after
     # it was applied like a new one
     broker_epoch_check: bool = True
+    # the HW in a leader's answer to a follower's Fetch is the leader's HW after this Fetch moved
+    # the follower's state (`LogReadResult.updateLeaderReplicaInfo`, 1.0-1.1), not the one read
+    # with the records (0.10-0.11; 2.0+, KAFKA-7104, apache/kafka PR 5305): the follower learns
+    # the HW a round trip sooner (ref §1.2; sim.kafka.rules.replication)
+    fetch_hw_after_follower_update: bool = False
     # a leader answers a Fetch from a broker that is not one of the partition's replicas with an
     # error (KAFKA-13837, 3.3: UNKNOWN_LEADER_EPOCH when the Fetch names an epoch, else
     # NOT_LEADER_OR_FOLLOWER); before, with no error and no records
@@ -203,7 +208,8 @@ PROFILES: dict[str, Protocol] = {
     # before KIP-101 and KIP-98: HW truncation, no idempotent producer (its switches are moot)
     "0.10.2": replace(_V0_11, follower_truncation="high_watermark", idempotent_producer=False),
     "0.11": _V0_11,
-    "1.0": Protocol(client_retries_out_of_order=False, unknown_producer="unknown_producer_id", evict_state_on_retention=True,
+    "1.0": Protocol(fetch_hw_after_follower_update=True, client_retries_out_of_order=False,
+                    unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3),
     "2.4": Protocol(client_accepts_recreated_topic=False, client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,

@@ -199,3 +199,54 @@ def test_a_follower_without_epochs_in_its_cache_truncates_to_the_leaders_answer(
     not back to its own high watermark."""
     done, log = _truncate_diverging([(-1, 5)], (3, 6))
     assert done and log.leo == 6, log.leo
+
+
+LEARNS_HW = """
+name = "learns-hw"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 2000
+settle_ms = 500
+[protocol]
+profile = "{profile}"
+[network]
+latency = {{ dist = "constant", ms = 5 }}
+[[topics]]
+name = "t"
+assignment = [[1, 2]]
+[[producers]]
+name = "p1"
+topic = "t"
+acks = 1
+records_per_sec = 200
+linger_ms = 10
+"""
+
+
+def _mean_hw_lag_us(profile: str) -> float:
+    """How long after leader b1's HW reaches a value follower b2's HW does, on average. With
+    acks=1 every batch finds the follower's Fetch answered at once with records, so the HW that
+    answer carries is the one the switch decides."""
+    events = run_scenario(parse_scenario(LEARNS_HW.format(profile=profile), "learns-hw.toml"), 1,
+                          keep_events=True)["_events"]
+
+    def hws(node, role):
+        return [(e["t"], h[2]) for e in events if e["kind"] == "hw" and e["node"] == node
+                and e["role"] == role for h in e["hws"]]
+    follower, lags, j = hws("b2", "follower"), [], 0
+    for t, hw in hws("b1", "leader"):
+        while j < len(follower) and (follower[j][1] < hw or follower[j][0] < t):
+            j += 1
+        if j < len(follower):
+            lags.append(follower[j][0] - t)
+    assert len(lags) > 100
+    return sum(lags) / len(lags)
+
+
+def test_a_1_0_follower_learns_each_hw_a_round_trip_sooner_than_a_2_x_one():
+    """KAFKA-7104 (2.0): the answer to the Fetch that moves the HW carries the HW read before
+    it, so a 2.x follower learns it from its next Fetch, one round trip (10 ms here) after a
+    1.0 follower, whose answer carried the leader's HW after the update."""
+    sooner, later = _mean_hw_lag_us("1.0"), _mean_hw_lag_us("2.4")
+    assert 9_000 <= later - sooner <= 11_000, (sooner, later)

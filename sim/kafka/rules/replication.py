@@ -88,6 +88,17 @@ def evicts_producer_state_on_retention(proto) -> bool:
     return proto.evict_state_on_retention
 
 
+def follower_fetch_high_watermark(proto, hw_read: int, hw_now: int) -> int:
+    """The HW a leader's answer to a follower's Fetch carries: the one read with the records,
+    before this Fetch moved the follower's state and perhaps the HW (0.10-0.11, and from 2.0:
+    KAFKA-7104, apache/kafka PR 5305, "More consistent leader's state in fetch response";
+    `Partition.fetchRecords` at 3.7 reads, then `updateFollowerFetchState`), or with
+    `fetch_hw_after_follower_update` (1.0-1.1: `LogReadResult.updateLeaderReplicaInfo`, added
+    with KAFKA-5758) the leader's HW after it, which the follower then learns a round trip
+    sooner."""
+    return hw_now if proto.fetch_hw_after_follower_update else hw_read
+
+
 def non_replica_fetch_error(proto, current_leader_epoch: int) -> int:
     """A leader's answer to a Fetch from a broker that is not one of the partition's replicas:
     from KAFKA-13837 (3.3, `non_replica_fetch_error`) UNKNOWN_LEADER_EPOCH when the Fetch names

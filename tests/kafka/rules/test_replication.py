@@ -88,3 +88,11 @@ def test_retention_evicts_producer_state_until_2_4(profile):
     assert rep.evicts_producer_state_on_retention(proto) is \
         (profile in ("0.10.2", "0.11", "1.0"))
     assert rep.controller_channel_resends(proto)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_a_follower_fetch_answer_carries_the_hw_read_with_its_records_except_on_1_0(profile):
+    """KAFKA-7104 (2.0): the HW read before the Fetch moved the follower's state; 1.0-1.1
+    copied the leader's HW after the update into the answer (`updateLeaderReplicaInfo`)."""
+    hw = rep.follower_fetch_high_watermark(PROFILES[profile], 5, 8)
+    assert hw == (8 if profile == "1.0" else 5)
