@@ -16,6 +16,7 @@ from operator import itemgetter
 from sim.kafka.model_bug import ModelBug
 
 _epoch_of = itemgetter(0)
+_start_of = itemgetter(1)
 
 
 class Log:
@@ -178,7 +179,17 @@ class Log:
         del self.entries[:i]
         del self.appended_us[:i]
         self.log_start_offset = min(offset, self.leo)
+        self._truncate_epochs_from_start(self.log_start_offset)
         return True
+
+    def _truncate_epochs_from_start(self, start: int) -> None:
+        """`LeaderEpochFileCache.truncateFromStart` (`clearAndFlushEarliest` before 2.1, to the
+        same effect), called whenever the log start moves: the entries at or below `start` go,
+        and the last of them comes back starting at `start`, so the cache never names an offset
+        below the log start."""
+        gone = bisect_right(self.epochs, start, key=_start_of)
+        if gone:
+            self.epochs = [(self.epochs[gone - 1][0], start)] + self.epochs[gone:]
 
     def offset_of_batch(self, base_offset: int) -> tuple | None:
         i = bisect_left(self.bases, base_offset)

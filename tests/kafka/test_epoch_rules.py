@@ -132,3 +132,21 @@ def test_a_new_leader_caches_its_epoch_at_election_only_from_kafka_7415():
         assert log.end_offset_for_epoch_v0(1) == answer, cache_epoch
         log.append(2, 2, Batch("b1", "p", 2, 0), 0)  # the first batch of epoch 2 caches it
         assert log.end_offset_for_epoch_v0(1) == 4 and log.epochs == [(0, 0), (2, 4)]
+
+
+def test_the_epoch_cache_is_trimmed_when_the_log_start_moves():
+    """`LeaderEpochFileCache.truncateFromStart` (`clearAndFlushEarliest` in 0.11-2.0), called on
+    retention and DeleteRecords: entries at or below the new log start go and the last of them
+    restarts there, so OffsetsForLeaderEpoch never names an offset below the log start."""
+    log = Log()
+    for epoch, count in ((0, 5), (2, 4), (5, 3)):
+        log.append(count, epoch, Batch(f"b{epoch}", "p", count, 0), 0)
+    log.hw = log.leo
+    assert log.end_offset_for_epoch(0) == (0, 5) and log.end_offset_for_epoch(1) == (0, 5)
+    log.advance_start(7)  # inside epoch 2's batch, which stays
+    assert log.log_start_offset == 7 and log.epochs == [(2, 7), (5, 9)]
+    assert log.end_offset_for_epoch(0) == (0, 7)  # older than the cache: its first start
+    assert log.end_offset_for_epoch(2) == (2, 9)
+    assert log.end_offset_for_epoch_v0(1) == -1
+    log.advance_start(9)  # exactly where epoch 5 starts
+    assert log.epochs == [(5, 9)]
