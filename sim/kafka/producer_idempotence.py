@@ -31,6 +31,7 @@ from sim.kafka.rules.client_producer import (
     RESTART_RETRY,
     SURFACE_LOSS,
     idempotence_mode,
+    last_acked_sequence,
 )
 
 PID_BASE = 1000
@@ -130,7 +131,9 @@ class IdempotenceMixin:
         if base_offset >= 0:
             last = base_offset + pb.batch.count - 1
             self.last_acked_offset[pb.tp] = max(self.last_acked_offset.get(pb.tp, -1), last)
-        self.last_acked_seq[pb.tp] = pb.batch.base_seq + pb.batch.count - 1
+        self.last_acked_seq[pb.tp] = last_acked_sequence(
+            self.protocol, self.last_acked_seq.get(pb.tp, -1), pb.batch.base_seq + pb.batch.count - 1,
+            pb.batch.producer_epoch, self.producer_epoch)
 
     def handle_idempotence_error(self, pb, result) -> bool:
         """True when the error was handled here (retried or surfaced)."""

@@ -422,3 +422,15 @@ def test_kip360_out_of_order_bumps_the_epoch_only_for_the_next_sequence(unresolv
                                                         log_start_offset=0))
     assert client.events[-1] == ("retry", "t-0", E.OUT_OF_ORDER_SEQUENCE_NUMBER)
     assert ("t-0" in client.bump_required) == bumps
+
+
+@pytest.mark.parametrize("profile", ["1.0", "3.7"])
+def test_an_answer_completing_out_of_order_does_not_move_the_last_acked_sequence_back(profile):
+    """Two batches in flight on two connections (a leader move): the later one is answered
+    first. The earlier one's answer must leave the last acknowledged sequence at the later's,
+    or the next sequence error would be judged against a stale one."""
+    client = _Client(profile)
+    first, second = _send(client, "t-0", "a"), _send(client, "t-0", "b")
+    _ack(client, second, 11)
+    _ack(client, first, 10)
+    assert client.last_acked_seq["t-0"] == second.batch.base_seq == 1

@@ -128,3 +128,16 @@ def retry_backoff_us(proto, retry_backoff_ms: int, retry_backoff_max_ms: int, at
     return exponential_backoff_us(retry_backoff_ms, retry_backoff_max_ms, attempts - 1,
                                   draw_jitter())
 
+
+
+def last_acked_sequence(proto, last_acked: int, batch_last_seq: int, batch_epoch: int,
+                        producer_epoch: int) -> int:
+    """The partition's last acknowledged sequence after a batch ending at `batch_last_seq` is
+    acknowledged (`TransactionManager.maybeUpdateLastAckedSequence`): it only moves forward, so
+    an answer completing out of order never moves it back. Before KIP-360's client (1.0-2.4,
+    `Sender.completeBatch` / `handleCompletedBatch`) only a batch of the current producer id
+    and epoch counts; from 2.5 every batch does (the partition's sequences restart once the
+    old epoch's batches are done)."""
+    if not proto.client_retries_out_of_order and batch_epoch != producer_epoch:
+        return last_acked
+    return max(last_acked, batch_last_seq)

@@ -116,3 +116,15 @@ def test_consumer_rules(profile):
     assert cc.rest_after_fetch_error("retry", 100, 50, 4) is None
     assert cc.position_after_out_of_range(10) == 10  # below or above the range alike
     assert cc.position_after_out_of_range(-1) == 0
+
+
+@pytest.mark.parametrize("profile", ["1.0", "2.4", "2.5", "3.7"])
+def test_the_last_acknowledged_sequence_only_moves_forward(profile):
+    """`maybeUpdateLastAckedSequence`: an answer that completes out of order (the batch ending
+    at 9 acknowledged after the one ending at 14) leaves it at 14."""
+    proto = resolve_protocol(profile)
+    assert cp.last_acked_sequence(proto, 14, 9, 0, 0) == 14
+    assert cp.last_acked_sequence(proto, 9, 14, 0, 0) == 14
+    # a batch of an earlier producer epoch counts only for a KIP-360 client (2.5+)
+    old_epoch = cp.last_acked_sequence(proto, -1, 14, 0, 1)
+    assert old_epoch == (14 if proto.client_retries_out_of_order else -1)
