@@ -17,6 +17,7 @@ from sim.kafka.log import Log
 from sim.kafka.messages import ControlResponse, MetadataResponse
 from sim.kafka.partition import Partition
 from sim.kafka.rules import control
+from sim.kafka.rules.replication import makes_follower
 
 
 class ControlPlane:
@@ -116,12 +117,13 @@ class ControlPlane:
         else:
             leader_changed = p.leader != st.leader
             new_epoch = p.make_follower(st)
-            self.fail_waiters(st.tp)
-            if st.leader >= 0 and not self.shutting_down:  # ReplicaManager.makeFollowers: a
-                # shutting-down broker adds no fetcher, so it cannot rejoin the ISR (cf. KIP-841)
-                self.add_to_fetcher(st.tp, st.leader, leader_changed, new_epoch)
-            else:
-                self.remove_from_fetchers(st.tp)
+            if st.leader < 0 or makes_follower(self.protocol, leader_changed, new_epoch):
+                self.fail_waiters(st.tp)
+                if st.leader >= 0 and not self.shutting_down:  # ReplicaManager.makeFollowers:
+                    # a shutting-down broker adds no fetcher, so it cannot rejoin the ISR
+                    self.add_to_fetcher(st.tp, st.leader, leader_changed, new_epoch)
+                else:
+                    self.remove_from_fetchers(st.tp)
         self.emit(V.REPLICA_STATE, {"tp": st.tp, "topic_id": st.topic_id,
                                     "role": "leader" if st.leader == self.id else "follower",
                                     "leader": st.leader, "leader_epoch": p.leader_epoch,

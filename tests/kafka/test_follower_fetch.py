@@ -8,6 +8,8 @@ answer naming an epoch the follower lacks makes it truncate part way and ask aga
 
 from __future__ import annotations
 
+import pytest
+
 from epochsim.runner import run_scenario
 from scenarios.schema import load_scenario, parse_scenario
 from sim.kafka.log import Log
@@ -250,3 +252,48 @@ def test_a_1_0_follower_learns_each_hw_a_round_trip_sooner_than_a_2_x_one():
     1.0 follower, whose answer carried the leader's HW after the update."""
     sooner, later = _mean_hw_lag_us("1.0"), _mean_hw_lag_us("2.4")
     assert 9_000 <= later - sooner <= 11_000, (sooner, later)
+
+
+STEADY = """
+name = "steady"
+expect = "pass"
+[protocol]
+profile = "{profile}"
+isr_shrink_bumps_epoch = false
+[[topics]]
+name = "t"
+assignment = [[1, 2, 3]]
+[[producers]]
+topic = "t"
+records_per_sec = 50
+"""
+
+
+def _fetcher_after_leader_and_isr(profile: str, epoch_step: int, leader: int = 1) -> int:
+    """b2 follows b1 on t-0; its fetcher entry is given a far backoff, then b2 gets a
+    LeaderAndIsr at leader epoch + `epoch_step` naming `leader`. Returns the entry's backoff
+    after (what a restarted fetcher resets)."""
+    from sim.core.network import Message
+    from sim.kafka.messages import LeaderAndIsr, PartitionState
+    from tests.kafka import build_cluster
+    cluster, _ = build_cluster(STEADY.format(profile=profile))
+    cluster.kernel.until_us = 500_000
+    cluster.run()
+    b2 = cluster.world.actors["b2"]
+    p = b2.partitions["t-0"]
+    partition_epoch = p.partition_epoch
+    b2.fetchers[1]["t-0"] = 10**12
+    state = PartitionState("t-0", p.topic_id, leader, p.leader_epoch + epoch_step,
+                           p.partition_epoch + 1, (1, 2), (1, 2, 3))
+    req = LeaderAndIsr(b2.controller, b2.controller_epoch, b2.broker_epoch, 10**6, (state,))
+    b2.dispatch(Message(0, b2.controller, "b2", "LeaderAndIsr", req))
+    assert p.partition_epoch == partition_epoch + 1  # applied
+    return b2.fetchers[1].get("t-0", -1)
+
+
+@pytest.mark.parametrize("profile", ["2.4", "3.7"])
+def test_an_equal_epoch_change_that_keeps_the_leader_leaves_the_fetcher_alone(profile):
+    """`Partition.makeFollower` answers false for the same leader at the same epoch, so
+    `makeFollowers` neither removes nor re-adds its fetcher; a new epoch restarts it."""
+    assert _fetcher_after_leader_and_isr(profile, 0) == 10**12
+    assert _fetcher_after_leader_and_isr(profile, 1) == 0

@@ -64,6 +64,18 @@ def is_follower_out_of_sync(proto, known: bool, follower_leo: int, leader_leo: i
     return now_us - caught_up_us > lag_max_ms * 1000
 
 
+def makes_follower(proto, leader_changed: bool, new_leader_epoch: bool) -> bool:
+    """Whether a LeaderAndIsr applied to a follower restarts its fetcher
+    (`Partition.makeFollower`'s answer, which puts the partition in `ReplicaManager.makeFollowers`'
+    `partitionsToMakeFollower`): from 2.1 on a new leader or a new leader epoch, so a change at
+    the same epoch that keeps the leader (an ISR change, a partition-epoch bump) leaves the
+    fetcher as it is; before KAFKA-7164 (0.10-2.0, `follower_truncation` high_watermark or
+    kip101) only on a new leader."""
+    if proto.follower_truncation in ("high_watermark", "kip101"):
+        return leader_changed
+    return leader_changed or new_leader_epoch
+
+
 def fetch_last_fetched_epoch(proto, truncating: bool, last_epoch: int) -> int:
     """The epoch a follower's Fetch names for a partition (-1: none), by `follower_truncation`:
     every Fetch (`diverging_epoch`, Fetch v12's LastFetchedEpoch), only the first after an

@@ -96,3 +96,14 @@ def test_a_follower_fetch_answer_carries_the_hw_read_with_its_records_except_on_
     copied the leader's HW after the update into the answer (`updateLeaderReplicaInfo`)."""
     hw = rep.follower_fetch_high_watermark(PROFILES[profile], 5, 8)
     assert hw == (8 if profile == "1.0" else 5)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_which_leader_and_isr_restarts_a_followers_fetcher(profile):
+    """`Partition.makeFollower`: a new leader always; a new epoch at the same leader from 2.1
+    (KAFKA-7164); an equal epoch that keeps the leader never."""
+    proto = PROFILES[profile]
+    assert rep.makes_follower(proto, True, False) and rep.makes_follower(proto, True, True)
+    assert not rep.makes_follower(proto, False, False)
+    before_7164 = profile in ("0.10.2", "0.11", "1.0")
+    assert rep.makes_follower(proto, False, True) is not before_7164
