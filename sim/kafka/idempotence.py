@@ -9,6 +9,8 @@ updated by leader appends and follower replication alike (so it survives leader 
 
 from __future__ import annotations
 
+from sim.kafka.rules.producer_state import last_sequence
+
 NUM_BATCHES_TO_RETAIN = 5
 
 
@@ -43,7 +45,7 @@ def record_append(log, batch, base_offset: int, now_us: int,
     if entry is None or batch.producer_epoch > entry.epoch:
         entry = producers[batch.pid] = ProducerEntry(batch.producer_epoch)
     last_off = base_offset + batch.count - 1
-    entry.batches.append((batch.base_seq, batch.base_seq + batch.count - 1, base_offset, last_off))
+    entry.batches.append((batch.base_seq, last_sequence(batch), base_offset, last_off))
     if len(entry.batches) > retain:
         del entry.batches[:-retain]
     entry.last_offset = last_off

@@ -33,6 +33,7 @@ from sim.kafka.rules.client_producer import (
     idempotence_mode,
     last_acked_sequence,
 )
+from sim.kafka.rules.producer_state import increment_sequence, last_sequence
 
 PID_BASE = 1000
 
@@ -79,7 +80,7 @@ class IdempotenceMixin:
         if not self.idempotent_for(tp):
             return batch
         seq = self.next_seq.get(tp, 0)
-        self.next_seq[tp] = seq + batch.count
+        self.next_seq[tp] = increment_sequence(seq, batch.count)
         self.part_epoch.setdefault(tp, self.producer_epoch)
         return batch.with_sequence(self.pid, self.part_epoch[tp], seq)
 
@@ -122,7 +123,7 @@ class IdempotenceMixin:
     def on_batch_failed(self, pb) -> None:
         """A sent idempotent batch failed: its sequence is unresolved (KIP-360 client)."""
         if pb.stamped and pb.batch.pid >= 0 and self.protocol.client_resolves_sequences:
-            last = pb.batch.base_seq + pb.batch.count - 1
+            last = last_sequence(pb.batch)
             self.unresolved[pb.tp] = max(self.unresolved.get(pb.tp, -1), last)
 
     def on_acked(self, pb, base_offset: int) -> None:
@@ -132,8 +133,13 @@ class IdempotenceMixin:
             last = base_offset + pb.batch.count - 1
             self.last_acked_offset[pb.tp] = max(self.last_acked_offset.get(pb.tp, -1), last)
         self.last_acked_seq[pb.tp] = last_acked_sequence(
-            self.protocol, self.last_acked_seq.get(pb.tp, -1), pb.batch.base_seq + pb.batch.count - 1,
+            self.protocol, self.last_acked_seq.get(pb.tp, -1), last_sequence(pb.batch),
             pb.batch.producer_epoch, self.producer_epoch)
+
+    def next_in_sequence(self, pb) -> bool:
+        """Whether `pb` is the batch the client expects the broker to take next: it starts
+        right after the partition's last acknowledged sequence."""
+        return pb.batch.base_seq == increment_sequence(self.last_acked_seq.get(pb.tp, -1), 1)
 
     def handle_idempotence_error(self, pb, result) -> bool:
         """True when the error was handled here (retried or surfaced)."""
@@ -142,7 +148,7 @@ class IdempotenceMixin:
             return False
         action = self.rules.idempotent_error_action(
             self.protocol, err, pb.batch.producer_epoch < self.producer_epoch,
-            pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1, pb.tp in self.unresolved,
+            self.next_in_sequence(pb), pb.tp in self.unresolved,
             pb.sequence_reset, result.log_start_offset, self.last_acked_offset.get(pb.tp, -1))
         if action == FAIL:
             self._fail(pb, err)  # sent before a reset: not the client's producer any more
@@ -185,6 +191,6 @@ class IdempotenceMixin:
                 continue
             queued.batch = queued.batch.with_sequence(queued.batch.pid, self.producer_epoch, seq)
             queued.sequence_reset = queued.stamped
-            seq += queued.batch.count
+            seq = increment_sequence(seq, queued.batch.count)
         self.next_seq[tp] = seq
         self.last_acked_seq[tp] = -1

@@ -123,7 +123,7 @@ class ProduceResults:
         if err == E.OUT_OF_ORDER_SEQUENCE_NUMBER:
             # whether the batch was the next the client expected the broker to take, or follows
             # an earlier batch that failed (then OUT_OF_ORDER is that failure's consequence)
-            fields["in_sequence"] = pb.batch.base_seq == self.last_acked_seq.get(pb.tp, -1) + 1
+            fields["in_sequence"] = self.next_in_sequence(pb)
         if unresolved:
             self.on_batch_failed(pb)
         self.emit(V.PRODUCE_FAILED, fields)

@@ -434,3 +434,20 @@ def test_an_answer_completing_out_of_order_does_not_move_the_last_acked_sequence
     _ack(client, second, 11)
     _ack(client, first, 10)
     assert client.last_acked_seq["t-0"] == second.batch.base_seq == 1
+
+
+def test_the_client_numbers_sequences_past_integer_max_value_from_zero():
+    """A partition whose next sequence is Integer.MAX_VALUE - 1 sends a 3-record batch as
+    MAX - 1, MAX, 0; the next batch starts at 1, and once the first is acknowledged it is the
+    batch the client expects the broker to take next."""
+    client = _Client("3.7")
+    client.next_seq["t-0"] = 2**31 - 2
+    from sim.kafka.messages import Batch
+    from sim.kafka.producer import PendingBatch
+    big = PendingBatch(Batch("big", "p", 3, 0), "t-0")
+    client.queues["t-0"].append(big)
+    big.batch, big.stamped = client.stamp(big.batch, "t-0"), True
+    nxt = _send(client, "t-0", "next")
+    assert (big.batch.base_seq, nxt.batch.base_seq) == (2**31 - 2, 1)
+    _ack(client, big, 0)
+    assert client.last_acked_seq["t-0"] == 0 and client.next_in_sequence(nxt)

@@ -14,6 +14,20 @@ from __future__ import annotations
 from sim.kafka import errors as E
 
 APPEND = (E.NONE, None)
+MAX_SEQUENCE = 2**31 - 1  # Integer.MAX_VALUE: sequences wrap to 0 after it
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """`DefaultRecordBatch.incrementSequence`: `sequence + increment`, wrapping past
+    Integer.MAX_VALUE to 0, on the client and the broker alike."""
+    if sequence > MAX_SEQUENCE - increment:
+        return increment - (MAX_SEQUENCE - sequence) - 1
+    return sequence + increment
+
+
+def last_sequence(batch) -> int:
+    """The sequence of a batch's last record (`RecordBatch.lastSequence`)."""
+    return increment_sequence(batch.base_seq, batch.count - 1)
 
 
 def check_producer_append(proto, entry, batch) -> tuple[int, int | None]:
@@ -21,7 +35,7 @@ def check_producer_append(proto, entry, batch) -> tuple[int, int | None]:
     and `checkSequence`."""
     if batch.pid < 0:
         return APPEND
-    last_seq = batch.base_seq + batch.count - 1
+    last_seq = last_sequence(batch)
     if entry is not None and batch.producer_epoch == entry.epoch:
         for first_seq, b_last, first_off, _last_off in entry.batches:
             if first_seq == batch.base_seq and b_last == last_seq:
@@ -42,7 +56,7 @@ def check_sequence(proto, entry, base_seq: int, last_seq: int) -> int:
     sequence is taken; with no batch cached (retention removed them) any sequence is taken
     from 2.5 (KIP-360, `unknown_producer = accept`); a batch older than the cached ones is
     DUPLICATE_SEQUENCE_NUMBER on 1.0.0/1.0.1, OUT_OF_ORDER_SEQUENCE_NUMBER otherwise."""
-    expected = entry.batches[-1][1] + 1 if entry.batches else 0
+    expected = increment_sequence(entry.batches[-1][1], 1) if entry.batches else 0  # inSequence
     if base_seq == expected or not entry.batches and proto.unknown_producer == "accept":
         return E.NONE
     if (proto.old_duplicate == "duplicate_sequence" and entry.batches

@@ -9,7 +9,12 @@ from sim.kafka import errors as E
 from sim.kafka.idempotence import ProducerEntry
 from sim.kafka.messages import Batch
 from sim.kafka.profiles import PROFILES, resolve_protocol
-from sim.kafka.rules.producer_state import check_producer_append
+from sim.kafka.rules.producer_state import (
+    MAX_SEQUENCE,
+    check_producer_append,
+    increment_sequence,
+    last_sequence,
+)
 
 
 def _entry(epoch=0, batches=((0, 4, 100, 104), (5, 9, 105, 109))):
@@ -59,3 +64,20 @@ def test_a_batch_older_than_the_cache(profile, answer):
 def test_a_known_producer_with_no_batch_cached_takes_any_sequence_from_kip_360(profile, taken):
     err, _ = check_producer_append(resolve_protocol(profile), _entry(batches=()), _batch(40))
     assert (err == E.NONE) is taken
+
+
+def test_sequences_wrap_past_integer_max_value():
+    """`DefaultRecordBatch.incrementSequence`: past Integer.MAX_VALUE the sequence goes on at 0,
+    and the broker takes 0 after MAX_VALUE (`ProducerStateEntry` / `inSequence`)."""
+    top = MAX_SEQUENCE
+    assert increment_sequence(5, 3) == 8
+    assert increment_sequence(top, 1) == 0 and increment_sequence(top - 1, 3) == 1
+    wrapped = _batch(top - 1, count=3)
+    assert last_sequence(wrapped) == 0
+    entry = _entry(batches=((top - 4, top, 100, 104),))
+    for profile in ("1.0", "2.4", "3.7"):
+        proto = resolve_protocol(profile)
+        assert check_producer_append(proto, entry, _batch(0)) == (E.NONE, None)
+        # 1.0.0 compares numerically with the first cached sequence, wrap or not
+        gap = E.DUPLICATE_SEQUENCE_NUMBER if profile == "1.0" else E.OUT_OF_ORDER_SEQUENCE_NUMBER
+        assert check_producer_append(proto, entry, _batch(1)) == (gap, None)
