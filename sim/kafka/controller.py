@@ -68,7 +68,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
 
     def _tick(self) -> None:
         now = self.now_us
-        reach = self.world.network.reachable(self.name, "zk")
+        reach = self.can_reach("zk")
         store = self.store
         if self.active:
             if reach and store.active == self.name and store.controller_epoch == self.controller_epoch:
@@ -91,7 +91,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         store = self.store
         return (self.active and store.active == self.name
                 and store.controller_epoch == self.controller_epoch
-                and self.world.network.reachable(self.name, "zk"))
+                and self.can_reach("zk"))
 
     def _resign(self, reason: str) -> None:
         self.active = False
