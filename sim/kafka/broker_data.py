@@ -372,7 +372,7 @@ class BrokerData:
     def min_isr(self, p) -> int:
         """min.insync.replicas for `p`; with `hw_waits_for_min_isr` (KAFKA-15583, 3.7) never
         more than its replicas (`Partition.effectiveMinIsr`)."""
-        configured = self.cluster["min_insync_replicas"]
+        configured = self.cluster.min_insync_replicas
         if self.protocol.hw_waits_for_min_isr:
             return min(configured, len(p.replicas))
         return configured
@@ -418,7 +418,7 @@ class BrokerData:
             return True
         if self.protocol.idle_follower_in_sync and f.leo == p.log.leo:
             return False
-        return self.now_us - f.caught_up_us > self.cluster["replica_lag_time_max_ms"] * 1000
+        return self.now_us - f.caught_up_us > self.cluster.replica_lag_time_max_ms * 1000
 
     def _alter_isr(self, p, isr: tuple) -> None:
         if self.controller is None:

@@ -31,12 +31,12 @@ PID_BASE = 1000
 
 class IdempotenceMixin:
     def init_idempotence(self, index: int) -> None:
-        mode = self.spec["enable_idempotence"]
+        mode = self.spec.enable_idempotence
         # KIP-679: acks other than all, or retries = 0, quietly turn off an idempotence the
         # user did not ask for (ProducerConfig.postProcessAndValidateIdempotenceConfigs); the
         # KIP-185 design's best-effort `requested` does the same. An explicit request with
         # them is a config error, refused when the scenario loads.
-        fits = self.spec["acks"] == "all" and self.spec["retries"] > 0
+        fits = self.spec.acks == "all" and self.spec.retries > 0
         if mode == "default":
             on = self.protocol.idempotence_default and self.protocol.idempotent_producer and fits
             mode = "required" if on else "off"
