@@ -12,6 +12,7 @@ import pytest
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher, exponential_backoff_us
 from sim.kafka.messages import MetadataResponse
+from sim.kafka.options import ProducerOptions
 from sim.kafka.producer import Producer
 from sim.kafka.profiles import resolve_protocol
 
@@ -25,7 +26,7 @@ class _Client(MetadataRefresher):
         self.bootstrap = (1, 2, 3)
         self.now_us, self.corr, self.meta_inflight, self.meta_node = 0, 0, None, -1
         self.sent, self.timers = [], []
-        self.spec = {"metadata_max_age_ms": 300_000}
+        self.spec = ProducerOptions(name="p1", topic="t", metadata_max_age_ms=300_000)
         self.init_refresh()
 
     def emit(self, kind, fields):
@@ -127,7 +128,7 @@ def test_exponential_backoff_doubles_up_to_its_maximum_after_the_jitter():
     ("2.6", [100, 100, 100, 100, 100]), ("3.7", [100, 200, 400, 800, 1000])])
 def test_retried_batches_back_off_as_their_client_version_does(profile, expected):
     producer = SimpleNamespace(protocol=resolve_protocol(profile),
-                               spec={"retry_backoff_ms": 100, "retry_backoff_max_ms": 1000},
+                               spec=ProducerOptions(name="p1", topic="t"),
                                rng=lambda name: random.Random(name))
     waits = [Producer._backoff_us(producer, n) // 1000 for n in range(1, 6)]
     for wait, nominal in zip(waits, expected):

@@ -19,6 +19,7 @@ from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.cluster import Cluster
 from sim.kafka.connection import RequestQueue, least_loaded_node
 from sim.kafka.messages import Batch, MetadataResponse
+from sim.kafka.options import ClusterOptions, ProducerOptions
 from sim.kafka.producer import PendingBatch, Producer
 from sim.kafka.profiles import resolve_protocol
 from tests.conftest import scenario_path
@@ -137,7 +138,7 @@ def test_metadata_mode_always_waits_the_backoff():
 
 
 def test_backoff_is_exponential_with_jitter_and_capped():
-    spec = {"retry_backoff_ms": 100, "retry_backoff_max_ms": 1000}
+    spec = ProducerOptions(name="p", topic="t", retry_backoff_ms=100, retry_backoff_max_ms=1000)
     stream = random.Random(5)
     stub = SimpleNamespace(spec=spec, rng=lambda _name: stream, protocol=resolve_protocol("3.7"))
     first = [Producer._backoff_us(stub, 1) for _ in range(200)]
@@ -181,7 +182,7 @@ class _Base:
 
 class _QueueStub(RequestQueue, _Base):
     def __init__(self):
-        self.cluster = {"request_service_us": 100}
+        self.cluster = ClusterOptions(request_service_us=100)
         self.sent, self.timers, self.handled = [], deque(), []
         self.init_request_queue()
 

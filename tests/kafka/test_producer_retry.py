@@ -3,6 +3,8 @@ batch fails with when its retries are spent."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from epochsim.runner import run_scenario
 from scenarios.schema import parse_scenario
 from sim.kafka import errors as E
@@ -23,7 +25,7 @@ topic = "t"
 def _producer(**spec):
     cluster, trace = build_cluster(SCENARIO)
     producer = cluster.clients[0]
-    producer.spec = {**producer.spec, **spec}
+    producer.spec = replace(producer.spec, **spec)
     updates = []
     producer.request_update = lambda immediate=False: updates.append(immediate)
     return producer, updates, trace
