@@ -44,7 +44,9 @@ class Limit:
     def problem(self, value: Any) -> str | None:
         """What is wrong with `value`, or None."""
         if self.choices is not None:
-            return None if value in self.choices else f"not one of {list(self.choices)}"
+            # by type too: True (== 1) is not acks = 1
+            found = any(type(c) is type(value) and c == value for c in self.choices)
+            return None if found else f"not one of {list(self.choices)}"
         if isinstance(value, bool) or not isinstance(value, int | float):
             return None
         if self.above is not None and value <= self.above:

@@ -106,7 +106,8 @@ def test_links_share_the_networks_limits():
 
 def test_choices_are_asserted_too():
     producer = parse_scenario(CLIENTS, "c.toml").options.producers[0]
-    for name, value in (("acks", -1), ("enable_idempotence", True), ("leader_discovery", "x")):
+    for name, value in (("acks", -1), ("acks", True), ("enable_idempotence", True),
+                        ("leader_discovery", "x")):
         with pytest.raises(ValueError, match=f"ProducerOptions.{name} = "):
             replace(producer, **{name: value})
 
