@@ -30,7 +30,7 @@ class StopRun(Exception):
 def schedule_for(scenario: Scenario, seed: int) -> list:
     """The concrete fault schedule this (scenario, seed) runs: scripted steps plus mixes."""
     steps = list(scenario.steps)
-    until_us = scenario.options["run"]["duration_ms"] * 1000
+    until_us = scenario.options.run.duration_ms * 1000
     streams = Streams(seed)
     for i, mix in enumerate(scenario.mixes):
         steps += materialise_mix(mix, streams.get(f"nemesis/mix/{i}"), until_us, i)
@@ -38,7 +38,7 @@ def schedule_for(scenario: Scenario, seed: int) -> list:
 
 
 def header_for(scenario: Scenario, seed: int, schedule: list) -> dict:
-    return {"scenario": scenario.name, "seed": seed, "options": scenario.options,
+    return {"scenario": scenario.name, "seed": seed, "options": scenario.options.to_json(),
             "schedule": [s.to_json() for s in schedule], "invariants": list(scenario.invariants),
             "expect": scenario.expect, "harness_version": __version__}
 
@@ -118,9 +118,9 @@ def cut_short(scenario: Scenario, run_info: dict) -> str | None:
     in words with the fix; None when it ran its course (or stopped at a violation on purpose)."""
     if run_info["stopped_by"] != "max_events":
         return None
-    run = scenario.options["run"]
-    return (f"the run stopped at run.max_events = {run['max_events']:,} after "
-            f"{run_info['end_us'] / 1e6:.3f}s of {run['duration_ms'] / 1000:.3f}s simulated, so "
+    run = scenario.options.run
+    return (f"the run stopped at run.max_events = {run.max_events:,} after "
+            f"{run_info['end_us'] / 1e6:.3f}s of {run.duration_ms / 1000:.3f}s simulated, so "
             "the rest was never checked; raise run.max_events, or look for what makes so many "
             "events (a timeout or wait of 0 ms, a link without latency)")
 

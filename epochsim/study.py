@@ -15,7 +15,6 @@ fixed formatting, so the same seeds give the same text. No wall clock enters a r
 
 from __future__ import annotations
 
-import copy
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -45,10 +44,10 @@ def default_scenarios() -> list[str]:
 
 def with_mode(scenario, mode: str):
     """`scenario` with `mode` as the protocol's discovery mode, followed by every client."""
-    options = copy.deepcopy(scenario.options)
-    options["protocol"]["leader_discovery"] = mode
-    for client in options["producers"] + options["consumers"]:
-        client["leader_discovery"] = ""
+    o = scenario.options
+    options = replace(o, protocol=replace(o.protocol, leader_discovery=mode),
+                      producers=tuple(replace(p, leader_discovery="") for p in o.producers),
+                      consumers=tuple(replace(c, leader_discovery="") for c in o.consumers))
     return replace(scenario, options=options)
 
 

@@ -13,6 +13,7 @@ from invariants.folds import ReplicaLogs, Truth
 from invariants.idempotence import IdempotenceFold
 from invariants.metrics import METRIC_KINDS, Metrics
 from sim.core.trace import TraceError
+from sim.kafka.options import MAX_NUMBER, ClusterOptions, limit
 
 _CLASSES = [
     leadership.SingleLeaderPerEpoch, leadership.LeaderEpochMonotonic, leadership.StaleLeaderAppend,
@@ -36,10 +37,10 @@ IDEM_KINDS = frozenset({"client_config", "append"})
 QUIET_KINDS = recovery.QuietClock.KINDS
 
 
-# The most brokers a scenario may have (the loader's cap on cluster.brokers): invariants build
-# per-broker state, so an edited header's count must not make them allocate without bound.
-MAX_BROKERS = 64
-MAX_NUMBER = 2**53  # no scenario number passes it
+# The most brokers a scenario may have (the options' limit, which the loader checks):
+# invariants build per-broker state, so an edited header's count must not make them allocate
+# without bound.
+MAX_BROKERS = limit(ClusterOptions, "brokers").hi
 # The options the invariants read: numbers of the cluster, and the clients' settings by name.
 _CLUSTER_NUMBERS = ("min_insync_replicas", "replica_fetch_wait_max_ms",
                     "controller_request_retry_ms")

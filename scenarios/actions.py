@@ -30,6 +30,7 @@ from scenarios.tables import (
 )
 from sim.core.faults import DEFAULT_UNDO, FaultStep, sorted_schedule
 from sim.core.network import RULE_ACTIONS
+from sim.kafka.options import RunOptions
 
 MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "ProduceResponse",
                  "Fetch", "FetchResponse", "Metadata", "MetadataResponse", "AlterPartition",
@@ -344,17 +345,17 @@ def _at_us(t: Table, duration_ms: int) -> int:
     return at_us
 
 
-def check_step(item: Any, key: str, names: Names, run: dict) -> FaultStep:
+def check_step(item: Any, key: str, names: Names, run: RunOptions) -> FaultStep:
     """One [[faults]] entry as a FaultStep; its keys other than at/action/target are params."""
     t = Table(item, key)
-    at_us = _at_us(t, run["duration_ms"])
+    at_us = _at_us(t, run.duration_ms)
     action = t.str("action", choices=list(ACTIONS))
     target = check_target(action, t.raw("target", None), t.path("target"), names)
     base = ("at_ms", "at_us", "action", "target")
     raw = {k: v for k, v in t.data.items() if k not in base}
     params = check_params(action, raw, key, names, also_valid=base)
     check_not_self(action, target, params, key, t.path("target"))
-    quiet_us = (run["duration_ms"] - run["settle_ms"]) * 1000
+    quiet_us = (run.duration_ms - run.settle_ms) * 1000
     if at_us >= quiet_us and action not in SETTLE_SAFE:
         raise Bad(t.path("at_ms" if "at_ms" in t.data else "at_us"),
                   f"'{action}' at {at_us / 1000:g} ms falls in the settle window "
@@ -364,7 +365,7 @@ def check_step(item: Any, key: str, names: Names, run: dict) -> FaultStep:
     return FaultStep(at_us, action, target, params)
 
 
-def check_faults(items: Any, names: Names, run: dict) -> list[FaultStep]:
+def check_faults(items: Any, names: Names, run: RunOptions) -> list[FaultStep]:
     """All [[faults]] entries as steps, stably sorted by time."""
     steps = [check_step(item, f"faults[{i}]", names, run)
              for i, item in enumerate(check_list(items, "faults", nonempty=False))]
@@ -414,7 +415,7 @@ def _mix_undo(t: Table, action: str, targets: list, has_duration: bool, names: N
 MAX_MIX_STEPS = 1_000_000
 
 
-def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
+def check_mix(item: Any, key: str, names: Names, run: RunOptions) -> dict:
     """One [[mix]] entry resolved: window filled, targets and params checked for its action."""
     t = Table(item, key)
     action = t.str("action", choices=list(ACTIONS))
@@ -432,7 +433,7 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
     undo = _mix_undo(t, action, targets or [None], duration is not None, names)
     if duration is not None:
         out.update(duration_ms=duration, undo=undo)
-    quiet_ms = run["duration_ms"] - run["settle_ms"]
+    quiet_ms = run.duration_ms - run.settle_ms
     # faults stop settle_ms before the end, so the window must open before then: blame
     # start_ms (not an end_ms the user may not have written) when it opens too late
     start = t.int("start_ms", 0, lo=0)
@@ -451,7 +452,7 @@ def check_mix(item: Any, key: str, names: Names, run: dict) -> dict:
     return out
 
 
-def check_mixes(items: Any, names: Names, run: dict) -> list[dict]:
+def check_mixes(items: Any, names: Names, run: RunOptions) -> list[dict]:
     """All [[mix]] entries, resolved, in file order; together they may materialise about
     MAX_MIX_STEPS steps at most (each mix under the cap, many mixes could exhaust memory)."""
     mixes, total = [], 0.0

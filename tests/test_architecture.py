@@ -59,12 +59,18 @@ def kafka_imports(source: str, package: str = "") -> list[str]:
             if "kafka" in mod.lower()]
 
 
-def model_imports(source: str, package: str = "", allowed: str = "sim.kafka.vocab") -> list[str]:
-    """Imports of `sim.kafka` (or below) other than the `allowed` module and what is below it."""
+# What a trace means, importable without the actors: the event vocabulary and the options
+# a header records (their fields and limits).
+TRACE_MODULES = ("sim.kafka.vocab", "sim.kafka.options")
+
+
+def model_imports(source: str, package: str = "", allowed: tuple = TRACE_MODULES) -> list[str]:
+    """Imports of `sim.kafka` (or below) other than the `allowed` modules and what is below
+    them."""
     bad = []
     for line, mod in imported_modules(source, package):
         if mod == "sim.kafka" or mod.startswith("sim.kafka."):
-            if mod == allowed or mod.startswith(allowed + "."):
+            if any(mod == ok or mod.startswith(ok + ".") for ok in allowed):
                 continue
             bad.append(f"line {line}: imports {mod}")
     return bad
@@ -145,6 +151,7 @@ def test_kafka_import_checker_passes(source):
 
 @pytest.mark.parametrize("source, bad", [
     ("from sim.kafka.vocab import EVENT_KINDS", False),
+    ("from sim.kafka.options import ClusterOptions, limit", False),
     ("from sim.kafka import vocab", False),
     ("import sim.kafka.vocab as v", False),
     ("from sim.kafka.vocab import x\nfrom sim.kafka import profiles", True),
@@ -219,3 +226,14 @@ def test_trace_readers_import_only_the_vocabulary(package):
     problems = [f"{p.relative_to(ROOT)}: {msg}" for p in _modules(package)
                 for msg in model_imports(p.read_text(encoding="utf-8"), _package_of(p))]
     assert problems == []
+
+
+@pytest.mark.parametrize("module", TRACE_MODULES)
+def test_what_a_trace_means_loads_no_actor(module):
+    """The modules trace readers may import stand on sim.core and the protocol's switch table
+    (a pure module) only, so reading a trace never loads the model's actors."""
+    path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    allowed = (*TRACE_MODULES, "sim.kafka.profiles")
+    assert model_imports(path.read_text(encoding="utf-8"), _package_of(path), allowed) == []
+    profiles = ROOT / "sim" / "kafka" / "profiles.py"
+    assert model_imports(profiles.read_text(encoding="utf-8"), "sim.kafka", ()) == []

@@ -25,7 +25,6 @@ simulation draws only from its own seeded streams.
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, replace
 
@@ -103,23 +102,22 @@ class FaultSpace:
     @classmethod
     def of(cls, scenario, max_faults: int = 8, kinds: tuple = KINDS) -> FaultSpace:
         o = scenario.options
-        run = o["run"]
-        window = (run["duration_ms"] - run["settle_ms"]) // SLOT_MS * SLOT_MS
+        window = (o.run.duration_ms - o.run.settle_ms) // SLOT_MS * SLOT_MS
         if window < SLOT_MS:
             raise ValueError(f"run.duration_ms - run.settle_ms = {window} ms leaves no time for "
                              f"faults; lower settle_ms or raise duration_ms")
         return cls(
-            brokers=tuple(f"b{i}" for i in range(1, o["cluster"]["brokers"] + 1)),
-            controllers=tuple(f"c{i}" for i in range(1, o["cluster"]["controllers"] + 1)),
-            producers=tuple(p["name"] for p in o["producers"]),
-            consumers=tuple(c["name"] for c in o["consumers"]),
-            tps=tuple(f"{t['name']}-{i}" for t in o["topics"] for i in range(t["partitions"])),
-            topics=tuple(t["name"] for t in o["topics"]),
+            brokers=tuple(f"b{i}" for i in range(1, o.cluster.brokers + 1)),
+            controllers=tuple(f"c{i}" for i in range(1, o.cluster.controllers + 1)),
+            producers=tuple(p.name for p in o.producers),
+            consumers=tuple(c.name for c in o.consumers),
+            tps=tuple(f"{t.name}-{i}" for t in o.topics for i in range(t.partitions)),
+            topics=tuple(t.name for t in o.topics),
             window_ms=window, base_seed=scenario.seed,
-            producer_settings=tuple((p["name"], _setting_choices(p, o["protocol"]))
-                                    for p in o["producers"]),
-            assignment=tuple((f"{t['name']}-{i}", tuple(r)) for t in o["topics"]
-                             for i, r in enumerate(t["assignment"])),
+            producer_settings=tuple((p.name, _setting_choices(p, o.protocol))
+                                    for p in o.producers),
+            assignment=tuple((f"{t.name}-{i}", tuple(r)) for t in o.topics
+                             for i, r in enumerate(t.assignment)),
             max_faults=max_faults, kinds=kinds)
 
     @property
@@ -365,14 +363,14 @@ def _workload(draw, space: FaultSpace):
     return tuple(out)
 
 
-def _setting_choices(producer: dict, protocol: dict) -> dict:
+def _setting_choices(producer, protocol) -> dict:
     """Per WORKLOAD_CHOICES key, the producer's own value first, then the others Kafka
     accepts for it: a producer that asks for idempotence explicitly keeps acks=all, as Kafka
     refuses any other (`scenarios.schema._idempotence_supported`)."""
     explicit = idempotence_explicit(producer, protocol)
     out = {}
     for key, choices in WORKLOAD_CHOICES.items():
-        base = producer[key]
+        base = getattr(producer, key)
         others = () if key == "acks" and explicit else tuple(c for c in choices if c != base)
         out[key] = (base,) + others
     return out
@@ -429,8 +427,8 @@ def apply_workload(scenario, workload: tuple):
     """`scenario` with the producer settings of `workload` changed (a new Scenario)."""
     if not workload:
         return scenario
-    options = copy.deepcopy(scenario.options)
-    by_name = {p["name"]: p for p in options["producers"]}
+    changes: dict[str, dict] = {}
     for name, key, value in workload:
-        by_name[name][key] = value
-    return replace(scenario, options=options)
+        changes.setdefault(name, {})[key] = value
+    producers = tuple(replace(p, **changes.get(p.name, {})) for p in scenario.options.producers)
+    return replace(scenario, options=replace(scenario.options, producers=producers))

@@ -12,59 +12,56 @@ from __future__ import annotations
 from sim.core.actor import Actor
 from sim.core.faults import Nemesis, network_handlers
 from sim.core.kernel import Kernel
-from sim.core.latency import LatencyDist
 from sim.core.network import LinkSpec, Network
 from sim.core.rng import Streams
 from sim.core.world import World
 from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
 from sim.kafka.controller import Controller
+from sim.kafka.options import LinkOptions, NetworkOptions, Options
 from sim.kafka.producer import Producer
-from sim.kafka.profiles import Protocol
 from sim.kafka.store import Store
 
 CONTROLLED_SHUTDOWN_US = 500_000
 
 
-def link_spec(spec: dict) -> LinkSpec:
-    return LinkSpec(latency=LatencyDist.parse(spec["latency"]),
-                    jitter_us=int(spec.get("jitter_ms", 0) * 1000),
-                    drop=float(spec.get("drop", 0.0)), duplicate=float(spec.get("duplicate", 0.0)))
+def link_spec(spec: NetworkOptions | LinkOptions) -> LinkSpec:
+    return LinkSpec(latency=spec.latency, jitter_us=int(spec.jitter_ms * 1000),
+                    drop=float(spec.drop), duplicate=float(spec.duplicate))
 
 
 class Cluster:
-    def __init__(self, options: dict, steps: list, seed: int, trace):
+    def __init__(self, options: Options, steps: list, seed: int, trace):
         self.options = options
-        run = options["run"]
-        proto = {k: v for k, v in options["protocol"].items() if k != "profile"}
-        self.protocol = Protocol(**proto)
-        self.kernel = Kernel(run["duration_ms"] * 1000, run["max_events"])
-        network = Network(link_spec(options["network"]), options["network"].get("partition", "drop"))
+        run = options.run
+        self.protocol = options.protocol
+        self.kernel = Kernel(run.duration_ms * 1000, run.max_events)
+        network = Network(link_spec(options.network), options.network.partition)
         self.world = World(self.kernel, trace, Streams(seed), network)
         self.world.options = options
         self.store = Store()
         Actor("zk", self.world)  # the metadata store's place on the network, for reachability
         self.controllers = [Controller(self.world, f"c{i}", options, self.protocol, self.store)
-                            for i in range(1, options["cluster"]["controllers"] + 1)]
+                            for i in range(1, options.cluster.controllers + 1)]
         self.brokers = {i: Broker(self.world, i, options, self.protocol, self.store)
-                        for i in range(1, options["cluster"]["brokers"] + 1)}
-        for t in options["topics"]:
-            self.store.create_topic(t["name"], t["assignment"], t["message_format"],
-                                    t["retention_ms"], t["segment_ms"])
-        topics = {t["name"]: t for t in options["topics"]}
-        self.clients = [Producer(self.world, p, topics[p["topic"]], self.protocol, i)
-                        for i, p in enumerate(options["producers"], start=1)]
+                        for i in range(1, options.cluster.brokers + 1)}
+        for t in options.topics:
+            self.store.create_topic(t.name, t.assignment, t.message_format,
+                                    t.retention_ms, t.segment_ms)
+        topics = {t.name: t for t in options.topics}
+        self.clients = [Producer(self.world, p, topics[p.topic], self.protocol, i)
+                        for i, p in enumerate(options.producers, start=1)]
         self.clients += self._consumers(topics)
-        for link in options["network"].get("links", []):
-            self.world.network.set_link(link["src"], link["dst"], link_spec(link))
+        for link in options.network.links:
+            self.world.network.set_link(link.src, link.dst, link_spec(link))
         self.nemesis = Nemesis(self.world, steps, self._handlers(), self.resolve)
 
     def _consumers(self, topics: dict) -> list:
-        if not self.options.get("consumers"):
+        if not self.options.consumers:
             return []
         from sim.kafka.consumer import Consumer
-        return [Consumer(self.world, c, topics[c["topic"]], self.protocol)
-                for c in self.options["consumers"]]
+        return [Consumer(self.world, c, topics[c.topic], self.protocol)
+                for c in self.options.consumers]
 
     # -- targets -------------------------------------------------------------------------
     def active_controller(self) -> Controller | None:

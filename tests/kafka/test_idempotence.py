@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sim.kafka import errors as E
+from sim.kafka.options import ProducerOptions
 from tests.conftest import run_cached
 
 
@@ -282,7 +283,8 @@ class _Client:
         stub = Stub()
         stub.protocol = resolve_protocol(profile)
         stub.rules = rules_for(stub.protocol)
-        stub.spec = {"enable_idempotence": "required", "acks": "all", "retries": 3}
+        stub.spec = ProducerOptions(name="p", topic="t", enable_idempotence="required",
+                                    acks="all", retries=3)
         stub.tps = ["t-0", "t-1"]
         stub.queues = {tp: [] for tp in stub.tps}
         stub.meta = SimpleNamespace(formats={})
