@@ -3,8 +3,16 @@ the nemesis to a bare world: each action's `apply` from `sim.kafka.faults`."""
 
 from types import SimpleNamespace
 
-from sim.core.faults import FaultStep, Nemesis
-from sim.kafka.faults import UNDO_ACTIONS, handlers
+from sim.core.faults import LAPSE, FaultStep, Nemesis
+from sim.kafka.faults import (
+    ACTIONS,
+    CONTROLLED_SHUTDOWN_US,
+    CUT_ACTIONS,
+    DEFAULT_UNDO,
+    SETTLE_SAFE,
+    UNDO_ACTIONS,
+    handlers,
+)
 from tests.core.test_faults import fault_events, make_world
 
 
@@ -77,3 +85,34 @@ def test_undo_aimed_at_a_role_acts_on_the_node_its_fault_hit():
     assert nodes["c"].crashes == 0 and nodes["c"].restarts == 0
     resolved = [e["resolved"] for e in fault_events(world) if e["kind"] == "fault"]
     assert resolved == ["a", "a"]
+
+
+# -- the catalogue ---------------------------------------------------------------------------
+
+def test_the_catalogue_names_only_its_own_actions():
+    for action in ACTIONS.values():
+        assert set(action.undoes) <= set(ACTIONS), action.name
+        assert action.default_undo in (None, LAPSE, *ACTIONS), action.name
+    assert set(SETTLE_SAFE) <= set(ACTIONS)
+    assert set(DEFAULT_UNDO.values()) - {LAPSE} <= set(SETTLE_SAFE)
+    windows = {a.window for a in ACTIONS.values() if a.window}
+    assert windows == {a.ends for a in ACTIONS.values() if a.ends} == {"down", "cut", "rule"}
+    assert set(CUT_ACTIONS) == {n for n, a in ACTIONS.items() if a.window == "cut"}
+
+
+def test_a_restart_after_a_controlled_shutdown_waits_for_the_broker_to_stop():
+    """The shrinker keeps a restart after the broker stopped (or the restart finds it up)."""
+    assert ACTIONS["controlled_shutdown"].undo_after_us > CONTROLLED_SHUTDOWN_US
+    assert "controlled_shutdown" in ACTIONS["restart"].undoes
+
+
+def test_heal_ends_its_own_cut_and_clear_rules_its_own_kind():
+    cut = FaultStep(0, "isolate", "a", {"cut": "e1"})
+    heal = ACTIONS["heal"]
+    assert heal.pairs(FaultStep(1, "heal", None, {"cut": "e1"}), cut)
+    assert not heal.pairs(FaultStep(1, "heal", None, {"cut": "e2"}), cut)
+    assert heal.pairs(FaultStep(1, "heal"), cut)
+    rule = FaultStep(0, "rule", None, {"rule": "drop", "kind": "Fetch"})
+    clear = ACTIONS["clear_rules"]
+    assert clear.pairs(FaultStep(1, "clear_rules", None, {"kind": "Fetch"}), rule)
+    assert not clear.pairs(FaultStep(1, "clear_rules", None, {"kind": "Produce"}), rule)

@@ -29,6 +29,11 @@ REQUIRED, OPTIONAL = object(), object()
 Check = Callable  # (value, key, checks) -> value
 
 
+def any_pair(undo: FaultStep, opener: FaultStep) -> bool:
+    """An undo that ends any step of the actions it undoes."""
+    return True
+
+
 @dataclass(frozen=True)
 class FaultAction:
     """One fault action of `[[faults]]` and `[[mix]]` (see the module contract)."""
@@ -42,7 +47,7 @@ class FaultAction:
     other_end: str | None = None  # the param naming the other end of the link it touches
     default_undo: str | None = None  # what undoes a mix's step after its duration_ms
     undoes: tuple = ()  # for an undo: the actions it ends (the shrinker keeps the pair)
-    pairs: Callable | None = None  # (undo step, opener step) -> whether this undo ends it
+    pairs: Callable = any_pair  # (undo step, opener step) -> whether this undo ends it
     undo_after_us: int = 0  # an undo earlier than this after the action finds nothing to undo
     window: str | None = None  # a timeline window it opens: "down", "cut" or "rule"
     ends: str | None = None  # the timeline windows it closes (an undo)
