@@ -18,7 +18,9 @@ Contract:
   every other choice towards the first entry of its list (no sender/receiver filter, the
   shortest delay, no follow-up, the scenario's run seed and workload);
 - steps carry every param the scenario loader fills in, so a schedule written back with
-  `scenario_to_toml` parses to the same steps.
+  `scenario_to_toml` parses to the same steps;
+- how each kind is drawn lives with its fault action in `sim.kafka.faults` (its `draws`),
+  or in `epochsim.explore.episodes` for the kinds that join several actions.
 The run seed is drawn explicitly: hypothesis reseeds the global `random` per example, and the
 simulation draws only from its own seeded streams.
 """
