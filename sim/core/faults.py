@@ -42,9 +42,9 @@ class FaultStep:
         return cls(int(obj["at_us"]), obj["action"], obj.get("target"), dict(obj.get("params", {})))
 
 
-# A mix's undo that is no step: a rule of a mix with a duration gets it as its own `duration_ms` and lapses
-# by itself, where a clear_rules step would also remove the rules of other mixes and of the
-# scripted faults.
+# A mix's undo that is no step: a rule of a mix with a duration gets it as its own
+# `duration_ms` and lapses by itself, where a clear_rules step would also remove the rules of
+# other mixes and of the scripted faults.
 LAPSE = "lapse"
 
 
