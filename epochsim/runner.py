@@ -21,6 +21,7 @@ from sim.core.faults import materialise_mix, sorted_schedule
 from sim.core.rng import Streams
 from sim.core.trace import Trace
 from sim.kafka.cluster import Cluster
+from sim.kafka.faults import CUT_ACTIONS
 
 
 class StopRun(Exception):
@@ -33,7 +34,7 @@ def schedule_for(scenario: Scenario, seed: int) -> list:
     until_us = scenario.options.run.duration_ms * 1000
     streams = Streams(seed)
     for i, mix in enumerate(scenario.mixes):
-        steps += materialise_mix(mix, streams.get(f"nemesis/mix/{i}"), until_us, i)
+        steps += materialise_mix(mix, streams.get(f"nemesis/mix/{i}"), until_us, i, CUT_ACTIONS)
     return sorted_schedule(steps)
 
 

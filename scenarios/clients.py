@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scenarios.actions import check_topic
 from scenarios.tables import NAME_RE, Bad, Names, Table, tables
+from scenarios.targets import check_topic
 from sim.core.trace import RESERVED_NODES
 from sim.kafka.options import (
     IDEMPOTENCE,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scenarios.actions import check_node
 from scenarios.tables import Bad, Names, Table, tables, wrap
+from scenarios.targets import check_node
 from sim.core.latency import LatencyDist
 from sim.kafka.options import LinkOptions, NetworkOptions, Options
 

@@ -59,9 +59,10 @@ def kafka_imports(source: str, package: str = "") -> list[str]:
             if "kafka" in mod.lower()]
 
 
-# What a trace means, importable without the actors: the event vocabulary and the options
-# a header records (their fields and limits).
-TRACE_MODULES = ("sim.kafka.vocab", "sim.kafka.options")
+# What trace readers may import of the model, none of which loads an actor: the event
+# vocabulary, the options a header records (their fields and limits) and the fault catalogue
+# (plain data about each fault action: its words, its timeline window).
+TRACE_MODULES = ("sim.kafka.vocab", "sim.kafka.options", "sim.kafka.faults")
 
 
 def model_imports(source: str, package: str = "", allowed: tuple = TRACE_MODULES) -> list[str]:
@@ -230,10 +231,12 @@ def test_trace_readers_import_only_the_vocabulary(package):
 
 @pytest.mark.parametrize("module", TRACE_MODULES)
 def test_what_a_trace_means_loads_no_actor(module):
-    """The modules trace readers may import stand on sim.core and the protocol's switch table
-    (a pure module) only, so reading a trace never loads the model's actors."""
-    path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    """The modules trace readers may import stand on sim.core, one another and the protocol's
+    switch table (a pure module) only, so reading a trace never loads the model's actors."""
+    paths = _modules(module) or [ROOT.joinpath(*module.split(".")).with_suffix(".py")]
     allowed = (*TRACE_MODULES, "sim.kafka.profiles")
-    assert model_imports(path.read_text(encoding="utf-8"), _package_of(path), allowed) == []
+    problems = [f"{p.relative_to(ROOT)}: {msg}" for p in paths
+                for msg in model_imports(p.read_text(encoding="utf-8"), _package_of(p), allowed)]
+    assert problems == []
     profiles = ROOT / "sim" / "kafka" / "profiles.py"
     assert model_imports(profiles.read_text(encoding="utf-8"), "sim.kafka", ()) == []

@@ -2,15 +2,16 @@
 
 Contract: `Cluster(options, steps, seed, trace)` wires kernel, network, store, controllers,
 brokers and clients into a `World`, creates the scenario's topics, and arms the nemesis with
-the fault schedule (core network/crash actions plus the Kafka actions below). Role targets
-resolve when a step fires: "controller" (the active one), "leader:<tp>", "follower:<tp>".
+the fault schedule (each action's `apply` from `sim.kafka.faults`, bound to this cluster).
+The actions reach the cluster through `brokers`, `store`, `world`, `kernel` and
+`active_controller()`. Role targets resolve when a step fires: "controller" (the active one), "leader:<tp>", "follower:<tp>".
 `run()` returns the kernel's outcome after recording the `end` event.
 """
 
 from __future__ import annotations
 
 from sim.core.actor import Actor
-from sim.core.faults import Nemesis, network_handlers
+from sim.core.faults import Nemesis
 from sim.core.kernel import Kernel
 from sim.core.network import LinkSpec, Network
 from sim.core.rng import Streams
@@ -18,11 +19,10 @@ from sim.core.world import World
 from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
 from sim.kafka.controller import Controller
+from sim.kafka.faults import UNDO_ACTIONS, handlers
 from sim.kafka.options import LinkOptions, NetworkOptions, Options
 from sim.kafka.producer import Producer
 from sim.kafka.store import Store
-
-CONTROLLED_SHUTDOWN_US = 500_000
 
 
 def link_spec(spec: NetworkOptions | LinkOptions) -> LinkSpec:
@@ -54,7 +54,7 @@ class Cluster:
         self.clients += self._consumers(topics)
         for link in options.network.links:
             self.world.network.set_link(link.src, link.dst, link_spec(link))
-        self.nemesis = Nemesis(self.world, steps, self._handlers(), self.resolve)
+        self.nemesis = Nemesis(self.world, steps, handlers(self), self.resolve, UNDO_ACTIONS)
 
     def _consumers(self, topics: dict) -> list:
         if not self.options.consumers:
@@ -84,72 +84,6 @@ class Cluster:
             followers = [r for r in st.replicas if r != st.leader]
             return f"b{followers[0]}" if followers else None
         return target
-
-    # -- Kafka fault actions -------------------------------------------------------------
-    def _with_controller(self, op):
-        def handler(target, params):
-            controller = self.active_controller()
-            if controller is None:
-                return "no active controller"
-            return op(controller, target, params)
-        return handler
-
-    def _handlers(self) -> dict:
-        h = network_handlers(self.world)
-        wc = self._with_controller
-        h.update({
-            "controlled_shutdown": self._controlled_shutdown,
-            "power_loss": self._power_loss,
-            "move_leader": wc(lambda c, t, p: c.move_leader(t, p.get("to", "next"))),
-            "move_all_leaders": wc(lambda c, t, p: c.move_all_leaders(int(t[1:]))),
-            "preferred_election": wc(lambda c, t, p: c.preferred_election(
-                [t] if t else self.store.all_tps())),
-            "reassign": wc(lambda c, t, p: c.reassign(t, list(p["replicas"]))),
-            "cancel_reassignment": wc(lambda c, t, p: c.cancel_reassignment(t)),
-            "delete_topic": wc(lambda c, t, p: c.delete_topic(t)),
-            "create_topic": wc(lambda c, t, p: c.create_topic(
-                p["name"], p.get("partitions", 1), p.get("replication_factor", 1),
-                p.get("message_format", 2))),
-            "upgrade_format": wc(self._upgrade_format),
-            "retention": self._retention,
-        })
-        return h
-
-    def _controlled_shutdown(self, target, params):
-        broker = self.brokers[int(target[1:])]
-        if broker.alive:
-            broker.shutting_down = True  # the broker asked to shut down; a restart clears it
-        controller = self.active_controller()
-        outcome = controller.controlled_shutdown(int(target[1:])) if controller else "no active controller"
-        self.kernel.call_later(CONTROLLED_SHUTDOWN_US, broker.stop_cleanly)
-        return outcome
-
-    def _power_loss(self, target, params):
-        """The broker's machine loses power: its unflushed batches go, and it is down (if it
-        was already, its OS still held them in memory until now)."""
-        self.brokers[int(target[1:])].lose_unflushed(int(params["unflushed_ms"] * 1000),
-                                                     params.get("flush") == "writeback")
-        return None if self.world.crash(target) else "already down"
-
-    def _upgrade_format(self, controller, topic, params):
-        t = self.store.topics.get(topic)
-        if t is None:
-            return f"no topic {topic}"
-        t.message_format = params["message_format"]
-        controller.send_update_metadata(self.store.all_tps())
-        return None
-
-    def _retention(self, target, params):
-        """Advance logStartOffset on every replica (DeleteRecords / segment deletion)."""
-        tps = [target] if self.store.partition(target) else \
-            [tp for tp in self.store.all_tps() if tp.rpartition("-")[0] == target]
-        if not tps:
-            return f"no partition or topic {target}"
-        for broker in self.brokers.values():
-            if broker.alive:
-                for tp in tps:
-                    broker.apply_retention(tp, params.get("log_start_offset"))
-        return None
 
     # -- running -------------------------------------------------------------------------
     def run(self):

@@ -135,8 +135,8 @@ def test_docs_list_every_invariant_switch_and_message_kind_in_order():
     must be documented where scenario writers look for it."""
     import re
 
-    from scenarios.actions import MESSAGE_KINDS
     from scenarios.schema import ALL_INVARIANTS
+    from sim.kafka.faults.rules import MESSAGE_KINDS
     from sim.kafka.profiles import switch_names
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text()
