@@ -210,3 +210,23 @@ def test_the_plain_link_fast_path_behaves_as_the_routed_path():
     # fast path for plain links must give the very same trace
     for seed in (1, 2, 3):
         assert _mixed_traffic_digest(seed, inert_rule=False) == _mixed_traffic_digest(seed, inert_rule=True)
+
+
+def test_a_world_that_delivers_its_own_way_is_asked_for_every_message():
+    class Forwarding(World):
+        """Sees every delivery before the actor does."""
+
+        def __init__(self, *args):
+            self.seen = []
+            super().__init__(*args)
+
+        def deliver(self, msg):
+            self.seen.append(msg.mid)
+            super().deliver(msg)
+
+    world = Forwarding(Kernel(until_us=10**6), Trace({"scenario": "net", "seed": 1}, keep=True),
+                       Streams(1), Network())
+    nodes = {n: Recorder(n, world) for n in ("a", "b")}
+    mids = [world.network.send("a", "b", "Ping", i) for i in range(3)]
+    world.run()
+    assert world.seen == mids and [g[1] for g in nodes["b"].got] == mids

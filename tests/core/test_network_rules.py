@@ -121,3 +121,17 @@ def test_unknown_rule_action_rejected():
         assert "teleport" in str(exc)
     else:
         raise AssertionError("expected ValueError")
+
+
+def test_the_first_drop_or_hold_takes_the_message_and_later_rules_are_not_consulted():
+    from sim.core.links import Message
+    from sim.core.netrules import Rule, rule_effects
+
+    msg = Message(0, "a", "b", "K", None)
+    delay = Rule(0, "delay", kind="K", delay_us=5, count=3)
+    hold = Rule(1, "hold", kind="K", release_kind="Go")
+    after = Rule(2, "duplicate", kind="K", count=3)
+    effects = rule_effects([delay, hold, after], msg, 0, rng=None)
+    assert effects.taker is hold and (delay.count, after.count) == (2, 3)
+    effects = rule_effects([delay, after], msg, 0, rng=None)
+    assert effects == (None, 5, 2, False) and (delay.count, after.count) == (1, 2)
