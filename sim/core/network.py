@@ -5,12 +5,12 @@ Contract:
   duplicate probabilities (`LinkSpec`); links are FIFO unless jitter or a reorder rule applies,
   in which case later messages may overtake earlier ones;
 - `block(src, dst)` / `partition(groups)` cut links (asymmetric or symmetric) and `heal()`
-  restores them (`sim.core.topology` keeps which cut holds which link). What a cut link does to a message depends on `partition_mode`: `drop` loses it
-  (a datagram); `stall` holds it, as TCP retransmission would, and delivers the link's held
-  messages in order once it heals, unless the connection closed first: either end crashed
-  (`node_down`) or an end reset it (`reset`), which discards them (`drop` with reason
-  `connection_closed`). So under `stall` a connection never loses one message yet delivers a
-  later one;
+  restores them (`sim.core.topology` keeps which cut holds which link). What a cut link does
+  to a message depends on `partition_mode`: `drop` loses it (a datagram); `stall` holds it, as
+  TCP retransmission would, and delivers the link's held messages in order once it heals,
+  unless the connection closed first: either end crashed (`node_down`) or an end reset it
+  (`reset`), which discards them (`drop` with reason `connection_closed`). So under `stall` a
+  connection never loses one message yet delivers a later one;
 - `reset_connections(node, peer)` is the network resetting connections (a middlebox's RST):
   everything in flight on them is lost (`connection_reset`) and both ends are told
   (`disconnect`), unless a cut keeps the news from them;
