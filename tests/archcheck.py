@@ -4,12 +4,9 @@ Contract: pure functions over source text or a directory; nothing here imports t
 modules, so a checker can be run on a fixture tree written by a test. `tests/test_architecture.py`
 applies them to the repository and proves each one on fixtures.
 
-Every `import` statement counts, wherever it stands: at module level, inside a function
-(a lazy import) or under `if TYPE_CHECKING:`. A lazy import hides a cycle from the interpreter,
-not from the reader: the two modules still cannot be understood, tested or split apart, and the
-import still runs, only later (the network <-> world cycle was such a lazy import). An
-annotation-only import is knowledge of the other module all the same. Constant strings passed
-to `importlib.import_module` / `__import__` count too; a computed name (the CLI's command table)
+Every `import` statement counts, wherever it stands (at module level, in a function, under
+`if TYPE_CHECKING:`; why is said in `tests/test_architecture.py`). Constant strings passed to
+`importlib.import_module` / `__import__` count too; a computed name (the CLI's command table)
 cannot be followed and does not.
 """
 

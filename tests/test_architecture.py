@@ -2,8 +2,15 @@
 cycle, the core knows nothing of Kafka, invariants and reports read only the trace vocabulary
 of the model, and no module passes 400 lines.
 
-How imports are counted (lazy ones included) is said in `tests.archcheck`, whose checkers are
-proved here on synthetic sources and fixture trees before they are applied to the repository.
+Every import counts, wherever it stands: at module level, inside a function (a lazy import) or
+under `if TYPE_CHECKING:`. A lazy import hides a cycle from the interpreter, not from the
+reader: the two modules still cannot be understood, tested or split apart, and the import still
+runs, only later (the network <-> world cycle was such a lazy import); an annotation-only import
+is knowledge of the other module all the same. So a lazy import is no way around a layer or a
+cycle; pass in what is needed, or give the lower module a protocol to work against.
+
+The checkers live in `tests.archcheck`; they are proved here on synthetic sources and fixture
+trees before they are applied to the repository.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ class Network:
         self._links: dict[tuple[str, str], Link] = {}
         self._kind_text: dict[str, str] = {}
         self._direct = False
-        self._env = self._trace = None
+        self._env = self._trace = self._emit_encoded = None
         self._version = 0  # bumped by every change to an edge (cut, heal, spec, new node)
         self._deliver_bound = self._deliver  # one bound method for every queued delivery
         self.world: Host | None = None
@@ -73,6 +73,7 @@ class Network:
         self.world = world
         self._env = world.kernel.env  # the hot path reads the clock and queue from here
         self._trace = world.trace
+        self._emit_encoded = world.trace.emit_encoded  # bound once: called for every message
         self._direct = direct
 
     # -- topology (`sim.core.topology`; every change bumps the links' version) ------------
@@ -216,11 +217,10 @@ class Network:
         more = None if brief is None else brief()
         members = "" if brief is None else (
             json_members(more, _SEND_PREFIXES) if type(more) is dict else None)
-        if (link is None or kind_text is None or members is None or link.send_text is None
-                or type(now) is not int):
+        if link is None or kind_text is None or members is None or link.send_text is None:
             link = self._send_event(msg, now, kind_text, members, more)
-        else:
-            self._trace.emit_encoded(
+        else:  # (a time that is not an int takes the trace's general path)
+            self._emit_encoded(
                 now, src, "send", f"{link.send_text}{mid}{link.dst_text}{kind_text}{members}}}",
                 _SEND_KEYS, (mid, dst, kind), more)
         if link.version != self._version:
@@ -366,12 +366,10 @@ class Network:
         elif not w.is_alive(msg.dst):
             self._refused(msg)
             return
-        now = self._env._now
-        trace = self._trace
-        if link.deliver_text is None or type(now) is not int:
-            trace.emit(now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})
+        if link.deliver_text is None:
+            self._trace.emit(self._env._now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})
         else:
-            trace.emit_encoded(now, msg.dst, "deliver",
+            self._emit_encoded(self._env._now, msg.dst, "deliver",
                                f"{link.deliver_text}{msg.mid}{link.src_text}",
                                _DELIVER_KEYS, (msg.mid, msg.src))
         if self._direct:  # w.deliver(msg), inlined
