@@ -6,13 +6,16 @@ resolved options, the schedule that ran, invariants, harness version), runs the 
 invariants watching online, and returns the verdict dict; with `out_dir` it writes
 `trace.jsonl` and `verdict.json` there. The same (scenario, seed) gives the same trace digest
 on any machine and under any PYTHONHASHSEED. `stop_at_first` ends the run at the first safety
-violation (used by searches; the verdict then says `stopped_early`).
+violation (used by searches; the verdict then says `stopped_early`). `draw_timeline(out_dir)`
+draws the run's `timeline.png` next to its trace, best effort: a missing plotting library or a
+drawing error is a note on stderr, never a failure of the run.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 
 from epochsim import __version__
 from invariants.registry import Monitor
@@ -131,3 +134,15 @@ def write_verdict(out_dir: str, verdict: dict) -> None:
     with open(os.path.join(out_dir, "verdict.json"), "w", encoding="utf-8") as fh:
         json.dump(public, fh, indent=2, sort_keys=True)
         fh.write("\n")
+
+
+def draw_timeline(out_dir: str) -> None:
+    """Best effort: the timeline is a convenience next to the trace, never a reason to fail."""
+    try:
+        from reports.timeline import plot_trace
+    except ImportError:
+        return
+    try:
+        plot_trace(os.path.join(out_dir, "trace.jsonl"), os.path.join(out_dir, "timeline.png"))
+    except Exception as exc:  # report and carry on; the verdict stands
+        print(f"note: timeline not drawn ({type(exc).__name__}: {exc})", file=sys.stderr)

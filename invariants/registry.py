@@ -8,7 +8,7 @@ invariants, and `finish()` returns (violations sorted by time then seq, metrics)
 
 from __future__ import annotations
 
-from invariants import clients, control, idempotence, leadership, recovery, replication
+from invariants import clients, control, idempotence, leadership, quiet, recovery, replication
 from invariants.folds import ReplicaLogs, Truth
 from invariants.idempotence import IdempotenceFold
 from invariants.metrics import METRIC_KINDS, Metrics
@@ -34,7 +34,7 @@ TRUTH_KINDS = frozenset({"partition_state", "topic_deleted", "crash", "restart",
 LOG_KINDS = frozenset({"append", "replicate", "hw", "truncate", "log_start", "log_created",
                        "log_deleted"})
 IDEM_KINDS = frozenset({"client_config", "append"})
-QUIET_KINDS = recovery.QuietClock.KINDS
+QUIET_KINDS = quiet.QuietClock.KINDS
 
 
 # The most brokers a scenario may have (the options' limit, which the loader checks):
@@ -105,7 +105,7 @@ class Context:
         self.truth = Truth()
         self.logs = ReplicaLogs()
         self.idem = IdempotenceFold()
-        self.quiet = recovery.QuietClock()
+        self.quiet = quiet.QuietClock()
         self.end_t = 0
         self.end_seq = None
 
@@ -159,7 +159,7 @@ class Monitor:
         violations = sorted((v for inv in self.invariants for v in inv.violations),
                             key=lambda v: (v.t_us, v.seqs[:1], v.invariant))
         metrics = self.metrics.result(self.ctx)
-        after_heal = [inv for inv in self.invariants if isinstance(inv, recovery.AfterHeal)]
+        after_heal = [inv for inv in self.invariants if isinstance(inv, quiet.AfterHeal)]
         self.liveness = {inv.name: inv.note for inv in after_heal}
         metrics["liveness_judged"] = {inv.name: inv.judged for inv in after_heal}
         return violations, metrics

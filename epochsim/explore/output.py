@@ -19,7 +19,7 @@ from dataclasses import replace
 from epochsim.explore.oracle import MODEL_ERROR
 from epochsim.explore.strategies import apply_workload
 from epochsim.explore.words import story
-from epochsim.runner import run_scenario
+from epochsim.runner import draw_timeline, run_scenario
 from scenarios.schema import ScenarioError, parse_scenario, scenario_to_toml
 
 
@@ -53,7 +53,6 @@ def write_counterexample(out_dir: str, scenario, case, invariant: str, origin: s
             raise
         return None
     if plot:
-        from epochsim.cmd_run import draw_timeline
         draw_timeline(out_dir)
     return verdict
 

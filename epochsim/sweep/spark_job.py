@@ -107,7 +107,7 @@ def start_session(master: str = "local[*]", ui: bool = False):
             sc.addPyFile(_code_zip())
         # an unreachable standalone master gives up only here, after a minute of retries
         session = SparkSession(sc)
-    except Exception as exc:  # noqa: BLE001 - PySpark and Py4J raise many kinds; all mean this
+    except Exception as exc:  # PySpark and Py4J raise many kinds; all mean this
         if sc is not None:
             with contextlib.suppress(Exception):
                 sc.stop()
@@ -242,7 +242,7 @@ class ChunkExecutor:
     def _result(future, chunk):
         try:
             return future.result()
-        except Exception as exc:  # noqa: BLE001 - a Py4J/Python error from the task
+        except Exception as exc:  # a Py4J/Python error from the task
             if "KeyboardInterrupt" in str(exc):
                 # Ctrl-C reaches the Python workers too (same process group): a task that
                 # died of it is the user's interrupt, not a failing chunk.

@@ -53,7 +53,7 @@ class Kernel:
 
     @property
     def now_us(self) -> int:
-        return self.env._now  # noqa: SLF001 - int by construction, read on the hot path
+        return self.env._now  # int by construction, read on the hot path
 
     def call_later(self, delay_us: int, fn, *args) -> None:
         """Schedule `fn(*args)` to run `delay_us` microseconds from now."""
@@ -61,7 +61,7 @@ class Kernel:
             raise ValueError(f"negative delay {delay_us}")
         env = self.env
         # what env.schedule(ev, NORMAL, delay) does, with a call entry instead of an event
-        heappush(env._queue, (env._now + int(delay_us), NORMAL, next(env._eid), fn, args))  # noqa: SLF001
+        heappush(env._queue, (env._now + int(delay_us), NORMAL, next(env._eid), fn, args))
 
     def run(self) -> RunOutcome:
         """Run until `until_us` (exclusive), the event budget, or an empty queue."""
@@ -86,11 +86,11 @@ class Kernel:
         if at <= env.now:
             raise ValueError(f"until ({at}) must be greater than the current simulation time")
         stop = simpy.Event(env)
-        stop._ok = True  # noqa: SLF001 - as env.run(until=...) builds it
-        stop._value = None  # noqa: SLF001
+        stop._ok = True  # as env.run(until=...) builds it
+        stop._value = None
         env.schedule(stop, URGENT, at - env.now)
         stop.callbacks.append(StopSimulation.callback)
-        queue = env._queue  # noqa: SLF001
+        queue = env._queue
         step = env.step
         max_events = self.max_events
         events = self.events  # a local counter on the hot path, stored back however we leave
@@ -100,7 +100,7 @@ class Kernel:
                 entry = queue[0]
                 if len(entry) == 5:
                     heappop(queue)
-                    env._now = entry[0]  # noqa: SLF001
+                    env._now = entry[0]
                     events += 1
                     if events > max_events:
                         raise EventBudgetExceeded()

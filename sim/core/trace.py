@@ -119,8 +119,7 @@ class Trace:
         self._write = None  # writes the bytes of a batch of lines
         self._hash = hashlib.sha256()
         self._hash.update(header_digest_part(self.header).encode())
-        # event lines ("...\n") not yet hashed and written: batches are cheaper. Hot callers in
-        # sim/core may append lines here themselves, as `emit_encoded` does (see there).
+        # event lines ("...\n") not yet hashed and written: batches are cheaper
         self.pending: list[str] = []
         self.seq = 0
         self.events: list[dict] | None = [] if keep else None
@@ -170,11 +169,8 @@ class Trace:
         `kind` or an earlier field. `text` must be exactly what `emit` writes after the `t`
         member, closing brace included: `,"node":N,"kind":K` then `,"key":value` for each field
         in order, strings encoded with `json_str`, ints with `int.__repr__`, anything else with
-        `json_text`. The line is then byte-identical to the one `emit` writes.
-
-        The network inlines this method on its per-message path: take `seq`, bump it, append
-        the line to `pending`, call `write_pending` at `HASH_BATCH` lines, then `publish` if
-        `events` is kept or `routes[kind]` is not empty. Keep the two in step.
+        `json_text`. The line is then byte-identical to the one `emit` writes. The network
+        calls this for every message it sends and delivers.
         """
         if type(t_us) is not int:
             fields = dict(zip(keys, values))
@@ -248,7 +244,7 @@ def digest_of_lines(header: dict, lines: list[str]) -> str:
 def read_trace(path: str) -> tuple[dict, Iterator[dict]]:
     """Open a stored trace: its header now, its events lazily. Raises TraceError on bad input."""
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by the generator; decoded line by line
+        fh = open(path, "rb")  # closed by the generator `_events`; decoded line by line
     except OSError as exc:
         raise TraceError(f"{path}: cannot open trace ({exc.strerror})") from None
     try:

@@ -21,6 +21,7 @@ from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.messages import Batch, Produce, ProducePartition
 from sim.kafka.options import ProducerOptions, TopicOptions
+from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.producer_idempotence import IdempotenceMixin
 from sim.kafka.producer_results import ProduceResults
 from sim.kafka.rules import rules_for
@@ -28,27 +29,6 @@ from sim.kafka.rules import rules_for
 ACKS = {"all": -1, 1: 1, 0: 0}
 # the fields of the `batch` event, in the order its encoded text writes them
 BATCH_KEYS = ("bid", "tp", "count", "created_us")
-
-
-class PendingBatch:
-    """A batch inside the producer: its wire form plus retry bookkeeping."""
-
-    __slots__ = ("batch", "tp", "attempts", "retry_at_us", "in_flight", "current_leader_epoch",
-                 "attempts_when_leader_changed", "stamped", "sequence_reset", "sent_to", "expired")
-
-    def __init__(self, batch: Batch, tp: str):
-        self.batch, self.tp = batch, tp
-        self.attempts = 0
-        self.retry_at_us = 0
-        self.in_flight = False
-        self.current_leader_epoch = -1
-        self.attempts_when_leader_changed = 0
-        self.stamped = False  # producer id, epoch and sequence assigned (at first drain)
-        self.sequence_reset = False  # renumbered from 0 (`ProducerBatch.sequenceHasBeenReset`)
-        self.sent_to = -1  # the broker its latest request went to
-        # failed at delivery.timeout.ms while its request was still out: the application has
-        # its TimeoutException, and the request's answer only settles the sequences
-        self.expired = False
 
 
 class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):

@@ -11,16 +11,12 @@ error and refreshes metadata; a batch older than delivery.timeout.ms fails, queu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sim.core.trace import json_str
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.connection import RECONNECT_BACKOFF_US
+from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.rules.backoff import JITTER
-
-if TYPE_CHECKING:
-    from sim.kafka.producer import PendingBatch
 
 # the fields of the `ack` event, in the order its encoded text writes them
 ACK_KEYS = ("bid", "tp", "base_offset", "count", "acks", "latency_us", "has_offset")
