@@ -8,6 +8,7 @@ met, 2 usage or input error (one line on stderr, no traceback), 130 on Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -78,14 +79,21 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:  # a full disk, an immutable file: the machine's limit, not a bug
-        return _one_line(f"{exc.filename or 'an output file'}: cannot write or read it "
-                         f"({path_problem(exc)}); free some space or choose another --out")
+        return _one_line(os_problem(exc))
     finally:
         for key, value in saved.items():  # a budget flag holds for this command only
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def os_problem(exc: OSError) -> str:
+    """An OSError that reached the top (a full disk, an immutable file) as one line with the
+    fix."""
+    fix = ("free some space or choose another --out" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+           else "check its permissions and attributes (chmod, chattr), or choose another --out")
+    return f"{exc.filename or 'a file'}: cannot write or read it ({path_problem(exc)}); {fix}"
 
 
 def _one_line(text: str) -> int:

@@ -22,6 +22,7 @@ from epochsim.common import (
 )
 from epochsim.errors import UsageError
 from invariants.recovery import judged_summary
+from sim.core.files import atomic_write
 
 HELP = """\
 Run every scenario (files, or every *.toml directly inside a directory) at --seeds seeds
@@ -151,7 +152,7 @@ def judged_runs(results: list[dict]) -> dict:
 
 
 def write_suite(out: str, rows: list[dict], results: list[dict]) -> None:
-    with open(os.path.join(out, "suite.json"), "w", encoding="utf-8") as fh:
+    with atomic_write(os.path.join(out, "suite.json")) as fh:
         json.dump({"rows": rows, "runs": results}, fh, indent=2, sort_keys=True)
         fh.write("\n")
 

@@ -63,6 +63,9 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
         except RecursionError:
             raise UsageError(f"--set {key.strip()}: the value is nested too deeply; "
                              "give a plain value, array or inline table") from None
+        except ValueError:  # an integer of more than 4300 digits, which Python will not read
+            raise UsageError(f"--set {key.strip()}: the integer is too long to read (over 4300 "
+                             "digits); scenario numbers stop at 2**53") from None
         out[key.strip()] = value
     if profile:
         out["protocol.profile"] = profile

@@ -59,8 +59,7 @@ def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
                                                stop_at_first, keep_events, budget)
     else:
         os.makedirs(out_dir, exist_ok=True)
-        # the verdict of an earlier run here belongs to the trace about to be replaced
-        discard(os.path.join(out_dir, "verdict.json"))
+        _remove_old_verdict(os.path.join(out_dir, "verdict.json"))
         with _trace_file(os.path.join(out_dir, "trace.jsonl")) as sink:
             trace, monitor, run_info, found = _run(scenario, seed, header, schedule, sink,
                                                    stop_at_first, keep_events, budget)
@@ -73,6 +72,18 @@ def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
     if out_dir is not None:
         write_verdict(out_dir, verdict)
     return verdict
+
+
+def _remove_old_verdict(path: str) -> None:
+    """The verdict of an earlier run here belongs to the trace about to be replaced: remove it
+    first, so no kill leaves it beside a new trace; one that cannot be removed (immutable)
+    could not be replaced either, so say so before the run, not after it."""
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise _write_error(path, exc) from None
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from epochsim.errors import UsageError
+from sim.core.files import FileProblem, read_regular
 
 TOP_KEYS = ("name", "description", "scenarios", "seeds", "first_seed", "seeds_per_task",
             "traces_per_invariant", "grid")
@@ -126,8 +127,7 @@ def _check_size(path: str, grid: dict, scenarios: int, seeds: int, seeds_key: st
 
 def _read_toml(path: str) -> dict:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = read_regular(path, MAX_SPEC_BYTES)
         if raw.startswith(b"\xef\xbb\xbf"):  # tomllib says only "Invalid statement"
             raise UsageError(f"{path}: starts with a byte-order mark (BOM), which TOML does not "
                              "allow; save the file as UTF-8 without a BOM")
@@ -143,6 +143,11 @@ def _read_toml(path: str) -> dict:
     except RecursionError:
         raise UsageError(f"{path}: nested too deeply to read; a sweep spec needs only a few "
                          "levels of tables and arrays") from None
+    except FileProblem as err:
+        raise UsageError(f"{path}: {err}") from None
+    except ValueError:  # tomllib: an integer of more digits than Python converts (4300)
+        raise UsageError(f"{path}: holds an integer too long to read (over 4300 digits); "
+                         "write a smaller one") from None
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror}; check the path") from None
 
@@ -154,6 +159,7 @@ def _str(data: dict, key: str, path: str, default: str) -> str:
     return value
 
 
+MAX_SPEC_BYTES = 4 << 20  # a spec is a page of TOML
 MAX_SEEDS = 10_000_000  # a sweep plans every chunk up front
 MAX_SEED = 2**53  # seeds are stored as 64-bit integers, and scenario numbers stop here
 

@@ -12,6 +12,7 @@ is the one-call form. Nothing here knows what the files hold.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
@@ -65,3 +66,30 @@ def write_bytes(path: str, data: bytes) -> None:
     """Write `data` to `path` atomically."""
     with atomic_write(path, "wb") as fh:
         fh.write(data)
+
+
+class FileProblem(ValueError):
+    """A file that `read_regular` will not read: `problem` and `fix` in words."""
+
+    def __init__(self, problem: str, fix: str):
+        super().__init__(f"{problem}; {fix}")
+        self.problem, self.fix = problem, fix
+
+
+def read_regular(path: str, max_bytes: int) -> bytes:
+    """The bytes of the regular file `path`, at most `max_bytes` of them. Anything else is a
+    FileProblem, at once: a pipe (opened without waiting for a writer), a device such as
+    /dev/zero, a directory, a file past the cap; FileNotFoundError and other OSErrors pass."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise FileProblem("is a directory", "give a file")
+        if not stat.S_ISREG(mode):
+            raise FileProblem("not a regular file (a pipe, socket or device)",
+                              "save the text to a file and pass that")
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FileProblem(f"larger than {max_bytes:,} bytes, more than such a file needs",
+                          "check that this is the file you meant")
+    return data
