@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             raise UsageError("no command given; see `epochsim --help` for the commands")
+        refuse_blank_values(parser, args)
         budget.apply_args(args)
         return int(args.func(args) or 0)
     except UsageError as exc:
@@ -86,6 +87,22 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def refuse_blank_values(parser: argparse.ArgumentParser, args) -> None:
+    """Refuse an empty or blank value for any argument (`--out ''`, `--profile ' '`): each was
+    silently taken as "not given", and a path or name of blanks is never what was meant."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    for action in sub.choices[args.command]._actions:  # noqa: SLF001
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            if action.option_strings:
+                name, fix = max(action.option_strings, key=len), \
+                    "give a value, or leave the flag out for its default"
+            else:
+                name, fix = action.metavar or action.dest, "give a path"
+            raise UsageError(f"{args.command} {name}: {value!r} is empty; {fix}")
 
 
 def os_problem(exc: OSError) -> str:

@@ -275,7 +275,7 @@ def test_an_edited_header_options_is_refused_by_every_reader(capsys, a_run, tmp_
 @pytest.mark.parametrize("names, words", [
     (",", ["--invariants ',': names no invariant", "leave the flag out"]),
     (" , ", ["names no invariant"]),
-    ("", ["names no invariant"]),
+    ("", ["check --invariants: '' is empty"]),
     ("stale_leader_append,stale_leader_append", ["'stale_leader_append' is named twice"])])
 def test_check_invariants_must_name_each_invariant_once(capsys, a_run, names, words):
     # ',' checked nothing and said "all invariants hold"; a name twice doubled its violations

@@ -310,6 +310,7 @@ def test_suite_refuses_two_scenarios_with_one_name(tmp_path, capsys):
 def test_selftest_needs_at_least_one_mutant(capsys):
     from epochsim.cli import main
 
-    for names in (",", ""):  # an empty list is a mistake, not "all of them"
+    for names, words in ((",", "name at least one mutant"), ("", "--mutants: '' is empty")):
+        # an empty list is a mistake, not "all of them"
         assert main(["selftest", "--mutants", names]) == 2
-        assert "name at least one mutant" in capsys.readouterr().err
+        assert words in capsys.readouterr().err
