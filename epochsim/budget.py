@@ -4,7 +4,7 @@ Contract: `current()` is the budget a run gets: `--time-budget` / `--memory-budg
 command (exported through the environment, so that worker processes of `suite`, `study` and
 `sweep` inherit it), else the defaults below, which suit a laptop. `watcher(budget)` returns
 the check the kernel calls every few thousand callbacks (`sim.core.kernel.Kernel.watch`): it
-returns "time_budget" once the run has taken longer than `time_s` since the watcher was made,
+returns "time_budget" once the run has taken longer than `time_s` since it started,
 "memory_budget" once the process holds more than `memory_mb` resident, else None. A budget
 never changes a run it does not stop (the check only reads the clock and /proc); a run it
 stops ends like one stopped by `run.max_events`: an `end` event with that `stopped_by` and
@@ -67,9 +67,10 @@ def _peak_mb() -> float | None:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def watcher(budget: Budget):
-    """The kernel's watch for one run under `budget` (see the contract)."""
-    deadline = time.monotonic() + budget.time_s
+def watcher(budget: Budget, started: float | None = None):
+    """The kernel's watch for one run under `budget` that started at `started` (a
+    `time.monotonic()` reading; default now). See the contract."""
+    deadline = (time.monotonic() if started is None else started) + budget.time_s
 
     def watch() -> str | None:
         if time.monotonic() > deadline:

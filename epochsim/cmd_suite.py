@@ -78,7 +78,7 @@ def _run_one(job: tuple) -> dict:
             "trace_digest": verdict["trace_digest"], "violated": verdict["violated"],
             "expect": verdict["expect"], "expectation_met": verdict["expectation_met"],
             "dir": verdict.get("dir"), "metrics": verdict["metrics"],
-            "note": verdict.get("expectation_note")}
+            "note": verdict.get("expectation_note"), "stopped_by": verdict["run"]["stopped_by"]}
 
 
 def _entries(path: str) -> list[str]:
@@ -136,6 +136,7 @@ def summarise(files, scenarios, results, overrides: dict) -> list[dict]:
                      "first_failing_violated": first["violated"] if first else None,
                      "first_failing_dir": first["dir"] if first else None,
                      "first_failing_note": first["note"] if first else None,
+                     "first_failing_stopped_by": first["stopped_by"] if first else None,
                      "repro": repro_line(path, first["seed"], overrides=overrides) if first else None,
                      "violating_seeds": [r["seed"] for r in mine if r["violated"]],
                      "liveness_judged": judged_runs(mine)})
@@ -157,6 +158,17 @@ def write_suite(out: str, rows: list[dict], results: list[dict]) -> None:
         fh.write("\n")
 
 
+CUT_BY = {"max_events": "run.max_events", "time_budget": "the time budget",
+          "memory_budget": "the memory budget"}
+
+
+def _cut(row: dict) -> str:
+    """"; cut short by ..." when the first failing run missed its pass for being cut short."""
+    if not row["first_failing_note"]:
+        return ""
+    return f"; cut short by {CUT_BY.get(row['first_failing_stopped_by'], 'a bound')}"
+
+
 def print_table(rows: list[dict]) -> None:
     width = max(len(r["scenario"]) for r in rows)
     cells = [judged_summary(r["liveness_judged"]) for r in rows]
@@ -167,7 +179,7 @@ def print_table(rows: list[dict]) -> None:
         status = f"{r['met']}/{r['runs']}"
         tail = "" if r["first_failing_seed"] is None else \
             f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'}" \
-            f"{'; cut short by run.max_events' if r['first_failing_note'] else ''})  repro: {r['repro']}"
+            f"{_cut(r)})  repro: {r['repro']}"
         print(f"{r['scenario']:<{width}}  {r['expect']:<36} {status:>9}  "
               f"{cell:>{judged_width}}  {tail}")
     ok = sum(r["met"] == r["runs"] for r in rows)

@@ -51,18 +51,19 @@ def header_for(scenario: Scenario, seed: int, schedule: list) -> dict:
 def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
                  stop_at_first: bool = False, schedule: list | None = None,
                  keep_events: bool = False, budget: Budget | None = None) -> dict:
+    budget = budget or current_budget()
+    watch = watcher(budget)  # the time budget counts from here (a huge mix takes a while)
     schedule = schedule_for(scenario, seed) if schedule is None else sorted_schedule(schedule)
     header = header_for(scenario, seed, schedule)
-    budget = budget or current_budget()
     if out_dir is None:
         trace, monitor, run_info, found = _run(scenario, seed, header, schedule, None,
-                                               stop_at_first, keep_events, budget)
+                                               stop_at_first, keep_events, watch)
     else:
         os.makedirs(out_dir, exist_ok=True)
         _remove_old_verdict(os.path.join(out_dir, "verdict.json"))
         with _trace_file(os.path.join(out_dir, "trace.jsonl")) as sink:
             trace, monitor, run_info, found = _run(scenario, seed, header, schedule, sink,
-                                                   stop_at_first, keep_events, budget)
+                                                   stop_at_first, keep_events, watch)
     violations, metrics = found
     verdict = make_verdict(scenario, seed, trace.digest(), violations, metrics, run_info, budget)
     verdict["stopped_early"] = run_info["stopped_by"] == "violation"
@@ -129,7 +130,7 @@ def _write_error(path: str, cause: OSError) -> RunWriteError:
     return RunWriteError(cause.errno, cause.strerror or str(cause), path)
 
 
-def _run(scenario, seed, header, schedule, sink, stop_at_first, keep_events, budget):
+def _run(scenario, seed, header, schedule, sink, stop_at_first, keep_events, watch):
     """Build and run the cluster with the invariants watching: (trace, monitor, run_info,
     (violations, metrics))."""
     trace = Trace(header, sink, keep=keep_events)
@@ -139,7 +140,7 @@ def _run(scenario, seed, header, schedule, sink, stop_at_first, keep_events, bud
         trace.observe(lambda ev: _stop_if_failed(monitor), monitor.kinds)
     try:
         cluster = Cluster(scenario.options, schedule, seed, trace)
-        cluster.kernel.watch = watcher(budget)
+        cluster.kernel.watch = watch
         try:
             outcome = cluster.run()
             run_info = {"end_us": outcome.end_us, "events": outcome.events,

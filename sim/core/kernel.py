@@ -6,8 +6,8 @@ Contract:
   same instant run in the order they were scheduled (simpy breaks ties by insertion order);
 - `run()` stops before `until_us` (events *at* `until_us` do not run, as with simpy) or after
   `max_events` callbacks, whichever comes first, and reports which bound stopped it;
-- `watch`, if set, is called every `WATCH_EVERY` callbacks with nothing and returns None to go
-  on or a reason (a `stopped_by` word such as "time_budget") to stop before the next callback.
+- `watch`, if set, is called before the first callback and then every `WATCH_EVERY`, with
+  nothing, and returns None to go on or a reason (a `stopped_by` word such as "time_budget") to stop before the next callback.
   It only observes: a run it never stops is the same run, callback for callback.
 
 Callbacks are plain functions, not simpy processes: a process per message costs ~4x more
@@ -111,7 +111,7 @@ class Kernel:
         events = self.events  # a local counter on the hot path, stored back however we leave
         # one comparison per callback serves both bounds: `limit` is the next watch point or
         # max_events, whichever is first (`_checkpoint` says which, and moves it on)
-        limit = self._next_limit(events)
+        limit = self._next_limit(events - WATCH_EVERY + 1)  # the first watch at the first call
         self.idle = False
         try:
             while True:
