@@ -81,13 +81,17 @@ def read_regular(path: str, max_bytes: int) -> bytes:
     FileProblem, at once: a pipe (opened without waiting for a writer), a device such as
     /dev/zero, a directory, a file past the cap; FileNotFoundError and other OSErrors pass."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
+    try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise FileProblem("is a directory", "give a file")
         if not stat.S_ISREG(mode):
             raise FileProblem("not a regular file (a pipe, socket or device)",
                               "save the text to a file and pass that")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise FileProblem(f"larger than {max_bytes:,} bytes, more than such a file needs",
