@@ -32,6 +32,7 @@ import zipfile
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from epochsim import budget
 from epochsim.errors import UsageError
 
 INSTALL_HINT = "pyspark is not installed; install it with `pip install 'pyspark==4.3.0' pyarrow 'pandas<3'`"
@@ -108,6 +109,9 @@ def spark_conf(master: str, ui: bool):
     conf.set("spark.sql.shuffle.partitions", "4")  # aggregates are small
     conf.set("spark.python.worker.reuse", "true")  # one import of the model per worker
     conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    for name in (budget.ENV_TIME, budget.ENV_MEMORY):  # --time-budget, --memory-budget
+        if name in os.environ:
+            conf.set(f"spark.executorEnv.{name}", os.environ[name])
     if LOG4J_FILE.is_file():
         conf.set("spark.driver.extraJavaOptions",
                  f"-Dlog4j.configurationFile={LOG4J_FILE.as_uri()}")
