@@ -3,10 +3,13 @@
 Contract: `run_scenario(scenario, seed, out_dir)` materialises the scenario's random fault mixes
 into a concrete schedule from the seed (one stream per mix), records the header (scenario, seed,
 resolved options, the schedule that ran, invariants, harness version), runs the cluster with the
-invariants watching online, and returns the verdict dict; with `out_dir` it writes
-`trace.jsonl` and `verdict.json` there. The same (scenario, seed) gives the same trace digest
-on any machine and under any PYTHONHASHSEED. `stop_at_first` ends the run at the first safety
-violation (used by searches; the verdict then says `stopped_early`).
+invariants watching online under the run's time and memory budget (`epochsim.budget`), and
+returns the verdict dict; with `out_dir` it writes `trace.jsonl` and `verdict.json` there, each
+through a temporary file renamed into place (the old verdict removed first, so none describes
+another trace), and an output it cannot write raises `RunWriteError` naming it. The same
+(scenario, seed) gives the same trace digest on any machine and under any PYTHONHASHSEED (a
+budget never changes a run it does not stop). `stop_at_first` ends the run at the first
+safety violation (used by searches; the verdict then says `stopped_early`).
 """
 
 from __future__ import annotations
@@ -89,9 +92,10 @@ def _remove_old_verdict(path: str) -> None:
 
 @contextmanager
 def _trace_file(path: str):
-    """The trace's sink: a temporary file renamed to `path` when the run ends, or on Ctrl-C
-    (what was recorded is a true prefix of the run, as `check` and `plot` say); on a write
-    that fails (a full disk) the temporary file is removed and a RunWriteError raised."""
+    """The trace's sink: a temporary file renamed to `path` when the run ends, or on Ctrl-C or
+    a model error (what was recorded is a true prefix of the run, without its `end`, as
+    `check` and `plot` say); on a write that fails (a full disk) the temporary file is
+    removed and a RunWriteError raised."""
     tmp = temp_path(path)
     try:
         sink = open(tmp, "w", encoding="utf-8", buffering=1 << 20)  # noqa: SIM115
@@ -103,14 +107,11 @@ def _trace_file(path: str):
         finally:
             sink.close()
         os.replace(tmp, path)
-    except KeyboardInterrupt:
-        _keep_partial(tmp, path)
-        raise
-    except OSError as exc:
+    except OSError as exc:  # the file may end mid-line
         discard(tmp)
         raise _write_error(path, exc) from None
-    except BaseException:
-        discard(tmp)
+    except BaseException:  # Ctrl-C, a model error: whole lines, a true prefix of the run
+        _keep_partial(tmp, path)
         raise
 
 
