@@ -24,6 +24,7 @@ import scenarios
 from epochsim.runner import header_for, schedule_for
 from invariants.metrics import group_samples, percentile
 from invariants.registry import Monitor
+from sim.core.files import atomic_write
 from sim.core.trace import Trace
 from sim.kafka.cluster import Cluster
 from sim.kafka.faults import ACTIONS
@@ -267,7 +268,8 @@ def plot_latency(results: list[dict], out_dir: str) -> list[str]:
         fig.suptitle(f"leader_discovery = {mode}")
         fig.tight_layout()
         path = os.path.join(out_dir, f"latency-{mode}.png")
-        fig.savefig(path, dpi=90, metadata={"Software": "epochsim"})
+        with atomic_write(path, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=90, metadata={"Software": "epochsim"})
         plt.close(fig)
         paths.append(path)
     return paths

@@ -152,15 +152,17 @@ class Monitor:
                     self.failed = True
 
     def finish(self) -> tuple[list, dict]:
-        """(violations, metrics). Also sets `liveness`: for each selected after-heal rule, what
-        it judged or why it judged nothing; the metric `liveness_judged` holds the counts."""
+        """(violations, metrics). Also sets `liveness`: for each selected rule that may judge
+        nothing (the after-heal rules, stray_replica), what it judged or why it judged nothing;
+        the metric `liveness_judged` holds the after-heal rules' counts."""
         for inv in self.invariants:
             inv.finish()
         violations = sorted((v for inv in self.invariants for v in inv.violations),
                             key=lambda v: (v.t_us, v.seqs[:1], v.invariant))
         metrics = self.metrics.result(self.ctx)
         after_heal = [inv for inv in self.invariants if isinstance(inv, quiet.AfterHeal)]
-        self.liveness = {inv.name: inv.note for inv in after_heal}
+        # every rule that may judge nothing says so (stray_replica and the after-heal rules)
+        self.liveness = {inv.name: inv.note for inv in self.invariants if hasattr(inv, "note")}
         metrics["liveness_judged"] = {inv.name: inv.judged for inv in after_heal}
         return violations, metrics
 

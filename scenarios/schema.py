@@ -39,6 +39,7 @@ from scenarios.clients import (
     producer,
     unique_nodes,
 )
+from scenarios.limits import MAX_SCENARIO_BYTES, check_counts, check_partitions
 from scenarios.network_options import fetch_takes_time, network
 from scenarios.tables import (
     Bad,
@@ -53,6 +54,7 @@ from scenarios.tables import (
 )
 from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
+from sim.core.files import FileProblem, read_regular
 from sim.kafka.options import ClusterOptions, Options, RunOptions, TopicOptions
 from sim.kafka.profiles import MUTANTS, PROFILES, Protocol, resolve_protocol, switch_names
 
@@ -96,7 +98,9 @@ def load_scenario(path: str, overrides: dict | None = None) -> Scenario:
     """Read and validate the scenario file at `path`, with dotted-key `overrides` applied
     (e.g. `{"protocol.profile": "2.5", "producers.0.acks": 1}`) before validation."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = read_regular(path, MAX_SCENARIO_BYTES).decode("utf-8")
+    except FileProblem as err:
+        raise ScenarioError(path, "file", err.problem, err.fix) from None
     except FileNotFoundError:
         raise ScenarioError(path, "file", "file not found", "check the path") from None
     except IsADirectoryError:
@@ -107,8 +111,8 @@ def load_scenario(path: str, overrides: dict | None = None) -> Scenario:
     except UnicodeDecodeError as err:
         raise ScenarioError(path, "file", f"not UTF-8 text ({err.reason})",
                             "save the file as UTF-8") from None
-    except OSError as err:
-        raise ScenarioError(path, "file", f"cannot read: {err.strerror}",
+    except (OSError, ValueError) as err:  # ValueError: a NUL byte in the path
+        raise ScenarioError(path, "file", f"cannot read: {getattr(err, 'strerror', None) or err}",
                             "check the path") from None
     return parse_scenario(text, path, overrides)
 
@@ -160,6 +164,9 @@ def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = N
     except RecursionError:
         raise ScenarioError(path, "file", "nested too deeply to read",
                             "a scenario needs only a few levels of tables and arrays") from None
+    except ValueError:  # tomllib: an integer of more digits than Python converts (4300)
+        raise ScenarioError(path, "file", "holds an integer too long to read (over 4300 "
+                            "digits)", "scenario numbers stop at 2**53; write a smaller one") from None
     if overrides:
         apply_overrides(data, overrides, path)
     try:
@@ -199,6 +206,7 @@ def _resolve(data: dict, path: str) -> Scenario:
     expect = _expect(top, invariants)
     seed = top.int("seed", 1, lo=0)
     top.done()  # before the sections: a misspelled [[faults]] is named, not silently empty
+    check_counts(raw)
     run = _run(raw["run"])
     cluster = _cluster(raw["cluster"])
     topics = _topics(raw["topics"], cluster.brokers)
@@ -211,6 +219,7 @@ def _resolve(data: dict, path: str) -> Scenario:
     names = Names(cluster.brokers, cluster.controllers, client_names, dict(declared.topics))
     for topic, parts in created_topics(raw["faults"], raw["mix"]).items():
         names.topics[topic] = max(names.topics.get(topic, 0), parts)
+    check_partitions(names.topics)
     protocol, profile = _protocol(raw["protocol"])
     options = Options(run=run, protocol=protocol, profile=profile, cluster=cluster,
                       topics=tuple(topics), producers=tuple(producers),

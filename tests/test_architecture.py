@@ -60,7 +60,6 @@ MAX_LINES = 400
 #: modules being split elsewhere right now; remove each entry once its split has landed
 PENDING_SPLIT = {
     "tests/kafka/test_idempotence.py",
-    "tests/cli/test_bad_input_edges.py",
 }
 
 

@@ -21,6 +21,7 @@ from epochsim.explore.strategies import apply_workload
 from epochsim.explore.words import story
 from epochsim.runner import draw_timeline, run_scenario
 from scenarios.schema import ScenarioError, parse_scenario, scenario_to_toml
+from sim.core.files import atomic_write, write_text
 
 
 def counterexample_scenario(scenario, case, invariant: str, origin: str):
@@ -40,8 +41,7 @@ def write_counterexample(out_dir: str, scenario, case, invariant: str, origin: s
     sc = counterexample_scenario(scenario, case, invariant, origin)
     text = scenario_to_toml(sc, list(case.steps))
     path = os.path.join(out_dir, "counterexample.toml")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_text(path, text)
     try:
         parsed = parse_scenario(text, path)
     except ScenarioError as exc:  # the generator made a step the loader rejects: our bug
@@ -64,7 +64,7 @@ def case_json(case) -> dict:
 
 def write_report(out_dir: str, report: dict) -> str:
     path = os.path.join(out_dir, "explore.json")
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_write(path) as fh:
         json.dump(report, fh, indent=2, sort_keys=True)
         fh.write("\n")
     return path

@@ -89,7 +89,7 @@ class Cluster:
     def run(self):
         self.nemesis.start()
         outcome = self.world.run()
-        settled = outcome.stopped_by != "max_events"
+        settled = outcome.stopped_by in ("until", "idle")  # not cut short by a bound
         end_t = outcome.end_us if outcome.stopped_by != "until" else self.kernel.until_us
         unhealed = self.world.network.unhealed(end_t)
         if unhealed:  # liveness rules judge only a healed network (invariants/recovery.py)
