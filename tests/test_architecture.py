@@ -57,10 +57,6 @@ LAYERS = [
 ]
 
 MAX_LINES = 400
-#: modules being split elsewhere right now; remove each entry once its split has landed
-PENDING_SPLIT = {
-    "tests/kafka/test_idempotence.py",
-}
 
 
 # -- the checkers on synthetic sources ----------------------------------------------------
@@ -267,4 +263,4 @@ def test_imports_point_down_the_layers(graph):
 
 def test_no_module_over_400_lines():
     too_long = long_modules(ROOT, PACKAGES, MAX_LINES)
-    assert {path: n for path, n in too_long.items() if path not in PENDING_SPLIT} == {}
+    assert too_long == {}
