@@ -83,7 +83,7 @@ def floor(scenario, seed: int) -> tuple[float, None, int]:
     """`floor_model.run_floor` on the scenario's options: (wall s, None, 0). It runs its own
     event loop, so it has no kernel event count to compare."""
     started = time.perf_counter()
-    run_floor(scenario.options, seed)
+    run_floor(scenario.options.to_json(), seed)
     return time.perf_counter() - started, None, 0
 
 
@@ -98,7 +98,7 @@ VARIANTS = {
 def at_rate(records_per_sec: int):
     """The benchmark scenario with every producer sending `records_per_sec`."""
     from epochsim.common import parse_sets
-    count = len(load_scenario(SCENARIO).options["producers"])
+    count = len(load_scenario(SCENARIO).options.producers)
     sets = [f"producers.{i}.records_per_sec={records_per_sec}" for i in range(count)]
     return load_scenario(SCENARIO, parse_sets(sets))
 
@@ -116,7 +116,7 @@ def load_table(rates: list[int], repeat: int, seed: int) -> None:
                 verdict = run_scenario(scenario, seed, tmp)
             walls[rate].append(time.perf_counter() - started)
             facts[rate] = (verdict["metrics"]["acked"], verdict["run"]["events"])
-    simulated_s = next(iter(scenarios.values())).options["run"]["duration_ms"] / 1000
+    simulated_s = next(iter(scenarios.values())).options.run.duration_ms / 1000
     print(f"failover-standard seed {seed}, full run, {repeat} repeats")
     print(f"{'records/s each':>14} {'batches acked':>14} {'kernel events':>14} {'best_x':>8} "
           f"{'median_x':>9}")
@@ -141,7 +141,7 @@ def main() -> None:
     if args.load:
         return load_table(args.load, args.repeat, args.seed)
     scenario = load_scenario(SCENARIO)
-    simulated_s = scenario.options["run"]["duration_ms"] / 1000
+    simulated_s = scenario.options.run.duration_ms / 1000
     names = list(VARIANTS) if args.breakdown else list(VARIANTS)[:1]
     walls: dict[str, list[float]] = {name: [] for name in names}
     seen, trace_mb = set(), 0.0

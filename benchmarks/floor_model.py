@@ -6,6 +6,7 @@ carrying one batch per partition it leads; the leader appends and parks an acks=
 each follower keeps one long-polling Fetch per leader naming every partition it follows; the
 leader records the follower's offsets, moves the HW to the minimum log end offset and answers
 the waiters the HW covers. Latency is drawn per message from the scenario's lognormal.
+It reads the options as a trace header records them (`Options.to_json()`).
 
 What it leaves out is everything the harness exists for: simpy, leader and partition epochs
 and their checks, ISR changes, idempotence, the controller, faults and retries, the trace and

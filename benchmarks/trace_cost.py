@@ -54,7 +54,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     scenario = load_scenario(SCENARIO)
-    simulated_s = scenario.options["run"]["duration_ms"] / 1000
+    simulated_s = scenario.options.run.duration_ms / 1000
     events = run_scenario(scenario, args.seed, keep_events=True)["_events"]
     walls = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -8,10 +8,13 @@ met, 2 usage or input error (one line on stderr, no traceback), 130 on Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 
-from epochsim.errors import UsageError
+from epochsim import budget
+from epochsim.errors import UsageError, path_problem
 
 COMMANDS = ["cmd_run", "cmd_check", "cmd_suite", "cmd_explore", "cmd_selftest", "cmd_plot",
             "cmd_report", "cmd_sweep", "cmd_study", "cmd_diff", "cmd_list"]
@@ -24,6 +27,10 @@ Same scenario + same seed = the same trace, byte for byte. Typical use:
   epochsim suite scenarios/ --seeds 5                             check every scenario's expectation
   epochsim check runs/smoke/trace.jsonl                           re-check a stored trace
 Exit codes: 0 ok, 1 invariant violated / expectation not met, 2 bad input or usage."""
+
+
+#: the commands that run scenarios, and so take --time-budget and --memory-budget
+RUNNING = frozenset({"run", "suite", "explore", "shrink", "selftest", "study", "sweep"})
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # command not built yet
             raise
         module.register(subs)
+    for name, sub in subs.choices.items():
+        if name in RUNNING:
+            budget.add_budget_args(sub)
     return parser
 
 
@@ -53,19 +63,57 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    saved = {k: os.environ.get(k) for k in (budget.ENV_TIME, budget.ENV_MEMORY)}
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
-            parser.print_help()
-            return 2
+            raise UsageError("no command given; see `epochsim --help` for the commands")
+        refuse_blank_values(parser, args)
+        budget.apply_args(args)
         return int(args.func(args) or 0)
     except UsageError as exc:
-        text = str(exc).replace("\r", "\\r").replace("\n", "\\n")  # one line, always
-        print(f"error: {text}", file=sys.stderr)
-        return 2
+        return _one_line(str(exc))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a full disk, an immutable file: the machine's limit, not a bug
+        return _one_line(os_problem(exc))
+    finally:
+        for key, value in saved.items():  # a budget flag holds for this command only
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def refuse_blank_values(parser: argparse.ArgumentParser, args) -> None:
+    """Refuse an empty or blank value for any argument (`--out ''`, `--profile ' '`): each was
+    silently taken as "not given", and a path or name of blanks is never what was meant."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    for action in sub.choices[args.command]._actions:  # noqa: SLF001
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            if action.option_strings:
+                name, fix = max(action.option_strings, key=len), \
+                    "give a value, or leave the flag out for its default"
+            else:
+                name, fix = action.metavar or action.dest, "give a path"
+            raise UsageError(f"{args.command} {name}: {value!r} is empty; {fix}")
+
+
+def os_problem(exc: OSError) -> str:
+    """An OSError that reached the top (a full disk, an immutable file) as one line with the
+    fix."""
+    fix = ("free some space or choose another --out" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+           else "check its permissions and attributes (chmod, chattr), or choose another --out")
+    return f"{exc.filename or 'a file'}: cannot write or read it ({path_problem(exc)}); {fix}"
+
+
+def _one_line(text: str) -> int:
+    text = text.replace("\r", "\\r").replace("\n", "\\n")  # one line, always
+    print(f"error: {text}", file=sys.stderr)
+    return 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from epochsim.common import (
     describe_liveness,
@@ -13,11 +14,16 @@ from epochsim.common import (
 )
 from epochsim.errors import UsageError
 from invariants.registry import INVARIANTS, check_events
+from invariants.shapes import event_problem
 from sim.core.trace import TraceError, digest_of_lines, stored_lines
 
 HELP = """\
 Re-check a stored trace (as written by `epochsim run`, or the run directory holding it)
-against its invariants, or the ones named with --invariants. Exit 0 when all hold, 1 on a violation, 2 for an unreadable trace.
+against its invariants, or the ones named with --invariants. Every event must be of a kind and
+field types docs/trace.md documents, nothing may follow the run's `end`, and the digest must
+be the one the verdict.json beside the trace records. A rule that could not judge the run says
+"not judged" (it holds vacuously). Exit 0 when all hold, 1 on a violation, 2 for an
+unreadable, edited or cut-short trace.
 
   epochsim check runs/smoke/seed-7/trace.jsonl
   epochsim check trace.jsonl --invariants stale_leader_append,log_divergence"""
@@ -49,6 +55,23 @@ def invariant_names(text: str) -> list[str]:
     return names
 
 
+def check_recorded_digest(trace: str, digest: str) -> None:
+    """Refuse a trace whose run directory's verdict.json records another digest: one of the
+    two was edited (or copied from another run), and checking the trace would pass off the
+    edit as what the run did. A trace without a readable verdict beside it is checked as is."""
+    path = os.path.join(os.path.dirname(os.path.abspath(trace)), "verdict.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            verdict = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return
+    recorded = verdict.get("trace_digest") if isinstance(verdict, dict) else None
+    if isinstance(recorded, str) and recorded != digest:
+        raise UsageError(f"{trace}: digest {digest[:12]}... is not the {recorded[:12]}... that "
+                         f"{path} records for its run: the trace or the verdict was edited or "
+                         "replaced; re-run the scenario, or check a trace without that verdict")
+
+
 def main(args) -> int:
     names = invariant_names(args.invariants) if args.invariants is not None else None
     args.trace = trace_file(args.trace)  # a run directory's trace; never a pipe
@@ -56,7 +79,7 @@ def main(args) -> int:
     # (building the rules from the header, say) is still one line naming the file
     with reading_user_files(args.trace, args.trace):
         try:
-            header, lines = stored_lines(args.trace)
+            header, lines = stored_lines(args.trace, event_problem)
             events = (json.loads(line) for line in lines)
             notes: dict = {}
             violations, metrics = check_events(header, events, names, whole=True, notes=notes)
@@ -65,6 +88,7 @@ def main(args) -> int:
             raise UsageError(text if text.startswith(args.trace)
                              else f"{args.trace}: {text}") from None
     digest = digest_of_lines(header, lines)
+    check_recorded_digest(args.trace, digest)
     checked = names or header.get("invariants", list(INVARIANTS))
     print(f"{args.trace}: {len(lines)} events, {len(checked)} invariants, digest {digest}")
     verdict = {"violations": [v.to_json() for v in violations]}

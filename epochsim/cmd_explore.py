@@ -154,7 +154,7 @@ def not_an_output(source: str, out: str, what: str) -> None:
 def _reference(scenario, target: str | None):
     """The scenario without its planted mutant, for --differential."""
     from epochsim.explore.selftest import without_mutant
-    if not scenario.options["protocol"]["mutant"]:
+    if not scenario.options.protocol.mutant:
         raise UsageError("--differential: the scenario plants no mutant (protocol.mutant)")
     if target is None:
         raise UsageError("--differential needs a target invariant: give --target or an "

@@ -90,7 +90,8 @@ def kind_lines() -> list[str]:
 def action_lines() -> list[str]:
     """Each fault action of `[[faults]]` and `[[mix]]`: its target and its params (`*`
     required, `=` the default filled in when absent)."""
-    from scenarios.actions import ACTIONS, OPTIONAL, REQUIRED, TARGETS
+    from scenarios.targets import TARGETS
+    from sim.kafka.faults import ACTIONS, OPTIONAL, REQUIRED
 
     rows = []
     for name, action in ACTIONS.items():

@@ -19,7 +19,7 @@ from epochsim.common import (
     set_args,
 )
 from epochsim.errors import UsageError
-from epochsim.runner import run_scenario
+from epochsim.runner import draw_timeline, run_scenario
 from reports.tracediff import diff_traces, first_different_line, render
 
 HELP = """\
@@ -62,18 +62,6 @@ def main(args) -> int:
         draw_timeline(out)
     print_summary(verdict, args.scenario, out, overrides)
     return 1 if verdict["violations"] else 0
-
-
-def draw_timeline(out: str) -> None:
-    """Best effort: the timeline is a convenience next to the trace, never a reason to fail."""
-    try:
-        from reports.timeline import plot_trace
-    except ImportError:
-        return
-    try:
-        plot_trace(os.path.join(out, "trace.jsonl"), os.path.join(out, "timeline.png"))
-    except Exception as exc:  # noqa: BLE001 - report and carry on; the verdict stands
-        print(f"note: timeline not drawn ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
 def print_summary(verdict: dict, scenario_path: str, out: str | None,

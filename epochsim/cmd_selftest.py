@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from epochsim.common import positive_int, prepare_out_dir, seed_arg
 from epochsim.errors import UsageError
+from sim.core.files import atomic_write
 
 HELP = """\
 For each planted bug (sim.kafka.profiles.MUTANTS) explore its base scenario
@@ -133,7 +134,7 @@ def print_table(rows: list[dict], clean_rows: list[dict], args) -> None:
 
 
 def _write(out: str, rows, clean_rows, args, elapsed: float) -> None:
-    with open(os.path.join(out, "selftest.json"), "w", encoding="utf-8") as fh:
+    with atomic_write(os.path.join(out, "selftest.json")) as fh:
         json.dump({"budget": args.budget, "seed": args.seed, "mutants": rows,
                    "correct_model": clean_rows, "elapsed_s": round(elapsed, 1)},
                   fh, indent=2, sort_keys=True)

@@ -17,6 +17,7 @@ from epochsim.common import (
     seeds_arg,
 )
 from epochsim.errors import UsageError
+from sim.core.files import atomic_write, write_text
 
 HELP = """\
 Run the KIP-951 study: every scenario of scenarios/study/ (or the SCENARIO files given) once
@@ -70,9 +71,8 @@ def main(args) -> int:
     print(file=sys.stderr)
     table = study.format_table(results)
     print(table)
-    with open(os.path.join(out, "study.txt"), "w", encoding="utf-8") as fh:
-        fh.write(table + "\n")
-    with open(os.path.join(out, "study.json"), "w", encoding="utf-8") as fh:
+    write_text(os.path.join(out, "study.txt"), table + "\n")
+    with atomic_write(os.path.join(out, "study.json")) as fh:
         json.dump({"runs": results, "rows": study.summarise(results)}, fh, indent=1, sort_keys=True)
         fh.write("\n")
     if not args.no_plot:

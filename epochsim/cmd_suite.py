@@ -22,6 +22,7 @@ from epochsim.common import (
 )
 from epochsim.errors import UsageError
 from invariants.recovery import judged_summary
+from sim.core.files import atomic_write
 
 HELP = """\
 Run every scenario (files, or every *.toml directly inside a directory) at --seeds seeds
@@ -77,7 +78,7 @@ def _run_one(job: tuple) -> dict:
             "trace_digest": verdict["trace_digest"], "violated": verdict["violated"],
             "expect": verdict["expect"], "expectation_met": verdict["expectation_met"],
             "dir": verdict.get("dir"), "metrics": verdict["metrics"],
-            "note": verdict.get("expectation_note")}
+            "note": verdict.get("expectation_note"), "stopped_by": verdict["run"]["stopped_by"]}
 
 
 def _entries(path: str) -> list[str]:
@@ -135,6 +136,7 @@ def summarise(files, scenarios, results, overrides: dict) -> list[dict]:
                      "first_failing_violated": first["violated"] if first else None,
                      "first_failing_dir": first["dir"] if first else None,
                      "first_failing_note": first["note"] if first else None,
+                     "first_failing_stopped_by": first["stopped_by"] if first else None,
                      "repro": repro_line(path, first["seed"], overrides=overrides) if first else None,
                      "violating_seeds": [r["seed"] for r in mine if r["violated"]],
                      "liveness_judged": judged_runs(mine)})
@@ -151,9 +153,20 @@ def judged_runs(results: list[dict]) -> dict:
 
 
 def write_suite(out: str, rows: list[dict], results: list[dict]) -> None:
-    with open(os.path.join(out, "suite.json"), "w", encoding="utf-8") as fh:
+    with atomic_write(os.path.join(out, "suite.json")) as fh:
         json.dump({"rows": rows, "runs": results}, fh, indent=2, sort_keys=True)
         fh.write("\n")
+
+
+CUT_BY = {"max_events": "run.max_events", "time_budget": "the time budget",
+          "memory_budget": "the memory budget"}
+
+
+def _cut(row: dict) -> str:
+    """"; cut short by ..." when the first failing run missed its pass for being cut short."""
+    if not row["first_failing_note"]:
+        return ""
+    return f"; cut short by {CUT_BY.get(row['first_failing_stopped_by'], 'a bound')}"
 
 
 def print_table(rows: list[dict]) -> None:
@@ -166,7 +179,7 @@ def print_table(rows: list[dict]) -> None:
         status = f"{r['met']}/{r['runs']}"
         tail = "" if r["first_failing_seed"] is None else \
             f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'}" \
-            f"{'; cut short by run.max_events' if r['first_failing_note'] else ''})  repro: {r['repro']}"
+            f"{_cut(r)})  repro: {r['repro']}"
         print(f"{r['scenario']:<{width}}  {r['expect']:<36} {status:>9}  "
               f"{cell:>{judged_width}}  {tail}")
     ok = sum(r["met"] == r["runs"] for r in rows)

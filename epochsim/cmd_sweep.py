@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+import signal
 import sys
+import threading
 
 from epochsim.common import positive_int
 
@@ -18,8 +21,8 @@ a few failing traces per cell and invariant to OUT/traces/, and violation rates 
 intervals, latency percentiles and failing seeds with repro lines to OUT/sweep.json.
 A non-empty OUT is refused unless --resume, which runs only the chunks not yet on disk.
 Exit 0 when the sweep completed (violations are results, not failures), 1 when a run did not
-replay to the same trace or a chunk crashed, 2 on bad input, 130 on Ctrl-C (finished chunks
-are kept: rerun with --resume).
+replay to the same trace or a chunk crashed, 2 on bad input, 130 on Ctrl-C and 143 on SIGTERM
+(finished chunks are kept: rerun with --resume).
 
   epochsim sweep scenarios/sweeps/demo.toml --out runs/sweep-demo
   epochsim sweep scenarios/sweeps/kip359.toml --seeds 1000 --out runs/kip359
@@ -55,6 +58,28 @@ def register(subs) -> None:
     p.set_defaults(func=main)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be, so that a sweep stops the same way."""
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """While the block runs (in the main thread), SIGTERM stops it as Ctrl-C does: Spark's
+    jobs cancelled, finished chunks kept, the resume hint printed; exit 143."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(args) -> int:
     from epochsim.sweep.driver import run_sweep
     from epochsim.sweep.spark_job import ChunkFailed
@@ -63,15 +88,17 @@ def main(args) -> int:
 
     out = args.out or os.path.join("runs", f"sweep-{load_spec(args.spec, args.seeds).name}")
     try:
-        doc = run_sweep(args.spec, out, seeds=args.seeds, seeds_per_task=args.jobs_per_task,
-                        master=args.master, resume=args.resume, spark_ui=args.spark_ui)
+        with terminate_as_interrupt():
+            doc = run_sweep(args.spec, out, seeds=args.seeds, seeds_per_task=args.jobs_per_task,
+                            master=args.master, resume=args.resume, spark_ui=args.spark_ui)
     except ChunkFailed as exc:
         print(f"error: {exc}; finished chunks are kept in {out}: fix the cause, then rerun "
               "with --resume", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: finished chunks are kept in {out}; rerun with --resume to finish",
+    except KeyboardInterrupt as exc:
+        how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"\n{how}: finished chunks are kept in {out}; rerun with --resume to finish",
               file=sys.stderr)
-        return 130
+        return 143 if isinstance(exc, Terminated) else 130
     print_summary(doc, out)
     return 1 if doc["replay_mismatches"] else 0

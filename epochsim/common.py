@@ -63,6 +63,9 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
         except RecursionError:
             raise UsageError(f"--set {key.strip()}: the value is nested too deeply; "
                              "give a plain value, array or inline table") from None
+        except ValueError:  # an integer of more than 4300 digits, which Python will not read
+            raise UsageError(f"--set {key.strip()}: the integer is too long to read (over 4300 "
+                             "digits); scenario numbers stop at 2**53") from None
         out[key.strip()] = value
     if profile:
         out["protocol.profile"] = profile
@@ -269,13 +272,25 @@ MAX_SEED = 2**53  # the largest seed `run --seed` and a scenario's `seed` take
 MAX_SEEDS_PER_SCENARIO = 100_000
 
 
+_INTEGER = re.compile(r"-?[0-9]{1,30}")
+
+
+def strict_int(text: str, example: str = "7") -> int:
+    """`text` as an integer written plainly: ASCII digits, an optional minus, nothing else
+    (Python's int() also takes ' 7 ', '1_000' and other scripts' digits such as '٣', which
+    no repro line writes back the same)."""
+    if not _INTEGER.fullmatch(text):
+        digits = text.removeprefix("-")
+        too_long = digits.isascii() and digits.isdigit()  # only digits, and more than 30
+        what = "too many digits" if too_long else "not an integer written in digits 0-9"
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: {what}; pass e.g. {example}")
+    return int(text)
+
+
 def seed_arg(text: str) -> int:
     """argparse type of a seed flag; argparse names the flag in the error
     (`argument --seed: 'x': not an integer ...`)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: not an integer; pass e.g. 7") from None
+    value = strict_int(text)
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"{value}: must be between 0 and 2**53")
     return value
@@ -303,10 +318,7 @@ def check_seed_range(files: list[str], scenarios: list, seeds: int) -> None:
 def positive_int(text: str) -> int:
     """argparse type of a count flag (`--seeds`, `--jobs`, `--budget`, ...); argparse names the
     flag in the error (`argument --seeds: 0: must be a positive integer`)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: not an integer") from None
+    value = strict_int(text, "10")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{value}: must be a positive integer")
     return value

@@ -15,7 +15,6 @@ fixed formatting, so the same seeds give the same text. No wall clock enters a r
 
 from __future__ import annotations
 
-import copy
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -25,8 +24,10 @@ import scenarios
 from epochsim.runner import header_for, schedule_for
 from invariants.metrics import group_samples, percentile
 from invariants.registry import Monitor
+from sim.core.files import atomic_write
 from sim.core.trace import Trace
 from sim.kafka.cluster import Cluster
+from sim.kafka.faults import ACTIONS
 
 MODES = ("metadata", "kip951", "refresh_no_backoff")
 RATIOS = (("kip951", "metadata"), ("refresh_no_backoff", "metadata"),
@@ -34,8 +35,8 @@ RATIOS = (("kip951", "metadata"), ("refresh_no_backoff", "metadata"),
 QUANTILES = (("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0))
 WARMUP_US = 1_500_000  # the study scenarios start their clients at 1 s
 BUCKET_US = 20_000  # time resolution of the latency-over-time series
-MARKED = ("move_leader", "move_all_leaders", "preferred_election", "controlled_shutdown",
-          "restart", "crash")
+# the fault actions a latency plot marks, with a line of their colour (`FaultAction.mark_colour`)
+MARKED = {name: a.mark_colour for name, a in ACTIONS.items() if a.mark_colour}
 STUDY_DIR = Path(scenarios.__file__).resolve().parent / "study"
 
 
@@ -45,10 +46,10 @@ def default_scenarios() -> list[str]:
 
 def with_mode(scenario, mode: str):
     """`scenario` with `mode` as the protocol's discovery mode, followed by every client."""
-    options = copy.deepcopy(scenario.options)
-    options["protocol"]["leader_discovery"] = mode
-    for client in options["producers"] + options["consumers"]:
-        client["leader_discovery"] = ""
+    o = scenario.options
+    options = replace(o, protocol=replace(o.protocol, leader_discovery=mode),
+                      producers=tuple(replace(p, leader_discovery="") for p in o.producers),
+                      consumers=tuple(replace(c, leader_discovery="") for c in o.consumers))
     return replace(scenario, options=options)
 
 
@@ -267,7 +268,8 @@ def plot_latency(results: list[dict], out_dir: str) -> list[str]:
         fig.suptitle(f"leader_discovery = {mode}")
         fig.tight_layout()
         path = os.path.join(out_dir, f"latency-{mode}.png")
-        fig.savefig(path, dpi=90, metadata={"Software": "epochsim"})
+        with atomic_write(path, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=90, metadata={"Software": "epochsim"})
         plt.close(fig)
         paths.append(path)
     return paths
@@ -289,13 +291,12 @@ def _draw_run(ax, result: dict) -> None:
         xs = [p[0] for p in points]
         ax.plot(xs, [p[2] for p in points], color=color, lw=0.9, label=f"{label} max")
         ax.plot(xs, [p[1] for p in points], color=color, lw=0.6, ls=":", label=f"{label} median")
-    colors = {"controlled_shutdown": "tab:red", "restart": "tab:green", "crash": "black"}
     seen, labelled = set(), set()
     for t_us, action, _target in result["faults"]:
         if (t_us, action) in seen:
             continue  # a move of many partitions at one instant is one mark
         seen.add((t_us, action))
-        ax.axvline(t_us / 1e6, color=colors.get(action, "tab:orange"), lw=0.8, ls="--",
+        ax.axvline(t_us / 1e6, color=MARKED.get(action, "tab:orange"), lw=0.8, ls="--",
                    label=None if action in labelled else action)
         labelled.add(action)
     ax.axvline(WARMUP_US / 1e6, color="grey", lw=0.5)

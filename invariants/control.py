@@ -42,7 +42,8 @@ class StrayReplica(Invariant):
     exactly the replicas the controller assigns to it (ref §4 row 7; §6 liveness). A run
     whose controller still has a request on its way to a live broker at the end (`unsettled`:
     a delay rule can keep one, and the requests queued behind it, past the end) is not
-    judged: its brokers have not yet heard what the controller decided."""
+    judged: its brokers have not yet heard what the controller decided. After `finish`,
+    `note` says what was judged, or why nothing was (Jepsen's :unknown, not a pass)."""
 
     name = "stray_replica"
     rule = "liveness"
@@ -53,6 +54,7 @@ class StrayReplica(Invariant):
         super().__init__(ctx)
         self.hosted: dict[tuple, int] = {}  # (node, tp) -> seq of log_created
         self.unsettled = False
+        self.note = "not judged: the run has not ended"
 
     def on_unsettled(self, ev):
         self.unsettled = True
@@ -66,10 +68,12 @@ class StrayReplica(Invariant):
     def finish(self):
         truth = self.ctx.truth
         end = truth.end
-        if (end is None or not end.get("settled") or truth.active_controller is None
-                or self.unsettled):
+        why_not = self._why_not(truth)
+        if why_not:
+            self.note = f"not judged: {why_not}"
             return
         brokers = [f"b{i}" for i in range(1, self.ctx.brokers + 1) if f"b{i}" not in truth.down]
+        self.note = f"judged {len(brokers)} live broker{'s' if len(brokers) != 1 else ''}"
         for b in brokers:
             for tp in sorted(truth.parts):
                 st = truth.parts[tp]
@@ -89,3 +93,17 @@ class StrayReplica(Invariant):
         for (b, tp), (seq, _tid) in sorted(self.hosted.items()):
             if tp not in truth.parts and b in brokers:
                 self.violate(end["t"], f"{b} still hosts {tp} of a deleted topic", seq, end["seq"])
+
+    def _why_not(self, truth) -> str | None:
+        """Why the run cannot be judged, or None when it can."""
+        end = truth.end
+        if end is None:
+            return "the trace has no end"
+        if not end.get("settled"):
+            return f"the run was cut off before its end ({end.get('stopped_by')})"
+        if truth.active_controller is None:
+            return "no controller was active at the end"
+        if self.unsettled:
+            return ("a controller request was still on its way to a live broker at the end "
+                    "(unsettled)")
+        return None

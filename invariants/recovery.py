@@ -12,132 +12,19 @@
   created once the quiet time (plus its request timeout and longest retry backoff) had passed, for a
   partition whose replicas are all up, does not expire unacknowledged (DELIVERY_TIMEOUT).
 
-Quiet time is judged from the trace, never assumed: the clock restarts at every fault step and
-controller election, and a partition is judged only once it has spent `recovery_us` of quiet
-time short of full replication. `recovery_us` is the chain of Kafka's own retry loops after the
-last disturbance (cluster options, ms): a lost control request is sent again after
-`controller_request_retry_ms`; a follower's Fetch that went unanswered is retried after its max
-wait (`replica_fetch_wait_max_ms`) plus the fetch timeout; a failed Fetch backs off
-`replica.fetch.backoff.ms`; one more Fetch round brings the follower to the leader's end, and
-the leader's AlterPartition adds it back to the ISR. An AlterPartition (or its response) lost
-on a live link is sent again only after `controller.socket.timeout.ms`, so such a loss holds
-the judgement off for that much longer (not a `dst_down` drop, which a new controller's
-arrival repairs, nor a `connection_reset` one, which both ends hear of: the broker sends its
-unanswered AlterPartitions again at once; a `connection_closed` one may be the controller
-closing its side of the link, which the broker does not notice).
-A network cut, or a drop or hold rule still in force at the end (the harness's `unhealed`
-event), means the faults did not heal: no judgement.
+When a run can be judged, and from when, is `invariants.quiet`'s: the quiet time after the
+last disturbance, and what the rules share (`AfterHeal`).
 """
 
 from __future__ import annotations
 
 import bisect
 
-from invariants.base import Invariant
-from sim.kafka.vocab import (
-    CONSUMER_REQUEST_TIMEOUT_MS,
-    CONTROLLER_SOCKET_TIMEOUT_US,
-    ERROR_NAMES,
-    FETCH_BACKOFF_US,
-    FETCH_TIMEOUT_US,
-)
+from invariants.quiet import AfterHeal, recovery_us
+from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS, ERROR_NAMES
 
 # the producer's own error code for an expired batch
 DELIVERY_TIMEOUT = next(code for code, name in ERROR_NAMES.items() if name == "DELIVERY_TIMEOUT")
-
-# Lost on a live link, these are sent again only after controller.socket.timeout.ms; a drop
-# without a kind (a trace from before drops named theirs) counts too, to be safe.
-SLOW_RETRY = frozenset({"AlterPartition", "AlterPartitionResponse", None})
-# Losses the broker hears of and repairs at once: the controller gone (its successor gets the
-# requests) or the connection reset under both ends (`Broker.on_disconnect` resends them).
-REPAIRED_AT_ONCE = frozenset({"dst_down", "connection_reset"})
-
-
-def recovery_us(cluster: dict) -> int:
-    """Quiet time (µs) Kafka's retry loops need to bring a live partition back to full
-    replication after the last fault step or controller election (see the module doc)."""
-    fetch_wait_us = cluster.get("replica_fetch_wait_max_ms", 500) * 1000
-    return (cluster.get("controller_request_retry_ms", 3000) * 1000
-            + fetch_wait_us + FETCH_TIMEOUT_US + FETCH_BACKOFF_US + fetch_wait_us)
-
-
-class QuietClock:
-    """The quiet clock the liveness rules share, folded once per run by the monitor
-    (`ctx.quiet`): when the last disturbance ended, and whether the network was whole at the
-    end."""
-
-    KINDS = frozenset({"fault", "drop", "controller_elected", "unhealed"})
-
-    def __init__(self):
-        self.quiet_from = 0  # t of the last fault step or controller election
-        self.live_drop = None  # t of the last AlterPartition (or answer) lost on a live link
-        self.unhealed = False  # the harness found the network not whole at the end
-
-    def step(self, ev: dict) -> None:
-        kind = ev["kind"]
-        if kind == "drop":
-            if ev["reason"] not in REPAIRED_AT_ONCE and ev.get("msg") in SLOW_RETRY:
-                self.live_drop = ev["t"]
-        elif kind == "fault":
-            # a rule with a duration disturbs until it lapses, which may be after later steps
-            duration = ev.get("params", {}).get("duration_ms") if ev["action"] == "rule" else None
-            end = ev["t"] + int(duration * 1000) if duration else ev["t"]
-            self.quiet_from = max(self.quiet_from, end)
-        elif kind == "controller_elected":
-            self.quiet_from = max(self.quiet_from, ev["t"])
-        else:  # unhealed
-            self.unhealed = True
-
-    def why_not(self, truth) -> str | None:
-        """Why the run cannot be judged for liveness, or None when it can."""
-        end = truth.end
-        if end is None or not end.get("settled"):
-            return "the run was cut off before its end (max_events)"
-        if truth.active_controller is None:
-            return "no controller was active at the end"
-        if self.unhealed:
-            return "the network was not whole at the end (a cut link, or a drop or hold rule)"
-        return None
-
-    def healed(self, truth) -> tuple[int, int] | None:
-        """(when the last fault or election was, when the judging clock starts), or None when
-        the run is not judged (`why_not`)."""
-        if self.why_not(truth) is not None:
-            return None
-        start = self.quiet_from
-        if self.live_drop is not None:  # a lost AlterPartition waits out the socket timeout
-            start = max(start, self.live_drop + CONTROLLER_SOCKET_TIMEOUT_US)
-        return self.quiet_from, start
-
-
-class AfterHeal(Invariant):
-    """What the liveness rules share: the run's quiet clock, and which partitions are up.
-
-    After `finish`, `judged` counts what the rule looked at (partitions, producer-partitions,
-    consumer-partitions) and `note` says it in words: what was judged, or why nothing was. A
-    rule that judged nothing holds vacuously, and a user should know that."""
-
-    rule = "liveness"
-    unit = "partitions"
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.judged = 0
-        self.note = "not judged: the run has not ended"
-
-    def healed(self) -> tuple[int, int] | None:
-        judged = self.ctx.quiet.healed(self.ctx.truth)
-        if judged is None:
-            self.note = f"not judged: {self.ctx.quiet.why_not(self.ctx.truth)}"
-        return judged
-
-    def judged_note(self, short: str) -> None:
-        """Set `note` from `judged`: the count, or `short` (why nothing qualified)."""
-        unit = self.unit if self.judged != 1 else self.unit[:-1]  # units are plurals in -s
-        self.note = (f"judged {self.judged} {unit}" if self.judged else f"not judged: {short}")
-
-    def all_up(self, st: dict) -> bool:
-        return not any(f"b{r}" in self.ctx.truth.down for r in st["replicas"])
 
 
 class UnderReplicatedAfterHeal(AfterHeal):

@@ -8,11 +8,12 @@ invariants, and `finish()` returns (violations sorted by time then seq, metrics)
 
 from __future__ import annotations
 
-from invariants import clients, control, idempotence, leadership, recovery, replication
+from invariants import clients, control, idempotence, leadership, quiet, recovery, replication
 from invariants.folds import ReplicaLogs, Truth
 from invariants.idempotence import IdempotenceFold
 from invariants.metrics import METRIC_KINDS, Metrics
 from sim.core.trace import TraceError
+from sim.kafka.options import MAX_NUMBER, ClusterOptions, limit
 
 _CLASSES = [
     leadership.SingleLeaderPerEpoch, leadership.LeaderEpochMonotonic, leadership.StaleLeaderAppend,
@@ -33,13 +34,13 @@ TRUTH_KINDS = frozenset({"partition_state", "topic_deleted", "crash", "restart",
 LOG_KINDS = frozenset({"append", "replicate", "hw", "truncate", "log_start", "log_created",
                        "log_deleted"})
 IDEM_KINDS = frozenset({"client_config", "append"})
-QUIET_KINDS = recovery.QuietClock.KINDS
+QUIET_KINDS = quiet.QuietClock.KINDS
 
 
-# The most brokers a scenario may have (the loader's cap on cluster.brokers): invariants build
-# per-broker state, so an edited header's count must not make them allocate without bound.
-MAX_BROKERS = 64
-MAX_NUMBER = 2**53  # no scenario number passes it
+# The most brokers a scenario may have (the options' limit, which the loader checks):
+# invariants build per-broker state, so an edited header's count must not make them allocate
+# without bound.
+MAX_BROKERS = limit(ClusterOptions, "brokers").hi
 # The options the invariants read: numbers of the cluster, and the clients' settings by name.
 _CLUSTER_NUMBERS = ("min_insync_replicas", "replica_fetch_wait_max_ms",
                     "controller_request_retry_ms")
@@ -104,7 +105,7 @@ class Context:
         self.truth = Truth()
         self.logs = ReplicaLogs()
         self.idem = IdempotenceFold()
-        self.quiet = recovery.QuietClock()
+        self.quiet = quiet.QuietClock()
         self.end_t = 0
         self.end_seq = None
 
@@ -151,15 +152,17 @@ class Monitor:
                     self.failed = True
 
     def finish(self) -> tuple[list, dict]:
-        """(violations, metrics). Also sets `liveness`: for each selected after-heal rule, what
-        it judged or why it judged nothing; the metric `liveness_judged` holds the counts."""
+        """(violations, metrics). Also sets `liveness`: for each selected rule that may judge
+        nothing (the after-heal rules, stray_replica), what it judged or why it judged nothing;
+        the metric `liveness_judged` holds the after-heal rules' counts."""
         for inv in self.invariants:
             inv.finish()
         violations = sorted((v for inv in self.invariants for v in inv.violations),
                             key=lambda v: (v.t_us, v.seqs[:1], v.invariant))
         metrics = self.metrics.result(self.ctx)
-        after_heal = [inv for inv in self.invariants if isinstance(inv, recovery.AfterHeal)]
-        self.liveness = {inv.name: inv.note for inv in after_heal}
+        after_heal = [inv for inv in self.invariants if isinstance(inv, quiet.AfterHeal)]
+        # every rule that may judge nothing says so (stray_replica and the after-heal rules)
+        self.liveness = {inv.name: inv.note for inv in self.invariants if hasattr(inv, "note")}
         metrics["liveness_judged"] = {inv.name: inv.judged for inv in after_heal}
         return violations, metrics
 

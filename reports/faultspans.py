@@ -6,7 +6,8 @@ of the same node; isolate / partition / block -> the next heal (a heal with a `c
 only the cuts of that name); a network rule -> clear_rules, its
 `duration_ms`, or (for a counted hold) the delivery of the last message it held, whichever
 comes first. A window never undone runs to `end_us`. Every other action is an instant
-(`end_us is None`). Labels come from `reports.words.describe_fault`.
+(`end_us is None`). Which window an action opens or closes is its `window` / `ends` in
+`sim.kafka.faults`; labels come from `reports.words.describe_fault`.
 """
 
 from __future__ import annotations
@@ -14,12 +15,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reports.words import describe_fault
-from sim.core.faults import CUT_ACTIONS
 from sim.kafka import vocab as V
+from sim.kafka.faults import ACTIONS
 
-DOWNS = ("crash", "power_loss")  # actions that take a node down until its restart
-PARTITION_ACTIONS = ("reassign", "cancel_reassignment", "move_leader", "preferred_election",
-                     "retention")
+
+def _window(action: str) -> str | None:
+    """The window `action` opens: "down" (a node until its restart), "cut", "rule", or None."""
+    known = ACTIONS.get(action)
+    return known.window if known is not None else None
+
+
+def _ends(action: str) -> str | None:
+    """The windows `action` closes (an undo), or None."""
+    known = ACTIONS.get(action)
+    return known.ends if known is not None else None
+
+
+def _target_kind(action: str) -> str:
+    known = ACTIONS.get(action)
+    return known.target if known is not None else "node"
 
 
 @dataclass
@@ -40,7 +54,7 @@ class FaultSpan:
 
     @property
     def is_window(self) -> bool:
-        return self.action in DOWNS + ("rule",) + CUT_ACTIONS
+        return _window(self.action) is not None
 
 
 class FaultSpans:
@@ -72,14 +86,14 @@ class FaultSpans:
         params = ev.get("params") or {}
         span = FaultSpan(ev.get("step", -1), ev["t"], None, action, describe_fault(ev), ev["seq"],
                          _nodes(action, target, params),
-                         (target,) if action in PARTITION_ACTIONS and target else (),
+                         (target,) if _on_partition(action) and target else (),
                          ev.get("outcome"), params)
         self.by_step[span.step] = span
         if span.outcome is None and not self._undo(span, ev):
             self.spans.append(span)
-            if action in DOWNS:
+            if _window(action) == "down":
                 self.crashed[target] = span
-            elif action in CUT_ACTIONS:
+            elif _window(action) == "cut":
                 self.cuts.append(span)
         elif span.outcome is not None:
             self.spans.append(span)
@@ -87,17 +101,18 @@ class FaultSpans:
     def _undo(self, span: FaultSpan, ev: dict) -> bool:
         """Close the windows `span` undoes; True when it closed one (no mark of its own)."""
         t = ev["t"]
-        if span.action == "restart" and ev.get("resolved") in self.crashed:
+        ends = _ends(span.action)
+        if ends == "down" and ev.get("resolved") in self.crashed:
             self.crashed.pop(ev["resolved"]).end_us = t
             return True
-        if span.action == "heal" and self.cuts:
+        if ends == "cut" and self.cuts:
             name = span.params.get("cut")
             ended = [c for c in self.cuts if name is None or c.params.get("cut") == name]
             for cut in ended:
                 cut.end_us = t
             self.cuts = [c for c in self.cuts if c not in ended]
             return bool(ended)
-        if span.action == "clear_rules":
+        if ends == "rule":
             kind = span.params.get("kind")
             hit = [r for r in self.rules.values()
                    if r.cleared_us is None and (kind is None or r.params.get("kind") == kind)]
@@ -111,17 +126,17 @@ class FaultSpans:
         if span is None:
             return
         outcome = str(ev.get("outcome", ""))
-        if span.action == "rule" and outcome.startswith("rule "):
+        if _window(span.action) == "rule" and outcome.startswith("rule "):
             self.rules[int(outcome.split()[1])] = span
             return
         span.outcome = outcome
         span.label += f" ({outcome})"
-        if span.action in DOWNS and self.crashed.get(span.nodes[0] if span.nodes else None) is span:
+        if _window(span.action) == "down" and self.crashed.get(span.nodes[0] if span.nodes else None) is span:
             self.crashed.pop(span.nodes[0])  # "already down": nothing was crashed
 
     def finish(self, end_us: int) -> list[FaultSpan]:
         for span in self.spans:
-            if span.action == "rule":
+            if _window(span.action) == "rule":
                 span.end_us = _rule_end(span, end_us)
             elif span.is_window and span.outcome is None and span.end_us is None:
                 span.end_us = end_us
@@ -141,10 +156,14 @@ def _rule_end(span: FaultSpan, end_us: int) -> int:
     return max(span.start_us, min(ends))
 
 
+def _on_partition(action: str) -> bool:
+    """Whether `action` targets a partition (or a topic as well): its lane lights up."""
+    return _target_kind(action).startswith("partition")
+
+
 def _nodes(action: str, target: str | None, params: dict) -> tuple:
     nodes = []
-    if target and action not in PARTITION_ACTIONS and action not in ("delete_topic", "create_topic",
-                                                                    "upgrade_format"):
+    if target and not _on_partition(action) and _target_kind(action) not in ("topic", "none"):
         nodes.append(target)
     for key in ("src", "dst"):
         if params.get(key):

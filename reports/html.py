@@ -25,6 +25,7 @@ from invariants.recovery import judged_summary
 from reports import sequence, story, timeline
 from reports.rundata import Run, load_run
 from reports.style import ReportError, output_folder, read_json, replaceable, seconds
+from sim.core.files import write_text
 
 CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 24px auto;
@@ -47,8 +48,7 @@ def write_report(path: str, out: str | None = None) -> str:
         raise ReportError(f"{path}: not a directory; pass a run, suite or sweep output directory")
     out = output_folder(replaceable(out or os.path.join(path, "report.html")))
     body = _sections(path, os.path.dirname(os.path.abspath(out)))
-    with open(out, "w", encoding="utf-8") as fh:
-        fh.write(page(_title(path), body))
+    write_text(out, page(_title(path), body))
     return out
 
 

@@ -19,7 +19,8 @@ import sys
 from dataclasses import dataclass, field
 
 from invariants.registry import SHAPE_ERRORS
-from sim.core.trace import TraceError, digest_of_lines, read_trace
+from invariants.shapes import read_checked
+from sim.core.trace import TraceError, digest_of_lines
 
 
 @dataclass
@@ -91,7 +92,7 @@ def resolve_trace(path: str) -> str:
 
 
 def load_run(trace_path: str) -> Run:
-    header, stream = read_trace(trace_path)
+    header, stream = read_checked(trace_path)
     events = list(stream)
     verdict = _matching_verdict(trace_path, header)
     if verdict is not None:
@@ -117,18 +118,18 @@ class SparseEvents:
 
 def fold_run(trace_path: str, fold) -> Run:
     """Stream the trace through `fold(event)` once, keeping only the witness events."""
-    header, stream = read_trace(trace_path)
+    header, stream = read_checked(trace_path)
     stream.close()
     verdict = _matching_verdict(trace_path, header)
     if verdict is not None:
         violations = verdict.get("violations", [])
     else:
-        violations = recheck(header, read_trace(trace_path)[1], trace_path)
+        violations = recheck(header, read_checked(trace_path)[1], trace_path)
     wanted = {s for v in violations for s in v["seqs"]}
     kept: dict[int, dict] = {}
     count = last_t = 0
     last_kind = None
-    for ev in read_trace(trace_path)[1]:
+    for ev in read_checked(trace_path)[1]:
         try:
             fold(ev)
         except SHAPE_ERRORS as exc:

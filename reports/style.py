@@ -15,6 +15,8 @@ import json
 import os
 from contextlib import contextmanager
 
+from sim.core.files import atomic_write
+
 FORMATS = (".png", ".svg")
 
 # Deterministic output: SVG ids are salted hashes of the content (fixed salt, not random);
@@ -157,10 +159,11 @@ def save(fig, path: str) -> str:
         os.makedirs(parent, exist_ok=True)
     # The creator stamp (not matplotlib's version) lets `-o` replace a picture epochsim drew
     # (epochsim.common.written_by_epochsim) and keeps the bytes independent of matplotlib.
-    if ext == ".svg":
-        fig.savefig(path, format="svg", metadata={"Date": None, "Creator": "epochsim"})
-    else:
-        fig.savefig(path, format="png", metadata={"Software": "epochsim"})
+    with atomic_write(path, "wb") as fh:
+        if ext == ".svg":
+            fig.savefig(fh, format="svg", metadata={"Date": None, "Creator": "epochsim"})
+        else:
+            fig.savefig(fh, format="png", metadata={"Software": "epochsim"})
     return path
 
 

@@ -21,10 +21,10 @@ import json
 from collections import Counter, deque
 from dataclasses import dataclass
 
+from invariants.shapes import read_checked
 from reports.rundata import Run, fold_run, resolve_trace
 from reports.style import seconds
 from reports.words import describe
-from sim.core.trace import read_trace
 
 SETUP_LINES = 12  # differing header keys shown before "... and N more"
 KIND_LINES = 10  # kinds whose counts differ, largest change first
@@ -52,8 +52,8 @@ def diff_traces(path_a: str, path_b: str, context: int = 3,
     """With `kinds`, only events of those kinds are compared, each stream on its own, and
     their `seq` is left out of the comparison (other events in between shift it)."""
     a, b = resolve_trace(path_a), resolve_trace(path_b)
-    header_a, events_a = read_trace(a)
-    header_b, events_b = read_trace(b)
+    header_a, events_a = read_checked(a)
+    header_b, events_b = read_checked(b)
     try:
         shared, before, first = _first_difference(_only(events_a, kinds),
                                                   _only(events_b, kinds), context,

@@ -10,6 +10,7 @@ report. Pure functions of the event dicts; nothing here reads files.
 from __future__ import annotations
 
 from sim.kafka import vocab as V
+from sim.kafka.faults import ACTIONS
 
 
 def error_name(code) -> str:
@@ -26,115 +27,14 @@ def _epoch(epoch) -> str:
 
 # -- faults -------------------------------------------------------------------------------
 
-def target_words(target: str | None) -> str:
-    if target is None:
-        return "every partition"
-    if target == "controller":
-        return "the active controller"
-    role, _, tp = target.partition(":")
-    if role == "leader" and tp:
-        return f"the leader of {tp}"
-    if role == "follower" and tp:
-        return f"a follower of {tp}"
-    return target
-
-
-def _messages(p: dict) -> str:
-    """`StopReplica from c1 to b3`, `every message to b1`..."""
-    text = p.get("kind", "every message")
-    if "src" in p:
-        text += f" from {p['src']}"
-    if "dst" in p:
-        text += f" to {p['dst']}"
-    return text
-
-
-def _ms(value) -> str:
-    return f"{value:g} ms"
-
-
-def describe_rule(p: dict) -> str:
-    """A network rule: 'hold StopReplica to b3 until a later LeaderAndIsr (1 message)'."""
-    rule = p["rule"]
-    what = _messages(p)
-    if rule == "hold":
-        text = f"hold {what} until a later {p['release_kind']}"
-    elif rule == "delay":
-        text = f"delay {what} by {_ms(p['delay_ms'])}"
-    elif rule == "reorder":
-        text = f"reorder {what} (up to {_ms(p['delay_ms'])} extra each, no FIFO)"
-    elif rule == "drop":
-        text = f"drop {what}"
-    else:
-        text = f"{rule} {what}"
-    limits = []
-    if "count" in p:
-        limits.append(f"{p['count']} message{'s' if p['count'] != 1 else ''}")
-    if "duration_ms" in p:
-        limits.append(f"for {p['duration_ms'] / 1000:g} s")
-    return text + (f" ({', '.join(limits)})" if limits else "")
-
-
-def _reassign(target, p) -> str:
-    return f"reassign {target} to replicas {list(p['replicas'])}"
-
-
-def _move_leader(target, p) -> str:
-    to = p.get("to", "next")
-    dest = "the next in-sync replica" if to == "next" else to
-    return f"move the leadership of {target} to {dest}"
-
-
-def _retention(target, p) -> str:
-    if "log_start_offset" in p:
-        return f"delete records of {target} below offset {p['log_start_offset']}"
-    return f"run time-based retention on {target}"
-
-
-def _power_loss(target, params) -> str:
-    lost = (f"each log's writes since the kernel last wrote it back (pages expire after "
-            f"{params['unflushed_ms'] / 1000:g} s)" if params.get("flush") == "writeback"
-            else f"what reached its logs in the last {params['unflushed_ms'] / 1000:g} s")
-    return f"power loss on {target_words(target)}: it stops and loses {lost}"
-
-
-_SENTENCES = {
-    "crash": lambda t, p: f"crash {target_words(t)}",
-    "restart": lambda t, p: f"restart {target_words(t)}",
-    "isolate": lambda t, p: f"isolate {target_words(t)} from every other node",
-    "block": lambda t, p: f"cut the link {target_words(t)} -> {p['dst']}",
-    "partition": lambda t, p: "partition the network into "
-                              + " | ".join(", ".join(g) for g in p["groups"]),
-    "heal": lambda t, p: (f"heal cut {p['cut']} (its links that no other cut holds)"
-                          if "cut" in p else "heal every cut link"),
-    "reset_connections": lambda t, p: (
-        f"the network resets the connection between {target_words(t)} and {p['peer']}"
-        if p.get("peer") else f"the network resets every connection of {target_words(t)}"),
-    "rule": lambda t, p: describe_rule(p),
-    "clear_rules": lambda t, p: (f"clear the network rules for {p['kind']}" if "kind" in p
-                                 else "clear every network rule (release held messages)"),
-    "move_leader": _move_leader,
-    "move_all_leaders": lambda t, p: f"move every leadership off {target_words(t)}",
-    "preferred_election": lambda t, p: f"run a preferred leader election for {target_words(t)}",
-    "reassign": _reassign,
-    "cancel_reassignment": lambda t, p: f"cancel the reassignment of {t}",
-    "controlled_shutdown": lambda t, p: f"controlled shutdown of {target_words(t)} "
-                                        "(it stops 0.5 s later)",
-    "power_loss": _power_loss,
-    "delete_topic": lambda t, p: f"delete topic {t}",
-    "create_topic": lambda t, p: f"create topic {p['name']}",
-    "retention": _retention,
-    "upgrade_format": lambda t, p: f"change the message format of {t} to v{p['message_format']}",
-}
-
-
 def fault_sentence(action: str, target: str | None, params: dict) -> str:
-    """One sentence for a fault step (no time). Role targets read as roles ("the leader of
+    """One sentence for a fault step (no time), in the words of its action
+    (`sim.kafka.faults`, `FaultAction.sentence`). Role targets read as roles ("the leader of
     t-0"); a step with a missing parameter or an unknown action reads literally."""
-    sentence = _SENTENCES.get(action)
-    if sentence is not None:
+    known = ACTIONS.get(action)
+    if known is not None:
         try:
-            return sentence(target, params)
+            return known.sentence(target, params)
         except KeyError:
             pass  # a param is missing: fall through to the literal form
     extra = " ".join(f"{k}={v}" for k, v in params.items())

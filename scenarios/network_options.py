@@ -1,8 +1,8 @@
 """[network] of a scenario file: default link settings and [[network.links]] overrides.
 
-Contract: `network(raw, names)` returns the resolved network options; `fetch_takes_time(options)`
-refuses a setup in which a Fetch is answered at the instant it is sent. Errors are
-`scenarios.tables.Bad`.
+Contract: `network(raw, names)` returns the resolved `NetworkOptions` (types, defaults and
+limits as its fields declare them); `fetch_takes_time(options)` refuses a setup in which a
+Fetch is answered at the instant it is sent. Errors are `scenarios.tables.Bad`.
 """
 
 from __future__ import annotations
@@ -10,32 +10,32 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scenarios.actions import check_node
 from scenarios.tables import Bad, Names, Table, tables, wrap
-from sim.core.latency import MAX_MS, LatencyDist
-from sim.core.network import PARTITION_MODES
+from scenarios.targets import check_node
+from sim.core.latency import LatencyDist
+from sim.kafka.options import LinkOptions, NetworkOptions, Options
 
 
-def fetch_takes_time(options: dict) -> None:
+def fetch_takes_time(options: Options) -> None:
     """Refuse a Fetch that would be answered at the instant it is sent: a fetch wait of 0
     (a follower's replica_fetch_wait_max_ms, or a consumer's fetch_max_wait_ms), no request
     service time, and links that never take a microsecond either way between the fetcher and
     a broker. The fetcher asks again as soon as it is answered, so simulated time would never
     pass: the run would spin at t=0 until run.max_events, writing a trace of millions of events."""
-    cluster, network = options["cluster"], options["network"]
-    if cluster["request_service_us"]:
+    cluster, network = options.cluster, options.network
+    if cluster.request_service_us:
         return
-    links = {(link["src"], link["dst"]): link for link in network["links"]}
+    links = {(link.src, link.dst): link for link in network.links}
 
     def instant(src: str, dst: str) -> bool:
         link = links.get((src, dst), network)
-        return _max_latency_us(link["latency"]) == 0 and int(link["jitter_ms"] * 1000) == 0
+        return _max_latency_us(link.latency) == 0 and int(link.jitter_ms * 1000) == 0
 
-    brokers = [f"b{i}" for i in range(1, cluster["brokers"] + 1)]
+    brokers = [f"b{i}" for i in range(1, cluster.brokers + 1)]
     fetchers = [(b, "cluster.replica_fetch_wait_max_ms") for b in brokers
-                if cluster["replica_fetch_wait_max_ms"] == 0]
-    fetchers += [(c["name"], f"consumers[{i}].fetch_max_wait_ms")
-                 for i, c in enumerate(options["consumers"]) if c["fetch_max_wait_ms"] == 0]
+                if cluster.replica_fetch_wait_max_ms == 0]
+    fetchers += [(c.name, f"consumers[{i}].fetch_max_wait_ms")
+                 for i, c in enumerate(options.consumers) if c.fetch_max_wait_ms == 0]
     for node, key in fetchers:
         for broker in brokers:
             if broker != node and instant(node, broker) and instant(broker, node):
@@ -45,17 +45,17 @@ def fetch_takes_time(options: dict) -> None:
                           "raise it, cluster.request_service_us, or the latency of those links")
 
 
-def _max_latency_us(latency: dict) -> int:
-    """The longest delay (µs) a resolved latency distribution can draw; 0 means never any
+def _max_latency_us(latency: LatencyDist) -> int:
+    """The longest delay (µs) a latency distribution can draw; 0 means never any
     (`LatencyDist.sample` rounds to whole microseconds)."""
-    dist = latency["dist"]
-    if dist in ("exponential", "lognormal"):  # unbounded, unless the scale is 0
-        return 0 if latency["mean_ms" if dist == "exponential" else "median_ms"] == 0 else 1
-    return round(latency["ms" if dist == "constant" else "max_ms"] * 1000)
+    if latency.dist in ("exponential", "lognormal"):  # unbounded, unless the scale is 0
+        return 0 if latency.a == 0 else 1
+    return round((latency.a if latency.dist == "constant" else latency.b) * 1000)
 
 
-def _link(t: Table, base: dict) -> dict:
-    """Latency, jitter, drop and duplicate of a link; missing keys take `base`'s values."""
+def _link(t: Table, cls, base: dict) -> dict:
+    """Latency, jitter, drop and duplicate of a link (fields of `cls`); missing keys take
+    `base`'s values."""
     out = {}
     latency = t.raw("latency", None)
     if latency is None:
@@ -69,32 +69,33 @@ def _link(t: Table, base: dict) -> dict:
                 raise Bad(f"{t.path('latency')}.{name}", f"must be finite, got {value}",
                           "write a number of milliseconds")
         try:
-            out["latency"] = LatencyDist.parse(latency).to_json()
+            out["latency"] = LatencyDist.parse(latency)
         except ValueError as err:
             raise wrap(err, t.path("latency"), "see the latency table in the docs") from None
-    out["jitter_ms"] = t.number("jitter_ms", base["jitter_ms"], lo=0, hi=MAX_MS)
-    out["drop"] = t.number("drop", base["drop"], 0, 1)
-    out["duplicate"] = t.number("duplicate", base["duplicate"], 0, 1)
+    for key in ("jitter_ms", "drop", "duplicate"):
+        out[key] = t.option(cls, key, base[key])
     return out
 
 
-def network(raw: Any, names: Names) -> dict:
+_LINK_KEYS = ("latency", "jitter_ms", "drop", "duplicate")
+
+
+def network(raw: Any, names: Names) -> NetworkOptions:
     """[network]: default link settings and per-link overrides [[network.links]]."""
     t = Table(raw, "network")
-    out = _link(t, {"latency": {"dist": "constant", "ms": 1.0}, "jitter_ms": 0, "drop": 0.0,
-                    "duplicate": 0.0})
-    out["partition"] = t.str("partition", "stall", choices=PARTITION_MODES)
-    out["links"] = []
+    out = _link(t, NetworkOptions, {k: getattr(NetworkOptions, k) for k in _LINK_KEYS})
+    out["partition"] = t.option(NetworkOptions, "partition")
+    links: list[LinkOptions] = []
     for i, item in enumerate(tables(t.raw("links", None), "network.links", nonempty=False)):
         lt = Table(item, f"network.links[{i}]")
         link = {"src": check_node(lt.raw("src"), lt.path("src"), names),
                 "dst": check_node(lt.raw("dst"), lt.path("dst"), names)}
         if link["src"] == link["dst"] or (link["src"], link["dst"]) in [
-                (o["src"], o["dst"]) for o in out["links"]]:
+                (o.src, o.dst) for o in links]:
             raise Bad(lt.path("dst"), f"link {link['src']}->{link['dst']} is a self-link or "
                       "listed twice", "give each directed link once, between two nodes")
-        link.update(_link(lt, out))
+        link.update(_link(lt, LinkOptions, out))
         lt.done()
-        out["links"].append(link)
+        links.append(LinkOptions(**link))
     t.done()
-    return out
+    return NetworkOptions(**out, links=tuple(links))

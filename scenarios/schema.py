@@ -2,13 +2,15 @@
 
 Contract:
 - `load_scenario(path)` / `parse_scenario(text, path)` return a `Scenario` whose `options`
-  hold every setting with its default filled in (JSON-native values only), whose `steps` are
+  (`sim.kafka.options.Options`) hold every setting with its default filled in, each checked
+  against the type, default and limit its dataclass field declares, whose `steps` are
   the scripted faults as `FaultStep`s sorted by time, and whose `mixes` are the random fault
   mixes, resolved, in file order;
 - any bad input raises `ScenarioError`, whose message is one line:
   "<file>: <key path>: <what is wrong>; <how to fix>";
 - `scenario_to_toml(sc, steps)` writes a scripted scenario (same options, `steps` as its
-  faults, no mixes) that parses back to equal options and steps.
+  faults, no mixes) that parses back to equal options and steps; `scripted_toml` does so from
+  the parts a trace header records (options as JSON).
 The format is documented for users in docs/scenarios.md. Parts of it are checked in their own
 modules: the table reader and its error in `scenarios.tables`, fault actions and mixes in
 `scenarios.actions`, producers and consumers in `scenarios.clients`, the network in
@@ -20,7 +22,7 @@ from __future__ import annotations
 import re
 import tomllib
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ from scenarios.clients import (
     producer,
     unique_nodes,
 )
+from scenarios.limits import MAX_SCENARIO_BYTES, check_counts, check_partitions
 from scenarios.network_options import fetch_takes_time, network
 from scenarios.tables import (
     Bad,
@@ -51,7 +54,9 @@ from scenarios.tables import (
 )
 from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
-from sim.kafka.profiles import MUTANTS, PROFILES, resolve_protocol, switch_names
+from sim.core.files import FileProblem, read_regular
+from sim.kafka.options import ClusterOptions, Options, RunOptions, TopicOptions
+from sim.kafka.profiles import MUTANTS, PROFILES, Protocol, resolve_protocol, switch_names
 
 ALL_INVARIANTS: list[str] = [
     "single_leader_per_epoch", "leader_epoch_monotonic", "stale_leader_append",
@@ -83,7 +88,7 @@ class Scenario:
     description: str
     expect: str
     seed: int
-    options: dict
+    options: Options
     steps: list
     mixes: list
     invariants: list
@@ -93,7 +98,9 @@ def load_scenario(path: str, overrides: dict | None = None) -> Scenario:
     """Read and validate the scenario file at `path`, with dotted-key `overrides` applied
     (e.g. `{"protocol.profile": "2.5", "producers.0.acks": 1}`) before validation."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = read_regular(path, MAX_SCENARIO_BYTES).decode("utf-8")
+    except FileProblem as err:
+        raise ScenarioError(path, "file", err.problem, err.fix) from None
     except FileNotFoundError:
         raise ScenarioError(path, "file", "file not found", "check the path") from None
     except IsADirectoryError:
@@ -104,8 +111,8 @@ def load_scenario(path: str, overrides: dict | None = None) -> Scenario:
     except UnicodeDecodeError as err:
         raise ScenarioError(path, "file", f"not UTF-8 text ({err.reason})",
                             "save the file as UTF-8") from None
-    except OSError as err:
-        raise ScenarioError(path, "file", f"cannot read: {err.strerror}",
+    except (OSError, ValueError) as err:  # ValueError: a NUL byte in the path
+        raise ScenarioError(path, "file", f"cannot read: {getattr(err, 'strerror', None) or err}",
                             "check the path") from None
     return parse_scenario(text, path, overrides)
 
@@ -157,6 +164,9 @@ def parse_scenario(text: str, path: str = "<string>", overrides: dict | None = N
     except RecursionError:
         raise ScenarioError(path, "file", "nested too deeply to read",
                             "a scenario needs only a few levels of tables and arrays") from None
+    except ValueError:  # tomllib: an integer of more digits than Python converts (4300)
+        raise ScenarioError(path, "file", "holds an integer too long to read (over 4300 "
+                            "digits)", "scenario numbers stop at 2**53; write a smaller one") from None
     if overrides:
         apply_overrides(data, overrides, path)
     try:
@@ -196,22 +206,25 @@ def _resolve(data: dict, path: str) -> Scenario:
     expect = _expect(top, invariants)
     seed = top.int("seed", 1, lo=0)
     top.done()  # before the sections: a misspelled [[faults]] is named, not silently empty
+    check_counts(raw)
     run = _run(raw["run"])
     cluster = _cluster(raw["cluster"])
-    topics = _topics(raw["topics"], cluster["brokers"])
-    declared = Names(cluster["brokers"], cluster["controllers"], [],
-                     {t["name"]: t["partitions"] for t in topics})
+    topics = _topics(raw["topics"], cluster.brokers)
+    declared = Names(cluster.brokers, cluster.controllers, [],
+                     {t.name: t.partitions for t in topics})
     producers = clients(raw["producers"], "producers", "p", producer, declared, run)
     consumers = clients(raw["consumers"], "consumers", "k", consumer, declared, run)
-    client_names = [c["name"] for c in producers + consumers]
+    client_names = [c.name for c in producers + consumers]
     unique_nodes(client_names, producers, consumers, declared)
-    names = Names(cluster["brokers"], cluster["controllers"], client_names, dict(declared.topics))
+    names = Names(cluster.brokers, cluster.controllers, client_names, dict(declared.topics))
     for topic, parts in created_topics(raw["faults"], raw["mix"]).items():
         names.topics[topic] = max(names.topics.get(topic, 0), parts)
-    options = {"run": run, "protocol": _protocol(raw["protocol"]), "cluster": cluster,
-               "topics": topics, "producers": producers, "consumers": consumers,
-               "network": network(raw["network"], names)}
-    idempotence_supported(options["protocol"], producers)
+    check_partitions(names.topics)
+    protocol, profile = _protocol(raw["protocol"])
+    options = Options(run=run, protocol=protocol, profile=profile, cluster=cluster,
+                      topics=tuple(topics), producers=tuple(producers),
+                      consumers=tuple(consumers), network=network(raw["network"], names))
+    idempotence_supported(options)
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)
     mixes = check_mixes(tables(raw["mix"], "mix", False), names, run)
@@ -249,21 +262,25 @@ def _expect(top: Table, invariants: list[str]) -> str:
     return expect
 
 
-def _run(raw: Any) -> dict:
+def _section(t: Table, cls) -> dict:
+    """Every field of the options dataclass `cls` read from table `t`, in field order."""
+    return {f.name: t.option(cls, f.name) for f in fields(cls)}
+
+
+def _run(raw: Any) -> RunOptions:
     """[run]: duration, event cap and the quiet settle time at the end."""
     t = Table(raw, "run")
-    out = {"duration_ms": t.int("duration_ms", 30000, lo=1),
-           "max_events": t.int("max_events", 5_000_000, lo=1),
-           "settle_ms": t.int("settle_ms", 5000, lo=0)}
+    out = RunOptions(**_section(t, RunOptions))
     t.done()
-    if out["settle_ms"] >= out["duration_ms"]:
-        raise Bad("run.settle_ms", f"{out['settle_ms']} is not below run.duration_ms = "
-                  f"{out['duration_ms']}", "lower settle_ms or raise duration_ms")
+    if out.settle_ms >= out.duration_ms:
+        raise Bad("run.settle_ms", f"{out.settle_ms} is not below run.duration_ms = "
+                  f"{out.duration_ms}", "lower settle_ms or raise duration_ms")
     return out
 
 
-def _protocol(raw: Any) -> dict:
-    """[protocol]: profile, mutant and switch overrides, resolved to every switch's value."""
+def _protocol(raw: Any) -> tuple[Protocol, str]:
+    """[protocol]: profile, mutant and switch overrides, resolved to every switch's value;
+    returns the switches and the profile."""
     t = Table(raw, "protocol")
     profile = t.str("profile", "proposed", choices=list(PROFILES))
     mutant = t.str("mutant", "")
@@ -274,60 +291,44 @@ def _protocol(raw: Any) -> dict:
         if key not in switch_names():
             raise unknown_key(f"protocol.{key}", key, ["profile", "mutant", *switch_names()])
     try:
-        out = resolve_protocol(profile, overrides, mutant).to_json()
+        protocol = resolve_protocol(profile, overrides, mutant)
     except ValueError as err:
         raise wrap(err, "protocol", "see docs/profiles.md for each switch") from None
-    out["profile"] = profile
-    return out
+    return protocol, profile
 
 
-def _cluster(raw: Any) -> dict:
+def _cluster(raw: Any) -> ClusterOptions:
     """[cluster]: sizes and the timeouts of brokers and controllers (ms, ints)."""
     t = Table(raw, "cluster")
-    out = {"brokers": t.int("brokers", 3, 1, 64), "controllers": t.int("controllers", 2, 1, 5),
-           "min_insync_replicas": t.int("min_insync_replicas", 1, lo=1),
-           "unclean_leader_election": t.bool("unclean_leader_election", False)}
-    for key, default in (("controller_failover_delay_ms", 2000), ("zk_session_timeout_ms", 6000),
-                         ("broker_session_timeout_ms", 6000), ("replica_lag_time_max_ms", 10000),
-                         ("replica_fetch_wait_max_ms", 500), ("controller_request_retry_ms", 3000),
-                         ("request_service_us", 50),
-                         ("replica_high_watermark_checkpoint_interval_ms", 5000),
-                         ("producer_id_expiration_check_interval_ms", 600000)):
-        # a zero session, lag, retry or check time would spin the run at one instant
-        positive = key in ("zk_session_timeout_ms", "broker_session_timeout_ms",
-                           "replica_lag_time_max_ms", "controller_request_retry_ms",
-                           "producer_id_expiration_check_interval_ms")
-        out[key] = t.int(key, default, lo=1 if positive else 0)
+    out = ClusterOptions(**_section(t, ClusterOptions))
     t.done()
     return out
 
 
-def _topics(value: Any, brokers: int) -> list[dict]:
+def _topics(value: Any, brokers: int) -> list[TopicOptions]:
     """[[topics]]: at least one, unique names, replica assignment filled in."""
-    out: list[dict] = []
+    out: list[TopicOptions] = []
     for i, item in enumerate(tables(value, "topics", nonempty=True)):
         t, key = Table(item, f"topics[{i}]"), f"topics[{i}]"
         name = check_topic_name(t.str("name"), f"{key}.name")
-        if name in [o["name"] for o in out]:
+        if name in [o.name for o in out]:
             raise Bad(f"{key}.name", f"duplicate topic {name!r}", "give each topic its own name")
         given = t.raw("assignment", None)
         # an explicit assignment implies the replication factor, as kafka-topics'
         # --replica-assignment does; every list must then have that many replicas
         implied = (len(given[0]) if isinstance(given, list) and given
                    and isinstance(given[0], list) and given[0] else min(3, brokers))
-        topic = {"name": name, "partitions": t.int("partitions", 1, 1, 1000),
-                 "replication_factor": t.int("replication_factor", implied, lo=1)}
-        rf = topic["replication_factor"]
+        partitions = t.option(TopicOptions, "partitions")
+        rf = t.option(TopicOptions, "replication_factor", implied)
         if rf > brokers:
             raise Bad(f"{key}.replication_factor", f"{rf} exceeds the broker count (cluster has "
                       f"{brokers} brokers: b1..b{brokers})", "lower it or raise cluster.brokers")
-        topic.update(message_format=t.int("message_format", 2, 0, 2),
-                     retention_ms=t.int("retention_ms", 0, lo=0),
-                     segment_ms=t.int("segment_ms", 10000, lo=1))
-        topic["assignment"] = _assignment(given, f"{key}.assignment", topic["partitions"], rf,
-                                          brokers)
+        rest = {name: t.option(TopicOptions, name)
+                for name in ("message_format", "retention_ms", "segment_ms")}
+        assignment = _assignment(given, f"{key}.assignment", partitions, rf, brokers)
         t.done()
-        out.append(topic)
+        out.append(TopicOptions(name=name, partitions=partitions, replication_factor=rf, **rest,
+                                assignment=tuple(tuple(r) for r in assignment)))
     return out
 
 
@@ -354,10 +355,17 @@ def _assignment(value: Any, key: str, partitions: int, rf: int, brokers: int) ->
 # -- writing a scripted scenario back out ----------------------------------------------------
 def scenario_to_toml(sc: Scenario, steps: list[FaultStep] | None = None) -> str:
     """`sc` as TOML with `steps` (default: its own) as [[faults]] and no mixes."""
-    o = sc.options
     top = {"name": sc.name, "description": sc.description, "expect": sc.expect, "seed": sc.seed}
-    if sc.invariants != ALL_INVARIANTS:
-        top["invariants"] = sc.invariants
+    return scripted_toml(top, sc.invariants, sc.options.to_json(),
+                         sc.steps if steps is None else steps)
+
+
+def scripted_toml(top: dict, invariants: list[str], o: dict, steps: list[FaultStep]) -> str:
+    """A scripted scenario as TOML: the `top` keys (name, description, expect, seed), the
+    `invariants`, the options `o` as `Options.to_json` writes them, `steps` as [[faults]]."""
+    top = dict(top)
+    if invariants != ALL_INVARIANTS:
+        top["invariants"] = invariants
     lines = [f"{k} = {value_text(v)}" for k, v in top.items()]
     _table(lines, "[run]", o["run"])
     base = PROFILES[o["protocol"]["profile"]].to_json()
@@ -371,7 +379,7 @@ def scenario_to_toml(sc: Scenario, steps: list[FaultStep] | None = None) -> str:
     _table(lines, "[network]", {k: v for k, v in o["network"].items() if k != "links"})
     for link in o["network"]["links"]:
         _table(lines, "[[network.links]]", link)
-    for step in sc.steps if steps is None else steps:
+    for step in steps:
         at = {"at_ms": step.at_us // 1000} if step.at_us % 1000 == 0 else {"at_us": step.at_us}
         target = {} if step.target is None else {"target": step.target}
         _table(lines, "[[faults]]", {**at, "action": step.action, **target, **step.params})

@@ -6,6 +6,8 @@ Contract:
 - `Table(data, key)` reads one TOML table: its typed getters check each value (booleans are
   never numbers), remember every key asked for, and `done()` rejects any other key, naming the
   closest valid one; `tables(value, key)` reads an array of tables;
+- `Table.option(cls, name)` reads one field of an options dataclass (`sim.kafka.options`) with
+  the type, default and limit written on that field;
 - `Names` is what a scenario defines that fault targets and params may refer to.
 """
 
@@ -14,8 +16,10 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from typing import Any
+
+from sim.kafka.options import MAX_NUMBER, limit, option_field
 
 NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -72,11 +76,6 @@ def check_number(value: Any, key: str, lo: float | None = None, hi: float | None
     if above is not None and value <= above:
         raise Bad(key, f"must be > {above}, got {value}", f"use a value above {above}")
     return _in_range(value, key, lo, hi)
-
-
-# No scenario number needs more than this (2**53, ~285 years in microseconds); larger ones
-# overflow what the model converts them to (C longs, float times).
-MAX_NUMBER = 2**53
 
 
 def _in_range(value, key: str, lo, hi):
@@ -148,6 +147,22 @@ class Table:
             raise Bad(self.path(name), f"expected true or false, got {describe(value)}",
                       "write true or false (unquoted)")
         return value
+
+    def option(self, cls, name: str, default: Any = MISSING, hi=None):
+        """Option `name` read as field `name` of the options dataclass `cls` declares it: its
+        type, its default (or `default`, for one that depends on other options) and its
+        limit (with `hi` in place of the limit's when given, for a bound that does)."""
+        f = option_field(cls, name)
+        lim = limit(cls, name)
+        if default is MISSING:
+            default = _MISSING if f.default is MISSING else f.default
+        if f.type == "bool":
+            return self.bool(name, default)
+        if f.type == "str":
+            return self.str(name, default, lim.choices)
+        if f.type == "int":
+            return self.int(name, default, lim.lo, lim.hi if hi is None else hi)
+        return self.number(name, default, lim.lo, lim.hi, lim.above)
 
     def done(self) -> None:
         """Reject any key of the table that was never asked for."""

@@ -1,122 +1,62 @@
-"""Layering rules, checked on the source: the core knows nothing of Kafka, and invariants and
-reports read only the trace vocabulary of the model."""
+"""Architecture rules, checked on the source: imports point down the layers only and form no
+cycle, the core knows nothing of Kafka, invariants and reports read only the trace vocabulary
+of the model, and no module passes 400 lines.
+
+Every import counts, wherever it stands: at module level, inside a function (a lazy import) or
+under `if TYPE_CHECKING:`. A lazy import hides a cycle from the interpreter, not from the
+reader: the two modules still cannot be understood, tested or split apart, and the import still
+runs, only later (the network <-> world cycle was such a lazy import); an annotation-only import
+is knowledge of the other module all the same. So a lazy import is no way around a layer or a
+cycle; pass in what is needed, or give the lower module a protocol to work against.
+
+The checkers live in `tests.archcheck`; they are proved here on synthetic sources and fixture
+trees before they are applied to the repository.
+"""
 
 from __future__ import annotations
 
-import ast
-import re
 from pathlib import Path
 
 import pytest
 
+from tests.archcheck import (
+    TRACE_MODULES,
+    import_cycles,
+    import_graph,
+    kafka_imports,
+    kafka_words,
+    long_modules,
+    model_imports,
+    upward_imports,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 
-KAFKA_WORDS = ("kafka", "broker", "leader", "epoch", "produce", "controller", "replica", "isr")
-# whole words, also inside identifiers (leader_epoch, LeaderAndIsr), with plural/agent endings
-_WORD_RE = re.compile(r"^(?:%s)(?:s|r|rs)?$" % "|".join(KAFKA_WORDS))
-_SPLIT_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+#: every top-level package of the project (the code, its tests and its benchmarks)
+PACKAGES = ("sim", "scenarios", "invariants", "reports", "epochsim", "tests", "benchmarks")
 
+#: the layers, lowest first: a module may import its own layer and the layers below it.
+#: `scenarios` (the scenario library, its schema and loader) turns user input into the model's
+#: options, so it sits above `sim.kafka` (profiles, mutants, vocabulary); it sits above
+#: `invariants` too, which re-check a stored trace from its header alone and must never need
+#: the loader, while the loader may well use the invariant catalogue to check `invariants` and
+#: `expect`; and it sits below `reports`, which may draw a fault action's words from the one
+#: place that defines the action. The CLI commands are a layer of their own above the rest of
+#: `epochsim`, so that the orchestration they call never reaches back up into a command.
+#: Benchmarks may use the whole project; tests may use everything, benchmarks included.
+LAYERS = [
+    ("sim.core", ("sim", "sim.core")),
+    ("sim.kafka", ("sim.kafka",)),
+    ("invariants", ("invariants",)),
+    ("scenarios", ("scenarios",)),
+    ("reports", ("reports",)),
+    ("epochsim", ("epochsim",)),
+    ("the CLI", ("epochsim.cli", "epochsim.cmd_*", "epochsim.__main__")),
+    ("benchmarks", ("benchmarks",)),
+    ("tests", ("tests",)),
+]
 
-# -- checkers ----------------------------------------------------------------------------
-
-def _resolve(module: str | None, level: int, package: str) -> str:
-    """Absolute name of `from <level dots><module> import ...` inside `package`."""
-    if level == 0:
-        return module or ""
-    parts = package.split(".") if package else []
-    base = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
-    return ".".join(base + ([module] if module else []))
-
-
-def imported_modules(source: str, package: str = "") -> list[tuple[int, str]]:
-    """(line, absolute module path) for every import in `source`: `from X import name` counts
-    as `X.name` (the name may be a submodule), `from X import *` as `X`, and string arguments
-    of `importlib.import_module` / `__import__` count too."""
-    out: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            out.extend((node.lineno, alias.name) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolve(node.module, node.level, package)
-            for alias in node.names:
-                if alias.name == "*":
-                    out.append((node.lineno, base))
-                else:
-                    out.append((node.lineno, f"{base}.{alias.name}" if base else alias.name))
-        elif isinstance(node, ast.Call):
-            fn = node.func
-            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", None)
-            if (name in ("import_module", "__import__") and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, str)):
-                out.append((node.lineno, node.args[0].value))
-    return out
-
-
-def kafka_imports(source: str, package: str = "") -> list[str]:
-    """Imports of any module whose dotted path contains "kafka"."""
-    return [f"line {line}: imports {mod}" for line, mod in imported_modules(source, package)
-            if "kafka" in mod.lower()]
-
-
-def model_imports(source: str, package: str = "", allowed: str = "sim.kafka.vocab") -> list[str]:
-    """Imports of `sim.kafka` (or below) other than the `allowed` module and what is below it."""
-    bad = []
-    for line, mod in imported_modules(source, package):
-        if mod == "sim.kafka" or mod.startswith("sim.kafka."):
-            if mod == allowed or mod.startswith(allowed + "."):
-                continue
-            bad.append(f"line {line}: imports {mod}")
-    return bad
-
-
-def _docstring_nodes(tree: ast.AST) -> set[int]:
-    ids = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)):
-                ids.add(id(body[0].value))
-    return ids
-
-
-def _names_and_strings(tree: ast.AST):
-    docstrings = _docstring_nodes(tree)
-    for node in ast.walk(tree):
-        line = getattr(node, "lineno", 0)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if id(node) not in docstrings:
-                yield line, node.value
-        elif isinstance(node, ast.Name):
-            yield line, node.id
-        elif isinstance(node, ast.Attribute):
-            yield line, node.attr
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            yield line, node.name
-        elif isinstance(node, ast.arg):
-            yield line, node.arg
-        elif isinstance(node, ast.keyword) and node.arg:
-            yield line, node.arg
-        elif isinstance(node, ast.alias):
-            yield line, node.name
-            if node.asname:
-                yield line, node.asname
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            yield line, node.module
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            for name in node.names:
-                yield line, name
-
-
-def kafka_words(source: str) -> list[str]:
-    """Kafka words in identifiers and string literals (comments and docstrings excluded)."""
-    found = []
-    for line, text in _names_and_strings(ast.parse(source)):
-        for word in _SPLIT_RE.findall(text):
-            if _WORD_RE.match(word.lower()):
-                found.append(f"line {line}: {word!r} in {text!r}")
-    return found
+MAX_LINES = 400
 
 
 # -- the checkers on synthetic sources ----------------------------------------------------
@@ -215,7 +155,112 @@ def test_core_has_no_kafka_words():
 
 
 @pytest.mark.parametrize("package", ["invariants", "reports"])
-def test_trace_readers_import_only_the_vocabulary(package):
+def test_trace_readers_import_only_what_a_trace_means(package):
     problems = [f"{p.relative_to(ROOT)}: {msg}" for p in _modules(package)
                 for msg in model_imports(p.read_text(encoding="utf-8"), _package_of(p))]
     assert problems == []
+
+
+@pytest.mark.parametrize("module", TRACE_MODULES)
+def test_what_a_trace_means_loads_no_actor(module):
+    """The modules trace readers may import stand on sim.core, one another and the protocol's
+    switch table (a pure module) only, so reading a trace never loads the model's actors."""
+    paths = _modules(module) or [ROOT.joinpath(*module.split(".")).with_suffix(".py")]
+    allowed = (*TRACE_MODULES, "sim.kafka.profiles")
+    problems = [f"{p.relative_to(ROOT)}: {msg}" for p in paths
+                for msg in model_imports(p.read_text(encoding="utf-8"), _package_of(p), allowed)]
+    assert problems == []
+    profiles = ROOT / "sim" / "kafka" / "profiles.py"
+    assert model_imports(profiles.read_text(encoding="utf-8"), "sim.kafka", ()) == []
+
+
+# -- the graph checkers on fixture trees --------------------------------------------------
+
+FIXTURE_LAYERS = [("low", ("low",)), ("high", ("high",)), ("high cli", ("high.cmd_*",))]
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> Path:
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    return root
+
+
+CLEAN_TREE = {
+    "low/__init__.py": "",
+    "low/a.py": "from low.b import B\nimport json\n",
+    "low/b.py": "from . import c\nB = 1\n",
+    "low/c.py": "import os\n",
+    "high/__init__.py": "",
+    "high/cmd_run.py": "from high.run import go\nfrom low import a\n",
+    "high/run.py": "def go():\n    from low.c import os\n    return os\n",
+}
+
+BAD_TREE = {
+    **CLEAN_TREE,
+    # a cycle through a lazy import: b (at its top) -> c, c (inside a function) -> b
+    "low/c.py": "import os\n\ndef f():\n    from low.b import B\n    return B\n",
+    # a cycle through relative and annotation-only imports: d -> e -> d
+    "low/d.py": "from .e import E\n",
+    "low/e.py": ("from typing import TYPE_CHECKING\nE = 1\n"
+                 "if TYPE_CHECKING:\n    from low.d import E as D\n"),
+    # upward: the low layer uses the high one; the orchestration reaches up into a command
+    "low/f.py": "import high.run\n",
+    "high/run.py": "def go():\n    from high.cmd_run import go\n    return go\n",
+    "stray/__init__.py": "",
+}
+
+
+def test_clean_fixture_tree_passes(tmp_path):
+    graph = import_graph(_write_tree(tmp_path, CLEAN_TREE), ("low", "high"))
+    assert graph["high.cmd_run"] == {"high.run": 1, "low.a": 2}
+    assert graph["low.b"] == {"low.c": 1}
+    assert import_cycles(graph) == []
+    assert upward_imports(graph, FIXTURE_LAYERS) == []
+
+
+def test_fixture_tree_with_cycles_and_upward_imports_fails(tmp_path):
+    graph = import_graph(_write_tree(tmp_path, BAD_TREE), ("low", "high", "stray"))
+    assert import_cycles(graph) == [
+        "high.cmd_run, high.run: high.cmd_run (line 1) -> high.run; "
+        "high.run (line 2) -> high.cmd_run",
+        "low.b, low.c: low.b (line 1) -> low.c; low.c (line 4) -> low.b",
+        "low.d, low.e: low.d (line 1) -> low.e; low.e (line 4) -> low.d",
+    ]
+    assert upward_imports(graph, FIXTURE_LAYERS) == [
+        "high.run (line 2) imports high.cmd_run: high may not import high cli",
+        "low.f (line 1) imports high.run: low may not import high",
+        "stray: in no layer; place its package in the layer table",
+    ]
+
+
+def test_long_modules_on_a_fixture_tree(tmp_path):
+    root = _write_tree(tmp_path, {"low/short.py": "x = 1\n" * 400,
+                                  "low/long.py": "x = 1\n" * 401})
+    assert long_modules(root, ("low",), MAX_LINES) == {"low/long.py": 401}
+
+
+# -- the graph rules on the tree ----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph(ROOT, PACKAGES)
+
+
+def test_every_package_is_read(graph):
+    assert {name.split(".")[0] for name in graph} == set(PACKAGES)
+    assert "sim.core.world" in graph["sim.kafka.cluster"]
+
+
+def test_no_import_cycles(graph):
+    assert import_cycles(graph) == []
+
+
+def test_imports_point_down_the_layers(graph):
+    assert upward_imports(graph, LAYERS) == []
+
+
+def test_no_module_over_400_lines():
+    too_long = long_modules(ROOT, PACKAGES, MAX_LINES)
+    assert too_long == {}

@@ -5,8 +5,8 @@ run; this compares the batches each acknowledges over a short fault-free run of 
 failover scenario's load.
 """
 
-import copy
 import os
+from dataclasses import replace
 
 from benchmarks.floor_model import run_floor
 from epochsim.runner import header_for, schedule_for
@@ -20,14 +20,13 @@ SCENARIO = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "sce
 
 def test_floor_acknowledges_as_many_batches_as_the_model():
     scenario = load_scenario(SCENARIO)
-    options = copy.deepcopy(scenario.options)
-    options["run"]["duration_ms"] = 3000
+    options = replace(scenario.options, run=replace(scenario.options.run, duration_ms=3000))
     schedule = schedule_for(scenario, 1)
     trace = Trace(header_for(scenario, 1, schedule), None)
     groups = []
     trace.observe(lambda e: groups.append(e), kinds={"ack", "batch_grown"})
     Cluster(options, [], 1, trace).run()
-    _calls, floor_acked = run_floor(options, 1)
+    _calls, floor_acked = run_floor(options.to_json(), 1)
     assert floor_acked > 1000
     # the floor makes one batch per partition and linger.ms; the model's first batches grow
     # while it waits for metadata, so count its record groups: each ack's first one, and each

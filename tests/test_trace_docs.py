@@ -71,13 +71,22 @@ def test_every_documented_kind_has_an_example_of_its_own_kind_with_documented_fi
             assert set(ev) <= fields, f"`{kind}` example has undocumented fields {set(ev) - fields}"
 
 
+LIBRARY_SHAPE_PROBLEMS: list[str] = []  # filled by `library_fields`
+
+
 @pytest.fixture(scope="module")
 def library_fields() -> dict[str, set[str]]:
-    """kind -> every field seen in the library's traces at seed 1 (`append` batch fields too)."""
+    """kind -> every field seen in the library's traces at seed 1 (`append` batch fields too);
+    each event is also checked against `invariants.shapes` (LIBRARY_SHAPE_PROBLEMS)."""
+    from invariants.shapes import event_problem
+
     seen: dict[str, set[str]] = {}
     for path in SCENARIO_FILES:
         verdict = run_scenario(load_scenario(str(path)), 1, keep_events=True)
         for ev in verdict.pop("_events"):
+            problem = event_problem(ev)
+            if problem and len(LIBRARY_SHAPE_PROBLEMS) < 5:
+                LIBRARY_SHAPE_PROBLEMS.append(f"{path.name} seq {ev['seq']}: {problem}")
             keys = seen.setdefault(ev["kind"], set())
             keys.update(ev)
             if ev["kind"] == vocab.APPEND:
@@ -112,3 +121,28 @@ def test_every_error_code_the_model_uses_is_named_and_documented():
     assert codes <= set(ERROR_NAMES), sorted(codes - set(ERROR_NAMES))
     rows = re.findall(r"\| (-?\d+) \| ([A-Z_]+)", DOC.read_text(encoding="utf-8"))
     assert {int(code): name for code, name in rows} == ERROR_NAMES
+
+
+def documented_types(lines: list[str]) -> dict[str, str]:
+    """field -> its `type` column, for every field row of a section (first row wins)."""
+    out: dict[str, str] = {}
+    for line in lines:
+        m = re.match(r"^\| `([a-z_]+)` \| ([^|]+) \|", line)
+        if m:
+            out.setdefault(m.group(1), m.group(2).strip())
+    return out
+
+
+def test_the_shape_table_is_the_documented_one():
+    from invariants.shapes import APPEND_BATCH, FIELDS
+
+    sections = doc_sections()
+    assert set(FIELDS) == set(sections) == VOCAB_KINDS
+    for kind, lines in sections.items():
+        table = {**FIELDS[kind], **(APPEND_BATCH if kind == vocab.APPEND else {})}
+        assert table == documented_types(lines), f"invariants/shapes.py and docs/trace.md " \
+                                                 f"differ on `{kind}`"
+
+
+def test_every_event_of_the_library_has_its_documented_shape(library_fields):
+    assert not LIBRARY_SHAPE_PROBLEMS, LIBRARY_SHAPE_PROBLEMS

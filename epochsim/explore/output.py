@@ -19,8 +19,9 @@ from dataclasses import replace
 from epochsim.explore.oracle import MODEL_ERROR
 from epochsim.explore.strategies import apply_workload
 from epochsim.explore.words import story
-from epochsim.runner import run_scenario
+from epochsim.runner import draw_timeline, run_scenario
 from scenarios.schema import ScenarioError, parse_scenario, scenario_to_toml
+from sim.core.files import atomic_write, write_text
 
 
 def counterexample_scenario(scenario, case, invariant: str, origin: str):
@@ -40,8 +41,7 @@ def write_counterexample(out_dir: str, scenario, case, invariant: str, origin: s
     sc = counterexample_scenario(scenario, case, invariant, origin)
     text = scenario_to_toml(sc, list(case.steps))
     path = os.path.join(out_dir, "counterexample.toml")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_text(path, text)
     try:
         parsed = parse_scenario(text, path)
     except ScenarioError as exc:  # the generator made a step the loader rejects: our bug
@@ -53,7 +53,6 @@ def write_counterexample(out_dir: str, scenario, case, invariant: str, origin: s
             raise
         return None
     if plot:
-        from epochsim.cmd_run import draw_timeline
         draw_timeline(out_dir)
     return verdict
 
@@ -65,7 +64,7 @@ def case_json(case) -> dict:
 
 def write_report(out_dir: str, report: dict) -> str:
     path = os.path.join(out_dir, "explore.json")
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_write(path) as fh:
         json.dump(report, fh, indent=2, sort_keys=True)
         fh.write("\n")
     return path

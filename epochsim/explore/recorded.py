@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from epochsim.errors import UsageError
 from reports.rundata import resolve_trace
-from scenarios.schema import Scenario, ScenarioError, parse_scenario, scenario_to_toml
+from scenarios.schema import Scenario, ScenarioError, parse_scenario, scripted_toml
 from sim.core.faults import FaultStep
 from sim.core.trace import TraceError, read_trace
 
@@ -51,10 +51,9 @@ def _paths(path: str) -> tuple[str, str | None]:
 def _scenario(header: dict, trace: str) -> tuple[Scenario, tuple]:
     try:
         steps = tuple(FaultStep.from_json(s) for s in header["schedule"])
-        sc = Scenario(str(header["scenario"]), trace, "", header.get("expect", "pass"),
-                      int(header["seed"]), header["options"], list(steps), [],
-                      list(header["invariants"]))
-        text = scenario_to_toml(sc, list(steps))
+        top = {"name": str(header["scenario"]), "description": "",
+               "expect": header.get("expect", "pass"), "seed": int(header["seed"])}
+        text = scripted_toml(top, list(header["invariants"]), header["options"], list(steps))
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
         raise UsageError(f"{trace}: the trace header lacks a usable scenario "
                          f"({type(exc).__name__}: {exc}); pass a trace written by epochsim "

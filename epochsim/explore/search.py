@@ -167,7 +167,7 @@ def _run_hypothesis(space, search, budget, seed, database, key: bytes) -> None:
 
 
 def _database_key(scenario, target, space) -> bytes:
-    key = [scenario.options, scenario.invariants, target, space.max_faults]
+    key = [scenario.options.to_json(), scenario.invariants, target, space.max_faults]
     if space.kinds != KINDS:  # default searches keep the keys they always had
         key.append(list(space.kinds))
     text = json.dumps(key, sort_keys=True)

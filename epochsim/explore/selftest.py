@@ -59,8 +59,8 @@ def mutant_task(job: tuple) -> dict:
     except UsageError as exc:
         row["reason"] = str(exc)
         return row
-    if scenario.options["protocol"]["mutant"] != mutant:
-        row["reason"] = f"the base scenario plants {scenario.options['protocol']['mutant']!r}"
+    if scenario.options.protocol.mutant != mutant:
+        row["reason"] = f"the base scenario plants {scenario.options.protocol.mutant!r}"
         return row
     result, elapsed = _explore(scenario, budget, seed, expected, os.path.join(out, mutant), plot,
                                reference=without_mutant(scenario))
@@ -95,15 +95,15 @@ def clean_bases(mutants: list[str]) -> list[tuple[str, list[str]]]:
         if not os.path.isfile(path):
             continue
         sc = without_mutant(load(path))
-        key = json.dumps([sc.options, sc.invariants], sort_keys=True)
+        key = json.dumps([sc.options.to_json(), sc.invariants], sort_keys=True)
         groups.setdefault(key, (path, []))[1].append(mutant)
     return list(groups.values())
 
 
 def without_mutant(scenario):
     """`scenario` with its planted mutant removed and `expect = "pass"`: the correct model."""
-    options = json.loads(json.dumps(scenario.options))
-    options["protocol"]["mutant"] = ""
+    o = scenario.options
+    options = replace(o, protocol=replace(o.protocol, mutant=""))
     return replace(scenario, options=options, expect="pass", name=scenario.name + "-clean")
 
 

@@ -3,7 +3,8 @@
 Contract: `minimise(fails, case)` returns a case no larger than `case` for which `fails` (a
 deterministic predicate, normally `Oracle.fails`) still holds, by
 1. delta debugging (Zeller's ddmin) over *units*: a fault together with the step that undoes
-   it (crash/restart, isolate/heal, rule/clear_rules, reassign/cancel_reassignment), so a
+   it (crash/restart, isolate/heal, rule/clear_rules, reassign/cancel_reassignment: each
+   undo's `undoes` and `pairs` in `sim.kafka.faults`), so a
    shrunk story never keeps a crash without its restart because the restart looked redundant;
 2. time simplification: each step's time rounded down to the coarsest of 1 s, 100 ms, 10 ms,
    1 ms that still fails, never before the step ahead of it (the order stays the same) and
@@ -19,28 +20,24 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sim.core.faults import CUT_ACTIONS, FaultStep
+from sim.core.faults import FaultStep
+from sim.kafka.faults import ACTIONS, OPENERS
 
 GRIDS_US = (1_000_000, 100_000, 10_000, 1_000)
 GRIDS_MS = (1000, 100, 10, 1)
-# an undo must stay this long after its fault to undo anything: a controlled shutdown stops
-# the broker 0.5 s after it starts, and a restart before that finds the broker up
-UNDO_AFTER_US = {"controlled_shutdown": 600_000}
-# undo action -> the actions it undoes
-UNDOES = {"restart": ("crash", "controlled_shutdown", "power_loss"), "heal": CUT_ACTIONS,
-          "clear_rules": ("rule",), "cancel_reassignment": ("reassign",)}
 
 
 def _pairs(undo: FaultStep, opener: FaultStep) -> bool:
-    if opener.action not in UNDOES.get(undo.action, ()):
-        return False
-    if undo.action in ("restart", "cancel_reassignment"):
-        return undo.target == opener.target
-    if undo.action == "clear_rules":
-        kind = undo.params.get("kind")
-        return kind is None or kind == opener.params.get("kind")
-    # a named heal undoes the cut of its name only (sim.core.network.Network.heal)
-    return "cut" not in undo.params or undo.params["cut"] == opener.params.get("cut")
+    """Whether `undo` ends `opener`: the undo action names it (`FaultAction.undoes`) and its
+    own pairing rule agrees (same target, same rule kind, same cut name)."""
+    action = ACTIONS.get(undo.action)
+    return action is not None and opener.action in action.undoes and action.pairs(undo, opener)
+
+
+def _undo_after_us(opener: FaultStep) -> int:
+    """How long after `opener` its undo must stay to undo anything."""
+    action = ACTIONS.get(opener.action)
+    return action.undo_after_us if action is not None else 0
 
 
 def units_of(steps) -> list[list[tuple[int, FaultStep]]]:
@@ -54,7 +51,7 @@ def units_of(steps) -> list[list[tuple[int, FaultStep]]]:
         match = (same or candidates)[-1] if candidates else None
         if match is None:
             units.append([(index, step)])
-            if any(step.action in ops for ops in UNDOES.values()):
+            if step.action in OPENERS:
                 waiting.append((len(units) - 1, step))
         else:
             units[match[0]].append((index, step))
@@ -130,7 +127,7 @@ def _simplify_times(fails, case):
         floor = steps[i - 1].at_us if i else 0
         if i in openers:
             opener = steps[openers[i]]
-            floor = max(floor, opener.at_us + UNDO_AFTER_US.get(opener.action, 0))
+            floor = max(floor, opener.at_us + _undo_after_us(opener))
         for grid in GRIDS_US:
             at = max(step.at_us // grid * grid, floor)
             if at >= step.at_us:  # already on the grid, or the floor is later

@@ -25,6 +25,7 @@ from epochsim.sweep.progress import Progress
 from epochsim.sweep.rows import done_chunks, remove_temp_files, table_for, write_chunk
 from epochsim.sweep.spec import load_spec
 from epochsim.sweep.traces import TraceKeeper
+from sim.core.files import write_text
 
 PLAN_FILE = "plan.json"
 
@@ -82,16 +83,8 @@ def create_out(out: str, plan: dict) -> None:
     _write_json(os.path.join(out, PLAN_FILE), plan)
 
 
-def _write_text(path: str, text: str) -> None:
-    """Write `path` atomically: a reader sees the old file or the new one, never half."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def _write_json(path: str, document: dict) -> None:
-    _write_text(path, json.dumps(document, indent=2, sort_keys=True, default=_json_default) + "\n")
+    write_text(path, json.dumps(document, indent=2, sort_keys=True, default=_json_default) + "\n")
 
 
 def _json_default(value):
@@ -103,7 +96,7 @@ def _json_default(value):
 def write_cells(out: str, cells: list) -> None:
     os.makedirs(os.path.join(out, "cells"), exist_ok=True)
     for cell in cells:
-        _write_text(os.path.join(out, cell.toml_relpath()), cell.toml)
+        write_text(os.path.join(out, cell.toml_relpath()), cell.toml)
 
 
 def _violating_on_disk(out: str, relpaths: list[str]) -> int:

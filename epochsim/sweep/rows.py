@@ -25,6 +25,7 @@ import os
 
 from epochsim.sweep.cells import param_column
 from invariants.recovery import AFTER_HEAL
+from sim.core.files import atomic_write, is_temp_name
 
 FIXED_COLUMNS = ("cell", "params_json", "seed", "chunk", "trace_digest", "expect",
                  "expectation_met", "violated", "n_violations", "first_invariant", "first_t_us",
@@ -123,9 +124,8 @@ def write_chunk(out: str, relpath: str, table) -> str:
     folder = os.path.dirname(final)
     os.makedirs(folder, exist_ok=True)
     # A leading dot keeps a half-written file out of every Parquet reader's listing.
-    tmp = os.path.join(folder, f".{os.path.basename(final)}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, final)
+    with atomic_write(final, "wb") as fh:
+        pq.write_table(table, fh, compression="zstd")
     return final
 
 
@@ -159,7 +159,7 @@ def remove_temp_files(out: str) -> int:
     removed = 0
     for folder, _dirs, files in os.walk(os.path.join(out, "rows")):
         for name in files:
-            if name.startswith(".") and name.endswith(".tmp"):
+            if is_temp_name(name):
                 os.remove(os.path.join(folder, name))
                 removed += 1
     return removed

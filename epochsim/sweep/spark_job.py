@@ -32,6 +32,7 @@ import zipfile
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from epochsim import budget
 from epochsim.errors import UsageError
 
 INSTALL_HINT = "pyspark is not installed; install it with `pip install 'pyspark==4.3.0' pyarrow 'pandas<3'`"
@@ -73,6 +74,32 @@ def _worker_environment(master: str) -> None:
             os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), path) if p)
 
 
+CONNECT_TIMEOUT_S = 5.0  # per standalone master address; Spark itself retries for a minute
+
+
+def check_reachable(master: str) -> None:
+    """Refuse a standalone master (`spark://HOST:PORT[,HOST:PORT...]`) none of whose addresses
+    accepts a connection, before starting the JVM: Spark would retry for over a minute before
+    saying so. Other masters (local, yarn, k8s) are left to Spark."""
+    import socket
+
+    if not master.startswith("spark://"):
+        return
+    problems = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(f"--master {master}: {address!r} is not HOST:PORT; write e.g. "
+                             "spark://host:7077")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), CONNECT_TIMEOUT_S):
+                return
+        except OSError as exc:
+            problems.append(f"{address}: {exc.strerror or 'timed out'}")
+    raise UsageError(f"--master {master}: cannot connect to the Spark master ({'; '.join(problems)}); "
+                     "check that it runs and that this machine can reach it")
+
+
 def spark_conf(master: str, ui: bool):
     from pyspark import SparkConf
 
@@ -82,6 +109,9 @@ def spark_conf(master: str, ui: bool):
     conf.set("spark.sql.shuffle.partitions", "4")  # aggregates are small
     conf.set("spark.python.worker.reuse", "true")  # one import of the model per worker
     conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    for name in (budget.ENV_TIME, budget.ENV_MEMORY):  # --time-budget, --memory-budget
+        if name in os.environ:
+            conf.set(f"spark.executorEnv.{name}", os.environ[name])
     if LOG4J_FILE.is_file():
         conf.set("spark.driver.extraJavaOptions",
                  f"-Dlog4j.configurationFile={LOG4J_FILE.as_uri()}")
@@ -96,6 +126,7 @@ def start_session(master: str = "local[*]", ui: bool = False):
 
     if SparkContext._active_spark_context is not None:
         return SparkSession.builder.getOrCreate(), False
+    check_reachable(master)
     _worker_environment(master)
     conf = spark_conf(master, ui)
     held = _HeldLines()
@@ -107,7 +138,7 @@ def start_session(master: str = "local[*]", ui: bool = False):
             sc.addPyFile(_code_zip())
         # an unreachable standalone master gives up only here, after a minute of retries
         session = SparkSession(sc)
-    except Exception as exc:  # noqa: BLE001 - PySpark and Py4J raise many kinds; all mean this
+    except Exception as exc:  # PySpark and Py4J raise many kinds; all mean this
         if sc is not None:
             with contextlib.suppress(Exception):
                 sc.stop()
@@ -242,7 +273,7 @@ class ChunkExecutor:
     def _result(future, chunk):
         try:
             return future.result()
-        except Exception as exc:  # noqa: BLE001 - a Py4J/Python error from the task
+        except Exception as exc:  # a Py4J/Python error from the task
             if "KeyboardInterrupt" in str(exc):
                 # Ctrl-C reaches the Python workers too (same process group): a task that
                 # died of it is the user's interrupt, not a failing chunk.

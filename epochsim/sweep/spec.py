@@ -19,7 +19,8 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from epochsim.errors import UsageError
+from epochsim.errors import UsageError, path_problem
+from sim.core.files import FileProblem, read_regular
 
 TOP_KEYS = ("name", "description", "scenarios", "seeds", "first_seed", "seeds_per_task",
             "traces_per_invariant", "grid")
@@ -125,17 +126,12 @@ def _check_size(path: str, grid: dict, scenarios: int, seeds: int, seeds_key: st
 
 
 def _read_toml(path: str) -> dict:
+    raw = _read_bytes(path)
+    if raw.startswith(b"\xef\xbb\xbf"):  # tomllib says only "Invalid statement"
+        raise UsageError(f"{path}: starts with a byte-order mark (BOM), which TOML does not "
+                         "allow; save the file as UTF-8 without a BOM")
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        if raw.startswith(b"\xef\xbb\xbf"):  # tomllib says only "Invalid statement"
-            raise UsageError(f"{path}: starts with a byte-order mark (BOM), which TOML does not "
-                             "allow; save the file as UTF-8 without a BOM")
         return tomllib.loads(raw.decode("utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: sweep spec not found; check the path") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory; give a sweep spec .toml file") from None
     except UnicodeDecodeError as err:
         raise UsageError(f"{path}: not UTF-8 text ({err.reason}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as err:
@@ -143,8 +139,21 @@ def _read_toml(path: str) -> dict:
     except RecursionError:
         raise UsageError(f"{path}: nested too deeply to read; a sweep spec needs only a few "
                          "levels of tables and arrays") from None
-    except OSError as err:
-        raise UsageError(f"{path}: cannot read: {err.strerror}; check the path") from None
+    except ValueError:  # tomllib: an integer of more digits than Python converts (4300)
+        raise UsageError(f"{path}: holds an integer too long to read (over 4300 digits); "
+                         "write a smaller one") from None
+
+
+def _read_bytes(path: str) -> bytes:
+    """The spec file's bytes: a regular file under MAX_SPEC_BYTES, or a UsageError."""
+    try:
+        return read_regular(path, MAX_SPEC_BYTES)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: sweep spec not found; check the path") from None
+    except FileProblem as err:
+        raise UsageError(f"{path}: {err}") from None
+    except (OSError, ValueError) as err:  # ValueError: a NUL byte in the path
+        raise UsageError(f"{path}: cannot read: {path_problem(err)}; check the path") from None
 
 
 def _str(data: dict, key: str, path: str, default: str) -> str:
@@ -154,6 +163,7 @@ def _str(data: dict, key: str, path: str, default: str) -> str:
     return value
 
 
+MAX_SPEC_BYTES = 4 << 20  # a spec is a page of TOML
 MAX_SEEDS = 10_000_000  # a sweep plans every chunk up front
 MAX_SEED = 2**53  # seeds are stored as 64-bit integers, and scenario numbers stop here
 

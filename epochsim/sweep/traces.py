@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections import defaultdict
+
+from sim.core.files import write_text
 
 MISMATCHES = "replay_mismatches.jsonl"
 
@@ -33,21 +36,23 @@ class TraceKeeper:
         root = os.path.join(self.out, "traces")
         if not os.path.isdir(root):
             return
-        mismatch_file = os.path.join(root, MISMATCHES)
-        if os.path.isfile(mismatch_file):
-            with open(mismatch_file, encoding="utf-8") as fh:
-                self.mismatches = [json.loads(line) for line in fh if line.strip()]
+        self.mismatches = _read_mismatches(os.path.join(root, MISMATCHES))
         for cell_dir in sorted(os.listdir(root)):
             if not os.path.isdir(os.path.join(root, cell_dir)):
                 continue
+            scenario, _, cell = cell_dir.rpartition("-")
             for run_dir in sorted(os.listdir(os.path.join(root, cell_dir))):
                 path = os.path.join(root, cell_dir, run_dir, "verdict.json")
                 if not os.path.isfile(path):
                     continue  # a replay cut short by a kill: redone if still wanted
-                with open(path, encoding="utf-8") as fh:
-                    verdict = json.load(fh)
-                scenario, _, cell = cell_dir.rpartition("-")
-                self._count(scenario, cell, verdict["violated"])
+                violated = _violated(path)
+                seed = run_dir.removeprefix("seed-")
+                if violated is None and seed.isascii() and seed.isdigit():
+                    print(f"note: {path} is empty or damaged; its run is replayed again",
+                          file=sys.stderr)
+                    violated = self.replay(scenario, cell, int(seed), None)["violated"]
+                if violated is not None:
+                    self._count(scenario, cell, violated)
 
     def _count(self, scenario: str, cell: str, violated: list[str]) -> None:
         self.count += 1
@@ -70,16 +75,49 @@ class TraceKeeper:
     def run_dir(self, scenario: str, cell: str, seed: int) -> str:
         return os.path.join(self.out, "traces", f"{scenario}-{cell}", f"seed-{seed}")
 
-    def replay(self, scenario: str, cell: str, seed: int, digest: str) -> None:
+    def replay(self, scenario: str, cell: str, seed: int, digest: str | None) -> dict:
+        """Replay one run into its trace directory; a digest other than the worker's `digest`
+        (None: not known, as for a damaged kept run) is a replay mismatch. Returns the verdict."""
         from epochsim.common import load
         from epochsim.runner import run_scenario
 
         cell_file = os.path.join(self.out, "cells", f"{scenario}-{cell}.toml")
         verdict = run_scenario(load(cell_file), seed, self.run_dir(scenario, cell, seed))
-        if verdict["trace_digest"] != digest:
+        if digest is not None and verdict["trace_digest"] != digest:
             found = {"scenario": scenario, "cell": cell, "seed": seed, "worker_digest": digest,
                      "replay_digest": verdict["trace_digest"]}
             self.mismatches.append(found)
             # on disk at once, so a --resume after a kill still reports it
-            with open(os.path.join(self.out, "traces", MISMATCHES), "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(found, sort_keys=True) + "\n")
+            write_text(os.path.join(self.out, "traces", MISMATCHES),
+                       "".join(json.dumps(m, sort_keys=True) + "\n" for m in self.mismatches))
+        return verdict
+
+
+def _violated(path: str) -> list[str] | None:
+    """The invariants a kept run's verdict.json says it broke; None when the file is empty,
+    not JSON or not a verdict (a kill while an older version wrote it)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            verdict = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    violated = verdict.get("violated") if isinstance(verdict, dict) else None
+    if isinstance(violated, list) and all(isinstance(v, str) for v in violated):
+        return violated
+    return None
+
+
+def _read_mismatches(path: str) -> list[dict]:
+    """The replay mismatches recorded so far (a damaged line is left out)."""
+    if not os.path.isfile(path):
+        return []
+    found = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                item = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(item, dict):
+                found.append(item)
+    return found

@@ -50,7 +50,7 @@ class Actor:
     # -- effects -------------------------------------------------------------------------
     @property
     def now_us(self) -> int:
-        return self.world.kernel.env._now  # noqa: SLF001 - hot path
+        return self.world.kernel.env._now  # hot path
 
     def send(self, dst: str, kind: str, body: Any) -> int:
         return self.world.network.send(self.name, dst, kind, body)

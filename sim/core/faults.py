@@ -3,15 +3,15 @@
 Contract:
 - a `FaultStep` is (at_us, action, target, params); a schedule is a list sorted by time (ties
   keep their order in the list);
-- `materialise_mix(mix, rng, until_us, index)` turns a random fault mix into concrete steps
-  from one random stream, so a random run can be written back as a scripted one and replayed;
-  a cut (`isolate`, `partition`, `block`) undone by `heal` is named `mix<index>.<n>` on both
-  steps, so its heal ends that cut only;
+- `materialise_mix(mix, rng, until_us, index, cut_actions)` turns a random fault mix into
+  concrete steps from one random stream, so a random run can be written back as a scripted one
+  and replayed; a cut (an action of `cut_actions`) undone by `heal` is named `mix<index>.<n>`
+  on both steps, so its heal ends that cut only;
 - the `Nemesis` fires each step at its time: it resolves the target (a node name, or a role
   such as "controller" resolved when the step fires by the model's resolver), calls the action
   handler and records a `fault` event with the resolved target and the handler's outcome.
-Action names are plain strings; the handlers (network actions here, Kafka actions in the
-model) are supplied by whoever builds the run.
+Action names are plain strings; the actions themselves (their handlers, undos and cuts) are
+supplied by whoever builds the run (`sim.kafka.faults` for the Kafka model).
 """
 
 from __future__ import annotations
@@ -42,14 +42,10 @@ class FaultStep:
         return cls(int(obj["at_us"]), obj["action"], obj.get("target"), dict(obj.get("params", {})))
 
 
-# An action that a mix step undoes after `duration_ms`, when the mix does not name one.
-# LAPSE is no step: a rule of a mix with a duration gets it as its own `duration_ms` and lapses
-# by itself, where a clear_rules step would also remove the rules of other mixes and of the
-# scripted faults.
+# A mix's undo that is no step: a rule of a mix with a duration gets it as its own
+# `duration_ms` and lapses by itself, where a clear_rules step would also remove the rules of
+# other mixes and of the scripted faults.
 LAPSE = "lapse"
-CUT_ACTIONS = ("isolate", "partition", "block")
-DEFAULT_UNDO = {"crash": "restart", "power_loss": "restart", "partition": "heal", "isolate": "heal",
-                "block": "heal", "rule": LAPSE}
 
 
 def sorted_schedule(steps: list[FaultStep]) -> list[FaultStep]:
@@ -57,13 +53,13 @@ def sorted_schedule(steps: list[FaultStep]) -> list[FaultStep]:
     return sorted(steps, key=lambda s: s.at_us)
 
 
-def materialise_mix(mix: dict, rng: random.Random, until_us: int,
-                    index: int = 0) -> list[FaultStep]:
+def materialise_mix(mix: dict, rng: random.Random, until_us: int, index: int = 0,
+                    cut_actions: tuple = ()) -> list[FaultStep]:
     """Concrete steps for one random mix entry, the mix's `index`-th in its scenario.
 
     Mix keys: `action`, `every_ms` (mean gap of a Poisson process), optional `targets` (picked
     uniformly per step), `params`, `start_ms`/`end_ms` (window), `duration_ms` (a number or
-    [min, max]) with optional `undo` action fired after that duration. A cut and its `heal`
+    [min, max]) with the `undo` action fired after that duration. A cut and its `heal`
     share a `cut` name: a heal that healed every link would also end the cuts of other mixes
     and of scripted faults, cutting their drawn durations short.
     """
@@ -71,7 +67,7 @@ def materialise_mix(mix: dict, rng: random.Random, until_us: int,
     end = min(until_us, int(mix.get("end_ms", until_us / 1000) * 1000))
     mean_us = mix["every_ms"] * 1000
     targets = list(mix.get("targets", [None]))
-    undo = mix.get("undo", DEFAULT_UNDO.get(mix["action"]))
+    undo = mix.get("undo")
     steps: list[FaultStep] = []
     t = start + int(rng.expovariate(1.0 / mean_us))
     while t < end:
@@ -86,14 +82,12 @@ def materialise_mix(mix: dict, rng: random.Random, until_us: int,
                 params["duration_ms"] = max(1, round(dur_ms))  # whole ms, as scenario files take
             else:
                 undo_params = {"of": mix["action"]} if undo == "clear_rules" else {}
-                if undo == "heal" and mix["action"] in CUT_ACTIONS:
+                if undo == "heal" and mix["action"] in cut_actions:
                     params["cut"] = undo_params["cut"] = f"mix{index}.{len(steps)}"
                 steps.append(FaultStep(t + int(dur_ms * 1000), undo, target, undo_params))
         t += max(1, int(rng.expovariate(1.0 / mean_us)))
     return [s for s in steps if s.at_us < until_us]
 
-
-UNDO_ACTIONS = frozenset(DEFAULT_UNDO.values()) - {LAPSE}
 
 Handler = Callable[[str | None, dict], Any]
 
@@ -102,13 +96,15 @@ class Nemesis:
     """Fires a schedule of fault steps against the world."""
 
     def __init__(self, world, schedule: list[FaultStep], handlers: dict[str, Handler],
-                 resolve: Callable[[str], str | None]):
+                 resolve: Callable[[str], str | None], undo_actions: frozenset = frozenset()):
         self.world = world
+        self.undo_actions = undo_actions
         self.schedule = sorted_schedule(schedule)
         self.handlers = handlers
         self.resolve = resolve
-        # An undo step aimed at a role acts on the node its paired step hit ("restart the
-        # controller" restarts the one that crashed, not the one elected since).
+        # An undo step (one of `undo_actions`) aimed at a role acts on the node its paired
+        # step hit ("restart the controller" restarts the one that crashed, not the one
+        # elected since).
         self.last_hit: dict[str, str] = {}
 
     def start(self) -> None:
@@ -118,11 +114,11 @@ class Nemesis:
     def _fire(self, index: int, step: FaultStep) -> None:
         resolved = None
         if step.target is not None:
-            if step.action in UNDO_ACTIONS and step.target in self.last_hit:
+            if step.action in self.undo_actions and step.target in self.last_hit:
                 resolved = self.last_hit[step.target]
             else:
                 resolved = self.resolve(step.target)
-                if resolved is not None and step.action not in UNDO_ACTIONS:
+                if resolved is not None and step.action not in self.undo_actions:
                     self.last_hit[step.target] = resolved
         fields: dict[str, Any] = {"step": index, "action": step.action}
         if step.target is not None:
@@ -140,30 +136,3 @@ class Nemesis:
             self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault_outcome",
                                   {"step": index, "outcome": outcome})
 
-
-def network_handlers(world) -> dict[str, Handler]:
-    """Fault actions the core understands: crash/restart and the network faults."""
-    net = world.network
-
-    def rule(target, p):
-        kw = {k: p[k] for k in ("kind", "src", "dst", "count", "release_kind") if k in p}
-        if target is not None and "dst" not in kw:
-            kw["dst"] = target
-        if "delay_ms" in p:
-            kw["delay_us"] = int(p["delay_ms"] * 1000)
-        if "duration_ms" in p:
-            kw["end_us"] = world.kernel.now_us + int(p["duration_ms"] * 1000)
-        return f"rule {net.add_rule(p['rule'], **kw).rid}"
-
-    return {
-        "crash": lambda t, p: None if world.crash(t) else "already down",
-        "restart": lambda t, p: None if world.restart(t) else "already up",
-        "partition": lambda t, p: net.partition(p["groups"], p.get("cut")),
-        "isolate": lambda t, p: net.isolate(t, p.get("cut")),
-        "block": lambda t, p: "same node" if p.get("src", t) == p["dst"]
-        else net.block(p.get("src", t), p["dst"], p.get("cut")),
-        "heal": lambda t, p: net.heal(p.get("cut")),
-        "reset_connections": lambda t, p: net.reset_connections(t, p.get("peer")),
-        "rule": rule,
-        "clear_rules": lambda t, p: net.clear_rules(p.get("kind")),
-    }

@@ -5,19 +5,17 @@ Contract:
   duplicate probabilities (`LinkSpec`); links are FIFO unless jitter or a reorder rule applies,
   in which case later messages may overtake earlier ones;
 - `block(src, dst)` / `partition(groups)` cut links (asymmetric or symmetric) and `heal()`
-  restores them. What a cut link does to a message depends on `partition_mode`: `drop` loses it
-  (a datagram); `stall` holds it, as TCP retransmission would, and delivers the link's held
-  messages in order once it heals, unless the connection closed first: either end crashed
-  (`node_down`) or an end reset it (`reset`), which discards them (`drop` with reason
-  `connection_closed`). So under `stall` a connection never loses one message yet delivers a
-  later one;
+  restores them (`sim.core.topology` keeps which cut holds which link). What a cut link does
+  to a message depends on `partition_mode`: `drop` loses it (a datagram); `stall` holds it, as
+  TCP retransmission would, and delivers the link's held messages in order once it heals,
+  unless the connection closed first: either end crashed (`node_down`) or an end reset it
+  (`reset`), which discards them (`drop` with reason `connection_closed`). So under `stall` a
+  connection never loses one message yet delivers a later one;
 - `reset_connections(node, peer)` is the network resetting connections (a middlebox's RST):
   everything in flight on them is lost (`connection_reset`) and both ends are told
   (`disconnect`), unless a cut keeps the news from them;
-- `Rule`s act on messages of one kind (and/or source, destination) while active: `delay` adds
-  time, `drop` discards, `reorder` adds random jitter and lifts FIFO, `duplicate` delivers twice,
-  `hold` keeps them until a message of kind `release_kind`, sent later to the same
-  destination, has been delivered ("deliver this StopReplica after that LeaderAndIsr");
+- `Rule`s act on messages of one kind (and/or source, destination) while active: delay, drop,
+  reorder, duplicate or hold them (`sim.core.netrules`);
 - every send, deliver and drop is a trace event (`send`, `deliver`, `drop`) carrying the message
   id `mid`; a message whose destination is down at delivery time is dropped (`dst_down`).
 The network knows message kinds only as strings; it never looks inside a body except to ask
@@ -26,15 +24,20 @@ for its `brief()` (a small JSON dict for the trace).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from heapq import heappush
-from typing import Any, NamedTuple
+from typing import Any
 
-import networkx as nx
 from simpy.core import NORMAL
 
-from sim.core.latency import LatencyDist
-from sim.core.trace import HASH_BATCH, event_head, json_members, json_str
+from sim.core.host import Host
+from sim.core.links import Link, LinkSpec, Message
+from sim.core.netrules import RULE_ACTIONS, Rule, rule_effects
+from sim.core.topology import Topology
+from sim.core.trace import json_members, json_str
+
+# `Message`, `LinkSpec`, `Rule` and `RULE_ACTIONS` are this module's vocabulary too: users
+# import them from here (`sim.core.links` and `sim.core.netrules` define them)
+__all__ = ["PARTITION_MODES", "RULE_ACTIONS", "LinkSpec", "Message", "Network", "Rule"]
 
 _tuple_new = tuple.__new__
 _SEND_KEYS = ("mid", "dst", "msg")
@@ -43,115 +46,6 @@ _SEND_KEYS = ("mid", "dst", "msg")
 _SEND_PREFIXES = dict.fromkeys(("seq", "t", "node", "kind") + _SEND_KEYS, "")
 _DELIVER_KEYS = ("mid", "src")
 
-
-class Message(NamedTuple):
-    """One message on the network. Immutable; a named tuple because it is built for every
-    send (the hot path builds it with `tuple.__new__`, several times cheaper than a frozen
-    dataclass)."""
-
-    mid: int
-    src: str
-    dst: str
-    kind: str
-    body: Any
-
-
-@dataclass(frozen=True)
-class LinkSpec:
-    latency: LatencyDist = LatencyDist("constant", 1.0)
-    jitter_us: int = 0
-    drop: float = 0.0
-    duplicate: float = 0.0
-
-
-@dataclass
-class Rule:
-    """A per-kind network rule, active in [start_us, end_us) for up to `count` messages."""
-
-    rid: int
-    action: str  # delay | drop | reorder | duplicate | hold
-    kind: str | None = None
-    src: str | None = None
-    dst: str | None = None
-    delay_us: int = 0
-    count: int | None = None
-    end_us: int | None = None
-    release_kind: str | None = None
-    held: list = field(default_factory=list)
-
-    def matches(self, msg: Message, now_us: int) -> bool:
-        if self.end_us is not None and now_us >= self.end_us:
-            return False
-        if self.count is not None and self.count <= 0:
-            return False
-        return ((self.kind is None or self.kind == msg.kind)
-                and (self.src is None or self.src == msg.src)
-                and (self.dst is None or self.dst == msg.dst))
-
-    def to_json(self) -> dict:
-        out = {"rid": self.rid, "action": self.action}
-        for key in ("kind", "src", "dst", "count", "end_us", "release_kind"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
-        if self.delay_us:
-            out["delay_us"] = self.delay_us
-        return out
-
-
-RULE_ACTIONS = ("delay", "drop", "reorder", "duplicate", "hold")
-
-
-class _Link:
-    """Per-link cache of the hot path: the edge's attribute dict (shared with the graph, so
-    `block` and `set_link` show through), the link's random stream, the FIFO horizon, the
-    constant latency of the spec last seen (None if not constant) and the JSON text of the
-    link's trace events (None unless both ends are plain strings)."""
-
-    __slots__ = ("edge", "rng", "fifo_us", "late_us", "spec", "constant_us", "send_text",
-                 "dst_text", "deliver_text", "src_text", "stalled", "version", "plain",
-                 "dst_actor", "reset_mid")
-
-    def __init__(self, key: tuple[str, str], edge: dict, rng):
-        self.edge = edge
-        self.rng = rng
-        self.fifo_us = 0  # latest delivery time scheduled in FIFO order on this link
-        self.late_us = 0  # latest delivery time scheduled out of FIFO order (jitter, reorder)
-        self.spec = None
-        self.constant_us = None
-        self.stalled: list = []  # messages held on a cut link (partition_mode "stall")
-        # `plain`: not cut, and its spec has no jitter, loss or duplication, so a message only
-        # needs a latency and the FIFO horizon. Valid while `version` is the network's.
-        self.version = -1
-        self.plain = False
-        self.dst_actor = None  # the destination's actor, once known (names are never reused)
-        # messages with a lower id were sent before the network last reset this connection:
-        # they are lost if they have not arrived yet (`reset_connections`)
-        self.reset_mid = 0
-        src, dst = key
-        if type(src) is str and type(dst) is str:
-            # send: {"seq","t","node":src,"kind":"send","mid","dst","msg"}
-            self.send_text = f'{event_head(src, "send")},"mid":'
-            self.dst_text = f',"dst":{json_str(dst)},"msg":'
-            # deliver: {"seq","t","node":dst,"kind":"deliver","mid","src"}
-            self.deliver_text = f'{event_head(dst, "deliver")},"mid":'
-            self.src_text = f',"src":{json_str(src)}}}'
-        else:
-            self.send_text = self.dst_text = self.deliver_text = self.src_text = None
-
-    def refresh(self, version: int) -> None:
-        """Recompute `plain` (and the constant latency of a changed spec) after a topology or
-        spec change; draws nothing from the stream a constant latency does not draw."""
-        edge = self.edge
-        spec = edge["spec"]
-        if self.spec is not spec:
-            self.spec = spec
-            latency = spec.latency
-            self.constant_us = latency.sample(self.rng) if latency.dist == "constant" else None
-        self.plain = (not edge["blocked"] and not spec.jitter_us and not spec.drop
-                      and not spec.duplicate)
-        self.version = version
-
-
 PARTITION_MODES = ("drop", "stall")
 
 
@@ -159,103 +53,79 @@ class Network:
     def __init__(self, default_link: LinkSpec | None = None, partition_mode: str = "drop"):
         if partition_mode not in PARTITION_MODES:
             raise ValueError(f"unknown partition mode {partition_mode!r}; use one of {PARTITION_MODES}")
-        self.graph = nx.DiGraph()
-        self.default_link = default_link or LinkSpec()
+        self.topology = Topology(default_link or LinkSpec())
         self.partition_mode = partition_mode
         self.rules: list[Rule] = []
         self._next_mid = 0
         self._next_rid = 0
-        self._links: dict[tuple[str, str], _Link] = {}
-        # the cuts that hold each blocked link, by name ("" for a cut without one): a link
-        # heals when the last cut holding it is healed (see `heal`)
-        self._cut_by: dict[tuple[str, str], set[str]] = {}
+        self._links: dict[tuple[str, str], Link] = {}
         self._kind_text: dict[str, str] = {}
-        self._plain_world = False
-        self._env = self._trace = None
+        self._direct = False
+        self._env = self._trace = self._emit_encoded = None
         self._version = 0  # bumped by every change to an edge (cut, heal, spec, new node)
         self._deliver_bound = self._deliver  # one bound method for every queued delivery
-        self.world = None
+        self.world: Host | None = None
 
-    # -- topology ------------------------------------------------------------------------
-    def attach(self, world) -> None:
-        from sim.core.world import World  # here: world.py imports this module
-
+    def attach(self, world: Host, direct: bool = False) -> None:
+        """Run in `world`. `direct`: its `is_alive` and `deliver` are the plain ones (an actor
+        of `world.actors` is alive when its `alive` is true, and takes a message by its
+        `on_message`), so the network may do their work inline on its per-message path."""
         self.world = world
         self._env = world.kernel.env  # the hot path reads the clock and queue from here
         self._trace = world.trace
-        # a World whose `is_alive`/`deliver` are the stock ones can be looked up directly
-        self._plain_world = (type(world).is_alive is World.is_alive
-                             and type(world).deliver is World.deliver)
+        self._emit_encoded = world.trace.emit_encoded  # bound once: called for every message
+        self._direct = direct
 
+    # -- topology (`sim.core.topology`; every change bumps the links' version) ------------
     def add_node(self, name: str) -> None:
-        for other in sorted(self.graph.nodes):
-            self.graph.add_edge(name, other, spec=self.default_link, blocked=False)
-            self.graph.add_edge(other, name, spec=self.default_link, blocked=False)
-        self.graph.add_node(name)
+        self.topology.add_node(name)
         self._version += 1
 
     def set_link(self, src: str, dst: str, spec: LinkSpec) -> None:
-        self.graph.edges[src, dst]["spec"] = spec
+        self.topology.set_link(src, dst, spec)
         self._version += 1
-
-    def _cut(self, src: str, dst: str, cut: str | None) -> None:
-        self.graph.edges[src, dst]["blocked"] = True
-        self._cut_by.setdefault((src, dst), set()).add(cut or "")
 
     def block(self, src: str, dst: str, cut: str | None = None) -> None:
         """Cut the link src -> dst; `cut` names the cut for a later `heal(cut)`."""
-        self._cut(src, dst, cut)
+        self.topology.block(src, dst, cut)
         self._version += 1
 
     def partition(self, groups: list[list[str]], cut: str | None = None) -> None:
         """Cut every link between nodes of different groups (both directions)."""
-        where = {n: i for i, g in enumerate(groups) for n in g}
-        for src, dst in sorted(self.graph.edges):
-            if src in where and dst in where and where[src] != where[dst]:
-                self._cut(src, dst, cut)
+        self.topology.partition(groups, cut)
         self._version += 1
 
     def isolate(self, node: str, cut: str | None = None) -> None:
-        others = sorted(n for n in self.graph.nodes if n != node)
-        self.partition([[node], others], cut)
+        self.topology.isolate(node, cut)
+        self._version += 1
 
     def heal(self, cut: str | None = None) -> str | None:
         """Without `cut`, heal every link. With it, only the links that cut holds, and of
         those only the ones no other cut still holds, so overlapping faults each last their
-        own time. Returns a fault outcome naming the links left cut, or None."""
-        held = 0  # links of `cut` that another cut still holds
-        if cut is None:
-            for src, dst in sorted(self.graph.edges):
-                self.graph.edges[src, dst]["blocked"] = False
-            self._cut_by.clear()
-        else:
-            for key in sorted(k for k, cuts in self._cut_by.items() if cut in cuts):
-                cuts = self._cut_by[key]
-                cuts.discard(cut)
-                if cuts:
-                    held += 1
-                else:
-                    del self._cut_by[key]
-                    self.graph.edges[key]["blocked"] = False
+        own time; then deliver what the healed links stalled. Returns a fault outcome naming
+        the links left cut, or None."""
+        held = self.topology.heal(cut)
         self._version += 1
         self._release_stalled()
         if held:
             return f"{held} of its links still cut by another fault"
         return None
 
+    def reachable(self, src: str, dst: str) -> bool:
+        return self.topology.reachable(src, dst)
+
     def _release_stalled(self) -> None:
         """Deliver, in order, what cut links held and are no longer cut (`stall` mode)."""
         waiting = sorted(k for k, link in self._links.items() if link.stalled)
         if not waiting:
             return
-        now = self._env._now  # noqa: SLF001
+        now = self._env._now
         for key in waiting:
             link = self._links[key]
             edge = link.edge
             if edge["blocked"]:
                 continue
-            stalled, link.stalled = link.stalled, []
-            for msg in stalled:
+            for msg in link.take_stalled():
                 self._schedule(msg, edge["spec"], link.rng, 0, True, now)
 
     def reset(self, a: str, b: str) -> None:
@@ -264,8 +134,7 @@ class Network:
         for key in ((a, b), (b, a)):
             link = self._links.get(key)
             if link is not None and link.stalled:
-                stalled, link.stalled = link.stalled, []
-                for msg in stalled:
+                for msg in link.take_stalled():
                     self._drop(msg, "connection_closed")
 
     def close_connection(self, node: str, peer: str) -> None:
@@ -291,8 +160,7 @@ class Network:
             for key in ((node, other), (other, node)):
                 link = self._link(key)
                 link.reset_mid = self._next_mid
-                stalled, link.stalled = link.stalled, []
-                for msg in stalled:
+                for msg in link.take_stalled():
                     self._drop(msg, "connection_reset")
             self._tell_closed(node, other)
             self._tell_closed(other, node)
@@ -302,12 +170,8 @@ class Network:
         """What still stands between the nodes at `now_us`, or None: cut links, and the rules
         that can keep a message from ever arriving (a `drop` or `hold` still armed, a `hold`
         still keeping messages). `delay`, `reorder` and `duplicate` only slow traffic."""
-        # a link that loses every message (`drop = 1.0`) is as cut as a blocked one
-        cut = sum(1 for _s, _d, e in self.graph.edges(data=True)
-                  if e["blocked"] or e["spec"].drop >= 1.0)
-        rules = [r.rid for r in self.rules if r.held or (
-            r.action in ("drop", "hold") and (r.end_us is None or now_us < r.end_us)
-            and (r.count is None or r.count > 0))]
+        cut = self.topology.cut_links()
+        rules = [r.rid for r in self.rules if r.armed(now_us)]
         return {"cut_links": cut, "rules": rules} if cut or rules else None
 
     def due_after(self, now_us: int, srcs) -> list[list[str]]:
@@ -315,10 +179,7 @@ class Network:
         `now_us` (sent and not yet due; it may still be dropped on arrival), as sorted
         [src, dst] pairs. A message stalled on a cut link is not scheduled: see `unhealed`."""
         return [[s, d] for (s, d), link in sorted(self._links.items())
-                if s in srcs and max(link.fifo_us, link.late_us) > now_us]
-
-    def reachable(self, src: str, dst: str) -> bool:
-        return src == dst or not self.graph.edges[src, dst]["blocked"]
+                if s in srcs and link.due_after(now_us)]
 
     # -- rules ---------------------------------------------------------------------------
     def add_rule(self, action: str, **kw) -> Rule:
@@ -335,12 +196,12 @@ class Network:
         self.rules = [r for r in self.rules if not (kind is None or r.kind == kind)]
 
     # -- traffic -------------------------------------------------------------------------
-    def _link(self, key: tuple[str, str]) -> _Link:
+    def _link(self, key: tuple[str, str]) -> Link:
         link = self._links.get(key)
         if link is None:
             src, dst = key
-            edge = self.graph.edges[src, dst]
-            link = _Link(key, edge, self.world.streams.get(f"net/{src}>{dst}"))
+            edge = self.topology.edge(src, dst)
+            link = Link(key, edge, self.world.streams.get(f"net/{src}>{dst}"))
             self._links[key] = link
         return link
 
@@ -349,27 +210,19 @@ class Network:
         mid = self._next_mid
         self._next_mid = mid + 1
         msg = _tuple_new(Message, (mid, src, dst, kind, body))  # Message(...) without __new__
-        now = self._env._now  # noqa: SLF001 - hot path
+        now = self._env._now  # the kernel's clock, read without a property on the hot path
         link = self._links.get((src, dst))
         kind_text = self._kind_text.get(kind)
         brief = getattr(body, "brief", None)
         more = None if brief is None else brief()
         members = "" if brief is None else (
             json_members(more, _SEND_PREFIXES) if type(more) is dict else None)
-        if (link is None or kind_text is None or members is None or link.send_text is None
-                or type(now) is not int):
+        if link is None or kind_text is None or members is None or link.send_text is None:
             link = self._send_event(msg, now, kind_text, members, more)
-        else:  # trace.emit_encoded(now, src, "send", ...), inlined as its docstring describes
-            trace = self._trace
-            seq = trace.seq
-            trace.seq = seq + 1
-            pending = trace.pending
-            pending.append(f'{{"seq":{seq},"t":{now}{link.send_text}{mid}{link.dst_text}'
-                           f'{kind_text}{members}}}\n')
-            if len(pending) >= HASH_BATCH:
-                trace.write_pending()
-            if trace.events is not None or trace.routes["send"]:
-                trace.publish(seq, now, src, "send", _SEND_KEYS, (mid, dst, kind), more)
+        else:  # (a time that is not an int takes the trace's general path)
+            self._emit_encoded(
+                now, src, "send", f"{link.send_text}{mid}{link.dst_text}{kind_text}{members}}}",
+                _SEND_KEYS, (mid, dst, kind), more)
         if link.version != self._version:
             link.refresh(self._version)
         if link.plain and not self.rules:
@@ -385,12 +238,12 @@ class Network:
                 self.world.kernel.call_later(at - now, self._deliver, msg, link)
                 return mid
             env = self._env  # kernel.call_later(delay, self._deliver, msg, link), inlined
-            heappush(env._queue, (at, NORMAL, next(env._eid), self._deliver_bound, (msg, link)))  # noqa: SLF001
+            heappush(env._queue, (at, NORMAL, next(env._eid), self._deliver_bound, (msg, link)))
             return mid
         return self._route(msg, link, now)
 
     def _send_event(self, msg: Message, now: int, kind_text: str | None, members: str | None,
-                    more: Any) -> _Link:
+                    more: Any) -> Link:
         """The `send` event off the hot path (first message on a link, a kind or field names
         that need the general encoder), given what `send` found: the kind's JSON text if
         cached, the brief's members ("" without a brief) and the brief; returns the link."""
@@ -413,7 +266,7 @@ class Network:
             link = self._link(key)  # after the send event, as an unknown node raises KeyError
         return link
 
-    def _route(self, msg: Message, link: _Link, now: int) -> int:
+    def _route(self, msg: Message, link: Link, now: int) -> int:
         """Send `msg` on a link that is cut, lossy, jittery or duplicating, or under rules."""
         world = self.world
         mid, src = msg.mid, msg.src
@@ -426,25 +279,14 @@ class Network:
             return self._drop(msg, "partition")
         spec: LinkSpec = edge["spec"]
         rng = link.rng
-        extra_us, copies, fifo = 0, 1, spec.jitter_us == 0
-        for rule in self.rules:
-            if not rule.matches(msg, now):
-                continue
-            if rule.count is not None:
-                rule.count -= 1
-            if rule.action == "drop":
-                return self._drop(msg, f"rule:{rule.rid}")
-            if rule.action == "hold":
-                rule.held.append(msg)
-                world.trace.emit(now, src, "hold", {"mid": mid, "rule": rule.rid})
-                return mid
-            if rule.action == "delay":
-                extra_us += rule.delay_us
-            elif rule.action == "reorder":
-                extra_us += rng.randrange(rule.delay_us + 1)
-                fifo = False
-            elif rule.action == "duplicate":
-                copies = 2
+        taker, extra_us, copies, reordered = rule_effects(self.rules, msg, now, rng)
+        if taker is not None:
+            if taker.action == "drop":
+                return self._drop(msg, f"rule:{taker.rid}")
+            taker.held.append(msg)  # a hold
+            world.trace.emit(now, src, "hold", {"mid": mid, "rule": taker.rid})
+            return mid
+        fifo = spec.jitter_us == 0 and not reordered
         if spec.drop and rng.random() < spec.drop:
             return self._drop(msg, "loss")
         if spec.duplicate and rng.random() < spec.duplicate:
@@ -485,7 +327,7 @@ class Network:
     def _tell_closed(self, end: str, far: str) -> None:
         """`end` learns that its connection with `far` closed one link latency later (a
         `disconnect`), unless the link far -> end is cut and the news cannot reach it."""
-        edge = self.graph.edges[far, end]
+        edge = self.topology.edge(far, end)
         if not edge["blocked"]:
             w = self.world
             delay = edge["spec"].latency.sample(w.streams.get(f"net/{far}>{end}"))
@@ -494,7 +336,7 @@ class Network:
     def _disconnect(self, peer: str, node: str) -> None:
         w = self.world
         if w.is_alive(peer):
-            w.trace.emit(w.kernel.env._now, peer, "disconnect", {"peer": node})  # noqa: SLF001
+            w.trace.emit(self._env._now, peer, "disconnect", {"peer": node})
             w.actors[peer].on_disconnect(node)
 
     def _refused(self, msg: Message) -> None:
@@ -505,16 +347,16 @@ class Network:
 
     def _drop(self, msg: Message, reason: str) -> int:
         w = self.world
-        w.trace.emit(w.kernel.env._now, msg.src, "drop",  # noqa: SLF001
+        w.trace.emit(self._env._now, msg.src, "drop",
                      {"mid": msg.mid, "dst": msg.dst, "msg": msg.kind, "reason": reason})
         return msg.mid
 
-    def _deliver(self, msg: Message, link: _Link) -> None:
+    def _deliver(self, msg: Message, link: Link) -> None:
         if msg.mid < link.reset_mid:  # its connection was reset while it was on its way
             self._drop(msg, "connection_reset")
             return
         w = self.world
-        if self._plain_world:  # World.is_alive and World.deliver, inlined
+        if self._direct:  # w.is_alive(msg.dst), inlined (see `attach`)
             actor = link.dst_actor
             if actor is None:
                 actor = link.dst_actor = w.actors.get(msg.dst)
@@ -524,20 +366,13 @@ class Network:
         elif not w.is_alive(msg.dst):
             self._refused(msg)
             return
-        now = self._env._now  # noqa: SLF001
-        trace = self._trace
-        if link.deliver_text is None or type(now) is not int:
-            trace.emit(now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})
-        else:  # trace.emit_encoded(now, msg.dst, "deliver", ...), inlined
-            seq = trace.seq
-            trace.seq = seq + 1
-            pending = trace.pending
-            pending.append(f'{{"seq":{seq},"t":{now}{link.deliver_text}{msg.mid}{link.src_text}\n')
-            if len(pending) >= HASH_BATCH:
-                trace.write_pending()
-            if trace.events is not None or trace.routes["deliver"]:
-                trace.publish(seq, now, msg.dst, "deliver", _DELIVER_KEYS, (msg.mid, msg.src), None)
-        if self._plain_world:
+        if link.deliver_text is None:
+            self._trace.emit(self._env._now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})
+        else:
+            self._emit_encoded(self._env._now, msg.dst, "deliver",
+                               f"{link.deliver_text}{msg.mid}{link.src_text}",
+                               _DELIVER_KEYS, (msg.mid, msg.src))
+        if self._direct:  # w.deliver(msg), inlined
             actor.on_message(msg)
         else:
             w.deliver(msg)
@@ -553,8 +388,8 @@ class Network:
             ok = dst is None or (held.dst == dst and held.mid < sent_before)
             (go if ok else keep).append(held)
         rule.held = keep
-        now = self.world.kernel.env._now  # noqa: SLF001
+        now = self._env._now
         for held in go:
-            edge = self.graph.edges[held.src, held.dst]
+            edge = self.topology.edge(held.src, held.dst)
             rng = self.world.streams.get(f"net/{held.src}>{held.dst}")
             self._schedule(held, edge["spec"], rng, 0, False, now)

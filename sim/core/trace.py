@@ -119,8 +119,7 @@ class Trace:
         self._write = None  # writes the bytes of a batch of lines
         self._hash = hashlib.sha256()
         self._hash.update(header_digest_part(self.header).encode())
-        # event lines ("...\n") not yet hashed and written: batches are cheaper. Hot callers in
-        # sim/core may append lines here themselves, as `emit_encoded` does (see there).
+        # event lines ("...\n") not yet hashed and written: batches are cheaper
         self.pending: list[str] = []
         self.seq = 0
         self.events: list[dict] | None = [] if keep else None
@@ -170,11 +169,8 @@ class Trace:
         `kind` or an earlier field. `text` must be exactly what `emit` writes after the `t`
         member, closing brace included: `,"node":N,"kind":K` then `,"key":value` for each field
         in order, strings encoded with `json_str`, ints with `int.__repr__`, anything else with
-        `json_text`. The line is then byte-identical to the one `emit` writes.
-
-        The network inlines this method on its per-message path: take `seq`, bump it, append
-        the line to `pending`, call `write_pending` at `HASH_BATCH` lines, then `publish` if
-        `events` is kept or `routes[kind]` is not empty. Keep the two in step.
+        `json_text`. The line is then byte-identical to the one `emit` writes. The network
+        calls this for every message it sends and delivers.
         """
         if type(t_us) is not int:
             fields = dict(zip(keys, values))
@@ -245,10 +241,13 @@ def digest_of_lines(header: dict, lines: list[str]) -> str:
     return h.hexdigest()
 
 
-def read_trace(path: str) -> tuple[dict, Iterator[dict]]:
-    """Open a stored trace: its header now, its events lazily. Raises TraceError on bad input."""
+def read_trace(path: str, check: Callable[[dict], str | None] | None = None
+               ) -> tuple[dict, Iterator[dict]]:
+    """Open a stored trace: its header now, its events lazily. Raises TraceError on bad input:
+    besides the checks of `_events`, an event for which `check` returns a problem (the
+    vocabulary's own check of kinds and field types, `invariants.shapes.event_problem`)."""
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by the generator; decoded line by line
+        fh = open(path, "rb")  # closed by the generator `_events`; decoded line by line
     except OSError as exc:
         raise TraceError(f"{path}: cannot open trace ({exc.strerror})") from None
     try:
@@ -267,7 +266,7 @@ def read_trace(path: str) -> tuple[dict, Iterator[dict]]:
     if problem:
         fh.close()
         raise TraceError(f"{path}:1: {problem}; the header was edited or comes from another tool")
-    return header, _events(path, fh)
+    return header, _events(path, fh, check)
 
 
 def _header_problem(header: dict) -> str | None:
@@ -291,14 +290,23 @@ def _header_problem(header: dict) -> str | None:
 MAX_T_US = 2**53 * 1000
 
 
-def _events(path: str, fh) -> Iterator[dict]:
+#: the kind of the last event of every run (written by the harness); nothing may follow it
+END_KIND = "end"
+
+
+def _events(path: str, fh, check=None) -> Iterator[dict]:
     """The events of an open trace, each checked: the next `seq`, a `t` in microseconds no
-    earlier than the event before (simulated time never runs back), a node and a kind."""
+    earlier than the event before (simulated time never runs back), a node and a kind, no
+    event after the run's `end`, and whatever `check` finds wrong."""
     with fh:
         expected = last_t = 0
+        ended = 0  # the line of the `end` event, once read
         for lineno, line in enumerate(fh, start=2):
             if not line.strip():
                 continue
+            if ended:
+                raise TraceError(f"{path}:{lineno}: a line after the run's `end` event (line "
+                                 f"{ended}); the trace was edited or two traces were joined")
             ev = _parse_line(path, lineno, line)
             if (ev.get("seq") != expected or type(ev.get("t")) is not int
                     or not isinstance(ev.get("kind"), str) or not isinstance(ev.get("node"), str)):
@@ -308,8 +316,14 @@ def _events(path: str, fh) -> Iterator[dict]:
                 raise TraceError(f"{path}:{lineno}: t {ev['t']} is out of order (the event before "
                                  f"is at t {last_t}, and no t passes {MAX_T_US}); the trace was "
                                  "edited")
+            problem = check(ev) if check is not None else None
+            if problem:
+                raise TraceError(f"{path}:{lineno}: event seq {ev['seq']}: {problem}; the trace "
+                                 "was edited or comes from another tool")
             expected += 1
             last_t = ev["t"]
+            if ev["kind"] == END_KIND:
+                ended = lineno
             yield ev
 
 
@@ -331,10 +345,10 @@ def _parse_line(path: str, lineno: int, raw: bytes) -> dict:
     return obj
 
 
-def stored_lines(path: str) -> tuple[dict, list[str]]:
+def stored_lines(path: str, check=None) -> tuple[dict, list[str]]:
     """Header and raw event lines of a stored trace (for digests and diffs), each line checked
-    as `read_trace` checks it (JSON object, dense `seq`); raises TraceError."""
-    header, events = read_trace(path)
+    as `read_trace(path, check)` checks it (JSON object, dense `seq`); raises TraceError."""
+    header, events = read_trace(path, check)
     for _ in events:
         pass  # validate every line before handing out raw text
     with open(path, encoding="utf-8", newline="\n") as fh:

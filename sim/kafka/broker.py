@@ -20,6 +20,7 @@ from sim.kafka.idempotence import evict_below_log_start, expire_producers
 from sim.kafka.isr import IsrManager
 from sim.kafka.leader_fetch import LeaderFetch
 from sim.kafka.log import Log
+from sim.kafka.options import Options
 from sim.kafka.partition import Partition
 from sim.kafka.rules import rules_for
 
@@ -27,10 +28,10 @@ HEARTBEAT_US = 500_000
 
 
 class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fetcher, Actor):
-    def __init__(self, world, broker_id: int, options: dict, protocol, store):
+    def __init__(self, world, broker_id: int, options: Options, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
-        self.cluster = options["cluster"]
+        self.cluster = options.cluster
         self.protocol = protocol
         self.rules = rules_for(protocol)
         self.store = store
@@ -98,7 +99,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
 
     # -- high watermark checkpoints ----------------------------------------------------
     def _checkpoint_interval_us(self) -> int:
-        return self.cluster["replica_high_watermark_checkpoint_interval_ms"] * 1000
+        return self.cluster.replica_high_watermark_checkpoint_interval_ms * 1000
 
     def checkpoint_hws(self) -> None:
         """`ReplicaManager.checkpointHighWatermarks`: every log's HW goes to
@@ -124,7 +125,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
     def _register(self) -> None:
         self.broker_epoch = self.store.register_broker(self.id, self.now_us)
         self.set_timer(HEARTBEAT_US, "heartbeat")
-        self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+        self.set_timer(self.cluster.replica_lag_time_max_ms * 500, "isr_check")
         self._arm_producer_expiration()
         if self._checkpoint_interval_us():
             self.set_timer(self._checkpoint_interval_us(), "hw_checkpoint")
@@ -140,7 +141,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
             self.set_timer(HEARTBEAT_US, "heartbeat")
         elif name == "isr_check":
             self.check_isr_shrink()
-            self.set_timer(self.cluster["replica_lag_time_max_ms"] * 500, "isr_check")
+            self.set_timer(self.cluster.replica_lag_time_max_ms * 500, "isr_check")
         elif name == "hw_checkpoint":
             self.checkpoint_hws()
             self.set_timer(self._checkpoint_interval_us(), "hw_checkpoint")
@@ -204,7 +205,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
     def _arm_producer_expiration(self) -> None:
         """`removeExpiredProducers` runs every producer.id.expiration.check.interval.ms
         whether or not the topic has retention (ref §2.3)."""
-        interval_ms = self.cluster["producer_id_expiration_check_interval_ms"]
+        interval_ms = self.cluster.producer_id_expiration_check_interval_ms
         self.set_timer(interval_ms * 1000, "producer_expiration")
 
     # -- dispatch ------------------------------------------------------------------------

@@ -103,7 +103,7 @@ class MetadataRefresher:
         if name == "meta_age":
             self.meta_equivalent = 0  # expired metadata is asked for without that backoff
             self.request_update()
-            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
+            self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
         elif name == "refresh":
             self.maybe_refresh()
         elif name == "meta_timeout":

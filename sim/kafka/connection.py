@@ -71,7 +71,7 @@ class RequestQueue:
 
     def service_us(self, msg) -> int:
         batches = len(msg.body.partitions) if msg.kind == "Produce" else 0
-        return int(self.cluster["request_service_us"] * (1 + SERVICE_PER_BATCH * batches))
+        return int(self.cluster.request_service_us * (1 + SERVICE_PER_BATCH * batches))
 
     def _serve_next(self) -> None:
         if self.handler_busy or not self.request_queue:

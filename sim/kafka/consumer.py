@@ -36,6 +36,7 @@ from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.consumer_validation import PositionValidator
 from sim.kafka.messages import Fetch, FetchPartition
+from sim.kafka.options import ConsumerOptions, TopicOptions
 from sim.kafka.rules import rules_for
 from sim.kafka.rules.client_consumer import position_after_out_of_range
 
@@ -47,14 +48,14 @@ HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
 class Consumer(PositionValidator, MetadataRefresher, Actor):
-    def __init__(self, world, spec: dict, topic_spec: dict, protocol):
-        super().__init__(spec["name"], world)
+    def __init__(self, world, spec: ConsumerOptions, topic_spec: TopicOptions, protocol):
+        super().__init__(spec.name, world)
         self.spec = spec
         self.protocol = protocol
         self.rules = rules_for(protocol)
-        self.tps = [f"{topic_spec['name']}-{i}" for i in range(topic_spec["partitions"])]
-        self.bootstrap = tuple(range(1, world.options["cluster"]["brokers"] + 1))
-        self.discovery = spec["leader_discovery"] or protocol.leader_discovery
+        self.tps = [f"{topic_spec.name}-{i}" for i in range(topic_spec.partitions)]
+        self.bootstrap = tuple(range(1, world.options.cluster.brokers + 1))
+        self.discovery = spec.leader_discovery or protocol.leader_discovery
         self._reset()
 
     def _reset(self) -> None:
@@ -78,7 +79,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         # a consumer appends nothing: "off" keeps the idempotence fold's view of it exact
         self.emit(V.CLIENT_CONFIG, {"idempotence": "off", "effective_idempotence": "off",
                                     "leader_discovery": self.discovery, "role": "consumer"})
-        self.set_timer(self.spec["start_ms"] * 1000, "begin")
+        self.set_timer(self.spec.start_ms * 1000, "begin")
 
     def on_restart(self) -> None:
         self._reset()
@@ -88,7 +89,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         if name == "begin":
             self.running = True
             self.maybe_refresh()
-            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
+            self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
         elif self.on_metadata_timer(name, data):
             pass
         elif name in ("fetch_timeout", "validate_timeout"):
@@ -166,7 +167,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         self.fetch_epochs[leader] = {fp.tp: fp.current_leader_epoch for fp in parts}
         self.corr += 1
         self.fetching[leader] = self.corr
-        wait_us = self.spec["fetch_max_wait_ms"] * 1000
+        wait_us = self.spec.fetch_max_wait_ms * 1000
         self.send(f"b{leader}", "Fetch", Fetch(-1, self.corr, wait_us, parts))
         self.set_timer(wait_us + self.request_timeout_us(), "fetch_timeout", (leader, self.corr))
 
@@ -254,7 +255,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         return RETRY_BACKOFF_MAX_MS * 1000
 
     def request_timeout_us(self) -> int:
-        return self.spec["request_timeout_ms"] * 1000
+        return self.spec.request_timeout_ms * 1000
 
     def in_flight_limit(self) -> int:
         return MAX_IN_FLIGHT

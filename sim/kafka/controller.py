@@ -25,15 +25,16 @@ from sim.kafka.messages import (
     StopReplica,
     UpdateMetadata,
 )
+from sim.kafka.options import Options
 from sim.kafka.rules import rules_for
 
 TICK_US = 100_000
 
 
 class Controller(ControllerOps, TopicDeletionOps, Actor):
-    def __init__(self, world, name: str, options: dict, protocol, store):
+    def __init__(self, world, name: str, options: Options, protocol, store):
         super().__init__(name, world)
-        self.cluster = options["cluster"]
+        self.cluster = options.cluster
         self.protocol = protocol
         self.rules = rules_for(protocol)
         self.store = store
@@ -68,7 +69,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
 
     def _tick(self) -> None:
         now = self.now_us
-        reach = self.world.network.reachable(self.name, "zk")
+        reach = self.can_reach("zk")
         store = self.store
         if self.active:
             if reach and store.active == self.name and store.controller_epoch == self.controller_epoch:
@@ -81,17 +82,17 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
                 self.check_reassignments()
         elif reach and (store.active is None
                         or now - store.controller_renewed_us > self._session_us()
-                        + self.cluster["controller_failover_delay_ms"] * 1000):
+                        + self.cluster.controller_failover_delay_ms * 1000):
             self._become_active()
 
     def _session_us(self) -> int:
-        return self.cluster["zk_session_timeout_ms"] * 1000
+        return self.cluster.zk_session_timeout_ms * 1000
 
     def _can_write(self) -> bool:
         store = self.store
         return (self.active and store.active == self.name
                 and store.controller_epoch == self.controller_epoch
-                and self.world.network.reachable(self.name, "zk"))
+                and self.can_reach("zk"))
 
     def _resign(self, reason: str) -> None:
         self.active = False
@@ -123,7 +124,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         self.resume_deletions(sorted(self.live))  # TopicDeletionManager.init + tryTopicDeletion
 
     def _registered_live(self) -> dict[int, int]:
-        limit = self.cluster["broker_session_timeout_ms"] * 1000
+        limit = self.cluster.broker_session_timeout_ms * 1000
         return {b: s.epoch for b, s in sorted(self.store.brokers.items())
                 if self.now_us - s.renewed_us <= limit}
 
@@ -147,7 +148,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         body = make(self.corr)
         self.outstanding[self.corr] = (broker, kind, body)
         self.send(f"b{broker}", kind, body)
-        self.set_timer(self.cluster["controller_request_retry_ms"] * 1000, "retry", self.corr)
+        self.set_timer(self.cluster.controller_request_retry_ms * 1000, "retry", self.corr)
 
     def _retry(self, corr: int) -> None:
         entry = self.outstanding.get(corr)
@@ -169,7 +170,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
                 self.send_leader_and_isr(broker, tps)
             return
         self.send(f"b{broker}", kind, body)
-        self.set_timer(self.cluster["controller_request_retry_ms"] * 1000, "retry", corr)
+        self.set_timer(self.cluster.controller_request_retry_ms * 1000, "retry", corr)
 
     def state_of(self, tp: str) -> PartitionState:
         topic, st = self.store.partition(tp)

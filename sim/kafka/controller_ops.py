@@ -52,7 +52,7 @@ class ControllerOps:
             # fails and writes nothing, so the current leader keeps the partition (ZK's
             # ControlledShutdownLeaderSelector; the broker-failure path elects later)
             return False
-        elif self.cluster["unclean_leader_election"]:
+        elif self.cluster.unclean_leader_election:
             live = [r for r in pool if r in self.live and r not in exclude]
             leader = live[0] if live else E.NO_LEADER
             isr = (leader,) if live else st.isr

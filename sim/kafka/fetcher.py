@@ -84,7 +84,7 @@ class Fetcher:
             p = self.partitions[tp]
             last_epoch = names_epoch(self.protocol, tp in self.truncating, p.log.last_epoch())
             reqs.append(FetchPartition(tp, p.log.leo, p.leader_epoch, last_epoch))
-        wait_us = self.cluster["replica_fetch_wait_max_ms"] * 1000
+        wait_us = self.cluster.replica_fetch_wait_max_ms * 1000
         self.fetch_inflight[leader] = self.fetch_corr
         reqs = tuple(reqs)
         self.fetch_sent[leader] = (reqs, self.truncating.intersection(ready) if self.truncating else ())
@@ -193,7 +193,7 @@ class Fetcher:
         loss and the broker halts."""
         log = p.log
         if 0 <= data.log_end_offset < log.leo:
-            if self.protocol.out_of_range_halts and not self.cluster["unclean_leader_election"]:
+            if self.protocol.out_of_range_halts and not self.cluster.unclean_leader_election:
                 self._halt(p, data)
             else:
                 self._truncate(p, data.log_end_offset, "out_of_range")

@@ -29,7 +29,7 @@ class IsrManager:
 
     def min_isr(self, p) -> int:
         """min.insync.replicas for `p` (`Partition.effectiveMinIsr`)."""
-        return self.rules.effective_min_isr(self.protocol, self.cluster["min_insync_replicas"],
+        return self.rules.effective_min_isr(self.protocol, self.cluster.min_insync_replicas,
                                             len(p.replicas))
 
     def maybe_advance_hw(self, p) -> None:
@@ -39,7 +39,7 @@ class IsrManager:
         log = p.log
         hw = self.rules.maybe_increment_leader_hw(
             self.protocol, log.leo, log.hw, p.leader_epoch, len(p.isr),
-            self.cluster["min_insync_replicas"], len(p.replicas), p.maximal_isr(), p.followers,
+            self.cluster.min_insync_replicas, len(p.replicas), p.maximal_isr(), p.followers,
             self.id)
         if hw is not None:
             log.set_hw(hw)
@@ -70,7 +70,7 @@ class IsrManager:
         f = p.followers.get(replica_id)
         return self.rules.is_follower_out_of_sync(
             self.protocol, f is not None, f.leo if f else -1, p.log.leo,
-            f.caught_up_us if f else -1, self.now_us, self.cluster["replica_lag_time_max_ms"])
+            f.caught_up_us if f else -1, self.now_us, self.cluster.replica_lag_time_max_ms)
 
     def _alter_isr(self, p, isr: tuple) -> None:
         if self.controller is None:

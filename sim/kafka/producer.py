@@ -20,6 +20,8 @@ from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.messages import Batch, Produce, ProducePartition
+from sim.kafka.options import ProducerOptions, TopicOptions
+from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.producer_idempotence import IdempotenceMixin
 from sim.kafka.producer_results import ProduceResults
 from sim.kafka.rules import rules_for
@@ -29,50 +31,30 @@ ACKS = {"all": -1, 1: 1, 0: 0}
 BATCH_KEYS = ("bid", "tp", "count", "created_us")
 
 
-class PendingBatch:
-    """A batch inside the producer: its wire form plus retry bookkeeping."""
-
-    __slots__ = ("batch", "tp", "attempts", "retry_at_us", "in_flight", "current_leader_epoch",
-                 "attempts_when_leader_changed", "stamped", "sequence_reset", "sent_to", "expired")
-
-    def __init__(self, batch: Batch, tp: str):
-        self.batch, self.tp = batch, tp
-        self.attempts = 0
-        self.retry_at_us = 0
-        self.in_flight = False
-        self.current_leader_epoch = -1
-        self.attempts_when_leader_changed = 0
-        self.stamped = False  # producer id, epoch and sequence assigned (at first drain)
-        self.sequence_reset = False  # renumbered from 0 (`ProducerBatch.sequenceHasBeenReset`)
-        self.sent_to = -1  # the broker its latest request went to
-        # failed at delivery.timeout.ms while its request was still out: the application has
-        # its TimeoutException, and the request's answer only settles the sequences
-        self.expired = False
-
-
 class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
-    def __init__(self, world, spec: dict, topic_spec: dict, protocol, index: int):
-        super().__init__(spec["name"], world)
+    def __init__(self, world, spec: ProducerOptions, topic_spec: TopicOptions, protocol,
+                 index: int):
+        super().__init__(spec.name, world)
         self.spec = spec
         self.protocol = protocol
-        self.acks = ACKS[spec["acks"]]
-        self.tps = [f"{topic_spec['name']}-{i}" for i in range(topic_spec["partitions"])]
-        self.bootstrap = tuple(range(1, world.options["cluster"]["brokers"] + 1))
-        self.discovery = spec["leader_discovery"] or protocol.leader_discovery
+        self.acks = ACKS[spec.acks]
+        self.tps = [f"{topic_spec.name}-{i}" for i in range(topic_spec.partitions)]
+        self.bootstrap = tuple(range(1, world.options.cluster.brokers + 1))
+        self.discovery = spec.leader_discovery or protocol.leader_discovery
         self.rules = rules_for(protocol)
         self.init_idempotence(index)
         # JSON text that the per-batch `batch` and `ack` events repeat (see `_emit_batch`)
         self.tp_json = {tp: json_str(tp) for tp in self.tps}
         self.batch_head = f'{event_head(self.name, V.BATCH)},"bid":'
         self.ack_head = f'{event_head(self.name, V.ACK)},"bid":'
-        self.acks_json = json_text(spec["acks"])
+        self.acks_json = json_text(spec.acks)
         # records that fit one batch: batch.size over the record size, at least one (a record
         # larger than batch.size goes alone, and batch.size = 0 turns batching off)
-        self.batch_records = max(1, spec["batch_size"] // spec["record_bytes"])
+        self.batch_records = max(1, spec.batch_size // spec.record_bytes)
         # an idempotent producer keeps no more requests in flight than the broker remembers
         # batches (1 in 0.11, 5 from 1.0: `idempotent_batches`)
-        self.max_in_flight = spec["max_in_flight"] if self.idempotence == "off" else \
-            min(spec["max_in_flight"], protocol.idempotent_batches)
+        self.max_in_flight = spec.max_in_flight if self.idempotence == "off" else \
+            min(spec.max_in_flight, protocol.idempotent_batches)
         # max.in.flight.requests.per.connection = 1 guarantees order: the Sender mutes a
         # partition while one of its batches is in flight, to any broker (`guaranteeMessageOrder`).
         # The cap above counts: a 0.11 idempotent producer runs with one request in flight, the
@@ -97,9 +79,9 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
         self.emit(V.CLIENT_CONFIG, {"idempotence": self.idempotence_promised,
-                                    "effective_idempotence": self.idempotence, "acks": self.spec["acks"],
+                                    "effective_idempotence": self.idempotence, "acks": self.spec.acks,
                                     "leader_discovery": self.discovery})
-        self.set_timer(self.spec["start_ms"] * 1000, "begin")
+        self.set_timer(self.spec.start_ms * 1000, "begin")
 
     def on_restart(self) -> None:
         self._reset()
@@ -110,8 +92,8 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
             self._tick()
         elif name == "begin":
             self.maybe_refresh()
-            self.set_timer(self.spec["metadata_max_age_ms"] * 1000, "meta_age")
-            self.set_timer(self.spec["linger_ms"] * 1000, "tick")
+            self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
+            self.set_timer(self.spec.linger_ms * 1000, "tick")
         elif name == "drain":
             self.drain()
         elif self.on_metadata_timer(name, data):
@@ -120,11 +102,11 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
             self._request_timeout(*data)
 
     def _tick(self) -> None:
-        stop_us = self.spec["stop_ms"] * 1000
+        stop_us = self.spec.stop_ms * 1000
         if stop_us and self.now_us >= stop_us:
             return
-        linger_ms = self.spec["linger_ms"]
-        self.carry += self.spec["records_per_sec"] * linger_ms / 1000.0
+        linger_ms = self.spec.linger_ms
+        self.carry += self.spec.records_per_sec * linger_ms / 1000.0
         records = int(self.carry)
         self.carry -= records
         if records:
@@ -239,7 +221,7 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
                 pb.stamped = True
             wire = epoch if self.protocol.produce_epoch_check else -1
             parts.append(ProducePartition(pb.tp, pb.batch, wire, epoch, topic_id))
-        timeout_us = self.spec["request_timeout_ms"] * 1000
+        timeout_us = self.spec.request_timeout_ms * 1000
         self.inflight.setdefault(leader, {})[self.corr] = [item[0] for item in items]
         self.send(f"b{leader}", "Produce", Produce(self.corr, self.acks, timeout_us, tuple(parts)))
         if self.acks == 0:
@@ -253,13 +235,13 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
 
     # -- metadata ------------------------------------------------------------------------
     def retry_backoff_us(self) -> int:
-        return self.spec["retry_backoff_ms"] * 1000
+        return self.spec.retry_backoff_ms * 1000
 
     def retry_backoff_max_us(self) -> int:
-        return self.spec["retry_backoff_max_ms"] * 1000
+        return self.spec.retry_backoff_max_ms * 1000
 
     def request_timeout_us(self) -> int:
-        return self.spec["request_timeout_ms"] * 1000
+        return self.spec.request_timeout_ms * 1000
 
     def in_flight_limit(self) -> int:
         return self.max_in_flight

@@ -42,7 +42,7 @@ class IdempotenceMixin:
     def init_idempotence(self, index: int) -> None:
         # an explicit request with acks other than all or retries = 0 is a config error,
         # refused when the scenario loads (KIP-679)
-        args = (self.spec["enable_idempotence"], self.spec["acks"] == "all", self.spec["retries"])
+        args = (self.spec.enable_idempotence, self.spec.acks == "all", self.spec.retries)
         # what the profile offers for this configuration, and what the client does
         self.idempotence_promised = idempotence_mode(self.protocol, *args)
         self.idempotence = self.rules.idempotence_mode(self.protocol, *args)

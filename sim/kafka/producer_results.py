@@ -11,16 +11,12 @@ error and refreshes metadata; a batch older than delivery.timeout.ms fails, queu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sim.core.trace import json_str
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.connection import RECONNECT_BACKOFF_US
+from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.rules.backoff import JITTER
-
-if TYPE_CHECKING:
-    from sim.kafka.producer import PendingBatch
 
 # the fields of the `ack` event, in the order its encoded text writes them
 ACK_KEYS = ("bid", "tp", "base_offset", "count", "acks", "latency_us", "has_offset")
@@ -77,7 +73,7 @@ class ProduceResults:
         backoff_us = None
         decision = self.rules.complete_batch(
             self.discovery, err, self.now_us - pb.batch.created_us,
-            self.spec["delivery_timeout_ms"] * 1000, pb.attempts, self.spec["retries"],
+            self.spec.delivery_timeout_ms * 1000, pb.attempts, self.spec.retries,
             disconnected)
         if decision.fail_error is not None:
             self._fail(pb, decision.fail_error)
@@ -97,7 +93,7 @@ class ProduceResults:
         retry.backoff.ms * 2^(attempts-1) with ±20% jitter, capped at retry.backoff.max.ms
         after the jitter, as `ExponentialBackoff.backoff` does (ref §3.3.4)."""
         return self.rules.retry_backoff_us(
-            self.protocol, self.spec["retry_backoff_ms"], self.spec["retry_backoff_max_ms"],
+            self.protocol, self.spec.retry_backoff_ms, self.spec.retry_backoff_max_ms,
             attempts, lambda: self.rng("backoff").uniform(1 - JITTER, 1 + JITTER))
 
     def _ack(self, pb: PendingBatch, base_offset: int) -> None:
@@ -110,7 +106,7 @@ class ProduceResults:
             f'{self.ack_head}{json_str(batch.bid)},"tp":{self.tp_json[pb.tp]},'
             f'"base_offset":{base_offset},"count":{batch.count},"acks":{self.acks_json},'
             f'"latency_us":{latency},"has_offset":{"true" if has_offset else "false"}}}',
-            ACK_KEYS, (batch.bid, pb.tp, base_offset, batch.count, self.spec["acks"], latency,
+            ACK_KEYS, (batch.bid, pb.tp, base_offset, batch.count, self.spec.acks, latency,
                        has_offset))
 
     def _fail(self, pb: PendingBatch, err: int, unresolved: bool = True) -> None:
@@ -164,7 +160,7 @@ class ProduceResults:
         KIP-91's `getExpiredInflightBatches`). An expired batch's sequence is left unresolved
         only if it had been retried (`expiredBatch.inRetry()`); one still in flight stays on
         its connection, and its answer is not the application's any more (`_settle_expired`)."""
-        limit = self.spec["delivery_timeout_ms"] * 1000
+        limit = self.spec.delivery_timeout_ms * 1000
         for tp in self.tps:
             queue = self.queues[tp]
             if not queue or self.now_us - queue[0].batch.created_us < limit:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
 
-from sim.kafka.rules.mutants import MUTANTS  # named planted bugs -> the invariant that catches each
-
 
 @dataclass(frozen=True)
 class Protocol:
@@ -228,6 +226,31 @@ PROFILES: dict[str, Protocol] = {
                          leader_and_isr_delete_fence=True, full_leader_and_isr=True,
                          update_metadata_fence=True),
 }
+
+# Named planted bugs, each a swap of Kafka rules (sim/kafka/rules/mutants.py), and the invariant
+# expected to catch it (see docs/selftest.md).
+MUTANTS: dict[str, str] = {
+    "no_produce_epoch_check": "stale_leader_append",
+    "no_stop_replica_epoch_check": "stop_replica_out_of_order",
+    "stop_replica_equal_epoch_flipped": "stray_replica",
+    "lai_accepts_older_epoch": "leader_epoch_monotonic",
+    "controller_reuses_leader_epoch": "single_leader_per_epoch",
+    "follower_skips_truncation": "log_divergence",
+    "hw_ignores_isr": "acked_write_lost",
+    "hw_not_monotonic": "high_watermark_monotonic",
+    "client_accepts_stale_metadata": "client_leader_epoch_regression",
+    "hint_accepts_equal_epoch": "leader_hint_misapplied",
+    "no_dedup_cache": "duplicate_append",
+    "no_sequence_check": "out_of_order_append",
+    "spurious_out_of_order": "spurious_out_of_order_sequence",
+    "requested_as_required": "idempotence_mode_violated",
+    "unknown_producer_id_always_benign": "unreported_data_loss",
+    "consumer_skips_validation": "consumer_skipped_record",
+    "alter_partition_not_resent": "under_replicated_after_heal",
+    "client_keeps_first_leader": "produce_stalled_after_heal",
+    "consumer_rests_for_good": "consume_stalled_after_heal",
+}
+
 
 def switch_names() -> list[str]:
     return [f.name for f in fields(Protocol) if f.name != "mutant"]

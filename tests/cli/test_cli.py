@@ -101,9 +101,11 @@ def test_run_writes_trace_and_verdict_and_exit_codes(tmp_path):
     assert verdict["seed"] == 3 and verdict["violations"] == []
     assert {"scenario", "trace_digest", "invariants", "metrics", "liveness"} <= set(verdict)
     assert "repro: epochsim run" in stdout and "--seed 3" in stdout
-    # each after-heal rule says what it judged, in the verdict and on the screen
-    assert set(verdict["liveness"]) == set(verdict["metrics"]["liveness_judged"]) == {
+    # each after-heal rule, and stray_replica, says what it judged, in the verdict and on the
+    # screen (the metrics count the after-heal rules' judgements)
+    assert set(verdict["metrics"]["liveness_judged"]) == {
         "under_replicated_after_heal", "produce_stalled_after_heal", "consume_stalled_after_heal"}
+    assert set(verdict["liveness"]) == {"stray_replica", *verdict["metrics"]["liveness_judged"]}
     for name, note in verdict["liveness"].items():
         assert f"  liveness {name}: {note}" in stdout
     bad = tmp_path / "bad"
@@ -233,7 +235,7 @@ def test_check_and_report_reject_mangled_traces_with_one_line(tmp_path, capsys):
             assert len(err.strip().splitlines()) == 1 and str(path) in err, (name, command, err)
 
 
-def test_report_names_the_event_only_it_cannot_read(tmp_path, capsys):
+def test_every_reader_names_an_event_field_of_the_wrong_type(tmp_path, capsys):
     from epochsim.cli import main
 
     out = tmp_path / "r"
@@ -241,15 +243,16 @@ def test_report_names_the_event_only_it_cannot_read(tmp_path, capsys):
     lines = (out / "trace.jsonl").read_text().splitlines()
     i = next(i for i, ln in enumerate(lines) if '"kind":"send"' in ln)
     ev = json.loads(lines[i])
-    ev["dst"] = [1]  # the invariants never read a send's dst; the report does
+    ev["dst"] = [1]  # the invariants never read a send's dst; the docs say it is a string
     lines[i] = json.dumps(ev)
     (out / "trace.jsonl").write_text("\n".join(lines) + "\n")
     (out / "verdict.json").unlink()
     capsys.readouterr()
-    assert main(["check", str(out / "trace.jsonl")]) == 0
-    assert main(["report", str(out)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and f"event seq {ev['seq']} (send)" in err, err
+    for command in ("check", "report", "plot"):
+        assert main([command, str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and f"trace.jsonl:{i + 1}: event seq {ev['seq']}: field dst of a " \
+            "send is [1], not a string" in err, err
 
 
 def test_out_dirs_that_cannot_be_used_are_refused_not_raised(tmp_path):
@@ -307,6 +310,7 @@ def test_suite_refuses_two_scenarios_with_one_name(tmp_path, capsys):
 def test_selftest_needs_at_least_one_mutant(capsys):
     from epochsim.cli import main
 
-    for names in (",", ""):  # an empty list is a mistake, not "all of them"
+    for names, words in ((",", "name at least one mutant"), ("", "--mutants: '' is empty")):
+        # an empty list is a mistake, not "all of them"
         assert main(["selftest", "--mutants", names]) == 2
-        assert "name at least one mutant" in capsys.readouterr().err
+        assert words in capsys.readouterr().err

@@ -57,7 +57,7 @@ def test_bad_names_are_one_line(capsys):
 
 
 def test_every_fault_action_with_its_target_and_params(capsys):
-    from scenarios.actions import ACTIONS
+    from sim.kafka.faults import ACTIONS
 
     lines = listed(capsys, "actions")
     assert lines[0].split()[0] == "action"

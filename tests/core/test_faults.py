@@ -1,14 +1,13 @@
-"""Faults as data: mix materialisation, the nemesis, and the core network handlers."""
+"""Faults as data: mix materialisation and the nemesis."""
 
 import random
 
 from sim.core.actor import Actor
 from sim.core.faults import (
-    DEFAULT_UNDO,
+    LAPSE,
     FaultStep,
     Nemesis,
     materialise_mix,
-    network_handlers,
     sorted_schedule,
 )
 from sim.core.kernel import Kernel
@@ -61,7 +60,7 @@ def test_sorted_schedule_is_stable():
 # -- materialise_mix -----------------------------------------------------------------------
 
 MIX = {"action": "crash", "every_ms": 200, "targets": ["a", "b", "c"], "start_ms": 500,
-       "end_ms": 5_000, "duration_ms": [50, 150]}
+       "end_ms": 5_000, "duration_ms": [50, 150], "undo": "restart"}
 
 
 def test_materialise_mix_is_deterministic():
@@ -77,7 +76,7 @@ def test_materialise_mix_steps_in_window_with_paired_undo():
     assert len(steps) % 2 == 0
     faults, undos = steps[0::2], steps[1::2]
     for fault, undo in zip(faults, undos, strict=True):
-        assert fault.action == "crash" and undo.action == DEFAULT_UNDO["crash"] == "restart"
+        assert fault.action == "crash" and undo.action == "restart"
         assert 500_000 <= fault.at_us < 5_000_000
         assert fault.target in MIX["targets"] and undo.target == fault.target
         assert 50_000 <= undo.at_us - fault.at_us <= 150_000
@@ -87,7 +86,7 @@ def test_materialise_mix_steps_in_window_with_paired_undo():
 def test_materialise_mix_rule_lapses_by_itself_and_until_cut():
     """A rule mix's duration goes into each rule, which lapses alone: a clear_rules undo would
     also remove the rules of other mixes and of the scripted faults."""
-    mix = {"action": "rule", "every_ms": 100, "duration_ms": 30,
+    mix = {"action": "rule", "every_ms": 100, "duration_ms": 30, "undo": LAPSE,
            "params": {"rule": "drop", "kind": "K"}}
     steps = materialise_mix(mix, random.Random(1), until_us=2_000_000)
     assert steps and all(s.at_us < 2_000_000 for s in steps)
@@ -109,8 +108,10 @@ def test_materialise_mix_rule_with_an_explicit_undo_keeps_it():
 def test_materialise_mix_names_each_cut_for_its_own_heal():
     """An isolate mix's heal ends its own cut only, named `mix<index>.<n>` on both steps: a
     plain heal would also end overlapping cuts of this and other mixes early."""
-    mix = {"action": "isolate", "every_ms": 100, "targets": ["a", "b"], "duration_ms": [50, 400]}
-    steps = materialise_mix(mix, random.Random(3), until_us=3_000_000, index=4)
+    mix = {"action": "isolate", "every_ms": 100, "targets": ["a", "b"], "duration_ms": [50, 400],
+           "undo": "heal"}
+    steps = materialise_mix(mix, random.Random(3), until_us=3_000_000, index=4,
+                            cut_actions=("isolate",))
     cuts = [s for s in steps if s.action == "isolate"]
     heals = [s for s in steps if s.action == "heal"]
     assert cuts and len(cuts) == len(heals)
@@ -172,75 +173,3 @@ def test_nemesis_role_resolved_when_step_fires():
     nemesis.start()
     world.run()
     assert hit == ["a", "c"]
-
-
-# -- network handlers ---------------------------------------------------------------------
-
-def _run_schedule(steps, traffic, names=("a", "b", "c")):
-    world, nodes = make_world(names)
-    Nemesis(world, steps, network_handlers(world),
-            resolve=lambda t: t if t in world.actors else None).start()
-    for t_us, src, dst, kind in traffic:
-        world.kernel.call_later(t_us, world.network.send, src, dst, kind, None)
-    world.run()
-    return world, nodes
-
-
-def test_crash_and_restart_handlers():
-    steps = [FaultStep(1_000, "crash", "b"), FaultStep(1_500, "crash", "b"),
-             FaultStep(3_000, "restart", "b"), FaultStep(3_500, "restart", "b")]
-    traffic = [(500, "a", "b", "lost"), (4_000, "a", "b", "ok")]
-    world, nodes = _run_schedule(steps, traffic)
-    assert nodes["b"].crashes == 1 and nodes["b"].restarts == 1
-    assert [g[2] for g in nodes["b"].got] == ["ok"]
-    outcomes = [e["outcome"] for e in fault_events(world) if e["kind"] == "fault_outcome"]
-    assert outcomes == ["already down", "already up"]
-
-
-def test_isolate_and_heal_handlers():
-    steps = [FaultStep(1_000, "isolate", "c"), FaultStep(5_000, "heal")]
-    traffic = [(2_000, "a", "c", "cut"), (2_000, "c", "b", "cut"), (2_000, "a", "b", "ok"),
-               (6_000, "c", "a", "healed")]
-    world, nodes = _run_schedule(steps, traffic)
-    assert [g[2] for g in nodes["b"].got] == ["ok"]
-    assert nodes["c"].got == []
-    assert [g[2] for g in nodes["a"].got] == ["healed"]
-
-
-def test_partition_and_block_handlers():
-    steps = [FaultStep(1_000, "partition", None, {"groups": [["a"], ["b", "c"]]}),
-             FaultStep(2_000, "heal"),
-             FaultStep(3_000, "block", "a", {"dst": "b"})]
-    traffic = [(1_500, "b", "a", "cut"), (1_500, "b", "c", "ok"),
-               (3_500, "a", "b", "blocked"), (3_500, "b", "a", "one-way ok")]
-    world, nodes = _run_schedule(steps, traffic)
-    assert [g[2] for g in nodes["a"].got] == ["one-way ok"]
-    assert nodes["b"].got == []
-    assert [g[2] for g in nodes["c"].got] == ["ok"]
-
-
-def test_rule_and_clear_rules_handlers():
-    steps = [FaultStep(1_000, "rule", None, {"rule": "delay", "kind": "K", "delay_ms": 4}),
-             FaultStep(1_000, "rule", None, {"rule": "drop", "kind": "D", "duration_ms": 2}),
-             FaultStep(5_000, "clear_rules", None, {"kind": "K"})]
-    traffic = [(2_000, "a", "b", "K"), (2_000, "a", "c", "D"), (3_500, "a", "c", "D"),
-               (6_000, "a", "b", "K")]
-    world, nodes = _run_schedule(steps, traffic)
-    assert [(g[0], g[2]) for g in nodes["b"].got] == [(7_000, "K"), (7_000, "K")]
-    assert [(g[0], g[2]) for g in nodes["c"].got] == [(4_500, "D")]  # rule ended at 3_000
-    outcomes = [e["outcome"] for e in fault_events(world) if e["kind"] == "fault_outcome"]
-    assert outcomes == ["rule 0", "rule 1"]
-    assert [r.rid for r in world.network.rules] == [1]
-
-
-def test_undo_aimed_at_a_role_acts_on_the_node_its_fault_hit():
-    world, nodes = make_world()
-    roles = {"boss": "a"}
-    world.kernel.call_later(1_500, roles.__setitem__, "boss", "c")  # role moves meanwhile
-    steps = [FaultStep(1_000, "crash", "boss"), FaultStep(2_000, "restart", "boss")]
-    Nemesis(world, steps, network_handlers(world), resolve=roles.get).start()
-    world.run()
-    assert nodes["a"].crashes == 1 and nodes["a"].restarts == 1
-    assert nodes["c"].crashes == 0 and nodes["c"].restarts == 0
-    resolved = [e["resolved"] for e in fault_events(world) if e["kind"] == "fault"]
-    assert resolved == ["a", "a"]

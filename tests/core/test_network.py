@@ -1,53 +1,16 @@
-"""Simulated network: latency, FIFO, jitter, cuts, rules, crashed destinations, trace events."""
+"""Simulated network: latency, FIFO, jitter, loss, crashed destinations, trace events, and the
+fast path for plain links against the general one."""
 
 import io
 import json
 
-from sim.core.actor import Actor
 from sim.core.kernel import Kernel
 from sim.core.latency import LatencyDist
 from sim.core.network import LinkSpec, Network
 from sim.core.rng import Streams
 from sim.core.trace import Trace, digest_of_lines
 from sim.core.world import World
-
-
-class Recorder(Actor):
-    """Records every delivery as (time, mid, src, kind, body)."""
-
-    def __init__(self, name, world):
-        super().__init__(name, world)
-        self.got = []
-
-    def on_message(self, msg):
-        self.got.append((self.now_us, msg.mid, msg.src, msg.kind, msg.body))
-
-
-class Body:
-    def __init__(self, n):
-        self.n = n
-
-    def brief(self):
-        return {"n": self.n}
-
-
-def make_world(names=("a", "b", "c"), seed=1, link=None, until_us=1_000_000):
-    world = World(Kernel(until_us=until_us), Trace({"scenario": "net", "seed": seed}, keep=True),
-                  Streams(seed), Network(link))
-    actors = {n: Recorder(n, world) for n in names}
-    return world, actors
-
-
-def at(world, t_us, fn, *args):
-    world.kernel.call_later(t_us, fn, *args)
-
-
-def events(world, kind):
-    return [e for e in world.trace.events if e["kind"] == kind]
-
-
-def drops(world):
-    return {e["mid"]: e["reason"] for e in events(world, "drop")}
+from tests.core.networld import Body, Brief, Recorder, at, drops, events, make_world
 
 
 def test_constant_latency():
@@ -94,171 +57,6 @@ def test_jitter_can_reorder_deterministically():
     assert order != list(range(20))
     assert _jitter_order(seed=3) == order
     assert _jitter_order(seed=4) != order
-
-
-def test_block_is_asymmetric():
-    world, nodes = make_world()
-    net = world.network
-    net.block("a", "b")
-    assert not net.reachable("a", "b") and net.reachable("b", "a")
-    m1 = net.send("a", "b", "Ping", None)
-    m2 = net.send("b", "a", "Ping", None)
-    world.run()
-    assert nodes["b"].got == []
-    assert [g[1] for g in nodes["a"].got] == [m2]
-    assert drops(world) == {m1: "partition"}
-
-
-def test_partition_and_heal():
-    world, nodes = make_world()
-    net = world.network
-    net.partition([["a"], ["b", "c"]])
-    for src, dst in [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]:
-        net.send(src, dst, "Cut", None)
-    at(world, 5_000, net.heal)
-    at(world, 6_000, net.send, "a", "b", "Healed", None)
-    at(world, 6_000, net.send, "c", "a", "Healed", None)
-    world.run()
-    assert sorted(drops(world).values()) == ["partition"] * 4
-    assert [g[3] for g in nodes["a"].got] == ["Healed"]
-    assert [(g[2], g[3]) for g in nodes["b"].got] == [("c", "Cut"), ("a", "Healed")]
-    assert [(g[2], g[3]) for g in nodes["c"].got] == [("b", "Cut")]
-
-
-def test_a_named_heal_ends_its_own_cut_only_and_links_another_cut_holds_stay_cut():
-    """Overlapping cuts each last their own time: healing cut "x" leaves "y"'s links and the
-    unnamed cut alone, and a link both hold heals only with the last of them."""
-    world, _ = make_world(names=("a", "b", "c", "d"))
-    net = world.network
-    net.isolate("a", "x")
-    net.block("b", "a", "y")  # also held by x
-    net.block("c", "d")  # unnamed
-    assert net.heal("x") == "1 of its links still cut by another fault"
-    assert net.reachable("a", "b") and net.reachable("c", "a") and net.reachable("a", "c")
-    assert not net.reachable("b", "a") and not net.reachable("c", "d")
-    assert net.heal("x") is None  # nothing of x is left
-    assert net.heal("y") is None
-    assert net.reachable("b", "a") and not net.reachable("c", "d")
-    net.isolate("b", "z")
-    net.heal()  # a heal without a name ends every cut
-    assert net.reachable("c", "d") and net.reachable("a", "b") and net.unhealed(0) is None
-    net.heal("z")  # z's cut is gone with the plain heal: nothing to reopen
-    assert net.reachable("b", "a")
-
-
-def test_isolate_cuts_one_node_both_ways():
-    world, nodes = make_world()
-    net = world.network
-    net.isolate("c")
-    assert not net.reachable("a", "c") and not net.reachable("c", "b")
-    assert net.reachable("a", "b") and net.reachable("b", "a")
-
-
-def test_delay_rule_only_for_kind_and_link():
-    world, nodes = make_world()
-    net = world.network
-    net.add_rule("delay", kind="K", src="a", dst="b", delay_us=5_000)
-    net.send("a", "b", "L", "other kind")
-    net.send("a", "b", "K", "delayed")
-    net.send("a", "c", "K", "other dst")
-    net.send("b", "a", "K", "other src")
-    world.run()
-    assert [(g[0], g[4]) for g in nodes["b"].got] == [(1_000, "other kind"), (6_000, "delayed")]
-    assert [(g[0], g[4]) for g in nodes["c"].got] == [(1_000, "other dst")]
-    assert [(g[0], g[4]) for g in nodes["a"].got] == [(1_000, "other src")]
-
-
-def test_rule_expires_at_end_us():
-    world, nodes = make_world()
-    net = world.network
-    net.add_rule("delay", kind="K", delay_us=5_000, end_us=100)
-    net.send("a", "b", "K", 0)
-    at(world, 100, net.send, "a", "b", "K", 1)
-    world.run()
-    assert [(g[0], g[4]) for g in nodes["b"].got] == [(6_000, 0), (6_000, 1)]  # 1 kept FIFO
-    assert [g[4] for g in nodes["b"].got] == [0, 1]
-
-
-def test_drop_rule_with_count():
-    world, nodes = make_world()
-    net = world.network
-    rule = net.add_rule("drop", kind="K", count=2)
-    mids = [net.send("a", "b", "K", i) for i in range(3)]
-    other = net.send("a", "b", "L", "x")
-    world.run()
-    assert drops(world) == {mids[0]: f"rule:{rule.rid}", mids[1]: f"rule:{rule.rid}"}
-    assert [g[1] for g in nodes["b"].got] == [mids[2], other]
-    assert rule.count == 0
-
-
-def _reorder_run(seed):
-    world, nodes = make_world(seed=seed)
-    world.network.add_rule("reorder", kind="K", delay_us=3_000)
-    for i in range(20):
-        world.network.send("a", "b", "K", i)
-    world.run()
-    return [g[4] for g in nodes["b"].got]
-
-
-def test_reorder_rule_lifts_fifo():
-    order = _reorder_run(seed=5)
-    assert sorted(order) == list(range(20))
-    assert order != list(range(20))
-    assert _reorder_run(seed=5) == order
-
-
-def test_duplicate_rule_delivers_twice():
-    world, nodes = make_world()
-    net = world.network
-    net.add_rule("duplicate", kind="K")
-    mid = net.send("a", "b", "K", "twice")
-    net.send("a", "b", "L", "once")
-    world.run()
-    assert [g[4] for g in nodes["b"].got] == ["twice", "twice", "once"]
-    assert [e["mid"] for e in events(world, "deliver")] == [mid, mid, mid + 1]
-
-
-def test_hold_rule_released_after_release_kind_delivered():
-    world, nodes = make_world()
-    net = world.network
-    rule = net.add_rule("hold", kind="Stop", release_kind="Go")
-    held = net.send("a", "b", "Stop", "held")
-    to_c = net.send("a", "c", "Stop", "held for c")
-    at(world, 3_000, net.send, "c", "b", "Go", "go")
-    world.run()
-    assert [(g[0], g[4]) for g in nodes["b"].got] == [(4_000, "go"), (5_000, "held")]
-    assert nodes["c"].got == []  # a release for b leaves c's held message in place
-    assert [m.mid for m in rule.held] == [to_c]
-    assert [(e["mid"], e["rule"]) for e in events(world, "hold")] == [(held, rule.rid),
-                                                                       (to_c, rule.rid)]
-
-
-def test_clear_rules_releases_held_messages():
-    world, nodes = make_world()
-    net = world.network
-    net.add_rule("hold", kind="Stop", release_kind="Go")
-    net.add_rule("delay", kind="Other", delay_us=1)
-    net.send("a", "b", "Stop", "held")
-    at(world, 2_000, net.clear_rules, "Stop")
-    world.run()
-    assert [(g[0], g[4]) for g in nodes["b"].got] == [(3_000, "held")]
-    assert [r.action for r in net.rules] == ["delay"]
-
-
-def test_rule_to_json():
-    net = Network()
-    rule = net.add_rule("delay", kind="K", dst="b", delay_us=7)
-    assert rule.to_json() == {"rid": 0, "action": "delay", "kind": "K", "dst": "b", "delay_us": 7}
-
-
-def test_unknown_rule_action_rejected():
-    net = Network()
-    try:
-        net.add_rule("teleport")
-    except ValueError as exc:
-        assert "teleport" in str(exc)
-    else:
-        raise AssertionError("expected ValueError")
 
 
 def test_crashed_destination_drops_at_delivery():
@@ -328,26 +126,6 @@ def test_same_seed_same_trace():
     assert digest(11) != digest(12)
 
 
-def test_hold_not_released_by_an_earlier_release_message():
-    world, nodes = make_world()
-    net = world.network
-    net.add_rule("hold", kind="Stop", release_kind="Go")
-    net.send("a", "b", "Go", "early go")  # sent before the held message: releases nothing
-    at(world, 500, net.send, "a", "b", "Stop", "held")
-    at(world, 3_000, net.send, "a", "b", "Go", "late go")
-    world.run()
-    assert [(g[0], g[4]) for g in nodes["b"].got] == [(1_000, "early go"), (4_000, "late go"),
-                                                       (5_000, "held")]
-
-
-class Brief:
-    def __init__(self, fields):
-        self.fields = fields
-
-    def brief(self):
-        return self.fields
-
-
 def _compact(ev):
     return json.dumps(ev, separators=(",", ":"), ensure_ascii=False)
 
@@ -405,92 +183,6 @@ def test_send_event_members_in_order():
     assert third["msg"] == "mine"
 
 
-def _stall_world():
-    world, nodes = make_world()
-    world.network.partition_mode = "stall"
-    return world, nodes
-
-
-def test_stall_mode_delivers_what_a_cut_link_held_in_order_after_the_heal():
-    world, nodes = _stall_world()
-    net = world.network
-    net.block("a", "b")
-    for n in range(3):
-        net.send("a", "b", "Held", n)
-    net.send("a", "c", "Free", 9)
-    at(world, 5_000, net.heal)
-    at(world, 5_000, net.send, "a", "b", "After", 3)  # sent after the heal: still after them
-    world.run()
-    assert drops(world) == {}
-    assert [e["mid"] for e in events(world, "stall")] == [0, 1, 2]
-    assert [(g[0], g[4]) for g in nodes["b"].got] == [(6_000, 0), (6_000, 1), (6_000, 2), (6_000, 3)]
-    assert [g[4] for g in nodes["c"].got] == [9]
-
-
-def test_stall_mode_loses_the_held_messages_when_the_connection_closes():
-    world, nodes = _stall_world()
-    net = world.network
-    net.block("a", "b")
-    net.block("b", "c")
-    net.send("a", "b", "Held", 0)
-    net.send("b", "c", "Held", 1)
-    at(world, 1_000, net.reset, "b", "a")  # either end may close it
-    at(world, 2_000, world.crash, "c")  # a crash closes the crashed node's connections
-    at(world, 5_000, net.heal)
-    world.run()
-    assert drops(world) == {0: "connection_closed", 1: "connection_closed"}
-    assert nodes["b"].got == [] and nodes["c"].got == []
-
-
-class Listener(Recorder):
-    """Records deliveries and the disconnects it hears, as (time, peer)."""
-
-    def __init__(self, name, world):
-        super().__init__(name, world)
-        self.closed = []
-
-    def on_disconnect(self, peer):
-        self.closed.append((self.now_us, peer))
-
-
-def test_a_reset_loses_what_is_in_flight_both_ways_and_tells_both_ends():
-    world, _ = make_world(names=())
-    nodes = {n: Listener(n, world) for n in ("a", "b", "c")}
-    net = world.network
-    net.send("a", "b", "Request", 0)       # arrives at 1 ms: before the reset
-    at(world, 1_500, net.send, "a", "b", "Request", 1)   # in flight at 2 ms: lost
-    at(world, 1_800, net.send, "b", "a", "Response", 2)  # in flight the other way: lost
-    at(world, 1_900, net.send, "a", "c", "Other", 3)     # another connection: untouched
-    at(world, 2_000, net.reset_connections, "a", "b")
-    at(world, 2_000, net.send, "a", "b", "Request", 4)   # on the new connection: arrives
-    world.run()
-    assert drops(world) == {1: "connection_reset", 2: "connection_reset"}
-    assert [g[4] for g in nodes["b"].got] == [0, 4] and nodes["a"].got == []
-    assert [g[4] for g in nodes["c"].got] == [3]
-    assert nodes["a"].closed == [(3_000, "b")] and nodes["b"].closed == [(3_000, "a")]
-    assert [(e["node"], e["peer"]) for e in events(world, "disconnect")] == [("a", "b"), ("b", "a")]
-
-
-def test_a_reset_of_every_connection_spares_nodes_never_talked_to_and_cut_ends_hear_nothing():
-    world, _ = make_world(names=())
-    nodes = {n: Listener(n, world) for n in ("a", "b", "c")}
-    net = world.network
-    net.send("a", "b", "Request", 0)
-    net.send("c", "a", "Request", 1)
-    at(world, 500, net.block, "a", "c")  # c cannot hear from a
-    at(world, 2_000, net.reset_connections, "a")
-    world.run()
-    assert nodes["b"].closed == [(3_000, "a")] and nodes["c"].closed == []
-    assert nodes["a"].closed == [(3_000, "b"), (3_000, "c")]
-    assert net.reset_connections("b", "b") == "no connection"
-
-
-def test_unknown_partition_mode_is_refused():
-    import pytest
-    with pytest.raises(ValueError, match="partition mode"):
-        Network(None, "lossy")
-
-
 def _mixed_traffic_digest(seed: int, inert_rule: bool) -> str:
     """A workload over links of every shape (constant and sampled latency, jitter, loss,
     duplication), with a cut and a heal; `inert_rule` adds a rule that matches nothing."""
@@ -518,3 +210,23 @@ def test_the_plain_link_fast_path_behaves_as_the_routed_path():
     # fast path for plain links must give the very same trace
     for seed in (1, 2, 3):
         assert _mixed_traffic_digest(seed, inert_rule=False) == _mixed_traffic_digest(seed, inert_rule=True)
+
+
+def test_a_world_that_delivers_its_own_way_is_asked_for_every_message():
+    class Forwarding(World):
+        """Sees every delivery before the actor does."""
+
+        def __init__(self, *args):
+            self.seen = []
+            super().__init__(*args)
+
+        def deliver(self, msg):
+            self.seen.append(msg.mid)
+            super().deliver(msg)
+
+    world = Forwarding(Kernel(until_us=10**6), Trace({"scenario": "net", "seed": 1}, keep=True),
+                       Streams(1), Network())
+    nodes = {n: Recorder(n, world) for n in ("a", "b")}
+    mids = [world.network.send("a", "b", "Ping", i) for i in range(3)]
+    world.run()
+    assert world.seen == mids and [g[1] for g in nodes["b"].got] == mids

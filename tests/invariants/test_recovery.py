@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from invariants.recovery import recovery_us
+from invariants.quiet import recovery_us
 from tests.invariants.tracebuilder import TraceBuilder
 
 NAME = "under_replicated_after_heal"

@@ -12,6 +12,7 @@ import pytest
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.messages import MetadataResponse
+from sim.kafka.options import ProducerOptions
 from sim.kafka.profiles import resolve_protocol
 from sim.kafka.rules.backoff import exponential_backoff_us
 from sim.kafka.rules.client_producer import retry_backoff_us
@@ -26,7 +27,7 @@ class _Client(MetadataRefresher):
         self.bootstrap = (1, 2, 3)
         self.now_us, self.corr, self.meta_inflight, self.meta_node = 0, 0, None, -1
         self.sent, self.timers = [], []
-        self.spec = {"metadata_max_age_ms": 300_000}
+        self.spec = ProducerOptions(name="p1", topic="t", metadata_max_age_ms=300_000)
         self.init_refresh()
 
     def emit(self, kind, fields):

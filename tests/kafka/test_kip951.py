@@ -18,6 +18,7 @@ from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.cluster import Cluster
 from sim.kafka.connection import RequestQueue, least_loaded_node
 from sim.kafka.messages import MetadataResponse
+from sim.kafka.options import ClusterOptions
 from sim.kafka.profiles import resolve_protocol
 from sim.kafka.rules.client_producer import in_flight_stops_drain, retry_backoff_us, should_backoff
 from sim.kafka.rules.leader_discovery import current_leader_hint, node_endpoints
@@ -166,7 +167,7 @@ class _Base:
 
 class _QueueStub(RequestQueue, _Base):
     def __init__(self):
-        self.cluster = {"request_service_us": 100}
+        self.cluster = ClusterOptions(request_service_us=100)
         self.sent, self.timers, self.handled = [], deque(), []
         self.init_request_queue()
 

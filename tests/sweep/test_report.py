@@ -13,7 +13,7 @@ from epochsim.sweep.aggregate import wilson
 from epochsim.sweep.cells import cell_id
 
 pytest.importorskip("matplotlib")
-from reports.sweep_report import render_sweep_section  # noqa: E402
+from reports.sweep_report import render_sweep_section
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -70,7 +70,7 @@ def test_a_cells_scenario_holds_its_params_and_keeps_the_mixes(tmp_path):
     last = cells[-1]
     sc = parse_scenario(last.toml, last.toml_relpath())
     assert sc.name == "tiny"
-    assert sc.options["protocol"]["produce_epoch_check"] is True
+    assert sc.options.protocol.produce_epoch_check is True
     assert sc.mixes[0]["params"]["delay_ms"] == 1600
     assert len(sc.mixes) == 2
     assert last.toml.startswith(f"# sweep cell {last.cell} of ")

@@ -1,9 +1,9 @@
 """The planted bugs: each a Kafka rule swapped for a wrong one, and the invariant that must
 catch it.
 
-Contract: `MUTANTS` maps each planted bug to the invariant expected to catch it (see
-docs/selftest.md); `SWAPS` maps it to the rules it replaces (rule name -> replacement, with
-the replaced rule's signature). This module is the only place that knows what a mutant does:
+Contract: `SWAPS` maps each planted bug of `sim.kafka.profiles.MUTANTS` (which names the
+invariant expected to catch it, docs/selftest.md) to the rules it replaces (rule name ->
+replacement, with the replaced rule's signature). This module is the only place that knows what a mutant does:
 actors call their rules and never ask which mutant is planted.
 """
 
@@ -129,46 +129,35 @@ def _reuses_leader_epoch(bump_epoch, state_written, reason):
     return bump_epoch and state_written and not reason.startswith("elect")
 
 
-# name -> (invariant expected to catch it, {rule name: replacement})
-_TABLE: dict[str, tuple[str, dict]] = {
-    "no_produce_epoch_check": ("stale_leader_append", {"produce_local_log": _no_produce_epoch_check}),
-    "no_stop_replica_epoch_check": ("stop_replica_out_of_order",
-                                    {"stop_replica_epoch_allowed": lambda proto, req, local: True}),
-    "stop_replica_equal_epoch_flipped": ("stray_replica", {
-        "stop_replica_epoch_allowed": _stop_replica_equal_epoch_flipped}),
-    "lai_accepts_older_epoch": ("leader_epoch_monotonic",
-                                {"leader_and_isr_partition": _lai_accepts_older_epoch}),
-    "controller_reuses_leader_epoch": ("single_leader_per_epoch",
-                                       {"bumps_leader_epoch": _reuses_leader_epoch}),
-    "follower_skips_truncation": ("log_divergence", {
-        "fetch_last_fetched_epoch": lambda proto, truncating, last_epoch: -1}),
-    "hw_ignores_isr": ("acked_write_lost", {"maybe_increment_leader_hw": _hw_ignores_isr}),
-    "hw_not_monotonic": ("high_watermark_monotonic",
-                         {"maybe_increment_leader_hw": _hw_not_monotonic}),
-    "client_accepts_stale_metadata": ("client_leader_epoch_regression", {
+# each planted bug -> {rule name: replacement}
+SWAPS: dict[str, dict] = {
+    "no_produce_epoch_check": {"produce_local_log": _no_produce_epoch_check},
+    "no_stop_replica_epoch_check": {"stop_replica_epoch_allowed": lambda proto, req, local: True},
+    "stop_replica_equal_epoch_flipped": {
+        "stop_replica_epoch_allowed": _stop_replica_equal_epoch_flipped},
+    "lai_accepts_older_epoch": {"leader_and_isr_partition": _lai_accepts_older_epoch},
+    "controller_reuses_leader_epoch": {"bumps_leader_epoch": _reuses_leader_epoch},
+    "follower_skips_truncation": {
+        "fetch_last_fetched_epoch": lambda proto, truncating, last_epoch: -1},
+    "hw_ignores_isr": {"maybe_increment_leader_hw": _hw_ignores_isr},
+    "hw_not_monotonic": {"maybe_increment_leader_hw": _hw_not_monotonic},
+    "client_accepts_stale_metadata": {
         "update_partition_metadata": lambda proto, cached, topic_id, epoch:
-            cm.take_newer_metadata(proto, cached, topic_id, epoch, reject_older=False)}),
-    "hint_accepts_equal_epoch": ("leader_hint_misapplied",
-                                 {"update_partition_leadership": _hint_accepts_equal_epoch}),
-    "no_dedup_cache": ("duplicate_append", {"check_producer_append": _no_dedup_cache}),
-    "no_sequence_check": ("out_of_order_append", {"check_producer_append": _no_sequence_check}),
-    "spurious_out_of_order": ("spurious_out_of_order_sequence", {
+            cm.take_newer_metadata(proto, cached, topic_id, epoch, reject_older=False)},
+    "hint_accepts_equal_epoch": {"update_partition_leadership": _hint_accepts_equal_epoch},
+    "no_dedup_cache": {"check_producer_append": _no_dedup_cache},
+    "no_sequence_check": {"check_producer_append": _no_sequence_check},
+    "spurious_out_of_order": {
         "check_producer_append": _out_of_order_for_unknown,
-        "evicts_producer_state_on_retention": lambda proto: True}),
-    "requested_as_required": ("idempotence_mode_violated",
-                              {"idempotence_mode": _requested_as_required}),
-    "unknown_producer_id_always_benign": ("unreported_data_loss", {
-        "idempotent_error_action": _unknown_producer_id_always_benign}),
-    "consumer_skips_validation": ("consumer_skipped_record",
-                                  {"validates_positions": lambda proto: False}),
-    "alter_partition_not_resent": ("under_replicated_after_heal",
-                                   {"controller_channel_resends": lambda proto: False}),
-    "client_keeps_first_leader": ("produce_stalled_after_heal", {
+        "evicts_producer_state_on_retention": lambda proto: True},
+    "requested_as_required": {"idempotence_mode": _requested_as_required},
+    "unknown_producer_id_always_benign": {
+        "idempotent_error_action": _unknown_producer_id_always_benign},
+    "consumer_skips_validation": {"validates_positions": lambda proto: False},
+    "alter_partition_not_resent": {"controller_channel_resends": lambda proto: False},
+    "client_keeps_first_leader": {
         "update_partition_metadata": _keeps_first_metadata,
-        "update_partition_leadership": lambda proto, cached_epoch, leader, epoch, known: False}),
-    "consumer_rests_for_good": ("consume_stalled_after_heal",
-                                {"rest_after_fetch_error": _rest_for_good}),
+        "update_partition_leadership": lambda proto, cached_epoch, leader, epoch, known: False},
+    "consumer_rests_for_good": {"rest_after_fetch_error": _rest_for_good},
 }
 
-MUTANTS: dict[str, str] = {name: invariant for name, (invariant, _swaps) in _TABLE.items()}
-SWAPS: dict[str, dict] = {name: swaps for name, (_invariant, swaps) in _TABLE.items()}

@@ -11,9 +11,9 @@ import pytest
 
 from sim.kafka import errors as E
 from sim.kafka.messages import Batch
-from sim.kafka.profiles import resolve_protocol
+from sim.kafka.profiles import MUTANTS, resolve_protocol
 from sim.kafka.rules import Rules, rules_named
-from sim.kafka.rules.mutants import MUTANTS, SWAPS
+from sim.kafka.rules.mutants import SWAPS
 
 ROOT = Path(__file__).resolve().parents[3]
 

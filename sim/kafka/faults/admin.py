@@ -1,0 +1,179 @@
+"""Kafka admin actions: what an operator asks of the active controller, and retention.
+
+Contract: `ACTIONS` holds `move_leader`, `move_all_leaders`, `preferred_election`,
+`reassign`, `cancel_reassignment`, `delete_topic`, `create_topic`, `retention` and
+`upgrade_format` as `FaultAction`s (see `sim.kafka.faults.action`). A controller action finds
+no controller while none is active, and says so in its outcome.
+"""
+
+from __future__ import annotations
+
+from sim.kafka.faults.action import (
+    OPTIONAL,
+    REQUIRED,
+    FaultAction,
+    integer,
+    same_target,
+    step,
+    target_words,
+)
+
+
+def _with_controller(op):
+    """An apply that hands `op` the active controller, or says there is none."""
+    def apply(cluster, target, params):
+        controller = cluster.active_controller()
+        if controller is None:
+            return "no active controller"
+        return op(cluster, controller, target, params)
+    return apply
+
+
+def _replicas(value, key, checks):
+    for j, broker in enumerate(checks.list(value, key)):
+        checks.int(broker, f"{key}[{j}]", 1, checks.names.brokers)
+    if len(set(value)) != len(value):
+        checks.fail(key, f"duplicate broker id in {value}", "list each broker id once")
+    return value
+
+
+def _to(value, key, checks):
+    if checks.str(value, key) == "next":
+        return value
+    if value not in checks.names.broker_names():
+        checks.fail(key, f"'{value}' is not a broker ({checks.names.summary()})",
+                    'use a broker name or "next"')
+    return value
+
+
+def _upgrade_format(cluster, controller, topic, params):
+    t = cluster.store.topics.get(topic)
+    if t is None:
+        return f"no topic {topic}"
+    t.message_format = params["message_format"]
+    controller.send_update_metadata(cluster.store.all_tps())
+    return None
+
+
+def _retention(cluster, target, params):
+    """Advance logStartOffset on every replica (DeleteRecords / segment deletion)."""
+    store = cluster.store
+    tps = [target] if store.partition(target) else \
+        [tp for tp in store.all_tps() if tp.rpartition("-")[0] == target]
+    if not tps:
+        return f"no partition or topic {target}"
+    for broker in cluster.brokers.values():
+        if broker.alive:
+            for tp in tps:
+                broker.apply_retention(tp, params.get("log_start_offset"))
+    return None
+
+
+# -- explore -------------------------------------------------------------------------------
+def _draw_move_leader(pick, space, start):
+    """Move a leadership; maybe move it back (preferred election) a little later, the bounce
+    that races LeaderAndIsr against clients' metadata (KIP-359)."""
+    tp = pick.one(space.tps)
+    to = pick.one(("next",) + space.brokers)
+    steps = [step(start, "move_leader", tp, {"to": to})]
+    back = pick.maybe_integer(0, 20)
+    if back is not None:
+        steps.append(step(space.follow_up(start, back), "preferred_election", tp))
+    return steps
+
+
+def _draw_preferred_election(pick, space, start):
+    return [step(start, "preferred_election", pick.one((None,) + space.tps))]
+
+
+def _draw_reassign(pick, space, start):
+    """Reassign a partition; maybe cancel it, or revert it to the scenario's replicas, a
+    little later (the operator's second thoughts behind KIP-570 and KAFKA-13972)."""
+    tp = pick.one(space.tps)
+    ids = pick.permutation([int(b[1:]) for b in space.brokers])
+    replicas = ids[:pick.integer(1, len(ids))]
+    steps = [step(start, "reassign", tp, {"replicas": replicas})]
+    then = pick.one((None, "cancel", "revert"))
+    if then is not None:
+        at = space.follow_up(start, pick.integer(0, 20))
+        steps.append(step(at, "cancel_reassignment", tp) if then == "cancel" else
+                     step(at, "reassign", tp, {"replicas": list(dict(space.assignment)[tp])}))
+    return steps
+
+
+def _draw_move_all_leaders(pick, space, start):
+    return [step(start, "move_all_leaders", pick.one(space.brokers + space.roles()))]
+
+
+def _draw_retention(pick, space, start):
+    target = pick.one(space.tps + space.topics)
+    offset = pick.maybe_integer(0, 100, scale=5)
+    return [step(start, "retention", target, {} if offset is None else {"log_start_offset": offset})]
+
+
+# -- words ---------------------------------------------------------------------------------
+def _move_leader_words(target, params) -> str:
+    to = params.get("to", "next")
+    dest = "the next in-sync replica" if to == "next" else to
+    return f"move the leadership of {target} to {dest}"
+
+
+def _retention_words(target, params) -> str:
+    if "log_start_offset" in params:
+        return f"delete records of {target} below offset {params['log_start_offset']}"
+    return f"run time-based retention on {target}"
+
+
+def _topic_name(value, key, checks):
+    return checks.topic_name(value, key)
+
+
+ACTIONS = {a.name: a for a in (
+    FaultAction(
+        "move_leader", "partition", params={"to": (_to, "next")},
+        apply=_with_controller(lambda cl, c, t, p: c.move_leader(t, p.get("to", "next"))),
+        sentence=_move_leader_words, mark_colour="tab:orange",
+        draws={"move_leader": _draw_move_leader}),
+    FaultAction(
+        "move_all_leaders", "broker",
+        apply=_with_controller(lambda cl, c, t, p: c.move_all_leaders(int(t[1:]))),
+        sentence=lambda t, p: f"move every leadership off {target_words(t)}",
+        mark_colour="tab:orange", draws={"move_all_leaders": _draw_move_all_leaders}),
+    FaultAction(
+        "preferred_election", "partition?",
+        apply=_with_controller(lambda cl, c, t, p: c.preferred_election(
+            [t] if t else cl.store.all_tps())),
+        sentence=lambda t, p: f"run a preferred leader election for {target_words(t)}",
+        mark_colour="tab:orange", draws={"preferred_election": _draw_preferred_election}),
+    FaultAction(
+        "reassign", "partition", params={"replicas": (_replicas, REQUIRED)},
+        apply=_with_controller(lambda cl, c, t, p: c.reassign(t, list(p["replicas"]))),
+        sentence=lambda t, p: f"reassign {t} to replicas {list(p['replicas'])}",
+        draws={"reassign": _draw_reassign}),
+    FaultAction(
+        "cancel_reassignment", "partition",
+        apply=_with_controller(lambda cl, c, t, p: c.cancel_reassignment(t)),
+        sentence=lambda t, p: f"cancel the reassignment of {t}",
+        undoes=("reassign",), pairs=same_target),
+    FaultAction(
+        "delete_topic", "topic",
+        apply=_with_controller(lambda cl, c, t, p: c.delete_topic(t)),
+        sentence=lambda t, p: f"delete topic {t}"),
+    FaultAction(
+        "create_topic", "none",
+        params={"name": (_topic_name, REQUIRED), "partitions": (integer(1, 1000), 1),
+                "replication_factor": (lambda v, k, c: c.int(v, k, 1, c.names.brokers),
+                                       lambda names: min(3, names.brokers)),
+                "message_format": (integer(0, 2), 2)},
+        apply=_with_controller(lambda cl, c, t, p: c.create_topic(
+            p["name"], p.get("partitions", 1), p.get("replication_factor", 1),
+            p.get("message_format", 2))),
+        sentence=lambda t, p: f"create topic {p['name']}"),
+    FaultAction(
+        "retention", "partition|topic", params={"log_start_offset": (integer(lo=0), OPTIONAL)},
+        apply=_retention, sentence=_retention_words, draws={"retention": _draw_retention}),
+    FaultAction(
+        "upgrade_format", "topic", params={"message_format": (integer(0, 2), REQUIRED)},
+        apply=_with_controller(_upgrade_format),
+        sentence=lambda t, p: f"change the message format of {t} to v{p['message_format']}"),
+)}

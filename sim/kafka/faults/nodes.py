@@ -1,0 +1,106 @@
+"""Node faults: a process crashes, restarts, shuts down cleanly, or loses power.
+
+Contract: `ACTIONS` holds `crash`, `restart`, `controlled_shutdown` and `power_loss` as
+`FaultAction`s (see `sim.kafka.faults.action`); `CONTROLLED_SHUTDOWN_US` is how long after
+its controlled shutdown a broker stops, read by the cluster, explore and the shrinker alike.
+"""
+
+from __future__ import annotations
+
+from sim.kafka.faults.action import (
+    OPTIONAL,
+    FaultAction,
+    choice,
+    number,
+    pair,
+    same_target,
+    target_words,
+)
+
+# A controlled shutdown stops the broker this long after it asked the controller to move its
+# leaderships away.
+CONTROLLED_SHUTDOWN_US = 500_000
+# How a power loss decides what a log had on disk (`power_loss`'s flush).
+FLUSH_MODES = ("age", "writeback")
+UNFLUSHED_MS = (30_000, 5_000, 1_000, 100)  # power_loss windows explore draws, the default first
+
+
+def _draw_crash(pick, space, start):
+    target = pick.one(space.brokers + space.roles() + space.producers + space.consumers)
+    return pair(start, "crash", target, space.undo_at(start, pick.duration_ms()), "restart")
+
+
+def _draw_power_loss(pick, space, start):
+    """A broker loses power, and with it what its OS had not yet written back (KIP-101's
+    second case needs two such losses: two episodes)."""
+    target = pick.one(space.brokers + space.roles())
+    params = {"unflushed_ms": pick.one(UNFLUSHED_MS)}
+    return pair(start, "power_loss", target, space.undo_at(start, pick.duration_ms()),
+                "restart", params)
+
+
+def _draw_controlled_shutdown(pick, space, start):
+    target = pick.one(space.brokers + space.roles())
+    stop_ms = CONTROLLED_SHUTDOWN_US // 1000
+    start = space.latest(start, stop_ms + 2 * space.slot_ms)
+    # the broker stops stop_ms later; restart only after that
+    back = space.undo_at(start, pick.duration_ms(lo_slots=stop_ms // space.slot_ms + 2))
+    return pair(start, "controlled_shutdown", target, back, "restart")
+
+
+def _controlled_shutdown(cluster, target, params):
+    broker = cluster.brokers[int(target[1:])]
+    if broker.alive:
+        broker.shutting_down = True  # the broker asked to shut down; a restart clears it
+    controller = cluster.active_controller()
+    outcome = (controller.controlled_shutdown(int(target[1:])) if controller
+               else "no active controller")
+    cluster.kernel.call_later(CONTROLLED_SHUTDOWN_US, broker.stop_cleanly)
+    return outcome
+
+
+def _power_loss(cluster, target, params):
+    """The broker's machine loses power: its unflushed batches go, and it is down (if it
+    was already, its OS still held them in memory until now)."""
+    cluster.brokers[int(target[1:])].lose_unflushed(int(params["unflushed_ms"] * 1000),
+                                                    params.get("flush") == "writeback")
+    return None if cluster.world.crash(target) else "already down"
+
+
+def _power_loss_words(target, params) -> str:
+    lost = (f"each log's writes since the kernel last wrote it back (pages expire after "
+            f"{params['unflushed_ms'] / 1000:g} s)" if params.get("flush") == "writeback"
+            else f"what reached its logs in the last {params['unflushed_ms'] / 1000:g} s")
+    return f"power loss on {target_words(target)}: it stops and loses {lost}"
+
+
+ACTIONS = {a.name: a for a in (
+    FaultAction(
+        "crash", "node",
+        apply=lambda cluster, t, p: None if cluster.world.crash(t) else "already down",
+        sentence=lambda t, p: f"crash {target_words(t)}",
+        default_undo="restart", window="down", mark_colour="black",
+        draws={"crash": _draw_crash}),
+    FaultAction(
+        "restart", "node",
+        apply=lambda cluster, t, p: None if cluster.world.restart(t) else "already up",
+        sentence=lambda t, p: f"restart {target_words(t)}",
+        undoes=("crash", "controlled_shutdown", "power_loss"), pairs=same_target,
+        ends="down", mark_colour="tab:green"),
+    FaultAction(
+        "controlled_shutdown", "broker", apply=_controlled_shutdown,
+        sentence=lambda t, p: (f"controlled shutdown of {target_words(t)} (it stops "
+                               f"{CONTROLLED_SHUTDOWN_US / 1e6:g} s later)"),
+        # a restart must come after the broker stopped (and a slot more), or it finds it up
+        undo_after_us=CONTROLLED_SHUTDOWN_US + 100_000, mark_colour="tab:red",
+        draws={"controlled_shutdown": _draw_controlled_shutdown}),
+    # a crash that also loses what the OS had not written to disk: the batches appended in
+    # the last unflushed_ms (30 s: Linux writes a dirty page back once it is
+    # vm.dirty_expire_centisecs = 3000 old), or with flush = "writeback" what each log got
+    # since the kernel's flusher last wrote it back, unflushed_ms being that expiry
+    FaultAction(
+        "power_loss", "broker", apply=_power_loss, sentence=_power_loss_words,
+        params={"unflushed_ms": (number(lo=0), UNFLUSHED_MS[0]),
+                "flush": (choice(FLUSH_MODES), OPTIONAL)},
+        default_undo="restart", window="down", draws={"power_loss": _draw_power_loss}),
+)}

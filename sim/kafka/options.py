@@ -1,0 +1,277 @@
+"""A scenario's resolved options: one frozen dataclass per section, each limit written once.
+
+Contract:
+- `Options` holds what one run is built from: `run`, `protocol` (the `Protocol` switches, with
+  the `profile` they started from), `cluster`, `topics`, `producers`, `consumers`, `network`.
+  Every field is filled in (the loader resolves defaults); the actors read attributes.
+- Each bounded field carries its `Limit` in its metadata (`option(default, lo=..., hi=...)`).
+  The scenario loader reads a field's type, default and limit from there to check user input
+  (`scenarios.tables.Table.option`); the model asserts them when an options record is built
+  (`__post_init__` raises ValueError: a value out of bounds here is a bug of whoever built it,
+  since the loader refused it already); the invariants read the bounds of the trace header's
+  options from here too (`invariants.registry.options_problem`).
+- `to_json()` gives the JSON the trace header stores (keys in field order, numbers as given:
+  the trace's bytes depend on it) and `from_json(data)` reads it back, equal to the original.
+Knows no actor: the loader, the model and the invariants import it (it is part of what a
+trace header means).
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any
+
+from sim.core.latency import MAX_MS, LatencyDist
+from sim.core.network import PARTITION_MODES
+from sim.kafka.profiles import CHOICES, Protocol
+from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS
+
+# No option needs more than this (2**53, ~285 years in microseconds); larger numbers overflow
+# what the model converts them to (C longs, float times).
+MAX_NUMBER = 2**53
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The values an option may take: lo <= value <= hi (hi at most MAX_NUMBER), value > `above`,
+    value one of `choices`; None bounds nothing."""
+
+    lo: int | float | None = None
+    hi: int | float | None = None
+    above: int | float | None = None
+    choices: tuple | None = None
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with `value`, or None."""
+        if self.choices is not None:
+            # by type too: True (== 1) is not acks = 1
+            found = any(type(c) is type(value) and c == value for c in self.choices)
+            return None if found else f"not one of {list(self.choices)}"
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        if self.above is not None and value <= self.above:
+            return f"not above {self.above}"
+        if self.lo is not None and value < self.lo:
+            return f"below {self.lo}"
+        hi = MAX_NUMBER if self.hi is None else min(self.hi, MAX_NUMBER)
+        return f"above {hi}" if value > hi else None
+
+
+NO_LIMIT = Limit()
+
+
+def option(default: Any = MISSING, lo=None, hi=None, above=None, choices=None):
+    """A dataclass field with its default and its `Limit`."""
+    return field(default=default, metadata={"limit": Limit(lo, hi, above, choices)})
+
+
+def option_field(cls, name: str):
+    """The dataclass field `name` of the options class `cls` (KeyError if it has none)."""
+    return {f.name: f for f in fields(cls)}[name]
+
+
+def limit(cls, name: str) -> Limit:
+    """The limit of option `name` of `cls`."""
+    return option_field(cls, name).metadata.get("limit", NO_LIMIT)
+
+
+def default(cls, name: str) -> Any:
+    """The default of option `name` of `cls` (MISSING if it must be given)."""
+    return option_field(cls, name).default
+
+
+class _Checked:
+    """Asserts every field's limit once the record is built; encodes fields in order."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            lim = f.metadata.get("limit")
+            problem = lim and lim.problem(getattr(self, f.name))
+            if problem:
+                raise ValueError(f"{type(self).__name__}.{f.name} = {getattr(self, f.name)!r}: "
+                                 f"{problem}")
+
+    def to_json(self) -> dict:
+        return {f.name: _encode(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: dict):
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, _Checked | LatencyDist):
+        return value.to_json()
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions(_Checked):
+    """[run]: how long the run lasts, its event cap, and the quiet settle time at its end."""
+
+    duration_ms: int = option(30000, lo=1)
+    max_events: int = option(5_000_000, lo=1)
+    settle_ms: int = option(5000, lo=0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterOptions(_Checked):
+    """[cluster]: sizes, and the timeouts of brokers and controllers (ms, ints). A zero session,
+    lag, retry or check time would spin the run at one instant, so those start at 1."""
+
+    brokers: int = option(3, 1, 64)  # the invariants build per-broker state: keep it bounded
+    controllers: int = option(2, 1, 5)
+    min_insync_replicas: int = option(1, lo=1)
+    unclean_leader_election: bool = option(False)
+    controller_failover_delay_ms: int = option(2000, lo=0)
+    zk_session_timeout_ms: int = option(6000, lo=1)
+    broker_session_timeout_ms: int = option(6000, lo=1)
+    replica_lag_time_max_ms: int = option(10000, lo=1)
+    replica_fetch_wait_max_ms: int = option(500, lo=0)
+    controller_request_retry_ms: int = option(3000, lo=1)
+    request_service_us: int = option(50, lo=0)
+    replica_high_watermark_checkpoint_interval_ms: int = option(5000, lo=0)
+    producer_id_expiration_check_interval_ms: int = option(600000, lo=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopicOptions(_Checked):
+    """[[topics]]: a topic created at the start, with one replica list (broker ids) per
+    partition; `replication_factor` is each list's length."""
+
+    name: str = option()
+    partitions: int = option(1, 1, 1000)
+    replication_factor: int = option(lo=1)  # default: the assignment's, or min(3, brokers)
+    message_format: int = option(2, 0, 2)
+    retention_ms: int = option(0, lo=0)
+    segment_ms: int = option(10000, lo=1)
+    assignment: tuple[tuple[int, ...], ...] = option()
+
+    @classmethod
+    def from_json(cls, data: dict) -> TopicOptions:
+        topic = super().from_json(data)
+        return replace(topic, assignment=tuple(tuple(r) for r in topic.assignment))
+
+
+LEADER_DISCOVERY = ("", *CHOICES["leader_discovery"])  # "": the protocol's
+IDEMPOTENCE = ("default", "off", "requested", "required")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProducerOptions(_Checked):
+    """[[producers]]: one producer's Kafka configs (*_ms in ints). `acks` is "all", 1 or 0;
+    `batch_size` is batch.size in bytes (0 turns batching off, as in Kafka) and `record_bytes`
+    the records' size, which Kafka does not configure: together they cap a batch's records.
+    `stop_ms` 0 means until the end."""
+
+    name: str = option()
+    topic: str = option()
+    acks: str | int = option("all", choices=("all", 1, 0))
+    records_per_sec: int | float = option(1000, above=0)
+    linger_ms: int = option(5, lo=1)
+    enable_idempotence: str = option("default", choices=IDEMPOTENCE)
+    max_in_flight: int = option(5, 1, 5)
+    batch_size: int = option(16384, lo=0)
+    record_bytes: int = option(100, lo=1)
+    retries: int = option(2147483647, lo=0)
+    delivery_timeout_ms: int = option(120000, lo=0)
+    request_timeout_ms: int = option(30000, lo=1)  # 0 would spin the run at one instant
+    retry_backoff_ms: int = option(100, lo=0)
+    retry_backoff_max_ms: int = option(1000, lo=0)
+    metadata_max_age_ms: int = option(300000, lo=1)  # 0 would spin the run at one instant
+    start_ms: int = option(0, lo=0)  # and before run.duration_ms
+    stop_ms: int = option(0, lo=0)
+    leader_discovery: str = option("", choices=LEADER_DISCOVERY)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsumerOptions(_Checked):
+    """[[consumers]]: one consumer's Kafka configs (*_ms in ints)."""
+
+    name: str = option()
+    topic: str = option()
+    fetch_max_wait_ms: int = option(500, lo=0)
+    metadata_max_age_ms: int = option(300000, lo=1)
+    request_timeout_ms: int = option(CONSUMER_REQUEST_TIMEOUT_MS, lo=1)
+    start_ms: int = option(0, lo=0)  # and before run.duration_ms
+    leader_discovery: str = option("", choices=LEADER_DISCOVERY)
+
+
+# The settings of a link: the network's defaults and each [[network.links]] share these limits.
+def _jitter_ms(default=MISSING):
+    return option(default, lo=0, hi=MAX_MS)
+
+
+def _probability(default=MISSING):
+    return option(default, lo=0, hi=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinkOptions(_Checked):
+    """[[network.links]]: the settings of one directed link, overriding the network's."""
+
+    src: str = option()
+    dst: str = option()
+    latency: LatencyDist = option()
+    jitter_ms: int | float = _jitter_ms()
+    drop: int | float = _probability()
+    duplicate: int | float = _probability()
+
+    @classmethod
+    def from_json(cls, data: dict) -> LinkOptions:
+        return replace(super().from_json(data), latency=LatencyDist.parse(data["latency"]))
+
+
+@dataclass(frozen=True, kw_only=True)
+class NetworkOptions(_Checked):
+    """[network]: every link's default settings, what a partition does to messages in flight,
+    and the links that differ."""
+
+    latency: LatencyDist = option(LatencyDist("constant", 1.0))
+    jitter_ms: int | float = _jitter_ms(0)
+    drop: int | float = _probability(0.0)
+    duplicate: int | float = _probability(0.0)
+    partition: str = option("stall", choices=PARTITION_MODES)
+    links: tuple[LinkOptions, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: dict) -> NetworkOptions:
+        return replace(super().from_json(data), latency=LatencyDist.parse(data["latency"]),
+                       links=tuple(LinkOptions.from_json(link) for link in data["links"]))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    """Everything one run is built from but the seed and the fault schedule."""
+
+    run: RunOptions
+    protocol: Protocol
+    profile: str  # the profile `protocol` started from (before its overrides)
+    cluster: ClusterOptions
+    topics: tuple[TopicOptions, ...]
+    producers: tuple[ProducerOptions, ...]
+    consumers: tuple[ConsumerOptions, ...]
+    network: NetworkOptions
+
+    def to_json(self) -> dict:
+        """The trace header's `options`: the protocol's switches with its profile last."""
+        return {"run": self.run.to_json(),
+                "protocol": {**self.protocol.to_json(), "profile": self.profile},
+                "cluster": self.cluster.to_json(),
+                "topics": [t.to_json() for t in self.topics],
+                "producers": [p.to_json() for p in self.producers],
+                "consumers": [c.to_json() for c in self.consumers],
+                "network": self.network.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Options:
+        protocol = {k: v for k, v in data["protocol"].items() if k != "profile"}
+        return cls(run=RunOptions.from_json(data["run"]), protocol=Protocol(**protocol),
+                   profile=data["protocol"]["profile"],
+                   cluster=ClusterOptions.from_json(data["cluster"]),
+                   topics=tuple(TopicOptions.from_json(t) for t in data["topics"]),
+                   producers=tuple(ProducerOptions.from_json(p) for p in data["producers"]),
+                   consumers=tuple(ConsumerOptions.from_json(c) for c in data["consumers"]),
+                   network=NetworkOptions.from_json(data["network"]))
