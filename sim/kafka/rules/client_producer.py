@@ -68,16 +68,26 @@ SURFACE_LOSS = "surface_loss"  # OutOfOrderSequence to the application, then res
 def idempotent_error_action(proto, err: int, stale_epoch: bool, next_in_sequence: bool,
                             unresolved: bool, sequence_reset: bool, log_start_offset: int,
                             last_acked_offset: int) -> str:
-    """The idempotent producer's answer to a sequence error on one batch (ref §2.5).
-    KIP-360 (2.5+, `client_retries_out_of_order`; `TransactionManager.canRetry`): retry;
-    UNKNOWN_PRODUCER_ID renumbers first; OUT_OF_ORDER for the next expected sequence means a
-    real gap at the broker, so the epoch is bumped first, with an unresolved sequence
-    (`isNextSequenceForUnresolvedPartition`) or for a batch whose sequence was not reset.
-    Before: see `pre_kip360_error_action`."""
+    """The idempotent producer's answer to a sequence error on one batch
+    (`TransactionManager.canRetry`, ref §2.5). For UNKNOWN_PRODUCER_ID a logStartOffset of -1
+    says nothing (the partition moved while the answer was built): retry as it is; so is a
+    batch whose sequence was already reset. OUT_OF_ORDER is retried as it is when no sequence
+    is unresolved and the batch is not the next expected one, or was reset. Otherwise the
+    KIP-360 client (2.5+, `client_retries_out_of_order`) bumps the epoch and retries
+    (`requestEpochBumpForPartition`; for OUT_OF_ORDER only when no sequence is unresolved or
+    the batch is the next after the unresolved one, else it retries and waits); before it, a
+    batch of an earlier epoch fails first, and see `pre_kip360_error_action`. The plain
+    retries came with KAFKA-5494 (1.0, `client_resolves_sequences`)."""
+    if stale_epoch and not proto.client_retries_out_of_order:
+        return FAIL  # 1.0-2.4 `canRetry` asks `hasProducerIdAndEpoch` first
+    if err == E.UNKNOWN_PRODUCER_ID:
+        if proto.client_resolves_sequences and (log_start_offset == -1 or sequence_reset):
+            return RETRY
+    elif (proto.client_resolves_sequences and not unresolved
+          and (sequence_reset or not next_in_sequence)):
+        return RETRY
     if proto.client_retries_out_of_order:
-        if err == E.UNKNOWN_PRODUCER_ID:
-            return RESTART_RETRY
-        if next_in_sequence and (unresolved or not sequence_reset):
+        if err == E.UNKNOWN_PRODUCER_ID or not unresolved or next_in_sequence:
             return BUMP_RETRY
         return RETRY
     return pre_kip360_error_action(proto, err, stale_epoch, next_in_sequence, log_start_offset,
@@ -87,16 +97,20 @@ def idempotent_error_action(proto, err: int, stale_epoch: bool, next_in_sequence
 def pre_kip360_error_action(proto, err: int, stale_epoch: bool, next_in_sequence: bool,
                             log_start_offset: int, last_acked_offset: int,
                             always_benign: bool = False) -> str:
-    """0.11-2.4 (`Sender.completeBatch`, `TransactionManager`): a batch sent under an earlier
-    epoch fails; UNKNOWN_PRODUCER_ID is benign (renumber and retry) when the last acknowledged
-    offset fell below the answer's logStartOffset (retention removed the state; -1 says
-    nothing), from 1.0 (`client_log_start_check`), else the loss is surfaced; OUT_OF_ORDER is
-    retried when it follows an earlier failed batch, else surfaced."""
+    """Before KIP-360, once `idempotent_error_action`'s plain retries are ruled out: a batch
+    sent under an earlier epoch fails (`hasProducerIdAndEpoch`); from 1.0
+    (`client_log_start_check`) UNKNOWN_PRODUCER_ID is retention when the last acknowledged
+    offset fell below the answer's logStartOffset, and the partition's sequences restart at 0
+    (`startSequencesAtBeginning`) before the retry; anything else is a loss, surfaced as
+    OutOfOrderSequence (the producer id is reset). A 0.11 client retries an OUT_OF_ORDER that
+    follows an earlier failed batch and surfaces the next expected one's."""
     if stale_epoch:
         return FAIL
     if err == E.UNKNOWN_PRODUCER_ID:
-        benign = always_benign or log_start_offset == -1 or last_acked_offset < log_start_offset
-        return RESTART_RETRY if benign and proto.client_log_start_check else SURFACE_LOSS
+        retention = always_benign or last_acked_offset < log_start_offset
+        return RESTART_RETRY if retention and proto.client_log_start_check else SURFACE_LOSS
+    if proto.client_resolves_sequences:
+        return SURFACE_LOSS
     return SURFACE_LOSS if next_in_sequence else RETRY
 
 

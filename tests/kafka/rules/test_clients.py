@@ -86,22 +86,40 @@ def _action(profile, err, stale=False, nxt=True, unresolved=False, reset=False, 
 
 @pytest.mark.parametrize("profile", ["2.5", "3.7"])
 def test_kip_360_clients_retry_sequence_errors(profile):
-    assert _action(profile, E.UNKNOWN_PRODUCER_ID) == cp.RESTART_RETRY
+    """`TransactionManager.canRetry` from 2.5: UNKNOWN_PRODUCER_ID bumps the epoch
+    (`requestEpochBumpForPartition`) unless the answer's logStartOffset is -1 or the batch's
+    sequence was reset, which retry it as it is; OUT_OF_ORDER as before KIP-360 when it is a
+    plain retry, else a bump for a real gap."""
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID) == cp.BUMP_RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=10) == cp.BUMP_RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=-1) == cp.RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, reset=True) == cp.RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, stale=True) == cp.BUMP_RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER) == cp.BUMP_RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False) == cp.RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True) == cp.RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True, unresolved=True) == \
         cp.BUMP_RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False, unresolved=True) == \
+        cp.RETRY
 
 
 @pytest.mark.parametrize("profile", ["1.0", "2.4"])
 def test_pre_kip_360_clients_tell_retention_from_loss_by_the_log_start(profile):
+    """1.0-2.4 `canRetry`: a batch of an earlier producer epoch fails; UNKNOWN_PRODUCER_ID with
+    logStartOffset -1 or a reset sequence is retried as it is, below the last acknowledged
+    offset it is retention (sequences restart at 0), else a loss; OUT_OF_ORDER is retried when
+    no sequence is unresolved and the batch is not the next one or was reset."""
     assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=10, acked=5) == cp.RESTART_RETRY
-    assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=-1) == cp.RESTART_RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=-1) == cp.RETRY
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, reset=True) == cp.RETRY
     assert _action(profile, E.UNKNOWN_PRODUCER_ID, log_start=3, acked=5) == cp.SURFACE_LOSS
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER) == cp.SURFACE_LOSS
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False) == cp.RETRY
-    assert _action(profile, E.UNKNOWN_PRODUCER_ID, stale=True) == cp.FAIL
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True) == cp.RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False, unresolved=True) == \
+        cp.SURFACE_LOSS
+    assert _action(profile, E.UNKNOWN_PRODUCER_ID, stale=True, log_start=-1) == cp.FAIL
 
 
 def test_a_0_11_client_surfaces_every_unknown_producer():
