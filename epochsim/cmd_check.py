@@ -97,4 +97,19 @@ def main(args) -> int:
     for line in describe_liveness(notes):
         print(line)
     print("all invariants hold" if not violations else f"{len(violations)} violation(s)")
-    return 1 if violations else 0
+    wrong = probe_disagreements(header, lines)
+    return 1 if violations or wrong else 0
+
+
+def probe_disagreements(header: dict, lines: list) -> int:
+    """A probe's trace: print how many of its recorded checks agree with Kafka; the number
+    that do not (0 for a scenario's trace)."""
+    if "probe" not in header:
+        return 0
+    checks = [ev for ev in map(json.loads, lines) if ev.get("kind") == "probe_check"]
+    wrong = [c for c in checks if not c.get("agree")]
+    print(f"probe {header['probe'].get('kafka_test', '?')}: {len(checks) - len(wrong)}/"
+          f"{len(checks)} checks agree with Kafka")
+    for c in wrong:
+        print(f"  step {c['step']} {c['check']}: Kafka {c['kafka']}, model {c['model']}")
+    return len(wrong)

@@ -61,7 +61,8 @@ def main(args) -> int:
     if not args.no_plot:
         draw_timeline(out)
     print_summary(verdict, args.scenario, out, overrides)
-    return 1 if verdict["violations"] else 0
+    disagrees = "probe" in verdict and not verdict["expectation_met"]
+    return 1 if verdict["violations"] or disagrees else 0
 
 
 def print_summary(verdict: dict, scenario_path: str, out: str | None,
@@ -72,9 +73,14 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None,
     print(f"{verdict['scenario']} seed {verdict['seed']}: {status}  "
           f"({run['events']} events, {run['end_us'] / 1e6:.3f}s simulated, stopped by {run['stopped_by']})")
     print(f"  trace_digest {verdict['trace_digest']}")
-    print(f"  acked {m['acked']}  failed {m['failed']}  retries {m['retries']}  "
-          f"p99 {m['produce_latency_p99_ms']} ms  stale-epoch appends {m['stale_epoch_appends']}  "
-          f"acks=1 lost {m['acks1_lost']}")
+    if "probe" in verdict:  # a probe: each check, Kafka's value against the model's
+        for c in verdict["probe"]:
+            mark = "agree" if c["agree"] else "DISAGREE"
+            print(f"  step {c['step']} {c['check']}: Kafka {c['kafka']}, model {c['model']}: {mark}")
+    else:
+        print(f"  acked {m['acked']}  failed {m['failed']}  retries {m['retries']}  "
+              f"p99 {m['produce_latency_p99_ms']} ms  stale-epoch appends "
+              f"{m['stale_epoch_appends']}  acks=1 lost {m['acks1_lost']}")
     for line in describe_violations(verdict):
         print(line)
     for line in describe_liveness(verdict.get("liveness", {})):

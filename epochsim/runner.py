@@ -50,9 +50,13 @@ def schedule_for(scenario: Scenario, seed: int) -> list:
 
 
 def header_for(scenario: Scenario, seed: int, schedule: list) -> dict:
-    return {"scenario": scenario.name, "seed": seed, "options": scenario.options.to_json(),
-            "schedule": [s.to_json() for s in schedule], "invariants": list(scenario.invariants),
-            "expect": scenario.expect, "harness_version": __version__}
+    header = {"scenario": scenario.name, "seed": seed, "options": scenario.options.to_json(),
+              "schedule": [s.to_json() for s in schedule],
+              "invariants": list(scenario.invariants), "expect": scenario.expect,
+              "harness_version": __version__}
+    if scenario.probe is not None:
+        header["probe"] = scenario.probe.to_json()
+    return header
 
 
 def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
@@ -73,6 +77,8 @@ def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
                                                    stop_at_first, keep_events, watch)
     violations, metrics = found
     verdict = make_verdict(scenario, seed, trace.digest(), violations, metrics, run_info, budget)
+    if scenario.probe is not None:
+        add_probe_checks(verdict, run_info.pop("probe_checks"))
     verdict["stopped_early"] = run_info["stopped_by"] == "violation"
     verdict["liveness"] = monitor.liveness
     if keep_events:
@@ -144,6 +150,8 @@ def _run(scenario, seed, header, schedule, sink, stop_at_first, keep_events, wat
     if stop_at_first:  # only an event the monitor folds can make it fail
         trace.observe(lambda ev: _stop_if_failed(monitor), monitor.kinds)
     try:
+        if scenario.probe is not None:
+            return trace, monitor, _run_probe(scenario, seed, trace), monitor.finish()
         cluster = Cluster(scenario.options, schedule, seed, trace)
         cluster.kernel.watch = watch
         try:
@@ -158,6 +166,30 @@ def _run(scenario, seed, header, schedule, sink, stop_at_first, keep_events, wat
         if sink is not None:
             trace.flush()  # also on Ctrl-C: what was recorded reaches the file
     return trace, monitor, run_info, found
+
+
+def _run_probe(scenario: Scenario, seed: int, trace) -> dict:
+    """Run a probe (`sim.kafka.probe`): run_info, with its checks under `probe_checks`."""
+    from sim.kafka.probe.run import run_probe
+    outcome = run_probe(scenario.options, scenario.probe, seed, trace)
+    run = outcome.run
+    trace.emit(run.end_us, "harness", "end", {"end_us": run.end_us, "events": run.events,
+                                             "stopped_by": run.stopped_by, "settled": True})
+    return {"end_us": run.end_us, "events": run.events, "stopped_by": run.stopped_by,
+            "probe_checks": outcome.checks}
+
+
+def add_probe_checks(verdict: dict, checks: list) -> None:
+    """A probe's verdict: its checks, met when every one agrees with Kafka, and the first
+    disagreement in words."""
+    verdict["probe"] = checks
+    wrong = [c for c in checks if not c["agree"]]
+    verdict["expectation_met"] = not wrong and verdict["run"]["stopped_by"] in ("until", "idle")
+    if wrong:
+        c = wrong[0]
+        verdict["expectation_note"] = (f"step {c['step']} {c['check']}: Kafka {c['kafka']}, "
+                                       f"model {c['model']}"
+                                       + (f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""))
 
 
 def _stop_if_failed(monitor) -> None:
@@ -187,6 +219,8 @@ def expectation_met(expect: str, violated: list[str], cut: bool = False) -> bool
     run.max_events never checked the rest (nor the end-of-run rules), so it proves nothing."""
     if expect == "pass":
         return not violated and not cut
+    if expect == "agree":  # a probe: its checks decide (`add_probe_checks`)
+        return not cut
     return expect.split(":", 1)[1] in violated
 
 

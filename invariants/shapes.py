@@ -36,6 +36,9 @@ FIELDS: dict[str, dict[str, str]] = {
     "unhealed": {"cut_links": _I, "rules": "list of int"},
     "unsettled": {"links": "list of [string, string]"},
     "end": {"end_us": _I, "events": _I, "stopped_by": _S, "settled": _B},
+    "probe_step": {"step": _I, "deliver": _S, "from": _S, "to": _S, "body": "object",
+                   "unsolicited": _B},
+    "probe_check": {"step": _I, "check": _S, "kafka": "any", "model": "any", "agree": _B},
     "controller_elected": {"controller_epoch": _I},
     "controller_resigned": {"controller_epoch": _I, "reason": _S},
     "partition_state": {**_TP, "leader": _I, "leader_epoch": _I, "partition_epoch": _I,
@@ -128,6 +131,7 @@ _CHECKS = {
                                          and all(map(_is_str, x))),
     "string or int": lambda v: type(v) in (str, int),
     "string or null": lambda v: v is None or type(v) is str,
+    "any": lambda v: True,
 }
 _COMMON = frozenset({"seq", "t", "node", "kind"})
 

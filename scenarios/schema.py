@@ -41,6 +41,7 @@ from scenarios.clients import (
 )
 from scenarios.limits import MAX_SCENARIO_BYTES, check_counts, check_partitions
 from scenarios.network_options import fetch_takes_time, network
+from scenarios.probe_section import probe_expect, probe_section
 from scenarios.tables import (
     Bad,
     Names,
@@ -56,6 +57,7 @@ from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
 from sim.core.files import FileProblem, read_regular
 from sim.kafka.options import ClusterOptions, Options, RunOptions, TopicOptions
+from sim.kafka.probe.spec import Probe
 from sim.kafka.profiles import MUTANTS, PROFILES, Protocol, resolve_protocol, switch_names
 
 ALL_INVARIANTS: list[str] = [
@@ -68,7 +70,7 @@ ALL_INVARIANTS: list[str] = [
     "client_leader_epoch_regression", "leader_hint_misapplied", "consumer_skipped_record",
 ]
 SECTIONS = ("run", "protocol", "cluster", "topics", "producers", "consumers", "network",
-            "faults", "mix")
+            "faults", "mix", "probe")
 _TABLES = ("run", "protocol", "cluster", "network")  # the other sections are arrays of tables
 
 
@@ -92,6 +94,7 @@ class Scenario:
     steps: list
     mixes: list
     invariants: list
+    probe: Probe | None = None  # one Kafka unit test posed to the model (docs/scenarios.md)
 
 
 def load_scenario(path: str, overrides: dict | None = None) -> Scenario:
@@ -202,14 +205,15 @@ def _resolve(data: dict, path: str) -> Scenario:
     raw = {name: top.raw(name, {} if name in _TABLES else None) for name in SECTIONS}
     name = _scenario_name(top.str("name", Path(path).stem))
     description = top.str("description", "")
-    invariants = _invariants(top)
-    expect = _expect(top, invariants)
+    is_probe = raw["probe"] is not None
+    invariants = _invariants(top, default=[] if is_probe else ALL_INVARIANTS)
+    expect = probe_expect(top) if is_probe else _expect(top, invariants)
     seed = top.int("seed", 1, lo=0)
     top.done()  # before the sections: a misspelled [[faults]] is named, not silently empty
     check_counts(raw)
     run = _run(raw["run"])
     cluster = _cluster(raw["cluster"])
-    topics = _topics(raw["topics"], cluster.brokers)
+    topics = _topics(raw["topics"], cluster.brokers, nonempty=not is_probe)
     declared = Names(cluster.brokers, cluster.controllers, [],
                      {t.name: t.partitions for t in topics})
     producers = clients(raw["producers"], "producers", "p", producer, declared, run)
@@ -228,14 +232,17 @@ def _resolve(data: dict, path: str) -> Scenario:
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)
     mixes = check_mixes(tables(raw["mix"], "mix", False), names, run)
-    return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants)
+    probe = probe_section(raw["probe"], cluster, producers, protocol, steps + mixes) \
+        if is_probe else None
+    return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants,
+                    probe)
 
 
-def _invariants(top: Table) -> list[str]:
-    """The invariants to check: names from ALL_INVARIANTS, each once (default: all)."""
+def _invariants(top: Table, default: list[str] = ALL_INVARIANTS) -> list[str]:
+    """The invariants to check: names from ALL_INVARIANTS, each once (default: `default`)."""
     value = top.raw("invariants", None)
     if value is None:
-        return list(ALL_INVARIANTS)
+        return list(default)
     for i, item in enumerate(check_list(value, "invariants")):
         key = f"invariants[{i}]"
         if item not in ALL_INVARIANTS:
@@ -305,10 +312,11 @@ def _cluster(raw: Any) -> ClusterOptions:
     return out
 
 
-def _topics(value: Any, brokers: int) -> list[TopicOptions]:
-    """[[topics]]: at least one, unique names, replica assignment filled in."""
+def _topics(value: Any, brokers: int, nonempty: bool = True) -> list[TopicOptions]:
+    """[[topics]]: at least one (a probe may have none), unique names, replica assignment
+    filled in."""
     out: list[TopicOptions] = []
-    for i, item in enumerate(tables(value, "topics", nonempty=True)):
+    for i, item in enumerate(tables(value, "topics", nonempty=nonempty)):
         t, key = Table(item, f"topics[{i}]"), f"topics[{i}]"
         name = check_topic_name(t.str("name"), f"{key}.name")
         if name in [o.name for o in out]:

@@ -23,6 +23,8 @@ UNHEALED = "unhealed"  # just before `end`, only if the network is not whole: cu
 #                        rules (ids of drop/hold rules still armed or holding messages)
 UNSETTLED = "unsettled"  # just before `end`, only if a controller's request to a live broker is
 #                        still on its way: links ([controller, broker] pairs)
+PROBE_STEP = "probe_step"  # a probe delivers one message: step, deliver (kind), from, to, body
+PROBE_CHECK = "probe_check"  # a probe's expectation judged: step, check, kafka, model, agree
 
 # -- controller ---------------------------------------------------------------------------
 CONTROLLER_ELECTED = "controller_elected"    # controller_epoch

@@ -96,7 +96,7 @@ def test_round_trip_of_awkward_strings():
 
 def test_docs_example_loads():
     docs = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
-    example = docs.read_text().split("```toml\n")[-1].split("```")[0]
+    example = docs.read_text().split("\n## Example")[1].split("```toml\n")[1].split("```")[0]
     sc = parse_scenario(example, "example.toml")
     assert sc.options.protocol.produce_epoch_check is True and len(sc.mixes) == 1
 

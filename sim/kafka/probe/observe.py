@@ -1,0 +1,278 @@
+"""What a probe can check after a step: the node's answer, its state, and what it did next.
+
+Contract: an expectation key is `name` or `name:arg` (`arg` is a partition such as `t-0`, a
+batch id, or `t-0/<producer id>`). `BROKER` and `PRODUCER` map each name to an `Observable`
+(does it take an argument, how to read it from a `Seen` — the node, the answer it sent to the
+step's sender, everything it sent and every trace event it recorded during the step). `value`
+reads one key; `normalise` puts an expected and an observed value in one comparable form
+(error codes as Kafka's names, tuples as lists, absence as "none"). `check_key` says what is
+wrong with a key for a role, or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from sim.kafka.probe.fields import error_name
+
+NONE = "none"
+
+
+@dataclass
+class Seen:
+    """What one step showed: the node, its answer to the step's sender (None: no answer), the
+    messages it sent (dst, kind, body) and the trace events it recorded."""
+
+    node: Any
+    answer: Any = None
+    sent: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Observable:
+    takes_arg: bool
+    read: Callable[[Seen, str], Any]
+    doc: str
+    error: bool = False  # the value is an error code, shown by its name
+
+
+# -- the answer ---------------------------------------------------------------------------
+ANSWER_NAMES = {"diverging": "diverging_epoch", "entries": "records"}
+
+
+def answer_parts(body) -> dict:
+    """tp -> {field: value} of an answer's per-partition data, under Kafka's field names."""
+    if body is None:
+        return {}
+    if hasattr(body, "partition_errors"):
+        return {tp: {"error": err} for tp, err in body.partition_errors}
+    parts = getattr(body, "results", None) or getattr(body, "partitions", ())
+    out = {}
+    for p in parts:
+        if isinstance(p, tuple) and hasattr(p, "_asdict"):
+            data = {ANSWER_NAMES.get(k, k): v for k, v in p._asdict().items()}
+            data["records"] = [[e[0], e[1], e[2]] for e in data.get("records", ())]
+            out[p.tp] = data
+        else:  # MetadataResponse: (tp, topic_id, leader, leader_epoch)
+            out[p[0]] = {"topic_id": p[1], "leader": p[2], "leader_epoch": p[3]}
+    return out
+
+
+def _answer_field(name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        return answer_parts(seen.answer).get(tp, {}).get(name, NONE)
+    return read
+
+
+def _answer_error(seen: Seen, arg: str) -> Any:
+    return getattr(seen.answer, "error", 0) if seen.answer is not None else NONE
+
+
+# -- broker state -------------------------------------------------------------------------
+def _part(attr: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        p = seen.node.partitions.get(tp)
+        return getattr(p, attr) if p is not None else NONE
+    return read
+
+
+def _log(read_log: Callable) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        held = seen.node.logs.get(tp)
+        return read_log(held[1]) if held is not None else NONE
+    return read
+
+
+def _fetching_from(seen: Seen, tp: str) -> int:
+    for leader, parts in sorted(seen.node.fetchers.items()):
+        if tp in parts:
+            return leader
+    return -1
+
+
+def _producer(attr: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, arg: str) -> Any:
+        tp, _, pid = arg.rpartition("/")
+        held = seen.node.logs.get(tp)
+        entry = getattr(held[1], "producers", {}).get(int(pid)) if held and pid.isdigit() else None
+        if entry is None:
+            return NONE
+        return entry.epoch if attr == "epoch" else (entry.batches[-1][1] if entry.batches else NONE)
+    return read
+
+
+def _metadata(index: int) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        entry = seen.node.metadata.get(tp)
+        return entry[index] if entry is not None else NONE
+    return read
+
+
+def _sent(seen: Seen, arg: str) -> list:
+    return [kind for _dst, kind, _body in seen.sent]
+
+
+def _sent_to(seen: Seen, arg: str) -> list:
+    return [f"{kind}>{dst}" for dst, kind, _body in seen.sent]
+
+
+def _emitted(seen: Seen, arg: str) -> list:
+    return [ev["kind"] for ev in seen.events]
+
+
+Obs = Observable
+COMMON = {
+    "sent": Obs(False, _sent, "the kinds of message the node sent during the step, in order"),
+    "sent_to": Obs(False, _sent_to, "the same as `kind>destination`, e.g. \"Produce>b2\""),
+    "emitted": Obs(False, _emitted, "the trace event kinds the node recorded during the step"),
+    "alive": Obs(False, lambda s, a: bool(s.node.alive), "whether the node still runs (a halt stops it)"),
+}
+BROKER = {
+    **COMMON,
+    "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
+    "error": Obs(False, _answer_error, "the answer's request-level error", True),
+    "leader_epoch": Obs(True, _part("leader_epoch"), "the replica's leader epoch"),
+    "partition_epoch": Obs(True, _part("partition_epoch"), "the replica's partition epoch"),
+    "leader": Obs(True, _part("leader"), "the leader the replica knows"),
+    "isr": Obs(True, _part("isr"), "the replica's ISR (as leader)"),
+    "replicas": Obs(True, _part("replicas"), "the replica's assignment"),
+    "hosted": Obs(True, lambda s, tp: tp in s.node.partitions, "whether the partition is online here"),
+    "log_exists": Obs(True, lambda s, tp: tp in s.node.logs, "whether the log is on disk (not deleted)"),
+    "log_end_offset": Obs(True, _log(lambda log: log.leo), "the log end offset"),
+    "high_watermark": Obs(True, _log(lambda log: log.hw), "the high watermark"),
+    "log_start_offset": Obs(True, _log(lambda log: log.log_start_offset), "the log start offset"),
+    "epoch_cache": Obs(True, _log(lambda log: [list(e) for e in log.epochs]),
+                     "the leader-epoch cache as [[epoch, start offset], ...]"),
+    "fetching_from": Obs(True, _fetching_from, "the leader whose fetcher holds the partition, or -1"),
+    "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch, "the controller epoch known"),
+    "metadata_leader": Obs(True, _metadata(1), "the leader in the broker's metadata cache"),
+    "metadata_leader_epoch": Obs(True, _metadata(2), "the leader epoch in the metadata cache"),
+    "producer_epoch": Obs(True, _producer("epoch"), "a producer's epoch in the partition's "
+                        "producer state (arg tp/producer_id)"),
+    "last_sequence": Obs(True, _producer("seq"), "a producer's last sequence in the partition's "
+                       "producer state (arg tp/producer_id)"),
+}
+
+
+# -- producer state -----------------------------------------------------------------------
+def _batch(seen: Seen, bid: str):
+    for queue in seen.node.queues.values():
+        for pb in queue:
+            if pb.batch.bid == bid:
+                return pb
+    return None
+
+
+def _batch_state(seen: Seen, bid: str) -> str:
+    for ev in reversed(seen.events):
+        if ev.get("bid") == bid and ev["kind"] in ("ack", "produce_failed"):
+            return "acked" if ev["kind"] == "ack" else "failed"
+    pb = _batch(seen, bid)
+    if pb is None:
+        return NONE
+    return "in_flight" if pb.in_flight else ("retrying" if pb.attempts else "queued")
+
+
+def _batch_error(seen: Seen, bid: str) -> Any:
+    for ev in reversed(seen.events):
+        if ev.get("bid") == bid and ev["kind"] in ("produce_error", "produce_failed"):
+            return ev["error"]
+    return 0
+
+
+def _batch_attr(read_pb: Callable) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, bid: str) -> Any:
+        pb = _batch(seen, bid)
+        return read_pb(pb) if pb is not None else NONE
+    return read
+
+
+def _client_meta(index: int) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        entry = seen.node.meta.parts.get(tp)
+        return entry[index] if entry is not None else NONE
+    return read
+
+
+PRODUCER = {
+    **COMMON,
+    "producer_id": Obs(False, lambda s, a: s.node.pid, "the producer id"),
+    "producer_epoch": Obs(False, lambda s, a: s.node.producer_epoch, "the producer epoch"),
+    "next_sequence": Obs(True, lambda s, tp: s.node.next_seq.get(tp, 0), "the next sequence to assign"),
+    "last_acked_sequence": Obs(True, lambda s, tp: s.node.last_acked_seq.get(tp, -1),
+                             "the last acknowledged sequence"),
+    "batch": Obs(True, _batch_state, "a batch's state: acked, failed, in_flight, retrying, queued"),
+    "batch_error": Obs(True, _batch_error, "the error the batch last met (NONE if none)", True),
+    "batch_sequence": Obs(True, _batch_attr(lambda pb: pb.batch.base_seq), "a batch's base sequence"),
+    "batch_epoch": Obs(True, _batch_attr(lambda pb: pb.batch.producer_epoch), "a batch's producer epoch"),
+    "batch_attempts": Obs(True, _batch_attr(lambda pb: pb.attempts), "a batch's retries so far"),
+    "leader": Obs(True, _client_meta(1), "the leader in the client's metadata"),
+    "leader_epoch": Obs(True, _client_meta(2), "the leader epoch in the client's metadata"),
+    "known": Obs(True, lambda s, tp: tp in s.node.meta.parts, "whether the client's metadata has tp"),
+    "metadata_update_requested": Obs(False, lambda s, a: bool(s.node.need_update),
+                                   "whether the client wants a metadata update"),
+}
+ROLES = {"broker": BROKER, "producer": PRODUCER}
+ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
+                 "current_leader", "log_end_offset", "leader_epoch", "end_offset",
+                 "base_offset", "topic_id", "leader")
+
+
+def observable(role: str, name: str) -> Observable | None:
+    if role == "broker" and name.startswith("answer."):
+        fld = name[len("answer."):]
+        if fld in ANSWER_FIELDS:
+            return Obs(True, _answer_field(fld), f"the answer's {fld} for the partition", fld == "error")
+        return None
+    return ROLES[role].get(name)
+
+
+def split_key(key: str) -> tuple[str, str]:
+    name, _, arg = key.partition(":")
+    if name == "error" and arg:  # `error:<tp>` is short for the partition's answer error
+        return "answer.error", arg
+    return name, arg
+
+
+def check_key(role: str, key: str) -> str | None:
+    name, arg = split_key(key)
+    obs = observable(role, name)
+    if obs is None:
+        return "unknown"
+    if obs.takes_arg and not arg:
+        return f"needs an argument: write {name}:<partition or batch>"
+    if arg and not obs.takes_arg:
+        return f"takes no argument: write {name}"
+    return None
+
+
+def is_error(role: str, key: str) -> bool:
+    return observable(role, split_key(key)[0]).error
+
+
+def value(role: str, key: str, seen: Seen) -> Any:
+    name, arg = split_key(key)
+    obs = observable(role, name)
+    return normalise(obs.read(seen, arg), obs.error)
+
+
+def expected(role: str, key: str, raw: Any) -> Any:
+    obs = observable(role, split_key(key)[0])
+    return normalise(raw, obs.error)
+
+
+def normalise(v: Any, is_error: bool = False) -> Any:
+    if is_error and isinstance(v, int) and not isinstance(v, bool):
+        return error_name(v)
+    if v is None:
+        return NONE
+    if isinstance(v, tuple | list):
+        return [normalise(x) for x in v]
+    return v
+
+
+def names(role: str) -> list[str]:
+    extra = [f"answer.{f}" for f in ANSWER_FIELDS] if role == "broker" else []
+    return sorted(ROLES[role]) + extra

@@ -1,0 +1,218 @@
+"""Run one probe: a node set to a starting state, sent one message per step, then judged.
+
+Contract: `run_probe(options, probe, seed, trace)` builds a world holding only the node under
+test (a `Broker` or a `Producer`, the model's own classes) and, for every other name it may talk
+to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
+what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
+state (`sim.kafka.probe.state`), then for each step in turn: records a `probe_step` event, sends
+the step's message from its sender through the simulated network, lets the step's `wait_ms`
+pass, and records one `probe_check` event per expectation (Kafka's value, the model's, agree or
+not). Returns the `ProbeOutcome`: the checks, and the kernel's run outcome. Same inputs, same
+trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sim.core.actor import Actor
+from sim.core.kernel import Kernel, RunOutcome
+from sim.core.network import LinkSpec, Network
+from sim.core.rng import Streams
+from sim.core.world import World
+from sim.kafka import vocab as V
+from sim.kafka.broker import Broker
+from sim.kafka.probe import observe
+from sim.kafka.probe.spec import Probe
+from sim.kafka.probe.state import set_broker, set_producer
+from sim.kafka.probe.wire import KINDS
+from sim.kafka.producer import Producer
+from sim.kafka.store import Store
+
+# the request each deliverable answer answers
+ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
+           "ProduceResponse": "Produce", "MetadataResponse": "Metadata"}
+
+
+class Peer(Actor):
+    """A node the probe plays: it records every message it is sent, with its arrival time."""
+
+    def __init__(self, name: str, world: World):
+        super().__init__(name, world)
+        self.inbox: list[tuple[int, object]] = []
+
+    def on_message(self, msg) -> None:
+        self.inbox.append((self.now_us, msg))
+
+
+@dataclass
+class ProbeOutcome:
+    checks: list = field(default_factory=list)  # dicts: step, check, kafka, model, agree
+    run: RunOutcome | None = None
+
+    @property
+    def agree(self) -> bool:
+        return all(c["agree"] for c in self.checks)
+
+
+class _Context:
+    """What a hand-written message leaves to the harness (see `wire.Context`)."""
+
+    def __init__(self, probe_run: ProbeRun):
+        self.run = probe_run
+        self.src = ""
+        self._corr = 1000
+        self._bid = 0
+
+    def corr(self, kind: str) -> int:
+        """The correlation id of the node's last `kind` request to the sender, if it sent one
+        (an answer's default); else a fresh one (a request's)."""
+        last = self.run.last_request(self.src, kind)
+        if last is not None:
+            return last.body.corr
+        preset = self.run.preset_corr(self.src, kind)
+        if preset is not None:
+            return preset
+        self._corr += 1
+        return self._corr
+
+    def topic_id(self, tp: str) -> int:
+        topic = self.run.store.topics.get(tp.rpartition("-")[0])
+        return topic.topic_id if topic is not None else 1
+
+    def alive(self) -> tuple:
+        return tuple(range(1, self.run.options.cluster.brokers + 1))
+
+    def batch_id(self) -> str:
+        self._bid += 1
+        return f"probe#{self._bid}"
+
+    def order_like_request(self, kind: str, parts: tuple) -> tuple:
+        """Answer partitions in the order of the node's last `kind` request, as the model's
+        fetcher reads them; the partitions the answer leaves out come back empty."""
+        last = self.run.last_request(self.src, kind)
+        if last is None:
+            return parts
+        given = {p.tp: p for p in parts}
+        out = [given.pop(fp.tp, None) or _empty(fp.tp) for fp in last.body.partitions]
+        return tuple(out) + tuple(given.values())
+
+
+def _empty(tp: str):
+    from sim.kafka.messages import FetchPartitionData
+    return FetchPartitionData(tp, 0)
+
+
+class ProbeRun:
+    def __init__(self, options, probe: Probe, seed: int, trace):
+        self.options, self.probe = options, probe
+        until_us = sum(s.wait_ms for s in probe.steps) * 1000 + 1
+        self.kernel = Kernel(until_us, options.run.max_events)
+        net = Network(LinkSpec(latency=options.network.latency), options.network.partition)
+        self.world = World(self.kernel, trace, Streams(seed), net)
+        self.world.options = options
+        self.store = Store()
+        for t in options.topics:
+            self.store.create_topic(t.name, t.assignment, t.message_format, t.retention_ms,
+                                    t.segment_ms)
+        Actor("zk", self.world)
+        self.node = self._node()
+        self.peers = {name: Peer(name, self.world) for name in self._peer_names()}
+        self.ctx = _Context(self)
+        self.outcome = ProbeOutcome()
+        self.events: list = []
+        trace.observe(self._on_event)
+
+    def _node(self):
+        o, name = self.options, self.probe.node
+        if self.probe.role == "broker":
+            return Broker(self.world, int(name[1:]), o, o.protocol, self.store)
+        spec = next(p for p in o.producers if p.name == name)
+        topic = next(t for t in o.topics if t.name == spec.topic)
+        return Producer(self.world, spec, topic, o.protocol, 1 + [p.name for p in o.producers].index(name))
+
+    def _peer_names(self) -> list[str]:
+        o = self.options
+        names = [f"b{i}" for i in range(1, o.cluster.brokers + 1)]
+        names += [f"c{i}" for i in range(1, o.cluster.controllers + 1)]
+        names += [c.name for c in o.producers + o.consumers]
+        names += [s.src for s in self.probe.steps]
+        out = []
+        for n in names:
+            if n != self.probe.node and n not in out:
+                out.append(n)
+        return out
+
+    def _on_event(self, ev: dict) -> None:
+        if ev["node"] == self.probe.node:
+            self.events.append(ev)
+
+    # -- what the node sent ----------------------------------------------------------------
+    def last_request(self, peer: str, kind: str):
+        box = self.peers.get(peer)
+        for _t, msg in reversed(box.inbox if box else []):
+            if msg.kind == kind:
+                return msg
+        return None
+
+    def preset_corr(self, peer: str, kind: str) -> int | None:
+        """A producer's batches set in flight to `peer` by the starting state: their request's
+        correlation id (the lowest, when several)."""
+        if kind != "Produce" or self.probe.role != "producer" or not peer[1:].isdigit():
+            return None
+        held = self.node.inflight.get(int(peer[1:]), {})
+        return min(held) if held else None
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self) -> ProbeOutcome:
+        self.node.start() if self.probe.role == "broker" else None
+        setter = set_broker if self.probe.role == "broker" else set_producer
+        setter(self.node, self.probe.state, self.ctx)
+        self.kernel.call_later(0, self._step, 0)
+        self.outcome.run = self.kernel.run()
+        return self.outcome
+
+    def _step(self, i: int) -> None:
+        if i >= len(self.probe.steps):
+            return
+        step = self.probe.steps[i]
+        self.ctx.src = step.src
+        body = KINDS[step.kind].build(step.fields, self.ctx)
+        start = self.kernel.now_us
+        marks = {name: len(p.inbox) for name, p in self.peers.items()}
+        n_events = len(self.events)
+        fields = {"step": i, "deliver": step.kind, "from": step.src, "to": self.probe.node,
+                  "body": _brief(body)}
+        asked = ANSWERS.get(step.kind)
+        if asked and self.last_request(step.src, asked) is None \
+                and self.preset_corr(step.src, asked) is None:
+            fields["unsolicited"] = True  # the node asked the sender nothing: it may ignore it
+        self.world.trace.emit(start, "harness", V.PROBE_STEP, fields)
+        self.peers[step.src].send(self.probe.node, step.kind, body)
+        self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, n_events)
+
+    def _judge(self, i: int, marks: dict, n_events: int) -> None:
+        step = self.probe.steps[i]
+        seen = observe.Seen(self.node, events=self.events[n_events:])
+        arrived = sorted((t, msg.mid, name, msg) for name, p in self.peers.items()
+                         for t, msg in p.inbox[marks[name]:])
+        for _t, _mid, name, msg in arrived:
+            seen.sent.append((name, msg.kind, msg.body))
+            if name == step.src and seen.answer is None and msg.kind == step.kind + "Response":
+                seen.answer = msg.body
+        for key, raw in step.expect:
+            kafka = observe.expected(self.probe.role, key, raw)
+            model = observe.value(self.probe.role, key, seen)
+            row = {"step": i, "check": key, "kafka": kafka, "model": model, "agree": kafka == model}
+            self.outcome.checks.append(row)
+            self.world.trace.emit(self.kernel.now_us, "harness", V.PROBE_CHECK, row)
+        self._step(i + 1)
+
+
+def _brief(body) -> dict:
+    brief = getattr(body, "brief", None)
+    return brief() if brief is not None else {"corr": body.corr}
+
+
+def run_probe(options, probe: Probe, seed: int, trace) -> ProbeOutcome:
+    return ProbeRun(options, probe, seed, trace).run()

@@ -1,0 +1,136 @@
+"""A probe: one Kafka unit test posed to the model, read from a scenario's `[probe]` table.
+
+Contract: `parse_probe(raw, brokers, controllers, producers, protocol)` checks the `[probe]` table of a
+scenario (the node under test, its starting state, the steps with the message each delivers
+and what Kafka's test expects after it; a request field the profile's request version does
+not carry is refused) and returns a `Probe`; any problem raises
+`FieldProblem` with the key relative to `probe`. `Probe.to_json()` is what the trace header
+records. The format is taught in docs/scenarios.md ("Probes").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sim.kafka.probe import observe
+from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
+from sim.kafka.probe.state import BROKER_STATE, PRODUCER_STATE
+from sim.kafka.probe.wire import KINDS, off_the_wire
+
+MAX_STEPS = 100
+MAX_WAIT_MS = 3_600_000
+CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
+STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:]}  # the node names itself
+TOP = (Field("kafka_test", "str"), Field("kafka_tag", "str"), Field("kafka_source", "str", ""),
+       Field("node", "str"), Field("state", "any", None), Field("steps", "any"))
+STEP = (Field("deliver", "str"), Field("from", "str", ""), Field("wait_ms", "int", 100),
+        Field("body", "any", None), Field("expect", "any", None))
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str
+    src: str
+    fields: dict
+    wait_ms: int
+    expect: tuple  # (key, Kafka's value as written)
+    raw_body: dict
+
+
+@dataclass(frozen=True)
+class Probe:
+    kafka_test: str
+    kafka_tag: str
+    kafka_source: str
+    node: str
+    role: str
+    state: dict
+    raw_state: dict
+    steps: tuple
+
+    def to_json(self) -> dict:
+        return {"kafka_test": self.kafka_test, "kafka_tag": self.kafka_tag,
+                "kafka_source": self.kafka_source, "node": self.node, "role": self.role,
+                "state": self.raw_state,
+                "steps": [{"deliver": s.kind, "from": s.src, "wait_ms": s.wait_ms,
+                           "body": s.raw_body, "expect": dict(s.expect)} for s in self.steps]}
+
+
+def _role(node: str, brokers: int, producers: list[str]) -> str:
+    if node[:1] == "b" and node[1:].isdigit() and 1 <= int(node[1:]) <= brokers:
+        return "broker"
+    if node in producers:
+        return "producer"
+    choices = [f"b{i}" for i in range(1, brokers + 1)] + producers
+    raise FieldProblem("probe.node", f"{node!r} is neither a broker nor a producer of the "
+                       "scenario", suggest(node, choices))
+
+
+def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
+                protocol=None) -> Probe:
+    top = read(raw, TOP, "probe")
+    role = _role(top["node"], brokers, producers)
+    state_raw = top["state"] if top["state"] is not None else {}
+    state = read(state_raw, STATE[role], "probe.state")
+    state["name"] = top["node"]
+    steps_raw = top["steps"]
+    if not isinstance(steps_raw, list) or not steps_raw:
+        raise FieldProblem("probe.steps", "no steps", "add at least one [[probe.steps]]")
+    if len(steps_raw) > MAX_STEPS:
+        raise FieldProblem("probe.steps", f"{len(steps_raw)} steps", f"keep to {MAX_STEPS}")
+    steps = tuple(_step(s, f"probe.steps[{i}]", role, top["node"], protocol)
+                  for i, s in enumerate(steps_raw))
+    return Probe(top["kafka_test"], top["kafka_tag"], top["kafka_source"], top["node"], role,
+                 state, state_raw, steps)
+
+
+def _step(raw: Any, key: str, role: str, node: str, protocol) -> Step:
+    s = read(raw, STEP, key)
+    kind = s["deliver"]
+    if kind not in KINDS:
+        raise FieldProblem(f"{key}.deliver", f"unknown message {kind!r}", suggest(kind, KINDS))
+    if role not in KINDS[kind].roles:
+        takes = sorted(k for k, v in KINDS.items() if role in v.roles)
+        raise FieldProblem(f"{key}.deliver", f"a {role} does not take {kind}",
+                           f"deliver one of: {', '.join(takes)}")
+    src = s["from"] or ("c1" if kind in CONTROL_KINDS else "")
+    if not src:
+        raise FieldProblem(f"{key}.from", "missing", f"name the node that sends {kind}, e.g. b2")
+    if src == node:
+        raise FieldProblem(f"{key}.from", f"{src!r} is the node under test",
+                           "name another node as the sender")
+    if not (1 <= s["wait_ms"] <= MAX_WAIT_MS):
+        raise FieldProblem(f"{key}.wait_ms", f"{s['wait_ms']} is out of range",
+                           f"give 1..{MAX_WAIT_MS}")
+    body_raw = s["body"] if s["body"] is not None else {}
+    fields = read(body_raw, KINDS[kind].fields, f"{key}.body")
+    gated = off_the_wire(kind, body_raw, protocol) if protocol is not None else None
+    if gated:
+        raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "
+                           f"comes with {gated[1]}", f"leave {gated[0]} out (the wire's -1), "
+                           "or pick a profile that sends it")
+    expect = _expect(s["expect"], f"{key}.expect", role)
+    return Step(kind, src, fields, s["wait_ms"], expect, body_raw)
+
+
+def _expect(raw: Any, key: str, role: str) -> tuple:
+    if raw is None or raw == {}:
+        return ()
+    if not isinstance(raw, dict):
+        raise FieldProblem(key, f"expected a table, got {raw!r}",
+                           'write e.g. expect = {"error:t-0" = "FENCED_LEADER_EPOCH"}')
+    for k, v in raw.items():
+        problem = observe.check_key(role, k)
+        if problem == "unknown":
+            name = observe.split_key(k)[0]
+            raise FieldProblem(f"{key}.{k}", f"unknown check for a {role}",
+                               suggest(name, observe.names(role)))
+        if problem:
+            raise FieldProblem(f"{key}.{k}", problem, "see docs/scenarios.md, Probes")
+        if isinstance(v, dict):
+            raise FieldProblem(f"{key}.{k}", "a table is not a value to compare",
+                               "write a number, string, boolean or list")
+        if observe.is_error(role, k):
+            error_code(v, f"{key}.{k}")  # a misspelled error name is refused, not compared
+    return tuple(raw.items())

@@ -1,0 +1,171 @@
+"""A probe's starting state: set a broker's or a producer's state directly, as a unit test does.
+
+Contract: `BROKER_STATE` and `PRODUCER_STATE` are the fields a probe's `[probe.node]` table may
+hold for each role (`sim.kafka.probe.fields`). `set_broker(broker, state, ctx)` gives a broker
+its controller epoch, metadata cache and partitions: each with its log (batches at contiguous
+offsets from the log start, or at the offsets given), HW, leader-epoch cache (derived from the
+batches unless given), producer state (rebuilt from the batches), and, when hosted, its replica
+state (leader, epochs, ISR, replicas, the leader's view of each follower's log end, a follower's
+fetcher; by default the partition is in the broker's metadata cache too). `set_producer(producer, state, ctx)` gives a producer its id, epoch, metadata cache,
+sequences, and batches queued or in flight (each in flight under a correlation id the probe's
+answers then name by default). Nothing is sent while state is set, except a follower's first
+Fetch, which the fetcher sends at once as Kafka's does.
+"""
+
+from __future__ import annotations
+
+from sim.kafka.idempotence import record_append
+from sim.kafka.log import Log
+from sim.kafka.messages import Batch, MetadataResponse
+from sim.kafka.partition import Partition, Replica
+from sim.kafka.pending_batch import PendingBatch
+from sim.kafka.probe.fields import Field, FieldProblem
+from sim.kafka.probe.wire import NO, RECORD
+
+LOG_RECORD = (Field("base_offset", "int", NO),) + RECORD[1:]
+FOLLOWER = (Field("id", "int"), Field("log_end_offset", "int", NO))
+PARTITION = (
+    Field("tp", "str"), Field("topic_id", "int", NO), Field("hosted", "bool", True),
+    Field("leader", "int", NO), Field("leader_epoch", "int", NO),
+    Field("partition_epoch", "int", NO), Field("isr", "ints", None), Field("replicas", "ints", ()),
+    Field("log", "tables", (), LOG_RECORD), Field("log_start_offset", "int", 0),
+    Field("high_watermark", "int", NO), Field("epoch_cache", "pairs", None),
+    Field("followers", "tables", (), FOLLOWER), Field("fetching", "bool", True),
+    Field("truncating", "bool", False), Field("in_metadata", "bool", True))
+METADATA = (Field("tp", "str"), Field("topic_id", "int", NO), Field("leader", "int"),
+            Field("leader_epoch", "int"))
+BROKER_STATE = (Field("name", "str"), Field("controller_epoch", "int", NO),
+                Field("broker_epoch", "int", NO), Field("partitions", "tables", (), PARTITION),
+                Field("metadata", "tables", (), METADATA), Field("alive", "ints", None))
+SEQUENCES = (Field("tp", "str"), Field("next_sequence", "int", 0),
+             Field("last_acked_sequence", "int", NO), Field("last_acked_offset", "int", NO),
+             Field("producer_epoch", "int", NO))
+BATCH = (Field("batch_id", "str"), Field("tp", "str"), Field("record_count", "int", 1),
+         Field("base_sequence", "int", NO), Field("producer_epoch", "int", NO),
+         Field("in_flight_to", "int", NO), Field("corr", "int", 1), Field("attempts", "int", 0),
+         Field("created_ms", "int", 0))
+PRODUCER_STATE = (Field("name", "str"), Field("producer_id", "int", NO),
+                  Field("producer_epoch", "int", 0), Field("metadata", "tables", (), METADATA),
+                  Field("brokers", "ints", None), Field("sequences", "tables", (), SEQUENCES),
+                  Field("batches", "tables", (), BATCH))
+
+
+# -- broker -------------------------------------------------------------------------------
+def set_broker(broker, state: dict, ctx) -> None:
+    if state["controller_epoch"] != NO:
+        broker.controller_epoch = state["controller_epoch"]
+    if state["broker_epoch"] != NO:
+        broker.broker_epoch = state["broker_epoch"]
+    for m in state["metadata"]:
+        broker.metadata[m["tp"]] = (_tid(m, ctx), m["leader"], m["leader_epoch"])
+    broker.alive_brokers = ctx.alive() if state["alive"] is None else state["alive"]
+    for i, part in enumerate(state["partitions"]):
+        _set_partition(broker, part, ctx, f"node.partitions[{i}]")
+
+
+def _tid(part: dict, ctx) -> int:
+    return part["topic_id"] if part["topic_id"] != NO else ctx.topic_id(part["tp"])
+
+
+def _set_partition(broker, part: dict, ctx, key: str) -> None:
+    tp, topic_id = part["tp"], _tid(part, ctx)
+    log = _log(part, ctx, key, broker.protocol.idempotent_batches)
+    broker.logs[tp] = (topic_id, log)
+    if not part["hosted"]:
+        return
+    p = Partition(tp, topic_id, log, broker.id)
+    p.leader, p.leader_epoch = part["leader"], part["leader_epoch"]
+    p.partition_epoch = part["leader_epoch"] if part["partition_epoch"] == NO else part["partition_epoch"]
+    p.replicas = part["replicas"]
+    broker.partitions[tp] = p
+    if part["in_metadata"] and tp not in broker.metadata:
+        # a broker serving a partition has it in its metadata cache too (UpdateMetadata), which
+        # KafkaApis checks before ReplicaManager sees a Produce or Fetch
+        broker.metadata[tp] = (topic_id, p.leader, p.leader_epoch)
+    if p.is_leader:
+        p.isr = part["replicas"] if part["isr"] is None else part["isr"]
+        p.leader_epoch_start_offset = _epoch_start(log, p.leader_epoch)
+        p.followers = {r: Replica() for r in p.replicas if r != broker.id}
+        for f in part["followers"]:
+            if f["id"] not in p.followers:
+                raise FieldProblem(f"{key}.followers", f"broker {f['id']} is not a follower",
+                                   "list only replicas other than the leader")
+            p.followers[f["id"]].leo = f["log_end_offset"]
+    elif p.leader >= 0 and part["fetching"]:
+        broker.add_to_fetcher(tp, p.leader, leader_changed=False, new_epoch=False)
+        if part["truncating"]:
+            broker.truncating.add(tp)
+
+
+def _epoch_start(log: Log, epoch: int) -> int:
+    for e, start in log.epochs:
+        if e == epoch:
+            return start
+    return log.leo
+
+
+def _log(part: dict, ctx, key: str, retain: int) -> Log:
+    log = Log()
+    log.truncate_fully_and_start_at(part["log_start_offset"])
+    for i, r in enumerate(part["log"]):
+        base = log.leo if r["base_offset"] == NO else r["base_offset"]
+        if base != log.leo:
+            raise FieldProblem(f"{key}.log[{i}].base_offset", f"{base} leaves a gap or overlap: "
+                               f"the log ends at {log.leo} there", "give contiguous batches")
+        batch = Batch(r["batch_id"] or ctx.batch_id(), "", r["record_count"], 0,
+                      r["producer_id"], r["producer_epoch"], r["base_sequence"])
+        log.append_entry((base, r["record_count"], r["leader_epoch"], batch), 0)
+        record_append(log, batch, base, 0, retain)
+    if part["epoch_cache"] is not None:
+        log.epochs = [tuple(pair) for pair in part["epoch_cache"]]
+    hw = log.leo if part["high_watermark"] == NO else part["high_watermark"]
+    if not log.log_start_offset <= hw <= log.leo:
+        raise FieldProblem(f"{key}.high_watermark", f"{hw} is outside the log "
+                           f"[{log.log_start_offset}, {log.leo}]", "give a HW within the log")
+    log.set_hw(hw)
+    log.checkpointed_hw = hw
+    log.flush()
+    return log
+
+
+# -- producer -----------------------------------------------------------------------------
+def set_producer(producer, state: dict, ctx) -> None:
+    if state["producer_id"] != NO:
+        producer.pid = state["producer_id"]
+    producer.producer_epoch = state["producer_epoch"]
+    brokers = ctx.alive() if state["brokers"] is None else state["brokers"]
+    parts = tuple((m["tp"], _tid(m, ctx), m["leader"], m["leader_epoch"]) for m in state["metadata"])
+    producer.meta.apply_response(MetadataResponse(0, brokers, parts), "probe")
+    producer.need_update = False  # so a probe sees what its answers make the client ask for
+    for s in state["sequences"]:
+        _known_tp(producer, s["tp"], "node.sequences")
+        tp = s["tp"]
+        producer.next_seq[tp] = s["next_sequence"]
+        producer.last_acked_seq[tp] = s["last_acked_sequence"]
+        producer.last_acked_offset[tp] = s["last_acked_offset"]
+        producer.part_epoch[tp] = (producer.producer_epoch if s["producer_epoch"] == NO
+                                   else s["producer_epoch"])
+    for i, b in enumerate(state["batches"]):
+        _known_tp(producer, b["tp"], f"node.batches[{i}].tp")
+        _add_batch(producer, b)
+
+
+def _known_tp(producer, tp: str, key: str) -> None:
+    if tp not in producer.queues:
+        raise FieldProblem(key, f"{tp!r} is not a partition of {producer.name}'s topic",
+                           f"use one of {', '.join(producer.tps)}")
+
+
+def _add_batch(producer, b: dict) -> None:
+    batch = Batch(b["batch_id"], producer.name, b["record_count"], b["created_ms"] * 1000)
+    pb = PendingBatch(batch, b["tp"])
+    if b["base_sequence"] != NO:
+        epoch = producer.producer_epoch if b["producer_epoch"] == NO else b["producer_epoch"]
+        pb.batch = batch.with_sequence(producer.pid, epoch, b["base_sequence"])
+        pb.stamped = True
+    pb.attempts = b["attempts"]
+    producer.queues[b["tp"]].append(pb)
+    if b["in_flight_to"] != NO:
+        pb.in_flight, pb.sent_to = True, b["in_flight_to"]
+        producer.inflight.setdefault(b["in_flight_to"], {}).setdefault(b["corr"], []).append(pb)
+        producer.corr = max(producer.corr, b["corr"])

@@ -1,0 +1,251 @@
+"""The requests and answers a probe can deliver, built from the fields a probe file gives.
+
+Contract: `KINDS` maps each deliverable message kind to its `Kind`: the node roles that take
+it, the fields a probe may set (Kafka's names, snake case; `sim.kafka.probe.fields`), and a
+builder that makes the model's message body from the checked fields and a `Context` (which
+fills what a unit test leaves to the harness: correlation ids, topic ids, the sender). The
+bodies are the model's own messages (`sim.kafka.messages`), so a probe passes through exactly
+the handlers a run does. Unknown fields are refused by `fields.read`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from sim.kafka import messages as M
+from sim.kafka.probe.fields import REQUIRED, Field
+
+NO = -1
+
+
+class Context(Protocol):
+    src: str
+
+    def corr(self, kind: str) -> int: ...
+    def topic_id(self, tp: str) -> int: ...
+    def alive(self) -> tuple: ...
+    def batch_id(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Kind:
+    roles: tuple  # "broker", "producer"
+    fields: tuple
+    build: Callable[[dict, Any], Any]
+    doc: str
+
+
+def _topic_id(part: dict, ctx) -> int:
+    return part["topic_id"] if part["topic_id"] != NO else ctx.topic_id(part["tp"])
+
+
+# -- control requests (from a controller) ---------------------------------------------------
+PARTITION_STATE = (
+    Field("tp", "str"), Field("topic_id", "int", NO), Field("leader", "int"),
+    Field("leader_epoch", "int"), Field("partition_epoch", "int", NO),
+    Field("isr", "ints", None), Field("replicas", "ints"))
+CONTROL = (Field("controller_epoch", "int", 0), Field("broker_epoch", "int", NO),
+           Field("corr", "int", 0))
+
+
+def _states(parts: tuple, ctx) -> tuple:
+    return tuple(M.PartitionState(p["tp"], _topic_id(p, ctx), p["leader"], p["leader_epoch"],
+                                  p["leader_epoch"] if p["partition_epoch"] == NO else p["partition_epoch"],
+                                  p["replicas"] if p["isr"] is None else p["isr"], p["replicas"])
+                 for p in parts)
+
+
+def _corr(f: dict, ctx, kind: str) -> int:
+    return f["corr"] or ctx.corr(kind)
+
+
+def _leader_and_isr(f: dict, ctx) -> M.LeaderAndIsr:
+    return M.LeaderAndIsr(ctx.src, f["controller_epoch"], f["broker_epoch"],
+                          _corr(f, ctx, "LeaderAndIsr"), _states(f["partitions"], ctx), f["full"])
+
+
+def _update_metadata(f: dict, ctx) -> M.UpdateMetadata:
+    alive = ctx.alive() if f["alive"] is None else f["alive"]
+    return M.UpdateMetadata(ctx.src, f["controller_epoch"], _corr(f, ctx, "UpdateMetadata"),
+                            _states(f["partitions"], ctx), alive, f["deleted"], (),
+                            f["broker_epoch"])
+
+
+STOP_PARTITION = (Field("tp", "str"), Field("topic_id", "int", NO),
+                  Field("leader_epoch", "int", NO), Field("delete", "bool", False))
+
+
+def _stop_replica(f: dict, ctx) -> M.StopReplica:
+    parts = tuple(M.StopReplicaPartition(p["tp"], _topic_id(p, ctx), p["leader_epoch"],
+                                         p["delete"], p["leader_epoch"])
+                  for p in f["partitions"])
+    return M.StopReplica(ctx.src, f["controller_epoch"], f["broker_epoch"],
+                         _corr(f, ctx, "StopReplica"), parts)
+
+
+# -- data-plane requests (from a client or a follower) ------------------------------------
+PRODUCE_PARTITION = (
+    Field("tp", "str"), Field("record_count", "int", 1), Field("producer_id", "int", NO),
+    Field("producer_epoch", "int", NO), Field("base_sequence", "int", NO),
+    Field("current_leader_epoch", "int", NO), Field("batch_id", "str", ""))
+
+
+def _produce(f: dict, ctx) -> M.Produce:
+    parts = []
+    for p in f["partitions"]:
+        batch = M.Batch(p["batch_id"] or ctx.batch_id(), ctx.src, p["record_count"], 0,
+                        p["producer_id"], p["producer_epoch"], p["base_sequence"])
+        parts.append(M.ProducePartition(p["tp"], batch, p["current_leader_epoch"],
+                                        p["current_leader_epoch"], NO))
+    return M.Produce(_corr(f, ctx, "Produce"), f["acks"], f["timeout_ms"] * 1000, tuple(parts))
+
+
+FETCH_PARTITION = (Field("tp", "str"), Field("fetch_offset", "int"),
+                   Field("current_leader_epoch", "int", NO), Field("last_fetched_epoch", "int", NO))
+
+
+def _replica_id(f: dict, ctx) -> int:
+    if f["replica_id"] != -2:
+        return f["replica_id"]
+    src = ctx.src
+    return int(src[1:]) if src[:1] == "b" and src[1:].isdigit() else NO
+
+
+def _fetch(f: dict, ctx) -> M.Fetch:
+    parts = tuple(M.FetchPartition(p["tp"], p["fetch_offset"], p["current_leader_epoch"],
+                                   p["last_fetched_epoch"]) for p in f["partitions"])
+    return M.Fetch(_replica_id(f, ctx), _corr(f, ctx, "Fetch"), f["max_wait_ms"] * 1000, parts)
+
+
+EPOCH_PARTITION = (Field("tp", "str"), Field("current_leader_epoch", "int", NO),
+                   Field("leader_epoch", "int"))
+
+
+def _offsets_for_leader_epoch(f: dict, ctx) -> M.OffsetsForLeaderEpoch:
+    parts = tuple(M.OffsetForLeaderPartition(p["tp"], p["current_leader_epoch"], p["leader_epoch"])
+                  for p in f["partitions"])
+    return M.OffsetsForLeaderEpoch(_replica_id(f, ctx), _corr(f, ctx, "OffsetsForLeaderEpoch"), parts)
+
+
+def _metadata(f: dict, ctx) -> M.MetadataRequest:
+    return M.MetadataRequest(_corr(f, ctx, "Metadata"))
+
+
+# -- answers (to a follower, a partition leader, or a client) -----------------------------
+RECORD = (Field("base_offset", "int"), Field("record_count", "int", 1),
+          Field("leader_epoch", "int"), Field("producer_id", "int", NO),
+          Field("producer_epoch", "int", NO), Field("base_sequence", "int", NO),
+          Field("batch_id", "str", ""))
+FETCH_DATA = (
+    Field("tp", "str"), Field("error", "error", 0), Field("high_watermark", "int", NO),
+    Field("log_start_offset", "int", NO), Field("records", "tables", (), RECORD),
+    Field("diverging_epoch", "pair", None), Field("current_leader", "pair", None),
+    Field("log_end_offset", "int", NO))
+
+
+def record_entry(r: dict, ctx, producer: str = "") -> tuple:
+    """A batch as a log holds it: (base offset, record count, leader epoch, Batch)."""
+    batch = M.Batch(r["batch_id"] or ctx.batch_id(), producer, r["record_count"], 0,
+                    r["producer_id"], r["producer_epoch"], r["base_sequence"])
+    return (r["base_offset"], r["record_count"], r["leader_epoch"], batch)
+
+
+def _fetch_response(f: dict, ctx) -> M.FetchResponse:
+    parts = tuple(M.FetchPartitionData(
+        p["tp"], p["error"], p["high_watermark"], p["log_start_offset"],
+        tuple(record_entry(r, ctx) for r in p["records"]), p["diverging_epoch"],
+        p["current_leader"], p["log_end_offset"]) for p in f["partitions"])
+    return M.FetchResponse(_corr(f, ctx, "Fetch"), ctx.order_like_request("Fetch", parts))
+
+
+def _alter_partition_response(f: dict, ctx) -> M.AlterPartitionResponse:
+    return M.AlterPartitionResponse(_corr(f, ctx, "AlterPartition"), f["tp"], f["error"],
+                                    f["leader_epoch"], f["partition_epoch"], f["isr"])
+
+
+PRODUCE_RESULT = (Field("tp", "str"), Field("error", "error", 0), Field("base_offset", "int", NO),
+                  Field("log_start_offset", "int", NO), Field("current_leader", "pair", None))
+
+
+def _produce_response(f: dict, ctx) -> M.ProduceResponse:
+    results = tuple(M.ProducePartitionResult(r["tp"], r["error"], r["base_offset"],
+                                             r["log_start_offset"], r["current_leader"])
+                    for r in f["results"])
+    return M.ProduceResponse(_corr(f, ctx, "Produce"), results, f["node_endpoints"])
+
+
+METADATA_PARTITION = (Field("tp", "str"), Field("topic_id", "int", NO), Field("leader", "int"),
+                      Field("leader_epoch", "int"))
+
+
+def _metadata_response(f: dict, ctx) -> M.MetadataResponse:
+    parts = tuple((p["tp"], _topic_id(p, ctx), p["leader"], p["leader_epoch"])
+                  for p in f["partitions"])
+    brokers = ctx.alive() if f["brokers"] is None else f["brokers"]
+    return M.MetadataResponse(_corr(f, ctx, "Metadata"), brokers, parts)
+
+
+def _parts(sub: tuple, name: str = "partitions") -> Field:
+    return Field(name, "tables", REQUIRED, sub)
+
+
+BROKER, PRODUCER = ("broker",), ("producer",)
+
+KINDS: dict[str, Kind] = {
+    "LeaderAndIsr": Kind(BROKER, CONTROL + (_parts(PARTITION_STATE), Field("full", "bool", False)),
+                         _leader_and_isr, "the controller's LeaderAndIsr"),
+    "UpdateMetadata": Kind(BROKER, CONTROL + (_parts(PARTITION_STATE), Field("alive", "ints", None),
+                                              Field("deleted", "strs", ())),
+                           _update_metadata, "the controller's UpdateMetadata"),
+    "StopReplica": Kind(BROKER, CONTROL + (_parts(STOP_PARTITION),), _stop_replica,
+                        "the controller's StopReplica"),
+    "Produce": Kind(BROKER, (Field("acks", "int", -1), Field("timeout_ms", "int", 30000),
+                             Field("corr", "int", 0), _parts(PRODUCE_PARTITION)),
+                    _produce, "a producer's Produce"),
+    "Fetch": Kind(BROKER, (Field("replica_id", "int", -2), Field("max_wait_ms", "int", 0),
+                           Field("corr", "int", 0), _parts(FETCH_PARTITION)),
+                  _fetch, "a follower's (replica_id >= 0) or a consumer's (-1) Fetch"),
+    "OffsetsForLeaderEpoch": Kind(BROKER, (Field("replica_id", "int", -2), Field("corr", "int", 0),
+                                           _parts(EPOCH_PARTITION)),
+                                  _offsets_for_leader_epoch, "OffsetsForLeaderEpoch"),
+    "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
+    "FetchResponse": Kind(BROKER, (Field("corr", "int", 0), _parts(FETCH_DATA)), _fetch_response,
+                          "the leader's answer to this follower's last Fetch"),
+    "AlterPartitionResponse": Kind(
+        BROKER, (Field("corr", "int", 0), Field("tp", "str"), Field("error", "error", 0),
+                 Field("leader_epoch", "int"), Field("partition_epoch", "int"),
+                 Field("isr", "ints")), _alter_partition_response,
+        "the controller's answer to this leader's last AlterPartition"),
+    "ProduceResponse": Kind(PRODUCER, (Field("corr", "int", 0), _parts(PRODUCE_RESULT, "results"),
+                                       Field("node_endpoints", "ints", ())),
+                            _produce_response, "a broker's answer to the producer's Produce"),
+    "MetadataResponse": Kind(PRODUCER, (Field("corr", "int", 0), _parts(METADATA_PARTITION),
+                                        Field("brokers", "ints", None)),
+                             _metadata_response, "a broker's Metadata answer"),
+}
+
+
+# A field that the request version a profile sends does not carry: (kind, partition field) ->
+# (whether the profile's version carries it, which version and KIP bring it).
+GATES = {
+    ("StopReplica", "leader_epoch"): (lambda p: p.stop_replica_epoch, "StopReplica v3 (KIP-570, 2.6)"),
+    ("Produce", "current_leader_epoch"): (lambda p: p.produce_epoch_check, "KIP-359 (never shipped)"),
+    ("Fetch", "current_leader_epoch"): (lambda p: p.fetch_epoch_check, "Fetch v9 (KIP-320, 2.1)"),
+    ("Fetch", "last_fetched_epoch"): (lambda p: p.follower_truncation == "diverging_epoch",
+                                      "Fetch v12 (KIP-595, 2.7)"),
+    ("OffsetsForLeaderEpoch", "current_leader_epoch"): (lambda p: p.fetch_epoch_check,
+                                                        "OffsetsForLeaderEpoch v2 (KIP-320, 2.1)"),
+}
+
+
+def off_the_wire(kind: str, body: dict, protocol) -> tuple[str, str] | None:
+    """(field, what brings it) of the first partition field `body` sets that the profile's
+    request version cannot carry, or None."""
+    for (k, name), (carried, since) in GATES.items():
+        if k != kind or carried(protocol):
+            continue
+        for part in body.get("partitions", ()):
+            if isinstance(part, dict) and name in part and part[name] != NO:
+                return name, since
+    return None

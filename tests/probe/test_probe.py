@@ -1,0 +1,146 @@
+"""The probe format: a node set to a state, sent hand-written messages, judged per expectation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from epochsim.runner import run_scenario
+from scenarios.schema import ScenarioError, load_scenario, parse_scenario
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+STOP = """
+[protocol]
+profile = "{profile}"
+[cluster]
+brokers = 2
+[probe]
+kafka_test = "ReplicaManagerTest.testStopReplicaWithExistingPartitionAndOlderLeaderEpoch"
+kafka_tag = "2.6.0"
+node = "b1"
+[[probe.state.partitions]]
+tp = "t-0"
+leader = 1
+leader_epoch = 1
+replicas = [1, 2]
+log = [{{leader_epoch = 0, record_count = 4}}]
+[[probe.steps]]
+deliver = "StopReplica"
+body = {{ partitions = [{{ tp = "t-0", {epoch}delete = true }}] }}
+expect = {{ "error:t-0" = "{error}", "log_exists:t-0" = {kept} }}
+"""
+
+
+E0 = "leader_epoch = 0, "
+
+
+def _verdict(text: str, path: str = "probe.toml") -> dict:
+    return run_scenario(parse_scenario(text, path), 1)
+
+
+def test_a_probe_that_agrees_with_kafka_is_met():
+    v = _verdict(STOP.format(profile="2.6", error="FENCED_LEADER_EPOCH", kept="true", epoch=E0))
+    assert v["expectation_met"], v.get("expectation_note")
+    assert [c["check"] for c in v["probe"]] == ["error:t-0", "log_exists:t-0"]
+    assert all(c["agree"] for c in v["probe"])
+
+
+def test_the_model_answers_by_its_profile():
+    # 2.5 sends StopReplica v2 without an epoch: the older epoch is not fenced, the log goes
+    v = _verdict(STOP.format(profile="2.5", error="NONE", kept="false", epoch=""))
+    assert v["expectation_met"], v.get("expectation_note")
+
+
+def test_a_disagreement_is_not_met_and_named():
+    v = _verdict(STOP.format(profile="2.5", error="FENCED_LEADER_EPOCH", kept="true", epoch=""))
+    assert not v["expectation_met"]
+    assert v["expectation_note"].startswith("step 0 error:t-0: Kafka FENCED_LEADER_EPOCH, "
+                                            "model NONE")
+    assert "(and 1 more)" in v["expectation_note"]
+
+
+@pytest.mark.parametrize("name", ["leader_answers.toml", "producer_retries.toml"])
+def test_probe_files_agree_and_replay(name):
+    sc = load_scenario(str(HERE / name))
+    first, second = run_scenario(sc, 1), run_scenario(sc, 1)
+    assert first["expectation_met"], first.get("expectation_note")
+    assert first["trace_digest"] == second["trace_digest"]
+    assert len(first["probe"]) >= 5
+
+
+def test_the_trace_records_steps_and_checks(tmp_path):
+    sc = load_scenario(str(HERE / "leader_answers.toml"))
+    run_scenario(sc, 1, str(tmp_path))
+    lines = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert lines[0]["probe"]["node"] == "b1"
+    kinds = [ev["kind"] for ev in lines[1:]]
+    assert kinds.count("probe_step") == 3 and kinds[-1] == "end"
+    checks = [ev for ev in lines if ev.get("kind") == "probe_check"]
+    assert {c["check"] for c in checks} >= {"answer.end_offset:t-0", "epoch_cache:t-0"}
+
+
+BAD = [
+    ('body = { partitions = [{ tp = "t-0", leader_epoch = 0, delet = true }] }',
+     "probe.steps[0].body.partitions[0].delet: unknown field; did you mean 'delete'?"),
+    ('deliver = "StopReplicas"', "probe.steps[0].deliver: unknown message 'StopReplicas'"),
+    ('deliver = "ProduceResponse"', "probe.steps[0].deliver: a broker does not take ProduceResponse"),
+    ('expect = { "hostd:t-0" = true }', "probe.steps[0].expect.hostd:t-0: unknown check for a broker"),
+    ('expect = { "hosted" = true }', "probe.steps[0].expect.hosted: needs an argument"),
+    ('body = { partitions = [{ tp = "t-0", leader_epoch = "x" }] }',
+     "probe.steps[0].body.partitions[0].leader_epoch: expected an integer"),
+    ('profile = "2.5"', "probe.steps[0].body: StopReplica carries no leader_epoch on this "
+     "profile: it comes with StopReplica v3 (KIP-570, 2.6)"),
+]
+
+
+@pytest.mark.parametrize("line,message", BAD)
+def test_bad_probe_fields_are_one_line_errors(line, message):
+    text = STOP.format(profile="2.6", error="NONE", kept="true", epoch=E0)
+    key = line.split(" = ")[0]
+    lines = [line if x.startswith(key + " = ") else x for x in text.splitlines()]
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario("\n".join(lines), "bad.toml")
+    assert str(err.value).startswith(f"bad.toml: {message}")
+    assert "\n" not in str(err.value)
+
+
+def test_a_bad_probe_exits_2_on_the_command_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(STOP.format(profile="2.6", error="NOPE", kept="true", epoch=E0))
+    proc = subprocess.run([sys.executable, "-m", "epochsim", "run", str(bad), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+    assert "unknown error 'NOPE'" in proc.stderr or "NOPE" in proc.stderr
+
+
+def test_the_documented_probes_agree(tmp_path):
+    """docs/scenarios.md teaches probes with two examples: both run and agree."""
+    import re
+    doc = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Probes"):]
+    blocks = re.findall(r"```toml\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    for i, text in enumerate(blocks):
+        v = run_scenario(parse_scenario(text, f"doc-{i}.toml"), 1)
+        assert v["expectation_met"], v.get("expectation_note")
+
+
+def test_check_rejudges_a_probe_trace(tmp_path):
+    """`epochsim check` on a probe's trace counts its recorded checks: exit 1 on a disagreement."""
+    for name, rc in (("agree", 0), ("disagree", 1)):
+        error = "FENCED_LEADER_EPOCH" if name == "agree" else "NONE"
+        path = tmp_path / f"{name}.toml"
+        path.write_text(STOP.format(profile="2.6", error=error, kept="true", epoch=E0))
+        out = tmp_path / name
+        run_scenario(load_scenario(str(path)), 1, str(out))
+        proc = subprocess.run([sys.executable, "-m", "epochsim", "check", str(out / "trace.jsonl")],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == rc, proc.stdout + proc.stderr
+        assert ("2/2 checks agree" if rc == 0 else "1/2 checks agree") in proc.stdout
