@@ -20,16 +20,20 @@ from epochsim.common import (
 )
 from epochsim.errors import UsageError
 from epochsim.runner import draw_timeline, run_scenario
+from epochsim.runstore import new_run_dir, point_latest, refuse_held_run
 from reports.tracediff import diff_traces, first_different_line, render
 
 HELP = """\
 Run SCENARIO once at --seed (default: the scenario's `seed`), write DIR/trace.jsonl and
-DIR/verdict.json, and print a summary with a copy-paste repro line. The summary also says,
+DIR/verdict.json, and print a summary with a copy-paste repro line. Without --out every run
+gets its own directory, runs/<scenario>/<UTC time>-seed-<N>, and runs/<scenario>/latest points
+to the newest; an --out that already holds a run is refused unless --force. The summary also says,
 for each liveness rule, what it judged or why it judged nothing (a rule that judged nothing
 holds vacuously: lengthen run.settle_ms or shorten the clients' timeouts).
 Exit 0 when every invariant holds, 1 when one is violated, 2 on bad input.
 
-  epochsim run scenarios/smoke.toml --seed 7 --out runs/smoke
+  epochsim run scenarios/smoke.toml --seed 7            # runs/smoke/<time>-seed-7/
+  epochsim run scenarios/smoke.toml --out runs/smoke --force
   epochsim run scenarios/smoke.toml --seed 7 --check-determinism"""
 
 
@@ -38,7 +42,11 @@ def register(subs) -> None:
                         formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.toml")
     p.add_argument("--seed", type=seed_arg, help="random seed (default: the scenario's `seed`)")
-    p.add_argument("--out", metavar="DIR", help="output directory (default: runs/<scenario>/seed-<N>)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default: a new runs/<scenario>/<time>-seed-<N>, with "
+                        "runs/<scenario>/latest pointing to it)")
+    p.add_argument("--force", action="store_true",
+                   help="let --out replace the run a directory already holds")
     p.add_argument("--check-determinism", action="store_true",
                    help="run twice in fresh processes under different PYTHONHASHSEED and compare")
     p.add_argument("--no-plot", action="store_true", help="do not draw the timeline")
@@ -56,11 +64,18 @@ def main(args) -> int:
                              "two in a temporary directory; leave out --out, or run without "
                              "--check-determinism to keep the trace")
         return check_determinism(args.scenario, seed, overrides)
-    out = prepare_out_dir(args.out or os.path.join("runs", scenario.name, f"seed-{seed}"))
+    if args.out:
+        refuse_held_run(args.out, args.force)
+        out = prepare_out_dir(args.out)
+    else:
+        out = prepare_out_dir(new_run_dir("runs", scenario.name, seed))
     verdict = run_scenario(scenario, seed, out)
     if not args.no_plot:
         draw_timeline(out)
+    latest = None if args.out else point_latest(out)
     print_summary(verdict, args.scenario, out, overrides)
+    if latest:
+        print(f"  latest: {latest} -> {os.path.basename(out)}")
     disagrees = "probe" in verdict and not verdict["expectation_met"]
     return 1 if verdict["violations"] or disagrees else 0
 

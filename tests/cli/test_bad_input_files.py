@@ -133,7 +133,7 @@ def test_a_users_file_with_epochsims_name_is_never_replaced(capsys, a_run, scena
 
 
 def test_epochsims_own_pages_and_pictures_are_replaced(capsys, a_run, scenario, tmp_path):
-    assert main(["run", str(scenario), "--out", str(a_run)]) == 0  # its own timeline.png
+    assert main(["run", str(scenario), "--out", str(a_run), "--force"]) == 0  # its timeline.png
     for _ in range(2):
         assert main(["report", str(a_run)]) == 0
         assert main(["plot", str(a_run / "trace.jsonl")]) == 0

@@ -24,7 +24,8 @@ def test_an_immutable_output_file_is_one_line(capsys, a_run, name):
         pytest.skip("needs root and chattr to make a file nobody can replace")
     try:
         # PermissionError from write_verdict, a traceback
-        one_line_error(capsys, ["run", a_run.parent / "s.toml", "--out", a_run, "--no-plot"],
+        one_line_error(capsys, ["run", a_run.parent / "s.toml", "--out", a_run, "--no-plot",
+                                "--force"],
                        f"{a_run / name}: cannot write or read it (Operation not permitted)",
                        "chattr")
     finally:
@@ -49,7 +50,7 @@ def test_a_full_disk_while_the_trace_is_written_is_one_line_and_leaves_no_verdic
     before = (a_run / "trace.jsonl").read_bytes()
     no_space(monkeypatch)
     one_line_error(capsys, ["run", a_run.parent / "s.toml", "--out", a_run, "--no-plot",
-                            "--seed", "2"],
+                            "--seed", "2", "--force"],
                    "trace.jsonl: cannot write or read it (No space left on device)",
                    "free some space")
     # the earlier run's verdict is gone with the new run (it would describe another trace);

@@ -147,7 +147,7 @@ def _fake_runs(monkeypatch, tweak):
 
 def test_check_determinism_shows_where_the_runs_part(capsys, monkeypatch):
     def other_seed(out):
-        main(["run", KIP359, "--seed", "2", "--no-plot", "--out", out])
+        main(["run", KIP359, "--seed", "2", "--no-plot", "--out", out, "--force"])
 
     _fake_runs(monkeypatch, other_seed)
     assert main(["run", KIP359, "--seed", "1", "--check-determinism"]) == 1
