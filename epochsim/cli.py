@@ -66,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     saved = {k: os.environ.get(k) for k in (budget.ENV_TIME, budget.ENV_MEMORY)}
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra and getattr(args, "command", None):
+            raise UsageError(unknown_argument(parser, args.command, extra[0]))
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         if not getattr(args, "func", None):
             raise UsageError("no command given; see `epochsim --help` for the commands")
         refuse_blank_values(parser, args)
@@ -89,11 +93,26 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ[key] = value
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    return sub.choices[command]
+
+
+def unknown_argument(parser: argparse.ArgumentParser, command: str, arg: str) -> str:
+    """The one line for an argument `epochsim COMMAND` does not take: the command, the closest
+    flag it has, and its --help (argparse alone blames `epochsim` and its --help)."""
+    from difflib import get_close_matches
+    flags = [o for a in _subparser(parser, command)._actions for o in a.option_strings]  # noqa: SLF001
+    close = get_close_matches(arg.split("=", 1)[0], flags, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (f"epochsim {command}: unknown argument {arg!r}{hint}; see "
+            f"`epochsim {command} --help`")
+
+
 def refuse_blank_values(parser: argparse.ArgumentParser, args) -> None:
     """Refuse an empty or blank value for any argument (`--out ''`, `--profile ' '`): each was
     silently taken as "not given", and a path or name of blanks is never what was meant."""
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
-    for action in sub.choices[args.command]._actions:  # noqa: SLF001
+    for action in _subparser(parser, args.command)._actions:  # noqa: SLF001
         value = getattr(args, action.dest, None)
         values = value if isinstance(value, list) else [value]
         if any(isinstance(v, str) and not v.strip() for v in values):

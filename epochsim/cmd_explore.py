@@ -14,7 +14,14 @@ import argparse
 import os
 import sys
 
-from epochsim.common import load, positive_int, prepare_out_dir, seed_arg
+from epochsim.common import (
+    add_override_args,
+    load,
+    parse_sets,
+    positive_int,
+    prepare_out_dir,
+    seed_arg,
+)
 from epochsim.errors import UsageError, path_problem
 
 EXPLORE_HELP = """\
@@ -52,7 +59,8 @@ def register(subs) -> None:
     p.add_argument("--budget", type=positive_int, default=200,
                    help="generated runs before giving up (default 200)")
     p.add_argument("--seed", type=seed_arg, default=0, help="search seed (default 0)")
-    p.add_argument("--out", metavar="DIR", help="output directory (default runs/explore/<scenario>)")
+    p.add_argument("-o", "--out", metavar="DIR", help="output directory (default runs/explore/<scenario>)")
+    add_override_args(p)
     p.add_argument("--target", metavar="INVARIANT",
                    help="the invariant to break (default: the scenario's expected violation, "
                         "else any); 'any' for any invariant")
@@ -73,7 +81,7 @@ def register(subs) -> None:
     s = subs.add_parser("shrink", help="minimise the schedule of a failing run",
                         description=SHRINK_HELP, formatter_class=fmt)
     s.add_argument("run", metavar="RUN_DIR_OR_TRACE")
-    s.add_argument("--out", metavar="DIR",
+    s.add_argument("-o", "--out", metavar="DIR",
                    help="output directory (default runs/shrink/<scenario>/seed-<N>)")
     s.add_argument("--target", metavar="INVARIANT",
                    help="the invariant to keep failing (default: the run's first violation)")
@@ -112,7 +120,7 @@ def main(args) -> int:
     from epochsim.explore.strategies import KINDS, FaultSpace
 
     kinds = args.faults or KINDS
-    scenario = load(args.scenario)
+    scenario = load(args.scenario, parse_sets(args.sets, args.profile))
     target = resolve_target(args.target, scenario)
     try:
         FaultSpace.of(scenario, args.max_faults)  # a window for faults, checked before any output

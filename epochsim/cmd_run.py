@@ -42,7 +42,7 @@ def register(subs) -> None:
                         formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.toml")
     p.add_argument("--seed", type=seed_arg, help="random seed (default: the scenario's `seed`)")
-    p.add_argument("--out", metavar="DIR",
+    p.add_argument("-o", "--out", metavar="DIR",
                    help="output directory (default: a new runs/<scenario>/<time>-seed-<N>, with "
                         "runs/<scenario>/latest pointing to it)")
     p.add_argument("--force", action="store_true",
@@ -85,8 +85,10 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None,
     run = verdict["run"]
     m = verdict["metrics"]
     status = "VIOLATED" if verdict["violations"] else "ok"
+    events = run.get("trace_events", run["events"])
     print(f"{verdict['scenario']} seed {verdict['seed']}: {status}  "
-          f"({run['events']} events, {run['end_us'] / 1e6:.3f}s simulated, stopped by {run['stopped_by']})")
+          f"({events} events, {run['events']} simulation steps, {run['end_us'] / 1e6:.3f}s "
+          f"simulated, stopped by {run['stopped_by']})")
     print(f"  trace_digest {verdict['trace_digest']}")
     if "probe" in verdict:  # a probe: each check, Kafka's value against the model's
         for c in verdict["probe"]:

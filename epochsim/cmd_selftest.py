@@ -18,7 +18,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from epochsim.common import positive_int, prepare_out_dir, seed_arg
+from epochsim.common import add_override_args, parse_sets, positive_int, prepare_out_dir, seed_arg
 from epochsim.errors import UsageError
 from sim.core.files import atomic_write
 
@@ -40,12 +40,13 @@ def register(subs) -> None:
                    help="generated runs per mutant and per correct-model base (default 2000)")
     p.add_argument("--mutants", metavar="A,B", help="only these mutants (default: all)")
     p.add_argument("--seed", type=seed_arg, default=0, help="search seed (default 0)")
-    p.add_argument("--out", default=os.path.join("runs", "selftest"),
+    p.add_argument("-o", "--out", default=os.path.join("runs", "selftest"),
                    help="output directory (default runs/selftest)")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
     p.add_argument("--no-clean", action="store_true", help="skip the correct-model runs")
     p.add_argument("--no-plot", action="store_true", help="do not draw timelines")
+    add_override_args(p)  # applied to every base scenario (a --set of protocol.mutant is refused)
     p.set_defaults(func=main)
 
 
@@ -69,12 +70,17 @@ def main(args) -> int:
     from epochsim.explore.selftest import clean_bases, clean_task, mutant_task
 
     mutants = chosen_mutants(args.mutants)
-    cleans = [] if args.no_clean else clean_bases(mutants)
+    overrides = parse_sets(args.sets, args.profile)
+    if "protocol.mutant" in overrides:
+        raise UsageError("selftest --set protocol.mutant: each base plants its own mutant; "
+                         "choose mutants with --mutants")
+    cleans = [] if args.no_clean else clean_bases(mutants, overrides)
     allowed = {"selftest.json", *mutants, *(f"clean-{m[0]}" for _p, m in cleans)}
     out = prepare_out_dir(args.out, allowed=allowed)
     plot = not args.no_plot
-    jobs = [(mutant_task, (m, args.budget, args.seed, out, plot)) for m in mutants]
-    jobs += [(clean_task, (path, ms, args.budget, args.seed, out, plot)) for path, ms in cleans]
+    jobs = [(mutant_task, (m, args.budget, args.seed, out, plot, overrides)) for m in mutants]
+    jobs += [(clean_task, (path, ms, args.budget, args.seed, out, plot, overrides))
+             for path, ms in cleans]
     started = time.monotonic()
     results = _run_all(jobs, args.jobs, started)
     rows = [r for r in results if "mutant" in r]

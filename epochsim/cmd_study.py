@@ -39,7 +39,7 @@ def register(subs) -> None:
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO.toml",
                    help="study scenarios (default: scenarios/study/*.toml)")
     p.add_argument("--seeds", type=seeds_arg, default=3, help="seeds per scenario and mode (default 3)")
-    p.add_argument("--out", metavar="DIR", default=os.path.join("runs", "study"),
+    p.add_argument("-o", "--out", metavar="DIR", default=os.path.join("runs", "study"),
                    help="output directory (default runs/study)")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")

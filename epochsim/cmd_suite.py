@@ -44,7 +44,7 @@ def register(subs) -> None:
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--seeds", type=seeds_arg, default=1, help="seeds per scenario (default 1)")
-    p.add_argument("--out", default=os.path.join("runs", "suite"), help="output directory (default runs/suite)")
+    p.add_argument("-o", "--out", default=os.path.join("runs", "suite"), help="output directory (default runs/suite)")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
     add_override_args(p)

@@ -49,7 +49,7 @@ def register(subs) -> None:
     p.add_argument("--seeds", type=positive_int, help="seeds per scenario and cell (default: the spec's `seeds`)")
     p.add_argument("--master", default="local[*]", type=master_url,
                    help="Spark master URL (default local[*]: every core of this machine)")
-    p.add_argument("--out", metavar="DIR", help="output directory (default runs/sweep-<spec name>)")
+    p.add_argument("-o", "--out", metavar="DIR", help="output directory (default runs/sweep-<spec name>)")
     p.add_argument("--resume", action="store_true",
                    help="continue the sweep in a non-empty --out: run only missing chunks")
     p.add_argument("--jobs-per-task", type=positive_int, metavar="K",

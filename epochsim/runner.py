@@ -76,6 +76,7 @@ def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
             trace, monitor, run_info, found = _run(scenario, seed, header, schedule, sink,
                                                    stop_at_first, keep_events, watch)
     violations, metrics = found
+    run_info["trace_events"] = trace.seq  # the count `epochsim check` gives for the trace
     verdict = make_verdict(scenario, seed, trace.digest(), violations, metrics, run_info, budget)
     if scenario.probe is not None:
         add_probe_checks(verdict, run_info.pop("probe_checks"))

@@ -46,7 +46,7 @@ def _explore(scenario, budget, seed, target, out, plot, reference=None):
 
 
 def mutant_task(job: tuple) -> dict:
-    mutant, budget, seed, out, plot = job
+    mutant, budget, seed, out, plot, overrides = job
     expected = MUTANTS[mutant]
     row = {"mutant": mutant, "expected": expected, "found": False, "runs_to_first": None,
            "steps": None, "time_s": 0.0, "reason": "", "dir": None}
@@ -55,7 +55,7 @@ def mutant_task(job: tuple) -> dict:
         row["reason"] = f"no base scenario scenarios/selftest/{mutant}.toml"
         return row
     try:
-        scenario = load(path)
+        scenario = load(path, overrides)
     except UsageError as exc:
         row["reason"] = str(exc)
         return row
@@ -87,14 +87,14 @@ def not_found_reason(result, expected: str) -> str:
     return text + (f"; broke instead: {', '.join(others)}" if others else "")
 
 
-def clean_bases(mutants: list[str]) -> list[tuple[str, list[str]]]:
+def clean_bases(mutants: list[str], overrides: dict | None = None) -> list[tuple[str, list[str]]]:
     """(path of one base, mutants sharing its configuration) for each distinct correct model."""
     groups: dict[str, tuple[str, list[str]]] = {}
     for mutant in mutants:
         path = base_path(mutant)
         if not os.path.isfile(path):
             continue
-        sc = without_mutant(load(path))
+        sc = without_mutant(load(path, overrides))
         key = json.dumps([sc.options.to_json(), sc.invariants], sort_keys=True)
         groups.setdefault(key, (path, []))[1].append(mutant)
     return list(groups.values())
@@ -108,8 +108,8 @@ def without_mutant(scenario):
 
 
 def clean_task(job: tuple) -> dict:
-    path, mutants, budget, seed, out, plot = job
-    scenario = without_mutant(load(path))
+    path, mutants, budget, seed, out, plot, overrides = job
+    scenario = without_mutant(load(path, overrides))
     label = f"clean-{mutants[0]}"
     result, elapsed = _explore(scenario, budget, seed, None, os.path.join(out, label), plot)
     row = {"label": label, "bases": mutants, "clean": not result.found, "runs": result.runs,
