@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from epochsim import __version__
+    from epochsim.version import __version__
     return f"epochsim {__version__}"
 
 

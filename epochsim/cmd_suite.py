@@ -9,9 +9,11 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from epochsim.api import scenario_files as api_scenario_files
 from epochsim.common import (
     add_override_args,
     check_seed_range,
+    check_writable,
     distinct_names,
     load,
     parse_sets,
@@ -21,7 +23,9 @@ from epochsim.common import (
     seeds_arg,
 )
 from epochsim.errors import UsageError
+from epochsim.junit import write_junit
 from invariants.recovery import judged_summary
+from scenarios.schema import ScenarioError
 from sim.core.files import atomic_write
 
 HELP = """\
@@ -29,6 +33,8 @@ Run every scenario (files, or every *.toml directly inside a directory) at --see
 starting from each scenario's `seed`, and compare each run with the scenario's `expect`.
 Prints a table; writes OUT/suite.json and, for runs that miss their expectation, their trace
 and verdict under OUT/<scenario>/seed-<N>/. Exit 0 only when every expectation is met.
+--junit-xml FILE also writes the runs as a JUnit XML report for CI systems: one test case per
+scenario and seed, a failure for each run that missed its expectation.
 
 The column `judged U/P/C` counts the runs in which each after-heal liveness rule judged
 something: under_replicated_after_heal / produce_stalled_after_heal /
@@ -36,7 +42,8 @@ consume_stalled_after_heal. A rule that judged nothing held vacuously: give such
 longer settle window or shorter client timeouts (docs/invariants.md). `-`: not checked.
 
   epochsim suite scenarios/ --seeds 5
-  epochsim suite scenarios/kip570-*.toml --seeds 200 --jobs 2"""
+  epochsim suite scenarios/kip570-*.toml --seeds 200 --jobs 2
+  epochsim suite scenarios/ --seeds 3 --junit-xml runs/suite.xml"""
 
 
 def register(subs) -> None:
@@ -47,27 +54,42 @@ def register(subs) -> None:
     p.add_argument("-o", "--out", default=os.path.join("runs", "suite"), help="output directory (default runs/suite)")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
+    p.add_argument("--junit-xml", metavar="FILE",
+                   help="also write the runs as a JUnit XML report (one test case per scenario "
+                        "and seed)")
     add_override_args(p)
     p.set_defaults(func=main)
 
 
 def scenario_files(paths: list[str]) -> list[str]:
-    files = []
-    for path in paths:
-        if os.path.isdir(path):
-            files += sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".toml"))
-        elif os.path.isfile(path):
-            files.append(path)
-        else:
-            raise UsageError(f"{path}: no such file or directory; pass scenario files or directories")
-    if not files:
-        raise UsageError(f"{' '.join(paths)}: no *.toml scenario files found")
-    return files
+    """`epochsim.api.scenario_files`, its error a usage error."""
+    try:
+        return api_scenario_files(paths)
+    except ScenarioError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def junit_target(path: str) -> str:
+    """`--junit-xml FILE`: a file name in an existing directory we can write to, checked
+    before any run (a report that cannot be written would be found only at the end)."""
+    if os.path.isdir(path) or path.endswith(os.sep):
+        raise UsageError(f"--junit-xml {path}: is a directory; name a file, e.g. "
+                         f"{os.path.join(path, 'suite.xml')}")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise UsageError(f"--junit-xml {path}: no directory {parent}; create it or choose "
+                         "another path")
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise UsageError(f"--junit-xml {path}: exists and is not a regular file; choose "
+                         "another path")
+    check_writable(parent, "--junit-xml")
+    return path
 
 
 def _run_one(job: tuple) -> dict:
     from epochsim.runner import run_scenario
     path, seed, out, overrides = job
+    started = time.monotonic()  # wall time, for the JUnit report only (never in suite.json)
     scenario = load(path, overrides)
     verdict = run_scenario(scenario, seed, None)
     if not verdict["expectation_met"]:
@@ -78,7 +100,8 @@ def _run_one(job: tuple) -> dict:
             "trace_digest": verdict["trace_digest"], "violated": verdict["violated"],
             "expect": verdict["expect"], "expectation_met": verdict["expectation_met"],
             "dir": verdict.get("dir"), "metrics": verdict["metrics"],
-            "note": verdict.get("expectation_note"), "stopped_by": verdict["run"]["stopped_by"]}
+            "note": verdict.get("expectation_note"), "stopped_by": verdict["run"]["stopped_by"],
+            "seconds": time.monotonic() - started}
 
 
 def _entries(path: str) -> list[str]:
@@ -100,6 +123,7 @@ def main(args) -> int:
     scenarios = [load(f, overrides) for f in files]  # validate everything before running anything
     distinct_names(files, scenarios)  # both would write their failing runs to <out>/<name>/seed-N
     check_seed_range(files, scenarios, args.seeds)
+    junit = junit_target(args.junit_xml) if args.junit_xml else None
     from epochsim.common import OWN_OUTPUTS
     out = prepare_out_dir(args.out, allowed=OWN_OUTPUTS | {sc.name for sc in scenarios})
     for sc in scenarios:  # an existing <out>/<name> must hold only seed-N runs of epochsim
@@ -119,8 +143,12 @@ def main(args) -> int:
                       file=sys.stderr, flush=True)
     print(file=sys.stderr)
     rows = summarise(files, scenarios, results, overrides)
-    write_suite(out, rows, results)
+    write_suite(out, rows, [{k: v for k, v in r.items() if k != "seconds"} for r in results])
+    if junit:
+        write_junit(junit, rows, results, overrides)
     print_table(rows)
+    if junit:
+        print(f"wrote {junit}")
     return 0 if all(r["met"] == r["runs"] for r in rows) else 1
 
 

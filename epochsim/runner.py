@@ -9,7 +9,9 @@ through a temporary file renamed into place (the old verdict removed first, so n
 another trace), and an output it cannot write raises `RunWriteError` naming it. The same
 (scenario, seed) gives the same trace digest on any machine and under any PYTHONHASHSEED (a
 budget never changes a run it does not stop). `stop_at_first` ends the run at the first
-safety violation (used by searches; the verdict then says `stopped_early`).
+safety violation (used by searches; the verdict then says `stopped_early`). Without `out_dir`,
+`sink` (a text stream, such as io.StringIO) receives the trace's lines, the same bytes
+`trace.jsonl` would hold (the Python API keeps a run's trace so).
 `draw_timeline(out_dir)` draws the run's `timeline.png` next to its trace, best effort: a
 missing plotting library or a drawing error is a note on stderr, never a failure of the run.
 """
@@ -20,11 +22,12 @@ import json
 import os
 import sys
 from contextlib import contextmanager
+from typing import IO
 
-from epochsim import __version__
 from epochsim.budget import STOP_REASONS, Budget, watcher
 from epochsim.budget import current as current_budget
 from epochsim.budget import describe as describe_budget
+from epochsim.version import __version__
 from invariants.registry import Monitor
 from scenarios.schema import Scenario
 from sim.core.faults import materialise_mix, sorted_schedule
@@ -61,13 +64,14 @@ def header_for(scenario: Scenario, seed: int, schedule: list) -> dict:
 
 def run_scenario(scenario: Scenario, seed: int, out_dir: str | None = None,
                  stop_at_first: bool = False, schedule: list | None = None,
-                 keep_events: bool = False, budget: Budget | None = None) -> dict:
+                 keep_events: bool = False, budget: Budget | None = None,
+                 sink: IO[str] | None = None) -> dict:
     budget = budget or current_budget()
     watch = watcher(budget)  # the time budget counts from here (a huge mix takes a while)
     schedule = schedule_for(scenario, seed) if schedule is None else sorted_schedule(schedule)
     header = header_for(scenario, seed, schedule)
     if out_dir is None:
-        trace, monitor, run_info, found = _run(scenario, seed, header, schedule, None,
+        trace, monitor, run_info, found = _run(scenario, seed, header, schedule, sink,
                                                stop_at_first, keep_events, watch)
     else:
         os.makedirs(out_dir, exist_ok=True)

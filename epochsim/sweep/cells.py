@@ -24,9 +24,9 @@ import os
 import re
 from dataclasses import dataclass
 
-from epochsim import __version__
 from epochsim.errors import UsageError
 from epochsim.sweep.spec import SweepSpec, bad, split_key
+from epochsim.version import __version__
 from scenarios.toml_text import dumps, value_text
 
 
