@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 
-from epochsim.common import positive_int
+from epochsim.common import add_override_args, parse_sets, positive_int
 
 HELP = """\
 Run every scenario of SPEC.toml at every cell of its grid (the cartesian product of the listed
@@ -55,6 +55,7 @@ def register(subs) -> None:
     p.add_argument("--jobs-per-task", type=positive_int, metavar="K",
                    help="seeds per Spark task (default: the spec's `seeds_per_task`, else 20)")
     p.add_argument("--spark-ui", action="store_true", help="keep Spark's web UI on (default off)")
+    add_override_args(p)  # every base scenario, before the grid (a grid key wins)
     p.set_defaults(func=main)
 
 
@@ -86,11 +87,14 @@ def main(args) -> int:
     from epochsim.sweep.spec import load_spec
     from epochsim.sweep.table import print_summary
 
-    out = args.out or os.path.join("runs", f"sweep-{load_spec(args.spec, args.seeds).name}")
+    overrides = parse_sets(args.sets, args.profile)
+    name = load_spec(args.spec, args.seeds, None, overrides).name
+    out = args.out or os.path.join("runs", f"sweep-{name}")
     try:
         with terminate_as_interrupt():
             doc = run_sweep(args.spec, out, seeds=args.seeds, seeds_per_task=args.jobs_per_task,
-                            master=args.master, resume=args.resume, spark_ui=args.spark_ui)
+                            master=args.master, resume=args.resume, spark_ui=args.spark_ui,
+                            overrides=overrides)
     except ChunkFailed as exc:
         print(f"error: {exc}; finished chunks are kept in {out}: fix the cause, then rerun "
               "with --resume", file=sys.stderr)

@@ -116,8 +116,9 @@ def _violating_on_disk(out: str, relpaths: list[str]) -> int:
 class Sweep:
     """The state of one invocation: spec, cells, chunk plan, and what is already done."""
 
-    def __init__(self, spec_path: str, out: str, seeds=None, seeds_per_task=None):
-        self.spec = load_spec(spec_path, seeds, seeds_per_task)
+    def __init__(self, spec_path: str, out: str, seeds=None, seeds_per_task=None,
+                 overrides=None):
+        self.spec = load_spec(spec_path, seeds, seeds_per_task, overrides)
         self.cells = expand(self.spec)
         self.chunks = plan_chunks(self.spec, self.cells)
         self.out = out
@@ -134,11 +135,11 @@ class Sweep:
 
 def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
               master: str = "local[*]", resume: bool = False, spark_ui: bool = False,
-              spark=None, stream=None) -> dict:
+              spark=None, stream=None, overrides=None) -> dict:
     """Run (or resume) the sweep; see the module contract. Returns the sweep.json document."""
     from epochsim.sweep import spark_job
 
-    sweep = Sweep(spec_path, out, seeds, seeds_per_task)  # all validation before Spark starts
+    sweep = Sweep(spec_path, out, seeds, seeds_per_task, overrides)  # all checks before Spark
     resuming = check_out(out, resume, sweep.plan)
     # Spark starts before OUT is touched: a master that cannot start it leaves OUT as it was,
     # so the same command runs again without --resume once the master is right

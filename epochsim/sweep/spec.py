@@ -74,8 +74,10 @@ def bad(spec_path: str, key: str, problem: str, fix: str) -> UsageError:
     return UsageError(" ".join(f"{spec_path}: {key}: {problem}; {fix}".split("\n")))
 
 
-def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = None) -> SweepSpec:
-    """Read and validate the sweep spec at `path` (see the module contract)."""
+def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = None,
+              overrides: dict | None = None) -> SweepSpec:
+    """Read and validate the sweep spec at `path` (see the module contract); `overrides`
+    (`--profile`, `--set`) change every base scenario before the grid applies its cells."""
     data = _read_toml(path)
     for key in data:
         if key not in TOP_KEYS:
@@ -93,7 +95,7 @@ def load_spec(path: str, seeds: int | None = None, seeds_per_task: int | None = 
         raise bad(path, "first_seed", f"seeds {first_seed}..{first_seed + seeds - 1} pass "
                   f"{MAX_SEED}, the largest seed", "lower first_seed or seeds")
     grid = parse_grid(data.get("grid", {}), path)
-    scenarios = tuple(_scenarios(data, path))
+    scenarios = tuple(_scenarios(data, path, overrides or {}))
     _check_size(path, grid, len(scenarios), seeds, seeds_key)
     return SweepSpec(
         path=path, name=name, description=_str(data, "description", path, ""),
@@ -191,8 +193,9 @@ def resolve_path(ref: str, spec_path: str) -> str | None:
     return None
 
 
-def _scenarios(data: dict, path: str) -> list[BaseScenario]:
+def _scenarios(data: dict, path: str, overrides: dict) -> list[BaseScenario]:
     from epochsim.common import load
+    from scenarios.schema import apply_overrides
 
     refs = data.get("scenarios")
     if refs is None:
@@ -206,7 +209,7 @@ def _scenarios(data: dict, path: str) -> list[BaseScenario]:
         if found is None:
             raise bad(path, f"scenarios[{i}]", f"{ref!r} not found beside the spec or in the "
                       "working directory", "check the path")
-        scenario = load(found)  # a scenario error names the scenario file itself
+        scenario = load(found, overrides)  # a scenario error names the scenario file itself
         if not NAME_RE.fullmatch(scenario.name):
             raise bad(path, f"scenarios[{i}]", f"scenario name {scenario.name!r} cannot name an "
                       "output directory", "use letters, digits, '.', '_' or '-' in its name")
@@ -215,7 +218,8 @@ def _scenarios(data: dict, path: str) -> list[BaseScenario]:
                       "give each scenario its own name")
         with open(found, encoding="utf-8") as fh:
             text = fh.read()
-        out.append(BaseScenario(scenario.name, found, tomllib.loads(text), text))
+        raw = apply_overrides(tomllib.loads(text), overrides, found)
+        out.append(BaseScenario(scenario.name, found, raw, text))
     return out
 
 

@@ -12,7 +12,7 @@ from epochsim.cli import build_parser, main
 from tests.cli.edges import one_line_error
 
 WRITES = ["run", "suite", "explore", "shrink", "selftest", "study", "sweep", "plot", "report"]
-RUNS_SCENARIOS = ["run", "suite", "explore", "selftest"]
+RUNS_SCENARIOS = ["run", "suite", "explore", "selftest", "sweep"]
 
 
 def _help(command: str) -> str:

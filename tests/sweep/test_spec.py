@@ -322,3 +322,21 @@ def test_the_telling_line_of_a_java_error_is_kept():
                      "x(SparkContext.scala:1)\n")
     assert _first_words(java) == ("java.lang.IllegalStateException: Spark context stopped "
                                   "while waiting for backend")
+
+
+def test_overrides_change_every_base_before_the_grid():
+    """`sweep --profile/--set`: every cell's scenario holds the override, a grid key still wins,
+    and the sweep's fingerprint changes with it (a resume never mixes the two)."""
+    from epochsim.sweep.cells import fingerprint
+    spec_path = os.path.join(ROOT, "scenarios", "sweeps", "demo.toml")
+    plain = load_spec(spec_path)
+    changed = load_spec(spec_path, overrides={"protocol.profile": "2.5",
+                                              "producers.0.acks": 1,
+                                              "protocol.produce_epoch_check": True})
+    cells = expand(changed)
+    scenarios = [parse_scenario(c.toml, c.toml_relpath()) for c in cells]
+    assert all(sc.options.profile == "2.5" and sc.options.producers[0].acks == 1
+               for sc in scenarios)
+    # the grid wins over --set
+    assert [sc.options.protocol.produce_epoch_check for sc in scenarios] == [False, True]
+    assert fingerprint(plain, expand(plain)) != fingerprint(changed, cells)
