@@ -21,6 +21,17 @@ def broker(broker_id) -> str:
     return "no leader" if broker_id is None or broker_id < 0 else f"b{broker_id}"
 
 
+def _client_epoch(ev: dict) -> str:
+    """A client's current leader changed: learnt, dropped from its cache, or made stale."""
+    answered = ev.get("from", ev.get("source"))
+    if ev["leader"] >= 0:
+        return (f"{ev['node']} learned {ev['tp']} leader {broker(ev['leader'])} "
+                f"epoch {ev['leader_epoch']} (from {answered})")
+    why = "dropped it from its metadata" if ev.get("dropped") else "has only stale metadata"
+    return (f"{ev['node']} knows no leader of {ev['tp']} (last seen epoch {ev['leader_epoch']}): "
+            f"{why} (from {answered})")
+
+
 def _epoch(epoch) -> str:
     return "none" if epoch is None or epoch < 0 else str(epoch)
 
@@ -143,8 +154,7 @@ _SIMPLE = {
                                  f"on {ev['tp']}; {ev.get('action')}"),
     V.PRODUCE_FAILED: lambda ev: (f"{ev['node']} failed {ev.get('bid') or 'a batch'} on "
                                   f"{ev.get('tp')}: {error_name(ev['error'])}"),
-    V.CLIENT_EPOCH: lambda ev: (f"{ev['node']} learned {ev['tp']} leader {broker(ev['leader'])} "
-                                f"epoch {ev['leader_epoch']} (from {ev.get('from', ev.get('source'))})"),
+    V.CLIENT_EPOCH: lambda ev: _client_epoch(ev),
     V.METADATA_REJECTED: lambda ev: (f"{ev['node']} rejected stale metadata for {ev['tp']}: epoch "
                                      f"{ev['leader_epoch']} < known {ev['known_epoch']}"),
     V.LAI_REJECTED: lambda ev: f"{ev['node']} rejected LeaderAndIsr: " + ", ".join(

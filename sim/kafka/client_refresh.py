@@ -7,7 +7,8 @@ with a request timeout; `on_metadata_timer` handles the `meta_age`, `refresh` an
 `refresh_allowed`, `retry_backoff_us`, `retry_backoff_max_us`, `request_timeout_us`,
 `in_flight_limit`, `arm_refresh`, `close_connection` (which must call `metadata_failed` when it
 drops a Metadata request in flight, and request an update) and `after_metadata`; it calls
-`init_refresh` when it (re)starts.
+`init_refresh` when it (re)starts. An answer that lists no brokers counts as a failed refresh
+(`NetworkClient`'s metadata updater), so it changes no cached metadata.
 
 The backoff is `Metadata.timeToAllowUpdate`, by `client_backoff`: `constant` (before 3.7)
 waits `retry.backoff.ms` after the last answer or failure; `exponential` (KIP-580, 3.7+) waits
@@ -22,6 +23,7 @@ from __future__ import annotations
 from sim.kafka.connection import RECONNECT_BACKOFF_US, least_loaded_node
 from sim.kafka.messages import MetadataRequest
 from sim.kafka.rules.backoff import JITTER, exponential_backoff_us
+from sim.kafka.rules.client_metadata import metadata_answer_usable
 
 
 class MetadataRefresher:
@@ -90,6 +92,11 @@ class MetadataRefresher:
 
     def _on_metadata_response(self, msg) -> None:
         if msg.body.corr != self.meta_inflight:
+            return
+        if not metadata_answer_usable(msg.body.brokers):
+            # a broker that has had no UpdateMetadata yet: a failed update, retried later
+            self.metadata_failed()
+            self.maybe_refresh()
             return
         self.meta_inflight = None
         self.need_update = False

@@ -20,7 +20,10 @@ has no per-partition rest: it fetches again on its next poll; the rest stands in
 pacing.) Metadata requests go to the least loaded node (`connection.least_loaded_node`) and
 wait there behind any parked Fetch; a node whose connection just closed is left alone for
 `reconnect.backoff.ms`.
-After a leader change a partition it has read from waits for position validation
+Each partition is fetched from its position's leader, which follows the metadata's current
+leader as `position_leader` decides (KAFKA-9840: from 2.6 a partition the metadata knows no
+leader for is fetched on from the last one); with none it waits for a Metadata answer. After a
+leader change a partition it has read from waits for position validation
 (`consumer_validation.py`, KIP-320) before it is fetched again.
 Not modelled: consumer groups and committed offsets, fetch sessions, and the ListOffsets round
 trip of an offset reset.
@@ -137,14 +140,14 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
             return
         by_leader: dict[int, list] = {}
         for tp in self.tps:
-            leader, epoch = self.meta.leader(tp)
-            if leader < 0 or leader not in self.meta.brokers:
+            leader, epoch = self.follow_current_leader(tp)
+            if leader < 0:  # `prepareFetchRequests`: "missing the current leader node"
                 self.request_update()
                 continue
             reconnect_us = self.reconnect_at.get(leader, 0)
             if reconnect_us > self.now_us and reconnect_us > self.resting.get(tp, (0,))[0]:
                 self.resting[tp] = (reconnect_us, epoch)  # its leader's connection just closed
-            if self.awaits_validation(tp, leader, epoch):
+            if tp in self.awaiting:
                 continue
             if leader not in self.fetching and self._fetchable(tp, epoch):
                 by_leader.setdefault(leader, []).append(
@@ -232,6 +235,17 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
                                   "position": self.position[tp]})
 
     # -- metadata ------------------------------------------------------------------------
+    def learn_leader_epoch(self, tp: str, epoch: int, source: str, broker: int) -> None:
+        """A leader epoch of `tp` learnt from an answer other than Metadata: a ListOffsets
+        answer's `leaderEpoch` (`source` "list_offsets"; `OffsetFetcherUtils` at 3.7 calls
+        `Metadata.updateLastSeenEpochIfNewer` with it when it resets a position), or a
+        committed offset's, which this model has none of. A newer epoch than the last seen
+        makes the cached entry stale and asks for metadata; the position then follows
+        `position_leader` (no leader until a Metadata answer at that epoch). Fetched batches do
+        not come here: their epoch is the position's `offset_epoch` only, as in Kafka."""
+        if self.meta.update_last_seen_epoch_if_newer(tp, epoch, source, f"b{broker}"):
+            self.request_update()
+
     def in_flight_to(self, node: int) -> int:
         """Requests in flight to `node`; a node in reconnect backoff counts as full."""
         if self.reconnect_at.get(node, 0) > self.now_us:

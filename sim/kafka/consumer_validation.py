@@ -3,9 +3,10 @@
 Contract (mixin of `Consumer`, switch `consumer_validation`): a position remembers the leader
 epoch of the last batch read (`offset_epoch`, Kafka's `FetchPosition.offsetEpoch`) and the
 (leader, epoch) it was last fetched or validated against (`currentLeader`). When the metadata
-names another leader or epoch, a position with an `offset_epoch` stops fetching and waits for
-validation (`maybeValidatePositionForCurrentLeader`, ref §3.3.1); a position without one just
-takes the new leader. One OffsetsForLeaderEpoch per leader broker asks, for each waiting
+names another leader or epoch (which the position takes as `position_leader` decides: a
+current leader the metadata does not know is ignored from 2.6, KAFKA-9840), a position with an
+`offset_epoch` stops fetching and waits for validation (`maybeValidatePositionForCurrentLeader`,
+ref §3.3.1), sent once a leader is known; a position without one just takes the new leader. One OffsetsForLeaderEpoch per leader broker asks, for each waiting
 partition, the end offset of its `offset_epoch`, with `CurrentLeaderEpoch` = the epoch known
 (ref §1.2 table). The answer, per `SubscriptionState.maybeCompleteValidation`:
 - an end offset below the position: the log was truncated under it, so the position moves back
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from sim.kafka import vocab as V
 from sim.kafka.messages import OffsetForLeaderPartition, OffsetsForLeaderEpoch
+from sim.kafka.rules.client_consumer import position_leader
 
 
 class PositionValidator:
@@ -35,16 +37,23 @@ class PositionValidator:
         self.validation_asked: dict[int, dict] = {}  # broker -> {tp: position asked about}
         self.validates = self.rules.validates_positions(self.protocol)
 
-    def awaits_validation(self, tp: str, leader: int, epoch: int) -> bool:
-        """Note the leader the position now goes to; True while it waits for validation."""
-        current = (leader, epoch)
-        if self.position_leader.get(tp) != current:
-            self.position_leader[tp] = current
-            if self.validates and self.offset_epoch[tp] >= 0:
-                self.awaiting[tp] = current
+    def follow_current_leader(self, tp: str) -> tuple[int, int]:
+        """The (leader, epoch) the position of `tp` fetches from, (-1, ...) for none, after it
+        followed the metadata's current leader as `position_leader` decides
+        (`maybeValidatePositionForCurrentLeader`); a position that moves and has an
+        `offset_epoch` waits for validation (`validatePosition`), also one that moves to an
+        epoch without a leader (2.3-2.5), which it can validate only once a leader is known."""
+        before = self.position_leader.get(tp)
+        after = position_leader(self.protocol, before, self.meta.current_leader(tp))
+        if after is None:
+            return -1, -1
+        if after != before:
+            self.position_leader[tp] = after
+            if self.validates and self.offset_epoch[tp] >= 0 and after[1] >= 0:
+                self.awaiting[tp] = after
             else:
                 self.awaiting.pop(tp, None)
-        return tp in self.awaiting
+        return after
 
     def _asked(self, tp: str) -> tuple:
         return (self.position[tp], self.offset_epoch[tp], self.awaiting.get(tp))
@@ -55,6 +64,8 @@ class PositionValidator:
         by_leader: dict[int, list] = {}
         for tp in sorted(self.awaiting):
             leader, epoch = self.awaiting[tp]
+            if leader < 0:  # no leader to ask yet: `fetch` asked for metadata
+                continue
             if leader not in self.validating and self._fetchable(tp, epoch):
                 by_leader.setdefault(leader, []).append(tp)
         for leader in sorted(by_leader):

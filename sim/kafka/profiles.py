@@ -21,11 +21,14 @@ class Protocol:
     stop_replica_epoch: bool = True
     # equal epoch on StopReplica: rejected 2.6-3.4.0, accepted 3.4.1+ (KAFKA-13972, ref §1.5)
     stop_replica_equal_epoch: str = "accept"
-    # KAFKA-7738 (2.2): client ignores metadata with an older leader epoch (ref §3.1)
+    # KAFKA-7738 (2.2): a client keeps the last leader epoch it saw of each partition, beyond
+    # its metadata cache, ignores metadata with an older one, and learns newer ones out of band
+    # (`updateLastSeenEpochIfNewer`), which make its cached entry stale (ref §3.1)
     client_rejects_stale_metadata: bool = True
-    # a changed topic id lets the client accept a lower leader epoch (the topic was recreated):
-    # KAFKA-12257 (3.0) and KAFKA-13488 (3.2); older clients, which know no topic ids, reject
-    # it and hang (ref §3.1, §4 row 10)
+    # a topic id other than the one the client's cache holds lets it accept a lower leader epoch
+    # (the topic was recreated): KAFKA-13488's rule (3.2), under which a topic that fell out of
+    # the cache while deleted has no id to compare; KAFKA-12257 (3.0) needed both ids. Older
+    # clients, which know no topic ids, reject it and hang (ref §3.1, §4 row 10)
     client_accepts_recreated_topic: bool = True
     # how clients find a new leader: metadata | kip951 | refresh_no_backoff (ref §3.3, KIP-951)
     leader_discovery: str = "metadata"
@@ -157,6 +160,12 @@ class Protocol:
     # validates its position, and moves back to the divergence point if the log was truncated
     # below it (ref §1.2, §3.3.1 `maybeValidatePositionForCurrentLeader`)
     consumer_validation: bool = True
+    # with consumer_validation: metadata that names no leader for a partition (its cached entry
+    # is gone or stale, or its leader is no known node) leaves the consumer's position with the
+    # leader it had, so it fetches on from there (KAFKA-9840, 2.6,
+    # `SubscriptionState.maybeValidatePosition`); off (2.3-2.5): the position takes the epoch
+    # without a leader and fetches nothing until metadata names one, then validates (ref §3.3.1)
+    consumer_ignores_unknown_leader: bool = True
     # a follower ahead of its leader's log end, without unclean leader election, halts its
     # broker ("Exiting because log truncation is not allowed", FatalExitError) instead of
     # truncating: `ReplicaFetcherThread.handleOffsetOutOfRange` until KAFKA-7414 (2.1)
@@ -193,7 +202,8 @@ _PRE_3_3 = dict(ineligible_replica_check=False, non_replica_fetch_error=False)  
 # (2.3), topic ids
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_range_halts=True,
                 client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
-                consumer_validation=False, broker_epoch_check=False, isr_epoch_start_check=False,
+                consumer_validation=False, consumer_ignores_unknown_leader=False,
+                broker_epoch_check=False, isr_epoch_start_check=False,
                 epoch_cached_on_election=False, idle_follower_in_sync=False)
 
 _V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=False,
@@ -210,10 +220,13 @@ PROFILES: dict[str, Protocol] = {
                     unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3),
-    "2.4": Protocol(client_accepts_recreated_topic=False, client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
+    "2.4": Protocol(client_accepts_recreated_topic=False, consumer_ignores_unknown_leader=False,
+                    client_retries_out_of_order=False, unknown_producer="unknown_producer_id",
+                    producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7,
                     **_PRE_3_3),
-    "2.5": Protocol(client_accepts_recreated_topic=False, producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
+    "2.5": Protocol(client_accepts_recreated_topic=False, consumer_ignores_unknown_leader=False,
+                    producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
                     follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3),
     "2.6": Protocol(client_accepts_recreated_topic=False, stop_replica_equal_epoch="reject", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, follower_truncation="kip279", **_PRE_3_7, **_PRE_3_3),

@@ -71,7 +71,8 @@ PRODUCE_ERROR = "produce_error"  # a retried batch: bid, tp, error, action ("ret
 PRODUCE_FAILED = "produce_failed"  # bid, tp, error (surfaced to the application)
 CLIENT_CONFIG = "client_config"  # idempotence (mode the profile promises), effective_idempotence,
 #                                   acks, leader_discovery
-CLIENT_EPOCH = "client_epoch"  # tp, topic_id, leader, leader_epoch, source: metadata | hint
+CLIENT_EPOCH = "client_epoch"  # tp, topic_id, leader (-1: none), leader_epoch,
+#                                 source: metadata | hint | list_offsets; dropped
 METADATA_REJECTED = "metadata_rejected"  # tp, leader_epoch (offered), known_epoch, source
 
 # vm.dirty_writeback_centisecs (Linux default 500): how often the kernel's flusher wakes to

@@ -77,11 +77,11 @@ def test_client_metadata_epoch_rules():
     meta, owner = _metadata()
     meta.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
     meta.apply_response(_resp(("t-0", 1, 1, 5)), "b3")
-    assert meta.leader("t-0") == (2, 6) and owner.events[-1][0] == "metadata_rejected"
+    assert meta.current_leader("t-0") == (2, 6) and owner.events[-1][0] == "metadata_rejected"
     meta.apply_response(_resp(("t-0", 1, 3, 6)), "b2")
-    assert meta.leader("t-0") == (3, 6)
+    assert meta.current_leader("t-0") == (3, 6)
     meta.apply_response(_resp(("t-0", 2, 1, 0)), "b2")
-    assert meta.leader("t-0") == (1, 0)
+    assert meta.current_leader("t-0") == (1, 0)
 
 
 @pytest.mark.parametrize("profile,accepted", [("2.6", False), ("3.4.0", True)])
@@ -91,7 +91,7 @@ def test_a_recreated_topics_lower_epoch_needs_a_topic_id_aware_client(profile, a
     meta, owner = _metadata(profile)
     meta.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
     meta.apply_response(_resp(("t-0", 2, 1, 0)), "b2")
-    assert (meta.leader("t-0") == (1, 0)) is accepted
+    assert (meta.current_leader("t-0") == (1, 0)) is accepted
     assert (owner.events[-1][0] == "metadata_rejected") is not accepted
 
 
@@ -100,7 +100,7 @@ def test_stale_metadata_accepted_before_kafka_7738_and_by_mutant():
         meta, _ = _metadata(profile, mutant)
         meta.apply_response(_resp(("t-0", 1, 2, 6)), "b1")
         meta.apply_response(_resp(("t-0", 1, 1, 5)), "b3")
-        assert meta.leader("t-0") == (1, 5)
+        assert meta.current_leader("t-0") == (1, 5)
 
 
 def test_hint_rule():
@@ -110,7 +110,7 @@ def test_hint_rule():
     assert not meta.apply_hint("t-0", 3, 6, (), "b2")
     assert not meta.apply_hint("t-0", 9, 7, (), "b2")
     assert not meta.apply_hint("t-0", -1, 7, (), "b2")
-    assert meta.apply_hint("t-0", 3, 7, (), "b2") and meta.leader("t-0") == (3, 7)
+    assert meta.apply_hint("t-0", 3, 7, (), "b2") and meta.current_leader("t-0") == (3, 7)
     assert meta.apply_hint("t-0", 9, 8, (9,), "b2")
     equal, _ = _metadata(mutant="hint_accepts_equal_epoch")
     equal.apply_response(_resp(("t-0", 1, 2, 6)), "b1")

@@ -1,8 +1,10 @@
 """A topic deleted and recreated under the same name (ref §4 row 10): its partitions start
-again at leader epoch 0. Up to 2.6 the producer rejects the new metadata (an epoch older than
-the one it knew) and hangs unless the new leader happens to be the broker it already sends to
-(KAFKA-12257, KAFKA-13488: `client_accepts_recreated_topic`); 3.7 accepts a changed topic id.
-An epoch the producer knew of the old incarnation makes no broker a stale leader."""
+again at leader epoch 0. The Metadata answers of the deletion drop the topic from the
+producer's cache but not its last seen epochs, so up to 2.6 the producer rejects the new
+metadata (an epoch older than the last it saw) and, with nothing cached, hangs whichever broker
+leads the new topic (KAFKA-12257, KAFKA-13488: `client_accepts_recreated_topic`); 3.7 takes the
+topic id its cache no longer holds as new. An epoch the producer knew of the old incarnation
+makes no broker a stale leader."""
 
 from __future__ import annotations
 
@@ -69,14 +71,52 @@ def test_a_2_6_producer_hangs_when_the_new_leader_is_another_broker():
     assert acked_after(events, 15_000_000) > 1000
 
 
+def test_a_2_6_producer_that_saw_the_deletion_hangs_whichever_broker_leads_the_new_topic():
+    """Three moves: b1 led the old topic last (epoch 3) and leads the new one (epoch 0). The
+    answers during the deletion no longer list t, so `Metadata.handleMetadataResponse` builds a
+    cache without t-0 while `lastSeenLeaderEpochs` keeps 3; the new topic's epoch 0 is then
+    rejected with nothing cached to fall back on, and the producer knows no leader at all.
+    (A model whose cache kept unlisted partitions went on sending to b1 and never hung.)"""
+    verdict, events = run("2.6", moves=3, violated=("produce_stalled_after_heal",))
+    dropped = [e for e in events if e["kind"] == "client_epoch" and e.get("dropped")]
+    assert [(e["leader"], e["leader_epoch"]) for e in dropped] == [(-1, 3)]
+    assert 5_000_000 <= dropped[0]["t"] < 8_000_000  # while t was deleted
+    rejected = [e for e in events if e["kind"] == "metadata_rejected"]
+    assert rejected and {e["known_epoch"] for e in rejected} == {3}
+    assert not [e for e in events if e["kind"] == "append" and e["t"] > 8_000_000]
+    assert acked_after(events, 8_500_000) == 0
+    _, events = run("3.7", moves=3)  # the topic id the cache lost counts as new
+    assert acked_after(events, 15_000_000) > 1000
+
+
+# Metadata answers to p1 are lost from 4.5 s to 8.5 s: it learns nothing of the deletion
+BLIND = """
+[[faults]]
+at_ms = 4500
+action = "rule"
+rule = "drop"
+kind = "MetadataResponse"
+dst = "p1"
+duration_ms = 4000
+"""
+
+
 def test_an_epoch_of_the_deleted_topic_makes_no_stale_leader():
-    # three moves: the producer still sends to b1 with epoch 3 of the old topic, and b1, now
-    # leading the new topic at epoch 0, appends (Produce names topics, not topic ids)
-    _, events = run("2.6", moves=3)
+    # three moves, and a producer that never saw the deletion: it keeps t-0 at (b1, epoch 3) of
+    # the old topic and sends there, and b1, now leading the new topic at epoch 0, appends
+    # (Produce names topics, not topic ids); the new topic's metadata is rejected later and the
+    # cached entry kept ("use the previously cached info")
+    text = SCENARIO.format(profile="2.6", moves="".join(MOVE.format(at=1000 * (i + 1))
+                                                        for i in range(3))) + BLIND
+    verdict = run_scenario(parse_scenario(text, "r.toml"), 1, keep_events=True)
+    assert verdict["violated"] == [], verdict["violated"]
+    events = verdict["_events"]
     batches = [b for e in events if e["kind"] == "append" for b in e["batches"]
                if b["topic_id"] == 2]
     assert batches and all(b["sender_topic_id"] == 1 and b["sender_epoch"] == 3
                            and b["leader_epoch"] == 0 for b in batches)
+    assert not [e for e in events if e["kind"] == "client_epoch" and e.get("dropped")]
+    assert [e for e in events if e["kind"] == "metadata_rejected"]
     assert acked_after(events, 15_000_000) > 1000  # no hang: the cached leader is right
 
 

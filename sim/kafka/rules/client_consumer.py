@@ -27,3 +27,21 @@ def rest_after_fetch_error(action: str, now_us: int, backoff_us: int,
     if action == "backoff":
         return now_us + backoff_us, leader_epoch
     return None
+
+
+def position_leader(proto, position: tuple | None, current: tuple) -> tuple | None:
+    """The (leader, epoch) a consumer's position fetches from once its metadata names
+    `current` (`Metadata.currentLeader`: leader -1 when the cache has no current entry for the
+    partition or its leader is not a known node, epoch -1 when none was seen), `position` the
+    one it had (None: none yet). Before KIP-320's client side (2.3) the Fetcher reads the
+    cluster's leader every time. From 2.3 `SubscriptionState.maybeValidatePosition` keeps the
+    position when the metadata knows neither; from 2.6 (KAFKA-9840,
+    `consumer_ignores_unknown_leader`) whenever it knows no leader, so the consumer fetches on
+    from the last leader it had (and finds out there), where 2.3-2.5 take the epoch without a
+    leader and fetch nothing until a Metadata answer names one."""
+    if not proto.consumer_validation:
+        return current
+    leader, epoch = current
+    if leader < 0 and (epoch < 0 or proto.consumer_ignores_unknown_leader):
+        return position
+    return current

@@ -1,8 +1,12 @@
-"""A client's metadata cache rules: which partition metadata it takes (ref §3.1) and which
-KIP-951 leader hints it applies (ref §3.3.2).
+"""A client's metadata cache rules: which partition metadata it takes (ref §3.1), which leader
+epochs it learns out of band, when its cached metadata is current, and which KIP-951 leader
+hints it applies (ref §3.3.2).
 
-Contract: pure functions of the protocol switches and plain values; `cached` is the cached
-`(topic_id, leader, leader_epoch)` of the partition or None.
+Contract: pure functions of the protocol switches and plain values. A client keeps two maps, as
+Kafka's `Metadata` does: the cache built from the last Metadata answer (`MetadataCache`), and
+`lastSeenLeaderEpochs`, which outlives the cache: `last_seen` is a partition's entry there or
+None, `known_topic_id` the topic id the cache holds for its topic or None when the cache does
+not list the topic.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ from typing import NamedTuple
 
 
 class MetadataUpdate(NamedTuple):
-    """`take`: replace the cached entry; `reject`: keep it and record the rejection (neither:
-    keep it silently). `news`: the answer brought something new (a first sighting, a newer
-    epoch, a recreated topic), which resets `Metadata.equivalentResponseCount`."""
+    """`take`: cache the answer's entry and make its epoch the last seen one; `reject`: keep
+    the cached entry, if any, and record the rejection (neither: keep it silently). `news`: the
+    answer brought something new (a first epoch, a newer epoch, a recreated topic), which
+    resets `Metadata.equivalentResponseCount`."""
     take: bool
     reject: bool = False
     news: bool = False
@@ -22,33 +27,72 @@ class MetadataUpdate(NamedTuple):
 REJECT = MetadataUpdate(False, True)
 
 
-def update_partition_metadata(proto, cached: tuple | None, topic_id: int,
-                              leader_epoch: int) -> MetadataUpdate:
-    """`Metadata.updateLatestMetadata`: take a partition's metadata when nothing is cached,
-    when its epoch is at least the cached one, or when the topic id changed (the topic was
-    recreated: KAFKA-12257 3.0, KAFKA-13488 3.2, `client_accepts_recreated_topic`); an older
-    epoch is rejected and the cached entry kept (KAFKA-7738, 2.2,
-    `client_rejects_stale_metadata`)."""
-    return take_newer_metadata(proto, cached, topic_id, leader_epoch,
+def update_partition_metadata(proto, last_seen: int | None, known_topic_id: int | None,
+                              topic_id: int, leader_epoch: int) -> MetadataUpdate:
+    """`Metadata.updateLatestMetadata` (3.7; `updatePartitionInfo` before 3.0): take a
+    partition's metadata when no epoch was seen for it, when its epoch is at least the last
+    seen one, or when its topic id is not the one the cache holds (the topic was recreated;
+    `client_accepts_recreated_topic`, the 3.2 rule of KAFKA-13488: a topic that fell out of the
+    cache while it was deleted has no id there, and any id then counts as new); an older epoch
+    is rejected and the cached entry, if any, kept (KAFKA-7738, 2.2,
+    `client_rejects_stale_metadata`). The last seen epoch is compared, not the cached entry's:
+    it survives a partition's removal from the cache and an epoch learnt out of band."""
+    return take_newer_metadata(proto, last_seen, known_topic_id, topic_id, leader_epoch,
                                proto.client_rejects_stale_metadata)
 
 
-def take_newer_metadata(proto, cached: tuple | None, topic_id: int, leader_epoch: int,
-                        reject_older: bool) -> MetadataUpdate:
+def take_newer_metadata(proto, last_seen: int | None, known_topic_id: int | None,
+                        topic_id: int, leader_epoch: int, reject_older: bool) -> MetadataUpdate:
     """`update_partition_metadata` with the KAFKA-7738 rejection given as `reject_older`."""
-    if cached is None:
+    if last_seen is None:
         return MetadataUpdate(True, news=True)
-    recreated = cached[0] != topic_id and proto.client_accepts_recreated_topic
-    if not recreated and leader_epoch < cached[2] and reject_older:
+    recreated = known_topic_id != topic_id and proto.client_accepts_recreated_topic
+    if not recreated and leader_epoch < last_seen and reject_older:
         return REJECT
-    return MetadataUpdate(True, news=recreated or leader_epoch > cached[2])
+    return MetadataUpdate(True, news=recreated or leader_epoch > last_seen)
+
+
+def update_last_seen_epoch_if_newer(proto, last_seen: int | None, leader_epoch: int) -> bool:
+    """`Metadata.updateLastSeenEpochIfNewer`: whether an epoch learnt outside Metadata answers
+    (a ListOffsets answer's `leaderEpoch`: `OffsetFetcherUtils.updateSubscriptionState` at
+    3.7, `Fetcher.resetOffsetIfNeeded` at 2.2-3.0; a committed offset's) becomes the last seen
+    one, which also asks for a metadata update (`needFullUpdate`). Only an epoch newer than a
+    known one: KAFKA-9724 (2.6) stopped 2.2-2.5's taking of a first epoch, which a client in
+    this model cannot meet, since it asks ListOffsets only of a leader it knows, and so an
+    epoch. No such map before KAFKA-7738 (2.2, `client_rejects_stale_metadata`). Fetched
+    batches do not feed it: their epoch becomes the position's `offsetEpoch` only
+    (`FetchCollector.fetchRecords` at 3.7, `Fetcher.fetchRecords` at 2.4)."""
+    if not proto.client_rejects_stale_metadata or last_seen is None or leader_epoch < 0:
+        return False
+    return leader_epoch > last_seen
+
+
+def partition_metadata_if_current(proto, last_seen: int | None, cached_epoch: int) -> bool:
+    """`Metadata.partitionMetadataIfCurrent` (`partitionInfoIfCurrent` before 2.5): cached
+    metadata names the current leader only when its epoch is the last seen one; a newer epoch
+    learnt out of band makes it stale, and `currentLeader` then knows the epoch but no leader,
+    so the client waits for a Metadata answer at that epoch. Always current before KAFKA-7738
+    (2.2), which had no last seen epochs."""
+    if not proto.client_rejects_stale_metadata or last_seen is None:
+        return True
+    return cached_epoch == last_seen
+
+
+def metadata_answer_usable(brokers: tuple) -> bool:
+    """`NetworkClient`'s metadata updater takes an answer only if it lists brokers ("When
+    talking to the startup phase of a broker, it is possible to receive an empty metadata set,
+    which we should retry later": `Metadata.failedUpdate`; 1.0: "don't update the cluster if
+    there are no valid nodes"), so a broker that has had no UpdateMetadata yet empties no
+    client's cache."""
+    return bool(brokers)
 
 
 def update_partition_leadership(proto, cached_epoch: int | None, leader: int, leader_epoch: int,
                                 leader_known: bool) -> bool:
     """KIP-951 `Metadata.updatePartitionLeadership` for one CurrentLeader hint: applied only to
-    a cached partition, with both fields present, a strictly newer epoch, and a leader the
-    client knows (from its nodes or the response's NodeEndpoints)."""
+    a cached partition (`cached_epoch` None: not cached), with both fields present, an epoch
+    strictly newer than `currentLeader`'s (the last seen one), and a leader the client knows
+    (from its nodes or the response's NodeEndpoints)."""
     if cached_epoch is None or leader < 0 or leader_epoch < 0:
         return False
     return leader_epoch > cached_epoch and leader_known

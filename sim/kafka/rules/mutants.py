@@ -105,11 +105,11 @@ def _unknown_producer_id_always_benign(proto, err, stale_epoch, next_in_sequence
                                       log_start_offset, last_acked_offset, always_benign=True)
 
 
-def _keeps_first_metadata(proto, cached, topic_id, leader_epoch):
+def _keeps_first_metadata(proto, last_seen, known_topic_id, topic_id, leader_epoch):
     """The first answer for a partition is kept for good."""
-    if cached is not None:
+    if last_seen is not None:
         return cm.MetadataUpdate(False)
-    return cm.update_partition_metadata(proto, cached, topic_id, leader_epoch)
+    return cm.update_partition_metadata(proto, last_seen, known_topic_id, topic_id, leader_epoch)
 
 
 def _hint_accepts_equal_epoch(proto, cached_epoch, leader, leader_epoch, leader_known):
@@ -142,8 +142,9 @@ SWAPS: dict[str, dict] = {
     "hw_ignores_isr": {"maybe_increment_leader_hw": _hw_ignores_isr},
     "hw_not_monotonic": {"maybe_increment_leader_hw": _hw_not_monotonic},
     "client_accepts_stale_metadata": {
-        "update_partition_metadata": lambda proto, cached, topic_id, epoch:
-            cm.take_newer_metadata(proto, cached, topic_id, epoch, reject_older=False)},
+        "update_partition_metadata": lambda proto, last_seen, known_topic_id, topic_id, epoch:
+            cm.take_newer_metadata(proto, last_seen, known_topic_id, topic_id, epoch,
+                                   reject_older=False)},
     "hint_accepts_equal_epoch": {"update_partition_leadership": _hint_accepts_equal_epoch},
     "no_dedup_cache": {"check_producer_append": _no_dedup_cache},
     "no_sequence_check": {"check_producer_append": _no_sequence_check},

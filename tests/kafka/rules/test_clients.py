@@ -15,18 +15,57 @@ from sim.kafka.rules import client_producer as cp
 
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_partition_metadata_by_epoch(profile):
+    """`updateLatestMetadata` compares the last seen epoch (6, topic id 1 cached)."""
     proto = PROFILES[profile]
-    cached = (1, 2, 6)
-    assert cm.update_partition_metadata(proto, None, 1, 0) == (True, False, True)
-    assert cm.update_partition_metadata(proto, cached, 1, 6) == (True, False, False)  # equal
-    assert cm.update_partition_metadata(proto, cached, 1, 7) == (True, False, True)
-    older = cm.update_partition_metadata(proto, cached, 1, 5)
+    decide = cm.update_partition_metadata
+    assert decide(proto, None, None, 1, 0) == (True, False, True)  # nothing seen yet
+    assert decide(proto, 6, 1, 1, 6) == (True, False, False)  # equal
+    assert decide(proto, 6, 1, 1, 7) == (True, False, True)
+    older = decide(proto, 6, 1, 1, 5)
     assert older == (cm.REJECT if proto.client_rejects_stale_metadata else (True, False, False))
-    recreated = cm.update_partition_metadata(proto, cached, 2, 0)
+    recreated = decide(proto, 6, 1, 2, 0)
     if proto.client_accepts_recreated_topic:
         assert recreated == (True, False, True)
     else:
         assert recreated.take is not proto.client_rejects_stale_metadata
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_a_partition_dropped_from_the_cache_is_judged_by_its_last_seen_epoch(profile):
+    """The cache lost the topic (no known topic id) but `lastSeenLeaderEpochs` kept 6: the
+    same topic at an older epoch is stale metadata, while the 3.2 rule (KAFKA-13488) counts any
+    topic id as new when the cache holds none, the same one included."""
+    proto = PROFILES[profile]
+    decide = cm.update_partition_metadata
+    recreated_rule = proto.client_accepts_recreated_topic  # a new id is news, as a new epoch
+    assert decide(proto, 6, None, 1, 6) == (True, False, recreated_rule)
+    back = decide(proto, 6, None, 1, 5)
+    if recreated_rule:
+        assert back == (True, False, True)
+    elif proto.client_rejects_stale_metadata:
+        assert back == cm.REJECT
+    else:
+        assert back == (True, False, False)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_leader_epochs_learnt_out_of_band(profile):
+    """`updateLastSeenEpochIfNewer` (KAFKA-7738, 2.2): only newer than a known epoch; the cached
+    entry is current only at the last seen epoch (`partitionMetadataIfCurrent`)."""
+    proto = PROFILES[profile]
+    has_map = proto.client_rejects_stale_metadata
+    assert cm.update_last_seen_epoch_if_newer(proto, 4, 5) is has_map
+    assert not cm.update_last_seen_epoch_if_newer(proto, 4, 4)
+    assert not cm.update_last_seen_epoch_if_newer(proto, 4, 3)
+    assert not cm.update_last_seen_epoch_if_newer(proto, None, 5)  # KAFKA-9724 (2.6)
+    assert not cm.update_last_seen_epoch_if_newer(proto, 4, -1)
+    assert cm.partition_metadata_if_current(proto, 4, 4)
+    assert cm.partition_metadata_if_current(proto, None, 4)
+    assert cm.partition_metadata_if_current(proto, 5, 4) is not has_map
+
+
+def test_an_answer_without_brokers_is_not_taken():
+    assert cm.metadata_answer_usable((1, 2)) and not cm.metadata_answer_usable(())
 
 
 def test_hints():
@@ -134,6 +173,24 @@ def test_consumer_rules(profile):
     assert cc.rest_after_fetch_error("retry", 100, 50, 4) is None
     assert cc.position_after_out_of_range(10) == 10  # below or above the range alike
     assert cc.position_after_out_of_range(-1) == 0
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_the_position_follows_the_current_leader(profile):
+    """`SubscriptionState.maybeValidatePosition`: a known leader is taken; neither leader nor
+    epoch is ignored (2.3+); an epoch without a leader is taken by 2.3-2.5 and ignored from 2.6
+    (KAFKA-9840); before 2.3 the Fetcher reads the metadata's leader every time."""
+    proto = PROFILES[profile]
+    old, follow = (2, 4), cc.position_leader
+    assert follow(proto, old, (3, 5)) == (3, 5)
+    assert follow(proto, None, (3, 5)) == (3, 5)
+    if not proto.consumer_validation:
+        assert follow(proto, old, (-1, 5)) == (-1, 5) and follow(proto, old, (-1, -1)) == (-1, -1)
+        return
+    assert follow(proto, old, (-1, -1)) == old
+    assert follow(proto, old, (-1, 5)) == (old if proto.consumer_ignores_unknown_leader
+                                          else (-1, 5))
+    assert proto.consumer_ignores_unknown_leader is (profile not in ("2.4", "2.5"))
 
 
 @pytest.mark.parametrize("profile", ["1.0", "2.4", "2.5", "3.7"])
