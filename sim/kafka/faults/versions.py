@@ -61,12 +61,12 @@ def _bump_ibp(cluster, target, params):
     """Every broker and controller sends what inter-broker protocol `version` allows from now
     on: the second pass of a rolling upgrade, done at once."""
     version = params["version"]
-    behind = [(b.name, b.profile) for b in cluster.brokers.values() if newer(version, b.profile)]
+    behind = [f"{b.name} runs {b.profile}" for b in cluster.brokers.values()
+              if newer(version, b.profile)]
     if newer(version, cluster.options.profile):
-        behind.append(("the controllers", cluster.options.profile))
+        behind.append(f"the controllers run {cluster.options.profile}")
     if behind:
-        name, profile = behind[0]
-        return f"refused: {name} runs {profile}, which does not know inter-broker protocol {version}"
+        return f"refused: {behind[0]}, which does not know inter-broker protocol {version}"
     cluster.store.ibp_profile = version
     cluster.store.ibp = cluster.options.protocol_on(version)
     return None
