@@ -45,6 +45,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         # with `leader_and_isr_delete_fence`
         self.deleted_epochs: dict[str, tuple[int, int]] = {}
         self.broker_epoch = -1
+        self._replication = (None, None, None)  # (protocol, ibp, their replication view)
         self._reset_volatile()
 
     def _reset_volatile(self) -> None:
@@ -115,8 +116,13 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
     @property
     def replication(self):
         """The switches this broker replicates by under the cluster's IBP
-        (`inter_broker.replication_view`: the IBP bounds `follower_truncation`)."""
-        return replication_view(self.protocol, self.store.ibp)
+        (`inter_broker.replication_view`: the IBP bounds `follower_truncation`); worked out
+        again only when this broker's profile or the IBP changed, since every Fetch asks."""
+        protocol, ibp, view = self._replication
+        if protocol is not self.protocol or ibp is not self.store.ibp:
+            view = replication_view(self.protocol, self.store.ibp)
+            self._replication = (self.protocol, self.store.ibp, view)
+        return view
 
     # -- high watermark checkpoints ----------------------------------------------------
     def _checkpoint_interval_us(self) -> int:

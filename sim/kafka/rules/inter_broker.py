@@ -14,7 +14,6 @@ which the loader and the `upgrade` and `bump_ibp` actions keep.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
 
 from sim.kafka.profiles import CHOICES
 
@@ -54,7 +53,6 @@ def truncation_mode(proto, ibp) -> str:
     return min(own, wire, key=_TRUNCATION_ORDER.index)
 
 
-@cache
 def replication_view(proto, ibp):
     """`proto` with `follower_truncation` as `truncation_mode` has it: the switches a broker
     replicates by under `ibp` (the same object when the IBP bounds nothing)."""
