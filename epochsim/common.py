@@ -27,7 +27,15 @@ def load(path: str, overrides: dict | None = None):
         raise UsageError(str(exc)) from None
 
 
-TEXT_KEYS = frozenset({"protocol.profile"})  # names that may look like numbers
+TEXT_KEYS = frozenset({"protocol.profile", "protocol.inter_broker_protocol"})
+
+
+def names_a_profile(key: str) -> bool:
+    """Whether `--set KEY` names a profile, a name that may look like a number: the run's, the
+    IBP, a broker's (`protocol.brokers.b1`) or a client's (`producers.0.profile`)."""
+    parts = key.split(".")
+    return (key in TEXT_KEYS or parts[:2] == ["protocol", "brokers"]
+            or parts[0] in ("producers", "consumers") and parts[-1] == "profile")
 
 
 def distinct_names(files: list[str], scenarios: list) -> None:
@@ -52,7 +60,7 @@ def parse_sets(pairs: list[str] | None, profile: str | None = None) -> dict:
             raise UsageError(f"--set {pair!r}: expected KEY=VALUE, e.g. --set protocol.profile=2.5")
         try:
             value = tomllib.loads(f"v = {text}")["v"]
-            if key.strip() in TEXT_KEYS and not isinstance(value, str):
+            if names_a_profile(key.strip()) and not isinstance(value, str):
                 value = text.strip()
         except tomllib.TOMLDecodeError as exc:
             if text.strip().startswith(("[", "{")):  # meant as an array or table, not a string

@@ -111,19 +111,27 @@ class UnreportedDataLoss(Invariant):
     OutOfOrderSequence for that partition after the lost batch's ack (the hole a naive
     UNKNOWN_PRODUCER_ID fix opens, ref §2.5 steps 3-4: the loss is reported as that error; an
     unrelated failure such as a delivery timeout reports nothing). Non-idempotent acks=1
-    losses are expected and counted as a metric. The promise is KAFKA-5793's, and it takes
-    both ends: a broker that answers an unknown producer with an error (not the 2.5+ `accept`,
-    which takes the next sequence as a fresh start) and a client that judges that error by the
-    log start offset instead of retrying it (not the KIP-360 client, which bumps its epoch by
-    design, ref §2.5 current-client table). Under any other pairing nothing is judged."""
+    losses are expected and counted as a metric. The promise is KAFKA-5793's: a broker that
+    answers an unknown producer with an error (1.0-2.4 UNKNOWN_PRODUCER_ID with the log start
+    offset, 0.11 OUT_OF_ORDER_SEQUENCE_NUMBER) tells the client of the loss, and the client must
+    not retry it away. Each broker is judged by its own profile (per-node versions): a loss is
+    not judged when a broker that accepts an unknown producer (the 2.5+ `accept`, which takes
+    the next sequence as a fresh start, with no error to give) appended the producer's batch
+    of that partition after the lost one's ack, or, when none did after it, ever. The client's profile
+    is not asked: a KIP-360 client (2.5+) that meets a pre-2.5 broker's UNKNOWN_PRODUCER_ID
+    bumps its epoch and retries it whatever the log start offset ("For the idempotent
+    producer, always retry UNKNOWN_PRODUCER_ID errors", `TransactionManager.canRetry` at
+    2.5.0), and so leaves a loss the broker reported unreported."""
 
     name = "unreported_data_loss"
-    handlers = {"ack": "on_ack", "produce_failed": "on_failed"}
+    handlers = {"ack": "on_ack", "produce_failed": "on_failed", "append": "on_append"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self.acked: list[tuple] = []
         self.last_report: dict[tuple, int] = {}  # (producer, tp) -> time of its last OOOS
+        # (producer, tp) -> [(time, whether the appending broker accepts an unknown producer)]
+        self.appended: dict[tuple, list[tuple[int, bool]]] = {}
 
     def on_ack(self, ev):
         self.acked.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["node"], ev["t"]))
@@ -132,11 +140,20 @@ class UnreportedDataLoss(Invariant):
         if ev["error"] == OOOS:
             self.last_report[(ev["node"], ev["tp"])] = ev["t"]
 
+    def on_append(self, ev):
+        accepts = self.ctx.protocol_of(ev["node"]).get("unknown_producer") == "accept"
+        for b in ev["batches"]:
+            self.appended.setdefault((ev["producer"], b["tp"]), []).append((ev["t"], accepts))
+
+    def _no_signal(self, producer: str, tp: str, acked_t: int) -> bool:
+        """Whether a broker that accepts an unknown producer may have met the hole: one
+        appended the producer's batch of `tp` after `acked_t` (or ever, when none did after)."""
+        appended = self.appended.get((producer, tp), [])
+        after = [accepts for t, accepts in appended if t > acked_t]
+        return any(after or [accepts for _t, accepts in appended])
+
     def finish(self):
         from invariants.replication import lost_batches
-        proto = self.ctx.protocol
-        if proto.get("client_retries_out_of_order", False) or proto.get("unknown_producer") == "accept":
-            return
         lost = lost_batches(self.ctx, self.acked)
         lost_bids = {item[1] for item in lost}
         last_kept: dict[tuple, int] = {}  # (producer, tp) -> last ack of a batch still in the log
@@ -144,6 +161,8 @@ class UnreportedDataLoss(Invariant):
             if bid not in lost_bids:
                 last_kept[(node, tp)] = max(acked_t, last_kept.get((node, tp), -1))
         for tp, bid, base, seq, node, acked_t in lost:
+            if self._no_signal(node, tp, acked_t):
+                continue  # a broker that takes an unknown producer's batch has no error to give
             reported = self.last_report.get((node, tp), -1) >= acked_t  # only a later error reports it
             # The producer went on past the hole: a later acknowledged batch is in the log. One
             # that has not written there since the loss (the run ended first) has not yet had

@@ -34,6 +34,7 @@ TRUTH_KINDS = frozenset({"partition_state", "topic_deleted", "crash", "restart",
 LOG_KINDS = frozenset({"append", "replicate", "hw", "truncate", "log_start", "log_created",
                        "log_deleted"})
 IDEM_KINDS = frozenset({"client_config", "append"})
+VERSION_KINDS = frozenset({"upgrade"})
 QUIET_KINDS = quiet.QuietClock.KINDS
 
 
@@ -60,6 +61,9 @@ def options_problem(options) -> str | None:
     for key in ("cluster", "protocol"):
         if not isinstance(options.get(key, {}), dict):
             return f"options.{key}: must be an object"
+    nodes = options.get("protocol", {}).get("nodes", {})
+    if not isinstance(nodes, dict) or not all(isinstance(v, dict) for v in nodes.values()):
+        return "options.protocol.nodes: must be an object of node name -> switches"
     cluster = options.get("cluster", {})
     brokers = cluster.get("brokers")
     if type(brokers) is not int or not 1 <= brokers <= MAX_BROKERS:
@@ -101,13 +105,23 @@ class Context:
                              "epochsim trace")
         options = header["options"]
         self.brokers = options["cluster"]["brokers"]
-        self.protocol = options.get("protocol", {})  # resolved switches
+        self.protocol = options.get("protocol", {})  # the run's resolved switches
+        # the switches of each node on another profile than the run's (per-node versions),
+        # from the header, then as `upgrade` events change them
+        self.node_protocols: dict[str, dict] = dict(self.protocol.get("nodes", {}))
         self.truth = Truth()
         self.logs = ReplicaLogs()
         self.idem = IdempotenceFold()
         self.quiet = quiet.QuietClock()
         self.end_t = 0
         self.end_seq = None
+
+    def protocol_of(self, node: str) -> dict:
+        """The switches node `node` runs now, as far as the events folded so far tell."""
+        return self.node_protocols.get(node, self.protocol)
+
+    def on_upgrade(self, ev: dict) -> None:
+        self.node_protocols[ev["node"]] = ev["protocol"]
 
 
 class Monitor:
@@ -125,7 +139,7 @@ class Monitor:
         # the kinds `step` reads: it may be shown only these (`Trace.observe`), as
         # `check_events` does too, so that online and offline checks fold the same events
         self.kinds = (TRUTH_KINDS | LOG_KINDS | IDEM_KINDS | QUIET_KINDS | METRIC_KINDS
-                      | set(self.dispatch))
+                      | VERSION_KINDS | set(self.dispatch))
         self.failed = False
         self.liveness: dict[str, str] = {}
 
@@ -142,6 +156,8 @@ class Monitor:
             ctx.idem.step(ev)
         if kind in QUIET_KINDS:
             ctx.quiet.step(ev)
+        if kind in VERSION_KINDS:
+            ctx.on_upgrade(ev)
         if kind in METRIC_KINDS:
             self.metrics.step(ev, ctx.truth)
         handlers = self.dispatch.get(kind)

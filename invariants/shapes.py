@@ -56,6 +56,7 @@ FIELDS: dict[str, dict[str, str]] = {
                         "alive": _B},
     "stop_replica": {**_TP, "delete": _B, "req_epoch": _I, "issued_epoch": _I,
                      "local_epoch": _I, "controller_epoch": _I, "result": _S, "error": _I},
+    "upgrade": {"profile": _S, "protocol": "object"},
     "stale_controller": {"request": _S, "req_controller_epoch": _I,
                          "local_controller_epoch": _I},
     "log_created": dict(_TP),

@@ -124,10 +124,22 @@ def run_section(run: Run) -> str:
     return "\n".join(parts)
 
 
+def _versions_text(protocol: dict) -> str:
+    """Per-node versions as the header records them: ", IBP 2.5; b1 1.0, p1 2.5", or ""."""
+    ibp = protocol.get("inter_broker_protocol")
+    nodes = protocol.get("nodes") if isinstance(protocol.get("nodes"), dict) else {}
+    text = f", IBP {ibp}" if ibp else ""
+    if nodes:
+        text += "; " + ", ".join(f"{name} {node.get('profile')}" for name, node in nodes.items()
+                                 if isinstance(node, dict))
+    return text
+
+
 def _verdict_table(run: Run) -> str:
     h, v = run.header, run.verdict or {}
+    protocol = h.get("options", {}).get("protocol", {})
     rows = [["scenario", escape(run.scenario)], ["seed", escape(str(h.get("seed")))],
-            ["profile", escape(str(h.get("options", {}).get("protocol", {}).get("profile")))],
+            ["profile", escape(str(protocol.get("profile")) + _versions_text(protocol))],
             ["expectation", escape(str(h.get("expect", v.get("expect"))))]]
     if "expectation_met" in v:
         met = v["expectation_met"]

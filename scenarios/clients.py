@@ -2,7 +2,8 @@
 
 Contract: `clients(value, key, prefix, read, names, run)` returns the clients of one array as
 `ProducerOptions` or `ConsumerOptions` with every setting filled in (`read` is `producer` or
-`consumer`; types, defaults and limits are those the dataclass fields declare);
+`consumer`; types, defaults and limits are those the dataclass fields declare), and beside
+them each client's own `profile` (None: the run's; `Options.nodes` holds it);
 `unique_nodes` refuses a client name taken by another node; `idempotence_supported` refuses
 the producer configs Kafka refuses. Errors are `scenarios.tables.Bad`.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from scenarios.tables import NAME_RE, Bad, Names, Table, tables
 from scenarios.targets import check_topic
+from scenarios.versions import check_profile
 from sim.core.trace import RESERVED_NODES
 from sim.kafka.options import (
     IDEMPOTENCE,
@@ -39,21 +41,34 @@ def idempotence_explicit(producer: ProducerOptions, protocol: Protocol) -> bool:
 def idempotence_supported(options: Options) -> None:
     """Refuse the producer configs Kafka refuses. A protocol without KIP-98
     (`idempotent_producer` off, Kafka before 0.11) has no idempotent producer to offer: asking
-    for one explicitly is an error, not a silent "off". Asking for one explicitly with acks
+    for one explicitly is an error, not a silent "off", and so is a producer whose idempotence
+    would be on (explicitly, or by its profile's default) while a broker runs such a profile
+    (its InitProducerId and Produce v3 do not exist there). Asking for one explicitly with acks
     other than all, or with retries = 0, is Kafka's own ConfigException ("Must set acks to all
     in order to use the idempotent producer", "Must set retries to non-zero when using the
     idempotent producer"; `ProducerConfig.postProcessAndValidateIdempotenceConfigs`, since
     0.11). Only an explicit request is refused: the default, and the KIP-185 design's best-effort
     `requested`, quietly turn idempotence off instead (KIP-679)."""
-    protocol = options.protocol
+    old_brokers = [f"b{i}" for i in range(1, options.cluster.brokers + 1)
+                   if not options.protocol_of(f"b{i}").idempotent_producer]
     for i, producer in enumerate(options.producers):
+        protocol = options.protocol_of(producer.name)
         mode = producer.enable_idempotence
         explicit = idempotence_explicit(producer, protocol)
         if mode in ("requested", "required") and not protocol.idempotent_producer:
             raise Bad(f"producers[{i}].enable_idempotence",
-                      f"{mode!r} under profile {options.profile!r}, which has no idempotent "
-                      "producer (KIP-98 came with Kafka 0.11)",
+                      f"{mode!r} under profile {options.node_profile(producer.name)!r}, which "
+                      "has no idempotent producer (KIP-98 came with Kafka 0.11)",
                       'use "off" or "default", or a profile from 0.11 on')
+        on = mode in ("requested", "required") or (mode == "default"
+                                                   and protocol.idempotence_default)
+        if old_brokers and protocol.idempotent_producer and on:
+            name = old_brokers[0]
+            raise Bad(f"producers[{i}].enable_idempotence",
+                      f"{mode!r} turns idempotence on, but {name} runs "
+                      f"{options.node_profile(name)!r}, which has no idempotent producer "
+                      "(KIP-98 came with Kafka 0.11)",
+                      f'set enable_idempotence = "off", or give {name} a profile from 0.11 on')
         if explicit and producer.acks != "all":
             raise Bad(f"producers[{i}].acks",
                       f"acks = {producer.acks} with enable_idempotence = {mode!r}: Kafka refuses "
@@ -66,10 +81,12 @@ def idempotence_supported(options: Options) -> None:
                       'raise retries, or set enable_idempotence = "off"')
 
 
-def clients(value: Any, key: str, prefix: str, read, names: Names, run: RunOptions) -> list:
-    """[[producers]] or [[consumers]]: each read by `read`, default names prefix1, prefix2..."""
+def clients(value: Any, key: str, prefix: str, read, names: Names,
+            run: RunOptions) -> tuple[list, list]:
+    """[[producers]] or [[consumers]]: each read by `read`, default names prefix1, prefix2...;
+    and each one's `profile` (None when it runs the scenario's)."""
     cls = _CLASSES[key]
-    out = []
+    out, profiles = [], []
     for i, item in enumerate(tables(value, key, nonempty=False)):
         t = Table(item, f"{key}[{i}]")
         name = t.str("name", f"{prefix}{i + 1}")
@@ -79,9 +96,11 @@ def clients(value: Any, key: str, prefix: str, read, names: Names, run: RunOptio
         client = {"name": name, "topic": check_topic(t.raw("topic"), t.path("topic"), names)}
         client.update(read(t, run))
         client["leader_discovery"] = t.option(cls, "leader_discovery")
+        own = t.raw("profile", None)
+        profiles.append(None if own is None else check_profile(own, t.path("profile")))
         t.done()
         out.append(cls(**client))
-    return out
+    return out, profiles
 
 
 def producer(t: Table, run: RunOptions) -> dict:

@@ -8,13 +8,11 @@ Contract:
   mixes, resolved, in file order;
 - any bad input raises `ScenarioError`, whose message is one line:
   "<file>: <key path>: <what is wrong>; <how to fix>";
-- `scenario_to_toml(sc, steps)` writes a scripted scenario (same options, `steps` as its
-  faults, no mixes) that parses back to equal options and steps; `scripted_toml` does so from
-  the parts a trace header records (options as JSON).
+- `scenarios.writer` writes a scenario back out as TOML (a scripted one, for replays).
 The format is documented for users in docs/scenarios.md. Parts of it are checked in their own
 modules: the table reader and its error in `scenarios.tables`, fault actions and mixes in
-`scenarios.actions`, producers and consumers in `scenarios.clients`, the network in
-`scenarios.network_options`.
+`scenarios.actions`, producers and consumers in `scenarios.clients`, per-node versions in
+`scenarios.versions`, the network in `scenarios.network_options`.
 """
 
 from __future__ import annotations
@@ -53,8 +51,7 @@ from scenarios.tables import (
     unknown_key,
     wrap,
 )
-from scenarios.toml_text import key_text, value_text
-from sim.core.faults import FaultStep
+from scenarios.versions import broker_profiles, node_versions
 from sim.core.files import FileProblem, read_regular
 from sim.kafka.options import ClusterOptions, Options, RunOptions, TopicOptions
 from sim.kafka.probe.spec import Probe
@@ -216,18 +213,23 @@ def _resolve(data: dict, path: str) -> Scenario:
     topics = _topics(raw["topics"], cluster.brokers, nonempty=not is_probe)
     declared = Names(cluster.brokers, cluster.controllers, [],
                      {t.name: t.partitions for t in topics})
-    producers = clients(raw["producers"], "producers", "p", producer, declared, run)
-    consumers = clients(raw["consumers"], "consumers", "k", consumer, declared, run)
+    producers, producer_profiles = clients(raw["producers"], "producers", "p", producer,
+                                           declared, run)
+    consumers, consumer_profiles = clients(raw["consumers"], "consumers", "k", consumer,
+                                           declared, run)
     client_names = [c.name for c in producers + consumers]
     unique_nodes(client_names, producers, consumers, declared)
     names = Names(cluster.brokers, cluster.controllers, client_names, dict(declared.topics))
     for topic, parts in created_topics(raw["faults"], raw["mix"]).items():
         names.topics[topic] = max(names.topics.get(topic, 0), parts)
     check_partitions(names.topics)
-    protocol, profile = _protocol(raw["protocol"])
+    protocol, profile, brokers, ibp = _protocol(raw["protocol"], cluster.brokers)
+    own = [(c.name, p) for c, p in zip(producers + consumers, producer_profiles + consumer_profiles)]
+    nodes, ibp = node_versions(profile, brokers, own, ibp, cluster.brokers)
     options = Options(run=run, protocol=protocol, profile=profile, cluster=cluster,
                       topics=tuple(topics), producers=tuple(producers),
-                      consumers=tuple(consumers), network=network(raw["network"], names))
+                      consumers=tuple(consumers), network=network(raw["network"], names),
+                      nodes=nodes, inter_broker_protocol=ibp)
     idempotence_supported(options)
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)
@@ -285,23 +287,28 @@ def _run(raw: Any) -> RunOptions:
     return out
 
 
-def _protocol(raw: Any) -> tuple[Protocol, str]:
+_PROTOCOL_KEYS = ("profile", "mutant", "inter_broker_protocol", "brokers")
+
+
+def _protocol(raw: Any, brokers: int) -> tuple[Protocol, str, dict, Any]:
     """[protocol]: profile, mutant and switch overrides, resolved to every switch's value;
-    returns the switches and the profile."""
+    returns the switches, the profile, the [protocol.brokers] profiles and the raw
+    inter_broker_protocol (None when absent; `scenarios.versions` checks it)."""
     t = Table(raw, "protocol")
     profile = t.str("profile", "proposed", choices=list(PROFILES))
     mutant = t.str("mutant", "")
     if mutant and mutant not in MUTANTS:
         raise Bad("protocol.mutant", f"unknown mutant {mutant!r}", suggest(mutant, list(MUTANTS)))
-    overrides = {k: v for k, v in t.data.items() if k not in ("profile", "mutant")}
+    overrides = {k: v for k, v in t.data.items() if k not in _PROTOCOL_KEYS}
     for key in overrides:
         if key not in switch_names():
-            raise unknown_key(f"protocol.{key}", key, ["profile", "mutant", *switch_names()])
+            raise unknown_key(f"protocol.{key}", key, [*_PROTOCOL_KEYS, *switch_names()])
     try:
         protocol = resolve_protocol(profile, overrides, mutant)
     except ValueError as err:
         raise wrap(err, "protocol", "see docs/profiles.md for each switch") from None
-    return protocol, profile
+    return (protocol, profile, broker_profiles(t.raw("brokers", None), brokers),
+            t.raw("inter_broker_protocol", None))
 
 
 def _cluster(raw: Any) -> ClusterOptions:
@@ -358,42 +365,3 @@ def _assignment(value: Any, key: str, partitions: int, rf: int, brokers: int) ->
         if len(set(replicas)) != rf:
             raise Bad(f"{key}[{p}]", f"duplicate broker id in {replicas}", "list each broker once")
     return value
-
-
-# -- writing a scripted scenario back out ----------------------------------------------------
-def scenario_to_toml(sc: Scenario, steps: list[FaultStep] | None = None) -> str:
-    """`sc` as TOML with `steps` (default: its own) as [[faults]] and no mixes."""
-    top = {"name": sc.name, "description": sc.description, "expect": sc.expect, "seed": sc.seed}
-    return scripted_toml(top, sc.invariants, sc.options.to_json(),
-                         sc.steps if steps is None else steps)
-
-
-def scripted_toml(top: dict, invariants: list[str], o: dict, steps: list[FaultStep]) -> str:
-    """A scripted scenario as TOML: the `top` keys (name, description, expect, seed), the
-    `invariants`, the options `o` as `Options.to_json` writes them, `steps` as [[faults]]."""
-    top = dict(top)
-    if invariants != ALL_INVARIANTS:
-        top["invariants"] = invariants
-    lines = [f"{k} = {value_text(v)}" for k, v in top.items()]
-    _table(lines, "[run]", o["run"])
-    base = PROFILES[o["protocol"]["profile"]].to_json()
-    proto = {"profile": o["protocol"]["profile"], "mutant": o["protocol"]["mutant"]}
-    proto.update({k: v for k, v in o["protocol"].items() if k in base and v != base[k]})
-    _table(lines, "[protocol]", proto)
-    _table(lines, "[cluster]", o["cluster"])
-    for section in ("topics", "producers", "consumers"):
-        for item in o[section]:
-            _table(lines, f"[[{section}]]", item)
-    _table(lines, "[network]", {k: v for k, v in o["network"].items() if k != "links"})
-    for link in o["network"]["links"]:
-        _table(lines, "[[network.links]]", link)
-    for step in steps:
-        at = {"at_ms": step.at_us // 1000} if step.at_us % 1000 == 0 else {"at_us": step.at_us}
-        target = {} if step.target is None else {"target": step.target}
-        _table(lines, "[[faults]]", {**at, "action": step.action, **target, **step.params})
-    return "\n".join(lines) + "\n"
-
-
-def _table(lines: list[str], header: str, values: dict) -> None:
-    """Append a table header and its key = value lines."""
-    lines += ["", header] + [f"{key_text(k)} = {value_text(v)}" for k, v in values.items()]

@@ -7,7 +7,7 @@ their parent (`[[network.links]]`, `[mix.params]` after its `[[mix]]`); tables i
 arrays are written inline. Dates and times are not supported (scenarios have none): they raise
 TypeError.
 
-One writer serves both users: `scenarios.schema.scenario_to_toml` writes a *resolved* scenario
+One writer serves both users: `scenarios.writer.scenario_to_toml` writes a *resolved* scenario
 (no random mixes) with `key_text`/`value_text`, and a sweep cell, which must keep its mixes
 (they are materialised from each seed), is written from the raw dict with `dumps`.
 """

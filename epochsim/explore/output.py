@@ -20,7 +20,8 @@ from epochsim.explore.oracle import MODEL_ERROR
 from epochsim.explore.strategies import apply_workload
 from epochsim.explore.words import story
 from epochsim.runner import draw_timeline, run_scenario
-from scenarios.schema import ScenarioError, parse_scenario, scenario_to_toml
+from scenarios.schema import ScenarioError, parse_scenario
+from scenarios.writer import scenario_to_toml
 from sim.core.files import atomic_write, write_text
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from epochsim.errors import UsageError
 from reports.rundata import resolve_trace
-from scenarios.schema import Scenario, ScenarioError, parse_scenario, scripted_toml
+from scenarios.schema import Scenario, ScenarioError, parse_scenario
+from scenarios.writer import scripted_toml
 from sim.core.faults import FaultStep
 from sim.core.trace import TraceError, read_trace
 

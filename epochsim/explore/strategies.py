@@ -96,7 +96,7 @@ class FaultSpace:
             tps=tuple(f"{t.name}-{i}" for t in o.topics for i in range(t.partitions)),
             topics=tuple(t.name for t in o.topics),
             window_ms=window, base_seed=scenario.seed,
-            producer_settings=tuple((p.name, _setting_choices(p, o.protocol))
+            producer_settings=tuple((p.name, _setting_choices(p, o.protocol_of(p.name)))
                                     for p in o.producers),
             assignment=tuple((f"{t.name}-{i}", tuple(r)) for t in o.topics
                              for i, r in enumerate(t.assignment)),

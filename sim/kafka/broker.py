@@ -5,6 +5,9 @@ Contract: a broker hosts replicas (`Partition`) over durable logs, keeps its own
 with the checks of ref §1.4 (LeaderAndIsr) and §1.5 (StopReplica). Volatile state (hosted
 partitions, metadata cache, controller epoch, fetchers, pending requests) is lost on crash; logs
 survive, and a restart reads each log's high watermark back from its last checkpoint.
+Each broker runs its own profile (`profile`, switches `protocol`), which the `upgrade` action
+changes while it is down (`run_profile`); what it sends other brokers is bounded by the
+cluster's inter-broker protocol version (`store.ibp`, `sim.kafka.rules.inter_broker`).
 Data-plane handling lives in `BrokerData` / `Fetcher`.
 """
 
@@ -23,6 +26,7 @@ from sim.kafka.log import Log
 from sim.kafka.options import Options
 from sim.kafka.partition import Partition
 from sim.kafka.rules import rules_for
+from sim.kafka.rules.inter_broker import replication_view
 
 HEARTBEAT_US = 500_000
 
@@ -32,6 +36,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
         self.cluster = options.cluster
+        self.profile = options.node_profile(self.name)
         self.protocol = protocol
         self.rules = rules_for(protocol)
         self.store = store
@@ -40,6 +45,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         # with `leader_and_isr_delete_fence`
         self.deleted_epochs: dict[str, tuple[int, int]] = {}
         self.broker_epoch = -1
+        self._replication = (None, None, None)  # (protocol, ibp, their replication view)
         self._reset_volatile()
 
     def _reset_volatile(self) -> None:
@@ -96,6 +102,27 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
             if self.can_reach("zk"):
                 self.store.close_session(self.id, self.broker_epoch)
             self.exit_process()
+
+    def run_profile(self, profile: str, protocol) -> None:
+        """From now on run `profile`'s code, with `protocol` its switches (a rolling upgrade
+        installs it while the broker is down): the logs, the producer state in them and the
+        HW checkpoint are what the old code left on disk. Recorded as an `upgrade` event, so
+        the invariants judge this broker by its new switches from here on."""
+        self.profile = profile
+        self.protocol = protocol
+        self.rules = rules_for(protocol)
+        self.emit(V.UPGRADE, {"profile": profile, "protocol": protocol.to_json()})
+
+    @property
+    def replication(self):
+        """The switches this broker replicates by under the cluster's IBP
+        (`inter_broker.replication_view`: the IBP bounds `follower_truncation`); worked out
+        again only when this broker's profile or the IBP changed, since every Fetch asks."""
+        protocol, ibp, view = self._replication
+        if protocol is not self.protocol or ibp is not self.store.ibp:
+            view = replication_view(self.protocol, self.store.ibp)
+            self._replication = (self.protocol, self.store.ibp, view)
+        return view
 
     # -- high watermark checkpoints ----------------------------------------------------
     def _checkpoint_interval_us(self) -> int:

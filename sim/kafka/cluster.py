@@ -1,7 +1,9 @@
 """Build one simulated Kafka cluster from resolved scenario options, and run it.
 
 Contract: `Cluster(options, steps, seed, trace)` wires kernel, network, store, controllers,
-brokers and clients into a `World`, creates the scenario's topics, and arms the nemesis with
+brokers and clients into a `World`, each node on its own profile's switches
+(`Options.protocol_of`; controllers on the run's), records the inter-broker protocol version
+in the store, creates the scenario's topics, and arms the nemesis with
 the fault schedule (each action's `apply` from `sim.kafka.faults`, bound to this cluster).
 The actions reach the cluster through `brokers`, `store`, `world`, `kernel` and
 `active_controller()`. Role targets resolve when a step fires: "controller" (the active one), "leader:<tp>", "follower:<tp>".
@@ -39,17 +41,17 @@ class Cluster:
         network = Network(link_spec(options.network), options.network.partition)
         self.world = World(self.kernel, trace, Streams(seed), network)
         self.world.options = options
-        self.store = Store()
+        self.store = Store(ibp_profile=options.ibp, ibp=options.protocol_on(options.ibp))
         Actor("zk", self.world)  # the metadata store's place on the network, for reachability
         self.controllers = [Controller(self.world, f"c{i}", options, self.protocol, self.store)
                             for i in range(1, options.cluster.controllers + 1)]
-        self.brokers = {i: Broker(self.world, i, options, self.protocol, self.store)
+        self.brokers = {i: Broker(self.world, i, options, options.protocol_of(f"b{i}"), self.store)
                         for i in range(1, options.cluster.brokers + 1)}
         for t in options.topics:
             self.store.create_topic(t.name, t.assignment, t.message_format,
                                     t.retention_ms, t.segment_ms)
         topics = {t.name: t for t in options.topics}
-        self.clients = [Producer(self.world, p, topics[p.topic], self.protocol, i)
+        self.clients = [Producer(self.world, p, topics[p.topic], options.protocol_of(p.name), i)
                         for i, p in enumerate(options.producers, start=1)]
         self.clients += self._consumers(topics)
         for link in options.network.links:
@@ -60,7 +62,7 @@ class Cluster:
         if not self.options.consumers:
             return []
         from sim.kafka.consumer import Consumer
-        return [Consumer(self.world, c, topics[c.topic], self.protocol)
+        return [Consumer(self.world, c, topics[c.topic], self.options.protocol_of(c.name))
                 for c in self.options.consumers]
 
     # -- targets -------------------------------------------------------------------------

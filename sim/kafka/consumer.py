@@ -168,6 +168,8 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
 
     def _send_fetch(self, leader: int, parts: tuple) -> None:
         self.fetch_epochs[leader] = {fp.tp: fp.current_leader_epoch for fp in parts}
+        if not self.protocol.fetch_epoch_check:  # a Fetch before v9 (KIP-320, 2.1) has no
+            parts = tuple(fp._replace(current_leader_epoch=-1) for fp in parts)  # such field
         self.corr += 1
         self.fetching[leader] = self.corr
         wait_us = self.spec.fetch_max_wait_ms * 1000

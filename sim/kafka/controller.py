@@ -27,6 +27,7 @@ from sim.kafka.messages import (
 )
 from sim.kafka.options import Options
 from sim.kafka.rules import rules_for
+from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 
 TICK_US = 100_000
 
@@ -177,9 +178,16 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         return PartitionState(tp, topic.topic_id, st.leader, st.leader_epoch, st.partition_epoch,
                               st.isr, st.replicas)
 
+    def broker_epoch_of(self, broker: int) -> int:
+        """The broker epoch a control request to `broker` carries: the one this controller
+        knows, from IBP 2.2 (KIP-380); -1, absent, before."""
+        if not control_carries_broker_epoch(self.protocol, self.store.ibp):
+            return -1
+        return self.live.get(broker, -1)
+
     def send_leader_and_isr(self, broker: int, tps: list[str], full: bool = False) -> None:
         states = tuple(self.state_of(tp) for tp in tps)
-        epoch = self.live.get(broker, -1)
+        epoch = self.broker_epoch_of(broker)
         self._send_control(broker, "LeaderAndIsr", lambda corr: LeaderAndIsr(
             self.name, self.controller_epoch, epoch, corr, states, full))
 
@@ -199,10 +207,10 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         for broker in sorted(self.live):
             self._send_control(broker, "UpdateMetadata", lambda corr, b=broker: UpdateMetadata(
                 self.name, self.controller_epoch, corr, states, alive, deleted, formats,
-                self.live[b]))
+                self.broker_epoch_of(b)))
 
     def send_stop_replica(self, broker: int, parts: tuple) -> None:
-        epoch = self.live.get(broker, -1)
+        epoch = self.broker_epoch_of(broker)
         self._send_control(broker, "StopReplica", lambda corr: StopReplica(
             self.name, self.controller_epoch, epoch, corr, parts))
 

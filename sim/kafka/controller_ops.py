@@ -12,6 +12,7 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
+from sim.kafka.rules.inter_broker import stop_replica_carries_epoch
 
 
 class ControllerOps:
@@ -233,8 +234,9 @@ class ControllerOps:
     def stop_entry(self, tp: str, topic, st, delete: bool,
                    deleting_topic: bool = False) -> StopReplicaPartition:
         """StopReplica entry: v3 carries the epoch (KIP-570), -2 for a topic deletion; older
-        versions read as -1 (ref §1.5)."""
-        if not self.protocol.stop_replica_epoch:
+        versions read as -1 (ref §1.5). The version is the inter-broker protocol's: v3 only
+        from IBP 2.6, so during a rolling upgrade to 2.6 brokers still get no epoch."""
+        if not stop_replica_carries_epoch(self.protocol, self.store.ibp):
             wire = E.NO_EPOCH
         else:
             wire = E.EPOCH_DURING_DELETE if deleting_topic else st.leader_epoch

@@ -33,6 +33,7 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.idempotence import rebuild, record_append
 from sim.kafka.messages import Fetch, FetchPartition
+from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch
 from sim.kafka.rules.replication import offset_truncation_state
 
 
@@ -51,7 +52,7 @@ class Fetcher:
                        new_epoch: bool = True) -> None:
         self.remove_from_fetchers(tp)
         self.fetchers.setdefault(leader, {})[tp] = 0
-        mode = self.protocol.follower_truncation
+        mode = self.replication.follower_truncation  # bounded by the IBP
         # before KAFKA-7164 (2.1), makeFollowers truncates only on a new leader
         if mode == "kip279" and new_epoch or mode == "kip101" and leader_changed:
             self.truncating.add(tp)
@@ -79,11 +80,15 @@ class Fetcher:
             return
         self.fetch_corr += 1
         names_epoch = self.rules.fetch_last_fetched_epoch
+        replication = self.replication
+        # the Fetch version, hence whether it carries CurrentLeaderEpoch, is the IBP's
+        carries_epoch = follower_fetch_carries_epoch(self.protocol, self.store.ibp)
         reqs = []
         for tp in ready:
             p = self.partitions[tp]
-            last_epoch = names_epoch(self.protocol, tp in self.truncating, p.log.last_epoch())
-            reqs.append(FetchPartition(tp, p.log.leo, p.leader_epoch, last_epoch))
+            last_epoch = names_epoch(replication, tp in self.truncating, p.log.last_epoch())
+            reqs.append(FetchPartition(tp, p.log.leo, p.leader_epoch if carries_epoch else -1,
+                                       last_epoch))
         wait_us = self.cluster.replica_fetch_wait_max_ms * 1000
         self.fetch_inflight[leader] = self.fetch_corr
         reqs = tuple(reqs)
@@ -140,7 +145,8 @@ class Fetcher:
                 continue
             self.truncating.discard(data.tp)
             if data.diverging is not None:
-                if self.protocol.hw_before_diverging_truncation and self.protocol.follower_truncation == "diverging_epoch":
+                if self.protocol.hw_before_diverging_truncation \
+                        and self.replication.follower_truncation == "diverging_epoch":
                     self._hw_before_truncation(p, data.high_watermark)
                 if not self._truncate_diverging(p, data.diverging):
                     self.truncating.add(data.tp)  # ask again from the new log end

@@ -98,7 +98,7 @@ class LeaderFetch:
         or None to read on. `diverging` is (epoch, end offset); an epoch of -1 is an answer
         without one (OffsetsForLeaderEpoch v0), an end offset of -1 no answer at all, which
         sends the follower back to its own HW."""
-        mode = self.protocol.follower_truncation
+        mode = self.replication.follower_truncation  # the Fetch's version: the IBP's
         if mode == "kip101":
             end = log.end_offset_for_epoch_v0(fp.last_fetched_epoch)
             return self._diverging(fp.tp, log, -1, end) if end < fp.fetch_offset else None

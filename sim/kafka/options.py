@@ -2,7 +2,10 @@
 
 Contract:
 - `Options` holds what one run is built from: `run`, `protocol` (the `Protocol` switches, with
-  the `profile` they started from), `cluster`, `topics`, `producers`, `consumers`, `network`.
+  the `profile` they started from), `cluster`, `topics`, `producers`, `consumers`, `network`,
+  and the per-node versions: `nodes` (the brokers and clients on another profile than the
+  run's) and `inter_broker_protocol` (the IBP's profile, "" for the run's). `protocol_of(name)`
+  and `protocol_on(profile)` resolve their switches (`sim.kafka.profiles.node_protocol`).
   Every field is filled in (the loader resolves defaults); the actors read attributes.
 - Each bounded field carries its `Limit` in its metadata (`option(default, lo=..., hi=...)`).
   The scenario loader reads a field's type, default and limit from there to check user input
@@ -23,7 +26,7 @@ from typing import Any
 
 from sim.core.latency import MAX_MS, LatencyDist
 from sim.core.network import PARTITION_MODES
-from sim.kafka.profiles import CHOICES, Protocol
+from sim.kafka.profiles import CHOICES, Protocol, node_protocol
 from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS
 
 # No option needs more than this (2**53, ~285 years in microseconds); larger numbers overflow
@@ -254,11 +257,40 @@ class Options:
     producers: tuple[ProducerOptions, ...]
     consumers: tuple[ConsumerOptions, ...]
     network: NetworkOptions
+    # (node name, profile) of each broker or client on another profile than `profile`:
+    # brokers by id, then producers and consumers in file order
+    nodes: tuple[tuple[str, str], ...] = ()
+    inter_broker_protocol: str = ""  # the IBP as a profile; "" means `profile`
+
+    def node_profile(self, name: str) -> str:
+        """The profile node `name` starts on (controllers: the run's)."""
+        return dict(self.nodes).get(name, self.profile)
+
+    def protocol_of(self, name: str) -> Protocol:
+        """The switches node `name` starts with."""
+        return self.protocol_on(self.node_profile(name))
+
+    def protocol_on(self, profile: str) -> Protocol:
+        """The switches of a node on `profile` in this run (its overrides and mutant too)."""
+        return node_protocol(self.protocol, self.profile, profile)
+
+    @property
+    def ibp(self) -> str:
+        """The inter-broker protocol version the run starts with, named by its profile."""
+        return self.inter_broker_protocol or self.profile
 
     def to_json(self) -> dict:
-        """The trace header's `options`: the protocol's switches with its profile last."""
+        """The trace header's `options`: the protocol's switches with its profile last, then,
+        only when the run has them, the IBP and each node on another profile with its
+        switches (so a header of a run on one version reads as before)."""
+        protocol = {**self.protocol.to_json(), "profile": self.profile}
+        if self.inter_broker_protocol:
+            protocol["inter_broker_protocol"] = self.inter_broker_protocol
+        if self.nodes:
+            protocol["nodes"] = {name: {"profile": profile, **self.protocol_on(profile).to_json()}
+                                 for name, profile in self.nodes}
         return {"run": self.run.to_json(),
-                "protocol": {**self.protocol.to_json(), "profile": self.profile},
+                "protocol": protocol,
                 "cluster": self.cluster.to_json(),
                 "topics": [t.to_json() for t in self.topics],
                 "producers": [p.to_json() for p in self.producers],
@@ -267,11 +299,15 @@ class Options:
 
     @classmethod
     def from_json(cls, data: dict) -> Options:
-        protocol = {k: v for k, v in data["protocol"].items() if k != "profile"}
+        extra = ("profile", "inter_broker_protocol", "nodes")
+        protocol = {k: v for k, v in data["protocol"].items() if k not in extra}
+        nodes = data["protocol"].get("nodes", {})
         return cls(run=RunOptions.from_json(data["run"]), protocol=Protocol(**protocol),
                    profile=data["protocol"]["profile"],
                    cluster=ClusterOptions.from_json(data["cluster"]),
                    topics=tuple(TopicOptions.from_json(t) for t in data["topics"]),
                    producers=tuple(ProducerOptions.from_json(p) for p in data["producers"]),
                    consumers=tuple(ConsumerOptions.from_json(c) for c in data["consumers"]),
-                   network=NetworkOptions.from_json(data["network"]))
+                   network=NetworkOptions.from_json(data["network"]),
+                   nodes=tuple((name, node["profile"]) for name, node in nodes.items()),
+                   inter_broker_protocol=data["protocol"].get("inter_broker_protocol", ""))

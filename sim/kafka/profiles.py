@@ -1,7 +1,9 @@
 """Protocol switches, Kafka version profiles, and the planted mutants.
 
 Contract: `resolve_protocol(profile, overrides, mutant)` returns a `Protocol` whose every switch
-has a value; it raises ValueError naming the bad key. Each profile row cites its source in
+has a value; it raises ValueError naming the bad key. `node_protocol(run, run_profile, profile)`
+gives the switches of a node on another profile than the run's (per-node versions), and
+`newer(a, b)` orders profiles by release (`PROFILES` lists them oldest first). Each profile row cites its source in
 `docs/profiles.md` (and the reference sections noted beside each switch). Mutants are named
 planted bugs used by the self-tests; `proposed` with no mutant is the correct model.
 """
@@ -289,6 +291,25 @@ def resolve_protocol(profile: str, overrides: dict | None = None, mutant: str = 
     if mutant and mutant not in MUTANTS:
         raise ValueError(f"mutant: unknown mutant {mutant!r}; use one of {list(MUTANTS)}")
     return replace(base, **overrides, mutant=mutant)
+
+
+def newer(a: str, b: str) -> bool:
+    """Whether profile `a` is a later release than profile `b` (`proposed` is the latest)."""
+    order = list(PROFILES)
+    return order.index(a) > order.index(b)
+
+
+def node_protocol(run: Protocol, run_profile: str, profile: str) -> Protocol:
+    """The switches of a node on `profile` in a run whose switches are `run`, resolved from
+    `run_profile`: the node's own profile row, with every switch in which `run` departs from
+    `run_profile`'s row (the run's overrides) and the run's mutant. A node on the run's
+    profile has the run's switches."""
+    if profile == run_profile:
+        return run
+    base = PROFILES[run_profile]
+    departures = {name: getattr(run, name) for name in switch_names()
+                  if getattr(run, name) != getattr(base, name)}
+    return replace(PROFILES[profile], **departures, mutant=run.mutant)
 
 
 def markdown_table() -> str:

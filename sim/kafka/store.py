@@ -6,6 +6,10 @@ broker epochs and session renewals, topics with their topic ids and per-partitio
 `topics` at once and waits in `deleting` until every replica confirmed its deletion. Only the
 active controller mutates partition state; sessions are renewed by nodes that can reach the
 "zk" network node. A topic recreated under the same name gets a new topic id (ref §4 row 10).
+It also holds the inter-broker protocol version the cluster runs (`ibp_profile`, named by a
+profile, and its switches `ibp`): in ZK mode that is each broker's config, set alike on every
+broker and changed by a rolling restart; the model keeps one cluster-wide value, as KRaft keeps
+`metadata.version`, and the `bump_ibp` action changes it at once.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class Store:
     deleting: dict = field(default_factory=dict)  # name -> TopicDeletion
     next_topic_id: int = 1
     zxid: int = 0
+    ibp_profile: str = ""
+    ibp: object = None  # the `Protocol` of `ibp_profile`, with the run's overrides
 
     def register_broker(self, broker_id: int, now_us: int) -> int:
         """A (re)starting broker registers; its new broker epoch is the registration zxid."""

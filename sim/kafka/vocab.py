@@ -45,6 +45,8 @@ METADATA_FENCED = "metadata_fenced"  # controller_epoch, corr, tps, alive (updat
 STOP_REPLICA = "stop_replica"    # tp, topic_id, delete, req_epoch (wire), issued_epoch (truth at
 #                                  issue), local_epoch, result: applied | fenced | not_hosted,
 #                                  error (0 or 74), controller_epoch
+UPGRADE = "upgrade"              # the broker runs another profile from now on (`upgrade` fault):
+#                                  profile, protocol (its switches)
 STALE_CONTROLLER = "stale_controller"  # request (msg kind), req_controller_epoch, local_controller_epoch
 LOG_CREATED = "log_created"      # tp, topic_id
 LOG_DELETED = "log_deleted"      # tp, topic_id

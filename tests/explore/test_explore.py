@@ -17,7 +17,8 @@ from epochsim.explore.shrink import ddmin, minimise, units_of
 from epochsim.explore.strategies import ALL_KINDS, KINDS, Case, FaultSpace, cases, parse_kinds
 from epochsim.explore.words import describe, story
 from epochsim.runner import run_scenario
-from scenarios.schema import load_scenario, parse_scenario, scenario_to_toml
+from scenarios.schema import load_scenario, parse_scenario
+from scenarios.writer import scenario_to_toml
 from sim.core.faults import FaultStep
 from tests.conftest import ROOT
 

@@ -179,16 +179,51 @@ def test_an_unrelated_failure_does_not_report_a_loss():
 @pytest.mark.parametrize("protocol, judged", [
     ({"client_retries_out_of_order": False, "unknown_producer": "unknown_producer_id"}, True),
     ({"client_retries_out_of_order": False, "unknown_producer": "out_of_order"}, True),
-    # the 2.5+ client retries with an epoch bump instead of reporting (ref §2.5) ...
-    ({"client_retries_out_of_order": True, "unknown_producer": "unknown_producer_id"}, False),
-    # ... and a 2.5+ broker takes an unknown producer's next sequence as a fresh start
+    # a KIP-360 client retries a pre-2.5 broker's UNKNOWN_PRODUCER_ID whatever the log start
+    # offset (`canRetry` at 2.5.0): the loss the broker reported goes unreported
+    ({"client_retries_out_of_order": True, "unknown_producer": "unknown_producer_id"}, True),
+    # a 2.5+ broker takes an unknown producer's next sequence as a fresh start: no error to give
     ({"client_retries_out_of_order": False, "unknown_producer": "accept"}, False),
+    ({"client_retries_out_of_order": True, "unknown_producer": "accept"}, False),
 ])
-def test_unreported_data_loss_is_judged_only_where_both_ends_promise_it(protocol, judged):
+def test_unreported_data_loss_is_judged_where_the_broker_signals_a_loss(protocol, judged):
     tb, lost = _lost_ack()
     tb.at(100).end()
     tb.header["options"]["protocol"] = protocol
     assert [v[2] for v in tb.violations("unreported_data_loss")] == ([(lost,)] if judged else [])
+
+
+SIGNALS = {"unknown_producer": "unknown_producer_id"}
+ACCEPTS = {"unknown_producer": "accept"}
+
+
+@pytest.mark.parametrize("run, b2, judged", [
+    (ACCEPTS, SIGNALS, True),  # the run's profile accepts, but b2, the new leader, signals
+    (SIGNALS, ACCEPTS, False),  # b2 alone accepts an unknown producer: it had nothing to say
+])
+def test_unreported_data_loss_judges_each_broker_by_its_own_profile(run, b2, judged):
+    """Per-node versions: the header's `nodes` gives b2 its own switches."""
+    tb, lost = _lost_ack()
+    tb.at(100).end()
+    tb.header["options"]["protocol"] = {**run, "nodes": {"b2": {"profile": "x", **b2}}}
+    assert [v[2] for v in tb.violations("unreported_data_loss")] == ([(lost,)] if judged else [])
+
+
+def test_unreported_data_loss_follows_an_upgrade_event():
+    """b2 is upgraded to a profile that accepts unknown producers before it appends p1#2."""
+    tb = TraceBuilder()
+    _leader_b1(tb)
+    tb.header["options"]["protocol"] = dict(SIGNALS)
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0", pid=PID), batch("t-0", 4, "p1#1", pid=PID))
+    tb.replicate("b2", 1, ("t-0", 0, 4, 0, "p1#0"))
+    tb.at(20).ack("p1", "p1#0", "t-0", 0, acks=1)
+    tb.ack("p1", "p1#1", "t-0", 4, acks=1)
+    tb.at(30).partition_state("t-0", 2, 1, [1, 2, 3], reason="elect:broker_failure")
+    tb.add("b2", "upgrade", profile="2.5", protocol=dict(ACCEPTS))
+    tb.at(35).append("b2", "p1", batch("t-0", 4, "p1#2", leader_epoch=1, pid=PID))
+    tb.ack("p1", "p1#2", "t-0", 4, acks=1)
+    tb.at(100).end()
+    assert tb.violations("unreported_data_loss") == []
 
 
 def test_unreported_data_loss_violated_when_the_only_error_predates_the_loss():

@@ -23,3 +23,13 @@ def test_every_switch_and_mutant_is_explained():
         assert f"| `{name}` |" in after_table, name
     for mutant in MUTANTS:
         assert f"`{mutant}`" in after_table, mutant
+
+
+def test_every_switch_has_a_role_and_the_doc_shows_them():
+    from sim.kafka.roles import INTER_BROKER, ROLES, markdown_roles_table
+    assert list(ROLES) == switch_names()
+    assert set(INTER_BROKER) <= set(ROLES)
+    text = open(DOC, encoding="utf-8").read()
+    block = re.search(r"<!-- roles-table:start -->\n(.*)<!-- roles-table:end -->", text, re.S)
+    assert block and block.group(1) == markdown_roles_table(), \
+        "regenerate: python -c 'from sim.kafka.roles import markdown_roles_table as t; print(t())'"

@@ -166,3 +166,11 @@ def test_run_page_renders_in_headless_chromium(run_page, tmp_path):
                    capture_output=True, timeout=120)
     data = shot.read_bytes()
     assert data[:8] == PNG_SIGNATURE and len(data) > 50_000  # a blank page is a few kB
+
+
+def test_run_page_names_the_per_node_versions():
+    from reports.html import _versions_text
+    assert _versions_text({"profile": "2.6"}) == ""
+    header = {"profile": "2.6", "inter_broker_protocol": "2.5",
+              "nodes": {"b1": {"profile": "2.5"}, "p1": {"profile": "1.0"}}}
+    assert _versions_text(header) == ", IBP 2.5; b1 2.5, p1 1.0"

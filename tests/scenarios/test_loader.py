@@ -11,8 +11,8 @@ from scenarios.schema import (
     ScenarioError,
     load_scenario,
     parse_scenario,
-    scenario_to_toml,
 )
+from scenarios.writer import scenario_to_toml
 from sim.core.faults import FaultStep, materialise_mix
 from sim.core.latency import LatencyDist
 from tests.scenarios.texts import FULL, MINIMAL

@@ -48,13 +48,19 @@ def _draw_controlled_shutdown(pick, space, start):
     return pair(start, "controlled_shutdown", target, back, "restart")
 
 
-def _controlled_shutdown(cluster, target, params):
-    broker = cluster.brokers[int(target[1:])]
+def controlled_shutdown(cluster, broker, target: str):
+    """The broker asks the active controller to move its leaderships away (Kafka's
+    ControlledShutdown request); returns the controller's outcome. It stops
+    `CONTROLLED_SHUTDOWN_US` later, which the caller schedules."""
     if broker.alive:
         broker.shutting_down = True  # the broker asked to shut down; a restart clears it
     controller = cluster.active_controller()
-    outcome = (controller.controlled_shutdown(int(target[1:])) if controller
-               else "no active controller")
+    return controller.controlled_shutdown(int(target[1:])) if controller else "no active controller"
+
+
+def _controlled_shutdown(cluster, target, params):
+    broker = cluster.brokers[int(target[1:])]
+    outcome = controlled_shutdown(cluster, broker, target)
     cluster.kernel.call_later(CONTROLLED_SHUTDOWN_US, broker.stop_cleanly)
     return outcome
 

@@ -1,0 +1,93 @@
+"""Which node reads each protocol switch, and which switches the inter-broker protocol gates.
+
+Contract: `ROLES` maps every switch of `sim.kafka.profiles.Protocol` to the roles whose own
+profile decides it (`controller`, `broker`, `producer`, `consumer`); `INTER_BROKER` names the
+switches whose effect on the wire between brokers, or from the controller to a broker, is
+also bounded by the cluster's inter-broker protocol version (Kafka's
+`inter.broker.protocol.version`, the IBP; `sim.kafka.rules.inter_broker` holds those
+decisions). `markdown_roles_table()` renders both for docs/profiles.md (a test keeps them in
+step). Plain data: the loader, the docs test and the model read it; it imports no actor.
+
+How a switch splits between two ends follows Kafka's code: a request carries a field only when
+the sender's version has it, and the receiver checks only what the request carries (an absent
+CurrentLeaderEpoch or StopReplica leader epoch skips the check). Clients agree versions with
+each broker (ApiVersions), so a field reaches a broker only when both ends know it; a ZK-mode
+controller and a follower pick their request versions from the IBP
+(`ControllerChannelManager`, `ReplicaFetcherThread` at 2.6.0).
+"""
+
+from __future__ import annotations
+
+CONTROLLER, BROKER, PRODUCER, CONSUMER = "controller", "broker", "producer", "consumer"
+CLIENTS = (PRODUCER, CONSUMER)
+
+ROLES: dict[str, tuple[str, ...]] = {
+    # the producer sends CurrentLeaderEpoch, the broker checks it (and hints on its errors)
+    "produce_epoch_check": (PRODUCER, BROKER),
+    # a consumer (ApiVersions) or follower (IBP) sends CurrentLeaderEpoch; the leader checks it
+    "fetch_epoch_check": (CONSUMER, BROKER),
+    # StopReplica v3 (IBP 2.6+): the controller sends the epoch; brokers check what arrives
+    "stop_replica_epoch": (CONTROLLER,),
+    "stop_replica_equal_epoch": (BROKER,),
+    "client_rejects_stale_metadata": CLIENTS,
+    "client_accepts_recreated_topic": CLIENTS,
+    # the broker sends KIP-951's CurrentLeader hints; a client applies them
+    "leader_discovery": (BROKER, *CLIENTS),
+    "client_backoff": CLIENTS,
+    "unknown_producer": (BROKER,),
+    "evict_state_on_retention": (BROKER,),
+    "old_duplicate": (BROKER,),
+    "client_log_start_check": (PRODUCER,),
+    "client_retries_out_of_order": (PRODUCER,),
+    "client_resolves_sequences": (PRODUCER,),
+    "idempotence_modes": (PRODUCER,),
+    # the broker's dedup cache, and the producer's cap on requests in flight (1 in 0.11)
+    "idempotent_batches": (BROKER, PRODUCER),
+    "producer_id_expiration_ms": (BROKER,),
+    "idempotence_default": (PRODUCER,),
+    # the controller bumps the epoch; a broker applies a same-epoch LeaderAndIsr when it does not
+    "isr_shrink_bumps_epoch": (CONTROLLER, BROKER),
+    # the controller refuses the AlterPartition; the leader proposes only live followers
+    "ineligible_replica_check": (CONTROLLER, BROKER),
+    "hw_waits_for_min_isr": (BROKER,),
+    "epoch_cached_on_election": (BROKER,),
+    "idle_follower_in_sync": (BROKER,),
+    "isr_epoch_start_check": (BROKER,),
+    # KIP-380 (IBP 2.2+): the controller sends the broker epoch, the broker checks it
+    "broker_epoch_check": (CONTROLLER, BROKER),
+    "fetch_hw_after_follower_update": (BROKER,),
+    "non_replica_fetch_error": (BROKER,),
+    "leader_and_isr_delete_fence": (BROKER,),
+    "full_leader_and_isr": (CONTROLLER,),
+    "client_drains_on_leader_change": (PRODUCER,),
+    "update_metadata_fence": (BROKER,),
+    "follower_truncation": (BROKER,),
+    "hw_before_diverging_truncation": (BROKER,),
+    "consumer_validation": (CONSUMER,),
+    "out_of_range_halts": (BROKER,),
+    # the broker keeps producer state; a producer that knows no idempotence cannot ask for it
+    "idempotent_producer": (BROKER, PRODUCER),
+}
+
+# Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`
+# decides), with the Kafka code that picks the request version from it.
+INTER_BROKER: dict[str, str] = {
+    "fetch_epoch_check": "a follower's Fetch carries CurrentLeaderEpoch from IBP 2.1 "
+                         "(`ReplicaFetcherThread.fetchRequestVersion` 10)",
+    "stop_replica_epoch": "StopReplica v3 carries the leader epoch from IBP 2.6 "
+                          "(`ControllerChannelManager.sendStopReplicaRequests`)",
+    "broker_epoch_check": "control requests carry the broker epoch from IBP 2.2 "
+                          "(LeaderAndIsr v2, UpdateMetadata v5, StopReplica v1)",
+    "follower_truncation": "OffsetsForLeaderEpoch from IBP 0.11, its v1 answer with an epoch "
+                           "from 2.0, Fetch v12's DivergingEpoch from 2.7 "
+                           "(`isTruncationOnFetchSupported`)",
+}
+
+
+def markdown_roles_table() -> str:
+    """The switch x role table of docs/profiles.md, with what the IBP bounds."""
+    from sim.kafka.profiles import switch_names
+    lines = ["| switch | read by | bounded by the inter-broker protocol |", "|---|---|---|"]
+    for name in switch_names():
+        lines.append(f"| `{name}` | {', '.join(ROLES[name])} | {INTER_BROKER.get(name, '')} |")
+    return "\n".join(lines) + "\n"
