@@ -111,7 +111,7 @@ class ProbeRun:
         net = Network(LinkSpec(latency=options.network.latency), options.network.partition)
         self.world = World(self.kernel, trace, Streams(seed), net)
         self.world.options = options
-        self.store = Store()
+        self.store = Store(ibp_profile=options.ibp, ibp=options.protocol_on(options.ibp))
         for t in options.topics:
             self.store.create_topic(t.name, t.assignment, t.message_format, t.retention_ms,
                                     t.segment_ms)
@@ -126,10 +126,11 @@ class ProbeRun:
     def _node(self):
         o, name = self.options, self.probe.node
         if self.probe.role == "broker":
-            return Broker(self.world, int(name[1:]), o, o.protocol, self.store)
+            return Broker(self.world, int(name[1:]), o, o.protocol_of(name), self.store)
         spec = next(p for p in o.producers if p.name == name)
         topic = next(t for t in o.topics if t.name == spec.topic)
-        return Producer(self.world, spec, topic, o.protocol, 1 + [p.name for p in o.producers].index(name))
+        return Producer(self.world, spec, topic, o.protocol_of(name),
+                        1 + [p.name for p in o.producers].index(name))
 
     def _peer_names(self) -> list[str]:
         o = self.options
