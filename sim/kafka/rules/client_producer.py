@@ -57,6 +57,16 @@ def complete_batch(discovery: str, err: int, age_us: int, delivery_timeout_us: i
     return RetryDecision(fail, no_wait and invalid, invalid or disconnected, no_wait)
 
 
+def retry_drops_stale_batch(proto, stale_epoch: bool) -> bool:
+    """Whether a retry `complete_batch` allowed is refused because the idempotent batch was sent
+    under a producer id and epoch the producer no longer has (it reset them after an
+    OutOfOrderSequence): 0.11-2.4 `Sender.completeBatch` fails such a batch with
+    OutOfOrderSequenceException ("the producer id changed ... This batch will be dropped",
+    `hasProducerIdAndEpoch`); the KIP-360 client (2.5+, `client_retries_out_of_order`)
+    reenqueues it as it is."""
+    return stale_epoch and not proto.client_retries_out_of_order
+
+
 # what the idempotent producer does with UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER
 RETRY = "retry"  # retry the batch as it is
 RESTART_RETRY = "restart_and_retry"  # renumber the partition from sequence 0, then retry

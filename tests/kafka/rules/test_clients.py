@@ -146,3 +146,13 @@ def test_the_last_acknowledged_sequence_only_moves_forward(profile):
     # a batch of an earlier producer epoch counts only for a KIP-360 client (2.5+)
     old_epoch = cp.last_acked_sequence(proto, -1, 14, 0, 1)
     assert old_epoch == (14 if proto.client_retries_out_of_order else -1)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_a_retry_of_a_batch_sent_before_a_producer_reset_is_dropped_before_kip_360(profile):
+    """`Sender.completeBatch` 0.11-2.4 fails a retriable batch of an old producer id with
+    OutOfOrderSequenceException; 2.5+ reenqueues it (SenderTest
+    testBatchesDrainedWithOldProducerIdShouldFail... at 2.4.0, ...ShouldSucceed... at 2.5.0)."""
+    proto = PROFILES[profile]
+    assert not cp.retry_drops_stale_batch(proto, False)
+    assert cp.retry_drops_stale_batch(proto, True) is (profile in ("0.10.2", "0.11", "1.0", "2.4"))
