@@ -59,6 +59,9 @@ def test_retry_refreshes_metadata_only_for_invalid_metadata_and_lost_connections
     assert not refresh(E.NOT_ENOUGH_REPLICAS)
     assert refresh(E.REQUEST_TIMED_OUT, disconnected=True)
     assert refresh(E.NOT_LEADER_OR_FOLLOWER) and refresh(E.FENCED_LEADER_EPOCH)
+    # LeaderNotAvailableException is an InvalidMetadataException, so retriable (SenderTest
+    # testIdempotenceWithMultipleInflightsRetriedInOrder answers LEADER_NOT_AVAILABLE)
+    assert refresh(E.LEADER_NOT_AVAILABLE) and E.LEADER_NOT_AVAILABLE in E.RETRIABLE
 
 
 def test_spent_retries_fail_with_the_last_error_and_a_passed_deadline_with_delivery_timeout():
