@@ -5,8 +5,8 @@ id changed (topic recreated, KAFKA-12257/KAFKA-13488, 3.0+; `client_accepts_recr
 or when its epoch is >= the last seen one (equal is accepted); an older epoch is rejected and
 the cached entry kept (KAFKA-7738). `apply_hint` accepts a CurrentLeader hint only when both
 fields are present, the epoch is strictly newer, the node is known (from the cluster nodes or
-the response's NodeEndpoints, which then join the nodes), and the partition is cached; other
-partitions are kept (KAFKA-16012). Every accepted change records a `client_epoch` event; every
+the response's NodeEndpoints, which all join the nodes once a hint applies), and the partition
+is cached; other partitions are kept (KAFKA-16012). Every accepted change records a `client_epoch` event; every
 rejection a `metadata_rejected` event.
 """
 
@@ -71,8 +71,12 @@ class ClientMetadata:
                                                       leader, epoch, known):
             return False
         self.parts[tp] = (old[0], leader, epoch)
-        if leader not in self.brokers:  # its NodeEndpoint joins the known nodes (KIP-951)
-            self.brokers = tuple(sorted(self.brokers + (leader,)))
+        # an applied hint merges the response's NodeEndpoints into the known nodes, all of them
+        # (`Metadata.updatePartitionLeadership`: newNodes go into the cache once a partition is
+        # updated; an answer whose hints are all ignored changes no node)
+        joined = tuple(sorted(set(self.brokers) | set(endpoints)))
+        if joined != self.brokers:
+            self.brokers = joined
         self.owner.emit(V.CLIENT_EPOCH, {"tp": tp, "topic_id": old[0], "leader": leader,
                                          "leader_epoch": epoch, "source": "hint", "from": source,
                                          "previous_epoch": old[2]})
