@@ -78,7 +78,7 @@ class ProduceResults:
             disconnected)
         stale = pb.batch.pid >= 0 and pb.batch.producer_epoch < self.producer_epoch
         if decision.fail_error is not None:
-            self._fail(pb, decision.fail_error)
+            self._fail(pb, decision.fail_error, unresolved=decision.unresolved)
         elif retry_drops_stale_batch(self.protocol, stale):
             # the producer reset since this batch was sent: its sequence is not the producer's
             # to resolve (`handleFailedBatch` ignores a batch of an old producer id)

@@ -222,6 +222,9 @@ PRODUCER = {
     "last_acked_offset": Obs(True, lambda s, tp: s.node.last_acked_offset.get(tp, -1),
                            "the last acknowledged offset (-1: none)"),
     "nodes": Obs(False, lambda s, a: sorted(s.node.meta.brokers), "the broker ids the client knows"),
+    "sequence_epoch": Obs(True, lambda s, tp: s.node.part_epoch.get(tp, s.node.producer_epoch),
+                        "the producer epoch tp's sequences belong to "
+                        "(`TransactionManager.producerIdAndEpoch(tp)`)"),
     "leader": Obs(True, _client_meta(1), "the leader in the client's metadata"),
     "leader_epoch": Obs(True, _client_meta(2), "the leader epoch in the client's metadata"),
     "known": Obs(True, lambda s, tp: tp in s.node.meta.parts, "whether the client's metadata has tp"),

@@ -72,6 +72,11 @@ def test_spent_retries_fail_with_the_last_error_and_a_passed_deadline_with_deliv
     assert cp.complete_batch("metadata", E.NOT_ENOUGH_REPLICAS, 9, 10, 4, 5).fail_error is None
     failed = cp.complete_batch("metadata", E.NOT_LEADER_OR_FOLLOWER, 0, 10, 0, 0)
     assert failed.fail_error == E.NOT_LEADER_OR_FOLLOWER and failed.refresh_metadata
+    # out of retries, the sequence is left as it is (SenderTest
+    # testEpochBumpOnOutOfOrderSequenceForNextBatchWhenBatchInFlightFails at 3.7.0); past the
+    # delivery timeout it is unresolved
+    assert not failed.unresolved
+    assert cp.complete_batch("metadata", E.NOT_ENOUGH_REPLICAS, 10, 10, 0, 5).unresolved
 
 
 def test_refresh_no_backoff_skips_the_backoff_for_leader_changes_only():
