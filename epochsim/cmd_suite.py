@@ -191,10 +191,13 @@ CUT_BY = {"max_events": "run.max_events", "time_budget": "the time budget",
 
 
 def _cut(row: dict) -> str:
-    """"; cut short by ..." when the first failing run missed its pass for being cut short."""
+    """"; cut short by ..." when the first failing run missed its pass for being cut short; a
+    probe's first disagreement otherwise."""
     if not row["first_failing_note"]:
         return ""
-    return f"; cut short by {CUT_BY.get(row['first_failing_stopped_by'], 'a bound')}"
+    if row["first_failing_stopped_by"] not in CUT_BY:  # a probe's disagreement, in words
+        return f"; {row['first_failing_note']}"
+    return f"; cut short by {CUT_BY[row['first_failing_stopped_by']]}"
 
 
 def print_table(rows: list[dict]) -> None:

@@ -132,8 +132,12 @@ class ClientMetadata:
             return False
         self.parts[tp] = (old[0], leader, epoch)
         self.last_seen[tp] = (epoch, old[0])
-        if leader not in self.brokers:  # its NodeEndpoint joins the known nodes (KIP-951)
-            self.brokers = tuple(sorted(self.brokers + (leader,)))
+        # an applied hint merges the response's NodeEndpoints into the known nodes, all of them
+        # (`Metadata.updatePartitionLeadership`: newNodes go into the cache once a partition is
+        # updated; an answer whose hints are all ignored changes no node)
+        joined = tuple(sorted(set(self.brokers) | set(endpoints)))
+        if joined != self.brokers:
+            self.brokers = joined
         self._emit_epoch(tp, self.parts[tp], {"source": "hint", "from": source,
                                               "previous_epoch": previous})
         return True

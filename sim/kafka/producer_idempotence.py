@@ -12,10 +12,11 @@ surfaced. OUT_OF_ORDER_SEQUENCE_NUMBER is retried when it is the consequence of 
 failed batch, and surfaced otherwise. The KIP-360 client (2.5+, `client_retries_out_of_order`)
 retries both instead, and an OUT_OF_ORDER answer to the next expected sequence bumps the epoch
 first. From 1.0 (`client_resolves_sequences`, `TransactionManager`) a batch that failed after it
-was sent leaves its sequence *unresolved*: the partition drains nothing new until its in-flight
-batches are answered, and unless a later acknowledgement covered that sequence the partition
-restarts at sequence 0 under a new producer id (1.0-2.4) or epoch (2.5+), modelled alike as an
-epoch bump. Other partitions move to the new epoch, from
+was sent (expired, or refused by the broker; not one out of retries, whose fate is unknown and
+whose sequences Kafka leaves as they are) leaves its sequence *unresolved*: the partition
+drains nothing new until its in-flight batches are answered, and unless a later acknowledgement
+covered that sequence the partition restarts at sequence 0 under a new producer id (1.0-2.4) or
+epoch (2.5+), modelled alike as an epoch bump. Other partitions move to the new epoch, from
 sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
 drained, so a batch that expires unsent leaves no gap. The producer id is fixed per producer
 (the InitProducerId round trip is not modelled).

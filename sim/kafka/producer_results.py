@@ -17,6 +17,7 @@ from sim.kafka import vocab as V
 from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.rules.backoff import JITTER
+from sim.kafka.rules.client_producer import retry_drops_stale_batch
 
 # the fields of the `ack` event, in the order its encoded text writes them
 ACK_KEYS = ("bid", "tp", "base_offset", "count", "acks", "latency_us", "has_offset")
@@ -75,8 +76,13 @@ class ProduceResults:
             self.discovery, err, self.now_us - pb.batch.created_us,
             self.spec.delivery_timeout_ms * 1000, pb.attempts, self.spec.retries,
             disconnected)
+        stale = pb.batch.pid >= 0 and pb.batch.producer_epoch < self.producer_epoch
         if decision.fail_error is not None:
-            self._fail(pb, decision.fail_error)
+            self._fail(pb, decision.fail_error, unresolved=decision.unresolved)
+        elif retry_drops_stale_batch(self.protocol, stale):
+            # the producer reset since this batch was sent: its sequence is not the producer's
+            # to resolve (`handleFailedBatch` ignores a batch of an old producer id)
+            self._fail(pb, E.OUT_OF_ORDER_SEQUENCE_NUMBER, unresolved=False)
         else:
             pb.attempts += 1
             backoff_us = 0 if decision.skip_backoff else self._backoff_us(pb.attempts)

@@ -74,6 +74,18 @@ def test_hint_node_from_node_endpoints_joins_the_known_nodes():
     assert meta.current_leader("t-0") == (4, 4) and 4 in meta.brokers
 
 
+def test_every_node_endpoint_joins_once_a_hint_applies():
+    """`Metadata.updatePartitionLeadership` (3.7): the answer's nodes merge into the cache when
+    some partition is updated, the hinted leader's or not (MetadataTest
+    testUpdatePartitionLeadership adds node 999 with a hint to a known node); an answer whose
+    hints are all ignored adds none."""
+    meta = _meta()
+    assert not meta.apply_hint("t-0", 2, 3, (2, 5), "b1")  # not newer: nothing joins
+    assert meta.brokers == (1, 2, 3)
+    assert meta.apply_hint("t-0", 2, 4, (2, 5), "b1")
+    assert meta.brokers == (1, 2, 3, 5)
+
+
 def test_mutant_hint_accepts_equal_epoch():
     assert _meta("hint_accepts_equal_epoch").apply_hint("t-0", 2, 3, (), "b1")
 

@@ -144,3 +144,64 @@ def test_check_rejudges_a_probe_trace(tmp_path):
                               capture_output=True, text=True, cwd=ROOT)
         assert proc.returncode == rc, proc.stdout + proc.stderr
         assert ("2/2 checks agree" if rc == 0 else "1/2 checks agree") in proc.stdout
+
+
+KIP951 = """
+[protocol]
+profile = "3.7"
+[cluster]
+brokers = 1
+[[topics]]
+name = "t"
+partitions = 2
+replication_factor = 1
+[[producers]]
+topic = "t"
+enable_idempotence = false
+retry_backoff_ms = 10
+[probe]
+kafka_test = "SenderTest.x"
+kafka_tag = "3.7.0"
+node = "p1"
+[probe.state]
+metadata = [{{tp = "t-0", leader = 1, leader_epoch = 100}}]
+batches = [{{batch_id = "a", tp = "t-0", in_flight_to = 1}}]
+{extra}
+[[probe.steps]]
+deliver = "{kind}"
+from = "b1"
+wait_ms = 5
+body = {body}
+expect = {expect}
+"""
+
+
+def test_a_batch_set_in_flight_was_drained_under_the_cached_epoch():
+    """A batch the state puts in flight carries the cached leader epoch, so a retry without a
+    newer epoch waits its backoff (KIP-951 skips it only for a leader change)."""
+    text = KIP951.format(extra="", kind="ProduceResponse",
+                         body='{results = [{tp = "t-0", error = "NOT_LEADER_OR_FOLLOWER"}]}',
+                         expect='{"batch:a" = "retrying", sent = ["Metadata"]}')
+    v = _verdict(text)
+    assert v["expectation_met"], v.get("expectation_note")
+
+
+def test_a_metadata_request_set_in_flight_takes_its_answer():
+    text = KIP951.format(extra="metadata_in_flight_to = 1", kind="MetadataResponse",
+                         body='{partitions = [{tp = "t-1", leader = 1, leader_epoch = 7}]}',
+                         expect='{"known:t-1" = true, "leader_epoch:t-1" = 7, "nodes" = [1]}')
+    v = _verdict(text)
+    assert v["expectation_met"], v.get("expectation_note")
+    # without a request in flight the answer is unsolicited and ignored
+    v = _verdict(text.replace("metadata_in_flight_to = 1", ""))
+    assert not v["expectation_met"] and "known:t-1: Kafka True, model False" in v["expectation_note"]
+
+
+def test_acknowledged_offsets_are_observable():
+    text = KIP951.format(extra="", kind="ProduceResponse",
+                         body='{results = [{tp = "t-0", error = "NONE", base_offset = 41}]}',
+                         expect='{"batch_offset:a" = 41, "batch:a" = "acked"}')
+    v = _verdict(text)
+    assert v["expectation_met"], v.get("expectation_note")
+    bad = _verdict(text.replace('"batch_offset:a" = 41', '"batch_offset:a" = 40'))
+    assert "batch_offset:a: Kafka 40, model 41" in bad["expectation_note"]

@@ -182,6 +182,15 @@ def _batch_error(seen: Seen, bid: str) -> Any:
     return 0
 
 
+def _batch_offset(seen: Seen, bid: str) -> Any:
+    """The base offset the batch's acknowledgement reported (-1: acknowledged without one, as
+    after DUPLICATE_SEQUENCE_NUMBER); "none" while it is not acknowledged."""
+    for ev in reversed(seen.events):
+        if ev.get("bid") == bid and ev["kind"] == "ack":
+            return ev["base_offset"]
+    return NONE
+
+
 def _batch_attr(read_pb: Callable) -> Callable[[Seen, str], Any]:
     def read(seen: Seen, bid: str) -> Any:
         pb = _batch(seen, bid)
@@ -196,6 +205,11 @@ def _client_meta(index: int) -> Callable[[Seen, str], Any]:
     return read
 
 
+def _last_seen(seen: Seen, tp: str):
+    entry = seen.node.meta.last_seen.get(tp)
+    return entry[0] if entry is not None else NONE
+
+
 PRODUCER = {
     **COMMON,
     "producer_id": Obs(False, lambda s, a: s.node.pid, "the producer id"),
@@ -208,8 +222,18 @@ PRODUCER = {
     "batch_sequence": Obs(True, _batch_attr(lambda pb: pb.batch.base_seq), "a batch's base sequence"),
     "batch_epoch": Obs(True, _batch_attr(lambda pb: pb.batch.producer_epoch), "a batch's producer epoch"),
     "batch_attempts": Obs(True, _batch_attr(lambda pb: pb.attempts), "a batch's retries so far"),
+    "batch_offset": Obs(True, _batch_offset, "the base offset a batch was acknowledged at in the "
+                      "step (-1: without one)"),
+    "last_acked_offset": Obs(True, lambda s, tp: s.node.last_acked_offset.get(tp, -1),
+                           "the last acknowledged offset (-1: none)"),
+    "nodes": Obs(False, lambda s, a: sorted(s.node.meta.brokers), "the broker ids the client knows"),
+    "sequence_epoch": Obs(True, lambda s, tp: s.node.part_epoch.get(tp, s.node.producer_epoch),
+                        "the producer epoch tp's sequences belong to "
+                        "(`TransactionManager.producerIdAndEpoch(tp)`)"),
     "leader": Obs(True, _client_meta(1), "the leader in the client's metadata"),
     "leader_epoch": Obs(True, _client_meta(2), "the leader epoch in the client's metadata"),
+    "last_seen_epoch": Obs(True, _last_seen, "the client's last seen leader epoch of tp "
+                           "(`Metadata.lastSeenLeaderEpoch`), which outlives the cache"),
     "known": Obs(True, lambda s, tp: tp in s.node.meta.parts, "whether the client's metadata has tp"),
     "metadata_update_requested": Obs(False, lambda s, a: bool(s.node.need_update),
                                    "whether the client wants a metadata update"),

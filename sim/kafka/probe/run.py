@@ -158,8 +158,14 @@ class ProbeRun:
 
     def preset_corr(self, peer: str, kind: str) -> int | None:
         """A producer's batches set in flight to `peer` by the starting state: their request's
-        correlation id (the lowest, when several)."""
-        if kind != "Produce" or self.probe.role != "producer" or not peer[1:].isdigit():
+        correlation id (the lowest, when several); for Metadata, the request the state put in
+        flight there."""
+        if self.probe.role != "producer" or not peer[1:].isdigit():
+            return None
+        if kind == "Metadata":  # the state's `metadata_in_flight_to`
+            node = self.node
+            return node.meta_inflight if node.meta_node == int(peer[1:]) else None
+        if kind != "Produce":
             return None
         held = self.node.inflight.get(int(peer[1:]), {})
         return min(held) if held else None

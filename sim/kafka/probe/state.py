@@ -7,8 +7,9 @@ offsets from the log start, or at the offsets given), HW, leader-epoch cache (de
 batches unless given), producer state (rebuilt from the batches), and, when hosted, its replica
 state (leader, epochs, ISR, replicas, the leader's view of each follower's log end, a follower's
 fetcher; by default the partition is in the broker's metadata cache too). `set_producer(producer, state, ctx)` gives a producer its id, epoch, metadata cache,
-sequences, and batches queued or in flight (each in flight under a correlation id the probe's
-answers then name by default). Nothing is sent while state is set, except a follower's first
+sequences, batches queued or in flight (each in flight under a correlation id the probe's
+answers then name by default, drained under the cached leader epoch), and optionally a Metadata
+request in flight (`metadata_in_flight_to`). Nothing is sent while state is set, except a follower's first
 Fetch, which the fetcher sends at once as Kafka's does.
 """
 
@@ -47,7 +48,8 @@ BATCH = (Field("batch_id", "str"), Field("tp", "str"), Field("record_count", "in
 PRODUCER_STATE = (Field("name", "str"), Field("producer_id", "int", NO),
                   Field("producer_epoch", "int", 0), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("sequences", "tables", (), SEQUENCES),
-                  Field("batches", "tables", (), BATCH))
+                  Field("batches", "tables", (), BATCH),
+                  Field("metadata_in_flight_to", "int", NO))
 
 
 # -- broker -------------------------------------------------------------------------------
@@ -148,6 +150,18 @@ def set_producer(producer, state: dict, ctx) -> None:
     for i, b in enumerate(state["batches"]):
         _known_tp(producer, b["tp"], f"node.batches[{i}].tp")
         _add_batch(producer, b)
+    if state["metadata_in_flight_to"] != NO:
+        _metadata_in_flight(producer, state["metadata_in_flight_to"], ctx)
+
+
+def _metadata_in_flight(producer, broker: int, ctx) -> None:
+    """A Metadata request in flight to `broker`, as after `Metadata.requestUpdate`: its answer
+    is the one the client takes (`MetadataResponse` names it by default)."""
+    if broker not in ctx.alive():
+        raise FieldProblem("node.metadata_in_flight_to", f"broker {broker} does not exist",
+                           f"name one of {', '.join(str(b) for b in ctx.alive())}")
+    producer.corr += 1
+    producer.meta_inflight, producer.meta_node = producer.corr, broker
 
 
 def _known_tp(producer, tp: str, key: str) -> None:
@@ -167,5 +181,8 @@ def _add_batch(producer, b: dict) -> None:
     producer.queues[b["tp"]].append(pb)
     if b["in_flight_to"] != NO:
         pb.in_flight, pb.sent_to = True, b["in_flight_to"]
+        # drained under the leader epoch the client has cached (`ProducerBatch.currentLeaderEpoch`,
+        # set at drain), so a retry sees a leader change only when a newer epoch arrives
+        pb.current_leader_epoch = producer.meta.epoch(b["tp"])
         producer.inflight.setdefault(b["in_flight_to"], {}).setdefault(b["corr"], []).append(pb)
         producer.corr = max(producer.corr, b["corr"])

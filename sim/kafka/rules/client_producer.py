@@ -32,11 +32,13 @@ def idempotence_mode(proto, configured: str, acks_all: bool, retries: int) -> st
 
 class RetryDecision(NamedTuple):
     """`fail_error`: the error the application sees (None: retry); `skip_backoff`: retry at
-    once; `refresh_metadata`: ask for metadata (`refresh_now`: without waiting its backoff)."""
+    once; `refresh_metadata`: ask for metadata (`refresh_now`: without waiting its backoff);
+    `unresolved`: a failed idempotent batch leaves its sequence unresolved."""
     fail_error: int | None
     skip_backoff: bool
     refresh_metadata: bool
     refresh_now: bool
+    unresolved: bool = False
 
 
 def complete_batch(discovery: str, err: int, age_us: int, delivery_timeout_us: int,
@@ -46,7 +48,10 @@ def complete_batch(discovery: str, err: int, age_us: int, delivery_timeout_us: i
     once `retries` are spent (`canRetry`), else retry. Metadata is refreshed after an
     InvalidMetadata error and after a lost connection (`NetworkClient` on a disconnect), not
     for a broker's own REQUEST_TIMED_OUT. The alternative KIP-951 rejected
-    (`refresh_no_backoff`) drops the backoff for leader changes only (ref §3.4)."""
+    (`refresh_no_backoff`) drops the backoff for leader changes only (ref §3.4). A batch out of
+    retries leaves no sequence to resolve: whether the broker took it is unknown, so Kafka
+    neither moves nor marks the partition's sequences (`failBatch(..., batch.attempts() <
+    this.retries)`, then `handleFailedBatch`); one past its delivery timeout does."""
     fail = None
     if age_us >= delivery_timeout_us:
         fail = E.DELIVERY_TIMEOUT if err in E.RETRIABLE else err
@@ -54,7 +59,18 @@ def complete_batch(discovery: str, err: int, age_us: int, delivery_timeout_us: i
         fail = err
     invalid = err in E.INVALID_METADATA
     no_wait = discovery == "refresh_no_backoff"
-    return RetryDecision(fail, no_wait and invalid, invalid or disconnected, no_wait)
+    return RetryDecision(fail, no_wait and invalid, invalid or disconnected, no_wait,
+                         fail == E.DELIVERY_TIMEOUT)
+
+
+def retry_drops_stale_batch(proto, stale_epoch: bool) -> bool:
+    """Whether a retry `complete_batch` allowed is refused because the idempotent batch was sent
+    under a producer id and epoch the producer no longer has (it reset them after an
+    OutOfOrderSequence): 0.11-2.4 `Sender.completeBatch` fails such a batch with
+    OutOfOrderSequenceException ("the producer id changed ... This batch will be dropped",
+    `hasProducerIdAndEpoch`); the KIP-360 client (2.5+, `client_retries_out_of_order`)
+    reenqueues it as it is."""
+    return stale_epoch and not proto.client_retries_out_of_order
 
 
 # what the idempotent producer does with UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER

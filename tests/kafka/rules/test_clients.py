@@ -98,6 +98,9 @@ def test_retry_refreshes_metadata_only_for_invalid_metadata_and_lost_connections
     assert not refresh(E.NOT_ENOUGH_REPLICAS)
     assert refresh(E.REQUEST_TIMED_OUT, disconnected=True)
     assert refresh(E.NOT_LEADER_OR_FOLLOWER) and refresh(E.FENCED_LEADER_EPOCH)
+    # LeaderNotAvailableException is an InvalidMetadataException, so retriable (SenderTest
+    # testIdempotenceWithMultipleInflightsRetriedInOrder answers LEADER_NOT_AVAILABLE)
+    assert refresh(E.LEADER_NOT_AVAILABLE) and E.LEADER_NOT_AVAILABLE in E.RETRIABLE
 
 
 def test_spent_retries_fail_with_the_last_error_and_a_passed_deadline_with_delivery_timeout():
@@ -108,6 +111,11 @@ def test_spent_retries_fail_with_the_last_error_and_a_passed_deadline_with_deliv
     assert cp.complete_batch("metadata", E.NOT_ENOUGH_REPLICAS, 9, 10, 4, 5).fail_error is None
     failed = cp.complete_batch("metadata", E.NOT_LEADER_OR_FOLLOWER, 0, 10, 0, 0)
     assert failed.fail_error == E.NOT_LEADER_OR_FOLLOWER and failed.refresh_metadata
+    # out of retries, the sequence is left as it is (SenderTest
+    # testEpochBumpOnOutOfOrderSequenceForNextBatchWhenBatchInFlightFails at 3.7.0); past the
+    # delivery timeout it is unresolved
+    assert not failed.unresolved
+    assert cp.complete_batch("metadata", E.NOT_ENOUGH_REPLICAS, 10, 10, 0, 5).unresolved
 
 
 def test_refresh_no_backoff_skips_the_backoff_for_leader_changes_only():
@@ -203,3 +211,13 @@ def test_the_last_acknowledged_sequence_only_moves_forward(profile):
     # a batch of an earlier producer epoch counts only for a KIP-360 client (2.5+)
     old_epoch = cp.last_acked_sequence(proto, -1, 14, 0, 1)
     assert old_epoch == (14 if proto.client_retries_out_of_order else -1)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_a_retry_of_a_batch_sent_before_a_producer_reset_is_dropped_before_kip_360(profile):
+    """`Sender.completeBatch` 0.11-2.4 fails a retriable batch of an old producer id with
+    OutOfOrderSequenceException; 2.5+ reenqueues it (SenderTest
+    testBatchesDrainedWithOldProducerIdShouldFail... at 2.4.0, ...ShouldSucceed... at 2.5.0)."""
+    proto = PROFILES[profile]
+    assert not cp.retry_drops_stale_batch(proto, False)
+    assert cp.retry_drops_stale_batch(proto, True) is (profile in ("0.10.2", "0.11", "1.0", "2.4"))
