@@ -6,7 +6,8 @@ partition by the rules of `sim.kafka.rules.control` (ref §1.4, §1.5): a Leader
 broker leader or follower (`_become`), a FULL one removes strays (KAFKA-15605); an
 UpdateMetadata replaces the metadata cache wholesale, or part by part under
 `update_metadata_fence`; a StopReplica stops the fetcher and, with delete, deletes the replica.
-Metadata is answered from the broker's own, possibly stale, cache.
+Metadata is answered from the broker's own, possibly stale, cache, naming no leader (-1) for
+a leader the cache does not list alive.
 """
 
 from __future__ import annotations
@@ -241,7 +242,8 @@ class ControlPlane:
 
     # -- Metadata --------------------------------------------------------------------------
     def on_metadata(self, msg) -> None:
-        parts = tuple((tp, tid, leader, epoch)
+        alive = self.alive_brokers
+        parts = tuple((tp, tid, control.metadata_answer_leader(leader, alive), epoch)
                       for tp, (tid, leader, epoch) in sorted(self.metadata.items()))
         formats = tuple(sorted(self.formats.items()))
         self._reply(msg, "MetadataResponse",

@@ -69,3 +69,29 @@ def test_a_leader_and_isr_answer_names_every_partition():
     """A LeaderAndIsrResponse carries an error for each partition of the request, NONE for
     those applied (`ReplicaManager.becomeLeaderOrFollower`'s responseMap)."""
     assert _disagreements(TWO_PARTITIONS.format(profile="2.6", tag="2.6.0")) == []
+
+
+LEADER_NOT_ALIVE = """
+[protocol]
+profile = "3.4.0"
+[cluster]
+brokers = 2
+[probe]
+kafka_test = "MetadataCacheTest.getTopicMetadataPartitionLeaderNotAvailable"
+kafka_tag = "3.4.0"
+node = "b2"
+[[probe.steps]]
+deliver = "UpdateMetadata"
+body = { alive = [1], partitions = [{ tp = "topic-0", leader = 2, leader_epoch = 1, replicas = [1] }] }
+expect = { "metadata_leader:topic-0" = 2 }
+[[probe.steps]]
+deliver = "Metadata"
+from = "k1"
+expect = { "answer.leader:topic-0" = -1, "answer.leader_epoch:topic-0" = 1 }
+"""
+
+
+def test_metadata_names_no_leader_for_a_leader_the_cache_does_not_list_alive():
+    """The cache keeps the partition's leader as the controller sent it; the answer to a
+    client names none (NO_LEADER_ID) while that broker is not among the live ones."""
+    assert _disagreements(LEADER_NOT_ALIVE) == []
