@@ -6,7 +6,8 @@ partition by the rules of `sim.kafka.rules.control` (ref §1.4, §1.5): a Leader
 broker leader or follower (`_become`), a FULL one removes strays (KAFKA-15605); an
 UpdateMetadata replaces the metadata cache wholesale, or part by part under
 `update_metadata_fence`; a StopReplica stops the fetcher and, with delete, deletes the replica.
-Metadata is answered from the broker's own, possibly stale, cache.
+Metadata is answered from the broker's own, possibly stale, cache, naming no leader (-1) for
+a leader the cache does not list alive.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class ControlPlane:
             if decision.become:
                 self._become(st, force=decision.reset_epochs)
                 self.partitions[st.tp].lai_stamp = stamp
+                errors.append((st.tp, E.NONE))  # the response lists every partition it names
                 continue
             if decision.error == E.STALE_CONTROLLER_EPOCH:
                 rejected.append([st.tp, st.leader_epoch, local, E.STALE_CONTROLLER_EPOCH])
@@ -213,14 +215,16 @@ class ControlPlane:
         self.emit(V.STOP_REPLICA, {**fields, "result": "applied" if p else "not_hosted",
                                    "error": E.NONE})
         # `ReplicaManager.stopPartitions`: the fetcher goes; a deleted replica's partition goes
-        # too, so its parked requests complete with an error. Without delete the partition is
-        # left as it is, a leader still leading: `completeDelayedFetchOrProduceRequests` then
-        # completes only what can complete, so its parked requests wait on
+        # too, and only then are its parked requests completed (`stopReplica` at 2.5,
+        # `stopPartitions` from 2.6), so a parked Fetch is read again without the partition
+        # and answered NOT_LEADER_OR_FOLLOWER. Without delete the partition is left as it is,
+        # a leader still leading: `completeDelayedFetchOrProduceRequests` then completes only
+        # what can complete, so its parked requests wait on
         self.remove_from_fetchers(sp.tp)
         if sp.delete:
-            self.fail_waiters(sp.tp)
             self._delete_replica(sp.tp, sp.topic_id, control.delete_fence_epoch(
                 sp.leader_epoch, p.leader_epoch if p is not None else None))
+            self.fail_waiters(sp.tp)
         return E.NONE
 
     def _delete_replica(self, tp: str, topic_id: int, fence_epoch: int | None,
@@ -238,7 +242,8 @@ class ControlPlane:
 
     # -- Metadata --------------------------------------------------------------------------
     def on_metadata(self, msg) -> None:
-        parts = tuple((tp, tid, leader, epoch)
+        alive = self.alive_brokers
+        parts = tuple((tp, tid, control.metadata_answer_leader(leader, alive), epoch)
                       for tp, (tid, leader, epoch) in sorted(self.metadata.items()))
         formats = tuple(sorted(self.formats.items()))
         self._reply(msg, "MetadataResponse",

@@ -122,6 +122,16 @@ def _emitted(seen: Seen, arg: str) -> list:
     return [ev["kind"] for ev in seen.events]
 
 
+def _sent_error(seen: Seen, arg: str) -> Any:
+    """The error for a partition in the last message of a kind the node sent during the step,
+    to anyone (arg `Kind/tp`): an answer the step released, e.g. a parked Produce's."""
+    kind, _, tp = arg.partition("/")
+    for _dst, sent_kind, body in reversed(seen.sent):
+        if sent_kind == kind:
+            return answer_parts(body).get(tp, {}).get("error", NONE)
+    return NONE
+
+
 Obs = Observable
 COMMON = {
     "sent": Obs(False, _sent, "the kinds of message the node sent during the step, in order"),
@@ -149,6 +159,8 @@ BROKER = {
     "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch, "the controller epoch known"),
     "metadata_leader": Obs(True, _metadata(1), "the leader in the broker's metadata cache"),
     "metadata_leader_epoch": Obs(True, _metadata(2), "the leader epoch in the metadata cache"),
+    "sent_error": Obs(True, _sent_error, "the error for tp in the last `Kind` message the node "
+                      "sent during the step, to anyone (arg Kind/tp, e.g. ProduceResponse/t-0)", True),
     "producer_epoch": Obs(True, _producer("epoch"), "a producer's epoch in the partition's "
                         "producer state (arg tp/producer_id)"),
     "last_sequence": Obs(True, _producer("seq"), "a producer's last sequence in the partition's "

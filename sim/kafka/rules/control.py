@@ -7,6 +7,7 @@ Contract: pure functions of the protocol switches and plain values (ref ยง1.4, ย
 - `stop_replica_epoch_allowed`: `ReplicaManager.stopReplicas`' epoch rule (KIP-570).
 - `delete_fence_epoch`, `is_stray`, `update_metadata_part_taken`: the harness's own guards (the
   `leader_and_isr_delete_fence`, `full_leader_and_isr` and `update_metadata_fence` switches).
+- `metadata_answer_leader`: the leader a Metadata answer names from the broker's cache.
 """
 
 from __future__ import annotations
@@ -97,3 +98,12 @@ def update_metadata_part_taken(proto, last_stamp: tuple | None, stamp: tuple) ->
     always (`ZkMetadataCache.updateMetadata` checks nothing), or with `update_metadata_fence`
     only if no UpdateMetadata the controller sent later already set it."""
     return not (proto.update_metadata_fence and last_stamp is not None and last_stamp > stamp)
+
+
+def metadata_answer_leader(leader: int, alive: tuple) -> int:
+    """The leader a broker's Metadata answer names for a partition of its metadata cache: the
+    cached one if the cache lists that broker alive, else NO_LEADER (-1), which Kafka answers
+    with LEADER_NOT_AVAILABLE and the cached leader epoch (`MetadataCache.getPartitionMetadata`,
+    read at 2.6.0; `ZkMetadataCache.getPartitionMetadata` at 3.4.0). Clients take -1 as no
+    leader known, as they do a leader missing from the answer's brokers."""
+    return leader if leader in alive else E.NO_LEADER

@@ -82,3 +82,11 @@ def test_update_metadata_is_fenced_by_order_only_with_the_fence(profile):
     assert control.update_metadata_part_taken(proto, (1, 4), (1, 5))
     assert control.update_metadata_part_taken(proto, (1, 6), (1, 5)) is \
         (not proto.update_metadata_fence)
+
+
+def test_a_metadata_answer_names_no_leader_for_one_the_cache_does_not_list_alive():
+    """`MetadataCache.getPartitionMetadata` (2.6.0; `ZkMetadataCache` at 3.4.0): a leader not
+    among the cache's live brokers is answered as NO_LEADER_ID with LEADER_NOT_AVAILABLE."""
+    assert control.metadata_answer_leader(2, (1, 2, 3)) == 2
+    assert control.metadata_answer_leader(2, (1, 3)) == E.NO_LEADER
+    assert control.metadata_answer_leader(E.NO_LEADER, (1, 2)) == E.NO_LEADER
