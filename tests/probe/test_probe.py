@@ -144,3 +144,34 @@ def test_check_rejudges_a_probe_trace(tmp_path):
                               capture_output=True, text=True, cwd=ROOT)
         assert proc.returncode == rc, proc.stdout + proc.stderr
         assert ("2/2 checks agree" if rc == 0 else "1/2 checks agree") in proc.stdout
+
+
+FOLLOWER = """
+[protocol]
+profile = "3.7"
+[cluster]
+brokers = 2
+[probe]
+kafka_test = "x"
+kafka_tag = "3.7.0"
+node = "b1"
+[[probe.state.partitions]]
+tp = "t-0"
+leader = 2
+leader_epoch = 5
+replicas = [1, 2]
+log = [{leader_epoch = 3, record_count = 4}, {leader_epoch = 4, record_count = 2}]
+high_watermark = 0
+[[probe.steps]]
+deliver = "FetchResponse"
+from = "b2"
+body = { partitions = [{ tp = "t-0", diverging_epoch = [3, 4] }] }
+expect = { "log_end_offset:t-0" = 4 }
+"""
+
+
+def test_a_first_step_answers_the_fetch_still_on_the_wire():
+    # the follower's first Fetch leaves at time 0 and reaches b2 after the step's answer is
+    # written: the answer still names it, so the follower applies it (it truncates)
+    v = _verdict(FOLLOWER)
+    assert v["expectation_met"], v.get("expectation_note")

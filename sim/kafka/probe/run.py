@@ -69,7 +69,7 @@ class _Context:
         (an answer's default); else a fresh one (a request's)."""
         last = self.run.last_request(self.src, kind)
         if last is not None:
-            return last.body.corr
+            return last.corr
         preset = self.run.preset_corr(self.src, kind)
         if preset is not None:
             return preset
@@ -94,7 +94,7 @@ class _Context:
         if last is None:
             return parts
         given = {p.tp: p for p in parts}
-        out = [given.pop(fp.tp, None) or _empty(fp.tp) for fp in last.body.partitions]
+        out = [given.pop(fp.tp, None) or _empty(fp.tp) for fp in last.partitions]
         return tuple(out) + tuple(given.values())
 
 
@@ -117,6 +117,8 @@ class ProbeRun:
                                     t.segment_ms)
         Actor("zk", self.world)
         self.node = self._node()
+        self.node_sent: list[tuple[str, str, object]] = []  # (dst, kind, body), as sent
+        self._record_sends()
         self.peers = {name: Peer(name, self.world) for name in self._peer_names()}
         self.ctx = _Context(self)
         self.outcome = ProbeOutcome()
@@ -148,11 +150,22 @@ class ProbeRun:
             self.events.append(ev)
 
     # -- what the node sent ----------------------------------------------------------------
+    def _record_sends(self) -> None:
+        """Keep every message the node sends, at the moment it sends it: an answer the probe
+        writes names the node's last request even while that request is still on the wire
+        (a follower's first Fetch goes out at time 0, as the first step is delivered)."""
+        send = self.node.send
+
+        def recorded(dst: str, kind: str, body):
+            self.node_sent.append((dst, kind, body))
+            return send(dst, kind, body)
+        self.node.send = recorded
+
     def last_request(self, peer: str, kind: str):
-        box = self.peers.get(peer)
-        for _t, msg in reversed(box.inbox if box else []):
-            if msg.kind == kind:
-                return msg
+        """The body of the node's last `kind` message to `peer`, sent or delivered, or None."""
+        for dst, sent_kind, body in reversed(self.node_sent):
+            if dst == peer and sent_kind == kind:
+                return body
         return None
 
     def preset_corr(self, peer: str, kind: str) -> int | None:
