@@ -103,6 +103,14 @@ def _producer(attr: str) -> Callable[[Seen, str], Any]:
     return read
 
 
+def _follower_leo(seen: Seen, arg: str) -> Any:
+    """A leader's view of one follower's log end (arg tp/broker id): -1 until it fetches."""
+    tp, _, broker = arg.rpartition("/")
+    p = seen.node.partitions.get(tp)
+    replica = p.followers.get(int(broker)) if p is not None and broker.isdigit() else None
+    return replica.leo if replica is not None else NONE
+
+
 def _metadata(index: int) -> Callable[[Seen, str], Any]:
     def read(seen: Seen, tp: str) -> Any:
         entry = seen.node.metadata.get(tp)
@@ -145,6 +153,8 @@ BROKER = {
     "log_start_offset": Obs(True, _log(lambda log: log.log_start_offset), "the log start offset"),
     "epoch_cache": Obs(True, _log(lambda log: [list(e) for e in log.epochs]),
                      "the leader-epoch cache as [[epoch, start offset], ...]"),
+    "follower_log_end_offset": Obs(True, _follower_leo, "a leader's view of a follower's log "
+                                   "end (arg tp/broker id), -1 before it fetches"),
     "fetching_from": Obs(True, _fetching_from, "the leader whose fetcher holds the partition, or -1"),
     "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch, "the controller epoch known"),
     "metadata_leader": Obs(True, _metadata(1), "the leader in the broker's metadata cache"),

@@ -211,7 +211,7 @@ class ProbeRun:
                          for t, msg in p.inbox[marks[name]:])
         for _t, _mid, name, msg in arrived:
             seen.sent.append((name, msg.kind, msg.body))
-            if name == step.src and seen.answer is None and msg.kind == step.kind + "Response":
+            if seen.answer is None and _is_answer(step, name, msg.kind):
                 seen.answer = msg.body
         for key, raw in step.expect:
             kafka = observe.expected(self.probe.role, key, raw)
@@ -220,6 +220,14 @@ class ProbeRun:
             self.outcome.checks.append(row)
             self.world.trace.emit(self.kernel.now_us, "harness", V.PROBE_CHECK, row)
         self._step(i + 1)
+
+
+def _is_answer(step, dst: str, kind: str) -> bool:
+    """Whether a message the node sent to `dst` is the answer the step's checks read: its
+    answer to the step's message, or with `answer_to` its first answer to that node."""
+    if step.answer_to:
+        return dst == step.answer_to and kind.endswith("Response")
+    return dst == step.src and kind == step.kind + "Response"
 
 
 def _brief(body) -> dict:
