@@ -226,3 +226,14 @@ def test_answer_to_reads_an_answer_the_step_made_the_node_send_elsewhere():
     bad = PARKED.replace('answer_to = "b2"', 'answer_to = "b1"')
     with pytest.raises(ScenarioError, match="answer_to: 'b1' is the node under test"):
         parse_scenario(bad, "probe.toml")
+
+
+def test_fetch_sent_reads_the_last_fetch_the_node_sent():
+    # after the truncation to 4 the follower fetches again from 4, naming its last epoch, 3
+    text = FOLLOWER.replace('expect = { "log_end_offset:t-0" = 4 }',
+                            'expect = { "fetch_sent.fetch_offset:t-0" = 4, '
+                            '"fetch_sent.last_fetched_epoch:t-0" = 3, '
+                            '"fetch_sent.current_leader_epoch:t-0" = 5, '
+                            '"fetch_sent.fetch_offset:t-9" = "none" }')
+    v = _verdict(text)
+    assert v["expectation_met"], v.get("expectation_note")

@@ -230,11 +230,31 @@ ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "dive
                  "base_offset", "topic_id", "leader")
 
 
+FETCH_SENT_FIELDS = ("fetch_offset", "current_leader_epoch", "last_fetched_epoch")
+
+
+def _fetch_sent_field(name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        for _dst, kind, body in reversed(seen.sent):
+            if kind == "Fetch":
+                for fp in body.partitions:
+                    if fp.tp == tp:
+                        return getattr(fp, name)
+        return NONE
+    return read
+
+
 def observable(role: str, name: str) -> Observable | None:
     if role == "broker" and name.startswith("answer."):
         fld = name[len("answer."):]
         if fld in ANSWER_FIELDS:
             return Obs(True, _answer_field(fld), f"the answer's {fld} for the partition", fld == "error")
+        return None
+    if role == "broker" and name.startswith("fetch_sent."):
+        fld = name[len("fetch_sent."):]
+        if fld in FETCH_SENT_FIELDS:
+            return Obs(True, _fetch_sent_field(fld), f"the {fld} of the partition in the last "
+                       "Fetch the node sent during the step (a follower's)")
         return None
     return ROLES[role].get(name)
 
@@ -284,5 +304,6 @@ def normalise(v: Any, is_error: bool = False) -> Any:
 
 
 def names(role: str) -> list[str]:
-    extra = [f"answer.{f}" for f in ANSWER_FIELDS] if role == "broker" else []
+    extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in FETCH_SENT_FIELDS]
+             if role == "broker" else [])
     return sorted(ROLES[role]) + extra
