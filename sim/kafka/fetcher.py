@@ -2,8 +2,10 @@
 
 Contract (mixin of `Broker`): a follower fetches every partition it follows from that
 partition's leader with `CurrentLeaderEpoch` (KIP-320), at most one Fetch in flight per leader,
-as Kafka's ReplicaFetcherThread does. Epoch errors back the partition off for
-`replica.fetch.backoff.ms`. How it finds where its log diverges from its leader's depends on
+as Kafka's ReplicaFetcherThread does. Errors back the partition off for
+`replica.fetch.backoff.ms`, except FENCED_LEADER_EPOCH for the epoch the follower still has: its
+leader has moved on, and the partition waits out of the fetcher for the LeaderAndIsr of the new
+epoch (`onPartitionFenced`). How it finds where its log diverges from its leader's depends on
 `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3 and 5):
 
 - `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the
@@ -34,7 +36,7 @@ from sim.kafka import vocab as V
 from sim.kafka.idempotence import rebuild, record_append
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch
-from sim.kafka.rules.replication import offset_truncation_state
+from sim.kafka.rules.replication import fenced_fetch_stops_fetching, offset_truncation_state
 
 
 class Fetcher:
@@ -140,7 +142,10 @@ class Fetcher:
                 recovered = data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)
                 if not self.alive:
                     return  # it halted: nothing more of this response is applied
-                if not recovered:
+                if fenced_fetch_stops_fetching(self.protocol, data.error, fp.current_leader_epoch,
+                                               p.leader_epoch):
+                    del parts[data.tp]  # until the LeaderAndIsr of the leader's new epoch
+                elif not recovered:
                     parts[data.tp] = self.now_us + V.FETCH_BACKOFF_US
                 continue
             self.truncating.discard(data.tp)

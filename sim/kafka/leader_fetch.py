@@ -4,7 +4,8 @@ Contract (mixin of `Broker`): a Fetch is checked per partition as `getLocalLog` 
 `fetch_local_log` rule), a follower's is checked for KIP-320 divergence on its
 `LastFetchedEpoch` as its `follower_truncation` asks and records the follower's progress
 (`IsrManager`); with no data it parks until an append or `max_wait`. A consumer reads only
-below the HW. OffsetsForLeaderEpoch answers from the leader-epoch cache.
+below the HW, from the leader, or from a follower when its Fetch carries ClientMetadata
+(KIP-392, `fetch_only_from_leader`). OffsetsForLeaderEpoch answers from the leader-epoch cache.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sim.kafka.messages import (
     FetchResponse,
     OffsetsForLeaderEpochResponse,
 )
+from sim.kafka.rules.epochs import fetch_only_from_leader
 from sim.kafka.rules.replication import follower_fetch_high_watermark, non_replica_fetch_error
 
 MAX_BATCHES_PER_FETCH = 64
@@ -24,7 +26,8 @@ MAX_BATCHES_PER_FETCH = 64
 class LeaderFetch:
     def on_fetch(self, msg) -> None:
         req = msg.body
-        datas = [self._read(fp, req.replica_id) for fp in req.partitions]
+        datas = [self._read(fp, req.replica_id, client_metadata=req.client_metadata)
+                 for fp in req.partitions]
         self.flush_hw()
         ready = any(d.entries or d.error or d.diverging for d in datas)
         if ready or req.max_wait_us == 0:
@@ -39,7 +42,8 @@ class LeaderFetch:
 
     def _answer_fetch(self, msg) -> None:
         req = msg.body
-        datas = tuple(self._read(fp, req.replica_id, record=False) for fp in req.partitions)
+        datas = tuple(self._read(fp, req.replica_id, record=False,
+                                 client_metadata=req.client_metadata) for fp in req.partitions)
         self.send(msg.src, "FetchResponse", FetchResponse(
             req.corr, datas, self.node_endpoints(d.current_leader for d in datas)))
 
@@ -61,13 +65,16 @@ class LeaderFetch:
             self.fetch_wait_deadlines.cancel(key)
             self._answer_fetch(msg)
 
-    def _read(self, fp, replica_id: int, record: bool = True) -> FetchPartitionData:
+    def _read(self, fp, replica_id: int, record: bool = True,
+              client_metadata: bool = False) -> FetchPartitionData:
         p = self._hosted(fp.tp)
         if p is None:
             err = self._not_hosted_error(fp.tp)
             return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
         err = self.rules.fetch_local_log(self.protocol, p.leader_epoch, p.is_leader,
-                                         fp.current_leader_epoch)
+                                         fp.current_leader_epoch,
+                                         fetch_only_from_leader(self.protocol, replica_id,
+                                                                client_metadata))
         if err:
             return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
         log = p.log

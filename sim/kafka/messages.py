@@ -176,6 +176,8 @@ class Fetch(NamedTuple):
     corr: int
     max_wait_us: int
     partitions: tuple  # of FetchPartition
+    # a consumer's Fetch v11+ carries ClientMetadata (KIP-392), which lets a follower serve it
+    client_metadata: bool = False
 
     def brief(self) -> dict:
         return {"corr": self.corr, "n_parts": len(self.partitions)}

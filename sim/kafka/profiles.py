@@ -175,6 +175,11 @@ class Protocol:
     # the broker knows producer ids and sequences (KIP-98, 0.11). Without it no producer may be
     # idempotent: a scenario that asks for one is refused when it is loaded
     idempotent_producer: bool = True
+    # KIP-392 (2.4): a consumer's Fetch v11+ carries ClientMetadata, and a follower serves such
+    # a Fetch (up to its HW) where it refuses an older one with NOT_LEADER_OR_FOLLOWER
+    # (`ReplicaManager.fetchMessages`: fetchOnlyFromLeader = isFromFollower || clientMetadata
+    # is empty). The model's own consumer reads from the leader only; a probe may send the field
+    follower_fetch: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -201,8 +206,9 @@ _PRE_3_7 = dict(client_backoff="constant", hw_waits_for_min_isr=False)
 _PRE_3_3 = dict(ineligible_replica_check=False, non_replica_fetch_error=False)  # KIP-841, KAFKA-13837
 # what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs, KAFKA-7414, KAFKA-7128,
 # KAFKA-7152 and KAFKA-7415 (2.1), KAFKA-7738 and KIP-380 (2.2), KIP-320's consumer validation
-# (2.3), topic ids
+# (2.3), topic ids, KIP-392's fetch from followers (2.4)
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_range_halts=True,
+                follower_fetch=False,
                 client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
                 consumer_validation=False, consumer_ignores_unknown_leader=False,
                 broker_epoch_check=False, isr_epoch_start_check=False,

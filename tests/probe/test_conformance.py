@@ -10,7 +10,7 @@ from epochsim import conformance
 from scenarios.schema import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-TAG = re.compile(r"^\d+\.\d+\.\d+$")
+TAG = re.compile(r"^\d+\.\d+\.\d+(\.\d+)?$")  # Kafka tagged releases before 1.0 as 0.11.0.0
 
 
 def test_every_case_is_a_probe_citing_a_kafka_test_at_a_tag():

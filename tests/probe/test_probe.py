@@ -205,3 +205,94 @@ def test_acknowledged_offsets_are_observable():
     assert v["expectation_met"], v.get("expectation_note")
     bad = _verdict(text.replace('"batch_offset:a" = 41', '"batch_offset:a" = 40'))
     assert "batch_offset:a: Kafka 40, model 41" in bad["expectation_note"]
+FOLLOWER = """
+[protocol]
+profile = "3.7"
+[cluster]
+brokers = 2
+[probe]
+kafka_test = "x"
+kafka_tag = "3.7.0"
+node = "b1"
+[[probe.state.partitions]]
+tp = "t-0"
+leader = 2
+leader_epoch = 5
+replicas = [1, 2]
+log = [{leader_epoch = 3, record_count = 4}, {leader_epoch = 4, record_count = 2}]
+high_watermark = 0
+[[probe.steps]]
+deliver = "FetchResponse"
+from = "b2"
+body = { partitions = [{ tp = "t-0", diverging_epoch = [3, 4] }] }
+expect = { "log_end_offset:t-0" = 4 }
+"""
+
+
+def test_a_first_step_answers_the_fetch_still_on_the_wire():
+    # the follower's first Fetch leaves at time 0 and reaches b2 after the step's answer is
+    # written: the answer still names it, so the follower applies it (it truncates)
+    v = _verdict(FOLLOWER)
+    assert v["expectation_met"], v.get("expectation_note")
+
+
+def test_a_request_level_field_is_refused_where_the_version_lacks_it():
+    text = FOLLOWER.replace('profile = "3.7"', 'profile = "1.0"').replace(
+        'deliver = "FetchResponse"\nfrom = "b2"\nbody = { partitions = [{ tp = "t-0", diverging_epoch = [3, 4] }] }',
+        'deliver = "Fetch"\nfrom = "k1"\nbody = { replica_id = -1, client_metadata = true, partitions = [{ tp = "t-0", fetch_offset = 0 }] }')
+    with pytest.raises(ScenarioError, match="Fetch carries no client_metadata on this profile: it "
+                       r"comes with Fetch v11 \(KIP-392, 2.4\)"):
+        parse_scenario(text, "probe.toml")
+    parse_scenario(text.replace('profile = "1.0"', 'profile = "2.4"'), "probe.toml")
+
+
+PARKED = """
+[protocol]
+profile = "2.4"
+[cluster]
+brokers = 2
+[probe]
+kafka_test = "x"
+kafka_tag = "2.4.0"
+node = "b1"
+[[probe.state.partitions]]
+tp = "t-0"
+leader = 1
+leader_epoch = 1
+replicas = [1, 2]
+log = [{leader_epoch = 1, record_count = 2}]
+high_watermark = 0
+[[probe.steps]]
+deliver = "Fetch"
+from = "b2"
+wait_ms = 10
+body = { max_wait_ms = 500, partitions = [{ tp = "t-0", fetch_offset = 2 }] }
+expect = { "answered" = false, "follower_log_end_offset:t-0/2" = 2 }
+[[probe.steps]]
+deliver = "LeaderAndIsr"
+answer_to = "b2"
+body = { partitions = [{ tp = "t-0", leader = 2, leader_epoch = 2, replicas = [1, 2] }] }
+expect = { "answered" = true, "error:t-0" = "NOT_LEADER_OR_FOLLOWER" }
+"""
+
+
+def test_answer_to_reads_an_answer_the_step_made_the_node_send_elsewhere():
+    # the follower's Fetch waits in purgatory; the LeaderAndIsr (from c1) wakes it, and the
+    # checks read the FetchResponse b1 sends b2, not the LeaderAndIsr's answer
+    v = _verdict(PARKED)
+    assert v["expectation_met"], v.get("expectation_note")
+    assert [c["model"] for c in v["probe"]] == [False, 2, True, "NOT_LEADER_OR_FOLLOWER"]
+    bad = PARKED.replace('answer_to = "b2"', 'answer_to = "b1"')
+    with pytest.raises(ScenarioError, match="answer_to: 'b1' is the node under test"):
+        parse_scenario(bad, "probe.toml")
+
+
+def test_fetch_sent_reads_the_last_fetch_the_node_sent():
+    # after the truncation to 4 the follower fetches again from 4, naming its last epoch, 3
+    text = FOLLOWER.replace('expect = { "log_end_offset:t-0" = 4 }',
+                            'expect = { "fetch_sent.fetch_offset:t-0" = 4, '
+                            '"fetch_sent.last_fetched_epoch:t-0" = 3, '
+                            '"fetch_sent.current_leader_epoch:t-0" = 5, '
+                            '"fetch_sent.fetch_offset:t-9" = "none" }')
+    v = _verdict(text)
+    assert v["expectation_met"], v.get("expectation_note")

@@ -103,6 +103,14 @@ def _producer(attr: str) -> Callable[[Seen, str], Any]:
     return read
 
 
+def _follower_leo(seen: Seen, arg: str) -> Any:
+    """A leader's view of one follower's log end (arg tp/broker id): -1 until it fetches."""
+    tp, _, broker = arg.rpartition("/")
+    p = seen.node.partitions.get(tp)
+    replica = p.followers.get(int(broker)) if p is not None and broker.isdigit() else None
+    return replica.leo if replica is not None else NONE
+
+
 def _metadata(index: int) -> Callable[[Seen, str], Any]:
     def read(seen: Seen, tp: str) -> Any:
         entry = seen.node.metadata.get(tp)
@@ -155,6 +163,8 @@ BROKER = {
     "log_start_offset": Obs(True, _log(lambda log: log.log_start_offset), "the log start offset"),
     "epoch_cache": Obs(True, _log(lambda log: [list(e) for e in log.epochs]),
                      "the leader-epoch cache as [[epoch, start offset], ...]"),
+    "follower_log_end_offset": Obs(True, _follower_leo, "a leader's view of a follower's log "
+                                   "end (arg tp/broker id), -1 before it fetches"),
     "fetching_from": Obs(True, _fetching_from, "the leader whose fetcher holds the partition, or -1"),
     "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch, "the controller epoch known"),
     "metadata_leader": Obs(True, _metadata(1), "the leader in the broker's metadata cache"),
@@ -256,11 +266,31 @@ ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "dive
                  "base_offset", "topic_id", "leader")
 
 
+FETCH_SENT_FIELDS = ("fetch_offset", "current_leader_epoch", "last_fetched_epoch")
+
+
+def _fetch_sent_field(name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        for _dst, kind, body in reversed(seen.sent):
+            if kind == "Fetch":
+                for fp in body.partitions:
+                    if fp.tp == tp:
+                        return getattr(fp, name)
+        return NONE
+    return read
+
+
 def observable(role: str, name: str) -> Observable | None:
     if role == "broker" and name.startswith("answer."):
         fld = name[len("answer."):]
         if fld in ANSWER_FIELDS:
             return Obs(True, _answer_field(fld), f"the answer's {fld} for the partition", fld == "error")
+        return None
+    if role == "broker" and name.startswith("fetch_sent."):
+        fld = name[len("fetch_sent."):]
+        if fld in FETCH_SENT_FIELDS:
+            return Obs(True, _fetch_sent_field(fld), f"the {fld} of the partition in the last "
+                       "Fetch the node sent during the step (a follower's)")
         return None
     return ROLES[role].get(name)
 
@@ -310,5 +340,6 @@ def normalise(v: Any, is_error: bool = False) -> Any:
 
 
 def names(role: str) -> list[str]:
-    extra = [f"answer.{f}" for f in ANSWER_FIELDS] if role == "broker" else []
+    extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in FETCH_SENT_FIELDS]
+             if role == "broker" else [])
     return sorted(ROLES[role]) + extra

@@ -69,7 +69,7 @@ class _Context:
         (an answer's default); else a fresh one (a request's)."""
         last = self.run.last_request(self.src, kind)
         if last is not None:
-            return last.body.corr
+            return last.corr
         preset = self.run.preset_corr(self.src, kind)
         if preset is not None:
             return preset
@@ -94,7 +94,7 @@ class _Context:
         if last is None:
             return parts
         given = {p.tp: p for p in parts}
-        out = [given.pop(fp.tp, None) or _empty(fp.tp) for fp in last.body.partitions]
+        out = [given.pop(fp.tp, None) or _empty(fp.tp) for fp in last.partitions]
         return tuple(out) + tuple(given.values())
 
 
@@ -117,6 +117,8 @@ class ProbeRun:
                                     t.segment_ms)
         Actor("zk", self.world)
         self.node = self._node()
+        self.node_sent: list[tuple[str, str, object]] = []  # (dst, kind, body), as sent
+        self._record_sends()
         self.peers = {name: Peer(name, self.world) for name in self._peer_names()}
         self.ctx = _Context(self)
         self.outcome = ProbeOutcome()
@@ -149,11 +151,22 @@ class ProbeRun:
             self.events.append(ev)
 
     # -- what the node sent ----------------------------------------------------------------
+    def _record_sends(self) -> None:
+        """Keep every message the node sends, at the moment it sends it: an answer the probe
+        writes names the node's last request even while that request is still on the wire
+        (a follower's first Fetch goes out at time 0, as the first step is delivered)."""
+        send = self.node.send
+
+        def recorded(dst: str, kind: str, body):
+            self.node_sent.append((dst, kind, body))
+            return send(dst, kind, body)
+        self.node.send = recorded
+
     def last_request(self, peer: str, kind: str):
-        box = self.peers.get(peer)
-        for _t, msg in reversed(box.inbox if box else []):
-            if msg.kind == kind:
-                return msg
+        """The body of the node's last `kind` message to `peer`, sent or delivered, or None."""
+        for dst, sent_kind, body in reversed(self.node_sent):
+            if dst == peer and sent_kind == kind:
+                return body
         return None
 
     def preset_corr(self, peer: str, kind: str) -> int | None:
@@ -205,7 +218,7 @@ class ProbeRun:
                          for t, msg in p.inbox[marks[name]:])
         for _t, _mid, name, msg in arrived:
             seen.sent.append((name, msg.kind, msg.body))
-            if name == step.src and seen.answer is None and msg.kind == step.kind + "Response":
+            if seen.answer is None and _is_answer(step, name, msg.kind):
                 seen.answer = msg.body
         for key, raw in step.expect:
             kafka = observe.expected(self.probe.role, key, raw)
@@ -214,6 +227,14 @@ class ProbeRun:
             self.outcome.checks.append(row)
             self.world.trace.emit(self.kernel.now_us, "harness", V.PROBE_CHECK, row)
         self._step(i + 1)
+
+
+def _is_answer(step, dst: str, kind: str) -> bool:
+    """Whether a message the node sent to `dst` is the answer the step's checks read: its
+    answer to the step's message, or with `answer_to` its first answer to that node."""
+    if step.answer_to:
+        return dst == step.answer_to and kind.endswith("Response")
+    return dst == step.src and kind == step.kind + "Response"
 
 
 def _brief(body) -> dict:

@@ -25,7 +25,7 @@ STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:]}  # the node
 TOP = (Field("kafka_test", "str"), Field("kafka_tag", "str"), Field("kafka_source", "str", ""),
        Field("node", "str"), Field("state", "any", None), Field("steps", "any"))
 STEP = (Field("deliver", "str"), Field("from", "str", ""), Field("wait_ms", "int", 100),
-        Field("body", "any", None), Field("expect", "any", None))
+        Field("body", "any", None), Field("expect", "any", None), Field("answer_to", "str", ""))
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,10 @@ class Step:
     wait_ms: int
     expect: tuple  # (key, Kafka's value as written)
     raw_body: dict
+    # whose answer the `answer.*` and `error` checks read: "" for the step's sender (the answer
+    # to this step's message), else another node (an answer to an earlier request, which this
+    # step's message made the node send, e.g. a parked Fetch woken by a LeaderAndIsr)
+    answer_to: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,15 @@ class Probe:
         return {"kafka_test": self.kafka_test, "kafka_tag": self.kafka_tag,
                 "kafka_source": self.kafka_source, "node": self.node, "role": self.role,
                 "state": self.raw_state,
-                "steps": [{"deliver": s.kind, "from": s.src, "wait_ms": s.wait_ms,
-                           "body": s.raw_body, "expect": dict(s.expect)} for s in self.steps]}
+                "steps": [_step_json(s) for s in self.steps]}
+
+
+def _step_json(s: Step) -> dict:
+    out = {"deliver": s.kind, "from": s.src, "wait_ms": s.wait_ms, "body": s.raw_body,
+           "expect": dict(s.expect)}
+    if s.answer_to:
+        out["answer_to"] = s.answer_to
+    return out
 
 
 def _role(node: str, brokers: int, producers: list[str]) -> str:
@@ -111,7 +122,10 @@ def _step(raw: Any, key: str, role: str, node: str, protocol) -> Step:
                            f"comes with {gated[1]}", f"leave {gated[0]} out (the wire's -1), "
                            "or pick a profile that sends it")
     expect = _expect(s["expect"], f"{key}.expect", role)
-    return Step(kind, src, fields, s["wait_ms"], expect, body_raw)
+    if s["answer_to"] == node:
+        raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",
+                           "name the node whose answer the checks read")
+    return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
 
 
 def _expect(raw: Any, key: str, role: str) -> tuple:

@@ -115,7 +115,8 @@ def _replica_id(f: dict, ctx) -> int:
 def _fetch(f: dict, ctx) -> M.Fetch:
     parts = tuple(M.FetchPartition(p["tp"], p["fetch_offset"], p["current_leader_epoch"],
                                    p["last_fetched_epoch"]) for p in f["partitions"])
-    return M.Fetch(_replica_id(f, ctx), _corr(f, ctx, "Fetch"), f["max_wait_ms"] * 1000, parts)
+    return M.Fetch(_replica_id(f, ctx), _corr(f, ctx, "Fetch"), f["max_wait_ms"] * 1000, parts,
+                   f["client_metadata"])
 
 
 EPOCH_PARTITION = (Field("tp", "str"), Field("current_leader_epoch", "int", NO),
@@ -204,7 +205,8 @@ KINDS: dict[str, Kind] = {
                              Field("corr", "int", 0), _parts(PRODUCE_PARTITION)),
                     _produce, "a producer's Produce"),
     "Fetch": Kind(BROKER, (Field("replica_id", "int", -2), Field("max_wait_ms", "int", 0),
-                           Field("corr", "int", 0), _parts(FETCH_PARTITION)),
+                           Field("corr", "int", 0), _parts(FETCH_PARTITION),
+                           Field("client_metadata", "bool", False)),
                   _fetch, "a follower's (replica_id >= 0) or a consumer's (-1) Fetch"),
     "OffsetsForLeaderEpoch": Kind(BROKER, (Field("replica_id", "int", -2), Field("corr", "int", 0),
                                            _parts(EPOCH_PARTITION)),
@@ -239,9 +241,18 @@ GATES = {
 }
 
 
+# The same for a request-level field, set when true or not -1.
+REQUEST_GATES = {
+    ("Fetch", "client_metadata"): (lambda p: p.follower_fetch, "Fetch v11 (KIP-392, 2.4)"),
+}
+
+
 def off_the_wire(kind: str, body: dict, protocol) -> tuple[str, str] | None:
-    """(field, what brings it) of the first partition field `body` sets that the profile's
-    request version cannot carry, or None."""
+    """(field, what brings it) of the first request or partition field `body` sets that the
+    profile's request version cannot carry, or None."""
+    for (k, name), (carried, since) in REQUEST_GATES.items():
+        if k == kind and not carried(protocol) and body.get(name, NO) not in (NO, False):
+            return name, since
     for (k, name), (carried, since) in GATES.items():
         if k != kind or carried(protocol):
             continue

@@ -44,8 +44,18 @@ def produce_local_log(proto, local_epoch: int, is_leader: bool, current_leader_e
                          proto.produce_epoch_check)
 
 
-def fetch_local_log(proto, local_epoch: int, is_leader: bool, current_leader_epoch: int) -> int:
-    """A Fetch's (or OffsetsForLeaderEpoch's) partition check on the leader: with
-    `fetch_epoch_check` (KIP-320, 2.1+) the CurrentLeaderEpoch, then leadership."""
-    return get_local_log(local_epoch, is_leader, current_leader_epoch, True,
+def fetch_local_log(proto, local_epoch: int, is_leader: bool, current_leader_epoch: int,
+                    require_leader: bool = True) -> int:
+    """A Fetch's (or OffsetsForLeaderEpoch's) partition check: with `fetch_epoch_check`
+    (KIP-320, 2.1+) the CurrentLeaderEpoch, then leadership unless the request may read from a
+    follower (`fetch_only_from_leader`)."""
+    return get_local_log(local_epoch, is_leader, current_leader_epoch, require_leader,
                          proto.fetch_epoch_check)
+
+
+def fetch_only_from_leader(proto, replica_id: int, client_metadata: bool) -> bool:
+    """`ReplicaManager.fetchMessages`' fetchOnlyFromLeader: a follower's Fetch, and a
+    consumer's without ClientMetadata (a Fetch older than v11, KAFKA-9004), read only from the
+    leader; with `follower_fetch` (KIP-392, 2.4) a consumer's Fetch carrying it may read from a
+    follower."""
+    return replica_id >= 0 or not (client_metadata and proto.follower_fetch)

@@ -140,3 +140,13 @@ def offset_truncation_state(diverging: tuple[int, int], local: tuple[int, int], 
         target = min(end, local_end) if local_epoch >= 0 else end
         reason, complete = "diverging_epoch", local_epoch < 0 or local_epoch == epoch
     return max(min(target, leo), log_start), reason, complete
+
+
+def fenced_fetch_stops_fetching(proto, error: int, request_epoch: int, current_epoch: int) -> bool:
+    """Whether a follower stops fetching a partition its leader answered FENCED_LEADER_EPOCH
+    (`AbstractFetcherThread.onPartitionFenced`): when the Fetch named the epoch the follower
+    still has, its leader has moved on, so it marks the partition failed and waits for the
+    LeaderAndIsr of the new epoch, which adds it back (2.1+, with KIP-320's fetch epochs; read
+    at 2.4.0 and 3.7.0). A Fetch sent before the follower's own epoch changed is retried after
+    the backoff, as any other error is."""
+    return error == E.FENCED_LEADER_EPOCH and request_epoch == current_epoch

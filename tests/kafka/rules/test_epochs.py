@@ -51,3 +51,18 @@ def test_fetch_checks_its_epoch_from_kip_320(profile):
     expected = E.FENCED_LEADER_EPOCH if proto.fetch_epoch_check else E.NONE
     assert epochs.fetch_local_log(proto, 5, True, 4) == expected
     assert proto.fetch_epoch_check is (profile not in ("0.10.2", "0.11", "1.0"))
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_a_consumer_with_client_metadata_may_read_from_a_follower_from_kip_392(profile):
+    """`ReplicaManager.fetchMessages` (2.4.0, KAFKA-8443 and KAFKA-9004): a follower's Fetch
+    and a consumer's without ClientMetadata need the leader; a consumer's Fetch v11+ does not."""
+    proto = PROFILES[profile]
+    kip_392 = profile not in ("0.10.2", "0.11", "1.0")
+    assert proto.follower_fetch is kip_392
+    assert epochs.fetch_only_from_leader(proto, 2, True)
+    assert epochs.fetch_only_from_leader(proto, -1, False)
+    assert epochs.fetch_only_from_leader(proto, -1, True) is not kip_392
+    # a follower at epoch 5 (PartitionTest.testLeaderEpochValidationOnFollower, 3.7.0)
+    reads = epochs.fetch_local_log(proto, 5, False, 5, False)
+    assert reads == E.NONE and epochs.fetch_local_log(proto, 5, False, 5) == E.NOT_LEADER_OR_FOLLOWER

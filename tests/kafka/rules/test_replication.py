@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from sim.kafka import errors as E
 from sim.kafka.profiles import PROFILES, resolve_protocol
 from sim.kafka.rules import replication as rep
 
@@ -107,3 +108,17 @@ def test_which_leader_and_isr_restarts_a_followers_fetcher(profile):
     assert not rep.makes_follower(proto, False, False)
     before_7164 = profile in ("0.10.2", "0.11", "1.0")
     assert rep.makes_follower(proto, False, True) is not before_7164
+
+
+@pytest.mark.parametrize(("error", "request_epoch", "current_epoch", "stops"), [
+    ("FENCED_LEADER_EPOCH", 4, 4, True),    # the leader moved on: wait for the LeaderAndIsr
+    ("FENCED_LEADER_EPOCH", 4, 5, False),   # sent before this follower's epoch changed: retry
+    ("UNKNOWN_LEADER_EPOCH", 4, 4, False),  # the leader lags: back off and retry
+    ("NOT_LEADER_OR_FOLLOWER", 4, 4, False),
+])
+def test_a_fenced_fetch_stops_fetching_the_partition(error, request_epoch, current_epoch, stops):
+    """`AbstractFetcherThread.onPartitionFenced` (2.4.0, 3.7.0; AbstractFetcherThreadTest
+    .testFencedFetch): the partition is marked failed and leaves the fetcher."""
+    proto = PROFILES["2.4"]
+    assert rep.fenced_fetch_stops_fetching(proto, getattr(E, error), request_epoch,
+                                           current_epoch) is stops

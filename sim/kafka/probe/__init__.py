@@ -1,0 +1,1 @@
+"""Probes: one Kafka unit test posed to the model (spec, state, wire, observe, run)."""
