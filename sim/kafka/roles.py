@@ -64,9 +64,13 @@ ROLES: dict[str, tuple[str, ...]] = {
     "follower_truncation": (BROKER,),
     "hw_before_diverging_truncation": (BROKER,),
     "consumer_validation": (CONSUMER,),
+    # KAFKA-9840 (2.6): a consumer whose metadata names no leader keeps its last one
+    "consumer_ignores_unknown_leader": (CONSUMER,),
     "out_of_range_halts": (BROKER,),
     # the broker keeps producer state; a producer that knows no idempotence cannot ask for it
     "idempotent_producer": (BROKER, PRODUCER),
+    # KIP-392 (2.4): a follower serves a consumer's Fetch that carries ClientMetadata
+    "follower_fetch": (BROKER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`
