@@ -119,9 +119,11 @@ class BrokerData:
         return self.partitions.get(tp) if tp in self.metadata else None
 
     def _not_hosted_error(self, tp: str) -> int:
-        """A request for a partition this broker holds no replica of: NOT_LEADER_OR_FOLLOWER
-        when its metadata knows the partition, else UNKNOWN_TOPIC_OR_PARTITION."""
-        return E.NOT_LEADER_OR_FOLLOWER if tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
+        """A request for a partition this broker holds no online replica of:
+        KAFKA_STORAGE_ERROR when its replica is in a failed log directory, else
+        NOT_LEADER_OR_FOLLOWER when its metadata knows the partition, else
+        UNKNOWN_TOPIC_OR_PARTITION (`getPartitionOrError`, `LogDirs.not_hosted_error`)."""
+        return self.not_hosted_error(tp)
 
     def _produce_error(self, pp, err: int, log_start: int = -1) -> ProducePartitionResult:
         self.emit(V.PRODUCE_RESULT, {"tp": pp.tp, "bid": pp.batch.bid, "error": err})

@@ -3,6 +3,7 @@
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
+LEADER_NOT_AVAILABLE = 5
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
 STALE_CONTROLLER_EPOCH = 11
@@ -17,6 +18,7 @@ UNKNOWN_PRODUCER_ID = 59
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 STALE_BROKER_EPOCH = 77
+OFFSET_NOT_AVAILABLE = 78  # KIP-207 (2.2): ListOffsets v5+
 INVALID_UPDATE_VERSION = 95
 INELIGIBLE_REPLICA = 107  # KIP-841 (3.3)
 # Client-side outcomes that are not broker error codes (negative: never on the wire).
@@ -28,8 +30,11 @@ NO_EPOCH = -1
 EPOCH_DURING_DELETE = -2
 NO_LEADER = -1
 
-# Errors after which a client refreshes metadata: InvalidMetadataException subclasses (ref §0, §3.2)
-INVALID_METADATA = frozenset({UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH})
+# Errors after which a client refreshes metadata: InvalidMetadataException subclasses (ref §0,
+# §3.2); KafkaStorageException is one too (`KafkaStorageException extends
+# InvalidMetadataException` at 1.0.0, 2.6.0 and 3.7.0)
+INVALID_METADATA = frozenset({UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
+                              KAFKA_STORAGE_ERROR})
 RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT,
                        NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
                        FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,

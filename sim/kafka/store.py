@@ -57,6 +57,9 @@ class Store:
     deleting: dict = field(default_factory=dict)  # name -> TopicDeletion
     next_topic_id: int = 1
     zxid: int = 0
+    # /log_dir_event_notification: the ids of brokers that lost a log directory, in the
+    # order they wrote them, until the active controller reads them
+    log_dir_events: list = field(default_factory=list)
 
     def register_broker(self, broker_id: int, now_us: int) -> int:
         """A (re)starting broker registers; its new broker epoch is the registration zxid."""
