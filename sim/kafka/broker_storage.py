@@ -26,7 +26,12 @@ its logs come back then with `data = "kept"`, or are gone (`log_deleted`, reason
 from __future__ import annotations
 
 from sim.kafka import vocab as V
-from sim.kafka.rules.storage import OFFLINE, get_partition_or_error, halts_on_log_dir_failure, next_log_dir
+from sim.kafka.rules.storage import (
+    OFFLINE,
+    get_partition_or_error,
+    halts_on_log_dir_failure,
+    next_log_dir,
+)
 
 
 class LogDirs:
