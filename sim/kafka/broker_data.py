@@ -4,7 +4,8 @@ Contract (mixin of `Broker`): Produce is checked in the order of ref §1.1-1.2 (
 epoch check when the switch is on, leadership, min ISR for acks=all), then the idempotent
 append check, and appended with the leader's epoch; acks=all responses wait until the HW covers
 the batch (or leadership is lost, or the request times out), and say
-NOT_ENOUGH_REPLICAS_AFTER_APPEND if by then the ISR is below min.insync.replicas. Error answers
+NOT_ENOUGH_REPLICAS_AFTER_APPEND if by then the ISR is below min.insync.replicas, or
+KAFKA_STORAGE_ERROR for a partition whose log directory failed meanwhile. Error answers
 carry KIP-951's CurrentLeader hint (`sim.kafka.rules.leader_discovery`). The leader side of
 Fetch is `LeaderFetch`, the HW and ISR `IsrManager`.
 """
@@ -165,6 +166,12 @@ class BrokerData:
             need = waiter.needs.get(tp) if waiter is not None else None
             if need is None:
                 continue
+            if self.offline:
+                self._fail_offline_needs(waiter)
+                if tp not in waiter.needs:  # `tp` itself went offline
+                    if not waiter.needs:
+                        done.append(key)
+                    continue
             if hw < need:
                 waiting.append(key)
                 continue
@@ -177,6 +184,14 @@ class BrokerData:
         self.waiters_by_tp[tp] = waiting
         for key in done:
             self._finish_waiter(key)
+
+    def _fail_offline_needs(self, waiter) -> None:
+        """`DelayedProduce.tryComplete` looks at every partition of the request: one gone
+        offline (a failed log directory) completes with KAFKA_STORAGE_ERROR. Nothing else
+        tries a request parked only on offline partitions: it waits for its timeout."""
+        for tp in [tp for tp in waiter.needs if tp in self.offline]:
+            del waiter.needs[tp]
+            waiter.results[tp] = waiter.results[tp]._replace(error=E.KAFKA_STORAGE_ERROR)
 
     def fail_waiters(self, tp: str) -> None:
         """Leadership of `tp` is gone: parked acks=all writes fail with NOT_LEADER_OR_FOLLOWER,

@@ -142,10 +142,11 @@ ACTIONS = {a.name: a for a in (
         default_undo="restart", window="down", draws={"power_loss": _draw_power_loss}),
     # a broker's log directory fails (an I/O error: `LogDirFailureChannel`): with several
     # (`cluster.log_dirs`) it goes on without the partitions in it, and the controller moves
-    # their leaders away; with none left it halts. A restart brings the directory back
+    # their leaders away; with none left it halts. A restart brings the directory back, so a
+    # live broker needs a crash (or controlled_shutdown) first: `restart` is no default undo
     FaultAction(
         "log_dir_failure", "broker", apply=_log_dir_failure, sentence=_log_dir_failure_words,
         params={"dir": (_log_dir, 0), "when": (choice(LOG_DIR_WHEN), "now"),
                 "data": (choice(LOG_DIR_DATA), "lost")},
-        default_undo="restart", mark_colour="tab:brown"),
+        mark_colour="tab:brown"),
 )}
