@@ -24,7 +24,7 @@ class StopReplicaOutOfOrder(Invariant):
             self.applied[key] = (ev["leader_epoch"], ev["seq"])
 
     def on_stop(self, ev):
-        if ev["result"] == "fenced":
+        if ev["result"] in ("fenced", "offline"):  # nothing stopped (offline: a failed log dir)
             return
         if ev["result"] == "not_hosted" and not (
                 ev["delete"] and self.ctx.logs.get(ev["node"], ev["tp"]) is not None):
