@@ -14,7 +14,8 @@ which then fails with an I/O error (`arm_failing_delete`: `Log.renameDir` inside
 - drops their logs from the live set (`LogManager.handleLogDirFailure`): no HW checkpoint,
   retention or producer expiry touches them, though their files stay on the failed disk;
 - halts the broker if no live directory is left (`Exit.halt`: a crash, without the clean
-  shutdown's HW checkpoint or session close);
+  shutdown's HW checkpoint or session close), or at once before KIP-112
+  (`survives_log_dir_failure`, off before 1.0);
 - else writes a LogDirEventNotification to ZooKeeper (`propagateLogDirEvent`), now or, while
   "zk" is out of reach, once it is reachable again; the controller then asks the broker,
   with LeaderAndIsr, which of its replicas are offline (`sim.kafka.controller_log_dirs`).
@@ -88,7 +89,7 @@ class LogDirs:
             self.truncating.discard(tp)
             del self.partitions[tp]
             self.offline.add(tp)
-        halt = halts_on_log_dir_failure(self.cluster.log_dirs - len(self.failed_dirs))
+        halt = halts_on_log_dir_failure(self.protocol, self.cluster.log_dirs - len(self.failed_dirs))
         self.emit(V.LOG_DIR_FAILURE, {"dir": d, "tps": offline, "halt": halt})
         if halt:
             self.exit_process()

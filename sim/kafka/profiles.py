@@ -168,6 +168,12 @@ class Protocol:
     # broker ("Exiting because log truncation is not allowed", FatalExitError) instead of
     # truncating: `ReplicaFetcherThread.handleOffsetOutOfRange` until KAFKA-7414 (2.1)
     out_of_range_halts: bool = False
+    # a broker survives the failure of one of its log directories while another is live: it
+    # takes the partitions in it offline, answers KAFKA_STORAGE_ERROR for them and tells the
+    # controller (KIP-112, JBOD, 1.0: `ReplicaManager.handleLogDirFailure`). Before, the first
+    # I/O error halted the broker ("Halting due to unrecoverable I/O error",
+    # `ReplicaManager.appendToLocalLog` at 0.11.0); sim.kafka.rules.storage
+    survives_log_dir_failure: bool = True
     # the broker knows producer ids and sequences (KIP-98, 0.11). Without it no producer may be
     # idempotent: a scenario that asks for one is refused when it is loaded
     idempotent_producer: bool = True
@@ -204,7 +210,8 @@ _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_ra
                 consumer_validation=False, broker_epoch_check=False, isr_epoch_start_check=False,
                 epoch_cached_on_election=False, idle_follower_in_sync=False)
 
-_V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=False,
+_V0_11 = Protocol(survives_log_dir_failure=False,  # KIP-112 came with 1.0
+                  client_retries_out_of_order=False, client_resolves_sequences=False,
                   unknown_producer="out_of_order", evict_state_on_retention=True,
                   old_duplicate="out_of_order", client_log_start_check=False,
                   producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,

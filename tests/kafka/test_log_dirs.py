@@ -125,6 +125,15 @@ def test_a_broker_that_loses_its_only_dir_halts():
     assert _first(events, "log_deleted", node="b1")["reason"] == "disk_replaced"
 
 
+def test_before_kip_112_a_failed_dir_halts_the_broker_whatever_it_has_left():
+    """0.11 (`survives_log_dir_failure` off): b1 still has dir 1, yet halts."""
+    events = _shipped("log-dir-failure-leader-moves", (("protocol.profile", "0.11"),))
+    failed = _first(events, "log_dir_failure", node="b1")
+    assert (failed["tps"], failed["halt"]) == (["t-0"], True)
+    assert _first(events, "crash", node="b1")["seq"] == failed["seq"] + 1
+    assert not _all(events, "replicas_offline")
+
+
 def test_a_stop_replica_whose_delete_fails_answers_kafka_storage_error():
     events = _shipped("log-dir-failure-on-delete")
     stop = _first(events, "stop_replica", node="b2", delete=True)

@@ -8,7 +8,11 @@ Contract: pure functions of plain values, read at 2.6.0 and 3.7.0 (ZooKeeper mod
   fewest logs (Kafka breaks ties by its map's order, the model by the lower index);
 - `halts_on_log_dir_failure` is `LogManager.handleLogDirFailure`: a broker left with no live
   log directory halts (`Exit.halt`, no shutdown hooks: as a crash, its ZooKeeper session left
-  to expire); with one left it goes on serving the partitions of the others.
+  to expire); with one left it goes on serving the partitions of the others. Before KIP-112
+  (1.0, `survives_log_dir_failure`) any I/O error halted it ("Halting due to unrecoverable
+  I/O error", `ReplicaManager.appendToLocalLog` at 0.11.0). The model halts such a broker
+  when the directory fails; 0.11 first answered a request whose own I/O failed with an error
+  (a failed deletion: the StopReplica fails as a whole) and halted at its next write there.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ def next_log_dir(logs_per_live_dir: dict[int, int]) -> int:
     return min(sorted(logs_per_live_dir), key=lambda d: logs_per_live_dir[d])
 
 
-def halts_on_log_dir_failure(live_dirs_left: int) -> bool:
+def halts_on_log_dir_failure(proto, live_dirs_left: int) -> bool:
     """`LogManager.handleLogDirFailure`: "Shutdown broker because all log dirs ... have
-    failed" once none is left."""
-    return live_dirs_left == 0
+    failed" once none is left; before KIP-112 at the first failure."""
+    return live_dirs_left == 0 or not proto.survives_log_dir_failure

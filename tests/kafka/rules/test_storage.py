@@ -1,7 +1,8 @@
 """`sim.kafka.rules.storage` and the controller's offline-replica rule: a broker's log
 directories (`ReplicaManager.getPartitionOrError`, `LogManager.nextLogDirs` and
 `handleLogDirFailure`, `KafkaController.processLeaderAndIsrResponseReceived`, read at 2.6.0 and
-3.7.0). None of them differs by profile; they are asked under every one all the same."""
+3.7.0). Only whether a broker survives a failed directory differs by profile: JBOD's
+failure handling came with KIP-112 in 1.0; before, any I/O error halted the broker."""
 
 from __future__ import annotations
 
@@ -32,17 +33,18 @@ def test_a_new_log_goes_to_the_live_dir_with_the_fewest_logs(counts, expected):
     assert S.next_log_dir(counts) == expected
 
 
-def test_a_broker_halts_only_when_no_log_dir_is_left():
-    assert S.halts_on_log_dir_failure(0)
-    assert not S.halts_on_log_dir_failure(1)
-
-
 @pytest.mark.parametrize("profile", list(PROFILES))
-def test_leader_and_isr_answers_mark_replicas_offline_and_online_again(profile):
+def test_a_broker_halts_when_no_log_dir_is_left_or_before_kip_112(profile):
+    proto = PROFILES[profile]
+    assert S.halts_on_log_dir_failure(proto, 0)
+    assert S.halts_on_log_dir_failure(proto, 1) is (profile in ("0.10.2", "0.11"))
+    assert proto.survives_log_dir_failure is (profile not in ("0.10.2", "0.11"))
+
+
+def test_leader_and_isr_answers_mark_replicas_offline_and_online_again():
     """KAFKA_STORAGE_ERROR marks a replica offline, NONE online; another error (an ignored
     equal epoch: STALE_CONTROLLER_EPOCH) changes nothing; only new ones start
     `onReplicasBecomeOffline`."""
-    assert PROFILES[profile] is not None
     none = frozenset()
     current, new = offline_replicas_after_leader_and_isr(
         none, {"t-0": E.KAFKA_STORAGE_ERROR, "t-1": E.NONE, "t-2": E.STALE_CONTROLLER_EPOCH})
