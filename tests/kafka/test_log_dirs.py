@@ -202,3 +202,17 @@ def test_a_parked_write_completes_with_kafka_storage_error_when_its_other_partit
     assert any(e["errs"] == [["t-0", E.KAFKA_STORAGE_ERROR]] for e in answers), answers
     assert not any(e["kind"] == "produce_error" and e["error"] == E.REQUEST_TIMED_OUT
                    for e in events)
+
+
+def test_a_dir_never_replaced_is_a_fault_not_healed():
+    """Without a restart b1's replica of t-0 stays offline, and t-0 under-replicated, as in
+    Kafka until the disk is replaced: the liveness rules judge t-1 and the other brokers only."""
+    text = open(scenario_path("log-dir-failure-leader-moves")).read()
+    text = text[:text.index('[[faults]]\nat_ms = 9000')]
+    verdict = run_scenario(parse_scenario(text, "never-replaced.toml"), 1, keep_events=True)
+    assert verdict["violated"] == [], verdict["violated"]
+    final = [e for e in verdict["_events"] if e["kind"] == "partition_state"
+             and e["tp"] == "t-0"][-1]
+    assert final["isr"] == [2, 3]
+    assert verdict["liveness"]["under_replicated_after_heal"] == "judged 1 partition"
+    assert verdict["liveness"]["stray_replica"] == "judged 2 live brokers"
