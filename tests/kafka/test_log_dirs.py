@@ -216,3 +216,24 @@ def test_a_dir_never_replaced_is_a_fault_not_healed():
     assert final["isr"] == [2, 3]
     assert verdict["liveness"]["under_replicated_after_heal"] == "judged 1 partition"
     assert verdict["liveness"]["stray_replica"] == "judged 2 live brokers"
+
+
+def test_the_notification_waits_until_zookeeper_is_reachable():
+    """`propagateLogDirEvent` writes to ZooKeeper: a broker cut off from "zk" writes it once
+    the cut heals (at its next heartbeat), and only then does the controller move the leader."""
+    text = open(scenario_path("log-dir-failure-leader-moves")).read()
+    text = text[:text.index('[[faults]]\nat_ms = 9000')] + """
+[[faults]]
+at_ms = 2000
+action = "block"
+target = "b1"
+dst = "zk"
+[[faults]]
+at_ms = 4000
+action = "heal"
+"""
+    verdict = run_scenario(parse_scenario(text, "zk-cut.toml"), 1, keep_events=True)
+    events = verdict["_events"]
+    offline = _first(events, "replicas_offline")
+    assert 4_000_000 < offline["t"] < 4_700_000, offline
+    assert _first(events, "partition_state", reason="elect:log_dir_failure")["t"] == offline["t"]
