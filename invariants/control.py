@@ -24,7 +24,7 @@ class StopReplicaOutOfOrder(Invariant):
             self.applied[key] = (ev["leader_epoch"], ev["seq"])
 
     def on_stop(self, ev):
-        if ev["result"] == "fenced":
+        if ev["result"] in ("fenced", "offline"):  # nothing stopped (offline: a failed log dir)
             return
         if ev["result"] == "not_hosted" and not (
                 ev["delete"] and self.ctx.logs.get(ev["node"], ev["tp"]) is not None):
@@ -42,7 +42,8 @@ class StrayReplica(Invariant):
     exactly the replicas the controller assigns to it (ref §4 row 7; §6 liveness). A run
     whose controller still has a request on its way to a live broker at the end (`unsettled`:
     a delay rule can keep one, and the requests queued behind it, past the end) is not
-    judged: its brokers have not yet heard what the controller decided. After `finish`,
+    judged: its brokers have not yet heard what the controller decided. A broker down at the
+    end, or with a log directory that failed and no restart since, is not judged. After `finish`,
     `note` says what was judged, or why nothing was (Jepsen's :unknown, not a pass)."""
 
     name = "stray_replica"
@@ -72,7 +73,9 @@ class StrayReplica(Invariant):
         if why_not:
             self.note = f"not judged: {why_not}"
             return
-        brokers = [f"b{i}" for i in range(1, self.ctx.brokers + 1) if f"b{i}" not in truth.down]
+        # a broker whose failed log dir is not back yet holds files it cannot serve or delete
+        brokers = [f"b{i}" for i in range(1, self.ctx.brokers + 1)
+                   if f"b{i}" not in truth.down and f"b{i}" not in truth.failed_dirs]
         self.note = f"judged {len(brokers)} live broker{'s' if len(brokers) != 1 else ''}"
         for b in brokers:
             for tp in sorted(truth.parts):

@@ -1,7 +1,8 @@
 """Shared folds that several invariants read: cluster truth and every replica's log.
 
 Contract: `Truth` follows the controller's `partition_state` events (the ground truth of
-leaders, epochs, ISR and assignment), topic deletion, node crashes/restarts and the end marker.
+leaders, epochs, ISR and assignment), topic deletion, node crashes/restarts, failed log
+directories (a broker's replicas in one are offline until it restarts) and the end marker.
 `ReplicaLogs` rebuilds each broker's log of each partition (batch rows `(base_offset, count,
 leader_epoch, bid)`) from `log_created`, `append`, `replicate`, `truncate`, `log_start` and
 `log_deleted`, plus each replica's HW. Both are fed before the invariants see an event.
@@ -17,6 +18,8 @@ class Truth:
         self.parts: dict[str, dict] = {}  # tp -> last partition_state event
         self.state_seq: dict[str, int] = {}
         self.down: set[str] = set()
+        self.failed_dirs: set[str] = set()  # brokers with a failed log dir, until a restart
+        self.offline: set[tuple] = set()  # (broker, tp): a replica in a failed log dir
         self.end: dict | None = None
         self.active_controller: str | None = None
 
@@ -34,6 +37,11 @@ class Truth:
                 self.active_controller = None
         elif kind == "restart":
             self.down.discard(ev["node"])
+            self.failed_dirs.discard(ev["node"])
+            self.offline = {(b, tp) for b, tp in self.offline if b != ev["node"]}
+        elif kind == "log_dir_failure":
+            self.failed_dirs.add(ev["node"])
+            self.offline.update((ev["node"], tp) for tp in ev["tps"])
         elif kind == "controller_elected":
             self.active_controller = ev["node"]
         elif kind == "controller_resigned" and ev["node"] == self.active_controller:

@@ -118,4 +118,8 @@ class AfterHeal(Invariant):
         self.note = (f"judged {self.judged} {unit}" if self.judged else f"not judged: {short}")
 
     def all_up(self, st: dict) -> bool:
-        return not any(f"b{r}" in self.ctx.truth.down for r in st["replicas"])
+        """Every replica of the partition is up: its broker runs, and the replica is not in a
+        failed log directory (which only a restart brings back)."""
+        truth = self.ctx.truth
+        return not any(f"b{r}" in truth.down or (f"b{r}", st["tp"]) in truth.offline
+                       for r in st["replicas"])

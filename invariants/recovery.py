@@ -180,8 +180,9 @@ class ProduceStalledAfterHeal(AfterHeal):
 # Lost on a live link, these leave a consumer waiting out its request.timeout.ms. A
 # `connection_closed` loss counts too: a broker that crashes while its link to the consumer is
 # cut closes the connection unheard, and the consumer waits out its timeout.
-CONSUMER_REQUESTS = frozenset({"Fetch", "Metadata", "OffsetsForLeaderEpoch"})
-CONSUMER_ANSWERS = frozenset({"FetchResponse", "MetadataResponse", "OffsetsForLeaderEpochResponse"})
+CONSUMER_REQUESTS = frozenset({"Fetch", "Metadata", "OffsetsForLeaderEpoch", "ListOffsets"})
+CONSUMER_ANSWERS = frozenset({"FetchResponse", "MetadataResponse", "OffsetsForLeaderEpochResponse",
+                              "ListOffsetsResponse"})
 CATCH_UP_US = 2_000_000  # two retry.backoff.max.ms: a rest after an error, then a validation
 
 
@@ -198,6 +199,7 @@ class ConsumeStalledAfterHeal(AfterHeal):
     unit = "consumer-partitions"
     handlers = {"drop": "on_drop", "hw": "on_hw", "consume": "on_consume",
                 "validate_position": "on_position", "fetch_error": "on_position",
+                "reset_position": "on_position",
                 "topic_deleted": "on_deleted"}
 
     def __init__(self, ctx):

@@ -29,7 +29,7 @@ _CLASSES = [
 INVARIANTS = {cls.name: cls for cls in _CLASSES}
 
 # Which event kinds each shared fold reads (routing saves a call per fold per event).
-TRUTH_KINDS = frozenset({"partition_state", "topic_deleted", "crash", "restart",
+TRUTH_KINDS = frozenset({"partition_state", "topic_deleted", "crash", "restart", "log_dir_failure",
                          "controller_elected", "controller_resigned", "end"})
 LOG_KINDS = frozenset({"append", "replicate", "hw", "truncate", "log_start", "log_created",
                        "log_deleted"})

@@ -48,6 +48,7 @@ FIELDS: dict[str, dict[str, str]] = {
     "topic_deletion_completed": {"topic": _S, "topic_id": _I},
     "alter_partition": {"tp": _S, "from": _I, "leader_epoch": _I, "partition_epoch": _I,
                         "isr": "array of int", "error": _I, "already": _B},
+    "replicas_offline": {"broker": _I, "tps": "array of string"},
     "replica_state": {**_TP, "role": _S, "leader": _I, "leader_epoch": _I,
                       "partition_epoch": _I, "isr": "array of int", "controller_epoch": _I},
     "lai_rejected": {"controller_epoch": _I, "partitions": "array"},
@@ -61,6 +62,7 @@ FIELDS: dict[str, dict[str, str]] = {
                          "local_controller_epoch": _I},
     "log_created": dict(_TP),
     "log_deleted": {**_TP, "reason": _S},
+    "log_dir_failure": {"dir": _I, "tps": "array of string", "halt": _B},
     "append": {"producer": _S, "corr": _I, "acks": _I, "batches": "array of objects"},
     "dup_append": {"tp": _S, "bid": _S, "base_offset": _I},
     "replicate": {"leader": _I, "batches": "array"},
@@ -88,6 +90,8 @@ FIELDS: dict[str, dict[str, str]] = {
                           "action": _S, "position": _I},
     "fetch_error": {"tp": _S, "error": _I, "broker": _I, "leader_epoch": _I, "position": _I,
                     "action": _S},
+    "reset_position": {"tp": _S, "broker": _I, "leader_epoch": _I, "timestamp": _I, "error": _I,
+                       "offset": _I, "offset_epoch": _I, "action": _S, "position": _I},
 }
 
 #: the fields of each object in `append.batches` (docs/trace.md, the second table of `append`)

@@ -157,7 +157,8 @@ def _batches_per_linger(t: Table, producer: dict) -> None:
 def consumer(t: Table, run: RunOptions) -> dict:
     """The settings of one consumer (Kafka consumer configs, *_ms in ints)."""
     out = {key: t.option(ConsumerOptions, key)
-           for key in ("fetch_max_wait_ms", "metadata_max_age_ms", "request_timeout_ms")}
+           for key in ("fetch_max_wait_ms", "metadata_max_age_ms", "request_timeout_ms",
+                       "auto_offset_reset")}
     out["start_ms"] = t.option(ConsumerOptions, "start_ms", hi=run.duration_ms - 1)
     return out
 

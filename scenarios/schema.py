@@ -219,7 +219,8 @@ def _resolve(data: dict, path: str) -> Scenario:
                                            declared, run)
     client_names = [c.name for c in producers + consumers]
     unique_nodes(client_names, producers, consumers, declared)
-    names = Names(cluster.brokers, cluster.controllers, client_names, dict(declared.topics))
+    names = Names(cluster.brokers, cluster.controllers, client_names, dict(declared.topics),
+                  cluster.log_dirs)
     for topic, parts in created_topics(raw["faults"], raw["mix"]).items():
         names.topics[topic] = max(names.topics.get(topic, 0), parts)
     check_partitions(names.topics)

@@ -179,6 +179,7 @@ class Names:
     controllers: int
     clients: list[str]
     topics: dict[str, int] = field(default_factory=dict)  # topic -> partitions
+    log_dirs: int = 1  # each broker's log directories (`cluster.log_dirs`)
 
     def broker_names(self) -> list[str]:
         return [f"b{i}" for i in range(1, self.brokers + 1)]

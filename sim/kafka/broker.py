@@ -4,7 +4,8 @@ Contract: a broker hosts replicas (`Partition`) over durable logs, keeps its own
 (which may lag the controller), answers Metadata from that cache, and applies control requests
 with the checks of ref §1.4 (LeaderAndIsr) and §1.5 (StopReplica). Volatile state (hosted
 partitions, metadata cache, controller epoch, fetchers, pending requests) is lost on crash; logs
-survive, and a restart reads each log's high watermark back from its last checkpoint.
+survive, and a restart reads each log's high watermark back from its last checkpoint. Logs
+sit in `cluster.log_dirs` directories, any of which may fail (`LogDirs`).
 Each broker runs its own profile (`profile`, switches `protocol`), which the `upgrade` action
 changes while it is down (`run_profile`); what it sends other brokers is bounded by the
 cluster's inter-broker protocol version (`store.ibp`, `sim.kafka.rules.inter_broker`).
@@ -17,6 +18,7 @@ from sim.core.actor import Actor
 from sim.kafka import vocab as V
 from sim.kafka.broker_control import ControlPlane
 from sim.kafka.broker_data import BrokerData
+from sim.kafka.broker_storage import LogDirs
 from sim.kafka.connection import RequestQueue
 from sim.kafka.fetcher import Fetcher
 from sim.kafka.idempotence import evict_below_log_start, expire_producers
@@ -31,7 +33,8 @@ from sim.kafka.rules.inter_broker import replication_view
 HEARTBEAT_US = 500_000
 
 
-class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fetcher, Actor):
+class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fetcher, LogDirs,
+             Actor):
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
@@ -46,6 +49,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         self.deleted_epochs: dict[str, tuple[int, int]] = {}
         self.broker_epoch = -1
         self._replication = (None, None, None)  # (protocol, ibp, their replication view)
+        self.init_log_dirs()
         self._reset_volatile()
 
     def _reset_volatile(self) -> None:
@@ -63,6 +67,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         self.init_fetchers()
         self.init_request_queue()
         self.shutting_down = False  # in controlled shutdown: follows no new leader
+        self.init_offline()
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -87,6 +92,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         self._reset_volatile()
 
     def on_restart(self) -> None:
+        self.restore_log_dirs()
         self._recover_hws()
         self._register()
 
@@ -165,6 +171,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         if name == "heartbeat":
             if self.can_reach("zk"):
                 self.store.renew_broker(self.id, self.broker_epoch, self.now_us)
+                self.propagate_log_dir_event()
             self.set_timer(HEARTBEAT_US, "heartbeat")
         elif name == "isr_check":
             self.check_isr_shrink()
@@ -254,6 +261,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         "Produce": BrokerData.on_produce,
         "Fetch": LeaderFetch.on_fetch,
         "OffsetsForLeaderEpoch": LeaderFetch.on_offsets_for_leader_epoch,
+        "ListOffsets": LeaderFetch.on_list_offsets,
         "FetchResponse": Fetcher.on_fetch_response,
         "AlterPartitionResponse": IsrManager.on_alter_partition_response,
     }

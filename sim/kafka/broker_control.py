@@ -6,6 +6,9 @@ partition by the rules of `sim.kafka.rules.control` (ref §1.4, §1.5): a Leader
 broker leader or follower (`_become`), a FULL one removes strays (KAFKA-15605); an
 UpdateMetadata replaces the metadata cache wholesale, or part by part under
 `update_metadata_fence`; a StopReplica stops the fetcher and, with delete, deletes the replica.
+A partition in a failed log directory answers both with KAFKA_STORAGE_ERROR, and a deletion
+whose I/O fails answers it too and takes its directory offline (`ReplicaManager.stopReplicas`
+catching KafkaStorageException, 2.6.0 and 3.7.0; `LogDirs`).
 Metadata is answered from the broker's own, possibly stale, cache, naming no leader (-1) for
 a leader the cache does not list alive.
 """
@@ -57,6 +60,9 @@ class ControlPlane:
         stamp = (req.controller_epoch, req.corr)
         decide = self.rules.leader_and_isr_partition
         for st in req.partitions:
+            if self.on_failed_disk(st.tp):  # `HostedPartition.Offline`: left alone
+                errors.append((st.tp, E.KAFKA_STORAGE_ERROR))
+                continue
             p = self.partitions.get(st.tp)
             local = p.leader_epoch if p is not None else self._deleted_epoch(st)
             decision = decide(self.protocol, p is not None,
@@ -92,6 +98,8 @@ class ControlPlane:
                 self.fail_waiters(tp)
             self._delete_replica(tp, self.logs[tp][0], p.leader_epoch if p else None,
                                  {"reason": "stray"})
+            if not self.alive:
+                return  # the deletion failed in the broker's last log directory: it halted
 
     def _deleted_epoch(self, st) -> int:
         """The epoch a LeaderAndIsr for an unhosted replica must exceed: -1 (anything goes, as
@@ -140,6 +148,8 @@ class ControlPlane:
         if held is not None and held[0] == topic_id:
             return held[1]
         log = Log()
+        self.logs.pop(tp, None)
+        self.place_log(tp)
         self.logs[tp] = (topic_id, log)
         self.emit(V.LOG_CREATED, {"tp": tp, "topic_id": topic_id})
         return log
@@ -200,6 +210,8 @@ class ControlPlane:
         errors = []
         for sp in req.partitions:
             errors.append((sp.tp, self._stop_one(sp)))
+            if not self.alive:
+                return  # a deletion failed in the broker's last log directory: it halted
         self._reply(msg, "StopReplicaResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
 
     def _stop_one(self, sp) -> int:
@@ -208,12 +220,19 @@ class ControlPlane:
                   "req_epoch": sp.leader_epoch, "issued_epoch": sp.issued_epoch,
                   "local_epoch": p.leader_epoch if p else -1,
                   "controller_epoch": self.controller_epoch}
+        if sp.tp in self.offline:  # `HostedPartition.Offline`: nothing is stopped
+            self.emit(V.STOP_REPLICA, {**fields, "result": "offline",
+                                       "error": E.KAFKA_STORAGE_ERROR})
+            return E.KAFKA_STORAGE_ERROR
         if p is not None and not self.rules.stop_replica_epoch_allowed(
                 self.protocol, sp.leader_epoch, p.leader_epoch):
             self.emit(V.STOP_REPLICA, {**fields, "result": "fenced", "error": E.FENCED_LEADER_EPOCH})
             return E.FENCED_LEADER_EPOCH
-        self.emit(V.STOP_REPLICA, {**fields, "result": "applied" if p else "not_hosted",
-                                   "error": E.NONE})
+        # a deletion whose I/O fails (`stopPartitions` catching KafkaStorageException) still
+        # stops and removes the partition, then answers KAFKA_STORAGE_ERROR
+        error = E.KAFKA_STORAGE_ERROR if sp.delete and self.delete_fails(sp.tp) else E.NONE
+        result = "storage_error" if error else "applied" if p else "not_hosted"
+        self.emit(V.STOP_REPLICA, {**fields, "result": result, "error": error})
         # `ReplicaManager.stopPartitions`: the fetcher goes; a deleted replica's partition goes
         # too, and only then are its parked requests completed (`stopReplica` at 2.5,
         # `stopPartitions` from 2.6), so a parked Fetch is read again without the partition
@@ -224,8 +243,9 @@ class ControlPlane:
         if sp.delete:
             self._delete_replica(sp.tp, sp.topic_id, control.delete_fence_epoch(
                 sp.leader_epoch, p.leader_epoch if p is not None else None))
-            self.fail_waiters(sp.tp)
-        return E.NONE
+            if self.alive:  # a failed deletion in its last log directory halted it
+                self.fail_waiters(sp.tp)
+        return error
 
     def _delete_replica(self, tp: str, topic_id: int, fence_epoch: int | None,
                         fields: dict | None = None) -> None:
@@ -236,8 +256,12 @@ class ControlPlane:
         self.partitions.pop(tp, None)
         if fence_epoch is not None and self.protocol.leader_and_isr_delete_fence:
             self.deleted_epochs[tp] = (topic_id, fence_epoch)
+        if self.delete_fails(tp):
+            self.fail_delete(tp)
+            return
         held = self.logs.pop(tp, None)
         if held is not None:
+            self.log_dir_of.pop(tp, None)
             self.emit(V.LOG_DELETED, {"tp": tp, "topic_id": held[0], **(fields or {})})
 
     # -- Metadata --------------------------------------------------------------------------

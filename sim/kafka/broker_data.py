@@ -4,7 +4,8 @@ Contract (mixin of `Broker`): Produce is checked in the order of ref §1.1-1.2 (
 epoch check when the switch is on, leadership, min ISR for acks=all), then the idempotent
 append check, and appended with the leader's epoch; acks=all responses wait until the HW covers
 the batch (or leadership is lost, or the request times out), and say
-NOT_ENOUGH_REPLICAS_AFTER_APPEND if by then the ISR is below min.insync.replicas. Error answers
+NOT_ENOUGH_REPLICAS_AFTER_APPEND if by then the ISR is below min.insync.replicas, or
+KAFKA_STORAGE_ERROR for a partition whose log directory failed meanwhile. Error answers
 carry KIP-951's CurrentLeader hint (`sim.kafka.rules.leader_discovery`). The leader side of
 Fetch is `LeaderFetch`, the HW and ISR `IsrManager`.
 """
@@ -119,9 +120,11 @@ class BrokerData:
         return self.partitions.get(tp) if tp in self.metadata else None
 
     def _not_hosted_error(self, tp: str) -> int:
-        """A request for a partition this broker holds no replica of: NOT_LEADER_OR_FOLLOWER
-        when its metadata knows the partition, else UNKNOWN_TOPIC_OR_PARTITION."""
-        return E.NOT_LEADER_OR_FOLLOWER if tp in self.metadata else E.UNKNOWN_TOPIC_OR_PARTITION
+        """A request for a partition this broker holds no online replica of:
+        KAFKA_STORAGE_ERROR when its replica is in a failed log directory, else
+        NOT_LEADER_OR_FOLLOWER when its metadata knows the partition, else
+        UNKNOWN_TOPIC_OR_PARTITION (`getPartitionOrError`, `LogDirs.not_hosted_error`)."""
+        return self.not_hosted_error(tp)
 
     def _produce_error(self, pp, err: int, log_start: int = -1) -> ProducePartitionResult:
         self.emit(V.PRODUCE_RESULT, {"tp": pp.tp, "bid": pp.batch.bid, "error": err})
@@ -163,6 +166,12 @@ class BrokerData:
             need = waiter.needs.get(tp) if waiter is not None else None
             if need is None:
                 continue
+            if self.offline:
+                self._fail_offline_needs(waiter)
+                if tp not in waiter.needs:  # `tp` itself went offline
+                    if not waiter.needs:
+                        done.append(key)
+                    continue
             if hw < need:
                 waiting.append(key)
                 continue
@@ -175,6 +184,14 @@ class BrokerData:
         self.waiters_by_tp[tp] = waiting
         for key in done:
             self._finish_waiter(key)
+
+    def _fail_offline_needs(self, waiter) -> None:
+        """`DelayedProduce.tryComplete` looks at every partition of the request: one gone
+        offline (a failed log directory) completes with KAFKA_STORAGE_ERROR. Nothing else
+        tries a request parked only on offline partitions: it waits for its timeout."""
+        for tp in [tp for tp in waiter.needs if tp in self.offline]:
+            del waiter.needs[tp]
+            waiter.results[tp] = waiter.results[tp]._replace(error=E.KAFKA_STORAGE_ERROR)
 
     def fail_waiters(self, tp: str) -> None:
         """Leadership of `tp` is gone: parked acks=all writes fail with NOT_LEADER_OR_FOLLOWER,

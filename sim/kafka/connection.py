@@ -10,7 +10,8 @@ alternative, ref §3.4). Requests of unmuted connections wait in one FIFO queue 
 by one request handler; a request takes `cluster.request_service_us × (1 + SERVICE_PER_BATCH ×
 batches in the request)` and is handled when its service ends, so latency grows with load.
 - Queued: Produce, Fetch (consumers and followers alike: they share Kafka's request handler
-  pool), Metadata and OffsetsForLeaderEpoch. A connection is the requesting node (one connection per node pair).
+  pool), Metadata, OffsetsForLeaderEpoch and ListOffsets. A connection is the requesting node
+  (one connection per node pair).
 - Not queued: controller requests (LeaderAndIsr, UpdateMetadata, StopReplica) and responses.
   They are handled on arrival, as on a separate control-plane listener (KIP-291), so a network
   rule that delays them delays them by exactly that much.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 from collections import deque
 
-QUEUED_KINDS = frozenset({"Produce", "Fetch", "Metadata", "OffsetsForLeaderEpoch"})
+QUEUED_KINDS = frozenset({"Produce", "Fetch", "Metadata", "OffsetsForLeaderEpoch", "ListOffsets"})
 # reconnect.backoff.ms: after a connection closes, a client leaves that node alone this long
 # (Kafka grows it exponentially to reconnect.backoff.max.ms; one step is enough here)
 RECONNECT_BACKOFF_US = 50_000

@@ -3,16 +3,18 @@
 Contract: from `start_ms` the consumer keeps one Fetch in flight per leader broker, naming every
 partition that broker leads in its metadata, with `replica_id = -1`, `CurrentLeaderEpoch` = the
 epoch it knows (KIP-320) and `max_wait = fetch_max_wait_ms`; the broker returns only batches
-below the high watermark. It consumes from offset 0 (earliest), in order, and records each run
-of consumed batches as a `consume` event. Its metadata cache is `ClientMetadata` (ref §3.1,
+below the high watermark. Each partition's position starts with a ListOffsets reset
+(`consumer_reset.py`: `auto_offset_reset`, earliest by default, as there are no committed
+offsets), and it consumes from there in order, recording each run of consumed batches as a
+`consume` event. Its metadata cache is `ClientMetadata` (ref §3.1,
 KIP-951 §3.3), so every change it accepts is a `client_epoch` event. Per-partition errors
 follow `FetchCollector` (ref §3.2):
 - NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR
   request a metadata update; with `kip951` discovery a CurrentLeader hint is applied first
   (`AbstractFetch`, ref §3.3.1);
 - UNKNOWN_LEADER_EPOCH is only logged (the broker is behind the consumer);
-- OFFSET_OUT_OF_RANGE resets the position to the log start offset, as
-  `auto.offset.reset=earliest` does, whether the position was below the range or above it.
+- OFFSET_OUT_OF_RANGE makes the position wait for a reset (`handleOffsetOutOfRange`): a
+  ListOffsets round trip by `auto.offset.reset`, whichever side of the range it fell.
 Each error is a `fetch_error` event, and the partition then rests `retry.backoff.ms` unless the
 client knows, or learns, a newer leader epoch than the failed Fetch carried (a hint, metadata);
 `refresh_no_backoff` discovery refreshes metadata at once and never rests. (The Java consumer
@@ -25,8 +27,7 @@ leader as `position_leader` decides (KAFKA-9840: from 2.6 a partition the metada
 leader for is fetched on from the last one); with none it waits for a Metadata answer. After a
 leader change a partition it has read from waits for position validation
 (`consumer_validation.py`, KIP-320) before it is fetched again.
-Not modelled: consumer groups and committed offsets, fetch sessions, and the ListOffsets round
-trip of an offset reset.
+Not modelled: consumer groups and committed offsets, fetch sessions.
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.connection import RECONNECT_BACKOFF_US
+from sim.kafka.consumer_reset import OffsetResetter
 from sim.kafka.consumer_validation import PositionValidator
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.options import ConsumerOptions, TopicOptions
 from sim.kafka.rules import rules_for
-from sim.kafka.rules.client_consumer import position_after_out_of_range
 
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
 RETRY_BACKOFF_MAX_MS = 1000  # retry.backoff.max.ms default (3.7+, ref §0)
@@ -50,7 +51,7 @@ REFRESH_ERRORS = E.INVALID_METADATA | {E.KAFKA_STORAGE_ERROR}
 HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
-class Consumer(PositionValidator, MetadataRefresher, Actor):
+class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
     def __init__(self, world, spec: ConsumerOptions, topic_spec: TopicOptions, protocol):
         super().__init__(spec.name, world)
         self.spec = spec
@@ -76,6 +77,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         self.wake_at_us = -1  # when the pending "fetch" timer fires (-1: none pending)
         self.refresh_at_us = -1  # when the pending "refresh" timer fires
         self.init_validation()
+        self.init_reset()
 
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
@@ -95,9 +97,11 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
             self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
         elif self.on_metadata_timer(name, data):
             pass
-        elif name in ("fetch_timeout", "validate_timeout"):
-            # a Fetch or an OffsetsForLeaderEpoch still unanswered: NetworkClient disconnects
-            in_flight = self.fetching if name == "fetch_timeout" else self.validating
+        elif name in ("fetch_timeout", "validate_timeout", "reset_timeout"):
+            # a Fetch, OffsetsForLeaderEpoch or ListOffsets still unanswered: NetworkClient
+            # disconnects
+            in_flight = {"fetch_timeout": self.fetching, "validate_timeout": self.validating,
+                         "reset_timeout": self.resetting}[name]
             broker, corr = data
             if in_flight.get(broker) == corr:
                 del in_flight[broker]
@@ -121,6 +125,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
             self.metadata_failed()
         self.fetching.pop(broker, None)
         self.validating.pop(broker, None)
+        self.resetting.pop(broker, None)
         self.request_update()  # as NetworkClient.handleServerDisconnect does
         self.fetch()
 
@@ -147,7 +152,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
             reconnect_us = self.reconnect_at.get(leader, 0)
             if reconnect_us > self.now_us and reconnect_us > self.resting.get(tp, (0,))[0]:
                 self.resting[tp] = (reconnect_us, epoch)  # its leader's connection just closed
-            if tp in self.awaiting:
+            if tp in self.awaiting_reset or tp in self.awaiting:
                 continue
             if leader not in self.fetching and self._fetchable(tp, epoch):
                 by_leader.setdefault(leader, []).append(
@@ -155,6 +160,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         for leader in sorted(by_leader):
             self._send_fetch(leader, tuple(by_leader[leader]))
         self.validate()
+        self.reset_positions()
         self._wake_for_resting()
 
     def _wake_for_resting(self) -> None:
@@ -183,6 +189,8 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
             self._on_metadata_response(msg)
         elif msg.kind == "OffsetsForLeaderEpochResponse":
             self.on_validation_response(int(msg.src[1:]), msg.body)
+        elif msg.kind == "ListOffsetsResponse":
+            self.on_reset_response(int(msg.src[1:]), msg.body)
 
     def _on_fetch_response(self, broker: int, resp) -> None:
         if self.fetching.get(broker) != resp.corr:
@@ -190,6 +198,8 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         del self.fetching[broker]
         sent = self.fetch_epochs.pop(broker, {})
         for data in resp.partitions:
+            if data.tp in self.awaiting_reset:
+                continue  # no position to fetch for any more (`isFetchable`)
             if data.error == E.NONE:
                 self._consume(data)
             else:
@@ -222,8 +232,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         if err in REFRESH_ERRORS:
             self.request_update(immediate=self.discovery == "refresh_no_backoff")
         elif err == E.OFFSET_OUT_OF_RANGE:
-            self.position[tp] = position_after_out_of_range(data.log_start_offset)
-            self.offset_epoch[tp] = -1
+            self.request_reset(tp)
             action = "reset"
         if action == "backoff" and (self.meta.epoch(tp) > epoch
                                     or self.discovery == "refresh_no_backoff"):
@@ -252,7 +261,7 @@ class Consumer(PositionValidator, MetadataRefresher, Actor):
         """Requests in flight to `node`; a node in reconnect backoff counts as full."""
         if self.reconnect_at.get(node, 0) > self.now_us:
             return MAX_IN_FLIGHT
-        return ((node in self.fetching) + (node in self.validating)
+        return ((node in self.fetching) + (node in self.validating) + (node in self.resetting)
                 + (self.meta_inflight is not None and self.meta_node == node))
 
     # -- metadata refresh settings (MetadataRefresher) ---------------------------------------

@@ -12,8 +12,8 @@ partition, the end offset of its `offset_epoch`, with `CurrentLeaderEpoch` = the
 - an end offset below the position: the log was truncated under it, so the position moves back
   to that offset and takes the answered epoch ("Truncation detected ... resetting offset to the
   first offset known to diverge"; the consumer has a reset policy);
-- an undefined epoch or offset: the offset is reset by policy (earliest here: offset 0, which
-  the next Fetch moves up to the log start if retention removed it);
+- an undefined epoch or offset: the position waits for a reset by `auto.offset.reset`
+  (`requestOffsetReset`; `consumer_reset.py`);
 - otherwise the position is valid and fetching resumes;
 - an error: the partition waits `retry.backoff.ms` and metadata is refreshed
   (`OffsetsForLeaderEpochClient`, `setNextAllowedRetry`).
@@ -99,7 +99,8 @@ class PositionValidator:
             del self.awaiting[tp]
             action = "valid"
             if answer.end_offset < 0 or answer.leader_epoch < 0:
-                action, self.position[tp], self.offset_epoch[tp] = "reset", 0, -1
+                action = "reset"
+                self.request_reset(tp)
             elif answer.end_offset < before:
                 action, self.position[tp] = "truncate", answer.end_offset
                 self.offset_epoch[tp] = answer.leader_epoch

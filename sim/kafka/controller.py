@@ -8,7 +8,7 @@ flight; brokers fence them with STALE_CONTROLLER_EPOCH (ref §1.4.1). Leader epo
 only here (ref §1.4: elections, controller-initiated ISR removal, reassignment); AlterPartition
 never bumps them. Control requests are retried until answered while the broker is alive.
 Operations (reassignment, elections) live in `ControllerOps`, topic deletion in
-`TopicDeletionOps`.
+`TopicDeletionOps`, failed log directories in `LogDirFailureOps`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.controller_deletion import TopicDeletionOps
+from sim.kafka.controller_log_dirs import LogDirFailureOps
 from sim.kafka.controller_ops import ControllerOps
 from sim.kafka.messages import (
     AlterPartitionResponse,
@@ -32,7 +33,7 @@ from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 TICK_US = 100_000
 
 
-class Controller(ControllerOps, TopicDeletionOps, Actor):
+class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
     def __init__(self, world, name: str, options: Options, protocol, store):
         super().__init__(name, world)
         self.cluster = options.cluster
@@ -47,6 +48,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         self.outstanding: dict[int, tuple] = {}
         self.corr = 0
         self.dirty: list[str] = []
+        self.init_offline_replicas()
 
     def start(self) -> None:
         self.set_timer(0, "tick")
@@ -56,6 +58,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         self.outstanding = {}
         self.dirty = []
         self.shutting_down = set()  # memory only: lost with the process
+        self.init_offline_replicas()
 
     def on_restart(self) -> None:
         self.set_timer(TICK_US, "tick")
@@ -80,6 +83,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
                 return
             if self._can_write():
                 self.check_brokers()
+                self.check_log_dir_events()
                 self.check_reassignments()
         elif reach and (store.active is None
                         or now - store.controller_renewed_us > self._session_us()
@@ -99,6 +103,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         self.active = False
         self.outstanding = {}
         self.shutting_down = set()  # `ControllerContext.resetContext` on resignation
+        self.init_offline_replicas()
         self.emit(V.CONTROLLER_RESIGNED, {"controller_epoch": self.controller_epoch, "reason": reason})
 
     def _become_active(self) -> None:
@@ -113,6 +118,7 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
         # marks were the old controller's memory (in Kafka a broker still shutting down sends
         # its ControlledShutdown again; here the fault step is one call, made once)
         self.shutting_down = set()
+        self.init_offline_replicas()
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.controller_epoch})
         self.live = self._registered_live()
         for tp in store.all_tps():
@@ -226,7 +232,9 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
             return
         if leader_and_isr:
             for b in sorted(self.live):
-                mine = [tp for tp in tps if b in self.store.partition(tp)[1].replicas]
+                # not to a replica in a failed log directory (`isReplicaOnline`)
+                mine = [tp for tp in tps if b in self.store.partition(tp)[1].replicas
+                        and self.replica_online(b, tp)]
                 if mine:
                     self.send_leader_and_isr(b, mine)
         self.send_update_metadata(tps)
@@ -239,6 +247,8 @@ class Controller(ControllerOps, TopicDeletionOps, Actor):
             entry = self.outstanding.pop(msg.body.corr, None)
             if entry is not None and msg.kind == "StopReplicaResponse":
                 self.on_stop_replica_response(entry[0], entry[2], msg.body)
+            elif entry is not None and msg.kind == "LeaderAndIsrResponse":
+                self.on_leader_and_isr_response(entry[0], entry[2], msg.body)
 
     def on_alter_partition(self, msg) -> None:
         """KIP-497 AlterPartition, validated as in ref §1.4 (never bumps the leader epoch), in

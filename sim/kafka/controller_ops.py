@@ -41,11 +41,13 @@ class ControllerOps:
 
     def elect(self, tp: str, reason: str, candidates: list[int] | None = None,
               exclude: tuple = ()) -> bool:
-        """Clean election: first live ISR member in assignment order (unclean if allowed)."""
+        """Clean election: first live ISR member in assignment order (unclean if allowed). A
+        replica in a failed log directory is not live (`isReplicaOnline`)."""
         _topic, st = self.store.partition(tp)
         pool = candidates if candidates is not None else list(st.replicas)
-        live_isr = [r for r in pool if r in st.isr and r in self.live and r not in exclude]
-        isr = tuple(r for r in st.isr if r in self.live and r not in exclude)
+        online = self.replica_online
+        live_isr = [r for r in pool if r in st.isr and online(r, tp) and r not in exclude]
+        isr = tuple(r for r in st.isr if online(r, tp) and r not in exclude)
         if live_isr:
             leader = live_isr[0]
         elif exclude:
@@ -54,7 +56,7 @@ class ControllerOps:
             # ControlledShutdownLeaderSelector; the broker-failure path elects later)
             return False
         elif self.cluster.unclean_leader_election:
-            live = [r for r in pool if r in self.live and r not in exclude]
+            live = [r for r in pool if online(r, tp) and r not in exclude]
             leader = live[0] if live else E.NO_LEADER
             isr = (leader,) if live else st.isr
         else:
@@ -66,6 +68,7 @@ class ControllerOps:
 
     # -- broker lifecycle ----------------------------------------------------------------
     def on_brokers_failure(self, failed: list[int]) -> None:
+        self.forget_offline_replicas(failed)
         for tp in self.store.all_tps():
             _topic, st = self.store.partition(tp)
             if st.leader in failed or st.leader == E.NO_LEADER:
@@ -78,6 +81,7 @@ class ControllerOps:
         self.flush()
 
     def on_brokers_startup(self, started: list[int]) -> None:
+        self.forget_offline_replicas(started)
         self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps())
         for b in started:
             self.send_assignments(b)
@@ -114,14 +118,15 @@ class ControllerOps:
             return f"no partition {tp} (its topic was deleted)"
         _topic, st = self.store.partition(tp)
         if to == "next":
-            order = [r for r in st.replicas if r in st.isr and r in self.live and r != st.leader]
+            order = [r for r in st.replicas
+                     if r in st.isr and self.replica_online(r, tp) and r != st.leader]
             if not order:
                 return "no other live ISR replica"
             after = [r for r in order if r > st.leader]
             target = (after or order)[0]
         else:
             target = int(str(to).lstrip("b"))
-            if target not in st.isr or target not in self.live:
+            if target not in st.isr or not self.replica_online(target, tp):
                 return f"b{target} is not a live ISR replica"
         self.change(tp, "elect:move_leader", leader=target)
         self.flush()
@@ -150,7 +155,7 @@ class ControllerOps:
             preferred = st.replicas[0]
             if st.leader == preferred:
                 refused = f"ELECTION_NOT_NEEDED: b{preferred} already leads {tp}"
-            elif preferred in st.isr and preferred in self.live:
+            elif preferred in st.isr and self.replica_online(preferred, tp):
                 self.change(tp, "elect:preferred", leader=preferred)
             else:
                 refused = (f"PREFERRED_LEADER_NOT_AVAILABLE: b{preferred} is not a live ISR "
@@ -186,7 +191,7 @@ class ControllerOps:
         _topic, st = self.store.partition(tp)
         del self.store.reassignments[tp]
         removing = [r for r in st.replicas if r not in target]
-        if st.leader not in target or st.leader not in self.live:
+        if st.leader not in target or not self.replica_online(st.leader, tp):
             self.elect(tp, "reassignment", candidates=list(target))
         self.change(tp, "reassign_complete", replicas=target,
                     isr=tuple(r for r in st.isr if r in target))

@@ -18,6 +18,7 @@ UNKNOWN_PRODUCER_ID = 59
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 STALE_BROKER_EPOCH = 77
+OFFSET_NOT_AVAILABLE = 78  # KIP-207 (2.2): ListOffsets v5+
 INVALID_UPDATE_VERSION = 95
 INELIGIBLE_REPLICA = 107  # KIP-841 (3.3)
 # Client-side outcomes that are not broker error codes (negative: never on the wire).
@@ -29,10 +30,12 @@ NO_EPOCH = -1
 EPOCH_DURING_DELETE = -2
 NO_LEADER = -1
 
-# Errors after which a client refreshes metadata: InvalidMetadataException subclasses (ref §0, §3.2)
-# (LeaderNotAvailableException is one too, and so retriable)
+# Errors after which a client refreshes metadata: InvalidMetadataException subclasses (ref §0,
+# §3.2); LeaderNotAvailableException is one too, and so retriable, and so is
+# KafkaStorageException (`KafkaStorageException extends InvalidMetadataException` at 1.0.0,
+# 2.6.0 and 3.7.0)
 INVALID_METADATA = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
-                              FENCED_LEADER_EPOCH})
+                              FENCED_LEADER_EPOCH, KAFKA_STORAGE_ERROR})
 RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
                        REQUEST_TIMED_OUT,
                        NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,

@@ -1,11 +1,14 @@
-"""Leader side of Fetch and OffsetsForLeaderEpoch.
+"""Leader side of Fetch, OffsetsForLeaderEpoch and ListOffsets.
 
 Contract (mixin of `Broker`): a Fetch is checked per partition as `getLocalLog` does (the
 `fetch_local_log` rule), a follower's is checked for KIP-320 divergence on its
 `LastFetchedEpoch` as its `follower_truncation` asks and records the follower's progress
 (`IsrManager`); with no data it parks until an append or `max_wait`. A consumer reads only
 below the HW, from the leader, or from a follower when its Fetch carries ClientMetadata
-(KIP-392, `fetch_only_from_leader`). OffsetsForLeaderEpoch answers from the leader-epoch cache.
+(KIP-392, `fetch_only_from_leader`). OffsetsForLeaderEpoch answers from the leader-epoch cache,
+ListOffsets as `Partition.fetchOffsetForTimestamp` does (`sim.kafka.rules.offsets`). A partition
+that is not hosted online is answered as `ReplicaManager.getPartitionOrError` says
+(`_not_hosted_error`).
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from sim.kafka.messages import (
     EpochEndOffset,
     FetchPartitionData,
     FetchResponse,
+    ListOffsetsPartitionResponse,
+    ListOffsetsResponse,
     OffsetsForLeaderEpochResponse,
 )
 from sim.kafka.rules.epochs import fetch_only_from_leader
+from sim.kafka.rules.offsets import LATEST_TIMESTAMP, LogView, fetch_offset_for_timestamp
 from sim.kafka.rules.replication import follower_fetch_high_watermark, non_replica_fetch_error
 
 MAX_BATCHES_PER_FETCH = 64
@@ -86,26 +92,26 @@ class LeaderFetch:
                     return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset)
                 return FetchPartitionData(fp.tp, err)
             if fp.last_fetched_epoch >= 0:
-                answer = self._divergence(fp, log)
+                answer = self._divergence(fp, p, replica_id)
                 if answer is not None:
                     return answer
             if record:
                 self._follower_progress(p, replica_id, fp.fetch_offset)
                 hw = follower_fetch_high_watermark(self.protocol, hw, log.hw)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
-            return self._out_of_range_answer(fp.tp, log)
+            return self._out_of_range_answer(fp, p, replica_id)
         entries = log.read(fp.fetch_offset, MAX_BATCHES_PER_FETCH)
         if replica_id < 0:
             entries = tuple(e for e in entries if e[0] + e[1] <= hw)
         return FetchPartitionData(fp.tp, E.NONE, hw, log.log_start_offset, entries)
 
-    def _divergence(self, fp, log) -> FetchPartitionData | None:
+    def _divergence(self, fp, p, replica_id: int) -> FetchPartitionData | None:
         """Where a follower naming its last epoch diverges from this leader's log, as its
         `follower_truncation` asks (see `fetcher`): a `diverging` answer, an out-of-range one,
         or None to read on. `diverging` is (epoch, end offset); an epoch of -1 is an answer
         without one (OffsetsForLeaderEpoch v0), an end offset of -1 no answer at all, which
         sends the follower back to its own HW."""
-        mode = self.replication.follower_truncation  # the Fetch's version: the IBP's
+        mode, log = self.replication.follower_truncation, p.log  # the Fetch's version: the IBP's
         if mode == "kip101":
             end = log.end_offset_for_epoch_v0(fp.last_fetched_epoch)
             return self._diverging(fp.tp, log, -1, end) if end < fp.fetch_offset else None
@@ -113,10 +119,10 @@ class LeaderFetch:
         if epoch < 0:
             # Fetch v12's `readRecords` (ref §1.2): out of range; an OffsetsForLeaderEpoch
             # answer of UNDEFINED_EPOCH_OFFSET: back to the follower's initial offset, its HW
-            return self._out_of_range_answer(fp.tp, log) if mode == "diverging_epoch" else \
-                self._diverging(fp.tp, log, -1, -1)
+            return self._out_of_range_answer(fp, p, replica_id) if mode == "diverging_epoch" \
+                else self._diverging(fp.tp, log, -1, -1)
         if mode == "diverging_epoch" and fp.fetch_offset < log.log_start_offset:
-            return self._out_of_range_answer(fp.tp, log)
+            return self._out_of_range_answer(fp, p, replica_id)
         if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
             return self._diverging(fp.tp, log, epoch, end)
         return None
@@ -147,7 +153,47 @@ class LeaderFetch:
         self.send(msg.src, "OffsetsForLeaderEpochResponse",
                   OffsetsForLeaderEpochResponse(req.corr, tuple(answers)))
 
+    def on_list_offsets(self, msg) -> None:
+        """ListOffsets (v1+): per partition `getPartitionOrError`, then
+        `Partition.fetchOffsetForTimestamp` (`sim.kafka.rules.offsets`)."""
+        req = msg.body
+        answers = []
+        for part in req.partitions:
+            p = self.partitions.get(part.tp)
+            if p is None:
+                answers.append(ListOffsetsPartitionResponse(part.tp, self._not_hosted_error(part.tp)))
+                continue
+            found = fetch_offset_for_timestamp(self.protocol, req.replica_id, part.timestamp,
+                                               part.current_leader_epoch, self.log_view(p))
+            answers.append(ListOffsetsPartitionResponse(part.tp, *found))
+        self.send(msg.src, "ListOffsetsResponse", ListOffsetsResponse(req.corr, tuple(answers)))
+
     @staticmethod
-    def _out_of_range_answer(tp: str, log) -> FetchPartitionData:
-        return FetchPartitionData(tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset,
-                                  log_end_offset=log.leo)
+    def log_view(p) -> LogView:
+        """What `fetch_offset_for_timestamp` reads of replica `p`."""
+        log = p.log
+        return LogView(p.leader_epoch, p.is_leader, log.log_start_offset, log.leo, log.hw,
+                       p.leader_epoch_start_offset if p.is_leader else -1,
+                       log.epochs[0] if log.epochs else None)
+
+    def _out_of_range_answer(self, fp, p, replica_id: int) -> FetchPartitionData:
+        """OFFSET_OUT_OF_RANGE with the HW and log start, and for a follower the leader's log
+        end. A follower then asks the leader where its log ends, and if not ahead where it
+        starts (`AbstractFetcherThread.fetchOffsetAndTruncate`: ListOffsets LATEST, then
+        EARLIEST, with its broker id and CurrentLeaderEpoch) before it truncates. The model
+        answers LATEST here by the same rule (`log_end_offset`) and takes EARLIEST from the
+        log start the answer carries (Fetch v5+ names it; ListOffsets answers the same),
+        rather than in two more round trips: Kafka's fetcher thread waits for them on the
+        leader that has just passed this Fetch's epoch check at the same epoch, so they answer
+        what is answered here unless the leader's log moved meanwhile. The truncation lands
+        those round trips sooner, at the offsets the leader has now; it is not worth the
+        blocking per-partition round trips in the fetcher, and it keeps the halts of the
+        pre-2.1 profiles where they were. A consumer resets with a ListOffsets round trip of
+        its own (`sim.kafka.consumer_reset`)."""
+        log = p.log
+        end = -1
+        if replica_id >= 0:
+            end = fetch_offset_for_timestamp(self.protocol, replica_id, LATEST_TIMESTAMP,
+                                             fp.current_leader_epoch, self.log_view(p)).offset
+        return FetchPartitionData(fp.tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset,
+                                  log_end_offset=end)

@@ -191,8 +191,9 @@ class FetchPartitionData(NamedTuple):
     entries: tuple = ()  # (base_offset, count, leader_epoch, Batch)
     diverging: tuple | None = None  # (epoch, end_offset)
     current_leader: tuple | None = None
-    # with OFFSET_OUT_OF_RANGE: the leader's log end offset, standing in for the ListOffsets
-    # (latest) a follower sends before it truncates (`fetchOffsetAndTruncate`)
+    # with OFFSET_OUT_OF_RANGE to a follower: the leader's answer to the ListOffsets (latest)
+    # the follower sends before it truncates (`fetchOffsetAndTruncate`; see
+    # `LeaderFetch._out_of_range_answer` for why it rides along here)
     log_end_offset: int = -1
 
 
@@ -257,3 +258,40 @@ class OffsetsForLeaderEpochResponse(NamedTuple):
     def brief(self) -> dict:
         return {"corr": self.corr,
                 "parts": [[p.tp, p.error, p.leader_epoch, p.end_offset] for p in self.partitions]}
+
+
+class ListOffsetsPartition(NamedTuple):
+    tp: str
+    current_leader_epoch: int  # fences a stale leader (v4+, KIP-320); -1: absent
+    timestamp: int  # -1 LATEST_TIMESTAMP, -2 EARLIEST_TIMESTAMP
+
+
+class ListOffsets(NamedTuple):
+    """Where a partition's log starts or ends (`ListOffsetsRequest`): a consumer resetting its
+    position (`auto.offset.reset`) asks its leader. `replica_id` -1 is a consumer, whose
+    LATEST is bounded by the HW; -2 the debugging id, which a follower may answer."""
+
+    replica_id: int
+    corr: int
+    partitions: tuple  # of ListOffsetsPartition
+    isolation_level: int = 0  # READ_UNCOMMITTED (the model writes no transactions)
+
+    def brief(self) -> dict:
+        return {"corr": self.corr,
+                "parts": [[p.tp, p.current_leader_epoch, p.timestamp] for p in self.partitions]}
+
+
+class ListOffsetsPartitionResponse(NamedTuple):
+    tp: str
+    error: int
+    offset: int = -1  # UNKNOWN_OFFSET
+    leader_epoch: int = -1  # UNKNOWN_EPOCH (v4+)
+
+
+class ListOffsetsResponse(NamedTuple):
+    corr: int
+    partitions: tuple  # of ListOffsetsPartitionResponse
+
+    def brief(self) -> dict:
+        return {"corr": self.corr,
+                "parts": [[p.tp, p.error, p.offset, p.leader_epoch] for p in self.partitions]}

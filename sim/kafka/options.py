@@ -137,6 +137,9 @@ class ClusterOptions(_Checked):
     request_service_us: int = option(50, lo=0)
     replica_high_watermark_checkpoint_interval_ms: int = option(5000, lo=0)
     producer_id_expiration_check_interval_ms: int = option(600000, lo=1)
+    # Kafka's `log.dirs`: each broker's log directories; a broker's new log goes to the one
+    # holding the fewest (`LogManager.nextLogDirs`), and a `log_dir_failure` takes one offline
+    log_dirs: int = option(1, 1, 16)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,6 +163,7 @@ class TopicOptions(_Checked):
 
 LEADER_DISCOVERY = ("", *CHOICES["leader_discovery"])  # "": the protocol's
 IDEMPOTENCE = ("default", "off", "requested", "required")
+AUTO_OFFSET_RESET = ("earliest", "latest")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +204,9 @@ class ConsumerOptions(_Checked):
     request_timeout_ms: int = option(CONSUMER_REQUEST_TIMEOUT_MS, lo=1)
     start_ms: int = option(0, lo=0)  # and before run.duration_ms
     leader_discovery: str = option("", choices=LEADER_DISCOVERY)
+    # `auto.offset.reset`: where a position without an offset starts (at the start, and after
+    # OFFSET_OUT_OF_RANGE or a validation that found no offset): ListOffsets EARLIEST or LATEST
+    auto_offset_reset: str = option("earliest", choices=AUTO_OFFSET_RESET)
 
 
 # The settings of a link: the network's defaults and each [[network.links]] share these limits.

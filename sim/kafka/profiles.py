@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, fields, replace
 class Protocol:
     # KIP-359: Produce carries CurrentLeaderEpoch and the leader checks it (never shipped; ref caveat 1, §1.2)
     produce_epoch_check: bool = False
-    # KIP-320: Fetch carries CurrentLeaderEpoch (2.1+, ref §1.2)
+    # KIP-320: Fetch, OffsetsForLeaderEpoch and ListOffsets carry CurrentLeaderEpoch (2.1+,
+    # ref §1.2)
     fetch_epoch_check: bool = True
     # KIP-570: StopReplica v3 carries the leader epoch (2.6+, ref §1.5)
     stop_replica_epoch: bool = True
@@ -168,10 +169,22 @@ class Protocol:
     # `SubscriptionState.maybeValidatePosition`); off (2.3-2.5): the position takes the epoch
     # without a leader and fetches nothing until metadata names one, then validates (ref §3.3.1)
     consumer_ignores_unknown_leader: bool = True
+    # KIP-207 (KAFKA-2334, ListOffsets v5, 2.2): a leader whose HW is still below the start
+    # offset of its current epoch (just after an election) answers a consumer's ListOffsets
+    # for the latest offset with OFFSET_NOT_AVAILABLE, and the consumer retries, so the offset
+    # it resets to never goes back across a leader change; before, it answered the lagging HW
+    # (`Partition.fetchOffsetForTimestamp`; sim.kafka.rules.offsets)
+    list_offsets_hw_lag_error: bool = True
     # a follower ahead of its leader's log end, without unclean leader election, halts its
     # broker ("Exiting because log truncation is not allowed", FatalExitError) instead of
     # truncating: `ReplicaFetcherThread.handleOffsetOutOfRange` until KAFKA-7414 (2.1)
     out_of_range_halts: bool = False
+    # a broker survives the failure of one of its log directories while another is live: it
+    # takes the partitions in it offline, answers KAFKA_STORAGE_ERROR for them and tells the
+    # controller (KIP-112, JBOD, 1.0: `ReplicaManager.handleLogDirFailure`). Before, the first
+    # I/O error halted the broker ("Halting due to unrecoverable I/O error",
+    # `ReplicaManager.appendToLocalLog` at 0.11.0); sim.kafka.rules.storage
+    survives_log_dir_failure: bool = True
     # the broker knows producer ids and sequences (KIP-98, 0.11). Without it no producer may be
     # idempotent: a scenario that asks for one is refused when it is loaded
     idempotent_producer: bool = True
@@ -206,15 +219,16 @@ _PRE_3_7 = dict(client_backoff="constant", hw_waits_for_min_isr=False)
 _PRE_3_3 = dict(ineligible_replica_check=False, non_replica_fetch_error=False)  # KIP-841, KAFKA-13837
 # what 0.11 and 1.0 lack: KIP-279 (2.0), KIP-320's fetch epochs, KAFKA-7414, KAFKA-7128,
 # KAFKA-7152 and KAFKA-7415 (2.1), KAFKA-7738 and KIP-380 (2.2), KIP-320's consumer validation
-# (2.3), topic ids, KIP-392's fetch from followers (2.4)
+# (2.3), topic ids, KIP-207 (2.2), KIP-392's fetch from followers (2.4)
 _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_range_halts=True,
-                follower_fetch=False,
+                follower_fetch=False, list_offsets_hw_lag_error=False,
                 client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
                 consumer_validation=False, consumer_ignores_unknown_leader=False,
                 broker_epoch_check=False, isr_epoch_start_check=False,
                 epoch_cached_on_election=False, idle_follower_in_sync=False)
 
-_V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=False,
+_V0_11 = Protocol(survives_log_dir_failure=False,  # KIP-112 came with 1.0
+                  client_retries_out_of_order=False, client_resolves_sequences=False,
                   unknown_producer="out_of_order", evict_state_on_retention=True,
                   old_duplicate="out_of_order", client_log_start_check=False,
                   producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,

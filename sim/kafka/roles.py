@@ -66,7 +66,11 @@ ROLES: dict[str, tuple[str, ...]] = {
     "consumer_validation": (CONSUMER,),
     # KAFKA-9840 (2.6): a consumer whose metadata names no leader keeps its last one
     "consumer_ignores_unknown_leader": (CONSUMER,),
+    # KIP-207 (2.2): the leader answers a consumer's ListOffsets
+    "list_offsets_hw_lag_error": (BROKER,),
     "out_of_range_halts": (BROKER,),
+    # KIP-112 (1.0): a broker outlives one failed log directory
+    "survives_log_dir_failure": (BROKER,),
     # the broker keeps producer state; a producer that knows no idempotence cannot ask for it
     "idempotent_producer": (BROKER, PRODUCER),
     # KIP-392 (2.4): a follower serves a consumer's Fetch that carries ClientMetadata

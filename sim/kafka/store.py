@@ -63,6 +63,9 @@ class Store:
     zxid: int = 0
     ibp_profile: str = ""
     ibp: object = None  # the `Protocol` of `ibp_profile`, with the run's overrides
+    # /log_dir_event_notification: the ids of brokers that lost a log directory, in the
+    # order they wrote them, until the active controller reads them
+    log_dir_events: list = field(default_factory=list)
 
     def register_broker(self, broker_id: int, now_us: int) -> int:
         """A (re)starting broker registers; its new broker epoch is the registration zxid."""

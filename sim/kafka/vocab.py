@@ -35,6 +35,7 @@ PARTITION_STATE = "partition_state"  # tp, topic_id, leader, leader_epoch, parti
 TOPIC_DELETED = "topic_deleted"      # topic, topic_id
 TOPIC_DELETION_COMPLETED = "topic_deletion_completed"  # topic, topic_id
 ALTER_PARTITION = "alter_partition"  # tp, from (broker), leader_epoch, partition_epoch, isr, error
+REPLICAS_OFFLINE = "replicas_offline"  # broker, tps: its replicas newly found in a failed log dir
 
 # -- broker control plane -----------------------------------------------------------------
 REPLICA_STATE = "replica_state"  # tp, topic_id, role (leader|follower), leader, leader_epoch,
@@ -43,13 +44,14 @@ LAI_REJECTED = "lai_rejected"    # controller_epoch, partitions: [[tp, req_epoch
 METADATA = "metadata"            # controller_epoch, changes: [[tp, leader, leader_epoch]], alive
 METADATA_FENCED = "metadata_fenced"  # controller_epoch, corr, tps, alive (update_metadata_fence)
 STOP_REPLICA = "stop_replica"    # tp, topic_id, delete, req_epoch (wire), issued_epoch (truth at
-#                                  issue), local_epoch, result: applied | fenced | not_hosted,
-#                                  error (0 or 74), controller_epoch
+#                                  issue), local_epoch, result: applied | fenced | not_hosted |
+#                                  offline | storage_error, error (0, 56 or 74), controller_epoch
 UPGRADE = "upgrade"              # the broker runs another profile from now on (`upgrade` fault):
 #                                  profile, protocol (its switches)
 STALE_CONTROLLER = "stale_controller"  # request (msg kind), req_controller_epoch, local_controller_epoch
 LOG_CREATED = "log_created"      # tp, topic_id
-LOG_DELETED = "log_deleted"      # tp, topic_id
+LOG_DELETED = "log_deleted"      # tp, topic_id, reason? (stray | disk_replaced)
+LOG_DIR_FAILURE = "log_dir_failure"  # dir, tps (partitions taken offline), halt (bool)
 
 # -- data plane ------------------------------------------------------------------------------
 APPEND = "append"        # one per Produce on the leader: producer, corr, acks, batches: [{tp,
@@ -100,7 +102,7 @@ ERROR_NAMES = {
     43: "UNSUPPORTED_FOR_MESSAGE_FORMAT", 45: "OUT_OF_ORDER_SEQUENCE_NUMBER",
     46: "DUPLICATE_SEQUENCE_NUMBER", 47: "INVALID_PRODUCER_EPOCH", 56: "KAFKA_STORAGE_ERROR",
     59: "UNKNOWN_PRODUCER_ID", 74: "FENCED_LEADER_EPOCH", 75: "UNKNOWN_LEADER_EPOCH",
-    77: "STALE_BROKER_EPOCH", 95: "INVALID_UPDATE_VERSION", 103: "INCONSISTENT_TOPIC_ID",
+    77: "STALE_BROKER_EPOCH", 78: "OFFSET_NOT_AVAILABLE", 95: "INVALID_UPDATE_VERSION", 103: "INCONSISTENT_TOPIC_ID",
     107: "INELIGIBLE_REPLICA", -1: "DELIVERY_TIMEOUT", -2: "IDEMPOTENCE_UNSUPPORTED_FORMAT",
 }
 
@@ -110,11 +112,16 @@ CONSUME = "consume"  # tp, offset (first consumed), next_offset, batches, count,
 #                      read: [per batch: [base_offset, bid]]
 VALIDATE_POSITION = "validate_position"  # KIP-320: tp, broker, leader_epoch (validated
 #   against), offset and offset_epoch (the position asked about), error, end_epoch, end_offset
-#   (the answer), action: valid | truncate (moved back to end_offset) | reset (to offset 0) |
+#   (the answer), action: valid | truncate (moved back to end_offset) | reset (waits for a reset) |
 #   retry (an error: rest retry.backoff.ms), position (after)
 FETCH_ERROR = "fetch_error"  # tp, error, broker, leader_epoch (the failed Fetch's), position,
 #                              action: hint (a CurrentLeader hint was applied) | retry (a newer
-#                              epoch is known: fetch again now) | backoff (rest retry.backoff.ms) | reset
+#                              epoch is known: fetch again now) | backoff (rest retry.backoff.ms) |
+#                              reset (OFFSET_OUT_OF_RANGE: the position waits for a reset)
+RESET_POSITION = "reset_position"  # ListOffsets answer to a reset: tp, broker, leader_epoch (sent
+#   as CurrentLeaderEpoch), timestamp (-2 earliest, -1 latest), error, offset and offset_epoch
+#   (the answer), action: reset (the position moved to offset) | retry (an error: rest
+#   retry.backoff.ms, refresh metadata), position (after)
 
 # Every event kind above (each constant named in capitals whose value is a string).
 ALL_KINDS = frozenset(v for k, v in list(globals().items()) if k.isupper() and isinstance(v, str))

@@ -124,7 +124,8 @@ def test_a_consumer_of_a_recreated_topic_starts_it_over():
     """A consumer cut off while t is deleted and recreated asks the new leader about the epoch
     of the last batch it read (2), which the new incarnation never had: the answer is
     UNDEFINED ("The requested epoch is larger than any known epoch",
-    `LeaderEpochFileCache.endOffsetFor`), and the consumer resets to the log start. Answering
+    `LeaderEpochFileCache.endOffsetFor`), and the consumer resets to the log start with a
+    ListOffsets round trip (`requestOffsetReset`, auto.offset.reset = earliest). Answering
     with the latest epoch's end instead let it go on at its old position, past records of the
     new topic it never read (`consumer_skipped_record`)."""
     moves = MOVE.format(at=1000) + MOVE.format(at=2000)
@@ -145,5 +146,8 @@ action = "heal"
     verdict = run_scenario(parse_scenario(text, "recreated-consumer.toml"), 1, keep_events=True)
     last = [e for e in verdict["_events"] if e["kind"] == "validate_position"][-1]
     assert (last["offset_epoch"], last["end_epoch"], last["end_offset"]) == (2, -1, -1), last
-    assert (last["action"], last["position"]) == ("reset", 0), last
+    assert last["action"] == "reset", last
+    reset = next(e for e in verdict["_events"]
+                 if e["kind"] == "reset_position" and e["seq"] > last["seq"])
+    assert (reset["timestamp"], reset["action"], reset["position"]) == (-2, "reset", 0), reset
     assert verdict["violated"] == [], verdict["violated"]

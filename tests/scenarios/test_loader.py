@@ -34,7 +34,7 @@ def test_minimal_scenario_resolves_every_default():
         "replica_lag_time_max_ms": 10000, "replica_fetch_wait_max_ms": 500,
         "controller_request_retry_ms": 3000, "request_service_us": 50,
             "replica_high_watermark_checkpoint_interval_ms": 5000,
-        "producer_id_expiration_check_interval_ms": 600000}
+        "producer_id_expiration_check_interval_ms": 600000, "log_dirs": 1}
     assert o["topics"] == [{"name": "t", "partitions": 1, "replication_factor": 3,
                             "message_format": 2, "retention_ms": 0, "segment_ms": 10000,
                             "assignment": [[1, 2, 3]]}]
@@ -54,7 +54,7 @@ def test_full_scenario_resolves_clients_network_steps_and_mixes():
     assert (legacy.acks, legacy.enable_idempotence, legacy.stop_ms) == (1, "off", 9000)
     assert p1.max_in_flight == 5 and p1.leader_discovery == ""
     assert p1.batch_size == 16384 and p1.record_bytes == 100 and p1.records_per_sec == 250.5
-    assert o.consumers[0].name == "k1"
+    assert o.consumers[0].name == "k1" and o.consumers[0].auto_offset_reset == "earliest"
     link = o.network.links[0]
     assert link.latency == LatencyDist("constant", 40.0) and link.drop == 0.01
     assert [s.at_us for s in sc.steps] == sorted(s.at_us for s in sc.steps)

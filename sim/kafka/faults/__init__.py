@@ -2,9 +2,10 @@
 
 Contract: `ACTIONS` maps each action name to its `FaultAction` (`sim.kafka.faults.action`),
 in the order `epochsim list actions` shows them. The family modules hold the actions:
-`nodes` (crash, restart, controlled_shutdown, power_loss), `cuts` (isolate, partition, block,
-heal, reset_connections), `rules` (rule, clear_rules), `admin` (the controller's actions
-and retention) and `versions` (upgrade, bump_ibp). The tables below are derived from the actions, never written by hand:
+`nodes` (crash, restart, controlled_shutdown, power_loss, log_dir_failure), `cuts` (isolate,
+partition, block, heal, reset_connections), `rules` (rule, clear_rules), `admin` (the
+controller's actions and retention) and `versions` (upgrade, bump_ibp). The tables below are
+derived from the actions, never written by hand:
 - `DEFAULT_UNDO`: action -> what undoes a mix's step after its duration (the loader);
 - `UNDO_ACTIONS`: the undos mixes default to (restart, heal); the nemesis aims one that
   names a role at the node its fault hit;
@@ -23,7 +24,8 @@ from sim.kafka.faults.cuts import CUT_ACTIONS
 from sim.kafka.faults.nodes import CONTROLLED_SHUTDOWN_US
 
 _ALL = {**nodes.ACTIONS, **cuts.ACTIONS, **rules.ACTIONS, **admin.ACTIONS, **versions.ACTIONS}
-_ORDER = ("crash", "restart", "isolate", "controlled_shutdown", "power_loss", "partition",
+_ORDER = ("crash", "restart", "isolate", "controlled_shutdown", "power_loss", "log_dir_failure",
+          "partition",
           "block", "heal", "reset_connections", "rule", "clear_rules", "move_leader",
           "move_all_leaders", "preferred_election", "reassign", "cancel_reassignment",
           "delete_topic", "create_topic", "retention", "upgrade_format", "upgrade", "bump_ibp")

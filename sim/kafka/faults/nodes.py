@@ -1,8 +1,9 @@
-"""Node faults: a process crashes, restarts, shuts down cleanly, or loses power.
+"""Node faults: a process crashes, restarts, shuts down cleanly, loses power or a disk.
 
-Contract: `ACTIONS` holds `crash`, `restart`, `controlled_shutdown` and `power_loss` as
-`FaultAction`s (see `sim.kafka.faults.action`); `CONTROLLED_SHUTDOWN_US` is how long after
-its controlled shutdown a broker stops, read by the cluster, explore and the shrinker alike.
+Contract: `ACTIONS` holds `crash`, `restart`, `controlled_shutdown`, `power_loss` and
+`log_dir_failure` as `FaultAction`s (see `sim.kafka.faults.action`); `CONTROLLED_SHUTDOWN_US`
+is how long after its controlled shutdown a broker stops, read by the cluster, explore and
+the shrinker alike.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ CONTROLLED_SHUTDOWN_US = 500_000
 # How a power loss decides what a log had on disk (`power_loss`'s flush).
 FLUSH_MODES = ("age", "writeback")
 UNFLUSHED_MS = (30_000, 5_000, 1_000, 100)  # power_loss windows explore draws, the default first
+# When a `log_dir_failure` strikes, and what a restart finds on the directory.
+LOG_DIR_WHEN = ("now", "next_delete")
+LOG_DIR_DATA = ("lost", "kept")
 
 
 def _draw_crash(pick, space, start):
@@ -80,6 +84,38 @@ def _power_loss_words(target, params) -> str:
     return f"power loss on {target_words(target)}: it stops and loses {lost}"
 
 
+def _log_dir(value, key, checks):
+    """A log directory index of the scenario's brokers (`cluster.log_dirs`)."""
+    n = checks.names.log_dirs
+    checks.int(value, key, 0)
+    if value >= n:
+        checks.fail(key, f"log dir {value} does not exist: cluster.log_dirs = {n} gives each "
+                         f"broker {'dir 0' if n == 1 else f'dirs 0..{n - 1}'}",
+                    "name a dir below cluster.log_dirs, or raise cluster.log_dirs")
+    return value
+
+
+def _log_dir_failure(cluster, target, params):
+    """A log directory of the broker fails now, or at its next log deletion."""
+    broker = cluster.brokers[int(target[1:])]
+    if not broker.alive:
+        return "already down"
+    d, data = params.get("dir", 0), params.get("data", "lost")
+    if params.get("when", "now") == "next_delete":
+        return broker.arm_failing_delete(d, data)
+    return broker.fail_log_dir(d, data)
+
+
+def _log_dir_failure_words(target, params) -> str:
+    d = params.get("dir", 0)
+    back = ("with its logs" if params.get("data") == "kept"
+            else "empty (a new disk)")
+    what = (f"the next log deletion in log dir {d} of {target_words(target)} fails with an I/O "
+            f"error, taking the dir offline" if params.get("when") == "next_delete"
+            else f"log dir {d} of {target_words(target)} fails")
+    return f"{what}: its partitions go offline until a restart brings the dir back {back}"
+
+
 ACTIONS = {a.name: a for a in (
     FaultAction(
         "crash", "node",
@@ -91,7 +127,8 @@ ACTIONS = {a.name: a for a in (
         "restart", "node",
         apply=lambda cluster, t, p: None if cluster.world.restart(t) else "already up",
         sentence=lambda t, p: f"restart {target_words(t)}",
-        undoes=("crash", "controlled_shutdown", "power_loss"), pairs=same_target,
+        undoes=("crash", "controlled_shutdown", "power_loss", "log_dir_failure"),
+        pairs=same_target,
         ends="down", mark_colour="tab:green"),
     FaultAction(
         "controlled_shutdown", "broker", apply=_controlled_shutdown,
@@ -109,4 +146,13 @@ ACTIONS = {a.name: a for a in (
         params={"unflushed_ms": (number(lo=0), UNFLUSHED_MS[0]),
                 "flush": (choice(FLUSH_MODES), OPTIONAL)},
         default_undo="restart", window="down", draws={"power_loss": _draw_power_loss}),
+    # a broker's log directory fails (an I/O error: `LogDirFailureChannel`): with several
+    # (`cluster.log_dirs`) it goes on without the partitions in it, and the controller moves
+    # their leaders away; with none left it halts. A restart brings the directory back, so a
+    # live broker needs a crash (or controlled_shutdown) first: `restart` is no default undo
+    FaultAction(
+        "log_dir_failure", "broker", apply=_log_dir_failure, sentence=_log_dir_failure_words,
+        params={"dir": (_log_dir, 0), "when": (choice(LOG_DIR_WHEN), "now"),
+                "data": (choice(LOG_DIR_DATA), "lost")},
+        mark_colour="tab:brown"),
 )}

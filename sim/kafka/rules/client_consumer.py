@@ -13,12 +13,6 @@ def validates_positions(proto) -> bool:
     return proto.consumer_validation
 
 
-def position_after_out_of_range(log_start_offset: int) -> int:
-    """`Fetcher.handleOffsetOutOfRange` with auto.offset.reset = earliest (this consumer starts
-    at offset 0): the log start, whichever side of the range the position fell."""
-    return max(log_start_offset, 0)
-
-
 def rest_after_fetch_error(action: str, now_us: int, backoff_us: int,
                            leader_epoch: int) -> tuple[int, int] | None:
     """How long a partition rests after a failed Fetch: `(until_us, leader_epoch)` when the

@@ -179,8 +179,6 @@ def test_consumer_rules(profile):
     assert cc.validates_positions(proto) is proto.consumer_validation
     assert cc.rest_after_fetch_error("backoff", 100, 50, 4) == (150, 4)
     assert cc.rest_after_fetch_error("retry", 100, 50, 4) is None
-    assert cc.position_after_out_of_range(10) == 10  # below or above the range alike
-    assert cc.position_after_out_of_range(-1) == 0
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))

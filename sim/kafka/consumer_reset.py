@@ -1,0 +1,90 @@
+"""Consumer position reset with ListOffsets (`auto.offset.reset`).
+
+Contract (mixin of `Consumer`): a partition whose position has no offset waits for a reset
+(`SubscriptionState.requestOffsetReset`, AWAIT_RESET): at the start (no committed offsets),
+after OFFSET_OUT_OF_RANGE (`handleOffsetOutOfRange`), and after a position validation that
+found no end offset for its epoch (`maybeCompleteValidation`). It is not fetched or validated
+meanwhile. One ListOffsets per leader broker is in flight at a time, naming each waiting
+partition whose rest is over, with `replica_id` -1, the leader epoch the consumer knows as
+`CurrentLeaderEpoch` (v4+, KIP-320) and the timestamp of its `auto_offset_reset` (EARLIEST
+or LATEST; `Fetcher.resetOffsetsAsync` at 2.6.0, `OffsetsRequestManager` at 3.7.0). The
+answer, per partition (`handleListOffsetResponse`, `resetOffsetIfNeeded` /
+`resetPositionIfNeeded`):
+- an offset: the position moves there, without an offset epoch, so it is not validated
+  ("This will ensure we skip validation"), against the leader the metadata names now;
+- an error (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
+  KAFKA_STORAGE_ERROR, OFFSET_NOT_AVAILABLE, ...): the partition rests `retry.backoff.ms` and
+  metadata is refreshed (`requestFailed`, `metadata.requestUpdate()`), then asks again.
+A partition whose leader is unknown waits for metadata. An answer for a partition whose reset
+was asked again since is dropped. Every answer is a `reset_position` event. Kafka also records
+the answered leader epoch as the last seen one if newer (`updateLastSeenEpochIfNewer`); the
+model's consumer does not, as it does not for fetched batches either.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import vocab as V
+from sim.kafka.messages import ListOffsets, ListOffsetsPartition
+from sim.kafka.rules.offsets import CONSUMER_REPLICA_ID, reset_timestamp
+
+
+class OffsetResetter:
+    def init_reset(self) -> None:
+        self.awaiting_reset: dict[str, int] = {tp: 1 for tp in self.tps}  # tp -> reset number
+        self.resets = dict(self.awaiting_reset)  # tp -> resets asked for so far
+        self.resetting: dict[int, int] = {}  # broker -> corr of its ListOffsets in flight
+        self.reset_asked: dict[int, dict] = {}  # broker -> {tp: (reset number, epoch sent)}
+        self.reset_ts = reset_timestamp(self.spec.auto_offset_reset)
+
+    def request_reset(self, tp: str) -> None:
+        """The position of `tp` has no offset any more: it waits for a reset."""
+        self.resets[tp] += 1
+        self.awaiting_reset[tp] = self.resets[tp]
+        self.awaiting.pop(tp, None)  # AWAIT_RESET is not validated
+
+    def reset_positions(self) -> None:
+        """One ListOffsets to each leader that has none in flight, for its partitions that
+        wait for a reset and are not resting after an error."""
+        by_leader: dict[int, list] = {}
+        for tp in sorted(self.awaiting_reset):
+            leader, epoch = self.meta.leader(tp)
+            if leader < 0 or leader not in self.meta.brokers:
+                continue  # `fetch` asked for metadata
+            if leader not in self.resetting and self._fetchable(tp, epoch):
+                by_leader.setdefault(leader, []).append(ListOffsetsPartition(tp, epoch, self.reset_ts))
+        for leader in sorted(by_leader):
+            parts = tuple(by_leader[leader])
+            self.corr += 1
+            self.resetting[leader] = self.corr
+            self.reset_asked[leader] = {p.tp: (self.awaiting_reset[p.tp], p.current_leader_epoch)
+                                        for p in parts}
+            self.send(f"b{leader}", "ListOffsets", ListOffsets(CONSUMER_REPLICA_ID, self.corr, parts))
+            self.set_timer(self.request_timeout_us(), "reset_timeout", (leader, self.corr))
+
+    def on_reset_response(self, broker: int, resp) -> None:
+        if self.resetting.get(broker) != resp.corr:
+            return
+        del self.resetting[broker]
+        asked = self.reset_asked.pop(broker)
+        for answer in resp.partitions:
+            number, epoch = asked.get(answer.tp, (None, -1))
+            if number is not None and self.awaiting_reset.get(answer.tp) == number:
+                self._complete_reset(broker, answer, epoch)
+        self.fetch()
+
+    def _complete_reset(self, broker: int, answer, epoch: int) -> None:
+        tp = answer.tp
+        if answer.error or answer.offset < 0:
+            action = "retry"
+            self.resting[tp] = (self.now_us + self.retry_backoff_us(), epoch)
+            self.request_update()
+        else:
+            action = "reset"
+            del self.awaiting_reset[tp]
+            self.position[tp] = answer.offset
+            self.offset_epoch[tp] = -1
+            self.position_leader[tp] = self.meta.leader(tp)
+        self.emit(V.RESET_POSITION, {
+            "tp": tp, "broker": broker, "leader_epoch": epoch, "timestamp": self.reset_ts,
+            "error": answer.error, "offset": answer.offset, "offset_epoch": answer.leader_epoch,
+            "action": action, "position": self.position[tp]})
