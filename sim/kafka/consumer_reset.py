@@ -47,7 +47,7 @@ class OffsetResetter:
         wait for a reset and are not resting after an error."""
         by_leader: dict[int, list] = {}
         for tp in sorted(self.awaiting_reset):
-            leader, epoch = self.meta.leader(tp)
+            leader, epoch = self.meta.current_leader(tp)  # `Metadata.currentLeader`
             if leader < 0 or leader not in self.meta.brokers:
                 continue  # `fetch` asked for metadata
             if leader not in self.resetting and self._fetchable(tp, epoch):
@@ -83,7 +83,11 @@ class OffsetResetter:
             del self.awaiting_reset[tp]
             self.position[tp] = answer.offset
             self.offset_epoch[tp] = -1
-            self.position_leader[tp] = self.meta.leader(tp)
+            # `OffsetFetcherUtils.resetPositionIfNeeded` (3.7): the position takes the current
+            # leader, unvalidated, and the answer's leader epoch feeds the last seen one
+            self.position_leader[tp] = self.meta.current_leader(tp)
+            if answer.leader_epoch >= 0:
+                self.learn_leader_epoch(tp, answer.leader_epoch, "list_offsets", broker)
         self.emit(V.RESET_POSITION, {
             "tp": tp, "broker": broker, "leader_epoch": epoch, "timestamp": self.reset_ts,
             "error": answer.error, "offset": answer.offset, "offset_epoch": answer.leader_epoch,
