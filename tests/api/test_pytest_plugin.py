@@ -46,7 +46,9 @@ def test_each_scenario_and_seed_is_an_item_whose_outcome_is_its_expectation(scen
 def test_without_the_flag_nothing_is_collected(scenario_dir):
     result = scenario_dir.runpytest("-p", PLUGIN, ".")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    result.stdout.fnmatch_lines(["*no tests ran*"])
+    # the summary line reads "no tests ran" or, when the run warned of something (a plugin
+    # module imported before pytest could rewrite it), "N warnings": the count is what matters
+    result.stdout.fnmatch_lines(["collected 0 items*"])
 
 
 def test_a_bad_scenario_is_a_one_line_collection_error(scenario_dir):
