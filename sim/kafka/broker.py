@@ -19,6 +19,7 @@ from sim.kafka.fetcher import Fetcher
 from sim.kafka.idempotence import evict_below_log_start, expire_producers
 from sim.kafka.isr import IsrManager
 from sim.kafka.leader_fetch import LeaderFetch
+from sim.kafka.leader_sessions import LeaderSessions
 from sim.kafka.log import Log
 from sim.kafka.options import Options
 from sim.kafka.partition import Partition
@@ -27,7 +28,8 @@ from sim.kafka.rules import rules_for
 HEARTBEAT_US = 500_000
 
 
-class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fetcher, Actor):
+class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
+             Fetcher, Actor):
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
@@ -40,6 +42,9 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         # with `leader_and_isr_delete_fence`
         self.deleted_epochs: dict[str, tuple[int, int]] = {}
         self.broker_epoch = -1
+        # fetch session ids handed out so far: sessions die with the process, their ids are
+        # not reused (Kafka draws them at random)
+        self.fetch_session_ids = 0
         self._reset_volatile()
 
     def _reset_volatile(self) -> None:
@@ -197,6 +202,8 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         # an expired active segment is rolled and deleted too, so everything below the HW may go
         target = min(log_start_offset, log.hw)
         if log.advance_start(target):
+            self.touch_sessions(tp)
+            self.fetch_state_changed(tp)
             self.emit(V.LOG_START, {"tp": tp, "topic_id": topic_id,
                                     "log_start_offset": log.log_start_offset})
             if self.rules.evicts_producer_state_on_retention(self.protocol):

@@ -164,6 +164,13 @@ class Protocol:
     # the broker knows producer ids and sequences (KIP-98, 0.11). Without it no producer may be
     # idempotent: a scenario that asks for one is refused when it is loaded
     idempotent_producer: bool = True
+    # KIP-227 incremental fetch sessions (1.1+, Fetch v7): a follower's or consumer's first Fetch
+    # to a broker opens a session there; later Fetches name only the partitions whose fetch
+    # state changed (and those to forget), and the leader answers only with partitions that
+    # have records, an error, a DivergingEpoch, or a HW or log start it has not sent yet
+    # (`FetchSession.scala`, `FetchSessionHandler`; sim.kafka.rules.fetch_session). Before,
+    # every Fetch names every partition and every answer carries them all
+    fetch_sessions: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -196,11 +203,14 @@ _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_ra
                 consumer_validation=False, broker_epoch_check=False, isr_epoch_start_check=False,
                 epoch_cached_on_election=False, idle_follower_in_sync=False)
 
+_PRE_1_1 = dict(fetch_sessions=False)  # KIP-227 (1.1)
+
 _V0_11 = Protocol(client_retries_out_of_order=False, client_resolves_sequences=False,
                   unknown_producer="out_of_order", evict_state_on_retention=True,
                   old_duplicate="out_of_order", client_log_start_check=False,
                   producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                  idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3)
+                  idempotent_batches=1, **_PRE_1_1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7,
+                  **_PRE_3_3)
 
 PROFILES: dict[str, Protocol] = {
     # before KIP-101 and KIP-98: HW truncation, no idempotent producer (its switches are moot)
@@ -209,7 +219,8 @@ PROFILES: dict[str, Protocol] = {
     "1.0": Protocol(fetch_hw_after_follower_update=True, client_retries_out_of_order=False,
                     unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3),
+                    idempotence_default=False, **_PRE_1_1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7,
+                    **_PRE_3_3),
     "2.4": Protocol(client_accepts_recreated_topic=False, client_retries_out_of_order=False, unknown_producer="unknown_producer_id", producer_id_expiration_ms=_WEEK_MS,
                     idempotence_default=False, follower_truncation="kip279", **_PRE_KIP_570, **_PRE_3_7,
                     **_PRE_3_3),
