@@ -11,12 +11,14 @@ cluster's follower fetches multiply. The last columns are the marginal rate (ker
 wall second) and the ratio of each marginal cost to the first, the numbers to watch
 (docs/performance.md records them).
 
-    python -m benchmarks.bench_wide [--caps 20000,44000,50000,100000] [--seed 1]
+    python -m benchmarks.bench_wide [--caps 20000,50000,100000,150000] [--repeat 3] [--seed 1]
     python -m benchmarks.bench_wide --set protocol.fetch_sessions=false --caps 20000,40500,41000
 
 The first ~40,000 events of seed 1 are the set-up (the controller creates 20,000 partitions
 and sends their LeaderAndIsr and UpdateMetadata, all within the first simulated millisecond);
-the caps after it time the steady state, where follower Fetches dominate. `--set` edits the
+the caps after it time the steady state, where follower Fetches dominate. Each cap is a run of
+its own from the start; `--repeat N` runs the caps N times, in turn, and keeps each cap's
+fastest run (a shared machine slows some runs down, never speeds one up). `--set` edits the
 scenario as `epochsim run --set` does: without fetch sessions (KIP-227) every follower Fetch
 names, and its leader reads, every partition the follower follows.
 """
@@ -69,19 +71,26 @@ def table(rows: list[dict]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--caps", default="20000,44000,50000,100000",
+    parser.add_argument("--caps", default="20000,50000,100000,150000",
                         help="kernel event caps, comma-separated, increasing")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each cap, in turn; the fastest is kept")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="edit the scenario, as `epochsim run --set` does (repeatable)")
     args = parser.parse_args(argv)
     caps = [int(c) for c in args.caps.split(",")]
-    rows = []
-    for cap in caps:
-        rows.append(timed_run(cap, args.seed, args.set))
-        print(f"  {cap:,} events: {rows[-1]['wall_s']:.2f} s", flush=True)
+    best: dict[int, dict] = {}
+    for _ in range(args.repeat):
+        for cap in caps:
+            row = timed_run(cap, args.seed, args.set)
+            print(f"  {cap:,} events: {row['wall_s']:.2f} s", flush=True)
+            if cap not in best or row["wall_s"] < best[cap]["wall_s"]:
+                best[cap] = row
+    rows = [best[cap] for cap in caps]
     edits = f" ({', '.join(args.set)})" if args.set else ""
-    print(f"wide-20x1000 seed {args.seed}{edits}: full run (trace file + invariants), one process")
+    print(f"wide-20x1000 seed {args.seed}{edits}: full run (trace file + invariants), one "
+          f"process, fastest of {args.repeat}")
     for line in table(rows):
         print(line)
     return 0

@@ -61,7 +61,8 @@ class LeaderSession:
 
 
 class SessionCache:
-    """A broker's `FetchSessionCache`. Volatile: a restart loses every session."""
+    """A broker's `FetchSessionCache`. Volatile: a restart loses every session. `by_tp` maps a
+    partition to the sessions holding it, by id."""
 
     __slots__ = ("sessions", "by_tp")
 
@@ -103,10 +104,6 @@ class SessionCache:
                     del self.by_tp[tp]
         s.closed = True
         return s
-
-    def holding(self, tp: str):
-        """The sessions that hold `tp` (a live view: copy it before changing sessions)."""
-        return self.by_tp.get(tp)
 
 
 class FetchSessionHandler:

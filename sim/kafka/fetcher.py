@@ -228,8 +228,8 @@ class Fetcher:
             p = self.partitions.get(data.tp)
             if fp is None or p is None or data.tp not in parts or p.leader != leader:
                 continue
-            if handler is not None:
-                self.fetch_state_changed(data.tp)
+            if handler is not None:  # this answer may change its fetch state
+                handler.dirty.add(data.tp)
             if fp.fetch_offset != p.log.leo or (data.tp in truncating and data.tp not in sent_truncating):
                 # truncated, or made to truncate, since this Fetch went out: processFetchRequest
                 # applies only a response for the current offset of a partition ready to fetch

@@ -98,7 +98,7 @@ class LeaderFetch:
                     self.parked_by_tp.setdefault(tp, []).append(key)  # not for this one: keep it
                     continue
                 wake.append(key)
-        sessions = self.fetch_sessions.holding(tp)
+        sessions = self.fetch_sessions.by_tp.get(tp)
         if sessions:
             for s in sessions.values():
                 if s.parked and (who == "all" or (s.replica_id >= 0) == (who == "followers")):

@@ -155,7 +155,7 @@ class LeaderSessions:
     def touch_sessions(self, tp: str) -> None:
         """Something `tp`'s answer depends on changed (its log, HW, log start, leadership,
         epochs, ISR, or the metadata cache): every session holding it reads it again."""
-        sessions = self.fetch_sessions.holding(tp)
+        sessions = self.fetch_sessions.by_tp.get(tp)
         if not sessions:
             return
         for s in sessions.values():
