@@ -35,11 +35,12 @@ class LeaderFetch:
         """A full Fetch: read every partition it names; answer at once if any has records, an
         error or a divergence (or it names none, or may not wait), else park it on them."""
         req = msg.body
+        touches_before = self.touch_seq
         datas = [self._read(fp, req.replica_id) for fp in req.partitions]
         self.flush_hw()
         ready = any(d.entries or d.error or d.diverging for d in datas)
         if ready or req.max_wait_us == 0 or not datas:
-            self._answer_named(msg, datas, read_now=True)
+            self._answer_named(msg, datas, touches_before)
             return
         key = self.park_fetch(msg)
         for fp in req.partitions:
@@ -54,11 +55,12 @@ class LeaderFetch:
         self.fetch_wait_deadlines.add(key, self.now_us + msg.body.max_wait_us)
         return key
 
-    def _answer_named(self, msg, datas, read_now: bool) -> None:
+    def _answer_named(self, msg, datas, touches_before: int | None) -> None:
         """Answer a full Fetch with every partition; one at INITIAL_EPOCH opens a session.
-        `read_now`: `datas` were read with the fetcher's progress recorded, not after a wait."""
+        `touches_before`: `datas` were read, recording the fetcher's progress, when
+        `touch_seq` was this (None: read again after a wait)."""
         req = msg.body
-        session_id = self.open_session(msg, datas, read_now) \
+        session_id = self.open_session(msg, datas, touches_before) \
             if req.session_epoch == INITIAL_EPOCH else 0
         self.send(msg.src, "FetchResponse", FetchResponse(
             req.corr, tuple(datas), self.node_endpoints(d.current_leader for d in datas),
@@ -79,7 +81,7 @@ class LeaderFetch:
             return
         req = msg.body
         self._answer_named(msg, [self._read(fp, req.replica_id, record=False)
-                                 for fp in req.partitions], read_now=False)
+                                 for fp in req.partitions], None)
 
     def _wake_parked(self, tp: str, who: str = "all") -> None:
         """Answer parked Fetches naming `tp` or in a session holding it: `followers` when the

@@ -30,6 +30,10 @@ class LeaderSessions:
     def init_fetch_sessions(self) -> None:
         self.fetch_sessions = SessionCache()
         self.parked_sessions: dict = {}  # key of a parked Fetch -> its session
+        # touches so far, and each partition's last: a session opened by a full Fetch's answer
+        # did not exist while the Fetch read, so it asks which partitions were touched since
+        self.touch_seq = 0
+        self.touched_at: dict[str, int] = {}
 
     # -- requests ----------------------------------------------------------------------------
     def on_session_fetch(self, msg) -> None:
@@ -129,18 +133,20 @@ class LeaderSessions:
             self._track(s, tp)
         return respond
 
-    def open_session(self, msg, datas, read_now: bool) -> int:
+    def open_session(self, msg, datas, touches_before: int | None) -> int:
         """`FullFetchContext.updateAndGenerateResponseData`: a full Fetch's answer opens a
-        session holding every partition it named, at epoch 1; returns its id. An answer read
-        after a wait (`read_now` false) leaves every partition dirty: what changed during the
-        wait is not known here, and the next Fetch's read settles it."""
+        session holding every partition it named, at epoch 1; returns its id. A partition
+        touched since the Fetch read it (its own progress may have moved the HW, say), or
+        every partition of an answer read again after a wait (`touches_before` None, no
+        progress recorded), starts dirty: the next Fetch's read settles it."""
         req = msg.body
         self.fetch_session_ids += 1
         s = self.fetch_sessions.open(self.fetch_session_ids, req.replica_id,
                                      next_epoch(INITIAL_EPOCH), 0)
+        touched_at = self.touched_at
         for fp, d in zip(req.partitions, datas):
             self.fetch_sessions.put(s, fp.tp, CachedPartition(fp))
-            if not read_now:
+            if touches_before is None or touched_at.get(fp.tp, 0) > touches_before:
                 s.dirty.add(fp.tp)
             self._settle(s, fp.tp, d)
         return s.id
@@ -155,6 +161,8 @@ class LeaderSessions:
     def touch_sessions(self, tp: str) -> None:
         """Something `tp`'s answer depends on changed (its log, HW, log start, leadership,
         epochs, ISR, or the metadata cache): every session holding it reads it again."""
+        self.touch_seq += 1
+        self.touched_at[tp] = self.touch_seq
         sessions = self.fetch_sessions.by_tp.get(tp)
         if not sessions:
             return
