@@ -33,20 +33,22 @@ CHECK_AGAINST_FULL_READS = False
 
 
 class CachedPartition:
-    """One partition of a leader's session (`CachedPartition`): the request last named for it
-    and the HW and log start last sent (-1: not yet)."""
+    """One partition of a leader's session (`CachedPartition`): the request last named for it,
+    the HW and log start last sent (-1: not yet), and its place in the session (partitions
+    are read and answered in the order they joined it, as Kafka's `partitionMap` keeps them)."""
 
-    __slots__ = ("fp", "hw", "log_start")
+    __slots__ = ("fp", "hw", "log_start", "order")
 
     def __init__(self, fp, hw: int = -1, log_start: int = -1):
         self.fp, self.hw, self.log_start = fp, hw, log_start
+        self.order = 0
 
 
 class LeaderSession:
     """A leader's `FetchSession`: `epoch` is the one the next request must carry."""
 
     __slots__ = ("id", "replica_id", "epoch", "parts", "dirty", "last_fetch_us", "parked",
-                 "closed")
+                 "closed", "joined")
 
     def __init__(self, session_id: int, replica_id: int, epoch: int, last_fetch_us: int):
         self.id = session_id
@@ -58,6 +60,12 @@ class LeaderSession:
         self.last_fetch_us = last_fetch_us
         self.parked: list = []  # keys of its Fetches parked on the leader
         self.closed = False
+        self.joined = 0  # partitions that joined it so far
+
+    def in_order(self, tps) -> list:
+        """`tps` (of this session) in the order they joined it."""
+        parts = self.parts
+        return sorted(tps, key=lambda tp: parts[tp].order)
 
 
 class SessionCache:
@@ -79,6 +87,9 @@ class SessionCache:
         return s
 
     def put(self, s: LeaderSession, tp: str, cached: CachedPartition) -> None:
+        """Add a partition to the session, after those already in it."""
+        cached.order = s.joined
+        s.joined += 1
         s.parts[tp] = cached
         self.by_tp.setdefault(tp, {})[s.id] = s
 

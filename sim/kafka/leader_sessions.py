@@ -82,9 +82,9 @@ class LeaderSessions:
             self.fetch_sessions.forget(s, tp)
 
     def _read_dirty(self, s, replica_id: int, record: bool) -> tuple[list, list]:
-        """Read the session's dirty partitions, in partition order; they are clean until the
+        """Read the session's dirty partitions, in session order; they are clean until the
         answer or a touch says otherwise."""
-        todo = sorted(s.dirty)
+        todo = s.in_order(s.dirty)
         s.dirty = set()
         parts = s.parts
         return todo, [self._read(parts[tp].fp, replica_id, record) for tp in todo]
@@ -97,7 +97,7 @@ class LeaderSessions:
             s.dirty.update(read)
             self._answer_session(msg, s, [], [])
             return
-        todo = sorted(s.dirty.union(read))
+        todo = s.in_order(s.dirty.union(read))
         parts = s.parts
         datas = [self._read(parts[tp].fp, msg.body.replica_id, False) for tp in todo]
         self._answer_session(msg, s, todo, datas)
