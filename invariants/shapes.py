@@ -22,7 +22,8 @@ _TP = {"tp": _S, "topic_id": _I}
 FIELDS: dict[str, dict[str, str]] = {
     "send": {"mid": _I, "dst": _S, "msg": _S, "controller_epoch": _I, "parts": "array",
              "full": _B, "n_parts": _I, "corr": _I, "error": _I, "errs": "array",
-             "n_batches": _I, "tp": _S, "leader_epoch": _I, "isr": "array of int"},
+             "n_batches": _I, "tp": _S, "leader_epoch": _I, "isr": "array of int",
+             "session_id": _I, "session_epoch": _I, "n_forgotten": _I},
     "deliver": {"mid": _I, "src": _S},
     "drop": {"mid": _I, "dst": _S, "msg": _S, "reason": _S},
     "stall": {"mid": _I},

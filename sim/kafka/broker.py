@@ -24,6 +24,7 @@ from sim.kafka.fetcher import Fetcher
 from sim.kafka.idempotence import evict_below_log_start, expire_producers
 from sim.kafka.isr import IsrManager
 from sim.kafka.leader_fetch import LeaderFetch
+from sim.kafka.leader_sessions import LeaderSessions
 from sim.kafka.log import Log
 from sim.kafka.options import Options
 from sim.kafka.partition import Partition
@@ -33,8 +34,8 @@ from sim.kafka.rules.inter_broker import replication_view
 HEARTBEAT_US = 500_000
 
 
-class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fetcher, LogDirs,
-             Actor):
+class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
+             Fetcher, LogDirs, Actor):
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
@@ -50,6 +51,9 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         self.broker_epoch = -1
         self._replication = (None, None, None)  # (protocol, ibp, their replication view)
         self.init_log_dirs()
+        # fetch session ids handed out so far: sessions die with the process, their ids are
+        # not reused (Kafka draws them at random)
+        self.fetch_session_ids = 0
         self._reset_volatile()
 
     def _reset_volatile(self) -> None:
@@ -231,6 +235,8 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, IsrManager, Fe
         # an expired active segment is rolled and deleted too, so everything below the HW may go
         target = min(log_start_offset, log.hw)
         if log.advance_start(target):
+            self.touch_sessions(tp)
+            self.fetch_state_changed(tp)
             self.emit(V.LOG_START, {"tp": tp, "topic_id": topic_id,
                                     "log_start_offset": log.log_start_offset})
             if self.rules.evicts_producer_state_on_retention(self.protocol):

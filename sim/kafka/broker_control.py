@@ -116,6 +116,9 @@ class ControlPlane:
         if p is None:
             p = Partition(st.tp, st.topic_id, self._log_for(st.tp, st.topic_id), self.id)
             self.partitions[st.tp] = p
+        # the fetch sessions holding it read it again: before the parked Fetches that
+        # `fail_waiters` answers, and after every change made here
+        self.touch_sessions(st.tp)
         if force:
             p.partition_epoch = -1
             p.leader_epoch = min(p.leader_epoch, st.leader_epoch - 1)
@@ -134,6 +137,8 @@ class ControlPlane:
                     self.add_to_fetcher(st.tp, st.leader, leader_changed, new_epoch)
                 else:
                     self.remove_from_fetchers(st.tp)
+        self.touch_sessions(st.tp)
+        self.fetch_state_changed(st.tp)
         self.emit(V.REPLICA_STATE, {"tp": st.tp, "topic_id": st.topic_id,
                                     "role": "leader" if st.leader == self.id else "follower",
                                     "leader": st.leader, "leader_epoch": p.leader_epoch,
@@ -176,6 +181,7 @@ class ControlPlane:
             entry = (st.topic_id, st.leader, st.leader_epoch)
             if self.metadata.get(st.tp) != entry:
                 self.metadata[st.tp] = entry
+                self.touch_sessions(st.tp)
                 changes.append([st.tp, st.leader, st.leader_epoch])
         for tp in req.deleted:
             if not taken(self.protocol, stamps.get(tp), stamp):
@@ -183,9 +189,12 @@ class ControlPlane:
                 continue
             stamps[tp] = stamp
             if self.metadata.pop(tp, None) is not None:
+                self.touch_sessions(tp)
                 changes.append([tp, -1, -2])
         stale_alive = not taken(self.protocol, self.alive_stamp, stamp)
         alive_changed = not stale_alive and self._apply_alive(req, stamp)
+        if alive_changed:
+            self.touch_all_sessions()
         if changes or alive_changed:
             self.emit(V.METADATA, {"controller_epoch": req.controller_epoch, "changes": changes,
                                    "alive": list(self.alive_brokers)})
@@ -254,6 +263,7 @@ class ControlPlane:
         `leader_and_isr_delete_fence` the broker remembers `fence_epoch` (None: nothing), so a
         LeaderAndIsr reordered behind the deletion cannot re-create the replica."""
         self.partitions.pop(tp, None)
+        self.touch_sessions(tp)
         if fence_epoch is not None and self.protocol.leader_and_isr_delete_fence:
             self.deleted_epochs[tp] = (topic_id, fence_epoch)
         if self.delete_fails(tp):

@@ -38,7 +38,10 @@ class BrokerData:
         self.waiters: dict[tuple, Waiter] = {}
         self.waiters_by_tp: dict[str, list] = {}
         self.parked: dict[tuple, object] = {}  # (src, corr) -> Fetch message
-        self.parked_by_tp: dict[str, list] = {}
+        self.parked_by_tp: dict[str, list] = {}  # full Fetches, by the partitions they name
+        self.parked_order: dict[tuple, int] = {}  # key -> how many Fetches were parked before it
+        self.parked_count = 0
+        self.init_fetch_sessions()
         self.alter_corr = 0
         self.produce_deadlines = Deadlines(self, "produce_timeout")
         self.fetch_wait_deadlines = Deadlines(self, "fetch_wait")
@@ -107,6 +110,7 @@ class BrokerData:
         if pp.sender_topic_id not in (-1, p.topic_id):  # the producer knew a deleted incarnation
             row["sender_topic_id"] = pp.sender_topic_id
         appended.append(row)
+        self.touch_sessions(pp.tp)
         self._wake_parked(pp.tp, "followers")
         self.maybe_advance_hw(p)
         return ProducePartitionResult(pp.tp, E.NONE, base, p.log.log_start_offset), base + batch.count
@@ -225,9 +229,7 @@ class BrokerData:
                 self._finish_waiter(key)
         elif name == "fetch_wait":
             for key in self.fetch_wait_deadlines.expired():
-                msg = self.parked.pop(key, None)
-                if msg is not None:
-                    self._answer_fetch(msg)
+                self.answer_parked(key)
         elif name == "alter_timeout":
             self._alter_timeout(*data)
         elif name == "resend_alters":

@@ -89,6 +89,7 @@ class LogDirs:
             self.truncating.discard(tp)
             del self.partitions[tp]
             self.offline.add(tp)
+            self.touch_sessions(tp)  # a session's next answer carries KAFKA_STORAGE_ERROR
         halt = halts_on_log_dir_failure(self.protocol, self.cluster.log_dirs - len(self.failed_dirs))
         self.emit(V.LOG_DIR_FAILURE, {"dir": d, "tps": offline, "halt": halt})
         if halt:

@@ -27,7 +27,11 @@ leader as `position_leader` decides (KAFKA-9840: from 2.6 a partition the metada
 leader for is fetched on from the last one); with none it waits for a Metadata answer. After a
 leader change a partition it has read from waits for position validation
 (`consumer_validation.py`, KIP-320) before it is fetched again.
-Not modelled: consumer groups and committed offsets, fetch sessions.
+With `fetch_sessions` (KIP-227, 1.1+) it keeps a fetch session with each broker it fetches
+from (`FetchSessionHandler`): after the first, full, Fetch its Fetches name only the
+partitions whose position or epoch changed and forget those it no longer fetches there, and
+the broker answers only with partitions that have news.
+Not modelled: consumer groups and committed offsets.
 """
 
 from __future__ import annotations
@@ -40,9 +44,11 @@ from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.consumer_reset import OffsetResetter
 from sim.kafka.consumer_validation import PositionValidator
+from sim.kafka.fetch_session import FetchSessionHandler
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.options import ConsumerOptions, TopicOptions
 from sim.kafka.rules import rules_for
+from sim.kafka.rules.fetch_session import session_after_error, session_after_response
 
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
 RETRY_BACKOFF_MAX_MS = 1000  # retry.backoff.max.ms default (3.7+, ref §0)
@@ -68,6 +74,7 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
         self.resting: dict[str, tuple[int, int]] = {}  # tp -> (until_us, epoch of the failed Fetch)
         self.fetching: dict[int, int] = {}  # broker -> corr of its Fetch in flight
         self.fetch_epochs: dict[int, dict] = {}  # broker -> {tp: CurrentLeaderEpoch} in that Fetch
+        self.sessions: dict[int, FetchSessionHandler] = {}  # broker -> its fetch session
         self.corr = 0
         self.meta_inflight = None
         self.meta_node = -1
@@ -105,6 +112,8 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
             broker, corr = data
             if in_flight.get(broker) == corr:
                 del in_flight[broker]
+                if name == "fetch_timeout":
+                    self._fetch_failed(broker)
                 self.reset_connection(f"b{broker}")
                 self.request_update()
                 self.fetch()
@@ -123,7 +132,8 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
         self.reconnect_at[broker] = self.now_us + RECONNECT_BACKOFF_US
         if self.meta_inflight is not None and self.meta_node == broker:
             self.metadata_failed()
-        self.fetching.pop(broker, None)
+        if self.fetching.pop(broker, None) is not None:
+            self._fetch_failed(broker)
         self.validating.pop(broker, None)
         self.resetting.pop(broker, None)
         self.request_update()  # as NetworkClient.handleServerDisconnect does
@@ -173,14 +183,36 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
             self.set_timer(self.wake_at_us - now, "fetch")
 
     def _send_fetch(self, leader: int, parts: tuple) -> None:
-        self.fetch_epochs[leader] = {fp.tp: fp.current_leader_epoch for fp in parts}
+        session_id, session_epoch, forget = 0, -1, ()
+        if self.protocol.fetch_sessions:
+            session = self.sessions.get(leader)
+            if session is None:
+                session = self.sessions[leader] = FetchSessionHandler()
+            session_id, session_epoch = session.session_id, session.epoch
+            if session.full:
+                parts, forget = session.build_full(list(parts))
+            else:
+                wanted = {fp.tp: fp for fp in parts}
+                wanted.update((tp, None) for tp in session.parts if tp not in wanted)
+                parts, forget = session.build_incremental(wanted)
+            sent = session.parts.values()
+        else:
+            sent = parts
+        self.fetch_epochs[leader] = {fp.tp: fp.current_leader_epoch for fp in sent}
         if not self.protocol.fetch_epoch_check:  # a Fetch before v9 (KIP-320, 2.1) has no
             parts = tuple(fp._replace(current_leader_epoch=-1) for fp in parts)  # such field
         self.corr += 1
         self.fetching[leader] = self.corr
         wait_us = self.spec.fetch_max_wait_ms * 1000
-        self.send(f"b{leader}", "Fetch", Fetch(-1, self.corr, wait_us, parts))
+        self.send(f"b{leader}", "Fetch", Fetch(-1, self.corr, wait_us, parts, session_id,
+                                               session_epoch, forget))
         self.set_timer(wait_us + self.request_timeout_us(), "fetch_timeout", (leader, self.corr))
+
+    def _fetch_failed(self, broker: int) -> None:
+        """A Fetch to `broker` was lost (`FetchSessionHandler.handleError`): the next is full."""
+        session = self.sessions.get(broker)
+        if session is not None:
+            session.session_id, session.epoch = session_after_error(session.session_id)
 
     def on_message(self, msg) -> None:
         if msg.kind == "FetchResponse":
@@ -197,6 +229,10 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
             return
         del self.fetching[broker]
         sent = self.fetch_epochs.pop(broker, {})
+        session = self.sessions.get(broker)
+        if session is not None:
+            session.session_id, session.epoch = session_after_response(
+                session.session_id, session.epoch, resp.error, resp.session_id)
         for data in resp.partitions:
             if data.tp in self.awaiting_reset:
                 continue  # no position to fetch for any more (`isFetchable`)

@@ -5,7 +5,12 @@ partition's leader with `CurrentLeaderEpoch` (KIP-320), at most one Fetch in fli
 as Kafka's ReplicaFetcherThread does. Errors back the partition off for
 `replica.fetch.backoff.ms`, except FENCED_LEADER_EPOCH for the epoch the follower still has: its
 leader has moved on, and the partition waits out of the fetcher for the LeaderAndIsr of the new
-epoch (`onPartitionFenced`). How it finds where its log diverges from its leader's depends on
+epoch (`onPartitionFenced`). With fetch sessions (KIP-227, 1.1+ and IBP 1.1+) each fetcher
+keeps a session with its leader (`FetchSessionHandler`): its first Fetch names every ready
+partition, later ones only those whose fetch state changed since the last (kept as a set of
+dirty partitions, plus the backoffs that end), and forget those that stopped being ready; a
+session error or a lost Fetch makes the next one full again. How it finds where its log
+diverges from its leader's depends on
 `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3 and 5):
 
 - `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the
@@ -30,12 +35,22 @@ epoch (`onPartitionFenced`). How it finds where its log diverges from its leader
 
 from __future__ import annotations
 
+import heapq
+
 from sim.core.deadlines import Deadlines
 from sim.kafka import errors as E
+from sim.kafka import fetch_session as session_state
 from sim.kafka import vocab as V
+from sim.kafka.fetch_session import FetchSessionHandler
 from sim.kafka.idempotence import rebuild, record_append
 from sim.kafka.messages import Fetch, FetchPartition
-from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch
+from sim.kafka.model_bug import ModelBug
+from sim.kafka.rules.fetch_session import (
+    FINAL_EPOCH,
+    session_after_error,
+    session_after_response,
+)
+from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch, follower_fetch_sessions
 from sim.kafka.rules.replication import fenced_fetch_stops_fetching, offset_truncation_state
 
 
@@ -49,11 +64,16 @@ class Fetcher:
         self.fetch_deadlines = Deadlines(self, "fetch_timeout")
         # kip101, kip279: partitions yet to learn where to truncate
         self.truncating: set[str] = set()
+        # with `fetch_sessions` (KIP-227): leader id -> the session with it, and a heap of
+        # (backoff end, tp) whose end a session build must notice
+        self.fetch_handlers: dict[int, FetchSessionHandler] = {}
+        self.fetch_backoffs: dict[int, list] = {}
 
     def add_to_fetcher(self, tp: str, leader: int, leader_changed: bool = True,
                        new_epoch: bool = True) -> None:
         self.remove_from_fetchers(tp)
         self.fetchers.setdefault(leader, {})[tp] = 0
+        self.fetch_state_changed(tp)
         mode = self.replication.follower_truncation  # bounded by the IBP
         # before KAFKA-7164 (2.1), makeFollowers truncates only on a new leader
         if mode == "kip279" and new_epoch or mode == "kip101" and leader_changed:
@@ -68,35 +88,107 @@ class Fetcher:
     def remove_from_fetchers(self, tp: str) -> None:
         for parts in self.fetchers.values():
             parts.pop(tp, None)
+        self.fetch_state_changed(tp)
+
+    def fetch_state_changed(self, tp: str) -> None:
+        """`tp`'s fetch state (log end, last epoch, leader epoch, truncation, backoff, which
+        fetcher has it) may have changed: each session's next build looks at it again."""
+        for handler in self.fetch_handlers.values():
+            handler.dirty.add(tp)
+
+    def _fetch_partition(self, tp: str) -> FetchPartition:
+        """What a Fetch names for `tp` now; the Fetch version, hence whether it carries
+        CurrentLeaderEpoch and LastFetchedEpoch, is the IBP's."""
+        p = self.partitions[tp]
+        last_epoch = self.rules.fetch_last_fetched_epoch(self.replication, tp in self.truncating,
+                                                         p.log.last_epoch())
+        carries_epoch = follower_fetch_carries_epoch(self.protocol, self.store.ibp)
+        return FetchPartition(tp, p.log.leo, p.leader_epoch if carries_epoch else -1, last_epoch)
 
     def _maybe_fetch(self, leader: int) -> None:
         if leader in self.fetch_inflight:
             return
         parts = self.fetchers.get(leader)
         if not parts:
+            # an idle fetcher thread is shut down, its session with it (the leader keeps it)
+            self.fetch_handlers.pop(leader, None)
+            self.fetch_backoffs.pop(leader, None)
+            return
+        if follower_fetch_sessions(self.protocol, self.store.ibp):
+            self._fetch_in_session(leader, parts)
             return
         now = self.now_us
         ready = [tp for tp in sorted(parts) if parts[tp] <= now]
         if not ready:
             self.set_timer(min(parts.values()) - now, "fetch_retry", leader)
             return
+        reqs = tuple(self._fetch_partition(tp) for tp in ready)
+        sent_truncating = self.truncating.intersection(ready) if self.truncating else ()
+        self._send_fetch(leader, reqs, {fp.tp: fp for fp in reqs}, sent_truncating)
+
+    def _fetch_in_session(self, leader: int, parts: dict) -> None:
+        """KIP-227: a full Fetch opens the session; later ones name only the partitions whose
+        fetch state changed and forget those no longer ready (backing off, or moved), as
+        `FetchSessionHandler.Builder.build` does with the partitions `buildFetch` offers."""
+        handler = self.fetch_handlers.get(leader)
+        if handler is None:
+            handler = self.fetch_handlers[leader] = FetchSessionHandler()
+        now = self.now_us
+        if handler.full:
+            send, forget = handler.build_full(
+                [self._fetch_partition(tp) for tp in sorted(parts) if parts[tp] <= now])
+        else:
+            backoffs = self.fetch_backoffs.get(leader)
+            while backoffs and backoffs[0][0] <= now:
+                handler.dirty.add(heapq.heappop(backoffs)[1])
+            changes = {tp: self._fetch_partition(tp) if parts.get(tp, now + 1) <= now else None
+                       for tp in handler.dirty}
+            handler.dirty.clear()
+            send, forget = handler.build_incremental(changes)
+            if session_state.CHECK_AGAINST_FULL_READS:
+                self._check_session_build(leader, handler, parts)
+        if not handler.parts and not forget:
+            self.set_timer(min(parts.values()) - now, "fetch_retry", leader)
+            return
+        sent = handler.parts
+        sent_truncating = {tp for tp in self.truncating if tp in sent} if self.truncating else ()
+        self._send_fetch(leader, send, sent, sent_truncating, handler.session_id,
+                         handler.epoch, forget)
+
+    def _check_session_build(self, leader: int, handler, parts: dict) -> None:
+        """The session a build leaves must be what a full build would name."""
+        now = self.now_us
+        want = {tp: self._fetch_partition(tp) for tp in sorted(parts) if parts[tp] <= now}
+        if want != handler.parts:
+            missed = sorted(tp for tp in set(want) | set(handler.parts)
+                            if want.get(tp) != handler.parts.get(tp))
+            raise ModelBug(f"{self.name}: fetch session with b{leader} out of step on {missed}")
+
+    def _send_fetch(self, leader: int, reqs: tuple, sent: dict, sent_truncating,
+                    session_id: int = 0, session_epoch: int = FINAL_EPOCH,
+                    forget: tuple = ()) -> None:
+        """Send a Fetch; `sent` is every partition it fetches (tp -> FetchPartition), those
+        it names and, in a session, those the leader holds for it."""
         self.fetch_corr += 1
-        names_epoch = self.rules.fetch_last_fetched_epoch
-        replication = self.replication
-        # the Fetch version, hence whether it carries CurrentLeaderEpoch, is the IBP's
-        carries_epoch = follower_fetch_carries_epoch(self.protocol, self.store.ibp)
-        reqs = []
-        for tp in ready:
-            p = self.partitions[tp]
-            last_epoch = names_epoch(replication, tp in self.truncating, p.log.last_epoch())
-            reqs.append(FetchPartition(tp, p.log.leo, p.leader_epoch if carries_epoch else -1,
-                                       last_epoch))
         wait_us = self.cluster.replica_fetch_wait_max_ms * 1000
         self.fetch_inflight[leader] = self.fetch_corr
-        reqs = tuple(reqs)
-        self.fetch_sent[leader] = (reqs, self.truncating.intersection(ready) if self.truncating else ())
-        self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, reqs))
+        self.fetch_sent[leader] = (sent, sent_truncating)
+        self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, reqs,
+                                               session_id, session_epoch, forget))
         self.fetch_deadlines.add((leader, self.fetch_corr), self.now_us + wait_us + V.FETCH_TIMEOUT_US)
+
+    def _back_off(self, leader: int, tp: str) -> None:
+        """Rest a partition `replica.fetch.backoff.ms`; a session build notices its end."""
+        until = self.now_us + V.FETCH_BACKOFF_US
+        self.fetchers[leader][tp] = until
+        if follower_fetch_sessions(self.protocol, self.store.ibp):
+            heapq.heappush(self.fetch_backoffs.setdefault(leader, []), (until, tp))
+
+    def _fetch_failed(self, leader: int) -> None:
+        """A Fetch to `leader` was lost (`FetchSessionHandler.handleError`): the next is full."""
+        handler = self.fetch_handlers.get(leader)
+        if handler is not None:
+            handler.session_id, handler.epoch = session_after_error(handler.session_id)
 
     def on_disconnect(self, peer: str) -> None:
         """The leader died: forget the lost Fetch and back its partitions off."""
@@ -104,9 +196,9 @@ class Fetcher:
             return
         leader = int(peer[1:])
         if self.fetch_inflight.pop(leader, None) is not None:
-            parts = self.fetchers.get(leader, {})
-            for tp in parts:
-                parts[tp] = self.now_us + V.FETCH_BACKOFF_US
+            self._fetch_failed(leader)
+            for tp in sorted(self.fetchers.get(leader, {})):
+                self._back_off(leader, tp)
             self._maybe_fetch(leader)
 
     def on_fetcher_timer(self, name: str, data) -> None:
@@ -117,6 +209,7 @@ class Fetcher:
                 if self.fetch_inflight.get(leader) == corr:
                     del self.fetch_inflight[leader]
                     self.reset_connection(f"b{leader}")  # NetworkClient drops a timed-out connection
+                    self._fetch_failed(leader)
                     self._maybe_fetch(leader)
 
     def on_fetch_response(self, msg) -> None:
@@ -126,14 +219,24 @@ class Fetcher:
             return
         del self.fetch_inflight[leader]
         self.fetch_deadlines.cancel((leader, resp.corr))
+        handler = self.fetch_handlers.get(leader)
+        if handler is not None:
+            handler.session_id, handler.epoch = session_after_response(
+                handler.session_id, handler.epoch, resp.error, resp.session_id)
+        if resp.error:  # a session error: nothing in it; the next Fetch is full
+            self._maybe_fetch(leader)
+            return
         parts = self.fetchers.get(leader, {})
         added, hws = [], []
         truncating = self.truncating
         sent, sent_truncating = self.fetch_sent[leader]
-        for fp, data in zip(sent, resp.partitions):
+        for data in resp.partitions:
+            fp = sent.get(data.tp)
             p = self.partitions.get(data.tp)
-            if p is None or data.tp not in parts or p.leader != leader:
+            if fp is None or p is None or data.tp not in parts or p.leader != leader:
                 continue
+            if handler is not None:  # this answer may change its fetch state
+                handler.dirty.add(data.tp)
             if fp.fetch_offset != p.log.leo or (data.tp in truncating and data.tp not in sent_truncating):
                 # truncated, or made to truncate, since this Fetch went out: processFetchRequest
                 # applies only a response for the current offset of a partition ready to fetch
@@ -145,8 +248,9 @@ class Fetcher:
                 if fenced_fetch_stops_fetching(self.protocol, data.error, fp.current_leader_epoch,
                                                p.leader_epoch):
                     del parts[data.tp]  # until the LeaderAndIsr of the leader's new epoch
+                    self.fetch_state_changed(data.tp)
                 elif not recovered:
-                    parts[data.tp] = self.now_us + V.FETCH_BACKOFF_US
+                    self._back_off(leader, data.tp)
                 continue
             self.truncating.discard(data.tp)
             if data.diverging is not None:
@@ -182,6 +286,8 @@ class Fetcher:
         """Drop every batch from `target` on and rebuild the producer state; a `truncate` event
         naming the new log end when anything went (a batch that straddles `target` stays)."""
         if log.truncate_to(target):
+            self.touch_sessions(tp)
+            self.fetch_state_changed(tp)
             rebuild(log, self.protocol.idempotent_batches)
             self.emit(V.TRUNCATE, {"tp": tp, "topic_id": topic_id, "to_offset": log.leo,
                                    "reason": reason})

@@ -25,6 +25,8 @@ class IsrManager:
                                          p.leader_epoch_start_offset,
                                          replica_id in self.alive_brokers):
             self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
+            if p.pending_isr is None:  # no controller known yet: the next Fetch asks again
+                self.touch_sessions(p.tp)
         self.maybe_advance_hw(p)
 
     def min_isr(self, p) -> int:
@@ -43,6 +45,7 @@ class IsrManager:
             self.id)
         if hw is not None:
             log.set_hw(hw)
+            self.touch_sessions(p.tp)
             self.hw_buf.append([p.tp, p.topic_id, hw, p.leader_epoch])
             self._check_waiters(p.tp)
             self._wake_parked(p.tp, "consumers")
@@ -70,13 +73,14 @@ class IsrManager:
         f = p.followers.get(replica_id)
         return self.rules.is_follower_out_of_sync(
             self.protocol, f is not None, f.leo if f else -1, p.log.leo,
-            f.caught_up_us if f else -1, self.now_us, self.cluster.replica_lag_time_max_ms)
+            f.caught_up_as_of() if f else -1, self.now_us, self.cluster.replica_lag_time_max_ms)
 
     def _alter_isr(self, p, isr: tuple) -> None:
         if self.controller is None:
             return
         self.alter_corr += 1
         p.pending_isr = isr
+        self.touch_sessions(p.tp)
         p.alter_request = AlterPartition(self.alter_corr, self.id, p.tp, p.leader_epoch,
                                          p.partition_epoch, isr)
         self._send_alter(p)
@@ -117,6 +121,7 @@ class IsrManager:
                 or p.alter_request.corr != resp.corr:
             return  # an answer to a request this leader no longer waits for
         p.pending_isr = None
+        self.touch_sessions(p.tp)
         p.alter_request = None
         # ref §1.4 step 5: ignore results for another leader epoch
         if resp.error or resp.leader_epoch != p.leader_epoch:

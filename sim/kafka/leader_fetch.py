@@ -5,10 +5,12 @@ Contract (mixin of `Broker`): a Fetch is checked per partition as `getLocalLog` 
 `LastFetchedEpoch` as its `follower_truncation` asks and records the follower's progress
 (`IsrManager`); with no data it parks until an append or `max_wait`. A consumer reads only
 below the HW, from the leader, or from a follower when its Fetch carries ClientMetadata
-(KIP-392, `fetch_only_from_leader`). OffsetsForLeaderEpoch answers from the leader-epoch cache,
-ListOffsets as `Partition.fetchOffsetForTimestamp` does (`sim.kafka.rules.offsets`). A partition
-that is not hosted online is answered as `ReplicaManager.getPartitionOrError` says
-(`_not_hosted_error`).
+(KIP-392, `fetch_only_from_leader`). A full Fetch names every partition (and at INITIAL_EPOCH
+its answer opens a session); one in a session (KIP-227) is `LeaderSessions`'; a broker without
+sessions (before 1.1) reads the Fetch as full and answers without one. OffsetsForLeaderEpoch
+answers from the leader-epoch cache, ListOffsets as `Partition.fetchOffsetForTimestamp` does
+(`sim.kafka.rules.offsets`). A partition that is not hosted online is answered as
+`ReplicaManager.getPartitionOrError` says (`_not_hosted_error`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sim.kafka.messages import (
     OffsetsForLeaderEpochResponse,
 )
 from sim.kafka.rules.epochs import fetch_only_from_leader
+from sim.kafka.rules.fetch_session import FINAL_EPOCH, INITIAL_EPOCH
 from sim.kafka.rules.offsets import LATEST_TIMESTAMP, LogView, fetch_offset_for_timestamp
 from sim.kafka.rules.replication import follower_fetch_high_watermark, non_replica_fetch_error
 
@@ -31,45 +34,91 @@ MAX_BATCHES_PER_FETCH = 64
 
 class LeaderFetch:
     def on_fetch(self, msg) -> None:
+        if msg.body.session_epoch == FINAL_EPOCH or not self.protocol.fetch_sessions:
+            self.fetch_named(msg)  # before 1.1 no Fetch version carries a session
+        else:
+            self.on_session_fetch(msg)  # KIP-227 (`LeaderSessions`)
+
+    def fetch_named(self, msg) -> None:
+        """A full Fetch: read every partition it names; answer at once if any has records, an
+        error or a divergence (or it names none, or may not wait), else park it on them."""
         req = msg.body
+        touches_before = self.touch_seq
         datas = [self._read(fp, req.replica_id, client_metadata=req.client_metadata)
                  for fp in req.partitions]
         self.flush_hw()
         ready = any(d.entries or d.error or d.diverging for d in datas)
-        if ready or req.max_wait_us == 0:
-            self.send(msg.src, "FetchResponse", FetchResponse(
-                req.corr, tuple(datas), self.node_endpoints(d.current_leader for d in datas)))
+        if ready or req.max_wait_us == 0 or not datas:
+            self._answer_named(msg, datas, touches_before)
             return
-        key = (msg.src, req.corr)
-        self.parked[key] = msg
+        key = self.park_fetch(msg)
         for fp in req.partitions:
             self.parked_by_tp.setdefault(fp.tp, []).append(key)
-        self.fetch_wait_deadlines.add(key, self.now_us + req.max_wait_us)
 
-    def _answer_fetch(self, msg) -> None:
+    def park_fetch(self, msg):
+        """Park a Fetch until something it waits on happens or its `max_wait` ends; its key."""
+        key = (msg.src, msg.body.corr)
+        self.parked[key] = msg
+        self.parked_order[key] = self.parked_count
+        self.parked_count += 1
+        self.fetch_wait_deadlines.add(key, self.now_us + msg.body.max_wait_us)
+        return key
+
+    def _answer_named(self, msg, datas, touches_before: int | None) -> None:
+        """Answer a full Fetch with every partition; one at INITIAL_EPOCH opens a session.
+        `touches_before`: `datas` were read, recording the fetcher's progress, when
+        `touch_seq` was this (None: read again after a wait)."""
         req = msg.body
-        datas = tuple(self._read(fp, req.replica_id, record=False,
-                                 client_metadata=req.client_metadata) for fp in req.partitions)
+        session_id = self.open_session(msg, datas, touches_before) \
+            if req.session_epoch == INITIAL_EPOCH and self.protocol.fetch_sessions else 0
         self.send(msg.src, "FetchResponse", FetchResponse(
-            req.corr, datas, self.node_endpoints(d.current_leader for d in datas)))
+            req.corr, tuple(datas), self.node_endpoints(d.current_leader for d in datas),
+            E.NONE, session_id))
+
+    def answer_parked(self, key) -> None:
+        """Answer a parked Fetch now (its wait is over, or something it waits on happened),
+        reading again what it names without recording the fetcher's progress a second time."""
+        msg = self.parked.pop(key, None)
+        if msg is None:
+            return
+        del self.parked_order[key]
+        self.fetch_wait_deadlines.cancel(key)
+        parked_in = self.parked_sessions.pop(key, None)
+        if parked_in is not None:
+            parked_in[0].parked.remove(key)
+            self.answer_session_fetch(msg, *parked_in)
+            return
+        req = msg.body
+        self._answer_named(msg, [self._read(fp, req.replica_id, record=False,
+                                            client_metadata=req.client_metadata)
+                                 for fp in req.partitions], None)
 
     def _wake_parked(self, tp: str, who: str = "all") -> None:
-        """Answer parked Fetches naming `tp`: `followers` when the log grows, `consumers` when
-        the HW does (a consumer reads only below it), `all` when leadership goes (the bytes a
-        `DelayedFetch` counts end at the log end for a follower and at the HW for a consumer)."""
+        """Answer parked Fetches naming `tp` or in a session holding it: `followers` when the
+        log grows, `consumers` when the HW does (a consumer reads only below it), `all` when
+        leadership goes (the bytes a `DelayedFetch` counts end at the log end for a follower
+        and at the HW for a consumer). They are answered in the order they were parked, as a
+        purgatory key's watchers are."""
+        wake = []
         keys = self.parked_by_tp.pop(tp, None)
-        if not keys:
-            return
-        for key in keys:
-            msg = self.parked.get(key)
-            if msg is None:
-                continue
-            if who != "all" and (msg.body.replica_id >= 0) != (who == "followers"):
-                self.parked_by_tp.setdefault(tp, []).append(key)  # not for this one: keep it
-                continue
-            del self.parked[key]
-            self.fetch_wait_deadlines.cancel(key)
-            self._answer_fetch(msg)
+        if keys:
+            for key in keys:
+                msg = self.parked.get(key)
+                if msg is None:
+                    continue
+                if who != "all" and (msg.body.replica_id >= 0) != (who == "followers"):
+                    self.parked_by_tp.setdefault(tp, []).append(key)  # not for this one: keep it
+                    continue
+                wake.append(key)
+        sessions = self.fetch_sessions.by_tp.get(tp)
+        if sessions:
+            for s in sessions.values():
+                if s.parked and (who == "all" or (s.replica_id >= 0) == (who == "followers")):
+                    wake.extend(s.parked)
+        if len(wake) > 1:
+            wake.sort(key=self.parked_order.__getitem__)
+        for key in wake:
+            self.answer_parked(key)
 
     def _read(self, fp, replica_id: int, record: bool = True,
               client_metadata: bool = False) -> FetchPartitionData:

@@ -175,12 +175,23 @@ class Fetch(NamedTuple):
     replica_id: int  # broker id of a follower, -1 for a consumer
     corr: int
     max_wait_us: int
-    partitions: tuple  # of FetchPartition
+    partitions: tuple  # of FetchPartition: all of them, or in a session those that changed
+    # KIP-227 FetchMetadata (Fetch v7+): SessionId and SessionEpoch. Epoch -1 (FINAL_EPOCH) is
+    # a full fetch that opens no session, what a client without sessions sends; 0 a full fetch
+    # that opens one (closing `session_id`'s, if any); above 0 an incremental fetch
+    session_id: int = 0
+    session_epoch: int = -1
+    forgotten: tuple = ()  # ForgottenTopicsData: tps the session stops fetching
     # a consumer's Fetch v11+ carries ClientMetadata (KIP-392), which lets a follower serve it
     client_metadata: bool = False
 
     def brief(self) -> dict:
-        return {"corr": self.corr, "n_parts": len(self.partitions)}
+        out = {"corr": self.corr, "n_parts": len(self.partitions)}
+        if self.session_epoch >= 0:
+            out["session_id"], out["session_epoch"] = self.session_id, self.session_epoch
+        if self.forgotten:
+            out["n_forgotten"] = len(self.forgotten)
+        return out
 
 
 class FetchPartitionData(NamedTuple):
@@ -199,13 +210,21 @@ class FetchPartitionData(NamedTuple):
 
 class FetchResponse(NamedTuple):
     corr: int
-    partitions: tuple  # of FetchPartitionData
+    partitions: tuple  # of FetchPartitionData: in an incremental answer, only those with news
     node_endpoints: tuple = ()
+    error: int = 0  # top-level: FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
+    session_id: int = 0  # the session this answer opened or continued (0: none)
 
     def brief(self) -> dict:
         errs = [[p.tp, p.error] for p in self.partitions if p.error]
-        return {"corr": self.corr, "n_batches": sum(len(p.entries) for p in self.partitions),
-                "errs": errs}
+        out = {"corr": self.corr, "n_batches": sum(len(p.entries) for p in self.partitions),
+               "errs": errs}
+        if self.session_id or self.error:
+            out["n_parts"] = len(self.partitions)
+            out["session_id"] = self.session_id
+        if self.error:
+            out["error"] = self.error
+        return out
 
 
 class MetadataRequest(NamedTuple):

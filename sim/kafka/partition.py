@@ -16,7 +16,8 @@ from sim.kafka.model_bug import ModelBug
 class Replica:
     """Leader-side view of one follower (Kafka's `Replica` / `ReplicaState`)."""
 
-    __slots__ = ("leo", "caught_up_us", "epoch", "last_fetch_leader_leo", "last_fetch_us")
+    __slots__ = ("leo", "caught_up_us", "epoch", "last_fetch_leader_leo", "last_fetch_us",
+                 "session")
 
     def __init__(self):
         self.leo = -1
@@ -26,17 +27,38 @@ class Replica:
         self.epoch = -1  # leader epoch at which it last fetched
         self.last_fetch_leader_leo = 0  # the leader's log end offset at its previous fetch
         self.last_fetch_us = 0  # ... and when that fetch came
+        # the fetch session (sim.kafka.fetch_session) whose Fetches read this partition without
+        # news, each a `fetched` with the follower caught up, not applied one by one: its
+        # `last_fetch_us` stands for both times below until `leave_session`
+        self.session = None
 
     def reset(self, leader_leo: int, now_us: int) -> None:
         """A new leader epoch (`Replica.resetReplicaState` in makeLeader): caught up now."""
         self.caught_up_us = self.last_fetch_us = now_us
         self.last_fetch_leader_leo = leader_leo
+        self.session = None
+
+    def caught_up_as_of(self) -> int:
+        """`caught_up_us` with the Fetches of its session counted."""
+        s = self.session
+        return self.caught_up_us if s is None else max(self.caught_up_us, s.last_fetch_us)
+
+    def leave_session(self) -> None:
+        """Apply the Fetches its session made without reading it (each `fetched` from the
+        leader's log end, which did not move meanwhile) and stop being tracked."""
+        s = self.session
+        if s is not None:
+            self.caught_up_us = max(self.caught_up_us, s.last_fetch_us)
+            self.last_fetch_us = max(self.last_fetch_us, s.last_fetch_us)
+            self.session = None
 
     def fetched(self, fetch_offset: int, leader_leo: int, now_us: int) -> None:
         """A Fetch from this follower (`Replica.updateFetchStateOrThrow`): caught up now if it
         asks from the leader's log end offset; else caught up as of its previous fetch if it
         asks from at least the log end offset the leader had then, so a follower that trails
         by one round trip under steady load stays in sync."""
+        if self.session is not None:
+            self.leave_session()
         if fetch_offset >= leader_leo:
             self.caught_up_us = now_us
         elif fetch_offset >= self.last_fetch_leader_leo:

@@ -193,6 +193,13 @@ class Protocol:
     # (`ReplicaManager.fetchMessages`: fetchOnlyFromLeader = isFromFollower || clientMetadata
     # is empty). The model's own consumer reads from the leader only; a probe may send the field
     follower_fetch: bool = True
+    # KIP-227 incremental fetch sessions (1.1+, Fetch v7): a follower's or consumer's first Fetch
+    # to a broker opens a session there; later Fetches name only the partitions whose fetch
+    # state changed (and those to forget), and the leader answers only with partitions that
+    # have records, an error, a DivergingEpoch, or a HW or log start it has not sent yet
+    # (`FetchSession.scala`, `FetchSessionHandler`; sim.kafka.rules.fetch_session). Before,
+    # every Fetch names every partition and every answer carries them all
+    fetch_sessions: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -227,12 +234,15 @@ _PRE_2_0 = dict(follower_truncation="kip101", fetch_epoch_check=False, out_of_ra
                 broker_epoch_check=False, isr_epoch_start_check=False,
                 epoch_cached_on_election=False, idle_follower_in_sync=False)
 
+_PRE_1_1 = dict(fetch_sessions=False)  # KIP-227 (1.1)
+
 _V0_11 = Protocol(survives_log_dir_failure=False,  # KIP-112 came with 1.0
                   client_retries_out_of_order=False, client_resolves_sequences=False,
                   unknown_producer="out_of_order", evict_state_on_retention=True,
                   old_duplicate="out_of_order", client_log_start_check=False,
                   producer_id_expiration_ms=_WEEK_MS, idempotence_default=False,
-                  idempotent_batches=1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3)
+                  idempotent_batches=1, **_PRE_1_1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7,
+                  **_PRE_3_3)
 
 PROFILES: dict[str, Protocol] = {
     # before KIP-101 and KIP-98: HW truncation, no idempotent producer (its switches are moot)
@@ -241,7 +251,8 @@ PROFILES: dict[str, Protocol] = {
     "1.0": Protocol(fetch_hw_after_follower_update=True, client_retries_out_of_order=False,
                     unknown_producer="unknown_producer_id", evict_state_on_retention=True,
                     old_duplicate="duplicate_sequence", producer_id_expiration_ms=_WEEK_MS,
-                    idempotence_default=False, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7, **_PRE_3_3),
+                    idempotence_default=False, **_PRE_1_1, **_PRE_2_0, **_PRE_KIP_570, **_PRE_3_7,
+                    **_PRE_3_3),
     "2.4": Protocol(client_accepts_recreated_topic=False, consumer_ignores_unknown_leader=False,
                     client_retries_out_of_order=False, unknown_producer="unknown_producer_id",
                     producer_id_expiration_ms=_WEEK_MS,

@@ -75,6 +75,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "idempotent_producer": (BROKER, PRODUCER),
     # KIP-392 (2.4): a follower serves a consumer's Fetch that carries ClientMetadata
     "follower_fetch": (BROKER,),
+    # KIP-227 (1.1): a consumer or follower (IBP) opens a fetch session; the leader keeps it
+    "fetch_sessions": (CONSUMER, BROKER),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`
@@ -86,6 +88,8 @@ INTER_BROKER: dict[str, str] = {
                           "(`ControllerChannelManager.sendStopReplicaRequests`)",
     "broker_epoch_check": "control requests carry the broker epoch from IBP 2.2 "
                           "(LeaderAndIsr v2, UpdateMetadata v5, StopReplica v1)",
+    "fetch_sessions": "a follower's Fetch carries a session from IBP 1.1 "
+                      "(`ReplicaFetcherThread.fetchRequestVersion` 7)",
     "follower_truncation": "OffsetsForLeaderEpoch from IBP 0.11, its v1 answer with an epoch "
                            "from 2.0, Fetch v12's DivergingEpoch from 2.7 "
                            "(`isTruncationOnFetchSupported`)",

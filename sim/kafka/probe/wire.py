@@ -116,7 +116,7 @@ def _fetch(f: dict, ctx) -> M.Fetch:
     parts = tuple(M.FetchPartition(p["tp"], p["fetch_offset"], p["current_leader_epoch"],
                                    p["last_fetched_epoch"]) for p in f["partitions"])
     return M.Fetch(_replica_id(f, ctx), _corr(f, ctx, "Fetch"), f["max_wait_ms"] * 1000, parts,
-                   f["client_metadata"])
+                   client_metadata=f["client_metadata"])
 
 
 EPOCH_PARTITION = (Field("tp", "str"), Field("current_leader_epoch", "int", NO),

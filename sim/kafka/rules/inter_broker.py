@@ -58,3 +58,10 @@ def replication_view(proto, ibp):
     replicates by under `ibp` (the same object when the IBP bounds nothing)."""
     mode = truncation_mode(proto, ibp)
     return proto if mode == proto.follower_truncation else replace(proto, follower_truncation=mode)
+
+
+def follower_fetch_sessions(proto, ibp) -> bool:
+    """Whether a follower fetches in a KIP-227 session: Fetch v7 from IBP 1.1 (`KAFKA_1_1_IV0`
+    in `ReplicaFetcherThread.fetchRequestVersion`). Below it the request carries no session
+    fields and the leader answers without a session, so each Fetch stays full."""
+    return proto.fetch_sessions and ibp.fetch_sessions

@@ -1,0 +1,159 @@
+"""A broker's fetch sessions (KIP-227) and a client's half of one: the state, not the decisions.
+
+Contract: `SessionCache` is a leader's `FetchSessionCache`: sessions by id, each holding its
+partitions' cached request (`FetchPartition`) and the HW and log start it last sent
+(`CachedPartition`), plus an index from partition to the sessions that hold it. Answering a
+Fetch in a session costs what the session's news costs, not what its size does: each session
+keeps a set of *dirty* partitions, those that may have something to say, and the broker marks a
+partition dirty in every session holding it whenever anything its answer depends on changes
+(`LeaderSessions.touch_sessions`). A partition that is not dirty would be answered with nothing
+to carry, so reading it is skipped; the one thing such a read does change, a follower's fetch
+time (`Replica.fetched` with the follower caught up), is kept per session (`last_fetch_us`) and
+taken by the replicas that session tracks (`Replica.session`).
+
+`FetchSessionHandler` is the client's side (`org.apache.kafka.clients.FetchSessionHandler`):
+the session id and epoch of its next Fetch to one broker and the partitions that broker holds
+for it (`sessionPartitions`); a build sends only what changed. The decisions (which context a
+request opens, what an answer must carry, what the client sends next) are
+`sim.kafka.rules.fetch_session`. Session ids are not reused within a run (Kafka draws them at
+random); there is no cache size limit or eviction (`max.incremental.fetch.session.cache.slots`
+is 1000, more sessions than the model's clusters open).
+
+`CHECK_AGAINST_FULL_READS` (off; tests turn it on) makes every incremental Fetch also read each
+partition it skips and raise `ModelBug` if that read had anything to say, and makes every
+follower build compare its session with a full build: the proof that the dirty marking misses
+nothing, at the cost the sessions save.
+"""
+
+from __future__ import annotations
+
+from sim.kafka.rules.fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, is_full
+
+CHECK_AGAINST_FULL_READS = False
+
+
+class CachedPartition:
+    """One partition of a leader's session (`CachedPartition`): the request last named for it,
+    the HW and log start last sent (-1: not yet), and its place in the session (partitions
+    are read and answered in the order they joined it, as Kafka's `partitionMap` keeps them)."""
+
+    __slots__ = ("fp", "hw", "log_start", "order")
+
+    def __init__(self, fp, hw: int = -1, log_start: int = -1):
+        self.fp, self.hw, self.log_start = fp, hw, log_start
+        self.order = 0
+
+
+class LeaderSession:
+    """A leader's `FetchSession`: `epoch` is the one the next request must carry."""
+
+    __slots__ = ("id", "replica_id", "epoch", "parts", "dirty", "last_fetch_us", "parked",
+                 "closed", "joined")
+
+    def __init__(self, session_id: int, replica_id: int, epoch: int, last_fetch_us: int):
+        self.id = session_id
+        self.replica_id = replica_id
+        self.epoch = epoch
+        self.parts: dict[str, CachedPartition] = {}
+        self.dirty: set[str] = set()
+        # when a Fetch in this session last read (explicitly or not) every partition it holds
+        self.last_fetch_us = last_fetch_us
+        self.parked: list = []  # keys of its Fetches parked on the leader
+        self.closed = False
+        self.joined = 0  # partitions that joined it so far
+
+    def in_order(self, tps) -> list:
+        """`tps` (of this session) in the order they joined it."""
+        parts = self.parts
+        return sorted(tps, key=lambda tp: parts[tp].order)
+
+
+class SessionCache:
+    """A broker's `FetchSessionCache`. Volatile: a restart loses every session. `by_tp` maps a
+    partition to the sessions holding it, by id."""
+
+    __slots__ = ("sessions", "by_tp")
+
+    def __init__(self):
+        self.sessions: dict[int, LeaderSession] = {}
+        self.by_tp: dict[str, dict[int, LeaderSession]] = {}
+
+    def get(self, session_id: int) -> LeaderSession | None:
+        return self.sessions.get(session_id)
+
+    def open(self, session_id: int, replica_id: int, epoch: int, now_us: int) -> LeaderSession:
+        s = LeaderSession(session_id, replica_id, epoch, now_us)
+        self.sessions[session_id] = s
+        return s
+
+    def put(self, s: LeaderSession, tp: str, cached: CachedPartition) -> None:
+        """Add a partition to the session, after those already in it."""
+        cached.order = s.joined
+        s.joined += 1
+        s.parts[tp] = cached
+        self.by_tp.setdefault(tp, {})[s.id] = s
+
+    def forget(self, s: LeaderSession, tp: str) -> None:
+        if s.parts.pop(tp, None) is not None:
+            s.dirty.discard(tp)
+            held = self.by_tp.get(tp)
+            if held is not None:
+                held.pop(s.id, None)
+                if not held:
+                    del self.by_tp[tp]
+
+    def close(self, session_id: int) -> LeaderSession | None:
+        """Remove a session (`FetchSessionCache.remove`); returns it, or None."""
+        s = self.sessions.pop(session_id, None)
+        if s is None:
+            return None
+        for tp in s.parts:
+            held = self.by_tp.get(tp)
+            if held is not None:
+                held.pop(s.id, None)
+                if not held:
+                    del self.by_tp[tp]
+        s.closed = True
+        return s
+
+
+class FetchSessionHandler:
+    """A client's session with one broker: the (id, epoch) of its next Fetch, the partitions
+    the broker holds for it as of the last build (`parts`, tp -> FetchPartition), and the
+    partitions whose wanted state may have changed since (`dirty`, kept by the follower)."""
+
+    __slots__ = ("session_id", "epoch", "parts", "dirty")
+
+    def __init__(self):
+        self.session_id = INVALID_SESSION_ID
+        self.epoch = INITIAL_EPOCH
+        self.parts: dict = {}
+        self.dirty: set[str] = set()
+
+    @property
+    def full(self) -> bool:
+        return is_full(self.epoch)
+
+    def build_full(self, wanted: list) -> tuple[tuple, tuple]:
+        """A full Fetch names everything wanted: (partitions to send, to forget)."""
+        self.parts = {fp.tp: fp for fp in wanted}
+        self.dirty.clear()
+        return tuple(wanted), ()
+
+    def build_incremental(self, changes: dict) -> tuple[tuple, tuple]:
+        """`FetchSessionHandler.Builder.build` for an incremental Fetch: `changes` maps each
+        partition that may have changed to its wanted FetchPartition (None: not wanted now).
+        Returns the partitions added or altered, and those to forget, in partition order."""
+        send, forget = [], []
+        parts = self.parts
+        for tp in sorted(changes):
+            fp = changes[tp]
+            old = parts.get(tp)
+            if fp is None:
+                if old is not None:
+                    del parts[tp]
+                    forget.append(tp)
+            elif fp != old:
+                parts[tp] = fp
+                send.append(fp)
+        return tuple(send), tuple(forget)
