@@ -50,6 +50,14 @@ def _wide(profile: str, duration_ms: int = 2000, faults: str = "") -> str:
     return WIDE.format(profile=profile, duration_ms=duration_ms, faults=faults)
 
 
+def _pinned(text: str, ibp: str, consumer: str = "") -> str:
+    """`text` with its cluster's IBP pinned to `ibp`, and its consumer on `consumer`'s code."""
+    text = text.replace("[network]", f'inter_broker_protocol = "{ibp}"\n[network]', 1)
+    if consumer:
+        text = text.replace('topic = "t"\n\n', f'topic = "t"\nprofile = "{consumer}"\n\n')
+    return text
+
+
 def _fetches(events, node_kind: str, msg: str) -> list[dict]:
     """The `send` events of `msg` from brokers (`b`) or consumers (`k`)."""
     return [e for e in events if e["kind"] == "send" and e["msg"] == msg
@@ -69,6 +77,27 @@ def test_after_the_first_full_fetch_a_session_names_only_what_changed():
     assert sum(e["n_parts"] > 1 for e in answers) == 6  # only those that open the sessions
     consumer = _fetches(events, "k", "Fetch")
     assert consumer[0]["session_epoch"] == 0 and consumer[-1]["session_epoch"] > 10
+
+
+def test_new_code_at_an_old_ibp_fetches_in_full_as_the_ibp_s_fetch_version_has_no_session():
+    text = _pinned(_wide("3.7"), "1.0")
+    events = run_scenario(parse_scenario(text, "s.toml"), 1, keep_events=True)["_events"]
+    followers = _fetches(events, "b", "Fetch")
+    assert followers and all("session_epoch" not in e for e in followers)
+    consumer = _fetches(events, "k", "Fetch")  # a client agrees versions with each broker
+    assert consumer[-1]["session_epoch"] > 10
+
+
+def test_a_broker_without_sessions_answers_a_client_s_session_fetch_in_full():
+    """A 2.4 consumer asks a 1.0 cluster for a session; the answer opens none, so it stays full."""
+    text = _pinned(_wide("1.0"), "1.0", consumer="2.4")
+    verdict = run_scenario(parse_scenario(text, "s.toml"), 1, keep_events=True)
+    events = verdict["_events"]
+    consumer = _fetches(events, "k", "Fetch")
+    assert consumer and all(e["session_epoch"] == 0 for e in consumer)
+    answers = [e for e in _fetches(events, "b", "FetchResponse") if e["dst"].startswith("k")]
+    assert answers and all(not e.get("session_id") for e in answers)
+    assert verdict["expectation_met"], verdict["violated"]
 
 
 def test_before_1_1_every_fetch_names_every_partition():

@@ -19,6 +19,7 @@ def test_a_request_carries_a_field_only_when_the_ibp_has_it(code, ibp):
     assert ib.control_carries_broker_epoch(own, wire) == wire.broker_epoch_check
     assert ib.follower_fetch_carries_epoch(own, wire) == wire.fetch_epoch_check
     assert ib.truncation_mode(own, wire) == wire.follower_truncation
+    assert ib.follower_fetch_sessions(own, wire) == wire.fetch_sessions
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -44,3 +45,8 @@ def test_a_follower_on_new_code_truncates_as_its_old_ibp_does():
 def test_an_override_switched_off_for_the_run_is_off_on_the_wire_too():
     off = resolve_protocol("3.7", {"stop_replica_epoch": False})
     assert not ib.stop_replica_carries_epoch(off, off)
+
+
+def test_a_follower_fetches_in_a_session_only_from_ibp_1_1():
+    assert not ib.follower_fetch_sessions(PROFILES["3.7"], PROFILES["1.0"])
+    assert ib.follower_fetch_sessions(PROFILES["3.7"], PROFILES["2.4"])
