@@ -51,6 +51,9 @@ class LogDirs:
     def place_log(self, tp: str) -> None:
         """Record the directory a new log of `tp` goes to (`LogManager.nextLogDirs`)."""
         counts = {d: 0 for d in range(self.cluster.log_dirs) if d not in self.failed_dirs}
+        if len(counts) == 1:  # one live directory (the default): nothing to count, and
+            self.log_dir_of[tp] = next(iter(counts))  # counting made set-up quadratic
+            return
         for other in self.logs:
             d = self.dir_of(other)
             if d in counts:
