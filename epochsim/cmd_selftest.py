@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 from epochsim.common import add_override_args, parse_sets, positive_int, prepare_out_dir, seed_arg
 from epochsim.errors import UsageError
+from epochsim.progress import RunProgress
 from sim.core.files import atomic_write
 
 HELP = """\
@@ -93,25 +93,27 @@ def main(args) -> int:
 
 def _run_all(jobs: list, workers: int, started: float) -> list[dict]:
     """Run the tasks (in worker processes when more than one), results in job order."""
-    if workers == 1 or len(jobs) == 1:
-        results = []
-        for fn, job in jobs:
-            results.append(fn(job))
-            _progress(results[-1], len(results), len(jobs), started)
-        return results
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-        futures = [pool.submit(fn, job) for fn, job in jobs]
-        for done, future in enumerate(futures, start=1):
-            _progress(future.result(), done, len(jobs), started)
-        return [f.result() for f in futures]
+    with RunProgress("selftest", len(jobs), unit="tasks") as bar:
+        if workers == 1 or len(jobs) == 1:
+            results = []
+            for fn, job in jobs:
+                results.append(fn(job))
+                _progress(bar, results[-1], started)
+            return results
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            futures = [pool.submit(fn, job) for fn, job in jobs]
+            for future in futures:
+                _progress(bar, future.result(), started)
+            return [f.result() for f in futures]
 
 
-def _progress(row: dict, done: int, total: int, started: float) -> None:
+def _progress(bar: RunProgress, row: dict, started: float) -> None:
     name = row.get("mutant") or row.get("label")
     status = ("found" if row.get("found") else "NOT found") if "mutant" in row else \
         ("clean" if row["clean"] else f"VIOLATED {row['violated']}")
-    print(f"  [{done}/{total}] {name}: {status} ({row['time_s']:.1f}s, "
-          f"{time.monotonic() - started:.0f}s elapsed)", file=sys.stderr, flush=True)
+    bar.log(f"  [{bar.done + 1}/{bar.total}] {name}: {status} ({row['time_s']:.1f}s, "
+            f"{time.monotonic() - started:.0f}s elapsed)")
+    bar.advance(1)
 
 
 def print_table(rows: list[dict], clean_rows: list[dict], args) -> None:

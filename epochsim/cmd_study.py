@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 from epochsim.common import (
     check_seed_range,
@@ -17,6 +16,7 @@ from epochsim.common import (
     seeds_arg,
 )
 from epochsim.errors import UsageError
+from epochsim.progress import RunProgress, phase
 from sim.core.files import atomic_write, write_text
 
 HELP = """\
@@ -60,15 +60,8 @@ def main(args) -> int:
     check_seed_range(paths, scenario_list, args.seeds)
     out = prepare_out_dir(args.out, allowed=OUTPUTS)
     jobs = study.study_jobs(scenario_list, args.seeds, args.check)
-    started = time.monotonic()
-
-    def progress(done: int, total: int) -> None:
-        if sys.stderr.isatty() or done == total or done % 6 == 0:
-            print(f"\r  {done}/{total} runs, {time.monotonic() - started:.0f}s", end="",
-                  file=sys.stderr, flush=True)
-
-    results = study.run_study(jobs, args.jobs, progress)
-    print(file=sys.stderr)
+    with RunProgress("study", len(jobs)) as bar:
+        results = study.run_study(jobs, args.jobs, lambda done, total: bar.advance(1))
     table = study.format_table(results)
     print(table)
     write_text(os.path.join(out, "study.txt"), table + "\n")
@@ -76,6 +69,7 @@ def main(args) -> int:
         json.dump({"runs": results, "rows": study.summarise(results)}, fh, indent=1, sort_keys=True)
         fh.write("\n")
     if not args.no_plot:
+        phase("plotting the latency figures")
         for path in study.plot_latency(results, out):
             print(f"wrote {path}", file=sys.stderr)
     failed = [r for r in results if r["violated"]]

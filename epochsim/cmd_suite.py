@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -24,6 +23,7 @@ from epochsim.common import (
 )
 from epochsim.errors import UsageError
 from epochsim.junit import write_junit
+from epochsim.progress import RunProgress
 from invariants.recovery import judged_summary
 from scenarios.schema import ScenarioError
 from sim.core.files import atomic_write
@@ -133,15 +133,13 @@ def main(args) -> int:
                                            if _own_run_dir(os.path.join(runs, n))})
     jobs = [(f, sc.seed + k, out, overrides) for f, sc in zip(files, scenarios)
             for k in range(args.seeds)]
-    started = time.monotonic()
     results = []
-    with ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs))) as pool:
-        for i, res in enumerate(pool.map(_run_one, jobs), start=1):
+    with RunProgress("suite", len(jobs)) as bar, \
+            ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs))) as pool:
+        for res in pool.map(_run_one, jobs):
             results.append(res)
-            if sys.stderr.isatty() or i == len(jobs) or i % 20 == 0:
-                print(f"\r  {i}/{len(jobs)} runs, {time.monotonic() - started:.1f}s", end="",
-                      file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+            missed = sum(not r["expectation_met"] for r in results)
+            bar.advance(1, note=f"{missed} missed" if missed else "")
     rows = summarise(files, scenarios, results, overrides)
     write_suite(out, rows, [{k: v for k, v in r.items() if k != "seconds"} for r in results])
     if junit:

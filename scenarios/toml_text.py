@@ -1,11 +1,11 @@
 """Write a parsed TOML document (a dict from `tomllib`) back out as TOML text.
 
-Contract: `dumps(data)` returns TOML that `tomllib.loads` reads back to a dict equal to `data`,
-for the JSON-like values scenario files hold (tables, arrays, strings, ints, floats, booleans).
-Tables become `[table]` sections and arrays of tables `[[array]]` sections, nested ones under
-their parent (`[[network.links]]`, `[mix.params]` after its `[[mix]]`); tables inside plain
-arrays are written inline. Dates and times are not supported (scenarios have none): they raise
-TypeError.
+Contract: `dumps(data)` returns TOML that `tomllib.loads` reads back to a dict equal to `data`
+(a whole document: tomli-w writes it). `key_text` and `value_text` write one key or one value,
+tables inline, for the scripted-scenario writer, which lays out its document line by line in
+the order people read a scenario; tomli-w has no public call for a single inline value, so
+these two stay here. Dates and times are not supported by them (scenarios have none): they
+raise TypeError.
 
 One writer serves both users: `scenarios.writer.scenario_to_toml` writes a *resolved* scenario
 (no random mixes) with `key_text`/`value_text`, and a sweep cell, which must keep its mixes
@@ -18,41 +18,16 @@ import math
 import re
 from typing import Any
 
+import tomli_w
+
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
             "\r": "\\r"}
 
 
 def dumps(data: dict) -> str:
-    """`data` as a TOML document."""
-    lines: list[str] = []
-    _emit_table(lines, [], data)
-    return "\n".join(lines).lstrip("\n") + "\n"
-
-
-def _is_table_array(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
-
-
-def _emit_table(lines: list[str], path: list[str], table: dict, in_array: bool = False) -> None:
-    """Plain keys first (TOML requires it), then sub-tables and arrays of tables. Inside an
-    array element small tables stay inline (`params = { ... }`), as people write them."""
-    sections = []
-    for key, value in table.items():
-        if _is_table_array(value) or (isinstance(value, dict) and not in_array):
-            sections.append((key, value))
-        else:
-            lines.append(f"{key_text(key)} = {value_text(value, multiline=True)}")
-    for key, value in sections:
-        sub = path + [key]
-        header = ".".join(key_text(k) for k in sub)
-        if isinstance(value, dict):
-            lines += ["", f"[{header}]"]
-            _emit_table(lines, sub, value, in_array)
-            continue
-        for item in value:
-            lines += ["", f"[[{header}]]"]
-            _emit_table(lines, sub, item, in_array=True)
+    """`data` as a TOML document (written by tomli-w; multi-line strings kept as such)."""
+    return tomli_w.dumps(data, multiline_strings=True)
 
 
 def key_text(key: str) -> str:

@@ -17,9 +17,11 @@ import json
 import os
 import sys
 import time
+from functools import partial
 
 from epochsim.common import check_writable
 from epochsim.errors import UsageError, path_problem
+from epochsim.progress import is_terminal, phase
 from epochsim.sweep.cells import expand, fingerprint, plan_chunks
 from epochsim.sweep.progress import Progress
 from epochsim.sweep.rows import done_chunks, remove_temp_files, table_for, write_chunk
@@ -139,13 +141,17 @@ def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
     """Run (or resume) the sweep; see the module contract. Returns the sweep.json document."""
     from epochsim.sweep import spark_job
 
+    say = partial(phase, stream=stream)
     sweep = Sweep(spec_path, out, seeds, seeds_per_task, overrides)  # all checks before Spark
     resuming = check_out(out, resume, sweep.plan)
+    if spark is None and is_terminal(stream if stream is not None else sys.stderr):
+        say(f"starting Spark ({master})")  # a bad master is still one line in a log
     # Spark starts before OUT is touched: a master that cannot start it leaves OUT as it was,
     # so the same command runs again without --resume once the master is right
     started = spark is None
     if spark is None:
         spark, started = spark_job.start_session(master, spark_ui)
+    say(f"{sweep.plan['runs']} runs in {len(sweep.chunks)} chunks over {len(sweep.cells)} cells")
     try:
         if not resuming:
             create_out(out, sweep.plan)
@@ -158,10 +164,12 @@ def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
         keeper = TraceKeeper(out, sweep.spec.traces_per_invariant)
         progress = _progress(sweep, pending, stream)  # after start-up: the rate is the runs'
         t0 = time.monotonic()
-        _execute(spark, sweep, pending, keeper, progress)
+        try:
+            _execute(spark, sweep, pending, keeper, progress)
+        finally:  # a Ctrl-C ends the bar before the resume hint is printed
+            progress.finish()
         run_s = time.monotonic() - t0
-        progress.finish()
-        return _finish(spark, sweep, keeper, run_s, len(pending))
+        return _finish(spark, sweep, keeper, run_s, len(pending), stream)
     finally:
         if started:
             spark.stop()
@@ -188,10 +196,12 @@ def _execute(spark, sweep: Sweep, pending: list, keeper: TraceKeeper, progress: 
     ChunkExecutor(spark, sweep.cells).run(pending, on_result)
 
 
-def _finish(spark, sweep: Sweep, keeper: TraceKeeper, run_s: float, chunks_run: int) -> dict:
+def _finish(spark, sweep: Sweep, keeper: TraceKeeper, run_s: float, chunks_run: int,
+            stream=None) -> dict:
     from epochsim.sweep.aggregate import add_repro, aggregate
 
     t0 = time.monotonic()
+    phase("aggregating the rows", stream=stream)
     agg = aggregate(spark, sweep.out, failing_per_group=max(1, sweep.spec.traces_per_invariant))
     add_repro(agg["failing"], sweep.out, keeper.run_dir)
     # grid order (the order people wrote the values in), not cell-id order
