@@ -92,7 +92,10 @@ def _run_one(job: tuple) -> dict:
     started = time.monotonic()  # wall time, for the JUnit report only (never in suite.json)
     scenario = load(path, overrides)
     verdict = run_scenario(scenario, seed, None)
-    if not verdict["expectation_met"]:
+    # a run that missed its expectation is kept to be read, and so is the first run of a
+    # scenario that expects a violation: its story (how the race goes) is the point
+    story = seed == scenario.seed and scenario.expect.startswith("violation")
+    if not verdict["expectation_met"] or story:
         run_dir = os.path.join(out, scenario.name, f"seed-{seed}")
         verdict = run_scenario(scenario, seed, run_dir)  # same seed: same trace, now on disk
         verdict["dir"] = run_dir
@@ -145,6 +148,12 @@ def main(args) -> int:
     if junit:
         write_junit(junit, rows, results, overrides)
     print_table(rows)
+    print(f"wrote {os.path.join(out, 'suite.json')}")
+    kept = [r["dir"] for r in results if r.get("dir")]
+    if kept:
+        print(f"kept {len(kept)} runs (the first run of each scenario expecting a violation, "
+              f"and any run that missed): {', '.join(kept[:3])}{', ...' if len(kept) > 3 else ''}")
+        print(f"read their stories: epochsim report {out}")
     if junit:
         print(f"wrote {junit}")
     return 0 if all(r["met"] == r["runs"] for r in rows) else 1

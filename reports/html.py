@@ -186,41 +186,67 @@ def _metrics(run: Run) -> str:
 # -- suite ----------------------------------------------------------------------------------
 
 def suite_section(path: str, out_dir: str) -> str:
+    """The suite's rows grouped by the KIP or ticket their names start with (the legacy and
+    fixed scenario of a pair next to each other), each row linking the page of every run the
+    suite kept: the first run of a scenario that expects a violation (its story) and every
+    run that missed its expectation."""
     suite = read_json(os.path.join(path, "suite.json"))
-    links = _failing_run_pages(path, suite.get("runs", []), out_dir)
-    rows, classes = [], []
-    for r in suite.get("rows", []):
-        ok = r.get("met") == r.get("runs")
-        outcome = f'<span class="{"ok" if ok else "bad"}">{r.get("met")}/{r.get("runs")} met</span>'
-        mine = [lk for (name, _), lk in sorted(links.items()) if name == r.get("scenario")]
-        rows.append([escape(str(r.get("scenario"))), escape(str(r.get("expect"))), outcome,
-                     escape(judged_summary(r.get("liveness_judged") or {})),
-                     escape(", ".join(map(str, r.get("violating_seeds") or []))) or "none",
-                     " ".join(mine) or ("" if ok else escape(str(r.get("repro") or "")))])
-        classes.append("" if ok else "witness")
-    total = len(rows)
-    met = sum(1 for c in classes if not c)
-    return (f"<h1>Suite: {met}/{total} scenarios met their expectation</h1>"
-            + table(["scenario", "expect", "outcome",
-                     "runs in which the liveness rules judged (U/P/C: under-replicated, "
-                     "produce stalled, consume stalled)", "seeds that violated an invariant",
-                     "runs that missed their expectation"], rows, classes))
+    links = _kept_run_pages(path, suite.get("runs", []), out_dir)
+    groups: dict[str, list] = {}
+    for r in sorted(suite.get("rows", []), key=lambda r: str(r.get("scenario"))):
+        groups.setdefault(suite_group(str(r.get("scenario"))), []).append(r)
+    parts, met, total = [], 0, 0
+    for group in sorted(groups):
+        rows, classes = [], []
+        for r in groups[group]:
+            ok = r.get("met") == r.get("runs")
+            met, total = met + ok, total + 1
+            rows.append(_suite_row(r, ok, links))
+            classes.append("" if ok else "witness")
+        parts.append(f"<h2>{escape(group)}</h2>" + table(
+            ["scenario", "expect", "outcome",
+             "runs in which the liveness rules judged (U/P/C: under-replicated, "
+             "produce stalled, consume stalled)", "seeds that violated an invariant",
+             "runs kept (stories, and runs that missed their expectation)"], rows, classes))
+    return f"<h1>Suite: {met}/{total} scenarios met their expectation</h1>" + "".join(parts)
 
 
-def _failing_run_pages(path: str, runs: list[dict], out_dir: str) -> dict:
-    """Write a run page for each run that missed its expectation; {(scenario, seed): link}."""
+def suite_group(name: str) -> str:
+    """The KIP or ticket a scenario's name starts with (`kip570-...` -> `KIP-570`,
+    `kafka13972-...` -> `KAFKA-13972`), else its first word (`mix`, `idem`, `finding`)."""
+    head = name.split("-", 1)[0]
+    for prefix, label in (("kip", "KIP-"), ("kafka", "KAFKA-")):
+        if head.startswith(prefix) and head[len(prefix):].isdecimal():
+            return label + head[len(prefix):]
+    return head
+
+
+def _suite_row(r: dict, ok: bool, links: dict) -> list[str]:
+    outcome = f'<span class="{"ok" if ok else "bad"}">{r.get("met")}/{r.get("runs")} met</span>'
+    mine = [lk for (name, _), lk in sorted(links.items()) if name == r.get("scenario")]
+    return [escape(str(r.get("scenario"))), escape(str(r.get("expect"))), outcome,
+            escape(judged_summary(r.get("liveness_judged") or {})),
+            escape(", ".join(map(str, r.get("violating_seeds") or []))) or "none",
+            " ".join(mine) or ("" if ok else escape(str(r.get("repro") or "")))]
+
+
+def _kept_run_pages(path: str, runs: list[dict], out_dir: str) -> dict:
+    """Write a run page for each run the suite kept on disk (a story, or a run that missed
+    its expectation); {(scenario, seed): link}. A missed run whose trace is gone says so."""
     links = {}
     for r in runs:
-        if r.get("expectation_met", True):
-            continue
-        run_dir = _run_dir(path, r)
         key = (str(r.get("scenario")), int(r.get("seed", 0)))
+        # a met run is linked only when this suite kept it: an older run's seed-N is not its
+        run_dir = _run_dir(path, r) if not r.get("expectation_met", True) or r.get("dir") \
+            else None
         if run_dir is None:
-            links[key] = f"seed {key[1]} (trace not kept)"
+            if not r.get("expectation_met", True):
+                links[key] = f"seed {key[1]} (trace not kept)"
             continue
         page_path = write_report(run_dir)
         href = os.path.relpath(page_path, out_dir).replace(os.sep, "/")
-        links[key] = f'<a href="{escape(href)}">seed {key[1]}</a>'
+        what = "story" if r.get("expectation_met", True) else "missed"
+        links[key] = f'<a href="{escape(href)}">seed {key[1]} ({what})</a>'
     return links
 
 

@@ -112,7 +112,33 @@ def test_suite_page_links_a_page_for_each_run_that_missed(tmp_path, capsys):
                                              "produce_stalled_after_heal",
                                              "consume_stalled_after_heal")) in page.text
     assert page.links == ["kip570-expecting-pass/seed-1/report.html"]
+    assert "seed 1 (missed)" in " ".join(page.text)
     assert parse(suite_dir / page.links[0]).images
+
+
+def test_suite_page_keeps_and_links_the_story_of_each_violation_scenario(tmp_path):
+    """The first run of a scenario that expects a violation is kept and linked (its story),
+    later seeds are not; the page groups scenarios by the KIP their names start with."""
+    smoke = os.path.join(os.path.dirname(KIP570), "smoke.toml")
+    suite_dir = tmp_path / "suite"
+    assert cli_main(["suite", KIP570, smoke, "--seeds", "2", "--out", str(suite_dir),
+                     "--jobs", "1"]) == 0
+    assert sorted(os.listdir(suite_dir / "kip570-stop-replica-reorder-legacy")) == ["seed-1"]
+    assert not (suite_dir / "smoke").exists()  # a passing scenario keeps nothing
+    assert cli_main(["report", str(suite_dir)]) == 0
+    page = parse(suite_dir / "report.html")
+    assert page.links == ["kip570-stop-replica-reorder-legacy/seed-1/report.html"]
+    text = " ".join(page.text)
+    assert "seed 1 (story)" in text and "KIP-570" in text and "smoke" in text
+    assert parse(suite_dir / page.links[0]).images
+
+
+@pytest.mark.parametrize("name, group", [("kip570-stop-replica-reorder-legacy", "KIP-570"),
+                                         ("kafka13972-stray-replica-fixed", "KAFKA-13972"),
+                                         ("mix-delayed-metadata", "mix"), ("kipx-y", "kipx")])
+def test_suite_groups_by_the_kip_or_ticket_a_name_starts_with(name, group):
+    from reports.html import suite_group
+    assert suite_group(name) == group
 
 
 def test_sweep_section_comes_from_the_sweep_module(tmp_path, monkeypatch):
