@@ -112,9 +112,19 @@ class AfterHeal(Invariant):
             self.note = f"not judged: {self.ctx.quiet.why_not(self.ctx.truth)}"
         return judged
 
-    def judged_note(self, short: str) -> None:
-        """Set `note` from `judged`: the count, or `short` (why nothing qualified)."""
+    def judged_note(self, short: str, quoted_us: int | None = None,
+                    over_us: int | None = None, why: str = "") -> None:
+        """Set `note` from `judged`: the count, or `short` (why nothing qualified). `quoted_us`
+        is the time `short` quotes, `over_us` when the quiet time it needs is over (default
+        the same): when the run ended before the quoted time, the note says by how much the
+        run fell short instead of quoting a time the run never reached; `why` (already at the
+        end of `short`) says what pushed the quiet time out, and is kept."""
         unit = self.unit if self.judged != 1 else self.unit[:-1]  # units are plurals in -s
+        end = self.ctx.truth.end["t"] if self.ctx.truth.end else None
+        if not self.judged and quoted_us is not None and end is not None and quoted_us > end:
+            over = quoted_us if over_us is None else over_us
+            short = (f"the run ended at {end / 1e6:g} s, {(over - end) / 1e6:g} s before its "
+                     f"quiet time was over (a longer run.settle_ms would let it judge){why}")
         self.note = (f"judged {self.judged} {unit}" if self.judged else f"not judged: {short}")
 
     def all_up(self, st: dict) -> bool:

@@ -78,7 +78,7 @@ class UnderReplicatedAfterHeal(AfterHeal):
             self.violate(end["t"], self._describe(tp, st, since, last),
                          seq, latest if latest != seq else None, end["seq"])
         self.judged_note(f"no partition had all its replicas up and {bound / 1e6:g} s of quiet "
-                         f"time (after {healed / 1e6:g} s) by the end")
+                         f"time (after {healed / 1e6:g} s) by the end", healed, healed + bound)
 
     def _describe(self, tp: str, st: dict, since: int, last: int) -> str:
         if st["leader"] < 0:
@@ -149,7 +149,7 @@ class ProduceStalledAfterHeal(AfterHeal):
         first = min(after.values(), default=None)
         since = f" (from {first / 1e6:g} s)" if first is not None else ""
         self.judged_note(f"no producer created a batch after the quiet time + its request timeout "
-                         f"+ retry backoff{since} and its delivery timeout before the end")
+                         f"+ retry backoff{since} and its delivery timeout before the end", first)
 
     def writable(self, st: dict | None, producer: dict | None) -> bool:
         """Can the partition take this producer's writes once healed: it exists, its replicas
@@ -263,7 +263,7 @@ class ConsumeStalledAfterHeal(AfterHeal):
                     self._judge(name, tp, cutoff, last)
         self.judged_note(f"no consumer had committed records to reach after the quiet time "
                          f"(from {(healed + bound) / 1e6:g} s) and {CATCH_UP_US / 1e6:g} s + its "
-                         f"fetch wait before the end{lost}")
+                         f"fetch wait before the end{lost}", healed + bound, why=lost)
 
     def _judge(self, name: str, tp: str, cutoff: int, last: int) -> None:
         st = self.ctx.truth.parts[tp]
