@@ -105,8 +105,8 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None,
     exp = "met" if verdict["expectation_met"] else "NOT met"
     note = verdict.get("expectation_note")
     print(f"  expectation {verdict['expect']!r}: {exp}" + (f": {note}" if note else ""))
-    if out:
-        print(f"  wrote {out}/trace.jsonl, {out}/verdict.json")
+    if out:  # a run directory holds only what this run wrote (trace, verdict, pictures)
+        print(f"  wrote {', '.join(os.path.join(out, f) for f in sorted(os.listdir(out)))}")
     print(f"  repro: {repro_line(scenario_path, verdict['seed'], overrides=overrides)}")
 
 

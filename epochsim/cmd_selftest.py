@@ -147,3 +147,8 @@ def _write(out: str, rows, clean_rows, args, elapsed: float) -> None:
                    "correct_model": clean_rows, "elapsed_s": round(elapsed, 1)},
                   fh, indent=2, sort_keys=True)
         fh.write("\n")
+    kept = sorted(d for d in os.listdir(out) if os.path.isdir(os.path.join(out, d)))
+    print(f"wrote {os.path.join(out, 'selftest.json')}" + (
+        f" and {len(kept)} {'directory' if len(kept) == 1 else 'directories'} of "
+        f"counterexamples and clean runs ({out}/{kept[0]}{', ...' if len(kept) > 1 else ''})"
+        if kept else ""))

@@ -68,6 +68,8 @@ def main(args) -> int:
     with atomic_write(os.path.join(out, "study.json")) as fh:
         json.dump({"runs": results, "rows": study.summarise(results)}, fh, indent=1, sort_keys=True)
         fh.write("\n")
+    print(f"wrote {os.path.join(out, 'study.txt')}, {os.path.join(out, 'study.json')}",
+          file=sys.stderr)
     if not args.no_plot:
         phase("plotting the latency figures")
         for path in study.plot_latency(results, out):
