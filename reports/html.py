@@ -61,7 +61,7 @@ def _sections(path: str, out_dir: str) -> str:
     if os.path.isfile(os.path.join(path, "suite.json")):
         parts.append(suite_section(path, out_dir))
     if os.path.isfile(os.path.join(path, "sweep.json")):
-        parts.append(sweep_section(path))
+        parts.append(sweep_section(path, out_dir))
     if not parts:
         raise ReportError(f"{path}: holds no trace.jsonl, suite.json or sweep.json; pass the "
                           "--out directory of `epochsim run`, `suite` or `sweep`")
@@ -261,10 +261,10 @@ def _run_dir(suite_dir: str, row: dict) -> str | None:
 
 # -- sweep ----------------------------------------------------------------------------------
 
-def sweep_section(path: str) -> str:
+def sweep_section(path: str, out_dir: str) -> str:
     try:
         from reports.sweep_report import render_sweep_section
     except ImportError as exc:
         return (f"<h1>Sweep</h1><p class=\"muted\">The sweep section is not available here "
                 f"({escape(str(exc))}); the sweep tables are in {escape(path)}.</p>")
-    return render_sweep_section(path)
+    return render_sweep_section(path, out_dir)
