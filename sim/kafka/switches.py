@@ -27,9 +27,11 @@ class Protocol:
     # (`updateLastSeenEpochIfNewer`), which make its cached entry stale (ref §3.1)
     client_rejects_stale_metadata: bool = True
     # a topic id other than the one the client's cache holds lets it accept a lower leader epoch
-    # (the topic was recreated): KAFKA-13488's rule (3.2), under which a topic that fell out of
-    # the cache while deleted has no id to compare; KAFKA-12257 (3.0) needed both ids. Older
-    # clients, which know no topic ids, reject it and hang (ref §3.1, §4 row 10)
+    # (the topic was recreated): KAFKA-13488's rule (3.1.0, 3.0.1: `Metadata.updateLatestMetadata`
+    # `topicId != null && !topicId.equals(oldTopicId)`), under which a topic that fell out of
+    # the cache while deleted has no id to compare; KAFKA-12257 (3.0.0) needed both ids
+    # (`oldTopicId != null`), and its 3.0 profile has the switch off. Older clients, which know
+    # no topic ids, reject it and hang (ref §3.1, §4 row 10)
     client_accepts_recreated_topic: bool = True
     # how clients find a new leader: metadata | kip951 | refresh_no_backoff (ref §3.3, KIP-951)
     leader_discovery: str = "metadata"
@@ -63,7 +65,10 @@ class Protocol:
     idempotent_batches: int = 5
     # producer.id.expiration.ms (3.4+: 1 day; before: transactional.id.expiration.ms 7 days)
     producer_id_expiration_ms: int = 86_400_000
-    # default of enable.idempotence (true since 3.0)
+    # default of enable.idempotence: true from 3.2. KIP-679 made the config's default true in
+    # 3.0, but 3.0.0 and 3.1.0 enabled idempotence only when it was set explicitly
+    # (`ProducerConfig.idempotenceEnabled`: `userConfiguredIdempotence && ...`) until
+    # KAFKA-13598 (3.2.0; 3.0.1, 3.1.1)
     idempotence_default: bool = True
     # controller-initiated ISR removal (controlled shutdown, offline replica) bumps the leader
     # epoch: ZK controller and KRaft before MetadataVersion 3.6; KAFKA-15021 stopped it (ref §1.4)
@@ -145,16 +150,18 @@ class Protocol:
     # truncates to its own HW at once (`ReplicaManager.makeFollowers`), which can drop
     # committed records (KAFKA-1211, KIP-101); kip101 (0.11-1.1): only when its leader changes,
     # it asks the leader's end offset for its latest epoch, answered by the start of the
-    # leader's next epoch (OffsetsForLeaderEpoch v0), and truncates to it; kip279 (2.1-2.7):
-    # the answer names the largest epoch the leader has at or below it, so the follower also
-    # drops entries of epochs the leader never had (KAFKA-6361, 2.0), and it asks on every
-    # epoch change (KAFKA-7164, 2.1); diverging_epoch (2.8+, KAFKA-10554): every Fetch names
+    # leader's next epoch (OffsetsForLeaderEpoch v0), and truncates to it;
+    # kip279_leader_change (2.0): the answer names the largest epoch the leader has at or
+    # below it, so the follower also drops entries of epochs the leader never had (KIP-279,
+    # KAFKA-6361), still asked only on a new leader (`Partition.makeFollower` at 2.0.0);
+    # kip279 (2.1-2.7): asked on every epoch change as well (KAFKA-7164, 2.1.0);
+    # diverging_epoch (2.8+, KAFKA-10554): every Fetch names
     # the follower's last epoch and the leader answers with the divergence, so a follower that
     # missed an epoch change still truncates
     follower_truncation: str = "diverging_epoch"
     # with follower_truncation = diverging_epoch: the follower applies the HW of a Fetch
     # response that carries a DivergingEpoch before it truncates, so its HW briefly covers
-    # records it is about to drop (KAFKA-14704, 2.8-3.4; fixed in 3.5, ref §4 row 15)
+    # records it is about to drop (KAFKA-14704, 2.8-3.4.0; fixed in 3.4.1 and 3.5, ref §4 row 15)
     hw_before_diverging_truncation: bool = False
     # KIP-320 client side (KAFKA-7747, 2.3): after a leader change the consumer stops fetching
     # a partition it has read from until an OffsetsForLeaderEpoch round trip to the new leader
