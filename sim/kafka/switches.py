@@ -1,8 +1,9 @@
 """The protocol switches: each KIP or behaviour change the model knows, with its choices.
 
-Contract: `Protocol` holds one value per switch (its defaults are the newest release's
-ZooKeeper-mode behaviour, `3.7`), `CHOICES` the values of each multi-valued switch, oldest
-release's first, `BOUNDS` the range of each integer one, and `switch_names()` them in order.
+Contract: `Protocol` holds one value per switch (its defaults are 3.7's ZooKeeper-mode
+behaviour except `leader_discovery`, which the `3.7` profile sets), `CHOICES` the values of
+each multi-valued switch, oldest release's first, `BOUNDS` the range of each integer one, and
+`switch_names()` them in order.
 A pure module: the version profiles built from it are `sim.kafka.profiles`.
 """
 
