@@ -164,14 +164,18 @@ def test_trace_readers_import_only_what_a_trace_means(package):
 @pytest.mark.parametrize("module", TRACE_MODULES)
 def test_what_a_trace_means_loads_no_actor(module):
     """The modules trace readers may import stand on sim.core, one another and the protocol's
-    switch table (a pure module) only, so reading a trace never loads the model's actors."""
+    switches and profile table (pure modules) only, so reading a trace never loads the model's
+    actors."""
     paths = _modules(module) or [ROOT.joinpath(*module.split(".")).with_suffix(".py")]
-    allowed = (*TRACE_MODULES, "sim.kafka.profiles")
+    allowed = (*TRACE_MODULES, "sim.kafka.profiles", "sim.kafka.switches")
     problems = [f"{p.relative_to(ROOT)}: {msg}" for p in paths
                 for msg in model_imports(p.read_text(encoding="utf-8"), _package_of(p), allowed)]
     assert problems == []
+    switches = ROOT / "sim" / "kafka" / "switches.py"
+    assert model_imports(switches.read_text(encoding="utf-8"), "sim.kafka", ()) == []
     profiles = ROOT / "sim" / "kafka" / "profiles.py"
-    assert model_imports(profiles.read_text(encoding="utf-8"), "sim.kafka", ()) == []
+    assert model_imports(profiles.read_text(encoding="utf-8"), "sim.kafka",
+                         ("sim.kafka.switches",)) == []
 
 
 # -- the graph checkers on fixture trees --------------------------------------------------

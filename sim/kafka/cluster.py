@@ -41,7 +41,7 @@ class Cluster:
         network = Network(link_spec(options.network), options.network.partition)
         self.world = World(self.kernel, trace, Streams(seed), network)
         self.world.options = options
-        self.store = Store(ibp_profile=options.ibp, ibp=options.protocol_on(options.ibp))
+        self.store = Store(ibp_profile=options.ibp, ibp=options.ibp_protocol(options.ibp))
         Actor("zk", self.world)  # the metadata store's place on the network, for reachability
         self.controllers = [Controller(self.world, f"c{i}", options, self.protocol, self.store)
                             for i in range(1, options.cluster.controllers + 1)]

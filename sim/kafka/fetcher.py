@@ -24,6 +24,8 @@ diverges from its leader's depends on
   offset). Between epoch changes nothing is checked: a follower that never hears of an epoch
   change keeps appending what its old leader serves, unless KIP-320's `CurrentLeaderEpoch`
   check fences its Fetch (KAFKA-6880, the zombie follower).
+- `kip279_leader_change` (2.0): the same answer, asked only when the leader changed, as in
+  `kip101` (`Partition.makeFollower` at 2.0.0 skips a new epoch of the same leader).
 - `kip101` (0.11-1.1): asked only when the leader changed, and answered by the end offset alone
   (OffsetsForLeaderEpoch v0): the follower truncates to min(that offset, its log end), or to
   its own HW when the leader has no answer (`ReplicaFetcherThread.maybeTruncate`, 0.11).
@@ -51,7 +53,11 @@ from sim.kafka.rules.fetch_session import (
     session_after_response,
 )
 from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch, follower_fetch_sessions
-from sim.kafka.rules.replication import fenced_fetch_stops_fetching, offset_truncation_state
+from sim.kafka.rules.replication import (
+    LEADER_CHANGE_ONLY,
+    fenced_fetch_stops_fetching,
+    offset_truncation_state,
+)
 
 
 class Fetcher:
@@ -62,7 +68,7 @@ class Fetcher:
         self.fetch_sent: dict[int, tuple] = {}
         self.fetch_corr = 0
         self.fetch_deadlines = Deadlines(self, "fetch_timeout")
-        # kip101, kip279: partitions yet to learn where to truncate
+        # kip101, kip279_leader_change, kip279: partitions yet to learn where to truncate
         self.truncating: set[str] = set()
         # with `fetch_sessions` (KIP-227): leader id -> the session with it, and a heap of
         # (backoff end, tp) whose end a session build must notice
@@ -76,7 +82,7 @@ class Fetcher:
         self.fetch_state_changed(tp)
         mode = self.replication.follower_truncation  # bounded by the IBP
         # before KAFKA-7164 (2.1), makeFollowers truncates only on a new leader
-        if mode == "kip279" and new_epoch or mode == "kip101" and leader_changed:
+        if mode == "kip279" and new_epoch or mode in LEADER_CHANGE_ONLY and leader_changed:
             self.truncating.add(tp)
         elif mode == "high_watermark" and leader_changed:
             p = self.partitions[tp]

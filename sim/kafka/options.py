@@ -26,7 +26,7 @@ from typing import Any
 
 from sim.core.latency import MAX_MS, LatencyDist
 from sim.core.network import PARTITION_MODES
-from sim.kafka.profiles import CHOICES, Protocol, node_protocol
+from sim.kafka.profiles import CHOICES, Protocol, ibp_protocol, node_protocol
 from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS
 
 # No option needs more than this (2**53, ~285 years in microseconds); larger numbers overflow
@@ -280,6 +280,11 @@ class Options:
     def protocol_on(self, profile: str) -> Protocol:
         """The switches of a node on `profile` in this run (its overrides and mutant too)."""
         return node_protocol(self.protocol, self.profile, profile)
+
+    def ibp_protocol(self, ibp: str) -> Protocol:
+        """The switches the inter-broker protocol version `ibp` bounds brokers' requests by in
+        this run (`sim.kafka.profiles.ibp_protocol`)."""
+        return ibp_protocol(self.protocol, self.profile, ibp)
 
     @property
     def ibp(self) -> str:

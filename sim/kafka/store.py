@@ -62,7 +62,7 @@ class Store:
     next_topic_id: int = 1
     zxid: int = 0
     ibp_profile: str = ""
-    ibp: object = None  # the `Protocol` of `ibp_profile`, with the run's overrides
+    ibp: object = None  # `profiles.ibp_protocol` of `ibp_profile`, with the run's overrides
     # /log_dir_event_notification: the ids of brokers that lost a log directory, in the
     # order they wrote them, until the active controller reads them
     log_dir_events: list = field(default_factory=list)

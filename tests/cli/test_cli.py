@@ -168,6 +168,19 @@ def test_suite_exit_codes_and_table(tmp_path):
     assert "judged U/P/C" in stdout and f"  {summary}  " in line, line
 
 
+def test_a_release_between_the_old_profiles_runs_by_its_name(tmp_path):
+    """`--profile 3.6` (once refused) runs, and the trace header names the profile."""
+    out = tmp_path / "r"
+    code, stdout, err = cli("run", scenario_path("smoke"), "--profile", "3.6", "--out", str(out),
+                            "--no-plot")
+    assert code == 0 and not err.strip(), err
+    assert "--set protocol.profile=3.6" in stdout
+    with open(out / "trace.jsonl", encoding="utf-8") as trace:
+        header = json.loads(trace.readline())
+    assert header["options"]["protocol"]["profile"] == "3.6"
+    assert header["options"]["protocol"]["leader_discovery"] == "metadata"  # KIP-951 is 3.7
+
+
 def test_a_profile_given_with_set_is_a_name_and_its_repro_line_replays(tmp_path):
     """`--set protocol.profile=2.5` reads 2.5 as a TOML float; a profile is a name."""
     code, stdout, err = cli("run", scenario_path("kip570-stop-replica-reorder-fixed"), "--seed", "1",

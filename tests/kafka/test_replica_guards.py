@@ -238,9 +238,9 @@ def test_a_broker_without_a_session_rejoins_the_isr_only_without_kip_841():
 def test_a_fetch_from_a_broker_that_is_no_replica_is_an_error_only_from_3_3(profile):
     """KAFKA-13837 (3.3): UNKNOWN_LEADER_EPOCH for a Fetch naming an epoch, NOT_LEADER_OR_FOLLOWER
     for one without; before, no error and no records."""
-    from sim.kafka.profiles import PROFILES, resolve_protocol
+    from sim.kafka.profiles import resolve_protocol
     from sim.kafka.rules.replication import non_replica_fetch_error
-    proto = resolve_protocol(profile if profile in PROFILES else "3.4.0")
+    proto = resolve_protocol(profile)
     later = proto.non_replica_fetch_error
     assert non_replica_fetch_error(proto, 0) == (75 if later else 0)
     assert non_replica_fetch_error(proto, -1) == (6 if later else 0)

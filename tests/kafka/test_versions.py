@@ -112,6 +112,19 @@ def test_an_old_ibp_keeps_a_follower_from_sending_its_leader_epoch():
     assert {v["invariant"] for v in old["violations"]} == {"log_divergence"}
 
 
+@pytest.mark.parametrize("profile, ibp, violated", [
+    ("2.8", "2.7", set()), ("2.8", "2.6", {"log_divergence"}), ("2.7", "2.7", {"log_divergence"})])
+def test_ibp_2_7_lets_2_8_followers_name_their_last_epoch_in_every_fetch(profile, ibp, violated):
+    """Without KIP-320's fetch epochs the zombie follower is caught only by truncation on
+    fetch: Fetch v12 comes with IBP 2.7 (`KAFKA_2_7_IV1`), but only 2.8 code uses it
+    (KAFKA-10554; `isTruncationOnFetchSupported` at 2.8.0)."""
+    overrides = {"protocol.profile": profile, "protocol.fetch_epoch_check": False,
+                 "protocol.inter_broker_protocol": ibp}
+    verdict = run_scenario(load_scenario(scenario_path("kafka6880-zombie-follower-fixed"),
+                                         overrides), 1)
+    assert {v["invariant"] for v in verdict["violations"]} == violated
+
+
 def producer_run(overrides: dict) -> list[dict]:
     path = scenario_path("idem-client-2.5-broker-1.0-retention")
     return run_scenario(load_scenario(path, overrides), 1, keep_events=True)["_events"]

@@ -68,7 +68,7 @@ def _bump_ibp(cluster, target, params):
     if behind:
         return f"refused: {behind[0]}, which does not know inter-broker protocol {version}"
     cluster.store.ibp_profile = version
-    cluster.store.ibp = cluster.options.protocol_on(version)
+    cluster.store.ibp = cluster.options.ibp_protocol(version)
     return None
 
 

@@ -111,7 +111,7 @@ class ProbeRun:
         net = Network(LinkSpec(latency=options.network.latency), options.network.partition)
         self.world = World(self.kernel, trace, Streams(seed), net)
         self.world.options = options
-        self.store = Store(ibp_profile=options.ibp, ibp=options.protocol_on(options.ibp))
+        self.store = Store(ibp_profile=options.ibp, ibp=options.ibp_protocol(options.ibp))
         for t in options.topics:
             self.store.create_topic(t.name, t.assignment, t.message_format, t.retention_ms,
                                     t.segment_ms)

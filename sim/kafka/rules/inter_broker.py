@@ -48,9 +48,16 @@ def truncation_mode(proto, ibp) -> str:
     name an epoch only from IBP 2.0 (v1), and truncation moves into Fetch (DivergingEpoch)
     only from IBP 2.7 (`isTruncationOnFetchSupported`). The model's modes bundle these with
     the code changes of the same releases (KAFKA-7164's truncation on every epoch change
-    comes with `kip279`), so a broker on new code at an old IBP acts as the IBP's release."""
+    comes with `kip279`), so a broker on new code at an old IBP acts as the IBP's release,
+    with one exception: at IBP 2.0 a 2.1+ broker still asks on every epoch change, since
+    KAFKA-7164 changed `Partition.makeFollower` and no request (OffsetsForLeaderEpoch v1
+    answers alike at 2.0.0 and 2.1.0). The IBP's switches are `profiles.ibp_protocol`'s:
+    IBP 2.7 allows DivergingEpoch, which only 2.8 code uses."""
     own, wire = proto.follower_truncation, ibp.follower_truncation
-    return min(own, wire, key=_TRUNCATION_ORDER.index)
+    mode = min(own, wire, key=_TRUNCATION_ORDER.index)
+    if mode == "kip279_leader_change" and own != mode:
+        return "kip279"
+    return mode
 
 
 def replication_view(proto, ibp):

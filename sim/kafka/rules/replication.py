@@ -64,14 +64,19 @@ def is_follower_out_of_sync(proto, known: bool, follower_leo: int, leader_leo: i
     return now_us - caught_up_us > lag_max_ms * 1000
 
 
+# the `follower_truncation` modes of the releases before KAFKA-7164 (2.1) that ask where to
+# truncate only when a partition's leader changed, not on a new epoch of the same leader
+LEADER_CHANGE_ONLY = ("kip101", "kip279_leader_change")
+
+
 def makes_follower(proto, leader_changed: bool, new_leader_epoch: bool) -> bool:
     """Whether a LeaderAndIsr applied to a follower restarts its fetcher
     (`Partition.makeFollower`'s answer, which puts the partition in `ReplicaManager.makeFollowers`'
     `partitionsToMakeFollower`): from 2.1 on a new leader or a new leader epoch, so a change at
     the same epoch that keeps the leader (an ISR change, a partition-epoch bump) leaves the
-    fetcher as it is; before KAFKA-7164 (0.10-2.0, `follower_truncation` high_watermark or
-    kip101) only on a new leader."""
-    if proto.follower_truncation in ("high_watermark", "kip101"):
+    fetcher as it is; before KAFKA-7164 (0.10-2.0, `follower_truncation` high_watermark,
+    kip101 or kip279_leader_change) only on a new leader."""
+    if proto.follower_truncation in ("high_watermark", *LEADER_CHANGE_ONLY):
         return leader_changed
     return leader_changed or new_leader_epoch
 
@@ -79,10 +84,11 @@ def makes_follower(proto, leader_changed: bool, new_leader_epoch: bool) -> bool:
 def fetch_last_fetched_epoch(proto, truncating: bool, last_epoch: int) -> int:
     """The epoch a follower's Fetch names for a partition (-1: none), by `follower_truncation`:
     every Fetch (`diverging_epoch`, Fetch v12's LastFetchedEpoch), only the first after an
-    epoch or leader change (`kip279`, `kip101`: the OffsetsForLeaderEpoch round trip it
-    stands for), or never (`high_watermark`, before KIP-101)."""
+    epoch or leader change (`kip279`, `kip279_leader_change`, `kip101`: the
+    OffsetsForLeaderEpoch round trip it stands for), or never (`high_watermark`, before
+    KIP-101)."""
     mode = proto.follower_truncation
-    if mode == "high_watermark" or (mode in ("kip101", "kip279") and not truncating):
+    if mode == "high_watermark" or (mode != "diverging_epoch" and not truncating):
         return -1
     return last_epoch
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sim.kafka import errors as E
-from sim.kafka.profiles import PROFILES, resolve_protocol
+from sim.kafka.profiles import PROFILES, newer, resolve_protocol
 from sim.kafka.rules import client_consumer as cc
 from sim.kafka.rules import client_metadata as cm
 from sim.kafka.rules import client_producer as cp
@@ -196,7 +196,7 @@ def test_the_position_follows_the_current_leader(profile):
     assert follow(proto, old, (-1, -1)) == old
     assert follow(proto, old, (-1, 5)) == (old if proto.consumer_ignores_unknown_leader
                                           else (-1, 5))
-    assert proto.consumer_ignores_unknown_leader is (profile not in ("2.4", "2.5"))
+    assert proto.consumer_ignores_unknown_leader is not newer("2.6", profile)  # KAFKA-9840
 
 
 @pytest.mark.parametrize("profile", ["1.0", "2.4", "2.5", "3.7"])
@@ -218,4 +218,4 @@ def test_a_retry_of_a_batch_sent_before_a_producer_reset_is_dropped_before_kip_3
     testBatchesDrainedWithOldProducerIdShouldFail... at 2.4.0, ...ShouldSucceed... at 2.5.0)."""
     proto = PROFILES[profile]
     assert not cp.retry_drops_stale_batch(proto, False)
-    assert cp.retry_drops_stale_batch(proto, True) is (profile in ("0.10.2", "0.11", "1.0", "2.4"))
+    assert cp.retry_drops_stale_batch(proto, True) is newer("2.5", profile)  # KIP-360

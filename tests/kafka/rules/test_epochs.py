@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sim.kafka import errors as E
-from sim.kafka.profiles import PROFILES
+from sim.kafka.profiles import PROFILES, newer
 from sim.kafka.rules import epochs
 
 
@@ -50,7 +50,7 @@ def test_fetch_checks_its_epoch_from_kip_320(profile):
     proto = PROFILES[profile]
     expected = E.FENCED_LEADER_EPOCH if proto.fetch_epoch_check else E.NONE
     assert epochs.fetch_local_log(proto, 5, True, 4) == expected
-    assert proto.fetch_epoch_check is (profile not in ("0.10.2", "0.11", "1.0"))
+    assert proto.fetch_epoch_check is not newer("2.1", profile)
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -58,7 +58,7 @@ def test_a_consumer_with_client_metadata_may_read_from_a_follower_from_kip_392(p
     """`ReplicaManager.fetchMessages` (2.4.0, KAFKA-8443 and KAFKA-9004): a follower's Fetch
     and a consumer's without ClientMetadata need the leader; a consumer's Fetch v11+ does not."""
     proto = PROFILES[profile]
-    kip_392 = profile not in ("0.10.2", "0.11", "1.0")
+    kip_392 = not newer("2.4", profile)
     assert proto.follower_fetch is kip_392
     assert epochs.fetch_only_from_leader(proto, 2, True)
     assert epochs.fetch_only_from_leader(proto, -1, False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sim.kafka import errors as E
-from sim.kafka.profiles import PROFILES
+from sim.kafka.profiles import PROFILES, newer
 from sim.kafka.rules import offsets as O
 
 # a leader at epoch 5 whose log runs 10..40 with its HW at 30; its epoch started at 25, and
@@ -78,7 +78,7 @@ def test_a_new_leader_whose_hw_lags_its_epoch_start_refuses_a_consumers_latest(p
     assert _ask(profile, ts=O.EARLIEST_TIMESTAMP, view=lagging).offset == 10
     # caught up (the HW reached the epoch's start): answered
     assert _ask(profile, view=LEADER._replace(epoch_start_offset=30)).offset == 30
-    assert proto.list_offsets_hw_lag_error is (profile not in ("0.10.2", "0.11", "1.0"))
+    assert proto.list_offsets_hw_lag_error is not newer("2.2", profile)  # KIP-207
 
 
 def test_the_reset_policy_names_its_timestamp():

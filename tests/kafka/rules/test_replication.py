@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from sim.kafka import errors as E
-from sim.kafka.profiles import PROFILES, resolve_protocol
+from sim.kafka.profiles import PROFILES, newer, resolve_protocol
 from sim.kafka.rules import replication as rep
 
 
@@ -79,7 +79,8 @@ def test_what_a_follower_fetch_names(profile):
     mode = proto.follower_truncation
     every = rep.fetch_last_fetched_epoch(proto, False, 4)
     first = rep.fetch_last_fetched_epoch(proto, True, 4)
-    assert (every, first) == {"high_watermark": (-1, -1), "kip101": (-1, 4), "kip279": (-1, 4),
+    assert (every, first) == {"high_watermark": (-1, -1), "kip101": (-1, 4), "kip279_leader_change": (-1, 4),
+                              "kip279": (-1, 4),
                               "diverging_epoch": (4, 4)}[mode]
 
 
@@ -87,16 +88,16 @@ def test_what_a_follower_fetch_names(profile):
 def test_retention_evicts_producer_state_until_2_4(profile):
     proto = PROFILES[profile]
     assert rep.evicts_producer_state_on_retention(proto) is \
-        (profile in ("0.10.2", "0.11", "1.0"))
+        newer("2.4", profile)  # KAFKA-7190
     assert rep.controller_channel_resends(proto)
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
-def test_a_follower_fetch_answer_carries_the_hw_read_with_its_records_except_on_1_0(profile):
+def test_a_follower_fetch_answer_carries_the_hw_read_with_its_records_except_on_1_0_and_1_1(profile):
     """KAFKA-7104 (2.0): the HW read before the Fetch moved the follower's state; 1.0-1.1
     copied the leader's HW after the update into the answer (`updateLeaderReplicaInfo`)."""
     hw = rep.follower_fetch_high_watermark(PROFILES[profile], 5, 8)
-    assert hw == (8 if profile == "1.0" else 5)
+    assert hw == (8 if profile in ("1.0", "1.1") else 5)
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -106,7 +107,7 @@ def test_which_leader_and_isr_restarts_a_followers_fetcher(profile):
     proto = PROFILES[profile]
     assert rep.makes_follower(proto, True, False) and rep.makes_follower(proto, True, True)
     assert not rep.makes_follower(proto, False, False)
-    before_7164 = profile in ("0.10.2", "0.11", "1.0")
+    before_7164 = newer("2.1", profile)
     assert rep.makes_follower(proto, False, True) is not before_7164
 
 

@@ -1,0 +1,231 @@
+"""The protocol switches: each KIP or behaviour change the model knows, with its choices.
+
+Contract: `Protocol` holds one value per switch (its defaults are 3.7's ZooKeeper-mode
+behaviour except `leader_discovery`, which the `3.7` profile sets), `CHOICES` the values of
+each multi-valued switch, oldest release's first, `BOUNDS` the range of each integer one, and
+`switch_names()` them in order.
+A pure module: the version profiles built from it are `sim.kafka.profiles`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+
+@dataclass(frozen=True)
+class Protocol:
+    # KIP-359: Produce carries CurrentLeaderEpoch and the leader checks it (never shipped; ref caveat 1, §1.2)
+    produce_epoch_check: bool = False
+    # KIP-320: Fetch, OffsetsForLeaderEpoch and ListOffsets carry CurrentLeaderEpoch (2.1+,
+    # ref §1.2)
+    fetch_epoch_check: bool = True
+    # KIP-570: StopReplica v3 carries the leader epoch (2.6+, ref §1.5)
+    stop_replica_epoch: bool = True
+    # equal epoch on StopReplica: rejected 2.6-3.4.0, accepted 3.4.1+ (KAFKA-13972, ref §1.5)
+    stop_replica_equal_epoch: str = "accept"
+    # KAFKA-7738 (2.2): a client keeps the last leader epoch it saw of each partition, beyond
+    # its metadata cache, ignores metadata with an older one, and learns newer ones out of band
+    # (`updateLastSeenEpochIfNewer`), which make its cached entry stale (ref §3.1)
+    client_rejects_stale_metadata: bool = True
+    # a topic id other than the one the client's cache holds lets it accept a lower leader epoch
+    # (the topic was recreated): KAFKA-13488's rule (3.1.0, 3.0.1: `Metadata.updateLatestMetadata`
+    # `topicId != null && !topicId.equals(oldTopicId)`), under which a topic that fell out of
+    # the cache while deleted has no id to compare; KAFKA-12257 (3.0.0) needed both ids
+    # (`oldTopicId != null`), and its 3.0 profile has the switch off. Older clients, which know
+    # no topic ids, reject it and hang (ref §3.1, §4 row 10)
+    client_accepts_recreated_topic: bool = True
+    # how clients find a new leader: metadata | kip951 | refresh_no_backoff (ref §3.3, KIP-951)
+    leader_discovery: str = "metadata"
+    # how clients back off (ref §0, §3.1): constant (before 3.7): a retried batch and a metadata
+    # refresh wait retry.backoff.ms; exponential (KIP-580, KAFKA-9800, 3.7+): retry.backoff.ms
+    # * 2^n with ±20% jitter up to retry.backoff.max.ms, and metadata refreshes also back off
+    # exponentially while answers bring no newer leader epoch (`equivalentResponseCount`)
+    client_backoff: str = "exponential"
+    # broker answer to an unknown producer with seq != 0: out_of_order (0.11) |
+    # unknown_producer_id (1.0-2.4) | accept (2.5+, KIP-360) (ref §2.4)
+    unknown_producer: str = "accept"
+    # producer state evicted when logStartOffset passes it (0.11-2.3, ref §2.3)
+    evict_state_on_retention: bool = False
+    # retried batch older than the 5 cached: duplicate_sequence (1.0.0/1.0.1) | out_of_order (ref §2.2)
+    old_duplicate: str = "out_of_order"
+    # client uses logStartOffset to tell retention from loss on UNKNOWN_PRODUCER_ID (1.0+, ref §2.5)
+    client_log_start_check: bool = True
+    # KIP-360 client (2.5+): an idempotent producer retries OUT_OF_ORDER_SEQUENCE_NUMBER (and
+    # UNKNOWN_PRODUCER_ID) instead of surfacing it; only transactional producers fail (ref §2.5)
+    client_retries_out_of_order: bool = True
+    # the idempotent client assigns sequences at drain and resolves the sequence of a sent batch
+    # that expired: once nothing is in flight, unless a later ack covered it, it starts the
+    # partition over at sequence 0 under a new producer id (1.0-2.4) or epoch (2.5+, KIP-360);
+    # both are modelled as an epoch bump (KAFKA-5494, 1.0; ref §2.5)
+    client_resolves_sequences: bool = True
+    # idempotence modes off|requested|required (KIP-185/192 design, never shipped, ref §2.6)
+    idempotence_modes: bool = False
+    # batches of one producer a broker remembers for deduplication, which is also the most
+    # requests an idempotent producer may keep in flight: 1 in 0.11 (it required
+    # max.in.flight.requests.per.connection = 1), 5 from 1.0 (KAFKA-5494, ref §2.1)
+    idempotent_batches: int = 5
+    # producer.id.expiration.ms (3.4+: 1 day; before: transactional.id.expiration.ms 7 days)
+    producer_id_expiration_ms: int = 86_400_000
+    # default of enable.idempotence: true from 3.2. KIP-679 made the config's default true in
+    # 3.0, but 3.0.0 and 3.1.0 enabled idempotence only when it was set explicitly
+    # (`ProducerConfig.idempotenceEnabled`: `userConfiguredIdempotence && ...`) until
+    # KAFKA-13598 (3.2.0; 3.0.1, 3.1.1)
+    idempotence_default: bool = True
+    # controller-initiated ISR removal (controlled shutdown, offline replica) bumps the leader
+    # epoch: ZK controller and KRaft before MetadataVersion 3.6; KAFKA-15021 stopped it (ref §1.4)
+    isr_shrink_bumps_epoch: bool = True
+    # KIP-841 (ZK mode: KAFKA-14140, 3.3): only live replicas join the ISR. A leader proposes a
+    # follower for the ISR only if its metadata cache lists the broker alive
+    # (`Partition.isReplicaIsrEligible`), and the controller answers INELIGIBLE_REPLICA to an
+    # AlterPartition whose ISR names a broker that is not live or is shutting down
+    # (`KafkaController.processAlterPartition`, `liveBrokerIds`). Before, a broker cut off from
+    # ZooKeeper but not from its leader could rejoin the ISR it was just removed from
+    ineligible_replica_check: bool = True
+    # the leader's high watermark does not advance while its ISR is below min.insync.replicas,
+    # and min.insync.replicas counts as at most the partition's replicas (`isUnderMinIsr`,
+    # `effectiveMinIsr`; KAFKA-15583, apache/kafka PR 14594, 3.7.0). Before, the HW followed
+    # the ISR down to one replica, so consumers read records only that replica held
+    hw_waits_for_min_isr: bool = True
+    # a new leader writes its epoch, starting at its log end, into its leader-epoch cache when
+    # it takes over (`Partition.makeLeader` -> `maybeAssignEpochStartOffset`, KAFKA-7415,
+    # apache/kafka PR 5678, 2.1). Before, the epoch entered the cache only with the first batch
+    # appended in it, so until then a follower asking for an epoch with nothing cached above it
+    # got UNDEFINED_EPOCH_OFFSET and truncated to its own HW (ref §4 row 3)
+    epoch_cached_on_election: bool = True
+    # a follower whose log end is the leader's is never out of sync, however long ago it last
+    # fetched (`isFollowerOutOfSync`: "If the follower already has the same leo as the leader,
+    # it will not be considered as out-of-sync"; KAFKA-7152, apache/kafka PR 5412, 2.1). Before,
+    # only the time since it last caught up counted, so an idle partition's followers that
+    # stopped fetching left the ISR after replica.lag.time.max.ms
+    idle_follower_in_sync: bool = True
+    # a follower joins the ISR only once it has fetched up to the start offset of its leader's
+    # current epoch, as well as up to the leader's HW (`Partition.isFollowerInSync`,
+    # KAFKA-7128, apache/kafka PR 5557, 2.1). Before, reaching the HW was enough; a new
+    # leader's HW can trail its log end by a round trip, so a lagging follower could join the
+    # ISR without batches the old leader had acknowledged, and be elected cleanly
+    isr_epoch_start_check: bool = True
+    # KIP-380 (2.2): control requests carry the broker epoch the controller knew, and a broker
+    # answers STALE_BROKER_EPOCH to one addressed to its previous incarnation (ref §1.4 broker
+    # step 1). Before, a LeaderAndIsr or StopReplica sent before a restart and delivered after
+    # it was applied like a new one
+    broker_epoch_check: bool = True
+    # the HW in a leader's answer to a follower's Fetch is the leader's HW after this Fetch moved
+    # the follower's state (`LogReadResult.updateLeaderReplicaInfo`, 1.0-1.1), not the one read
+    # with the records (0.10-0.11; 2.0+, KAFKA-7104, apache/kafka PR 5305): the follower learns
+    # the HW a round trip sooner (ref §1.2; sim.kafka.rules.replication)
+    fetch_hw_after_follower_update: bool = False
+    # a leader answers a Fetch from a broker that is not one of the partition's replicas with an
+    # error (KAFKA-13837, 3.3: UNKNOWN_LEADER_EPOCH when the Fetch names an epoch, else
+    # NOT_LEADER_OR_FOLLOWER); before, with no error and no records
+    # (`ReplicaManager.updateFollowerFetchState`: "Empty records will be returned")
+    non_replica_fetch_error: bool = True
+    # a broker remembers the leader epoch of a replica it deleted on StopReplica and fences an
+    # older or equal LeaderAndIsr for it, as KIP-570 fences StopReplica. Not in any release (a
+    # ZK broker re-creates the replica, ref §1.4 step 2); this harness's own proposal, from the
+    # self-test finding in docs/selftest.md
+    leader_and_isr_delete_fence: bool = False
+    # the controller's LeaderAndIsr on broker startup and failover is FULL (KIP-516 Type 2) and
+    # the broker removes local logs of partitions it does not list, so a StopReplica lost while
+    # the broker was down or cut off leaves no stray (KAFKA-15605: ZK brokers during the KRaft
+    # migration, 3.6+; KRaft brokers find strays on startup, KAFKA-13127/KAFKA-14616)
+    full_leader_and_isr: bool = False
+    # a producer sends no batch of a partition while an earlier one is still in flight to a
+    # broker that no longer leads it, so its sequences never split across two leaders (the
+    # hazard of finding-idempotent-duplicate-after-split-leaders). Kafka's Java client does not
+    # (`RecordAccumulator.shouldStopDrainBatchesForPartition` waits only on a stale epoch or an
+    # unresolved sequence); librdkafka's idempotent producer does (`rd_kafka_idemp_drain_toppar`
+    # when a partition joins its new leader's broker thread, read at v2.6.0). Pipelined, unlike
+    # max_in_flight = 1
+    client_drains_on_leader_change: bool = False
+    # a broker takes each part of an UpdateMetadata (a partition's state; the live-broker list
+    # with the message formats) only if no UpdateMetadata the same controller sent later has
+    # already set it. Kafka's ZK controller sends a broker one request at a time
+    # (`RequestSendThread`), so they arrive in order, and `ZkMetadataCache.updateMetadata`
+    # checks nothing; delivered out of order (the reordering KIP-570 guards StopReplica
+    # against), an old live-broker list makes a KIP-841 leader keep a live follower out of the
+    # ISR until the next UpdateMetadata. Not in any release (KRaft brokers apply metadata in
+    # log order); this harness's own proposal, from the self-test finding in docs/selftest.md
+    update_metadata_fence: bool = False
+    # how a follower finds where its log diverges from its leader's (ref §4 rows 1, 3 and 5;
+    # sim/kafka/fetcher.py): high_watermark (before 0.11): when its leader changes it
+    # truncates to its own HW at once (`ReplicaManager.makeFollowers`), which can drop
+    # committed records (KAFKA-1211, KIP-101); kip101 (0.11-1.1): only when its leader changes,
+    # it asks the leader's end offset for its latest epoch, answered by the start of the
+    # leader's next epoch (OffsetsForLeaderEpoch v0), and truncates to it;
+    # kip279_leader_change (2.0): the answer names the largest epoch the leader has at or
+    # below it, so the follower also drops entries of epochs the leader never had (KIP-279,
+    # KAFKA-6361), still asked only on a new leader (`Partition.makeFollower` at 2.0.0);
+    # kip279 (2.1-2.7): asked on every epoch change as well (KAFKA-7164, 2.1.0);
+    # diverging_epoch (2.8+, KAFKA-10554): every Fetch names
+    # the follower's last epoch and the leader answers with the divergence, so a follower that
+    # missed an epoch change still truncates
+    follower_truncation: str = "diverging_epoch"
+    # with follower_truncation = diverging_epoch: the follower applies the HW of a Fetch
+    # response that carries a DivergingEpoch before it truncates, so its HW briefly covers
+    # records it is about to drop (KAFKA-14704, 2.8-3.4.0; fixed in 3.4.1 and 3.5, ref §4 row 15)
+    hw_before_diverging_truncation: bool = False
+    # KIP-320 client side (KAFKA-7747, 2.3): after a leader change the consumer stops fetching
+    # a partition it has read from until an OffsetsForLeaderEpoch round trip to the new leader
+    # validates its position, and moves back to the divergence point if the log was truncated
+    # below it (ref §1.2, §3.3.1 `maybeValidatePositionForCurrentLeader`)
+    consumer_validation: bool = True
+    # with consumer_validation: metadata that names no leader for a partition (its cached entry
+    # is gone or stale, or its leader is no known node) leaves the consumer's position with the
+    # leader it had, so it fetches on from there (KAFKA-9840, 2.6,
+    # `SubscriptionState.maybeValidatePosition`); off (2.3-2.5): the position takes the epoch
+    # without a leader and fetches nothing until metadata names one, then validates (ref §3.3.1)
+    consumer_ignores_unknown_leader: bool = True
+    # KIP-207 (KAFKA-2334, ListOffsets v5, 2.2): a leader whose HW is still below the start
+    # offset of its current epoch (just after an election) answers a consumer's ListOffsets
+    # for the latest offset with OFFSET_NOT_AVAILABLE, and the consumer retries, so the offset
+    # it resets to never goes back across a leader change; before, it answered the lagging HW
+    # (`Partition.fetchOffsetForTimestamp`; sim.kafka.rules.offsets)
+    list_offsets_hw_lag_error: bool = True
+    # a follower ahead of its leader's log end, without unclean leader election, halts its
+    # broker ("Exiting because log truncation is not allowed", FatalExitError) instead of
+    # truncating: `ReplicaFetcherThread.handleOffsetOutOfRange` until KAFKA-7414 (2.1)
+    out_of_range_halts: bool = False
+    # a broker survives the failure of one of its log directories while another is live: it
+    # takes the partitions in it offline, answers KAFKA_STORAGE_ERROR for them and tells the
+    # controller (KIP-112, JBOD, 1.0: `ReplicaManager.handleLogDirFailure`). Before, the first
+    # I/O error halted the broker ("Halting due to unrecoverable I/O error",
+    # `ReplicaManager.appendToLocalLog` at 0.11.0); sim.kafka.rules.storage
+    survives_log_dir_failure: bool = True
+    # the broker knows producer ids and sequences (KIP-98, 0.11). Without it no producer may be
+    # idempotent: a scenario that asks for one is refused when it is loaded
+    idempotent_producer: bool = True
+    # KIP-392 (2.4): a consumer's Fetch v11+ carries ClientMetadata, and a follower serves such
+    # a Fetch (up to its HW) where it refuses an older one with NOT_LEADER_OR_FOLLOWER
+    # (`ReplicaManager.fetchMessages`: fetchOnlyFromLeader = isFromFollower || clientMetadata
+    # is empty). The model's own consumer reads from the leader only; a probe may send the field
+    follower_fetch: bool = True
+    # KIP-227 incremental fetch sessions (1.1+, Fetch v7): a follower's or consumer's first Fetch
+    # to a broker opens a session there; later Fetches name only the partitions whose fetch
+    # state changed (and those to forget), and the leader answers only with partitions that
+    # have records, an error, a DivergingEpoch, or a HW or log start it has not sent yet
+    # (`FetchSession.scala`, `FetchSessionHandler`; sim.kafka.rules.fetch_session). Before,
+    # every Fetch names every partition and every answer carries them all
+    fetch_sessions: bool = True
+    # planted bug, or "" for none (see MUTANTS)
+    mutant: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+CHOICES = {
+    "stop_replica_equal_epoch": ("reject", "accept"),
+    "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
+    "client_backoff": ("constant", "exponential"),
+    "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
+    "old_duplicate": ("duplicate_sequence", "out_of_order"),
+    "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",
+                            "diverging_epoch"),
+}
+
+# the range of each integer switch
+BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
+
+
+def switch_names() -> list[str]:
+    return [f.name for f in fields(Protocol) if f.name != "mutant"]
