@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 
@@ -41,16 +42,14 @@ class Browser:
                 f"--user-data-dir={profile}", f"--window-size={width},{height}",
                 "--remote-debugging-pipe", "about:blank"]
 
-        def child_fds():  # the protocol's pipes are fds 3 (in) and 4 (out) in the browser
-            a, b = os.dup(to_browser_r), os.dup(from_browser_w)  # neither may be clobbered
-            os.dup2(a, 3)
-            os.dup2(b, 4)
-
-        # fds 3 and 4 are kept open in the child (they are open here too, as some pipe end);
-        # the subprocess module closes the rest after child_fds has run
-        self.proc = subprocess.Popen(args, pass_fds=(3, 4),
-                                     preexec_fn=child_fds, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        # The protocol's pipes must be fds 3 (commands in) and 4 (answers out) in the browser:
+        # a small Python program moves them there and then becomes the browser (exec).
+        move = ("import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+                "os.execv(sys.argv[3], sys.argv[3:])")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", move, str(to_browser_r), str(from_browser_w), *args],
+            pass_fds=(to_browser_r, from_browser_w), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
         os.close(to_browser_r)
         os.close(from_browser_w)
         self.out, self.inp = to_browser_w, from_browser_r
