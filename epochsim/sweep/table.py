@@ -17,10 +17,6 @@ from scenarios.toml_text import value_text
 REPRO_LINES = 8
 
 
-def _short_key(key: str) -> str:
-    return key.rsplit(".", 1)[-1]
-
-
 def rate_text(r: dict) -> str:
     return f"{100 * r['rate']:5.1f}% [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
 
@@ -31,13 +27,14 @@ def _cell_lines(doc: dict, scenario: str) -> list[str]:
     broken = sorted({r["invariant"] for r in rates if r["violations"]})
     by = {(r["cell"], r["invariant"]): r for r in rates}
     metrics = {m["cell"]: m for m in doc["cell_metrics"] if m["scenario"] == scenario}
-    head = (["cell"] + [_short_key(k) for k in keys] + ["runs"] + broken
+    # cells by their values under their full keys (a cell's id names only its file)
+    head = (list(keys) + ["runs"] + broken
             + ["judged U/P/C %", "p99 ms (median)"])
     table = [head]
     for cell in (c for c in doc["cells"] if c["scenario"] == scenario):
         m = metrics.get(cell["cell"], {})
         p99 = m.get("median_produce_latency_p99_ms")
-        row = [cell["cell"]] + [value_text(cell["params"][k]) for k in keys]
+        row = [value_text(cell["params"][k]) for k in keys]
         row += [str(m.get("runs", 0))]
         row += [rate_text(by[(cell["cell"], inv)]) if (cell["cell"], inv) in by else "-"
                 for inv in broken]

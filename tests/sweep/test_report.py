@@ -62,3 +62,56 @@ def test_section_draws_heatmaps_or_rate_plots_and_lists_failing_seeds(tmp_path, 
     assert "epochsim run out/cells/s-" in html
     assert "&lt;x&gt; &amp; more" in html and "<x>" not in html
     assert render_sweep_section(str(tmp_path)) == html  # same input, same fragment
+
+
+def connected(ax) -> list:
+    """Lines drawn through several points (not an error bar's caps)."""
+    return [ln for ln in ax.get_lines()
+            if len(ln.get_xdata()) > 1 and ln.get_linestyle() not in ("None", "none", "")]
+
+
+def test_a_switch_is_drawn_as_bars_and_a_number_as_a_line():
+    from matplotlib.container import BarContainer
+
+    from reports.style import drawing
+    from reports.sweep_report import SweepData, latency_figure, rate_figure
+
+    switch = SweepData(sweep_doc({"protocol.produce_epoch_check": [False, True]}))
+    number = SweepData(sweep_doc({"mix[0].params.delay_ms": [250, 1000, 4000]}))
+    with drawing():
+        for fig in (latency_figure(switch, "s"),
+                    rate_figure(switch, "s", ["stale_leader_append"], {})):
+            ax = fig.axes[0]
+            assert [c for c in ax.containers if isinstance(c, BarContainer)]
+            assert not connected(ax)
+            assert ax.get_xlabel() == "protocol.produce_epoch_check"
+            assert [t.get_text() for t in ax.get_xticklabels()] == ["false", "true"]
+        ax = latency_figure(number, "s").axes[0]
+        assert not [c for c in ax.containers if isinstance(c, BarContainer)] and connected(ax)
+        assert ax.get_xlabel() == "mix[0].params.delay_ms"
+
+
+def test_cells_are_named_by_their_values_not_their_ids(tmp_path):
+    doc = sweep_doc({"protocol.produce_epoch_check": [False, True]})
+    (tmp_path / "sweep.json").write_text(json.dumps(doc), encoding="utf-8")
+    html = render_sweep_section(str(tmp_path))
+    table = html[html.index("<th>protocol.produce_epoch_check</th>"):]
+    table = table[:table.index("</table>")]
+    assert "<td>false</td>" in table and "<td>true</td>" in table
+    assert not [c["cell"] for c in doc["cells"] if c["cell"] in table]
+
+
+def test_the_p90_bar_needs_enough_runs():
+    from reports.style import drawing
+    from reports.sweep_report import MIN_RUNS_P90, SweepData, latency_figure
+
+    def bar_tops(runs):
+        doc = sweep_doc({"mix[0].params.delay_ms": [250, 1000]})
+        for m in doc["cell_metrics"]:
+            m["runs"] = runs
+        with drawing():
+            ax = latency_figure(SweepData(doc), "s").axes[0]
+            return [seg[1][1] - seg[0][1] for c in ax.collections for seg in c.get_segments()]
+
+    assert max(bar_tops(MIN_RUNS_P90)) == 10.0  # p90 20+n over median 10+n
+    assert max(bar_tops(MIN_RUNS_P90 - 1), default=0.0) == 0.0
