@@ -1,7 +1,8 @@
 """The interactive timeline: a self-contained page, and how it behaves in headless Chromium.
 
 The browser tests drive Chromium over the DevTools protocol (tests/reports/browser.py) with
-real mouse events, for the KIP-570 legacy run and a 60 s random mix; they save a screenshot of
+real mouse events, for the KIP-570 legacy run and a 60 s random mix (reassignment churn on
+2.5, seed 1, where a StopReplica is applied out of order); they save a screenshot of
 every step, and the page's load time, in their output folder (printed with -s).
 """
 
@@ -19,7 +20,10 @@ from reports.rundata import load_run
 from tests.reports import KIP570, ROOT, run_to_dir
 from tests.reports.browser import Browser, chromium
 
-MIX = os.path.join(ROOT, "scenarios", "mix-controller-failover-storm.toml")
+# a 60 s random mix of reassignments on 2.5 (before KIP-570): about 110,000 events, and a
+# StopReplica applied out of order to be found
+MIX = os.path.join(ROOT, "scenarios", "mix-reassignment-churn.toml")
+MIX_SETTINGS = {"run.duration_ms": 60000, "protocol.profile": "2.5"}
 DATA = re.compile(r'<script type="application/json" id="epochsim-data">(.*?)</script>', re.S)
 
 
@@ -165,15 +169,17 @@ def test_kip570_page_in_chromium(kip570_dir, browser, shots):
 @needs_chromium
 def test_sixty_second_mix_page_in_chromium(browser, shots):
     run_dir = shots / "mix-run"
-    run_to_dir(MIX, run_dir)
+    run_to_dir(MIX, run_dir, seed=1, overrides=MIX_SETTINGS)
     path = write_interactive(str(run_dir / "trace.jsonl"), str(shots / "mix.html"))
-    events = embedded(path)["events"]
-    assert len(events) > 50_000
+    data = embedded(path)
+    events = data["events"]
+    assert len(events) > 50_000 and events[-1]["t"] == 60_000_000
     page = open_page(browser, path, shots, "mix")
     assert state(page)["shown"] == len(events)
     # zoom with the wheel around the first broker crash, then hover it
-    crash = next(e for e in events if e["kind"] == "crash" and e["node"].startswith("b"))
-    for _ in range(4):  # the pointer put back on the crash each time: pixels are whole
+    crash = next(e for e in events if e["kind"] in ("crash", "fault_outcome", "stop_replica")
+                 and e["node"].startswith("b"))
+    for _ in range(4):  # the pointer put back on the event each time: pixels are whole
         point = page.eval(f"epochsimTimeline.eventPoint({crash['seq']})")
         for _ in range(2):
             page.call("Input.dispatchMouseEvent", type="mouseWheel", x=point["x"],
@@ -181,13 +187,25 @@ def test_sixty_second_mix_page_in_chromium(browser, shots):
     zoomed = state(page)
     assert zoomed["v0"] <= crash["t"] <= zoomed["v1"] and zoomed["v1"] - zoomed["v0"] < 1e6
     tip = hover(page, crash["seq"])
-    assert f"seq{crash['seq']}" in tip and "kindcrash" in tip and f"node{crash['node']}" in tip
+    assert f"seq{crash['seq']}" in tip and f"kind{crash['kind']}" in tip
+    assert f"node{crash['node']}" in tip
     page.screenshot(str(shots / "mix-1-hover.png"))
     hide_node(page, "b2")
-    page.click_element("#node-p2")
+    page.click_element("#node-p1")
     page.screenshot(str(shots / "mix-2-filter.png"))
-    page.click_element("#node-p2")
+    page.click_element("#node-p1")
     # the partition menu keeps that partition's events and those that name none
-    page.eval("var s = document.getElementById('partition'); s.value = 'events-3';"
+    page.eval("var s = document.getElementById('partition'); s.value = s.options[1].value;"
               "s.dispatchEvent(new Event('change'))")
     assert state(page)["shown"] < len(events)
+    page.eval("var s = document.getElementById('partition'); s.value = '';"
+              "s.dispatchEvent(new Event('change'))")
+    # the last violation: its witnesses come into view, the list scrolls to the first
+    last = len(data["violations"]) - 1
+    seqs = data["violations"][last]["seqs"]
+    page.click_element(f"#violations button:nth-of-type({last + 1})")
+    after = state(page)
+    times = [events[s]["t"] for s in seqs]
+    assert after["violation"] == last and after["v0"] <= min(times) <= max(times) <= after["v1"]
+    assert min(seqs) in after["listSeqsInView"]
+    page.screenshot(str(shots / "mix-3-violation.png"))
