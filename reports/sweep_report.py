@@ -5,7 +5,7 @@ returns an HTML fragment (no <html>/<body>): per scenario, a heatmap of each bro
 violation rate over the first two grid keys that vary (one panel per combination of the other
 keys, at most `MAX_PANELS`) and the same surface of the median produce p99, or a rate-vs-value
 plot with Wilson 95% bars when only one key varies; the median over runs of the per-run produce
-p99 (bars from median to 90th percentile, where a cell has `MIN_RUNS_P90` runs) against a
+p99 (with a 95% interval for that median where the cell had the runs for one) against a
 varying key (numeric ones first); a key without order (a boolean switch, a string) is drawn as
 grouped bars, a numeric one as a line; every axis is named by its full grid key; the cell table
 (cells by their values); and the failing seeds with their repro lines.
@@ -28,7 +28,6 @@ from reports.style import drawing, new_figure, read_json
 MAX_PANELS = 6
 MAX_SERIES = 8
 MAX_FAILING_ROWS = 60
-MIN_RUNS_P90 = 10  # fewer runs, and their 90th percentile is just their largest p99
 P99 = "produce_latency_p99_ms"
 
 
@@ -188,8 +187,8 @@ def x_key(data: SweepData) -> str:
 
 def latency_figure(data: SweepData, scenario: str):
     """Median over runs of the per-run p99 against `x_key`, one series per combination of
-    the other varying keys (inside `drawing()`); bars reach the 90th percentile of the
-    per-run p99s where a cell has `MIN_RUNS_P90` runs to tell it from their maximum."""
+    the other varying keys (inside `drawing()`), with the 95% interval of that median where
+    the cell had the runs for one (`epochsim.sweep.aggregate.median_interval_sql`)."""
     key = x_key(data)
     others = [k for k in data.varying if k != key]
     xs = data.grid[key]
@@ -204,15 +203,17 @@ def latency_figure(data: SweepData, scenario: str):
             m = data.metrics.get((scenario, data.cell(scenario, {**fixed, key: x})), {})
             median = m.get(f"median_{P99}")
             if median is not None:
-                p90 = m.get(f"p90_{P99}") if m.get("runs", 0) >= MIN_RUNS_P90 else None
-                pts.append((i, median, median if p90 is None else p90))
+                low, high = m.get(f"ci_low_median_{P99}"), m.get(f"ci_high_median_{P99}")
+                if low is None or high is None:  # too few runs: no interval, no bar
+                    low = high = median
+                pts.append((i, median, low, high))
         if pts:
             _series(ax, n, len(combos), [p[0] for p in pts], [p[1] for p in pts],
-                    [0] * len(pts), [p[2] - p[1] for p in pts], _panel_title(fixed) or None,
-                    categorical(xs))
+                    [p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts],
+                    _panel_title(fixed) or None, categorical(xs))
     ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
     ax.set_xlabel(key)
-    ax.set_ylabel("produce p99 (ms), median over runs")
+    ax.set_ylabel("produce p99 (ms), median over runs\nwith its 95% interval", fontsize=7)
     if others:
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -239,16 +240,24 @@ def _rate_html(r: dict | None) -> str:
     return f'<span class="bad">{text}</span>' if r["violations"] else escape(text)
 
 
+def p99_text(m: dict) -> str:
+    """The median of the runs' p99 in ms, with its 95% interval when there is one."""
+    p99 = m.get(f"median_{P99}")
+    if p99 is None:
+        return "-"
+    low, high = m.get(f"ci_low_median_{P99}"), m.get(f"ci_high_median_{P99}")
+    return f"{p99:.1f}" + ("" if low is None or high is None else f" [{low:.1f}, {high:.1f}]")
+
+
 def cell_table(data: SweepData, scenario: str) -> str:
     broken = data.broken(scenario)
     rows = []
     for c in (c for c in data.doc["cells"] if c["scenario"] == scenario):
         m = data.metrics.get((scenario, c["cell"]), {})
-        p99 = m.get(f"median_{P99}")
         rows.append([escape(_label(c["params"].get(k))) for k in data.keys]
                     + [escape(str(m.get("runs", 0)))]
                     + [_rate_html(data.rates.get((scenario, c["cell"], inv))) for inv in broken]
-                    + [escape(judged_shares(m)), "-" if p99 is None else f"{p99:.1f}"])
+                    + [escape(judged_shares(m)), p99_text(m)])
     # a cell is named by its values; its id is only a file name (cells/<scenario>-<id>.toml)
     return _table([*data.keys, "runs", *broken, "liveness judged U/P/C % of runs",
                    "p99 ms (median)"], rows)
