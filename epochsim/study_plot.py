@@ -82,8 +82,9 @@ def _draw_run(ax, result: dict) -> None:
     cut = WARMUP_US / 1e6
     ax.axvspan(0, cut, color="#eeeeee", zorder=0, lw=0)
     ax.axvline(cut, color="grey", lw=0.6)
-    ax.text(cut / 2, 0.96, f"warm-up\n(not measured,\nfirst {cut:g} s)", transform=ax.get_xaxis_transform(),
-            ha="center", va="top", fontsize=7, color="#555555")
+    ax.text(cut / 2, 0.96, f"warm-up\n(not measured,\nfirst {cut:g} s)",
+            transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=7,
+            color="#555555")
     ax.set_xlim(left=0)
     ax.set_yscale("log")
     ax.set_ylabel("latency (ms)")

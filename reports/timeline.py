@@ -236,7 +236,9 @@ def _ms_axis(ax, z0: int, z1: int) -> None:
     span_ms = (z1 - z0) / 1000
     steps = [m for m in MaxNLocator(nbins=10).tick_values(0, span_ms) if 0 <= m <= span_ms]
     ax.xaxis.set_major_locator(FixedLocator([z0 / 1e6 + m / 1000 for m in steps]))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{round((x - z0 / 1e6) * 1000, 6) + 0:.4g}"))
+    # rounded, and +0 turns -0.0 into 0: float noise never shows as "-0" or "0.49999"
+    ms = lambda x, _: f"{round((x - z0 / 1e6) * 1000, 6) + 0:.4g}"  # noqa: E731
+    ax.xaxis.set_major_formatter(FuncFormatter(ms))
     ax.set_xlabel(f"ms after {seconds(z0)}", fontsize=7.5, labelpad=1)
 
 
