@@ -28,8 +28,8 @@ EXPLORE_HELP = """\
 Generate fault schedules for SCENARIO (its cluster, topics, workload and protocol; its own
 faults are replaced), run each, and on the first invariant violation shrink the schedule while
 the same invariant fails. Writes DIR/counterexample.toml (replay with `epochsim run`), its
-trace.jsonl, verdict.json, timeline.png and explore.json (runs, coverage of protocol
-situations). The same --seed gives the same counterexample, byte for byte.
+trace.jsonl, verdict.json, timeline.png, timeline.html (interactive) and explore.json (runs,
+coverage of protocol situations). The same --seed gives the same counterexample, byte for byte.
 Exit 1 when a counterexample is found, 0 when none within the budget, 2 on bad input.
 
   epochsim explore scenarios/selftest/no_stop_replica_epoch_check.toml --budget 300 --seed 1

@@ -9,7 +9,7 @@ from epochsim.common import check_output_file, reading_user_files
 HELP = """\
 Write one self-contained HTML page (pictures embedded, nothing loaded from elsewhere) for DIR:
 a run directory (trace.jsonl + verdict.json: verdict, repro command, story, timeline, sequence
-diagram, events), a suite directory (suite.json: one row per scenario, linking to a page for
+diagram, events; and, beside the page, timeline.html: the interactive timeline it links), a suite directory (suite.json: one row per scenario, linking to a page for
 each run that missed its expectation) or a sweep directory (sweep.json).
 
   epochsim report runs/kip570/seed-1
@@ -25,11 +25,18 @@ def register(subs) -> None:
 
 
 def main(args) -> int:
+    import os
+
     from reports.html import write_report
+    from reports.interactive import page_beside
 
     if args.out:
         check_output_file(args.out, (".html",))
     with reading_user_files(args.dir, args.out or args.dir):
         out = write_report(args.dir, args.out)
-    print(f"wrote {out}")
+    live = page_beside(out)
+    if os.path.isfile(os.path.join(args.dir, "trace.jsonl")) and os.path.isfile(live):
+        print(f"wrote {out}, {live} (the interactive timeline)")
+    else:
+        print(f"wrote {out}")
     return 0

@@ -49,7 +49,9 @@ def register(subs) -> None:
                    help="let --out replace the run a directory already holds")
     p.add_argument("--check-determinism", action="store_true",
                    help="run twice in fresh processes under different PYTHONHASHSEED and compare")
-    p.add_argument("--no-plot", action="store_true", help="do not draw the timeline")
+    p.add_argument("--no-plot", action="store_true",
+                   help="do not draw the timeline (timeline.png) nor write its interactive page "
+                        "(timeline.html)")
     add_override_args(p)
     p.set_defaults(func=main)
 
@@ -70,10 +72,9 @@ def main(args) -> int:
     else:
         out = prepare_out_dir(new_run_dir("runs", scenario.name, seed))
     verdict = run_scenario(scenario, seed, out)
-    if not args.no_plot:
-        draw_timeline(out)
+    pictures = [] if args.no_plot else draw_timeline(out)
     latest = None if args.out else point_latest(out)
-    print_summary(verdict, args.scenario, out, overrides)
+    print_summary(verdict, args.scenario, out, overrides, pictures)
     if latest:
         print(f"  latest: {latest} -> {os.path.basename(out)}")
     disagrees = "probe" in verdict and not verdict["expectation_met"]
@@ -81,7 +82,7 @@ def main(args) -> int:
 
 
 def print_summary(verdict: dict, scenario_path: str, out: str | None,
-                  overrides: dict | None = None) -> None:
+                  overrides: dict | None = None, pictures: list[str] = ()) -> None:
     run = verdict["run"]
     m = verdict["metrics"]
     status = "VIOLATED" if verdict["violations"] else "ok"
@@ -105,8 +106,8 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None,
     exp = "met" if verdict["expectation_met"] else "NOT met"
     note = verdict.get("expectation_note")
     print(f"  expectation {verdict['expect']!r}: {exp}" + (f": {note}" if note else ""))
-    if out:  # a run directory holds only what this run wrote (trace, verdict, pictures)
-        print(f"  wrote {', '.join(os.path.join(out, f) for f in sorted(os.listdir(out)))}")
+    if out:
+        print("  wrote " + ", ".join([f"{out}/trace.jsonl", f"{out}/verdict.json", *pictures]))
     print(f"  repro: {repro_line(scenario_path, verdict['seed'], overrides=overrides)}")
 
 

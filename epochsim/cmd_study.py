@@ -23,12 +23,14 @@ HELP = """\
 Run the KIP-951 study: every scenario of scenarios/study/ (or the SCENARIO files given) once
 per leader-discovery mode (metadata, kip951, refresh_no_backoff) and per seed, then print the
 produce (and end-to-end) latency percentiles per mode with the ratios between modes, and draw
-DIR/latency-<mode>.png (latency over time, leader moves marked). Same seeds, same table.
+DIR/latency-<scenario>.png (the three modes' latency over time, one panel each, leader moves
+and the warm-up cut marked). Same seeds, same table.
 Writes DIR/study.txt (the table) and DIR/study.json (every run's numbers).
 
   epochsim study --seeds 3 --out runs/study
   epochsim study scenarios/study/kip951-move-all-leaders.toml --seeds 1 --check"""
 
+# what a study directory may already hold (the pictures of an earlier version, per mode, too)
 OUTPUTS = {"study.txt", "study.json"} | {f"latency-{m}.png" for m in
                                          ("metadata", "kip951", "refresh_no_backoff")}
 
@@ -58,7 +60,9 @@ def main(args) -> int:
     scenario_list = [load(p) for p in paths]  # validate everything before running anything
     distinct_names(paths, scenario_list)  # their rows in the table would merge
     check_seed_range(paths, scenario_list, args.seeds)
-    out = prepare_out_dir(args.out, allowed=OUTPUTS)
+    from epochsim.study_plot import file_name, plot_latency
+
+    out = prepare_out_dir(args.out, allowed=OUTPUTS | {file_name(sc.name) for sc in scenario_list})
     jobs = study.study_jobs(scenario_list, args.seeds, args.check)
     with RunProgress("study", len(jobs)) as bar:
         results = study.run_study(jobs, args.jobs, lambda done, total: bar.advance(1))
@@ -72,7 +76,7 @@ def main(args) -> int:
           file=sys.stderr)
     if not args.no_plot:
         phase("plotting the latency figures")
-        for path in study.plot_latency(results, out):
+        for path in plot_latency(results, out):
             print(f"wrote {path}", file=sys.stderr)
     failed = [r for r in results if r["violated"]]
     return 1 if failed else 0

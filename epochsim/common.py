@@ -13,7 +13,8 @@ from epochsim.errors import UsageError, path_problem
 from reports.style import written_by_epochsim
 from scenarios.schema import ScenarioError, load_scenario
 
-OWN_OUTPUTS = {"trace.jsonl", "verdict.json", "timeline.png", "timeline.svg", "sequence.svg",
+OWN_OUTPUTS = {"trace.jsonl", "verdict.json", "timeline.png", "timeline.svg", "timeline.html",
+               "sequence.svg",
                "report.html", "counterexample.toml", "explore.json", "suite.json", "sequence.png"}
 
 

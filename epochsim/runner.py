@@ -12,8 +12,9 @@ budget never changes a run it does not stop). `stop_at_first` ends the run at th
 safety violation (used by searches; the verdict then says `stopped_early`). Without `out_dir`,
 `sink` (a text stream, such as io.StringIO) receives the trace's lines, the same bytes
 `trace.jsonl` would hold (the Python API keeps a run's trace so).
-`draw_timeline(out_dir)` draws the run's `timeline.png` next to its trace, best effort: a
-missing plotting library or a drawing error is a note on stderr, never a failure of the run.
+`draw_timeline(out_dir)` draws the run's `timeline.png` and writes its interactive
+`timeline.html` next to its trace, best effort: a missing plotting library or a drawing error
+is a note on stderr, never a failure of the run; it returns the files it wrote.
 """
 
 from __future__ import annotations
@@ -259,13 +260,24 @@ def write_verdict(out_dir: str, verdict: dict) -> None:
         raise _write_error(path, exc) from None
 
 
-def draw_timeline(out_dir: str) -> None:
-    """Best effort: the timeline is a convenience next to the trace, never a reason to fail."""
+def draw_timeline(out_dir: str) -> list[str]:
+    """Best effort: the timelines are a convenience next to the trace, never a reason to fail.
+    Returns the paths written (the picture, the interactive page)."""
+    trace = os.path.join(out_dir, "trace.jsonl")
+    written = []
+    try:
+        from reports.interactive import write_interactive
+
+        written.append(write_interactive(trace, os.path.join(out_dir, "timeline.html")))
+    except Exception as exc:  # report and carry on; the verdict stands
+        print(f"note: interactive timeline not written ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
     try:
         from reports.timeline import plot_trace
     except ImportError:
-        return
+        return written
     try:
-        plot_trace(os.path.join(out_dir, "trace.jsonl"), os.path.join(out_dir, "timeline.png"))
+        written.insert(0, plot_trace(trace, os.path.join(out_dir, "timeline.png")))
     except Exception as exc:  # report and carry on; the verdict stands
         print(f"note: timeline not drawn ({type(exc).__name__}: {exc})", file=sys.stderr)
+    return written

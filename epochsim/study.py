@@ -10,12 +10,11 @@ and `consume` events (end-to-end latency), for batches created after `WARMUP_US`
 metadata discovery is left out. `summarise` averages each percentile over the seeds, as the
 KIP averaged its three runs; `format_table` prints modes side by side with their ratios in
 fixed formatting, so the same seeds give the same text. No wall clock enters a result.
-`plot_latency` draws one PNG per mode (matplotlib Agg) with the leader moves marked.
+`epochsim.study_plot` draws the pictures: per scenario, the three modes in one figure.
 """
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +23,6 @@ import scenarios
 from epochsim.runner import header_for, schedule_for
 from invariants.metrics import group_samples, percentile
 from invariants.registry import Monitor
-from sim.core.files import atomic_write
 from sim.core.trace import Trace
 from sim.kafka.cluster import Cluster
 from sim.kafka.faults import ACTIONS
@@ -241,67 +239,3 @@ def _count(result: dict, key: str) -> int:
     if key == "acked":  # measured batches acknowledged
         return result["produce"]["n"] if result["produce"] else 0
     return result["counts"][key]
-
-
-# -- the latency-over-time plots ------------------------------------------------------------
-def plot_latency(results: list[dict], out_dir: str) -> list[str]:
-    """One PNG per mode: per scenario, produce (and end-to-end) latency over time for the
-    first seed, with the leader moves marked. Returns the paths written."""
-    try:
-        import matplotlib
-    except ImportError as exc:
-        raise RuntimeError("matplotlib is needed for the plots; "
-                           "install it with `pip install matplotlib`") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(dict.fromkeys(r["scenario"] for r in results))
-    limits = {n: _y_limits([r for r in results if r["scenario"] == n]) for n in names}
-    paths = []
-    for mode in MODES:
-        firsts = [min((r for r in results if r["scenario"] == n and r["mode"] == mode),
-                      key=lambda r: r["seed"]) for n in names]
-        fig, axes = plt.subplots(len(firsts), 1, figsize=(11, 3.2 * len(firsts)), squeeze=False)
-        for ax, result in zip(axes[:, 0], firsts):
-            _draw_run(ax, result)
-            ax.set_ylim(*limits[result["scenario"]])  # the same scale in every mode's PNG
-        fig.suptitle(f"leader_discovery = {mode}")
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"latency-{mode}.png")
-        with atomic_write(path, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=90, metadata={"Software": "epochsim"})
-        plt.close(fig)
-        paths.append(path)
-    return paths
-
-
-def _y_limits(results: list[dict]) -> tuple[float, float]:
-    points = [p for r in results for kind in ("produce", "e2e") for p in r["series"][kind]]
-    low = min((p[1] for p in points), default=1.0)
-    high = max((p[2] for p in points), default=10.0)
-    return max(low * 0.8, 0.01), high * 1.25
-
-
-def _draw_run(ax, result: dict) -> None:
-    styles = {"produce": ("tab:blue", "produce"), "e2e": ("tab:purple", "end-to-end")}
-    for kind, (color, label) in styles.items():
-        points = result["series"][kind]
-        if not points:
-            continue
-        xs = [p[0] for p in points]
-        ax.plot(xs, [p[2] for p in points], color=color, lw=0.9, label=f"{label} max")
-        ax.plot(xs, [p[1] for p in points], color=color, lw=0.6, ls=":", label=f"{label} median")
-    seen, labelled = set(), set()
-    for t_us, action, _target in result["faults"]:
-        if (t_us, action) in seen:
-            continue  # a move of many partitions at one instant is one mark
-        seen.add((t_us, action))
-        ax.axvline(t_us / 1e6, color=MARKED.get(action, "tab:orange"), lw=0.8, ls="--",
-                   label=None if action in labelled else action)
-        labelled.add(action)
-    ax.axvline(WARMUP_US / 1e6, color="grey", lw=0.5)
-    ax.set_yscale("log")
-    ax.set_xlabel("batch created at (s)")
-    ax.set_ylabel("latency (ms)")
-    ax.set_title(f"{result['scenario']} (seed {result['seed']})", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")

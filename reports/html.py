@@ -8,7 +8,9 @@ its path. The page depends on what DIR holds:
   that missed its expectation (those pages are written beside their traces);
 - `sweep.json`: the section `reports.sweep_report.render_sweep_section(dir)` returns, or a
   note when that module is not installed.
-Pictures are embedded as base64 PNG data URIs; the page loads nothing from anywhere else.
+Pictures are embedded as base64 PNG data URIs; the page loads nothing from anywhere else. A
+run page links its interactive timeline (`reports.interactive`), written beside it as
+`timeline.html` (`NAME-timeline.html` beside a page named NAME.html).
 The same inputs give the same page. Raises ReportError when DIR holds none of these.
 """
 
@@ -22,7 +24,7 @@ import tempfile
 from html import escape
 
 from invariants.recovery import judged_summary
-from reports import sequence, story, timeline
+from reports import interactive, sequence, story, timeline
 from reports.rundata import Run, load_run
 from reports.style import ReportError, output_folder, read_json, replaceable, seconds
 from sim.core.files import write_text
@@ -47,17 +49,19 @@ def write_report(path: str, out: str | None = None) -> str:
     if not os.path.isdir(path):
         raise ReportError(f"{path}: not a directory; pass a run, suite or sweep output directory")
     out = output_folder(replaceable(out or os.path.join(path, "report.html")))
-    body = _sections(path, os.path.dirname(os.path.abspath(out)))
+    body = _sections(path, os.path.abspath(out))
     write_text(out, page(_title(path), body))
     return out
 
 
-def _sections(path: str, out_dir: str) -> str:
+def _sections(path: str, out: str) -> str:
     parts = []
+    out_dir = os.path.dirname(out)
     if os.path.isfile(os.path.join(path, "trace.jsonl")):
         run = load_run(os.path.join(path, "trace.jsonl"))
         run.warn_if_cut_short()
-        parts.append(run_section(run))
+        live = interactive.write_interactive(run.trace_path, interactive.page_beside(out), run)
+        parts.append(run_section(run, os.path.basename(live)))
     if os.path.isfile(os.path.join(path, "suite.json")):
         parts.append(suite_section(path, out_dir))
     if os.path.isfile(os.path.join(path, "sweep.json")):
@@ -107,7 +111,8 @@ def repro_command(run: Run) -> str:
     return f"epochsim run {shlex.quote(scenario_path)} --seed {run.header.get('seed')}"
 
 
-def run_section(run: Run) -> str:
+def run_section(run: Run, live_href: str | None = None) -> str:
+    """The run's part of the page; `live_href` links its interactive timeline."""
     status = f'<span class="{"ok" if run.clean else "bad"}">{escape(run.status())}</span>'
     parts = [f"<h1>{escape(run.scenario)} \u00b7 seed {escape(str(run.header.get('seed')))}</h1>",
              f"<p>{status}</p>", _verdict_table(run),
@@ -115,8 +120,12 @@ def run_section(run: Run) -> str:
     if run.violations:
         parts += ["<h2>Violations</h2>", _violations_table(run)]
         parts += ["<h2>What happened</h2>", _story_html(run)]
-    parts += ["<h2>Failover timeline</h2>",
-              f'<img alt="failover timeline" src="{png_data_uri(timeline.plot_run, run)}">']
+    parts.append("<h2>Failover timeline</h2>")
+    if live_href:
+        parts.append(f'<p><a class="live" href="{escape(live_href)}">Open the interactive '
+                     "timeline</a>: zoom, pan, hover an event for its fields, filter by node "
+                     "or partition, jump from a violation to its events.</p>")
+    parts.append(f'<img alt="failover timeline" src="{png_data_uri(timeline.plot_run, run)}">')
     parts += ["<h2>Messages around the first violation</h2>" if run.violations
               else "<h2>Messages around the first fault</h2>",
               f'<img alt="sequence diagram" src="{png_data_uri(sequence.plot_run_sequence, run)}">']

@@ -9,7 +9,8 @@ A label is written on a bar only when it fits; the longest variant that fits win
 from __future__ import annotations
 
 from reports import style as S
-from reports.model import Model, Span, behind
+from reports.declutter import rank
+from reports.model import Model, Span, behind, other_leader
 from reports.words import error_name
 
 ROLE_COLOR = {"offline": S.OFFLINE, "stopped": S.STOPPED, "deleted": S.DELETED}
@@ -67,11 +68,15 @@ class Canvas:
         kw.setdefault("edgecolor", "white")
         self.ax.broken_barh(ranges, (y, h), facecolors=colors, **kw)
 
-    def label(self, start_us, end_us, yc, variants, color="black", size=None) -> None:
+    def label(self, start_us, end_us, yc, variants, color="black", size=None,
+              importance: int = 4) -> None:
+        """The longest of `variants` that fits the bar, centred on it; a label that another,
+        more important one would cover yields to it (`reports.declutter`)."""
         text = self.fit(start_us, end_us, variants)
         if text:
-            self.ax.text((start_us + end_us) / 2e6, yc, text, ha="center", va="center",
-                         fontsize=size or self.fontsize, color=color, clip_on=True, zorder=4)
+            t = self.ax.text((start_us + end_us) / 2e6, yc, text, ha="center", va="center",
+                             fontsize=size or self.fontsize, color=color, clip_on=True, zorder=4)
+            rank(t, importance)
 
 
 def _text_color(hex_color: str) -> str:
@@ -137,14 +142,17 @@ def draw_broker(cv: Canvas, i: int, model: Model) -> None:
                ["metadata \u00b7 epoch {e}", "md e{e}", "{e}"])
 
 
-def _draw_view(cv: Canvas, y: float, spans, truth, variants, top=0.30, bottom=0.06) -> None:
+def _draw_view(cv: Canvas, y: float, spans, truth, variants, top=0.30, bottom=0.06,
+               stale=behind) -> None:
+    """A view of the partition (metadata cache, client), hatched where `stale(spans, truth)`
+    says it is out of date."""
     h = top - bottom
     clipped = list(cv.clip(spans))
     cv.bars(((a, b, S.lighten(S.epoch_color(v[1]), 0.3)) for a, b, v in clipped), y + bottom, h)
     for a, b, v in clipped:
-        cv.label(a, b, y + bottom + h / 2, [t.format(e=v[1]) for t in variants],
-                 size=cv.fontsize - 1)
-    lag = [Span(a, b, ()) for a, b in behind(spans, truth)]
+        cv.label(a, b, y + bottom + h / 2, [t.format(e=v[1], b=v[0]) for t in variants],
+                 size=cv.fontsize - 1, importance=5)
+    lag = [Span(a, b, ()) for a, b in stale(spans, truth)]
     cv.bars(((a, b, "none") for a, b, _ in cv.clip(lag)), y + bottom, h, hatch="////",
             edgecolor=S.BEHIND, linewidth=0.6)
 
@@ -152,9 +160,11 @@ def _draw_view(cv: Canvas, y: float, spans, truth, variants, top=0.30, bottom=0.
 def draw_client(cv: Canvas, i: int, model: Model) -> None:
     lane, y = cv.lanes[i], cv.y(i)
     spans = model.clients.get((lane.node, lane.tp), [])
+    # A producer only needs the right leader: an older epoch naming the same broker is
+    # acknowledged as usual, so only a different leader is hatched as stale.
     _draw_view(cv, y, spans, model.truth.get(lane.tp, []),
-               ["client knows epoch {e}", "knows e{e}", "e{e}", "{e}"],
-               top=0.94, bottom=0.5)
+               ["client knows leader b{b} \u00b7 epoch {e}", "knows b{b} e{e}", "e{e}", "{e}"],
+               top=0.94, bottom=0.5, stale=other_leader)
     marks = [m for m in model.marks if m.node == lane.node and m.tp == lane.tp
              and cv.x0 <= m.t_us <= cv.x1]
     draw_marks(cv, y, marks)
@@ -191,8 +201,11 @@ def _label_errors(cv: Canvas, y: float, marks) -> None:
         if last_end is not None and x < last_end:
             continue  # would overprint the previous label
         color = S.FAILED if g[0].what == "failed" else "#a65000"
-        cv.ax.text(x / 1e6, y + 0.42, " " + name, fontsize=cv.fontsize - 1.5, color=color,
-                   va="center", ha="left", clip_on=True, zorder=6)
+        # offset in points, not spaces: the mark keeps its room in any font
+        t = cv.ax.annotate(name, xy=(x / 1e6, y + 0.42), xytext=(4, 0),
+                           textcoords="offset points", fontsize=cv.fontsize - 1.5, color=color,
+                           va="center", ha="left", annotation_clip=False, clip_on=True, zorder=6)
+        rank(t, 3)
         last_end = x + int((len(name) + 2) / cv.chars_per_us * (cv.fontsize - 1.5) / cv.fontsize)
 
 
@@ -219,8 +232,9 @@ def draw_count(cv: Canvas, i: int, points: list[tuple[int, int]], color: str) ->
     ys = [y + 0.08 + 0.84 * c / peak for _, c in points]
     ys.append(ys[-1])
     cv.ax.fill_between(xs, y + 0.08, ys, step="post", color=color, alpha=0.6, linewidth=0)
-    cv.ax.text(cv.x1 / 1e6, y + 0.5, f" max {max(c for _, c in points)}", fontsize=cv.fontsize - 1,
-               va="center", ha="left", clip_on=False)
+    t = cv.ax.text(cv.x1 / 1e6, y + 0.5, f" max {max(c for _, c in points)}",
+                   fontsize=cv.fontsize - 1, va="center", ha="left", clip_on=False)
+    rank(t, 2)
 
 
 def behind_counts(model: Model) -> list[tuple[int, int]]:

@@ -7,6 +7,7 @@ Contract: `build(events, end_us)` returns a `Model`. Every span is half-open
   (crashed) | stopped (StopReplica without delete) | deleted (log deleted);
 - `views[(tp, broker)]`: (leader id, leader_epoch) in the broker's metadata cache;
 - `clients[(client, tp)]`: (leader id, leader_epoch) the client knows (`client_epoch`);
+  `behind` / `other_leader` find where a view's epoch is older / its leader another;
 - `controllers[node]`: (controller_epoch,) while the node acts as the active controller;
 - `faults`: `FaultSpan`s (windows from an action to its undo, or instants);
 - `marks`: produce outcomes (ack / retry / failed) and `latency` (t, ms, client) per ack;
@@ -297,12 +298,24 @@ def behind(spans: list[Span], truth: list[Span]) -> list[tuple[int, int]]:
 
     Both lists are sorted and non-overlapping; where the view has no value, it is not
     compared (a broker that has not heard of a partition yet is not behind on it)."""
+    return _where(spans, truth, lambda view, true: view[1] < true[1])
+
+
+def other_leader(spans: list[Span], truth: list[Span]) -> list[tuple[int, int]]:
+    """Intervals where a view names another leader than the truth's (value[0]): what makes a
+    producer's request go astray. An older epoch naming the same broker is not counted: a
+    producer addresses the leader, and that broker acknowledges it as usual."""
+    return _where(spans, truth, lambda view, true: view[0] != true[0])
+
+
+def _where(spans: list[Span], truth: list[Span], differs) -> list[tuple[int, int]]:
+    """Merged intervals where both lists have a value and `differs(view, truth)`."""
     out: list[tuple[int, int]] = []
     i = j = 0
     while i < len(spans) and j < len(truth):
         a, b = spans[i], truth[j]
         lo, hi = max(a.start_us, b.start_us), min(a.end_us, b.end_us)
-        if lo < hi and a.value[1] < b.value[1]:
+        if lo < hi and differs(a.value, b.value):
             if out and out[-1][1] == lo:
                 out[-1] = (out[-1][0], hi)
             else:

@@ -12,12 +12,15 @@ Contract: functions take a `reports.lanedraw.Canvas` and draw on it; none reads 
 from __future__ import annotations
 
 from reports import style as S
+from reports.declutter import rank
 from reports.lanes import lane_of
 from reports.style import seconds
 
 FAULT_EDGE = "#e6550d"
 HELD = "#6a3d9a"
 MAX_FAULT_ROWS = 4
+INSTANT_MARK_PT2 = 22   # area of the ▼ of an instant fault (scatter `s`, points²)
+LABEL_OFFSET_PT = 6     # a fault label starts this far right of its time: past the ▼
 
 
 def _visible(faults, x0: int, x1: int):
@@ -58,12 +61,17 @@ def draw_fault_lane(cv, i: int, placed: list[tuple]) -> None:
                 ry + rh * 0.08, rh * 0.84, edgecolor=FAULT_EDGE, linewidth=0.6)
         instants = [f.start_us / 1e6 for f in mine if f.end_us is None or f.end_us == f.start_us]
         if instants:
-            cv.ax.scatter(instants, [ry + rh * 0.5] * len(instants), marker="v", s=22,
+            cv.ax.scatter(instants, [ry + rh * 0.5] * len(instants), marker="v", s=INSTANT_MARK_PT2,
                           c=FAULT_EDGE, zorder=5, linewidths=0)
         for f in mine:
             x = max(f.start_us, cv.x0) / 1e6
-            cv.ax.text(x, ry + rh * 0.5, "  " + f.label, fontsize=6.5, va="center", ha="left",
-                       color="#7f2704", clip_on=True, zorder=6)
+            # offset in points past the ▼ mark, not leading spaces: in a browser's font the
+            # spaces can be narrower than the mark, which would then cover the first letter
+            t = cv.ax.annotate(f.label, xy=(x, ry + rh * 0.5), xytext=(LABEL_OFFSET_PT, 0),
+                               textcoords="offset points", fontsize=6.5, va="center",
+                               ha="left", color="#7f2704", annotation_clip=False, clip_on=True,
+                               zorder=6)
+            rank(t, 2)
 
 
 def shade_faults(cv, faults) -> None:
@@ -167,6 +175,10 @@ def _arrow(cv, msg, tp: str, y0: float, y1: float, name_all: bool) -> None:
         text = msg.text.split(",")[0].replace(f" {tp} leader ", " ").replace(" epoch ", " e")
     else:
         return
-    cv.ax.text(x1, y1 + 0.22, " \u25c0 " + text, fontsize=cv.fontsize - 0.5, color=color,
-               ha="left", va="bottom", zorder=7, clip_on=True,
-               bbox={"boxstyle": "round,pad=0.12", "fc": "white", "ec": "none", "alpha": 0.85})
+    # above the arrow's head if that is free, else below it (reports.declutter decides)
+    t = cv.ax.annotate(text, xy=(x1, y1), xytext=(5, 6), textcoords="offset points",
+                       fontsize=cv.fontsize - 0.5, color=color, ha="left", va="bottom",
+                       zorder=7, annotation_clip=False, clip_on=True,
+                       bbox={"boxstyle": "round,pad=0.12", "fc": "white", "ec": "none",
+                             "alpha": 0.85})
+    rank(t, 1, alts=[(5, -16), (5, 18), (5, -28)])

@@ -4,8 +4,11 @@ Contract: `render_sweep_section(dir)` reads DIR/sweep.json (written by `epochsim
 returns an HTML fragment (no <html>/<body>): per scenario, a heatmap of each broken invariant's
 violation rate over the first two grid keys that vary (one panel per combination of the other
 keys, at most `MAX_PANELS`) and the same surface of the median produce p99, or a rate-vs-value
-plot with Wilson 95% bars when only one key varies; the median over runs of the per-run produce p99 (bars from median to 90th percentile)
-against a varying key (numeric ones first); the cell table; and the failing seeds with their repro lines.
+plot with Wilson 95% bars when only one key varies; the median over runs of the per-run produce
+p99 (with a 95% interval for that median where the cell had the runs for one) against a
+varying key (numeric ones first); a key without order (a boolean switch, a string) is drawn as
+grouped bars, a numeric one as a line; every axis is named by its full grid key; the cell table
+(cells by their values); and the failing seeds with their repro lines.
 Pictures are embedded base64 PNGs drawn headless. It reads only sweep.json, never the model,
 so a sweep run elsewhere can be reported here. Same sweep.json, same fragment.
 """
@@ -128,68 +131,98 @@ def _surface(data: SweepData, scenario: str, panel: dict, value, title: str, lab
         return _png(fig)
 
 
-def rate_plot(data: SweepData, scenario: str, invariants: list[str], panel: dict) -> str:
-    """Rate of each invariant against the one varying key, with Wilson 95% bars."""
+def categorical(values: list) -> bool:
+    """Values without an order to draw a line through: booleans (a switch), strings."""
+    return not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+
+
+def _series(ax, n: int, total: int, xs: list, ys: list, low: list, high: list, label,
+            bars: bool) -> None:
+    """One series against the x positions `xs`: grouped bars for a categorical key (a switch
+    is two states, not a slope), a connected line otherwise; error bars from `low`/`high`."""
+    if bars:
+        width = 0.8 / max(1, total)
+        at = [x - 0.4 + width * (n + 0.5) for x in xs]
+        ax.bar(at, ys, width=width * 0.9, yerr=[low, high], capsize=3, label=label,
+               color=f"C{n % 10}", error_kw={"elinewidth": 0.8})
+    else:
+        ax.errorbar([x + 0.04 * n for x in xs], ys, yerr=[low, high], marker="o", capsize=3,
+                    label=label, color=f"C{n % 10}")
+
+
+def rate_figure(data: SweepData, scenario: str, invariants: list[str], panel: dict):
+    """Rate of each invariant against the one varying key, with Wilson 95% bars (inside
+    `drawing()`)."""
     key = data.varying[0]
     xs = data.grid[key]
+    fig = new_figure(5.5, 2.8)
+    ax = fig.add_subplot(1, 1, 1)
+    for n, inv in enumerate(invariants):
+        pts = [(i, data.rates.get((scenario, data.cell(scenario, {**panel, key: x}), inv)))
+               for i, x in enumerate(xs)]
+        pts = [(i, r) for i, r in pts if r]
+        _series(ax, n, len(invariants), [i for i, _ in pts], [r["rate"] for _, r in pts],
+                [r["rate"] - r["ci_low"] for _, r in pts],
+                [r["ci_high"] - r["rate"] for _, r in pts], inv, categorical(xs))
+    ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
+    ax.set_xlabel(key)
+    ax.set_ylabel("violation rate")
+    ax.set_ylim(-0.02 if not categorical(xs) else 0, 1.02)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def rate_plot(data: SweepData, scenario: str, invariants: list[str], panel: dict) -> str:
     with drawing():
-        fig = new_figure(5.5, 2.8)
-        ax = fig.add_subplot(1, 1, 1)
-        for n, inv in enumerate(invariants):
-            pts = [(i, data.rates.get((scenario, data.cell(scenario, {**panel, key: x}), inv)))
-                   for i, x in enumerate(xs)]
-            pts = [(i, r) for i, r in pts if r]
-            ax.errorbar([i + 0.06 * n for i, _ in pts], [r["rate"] for _, r in pts],
-                        yerr=[[r["rate"] - r["ci_low"] for _, r in pts],
-                              [r["ci_high"] - r["rate"] for _, r in pts]],
-                        marker="o", capsize=3, label=inv)
-        ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
-        ax.set_xlabel(key)
-        ax.set_ylabel("violation rate")
-        ax.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        return _png(fig)
+        return _png(rate_figure(data, scenario, invariants, panel))
 
 
 def x_key(data: SweepData) -> str:
     """The varying key for an x axis: numeric values first, then the most values."""
     def rank(key):
-        values = data.grid[key]
-        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-        return (numeric, len(values))
+        return (not categorical(data.grid[key]), len(data.grid[key]))
     return max(data.varying, key=rank)  # max keeps the first of equals: grid order
 
 
-def latency_plot(data: SweepData, scenario: str) -> str:
-    """Median over runs of the per-run p99 against `x_key`, one line per combination of the
-    other varying keys; bars reach the 90th percentile of the per-run p99s."""
+def latency_figure(data: SweepData, scenario: str):
+    """Median over runs of the per-run p99 against `x_key`, one series per combination of
+    the other varying keys (inside `drawing()`), with the 95% interval of that median where
+    the cell had the runs for one (`epochsim.sweep.aggregate.median_interval_sql`)."""
     key = x_key(data)
     others = [k for k in data.varying if k != key]
     xs = data.grid[key]
+    fig = new_figure(5.5, 3.0)
+    ax = fig.add_subplot(1, 1, 1)
+    combos = list(itertools.islice(itertools.product(*(data.grid[k] for k in others)),
+                                   MAX_SERIES))
+    for n, combo in enumerate(combos):
+        fixed = dict(zip(others, combo))
+        pts = []
+        for i, x in enumerate(xs):
+            m = data.metrics.get((scenario, data.cell(scenario, {**fixed, key: x})), {})
+            median = m.get(f"median_{P99}")
+            if median is not None:
+                low, high = m.get(f"ci_low_median_{P99}"), m.get(f"ci_high_median_{P99}")
+                if low is None or high is None:  # too few runs: no interval, no bar
+                    low = high = median
+                pts.append((i, median, low, high))
+        if pts:
+            _series(ax, n, len(combos), [p[0] for p in pts], [p[1] for p in pts],
+                    [p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts],
+                    _panel_title(fixed) or None, categorical(xs))
+    ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
+    ax.set_xlabel(key)
+    ax.set_ylabel("produce p99 (ms), median over runs\nwith its 95% interval", fontsize=7)
+    if others:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def latency_plot(data: SweepData, scenario: str) -> str:
     with drawing():
-        fig = new_figure(5.5, 3.0)
-        ax = fig.add_subplot(1, 1, 1)
-        combos = itertools.islice(itertools.product(*(data.grid[k] for k in others)), MAX_SERIES)
-        for n, combo in enumerate(combos):
-            fixed = dict(zip(others, combo))
-            pts = []
-            for i, x in enumerate(xs):
-                m = data.metrics.get((scenario, data.cell(scenario, {**fixed, key: x})), {})
-                if m.get(f"median_{P99}") is not None:
-                    pts.append((i, m[f"median_{P99}"], m.get(f"p90_{P99}") or m[f"median_{P99}"]))
-            if pts:
-                # a small shift per line keeps overlapping bars apart
-                ax.errorbar([p[0] + 0.04 * n for p in pts], [p[1] for p in pts],
-                            yerr=[[0] * len(pts), [p[2] - p[1] for p in pts]], marker="o",
-                            capsize=3, label=_panel_title(fixed) or None)
-        ax.set_xticks(range(len(xs)), [_label(x) for x in xs])
-        ax.set_xlabel(key)
-        ax.set_ylabel("produce p99 (ms), median over runs")
-        if others:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        return _png(fig)
+        return _png(latency_figure(data, scenario))
 
 
 # -- tables ----------------------------------------------------------------------------------
@@ -207,18 +240,26 @@ def _rate_html(r: dict | None) -> str:
     return f'<span class="bad">{text}</span>' if r["violations"] else escape(text)
 
 
+def p99_text(m: dict) -> str:
+    """The median of the runs' p99 in ms, with its 95% interval when there is one."""
+    p99 = m.get(f"median_{P99}")
+    if p99 is None:
+        return "-"
+    low, high = m.get(f"ci_low_median_{P99}"), m.get(f"ci_high_median_{P99}")
+    return f"{p99:.1f}" + ("" if low is None or high is None else f" [{low:.1f}, {high:.1f}]")
+
+
 def cell_table(data: SweepData, scenario: str) -> str:
     broken = data.broken(scenario)
     rows = []
     for c in (c for c in data.doc["cells"] if c["scenario"] == scenario):
         m = data.metrics.get((scenario, c["cell"]), {})
-        p99 = m.get(f"median_{P99}")
-        rows.append([f"<code>{escape(c['cell'])}</code>"]
-                    + [escape(_label(c["params"].get(k))) for k in data.keys]
+        rows.append([escape(_label(c["params"].get(k))) for k in data.keys]
                     + [escape(str(m.get("runs", 0)))]
                     + [_rate_html(data.rates.get((scenario, c["cell"], inv))) for inv in broken]
-                    + [escape(judged_shares(m)), "-" if p99 is None else f"{p99:.1f}"])
-    return _table(["cell", *data.keys, "runs", *broken, "liveness judged U/P/C % of runs",
+                    + [escape(judged_shares(m)), p99_text(m)])
+    # a cell is named by its values; its id is only a file name (cells/<scenario>-<id>.toml)
+    return _table([*data.keys, "runs", *broken, "liveness judged U/P/C % of runs",
                    "p99 ms (median)"], rows)
 
 

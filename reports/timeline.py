@@ -17,10 +17,9 @@ docs/reports.md explains how to read the picture.
 
 from __future__ import annotations
 
-import math
-
 from reports import lanedraw, overlays
 from reports import style as S
+from reports.declutter import declutter, rank
 from reports.lanes import choose_partitions, event_tp, overview_lanes, zoom_lanes
 from reports.model import Builder, build, node_key
 from reports.rundata import Run, fold_run
@@ -65,14 +64,21 @@ def _us(seconds_: float) -> int:
 def plot_run(run: Run, out_path: str, window=None, partitions=None, model=None) -> str:
     """`plot_trace` for a loaded run (and its model, when already built)."""
     S.check_output(out_path)
+    with S.drawing():
+        return S.save(figure(run, window, partitions, model), out_path)
+
+
+def figure(run: Run, window=None, partitions=None, model=None, tidy: bool = True):
+    """The timeline of `run` as a matplotlib Figure (call inside `S.drawing()`); with `tidy`,
+    its labels laid out so that none covers another (`reports.declutter`)."""
     x0, x1 = window_us(window, run.end_us)
     model = model if model is not None else build(run.events, run.end_us)
     tps, aggregated = choose_partitions(model, run, partitions)
     lanes = overview_lanes(model, tps, aggregated)
-    zoom = zoom_window(run, x0, x1)
-    with S.drawing():
-        fig = _draw(run, model, lanes, (x0, x1), zoom)
-        return S.save(fig, out_path)
+    fig = _draw(run, model, lanes, (x0, x1), zoom_window(run, x0, x1))
+    if tidy:
+        declutter(fig)
+    return fig
 
 
 def zoom_window(run: Run, x0: int, x1: int):
@@ -112,7 +118,7 @@ def _draw(run, model, lanes, window, zoom):
     firsts = [v for v in overlays.first_per_invariant(run.violations) if x0 <= v["t_us"] <= x1]
     n_labels = min(len(firsts), 3)
     blocks = [("title", 0.0, 0.62), ("overview", 0.12 + 0.2 * n_labels, sum(heights) * LANE_IN),
-              ("latency", 0.55, 1.3), ("legend", 0.45, 0.55)]
+              ("latency", 0.55, 1.3), ("legend", 0.45, 1.0)]
     if zoom is not None:
         zlanes = zoom_lanes(model, zoom[0])
         zheights, zplaced = _heights(model, zlanes, zoom[1], zoom[2])
@@ -134,7 +140,7 @@ def _draw(run, model, lanes, window, zoom):
         _draw_lanes(zcv, model, zplaced, run, only_held=False)
         _zoom_frame(zax, zcv, run, zoom)
     _latency(fig.add_axes(rects["latency"], sharex=ax), model, run, x0, x1)
-    _legend(fig, rects["legend"])
+    _legend(fig, rects["legend"], epochs_of(model))
     return fig
 
 
@@ -179,27 +185,32 @@ def _lane_axis(cv) -> None:
 
 
 def _label_violations(ax, violations, firsts, total: int, x0: int, x1: int) -> None:
-    """One red line of text per violated invariant above the overview, at its time."""
+    """One red line of text per violated invariant above the overview, in time order (the
+    earliest on top), each as near its time as the axes' width allows."""
+    firsts = sorted(firsts, key=lambda v: (v["t_us"], v["invariant"]))
+    renderer = ax.figure.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
     for k, v in enumerate(firsts):
-        x = v["t_us"] / 1e6
-        left = (v["t_us"] - x0) < 0.55 * (x1 - x0)
         n = sum(1 for w in violations if w["invariant"] == v["invariant"])
         times = f"\u00d7{n}, first at" if n > 1 else "at"
         text = f"VIOLATION {v['invariant']} {times} {seconds(v['t_us'])}: {v['message']}"
         if k == len(firsts) - 1 and total > len(firsts):
             text += f"   (+{total - len(firsts)} more invariants)"
-        ax.annotate(text, xy=(x, 1.0), xycoords=("data", "axes fraction"),
-                    xytext=(0, 5 + 14 * k), textcoords="offset points", fontsize=7.5,
-                    color=S.VIOLATION, fontweight="bold", ha="left" if left else "right",
-                    va="bottom", annotation_clip=False)
+        t = ax.annotate(text, xy=(0.0, 1.0), xycoords="axes fraction",
+                        xytext=(0, 5 + 14 * (len(firsts) - 1 - k)), textcoords="offset points",
+                        fontsize=7.5, color=S.VIOLATION, fontweight="bold", ha="left",
+                        va="bottom", annotation_clip=False)
+        rank(t, 0)
+        # start at the violation's time, moved left as far as needed to end inside the axes
+        width = t.get_window_extent(renderer).width
+        at = box.x0 + box.width * (v["t_us"] - x0) / max(1, x1 - x0)
+        left = max(box.x0, min(at, box.x1 - width))
+        t.xy = ((left - box.x0) / box.width, 1.0)
 
 
 def _zoom_frame(ax, cv, run: Run, zoom) -> None:
     tp, z0, z1, v = zoom
-    span_s = (z1 - z0) / 1e6
-    decimals = max(3, min(6, 2 + math.ceil(-math.log10(span_s)))) if span_s > 0 else 3
-    from matplotlib.ticker import FormatStrFormatter
-    ax.xaxis.set_major_formatter(FormatStrFormatter(f"%.{decimals}f"))
+    _ms_axis(ax, z0, z1)
     ax.text(0, 1.0 + 0.62 / _axes_height_in(ax), f"Zoom on {tp}: {seconds(z0)} \u2013 "
             f"{seconds(z1)}, around the first violation", transform=ax.transAxes,
             fontsize=9.5, fontweight="bold", va="bottom", ha="left")
@@ -208,12 +219,27 @@ def _zoom_frame(ax, cv, run: Run, zoom) -> None:
         return
     x, y, _ = max(pts)
     left = (x * 1e6 - z0) < 0.5 * (z1 - z0)
-    ax.annotate(f"VIOLATION {v['invariant']} at {seconds(v['t_us'])}\n{v['message']}",
+    call = ax.annotate(f"VIOLATION {v['invariant']} at {seconds(v['t_us'])}\n{v['message']}",
                 xy=(x, y), xycoords="data", xytext=(x, 1.0), textcoords=("data", "axes fraction"),
                 fontsize=8.5, color=S.VIOLATION, ha="left" if left else "right", va="bottom",
                 annotation_clip=False, zorder=10,
                 bbox={"boxstyle": "round,pad=0.3", "fc": "#fff5f5", "ec": S.VIOLATION, "lw": 1},
                 arrowprops={"arrowstyle": "-|>", "color": S.VIOLATION, "linewidth": 1.2})
+    rank(call, 0)
+
+
+def _ms_axis(ax, z0: int, z1: int) -> None:
+    """Ticks of the zoom in milliseconds from its start, at round values (the lanes are
+    drawn in seconds; only the ticks and their words change)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
+
+    span_ms = (z1 - z0) / 1000
+    steps = [m for m in MaxNLocator(nbins=10).tick_values(0, span_ms) if 0 <= m <= span_ms]
+    ax.xaxis.set_major_locator(FixedLocator([z0 / 1e6 + m / 1000 for m in steps]))
+    # rounded, and +0 turns -0.0 into 0: float noise never shows as "-0" or "0.49999"
+    ms = lambda x, _: f"{round((x - z0 / 1e6) * 1000, 6) + 0:.4g}"  # noqa: E731
+    ax.xaxis.set_major_formatter(FuncFormatter(ms))
+    ax.set_xlabel(f"ms after {seconds(z0)}", fontsize=7.5, labelpad=1)
 
 
 def _axes_height_in(ax) -> float:
@@ -250,19 +276,39 @@ def _latency(ax, model, run: Run, x0: int, x1: int) -> None:
         ax.spines[side].set_visible(False)
 
 
-def _legend(fig, rect) -> None:
+def epochs_of(model) -> list[int]:
+    """The leader epochs of every bar, in order (the colours the picture uses)."""
+    found = set()
+    for lanes in (model.truth, model.roles, model.views, model.clients):
+        for spans in lanes.values():
+            found.update(s.value[1] for s in spans if isinstance(s.value[1], int))
+    return sorted(e for e in found if e >= 0)
+
+
+def _legend(fig, rect, epochs: list[int]) -> None:
+    """Two legends: what colour means (the leader epoch, one swatch per epoch: leader full,
+    follower lighter), then the marks; colour is never shown as meaning a role."""
+    from matplotlib.legend_handler import HandlerTuple
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    e = S.epoch_color(1)
+    shown = epochs[:len(S.EPOCH_COLORS)] or [0]
+    swatches = [(Patch(fc=S.epoch_color(e), ec="white"),
+                 Patch(fc=S.lighten(S.epoch_color(e), 0.5), ec="white")) for e in shown]
+    names = [f"epoch {e}" for e in shown]
+    if len(epochs) > len(shown):
+        names[-1] += f" (colours repeat every {len(S.EPOCH_COLORS)} epochs)"
+    title = "colour = leader epoch (each swatch: leader full colour | follower lighter)"
+    cx = rect[0] + rect[2] / 2
+    fig.legend(swatches, names, handler_map={tuple: HandlerTuple(ndivide=None, pad=0)},
+               loc="lower center", ncol=min(len(shown), 8), fontsize=7, frameon=False,
+               title=title, title_fontsize=7, bbox_to_anchor=(cx, rect[1] + rect[3] * 0.62))
     handles = [
-        Patch(fc=e, ec="white", label="leader (colour = leader epoch, number written in)"),
-        Patch(fc=S.lighten(e, 0.5), ec="white", label="follower"),
         Patch(fc=S.OFFLINE, hatch="//", ec="#616161", label="crashed"),
         Patch(fc=S.STOPPED, label="stopped (StopReplica)"),
         Patch(fc=S.DELETED, label="log deleted"),
-        Patch(fc=S.lighten(e, 0.3), ec=S.BEHIND, hatch="////",
-              label="epoch older than the controller's (stale view or stale leader)"),
+        Patch(fc="white", ec=S.BEHIND, hatch="////",
+              label="older epoch than the controller's (broker) / another leader (client)"),
         Patch(fc="none", ec="#424242", hatch="\\\\\\", label="controller's leader is down"),
         Patch(fc=S.FAULT, ec=overlays.FAULT_EDGE, label="fault window"),
         Line2D([], [], marker="v", color=overlays.FAULT_EDGE, ls="", label="instant fault"),
@@ -272,5 +318,5 @@ def _legend(fig, rect) -> None:
         Line2D([], [], marker="*", color=S.VIOLATION, ls="", ms=10, label="violation witness"),
         Line2D([], [], color=overlays.HELD, ls="--", label="message held by the network"),
     ]
-    fig.legend(handles=handles, loc="center", ncol=5, fontsize=7, frameon=False,
-               bbox_to_anchor=(rect[0] + rect[2] / 2, rect[1] + rect[3] / 2))
+    fig.legend(handles=handles, loc="upper center", ncol=6, fontsize=7, frameon=False,
+               bbox_to_anchor=(cx, rect[1] + rect[3] * 0.58))

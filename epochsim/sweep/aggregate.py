@@ -6,7 +6,8 @@ give the `scenario` column back) and computes with Spark SQL:
   its Wilson 95% score interval (sound at rate 0 or 1 and at small n, unlike the normal one);
 - `cell_metrics`: per (scenario, cell): runs, expectation-met and any-violation rates, the mean
   of every metric, and for latency metrics the median, 90th percentile and maximum of the
-  per-run values (e.g. the median over runs of each run's p99);
+  per-run values (e.g. the median over runs of each run's p99), with a 95% interval for that
+  median (`median_interval_sql`) where the cell has at least `MIN_RUNS_MEDIAN_CI` runs;
 - `failing`: per (scenario, cell, invariant) the lowest `failing_per_group` violating seeds,
   each with the repro line that replays it from OUT/cells and its kept trace, if any;
 - `totals`: rows, distinct runs (equal when every run was recorded exactly once), runs with a
@@ -75,8 +76,38 @@ def per_cell_sql(columns: list[str]) -> str:
             inner += [f"percentile({col}, array(0.5, 0.9)) AS q__{name}",
                       f"max({col}) AS max_{name}"]
             outer += [f"q__{name}[0] AS median_{name}", f"q__{name}[1] AS p90_{name}"]
+            inner += [f"count({col}) AS k__{name}", f"sort_array(collect_list({col})) AS s__{name}"]
+            outer += median_interval_sql(name)
     return (f"SELECT {', '.join(outer)} FROM (SELECT scenario, cell, {', '.join(inner)} "
             "FROM runs GROUP BY scenario, cell) ORDER BY scenario, cell")
+
+
+MIN_RUNS_MEDIAN_CI = 6  # with fewer runs, even [min, max] holds the median with < 95% odds
+
+
+def median_interval_sql(name: str) -> list[str]:
+    """Columns ci_low_median_<name> and ci_high_median_<name>: a distribution-free 95%
+    interval for the median of a cell's per-run values, the order statistics of ranks
+    floor(n/2 - 0.98 sqrt(n)) and ceil(1 + n/2 + 0.98 sqrt(n)) (clamped to 1..n), from
+    `k__<name>` (the count) and `s__<name>` (the sorted values); null below
+    MIN_RUNS_MEDIAN_CI runs, where the sample does not allow one."""
+    n, values = f"k__{name}", f"s__{name}"
+    low = f"CAST(GREATEST(1, FLOOR({n} / 2.0 - 0.98 * sqrt({n}))) AS INT)"
+    high = f"CAST(LEAST({n}, CEIL(1 + {n} / 2.0 + 0.98 * sqrt({n}))) AS INT)"
+    return [f"CASE WHEN {n} >= {MIN_RUNS_MEDIAN_CI} THEN element_at({values}, {low}) END "
+            f"AS ci_low_median_{name}",
+            f"CASE WHEN {n} >= {MIN_RUNS_MEDIAN_CI} THEN element_at({values}, {high}) END "
+            f"AS ci_high_median_{name}"]
+
+
+def median_interval(values: list[float]) -> tuple[float, float] | None:
+    """The same interval as `median_interval_sql`, in Python (for tests and small samples)."""
+    xs, n = sorted(values), len(values)
+    if n < MIN_RUNS_MEDIAN_CI:
+        return None
+    low = max(1, math.floor(n / 2 - 0.98 * math.sqrt(n)))
+    high = min(n, math.ceil(1 + n / 2 + 0.98 * math.sqrt(n)))
+    return xs[low - 1], xs[high - 1]
 
 
 def split_cell_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:

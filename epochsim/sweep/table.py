@@ -3,7 +3,8 @@
 Contract: `print_summary(document, out)` prints, from a sweep.json document, each scenario's
 cells with their grid values, runs, the violation rate and Wilson 95% interval of every
 invariant that any cell of that scenario broke, the share of runs in which each liveness rule
-judged something (`judged U/P/C %`), and the median over runs of the produce p99;
+judged something (`judged U/P/C %`), and the median over runs of the produce p99 with its 95%
+interval where the cell had the runs for one;
 then a few repro lines, replay mismatches if any, and where the full results are.
 """
 
@@ -12,13 +13,10 @@ from __future__ import annotations
 import sys
 
 from invariants.recovery import judged_shares
+from reports.sweep_report import p99_text  # the same words as the HTML table
 from scenarios.toml_text import value_text
 
 REPRO_LINES = 8
-
-
-def _short_key(key: str) -> str:
-    return key.rsplit(".", 1)[-1]
 
 
 def rate_text(r: dict) -> str:
@@ -31,18 +29,18 @@ def _cell_lines(doc: dict, scenario: str) -> list[str]:
     broken = sorted({r["invariant"] for r in rates if r["violations"]})
     by = {(r["cell"], r["invariant"]): r for r in rates}
     metrics = {m["cell"]: m for m in doc["cell_metrics"] if m["scenario"] == scenario}
-    head = (["cell"] + [_short_key(k) for k in keys] + ["runs"] + broken
-            + ["judged U/P/C %", "p99 ms (median)"])
+    # cells by their values under their full keys (a cell's id names only its file)
+    head = (list(keys) + ["runs"] + broken
+            + ["judged U/P/C %", "p99 ms (median [95% interval])"])
     table = [head]
     for cell in (c for c in doc["cells"] if c["scenario"] == scenario):
         m = metrics.get(cell["cell"], {})
-        p99 = m.get("median_produce_latency_p99_ms")
-        row = [cell["cell"]] + [value_text(cell["params"][k]) for k in keys]
+        row = [value_text(cell["params"][k]) for k in keys]
         row += [str(m.get("runs", 0))]
         row += [rate_text(by[(cell["cell"], inv)]) if (cell["cell"], inv) in by else "-"
                 for inv in broken]
         row.append(judged_shares(m))
-        row.append("-" if p99 is None else f"{p99:.1f}")
+        row.append(p99_text(m))
         table.append(row)
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     return ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in table]

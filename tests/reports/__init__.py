@@ -13,12 +13,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KIP570 = os.path.join(ROOT, "scenarios", "kip570-stop-replica-reorder-legacy.toml")
 
 
-def run_to_dir(scenario_path: str, out_dir: str, seed: int = 1) -> str:
-    """Run a scenario into `out_dir` (trace.jsonl + verdict.json); returns the trace path."""
+def run_to_dir(scenario_path: str, out_dir: str, seed: int = 1,
+               overrides: dict | None = None) -> str:
+    """Run a scenario (with `--set`-style `overrides`) into `out_dir` (trace.jsonl +
+    verdict.json); returns the trace path."""
     from epochsim.runner import run_scenario
     from scenarios.schema import load_scenario
 
-    run_scenario(load_scenario(scenario_path), seed, str(out_dir))
+    run_scenario(load_scenario(scenario_path, overrides or {}), seed, str(out_dir))
     return os.path.join(str(out_dir), "trace.jsonl")
 
 

@@ -165,3 +165,101 @@ def test_a_named_heal_closes_only_the_window_of_its_own_cut():
     windows = {(s.action, s.nodes[:1]): (s.start_us, s.end_us) for s in spans.finish(1_000)}
     assert windows == {("isolate", ("b1",)): (100, 300), ("isolate", ("b2",)): (200, 500),
                        ("block", ("b3",)): (400, 500)}
+
+
+# -- how the picture reads: labels apart, headlines in order, legend, zoom axis, client lane ----
+
+@pytest.fixture(scope="module")
+def kip570_figure(kip570_trace):
+    from reports import style as S
+    from reports.timeline import figure
+
+    run = load_run(kip570_trace)
+    with S.drawing():
+        yield run, figure(run), figure(run, tidy=False)
+
+
+def test_no_label_covers_another(kip570_figure, tmp_path):
+    from reports.declutter import overlaps
+
+    _, tidy, raw = kip570_figure
+    # without the layout the StopReplica label lies over a metadata label: the check bites
+    assert any("StopReplica" in a + b for a, b in overlaps(raw))
+    assert overlaps(tidy) == []
+    scenario = tmp_path / "many.toml"
+    scenario.write_text(many_partitions_toml(40), encoding="utf-8")
+    from reports import style as S
+    from reports.timeline import figure
+
+    with S.drawing():
+        many = figure(load_run(run_to_dir(str(scenario), tmp_path / "run")))
+        assert overlaps(many) == []
+
+
+def _texts(fig, start: str):
+    from reports.declutter import texts_of
+    return [t for t in texts_of(fig) if t.get_text().startswith(start)]
+
+
+def test_violation_headlines_are_in_time_order_and_inside_the_axes(kip570_figure):
+    run, fig, _ = kip570_figure
+    overview = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    box = overview.get_window_extent(renderer)
+    heads = [t for t in _texts(fig, "VIOLATION ") if t.axes is overview]
+    assert len(heads) == 3
+    boxes = [t.get_window_extent(renderer) for t in heads]
+    top_down = [t.get_text() for _, t in sorted(zip(boxes, heads), key=lambda p: -p[0].y0)]
+    firsts = sorted({v["invariant"]: v["t_us"] for v in reversed(run.violations)}.items(),
+                    key=lambda kv: (kv[1], kv[0]))
+    assert [h.split()[1] for h in top_down] == [name for name, _ in firsts]
+    for bb in boxes:
+        assert box.x0 - 0.5 <= bb.x0 and bb.x1 <= box.x1 + 0.5
+
+
+def test_fault_labels_start_past_their_mark(kip570_figure):
+    from reports.overlays import INSTANT_MARK_PT2
+
+    _, fig, _ = kip570_figure
+    renderer = fig.canvas.get_renderer()
+    labels = _texts(fig, "reassign t-0")
+    assert labels
+    radius_px = (INSTANT_MARK_PT2 ** 0.5) / 2 * fig.dpi / 72
+    for t in labels:
+        anchor_x = t.axes.transData.transform(t.xy)[0]
+        assert t.get_window_extent(renderer).x0 - anchor_x > radius_px
+        assert not t.get_text().startswith(" ")  # a space is narrower in some fonts
+
+
+def test_zoom_axis_counts_milliseconds_from_the_zoom_start(kip570_figure):
+    _, fig, _ = kip570_figure
+    zoom = fig.axes[1]
+    assert zoom.get_xlabel() == "ms after 3.9995s"
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in zoom.get_xticklabels() if t.get_text()]
+    assert ticks[0] == "0" and "4" in ticks and all(float(t) <= 4.5 for t in ticks)
+
+
+def test_legend_says_colour_is_the_leader_epoch(kip570_figure):
+    from reports import style as S
+
+    _, fig, _ = kip570_figure
+    colours, roles = fig.legends
+    assert "colour = leader epoch" in colours.get_title().get_text()
+    assert [t.get_text() for t in colours.get_texts()] == ["epoch 0", "epoch 1", "epoch 2",
+                                                            "epoch 3"]
+    words = " ".join(t.get_text() for t in roles.get_texts())
+    assert "leader" not in words.replace("leader is down", "").replace("another leader", "")
+    assert S.epoch_color(3) != S.epoch_color(2)
+
+
+def test_a_client_on_the_right_leader_is_not_drawn_stale(kip570_trace):
+    from reports.model import Span, behind, other_leader
+
+    run = load_run(kip570_trace)
+    model = build(run.events, run.end_us)
+    client, truth = model.clients[("p1", "t-0")], model.truth["t-0"]
+    assert behind(client, truth)           # p1 never learns epochs 2 and 3 ...
+    assert other_leader(client, truth) == []  # ... but b1 leads throughout, and acks flow
+    views = [Span(0, 10, (1, 0)), Span(10, 30, (2, 1))]
+    assert other_leader(views, [Span(0, 20, (2, 1)), Span(20, 30, (2, 1))]) == [(0, 10)]

@@ -79,3 +79,59 @@ def test_a_kept_trace_is_linked_to_its_run_page_found_under_the_sweep(tmp_path):
     doc["failing"][0]["trace_dir"] = "elsewhere/out/traces/s-y/seed-3"  # not on this disk
     (tmp_path / "sweep.json").write_text(json.dumps(doc), encoding="utf-8")
     assert "(gone)" in render_sweep_section(str(tmp_path))
+
+
+def connected(ax) -> list:
+    """Lines drawn through several points (not an error bar's caps)."""
+    return [ln for ln in ax.get_lines()
+            if len(ln.get_xdata()) > 1 and ln.get_linestyle() not in ("None", "none", "")]
+
+
+def test_a_switch_is_drawn_as_bars_and_a_number_as_a_line():
+    from matplotlib.container import BarContainer
+
+    from reports.style import drawing
+    from reports.sweep_report import SweepData, latency_figure, rate_figure
+
+    switch = SweepData(sweep_doc({"protocol.produce_epoch_check": [False, True]}))
+    number = SweepData(sweep_doc({"mix[0].params.delay_ms": [250, 1000, 4000]}))
+    with drawing():
+        for fig in (latency_figure(switch, "s"),
+                    rate_figure(switch, "s", ["stale_leader_append"], {})):
+            ax = fig.axes[0]
+            assert [c for c in ax.containers if isinstance(c, BarContainer)]
+            assert not connected(ax)
+            assert ax.get_xlabel() == "protocol.produce_epoch_check"
+            assert [t.get_text() for t in ax.get_xticklabels()] == ["false", "true"]
+        ax = latency_figure(number, "s").axes[0]
+        assert not [c for c in ax.containers if isinstance(c, BarContainer)] and connected(ax)
+        assert ax.get_xlabel() == "mix[0].params.delay_ms"
+
+
+def test_cells_are_named_by_their_values_not_their_ids(tmp_path):
+    doc = sweep_doc({"protocol.produce_epoch_check": [False, True]})
+    (tmp_path / "sweep.json").write_text(json.dumps(doc), encoding="utf-8")
+    html = render_sweep_section(str(tmp_path))
+    table = html[html.index("<th>protocol.produce_epoch_check</th>"):]
+    table = table[:table.index("</table>")]
+    assert "<td>false</td>" in table and "<td>true</td>" in table
+    assert not [c["cell"] for c in doc["cells"] if c["cell"] in table]
+
+
+def test_the_p99_interval_is_drawn_where_the_sample_allows_one():
+    from reports.style import drawing
+    from reports.sweep_report import SweepData, latency_figure
+
+    def bar_spans(with_interval: bool):
+        doc = sweep_doc({"mix[0].params.delay_ms": [250, 1000]})
+        for m in doc["cell_metrics"]:
+            if with_interval:  # aggregate.py writes these only from MIN_RUNS_MEDIAN_CI runs
+                m["ci_low_median_produce_latency_p99_ms"] = m["median_produce_latency_p99_ms"] - 2
+                m["ci_high_median_produce_latency_p99_ms"] = m["median_produce_latency_p99_ms"] + 5
+        with drawing():
+            ax = latency_figure(SweepData(doc), "s").axes[0]
+            return sorted({round(seg[1][1] - seg[0][1], 6) for c in ax.collections
+                           for seg in c.get_segments()})
+
+    assert bar_spans(True) == [7.0]
+    assert bar_spans(False) in ([], [0.0])

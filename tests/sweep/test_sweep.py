@@ -155,3 +155,22 @@ def test_each_cell_says_how_often_its_liveness_rules_judged(swept):
     assert "judged U/P/C %" in printed.getvalue()
     assert judged_shares(doc["cell_metrics"][0]) in printed.getvalue()
     assert judged_shares({}) == "-/-/-"
+
+
+@pytest.mark.parametrize("n", [5, 6, 10, 37])
+def test_the_median_interval_in_spark_is_the_python_one(spark, n):
+    """The SQL of the p99 interval picks the same order statistics as `median_interval`;
+    below MIN_RUNS_MEDIAN_CI runs there is none."""
+    from epochsim.sweep.aggregate import median_interval, median_interval_sql
+
+    values = [float((k * 7919) % 101) for k in range(n)]  # shuffled, with ties
+    rows = ", ".join(f"({v})" for v in values)
+    row = spark.sql(f"SELECT *, {', '.join(median_interval_sql('x'))} FROM (SELECT count(v) "
+                    f"AS k__x, sort_array(collect_list(v)) AS s__x FROM VALUES {rows} AS t(v))"
+                    ).collect()[0].asDict()
+    expected = median_interval(values)
+    got = (row["ci_low_median_x"], row["ci_high_median_x"])
+    assert got == ((None, None) if expected is None else expected)
+    if expected:
+        xs = sorted(values)
+        assert expected[0] <= xs[n // 2] <= expected[1] and expected[0] < expected[1]
