@@ -24,6 +24,7 @@ from epochsim.common import (
 from epochsim.errors import UsageError
 from epochsim.junit import write_junit
 from epochsim.progress import RunProgress
+from epochsim.tables import column_lines
 from invariants.recovery import judged_summary
 from scenarios.schema import ScenarioError
 from sim.core.files import atomic_write
@@ -208,17 +209,17 @@ def _cut(row: dict) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    width = max(len(r["scenario"]) for r in rows)
-    cells = [judged_summary(r["liveness_judged"]) for r in rows]
-    judged_width = max(len("judged U/P/C"), *map(len, cells))
-    print(f"{'scenario':<{width}}  {'expect':<36} {'met':>9}  {'judged U/P/C':>{judged_width}}  "
-          "first failing seed")
-    for r, cell in zip(rows, cells):
-        status = f"{r['met']}/{r['runs']}"
+    """One line per scenario: its expectation, how many runs met it, what the liveness rules
+    judged, and the first failing seed with its repro line."""
+    lines = []
+    for r in rows:
         tail = "" if r["first_failing_seed"] is None else \
             f"{r['first_failing_seed']} (violated: {', '.join(r['first_failing_violated']) or 'none'}" \
             f"{_cut(r)})  repro: {r['repro']}"
-        print(f"{r['scenario']:<{width}}  {r['expect']:<36} {status:>9}  "
-              f"{cell:>{judged_width}}  {tail}")
+        lines.append([r["scenario"], r["expect"], f"{r['met']}/{r['runs']}",
+                      judged_summary(r["liveness_judged"]), tail])
+    for line in column_lines(["scenario", "expect", "met", "judged U/P/C", "first failing seed"],
+                             lines, right=("met", "judged U/P/C")):
+        print(line)
     ok = sum(r["met"] == r["runs"] for r in rows)
     print(f"{ok}/{len(rows)} scenarios met their expectation")
