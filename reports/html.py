@@ -276,4 +276,4 @@ def sweep_section(path: str, out_dir: str) -> str:
     except ImportError as exc:
         return (f"<h1>Sweep</h1><p class=\"muted\">The sweep section is not available here "
                 f"({escape(str(exc))}); the sweep tables are in {escape(path)}.</p>")
-    return render_sweep_section(path, out_dir)
+    return render_sweep_section(path, out_dir, write_report)

@@ -263,8 +263,9 @@ def cell_table(data: SweepData, scenario: str) -> str:
                    "p99 ms (median)"], rows)
 
 
-def _trace_link(path: str, out_dir: str, trace_dir: str | None) -> str:
-    """A link to the run page of a kept trace (written beside it on first use), or words."""
+def _trace_link(path: str, out_dir: str, trace_dir: str | None, write_page=None) -> str:
+    """A link to the run page of a kept trace (`write_page(run_dir)` writes it beside the
+    trace and returns its path; without one, the trace directory is linked), or words."""
     if not trace_dir:
         return "not kept"
     run_dir = trace_dir
@@ -273,19 +274,20 @@ def _trace_link(path: str, out_dir: str, trace_dir: str | None) -> str:
         run_dir = os.path.join(path, trace_dir[at:]) if at >= 0 else run_dir
     if not os.path.isfile(os.path.join(run_dir, "trace.jsonl")):
         return f"<code>{escape(trace_dir)}</code> (gone)"
-    from reports.html import write_report
-    href = os.path.relpath(write_report(run_dir), out_dir).replace(os.sep, "/")
-    return f'<a href="{escape(href)}">run page</a> <code>{escape(trace_dir)}</code>'
+    target, what = (write_page(run_dir), "run page") if write_page else (run_dir, "trace")
+    href = os.path.relpath(target, out_dir).replace(os.sep, "/")
+    return f'<a href="{escape(href)}">{what}</a> <code>{escape(trace_dir)}</code>'
 
 
-def failing_table(data: SweepData, scenario: str, path: str = ".", out_dir: str = ".") -> str:
+def failing_table(data: SweepData, scenario: str, path: str = ".", out_dir: str = ".",
+                  write_page=None) -> str:
     params = {c["cell"]: c["params"] for c in data.doc["cells"] if c["scenario"] == scenario}
     rows = []
     for f in (f for f in data.doc["failing"] if f["scenario"] == scenario):
         if len(rows) >= MAX_FAILING_ROWS:
             break
         shown = ", ".join(f"{k} = {_label(v)}" for k, v in params.get(f["cell"], {}).items())
-        trace = _trace_link(path, out_dir, f.get("trace_dir"))
+        trace = _trace_link(path, out_dir, f.get("trace_dir"), write_page)
         rows.append([escape(f["invariant"]), escape(shown), escape(str(f["seed"])),
                      escape(f.get("first_message") or ""),
                      f"<code>{escape(f['repro'])}</code>", trace])
@@ -326,9 +328,10 @@ def _header(doc: dict) -> list[str]:
     return parts
 
 
-def render_sweep_section(path: str, out_dir: str | None = None) -> str:
+def render_sweep_section(path: str, out_dir: str | None = None, write_page=None) -> str:
     """The HTML fragment for the sweep in directory `path` (see the module contract), its
-    links relative to `out_dir`, where the page goes (default: `path`)."""
+    links relative to `out_dir`, where the page goes (default: `path`); `write_page` writes a
+    kept trace's run page (`reports.html.write_report`, passed in: html imports this module)."""
     out_dir = path if out_dir is None else out_dir
     doc = read_json(os.path.join(path, "sweep.json"))
     data = SweepData(doc)
@@ -337,5 +340,5 @@ def render_sweep_section(path: str, out_dir: str | None = None) -> str:
         name = base["name"]
         parts.append(f"<h2>{escape(name)} <span class=\"muted\">({escape(base['path'])})</span></h2>")
         parts += _pictures(data, name)
-        parts += [cell_table(data, name), "<h3>Failing seeds</h3>", failing_table(data, name, path, out_dir)]
+        parts += [cell_table(data, name), "<h3>Failing seeds</h3>", failing_table(data, name, path, out_dir, write_page)]
     return "\n".join(parts)

@@ -144,7 +144,7 @@ def test_suite_groups_by_the_kip_or_ticket_a_name_starts_with(name, group):
 def test_sweep_section_comes_from_the_sweep_module(tmp_path, monkeypatch):
     (tmp_path / "sweep.json").write_text("{}", encoding="utf-8")
     fake = types.ModuleType("reports.sweep_report")
-    fake.render_sweep_section = lambda d, out_dir: f"<h1>Sweep of {os.path.basename(d)}</h1>"
+    fake.render_sweep_section = lambda d, out_dir, write_page: f"<h1>Sweep of {os.path.basename(d)}</h1>"
     monkeypatch.setitem(sys.modules, "reports.sweep_report", fake)
     assert "Sweep of" in " ".join(parse(write_report(str(tmp_path))).text)
     monkeypatch.setitem(sys.modules, "reports.sweep_report", None)  # the module is absent

@@ -67,18 +67,19 @@ def test_section_draws_heatmaps_or_rate_plots_and_lists_failing_seeds(tmp_path, 
 def test_a_kept_trace_is_linked_to_its_run_page_found_under_the_sweep(tmp_path):
     """The trace column links the run page (written beside the kept trace), also when the
     sweep ran from another directory, so its recorded path no longer resolves from here."""
+    from reports.html import write_report
     from tests.reports import KIP570, run_to_dir
     doc = sweep_doc({"protocol.produce_epoch_check": [False, True]})
     kept = tmp_path / "traces" / "s-x" / "seed-3"
     run_to_dir(KIP570, str(kept))
     doc["failing"][0]["trace_dir"] = "elsewhere/out/traces/s-x/seed-3"
     (tmp_path / "sweep.json").write_text(json.dumps(doc), encoding="utf-8")
-    html = render_sweep_section(str(tmp_path))
+    html = render_sweep_section(str(tmp_path), write_page=write_report)
     assert '<a href="traces/s-x/seed-3/report.html">run page</a>' in html
     assert (kept / "report.html").is_file()
     doc["failing"][0]["trace_dir"] = "elsewhere/out/traces/s-y/seed-3"  # not on this disk
     (tmp_path / "sweep.json").write_text(json.dumps(doc), encoding="utf-8")
-    assert "(gone)" in render_sweep_section(str(tmp_path))
+    assert "(gone)" in render_sweep_section(str(tmp_path), write_page=write_report)
 
 
 def connected(ax) -> list:
