@@ -51,12 +51,19 @@ class Cluster:
             self.store.create_topic(t.name, t.assignment, t.message_format,
                                     t.retention_ms, t.segment_ms)
         topics = {t.name: t for t in options.topics}
-        self.clients = [Producer(self.world, p, topics[p.topic], options.protocol_of(p.name), i)
+        self.clients = [self._producer(p, topics[p.topic], i)
                         for i, p in enumerate(options.producers, start=1)]
         self.clients += self._consumers(topics)
         for link in options.network.links:
             self.world.network.set_link(link.src, link.dst, link_spec(link))
         self.nemesis = Nemesis(self.world, steps, handlers(self), self.resolve, UNDO_ACTIONS)
+
+    def _producer(self, spec, topic, index: int):
+        protocol = self.options.protocol_of(spec.name)
+        if spec.client == "aiokafka":  # imported only when asked for: it loads the library
+            from sim.kafka.wire.aioproducer import AiokafkaProducer
+            return AiokafkaProducer(self.world, spec, topic, protocol, index)
+        return Producer(self.world, spec, topic, protocol, index)
 
     def _consumers(self, topics: dict) -> list:
         if not self.options.consumers:

@@ -163,6 +163,9 @@ class TopicOptions(_Checked):
 
 LEADER_DISCOVERY = ("", *CHOICES["leader_discovery"])  # "": the protocol's
 IDEMPOTENCE = ("default", "off", "requested", "required")
+# which code a producer runs: the model's own client, or a real library inside the simulation
+# (docs/real-clients.md)
+CLIENTS = ("model", "aiokafka")
 AUTO_OFFSET_RESET = ("earliest", "latest")
 
 
@@ -191,6 +194,7 @@ class ProducerOptions(_Checked):
     start_ms: int = option(0, lo=0)  # and before run.duration_ms
     stop_ms: int = option(0, lo=0)
     leader_discovery: str = option("", choices=LEADER_DISCOVERY)
+    client: str = option("model", choices=CLIENTS)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -65,6 +65,8 @@ HW = "hw"                # one per request that moved HWs: role, hws: [[tp, topi
 LOG_START = "log_start"  # tp, topic_id, log_start_offset
 HALT = "halt"            # the broker exits on a truncation it may not do: tp, topic_id,
 #                          log_end_offset, leader_end_offset (a `crash` event follows)
+WIRE_CLOSED = "wire_closed"  # a broker closed a real client's connection: peer, conn, reason
+#                              (unsupported | malformed: ...), api, v (of the request it could not serve)
 PRODUCE_RESULT = "produce_result"  # broker side per partition: tp, bid, error
 
 # -- clients ---------------------------------------------------------------------------------

@@ -1,0 +1,132 @@
+"""An asyncio event loop in simulated time, driven by the kernel.
+
+Contract: `SimLoop(kernel)` is an `asyncio.BaseEventLoop` whose `time()` is the kernel's clock
+(integer µs, shown in seconds) and which never blocks or selects: `pump()` runs what is ready
+(callbacks, timers now due) until nothing is, with the loop set as the running one, and then
+schedules itself on the kernel for the loop's next timer (rounded up to a whole µs, so a timer
+re-armed with a remainder below the clock's resolution still moves time on). Whoever hands the
+loop new work from outside (a delivered message, a closed connection) calls `pump()` after it;
+`scope`, if set, gives a context manager entered around each pump (to bind what the code on the
+loop reads, such as a library's clock).
+`create_connection` is given by a subclass or an `connector` callable: `connector(loop,
+protocol_factory, host, port)` returns `(transport, protocol)` or raises `OSError`. Threads,
+executors and name resolution are refused: nothing in a simulated run may leave it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import threading
+from asyncio import events
+from contextlib import nullcontext
+
+#: rounds of ready callbacks one instant may take: a client that keeps rescheduling itself at
+#: the same instant would otherwise hold simulated time still forever
+MAX_ROUNDS = 100_000
+
+
+class _NoSelector:
+    """What `BaseEventLoop._run_once` selects on: never any I/O, never a wait."""
+
+    def select(self, timeout=None):
+        return []
+
+    def close(self):
+        pass
+
+
+class SimLoop(asyncio.BaseEventLoop):
+    def __init__(self, kernel, connector=None):
+        super().__init__()
+        self.kernel = kernel
+        self.connector = connector
+        self.scope = None  # () -> a context manager entered around every pump
+        self._selector = _NoSelector()
+        # A timer is due only once the clock has passed it: a client that re-arms a timer for
+        # a remainder below a microsecond (aiokafka's linger) then waits for the next whole
+        # microsecond, where a positive resolution would fire it again at the same instant,
+        # forever
+        self._clock_resolution = 0.0
+        self._wake_at_us: int | None = None  # the kernel call already queued for the next timer
+        self.set_exception_handler(_record_exception)
+        self.exceptions: list[str] = []
+
+    # -- time ----------------------------------------------------------------------------
+    def time(self) -> float:
+        return self.kernel.now_us / 1_000_000
+
+    # -- driving -------------------------------------------------------------------------
+    def pump(self) -> None:
+        """Run everything ready now, then arrange to run again at the next timer."""
+        previous = events._get_running_loop()
+        events._set_running_loop(self)
+        self._thread_id = threading.get_ident()  # `is_running()` is true while it pumps
+        scope = self.scope() if self.scope is not None else nullcontext()
+        try:
+            scope.__enter__()
+            for _ in range(MAX_ROUNDS):
+                if not (self._ready or self._due()):
+                    break
+                self._run_once()
+            else:
+                raise RuntimeError(f"the loop did not settle in {MAX_ROUNDS} rounds at one instant")
+        finally:
+            scope.__exit__(None, None, None)
+            self._thread_id = None
+            events._set_running_loop(previous)
+        self._arm()
+
+    def _due(self) -> bool:
+        timers = self._scheduled
+        while timers and timers[0]._cancelled:  # as `_run_once` drops them
+            heapq.heappop(timers)._scheduled = False
+            self._timer_cancelled_count -= 1
+        # `_run_once` moves a timer to ready when it is due before now + the resolution (0)
+        return bool(timers) and timers[0]._when < self.time() + self._clock_resolution
+
+    def _arm(self) -> None:
+        timers = self._scheduled
+        if not timers:
+            return
+        at_us = max(self.kernel.now_us + 1, _ceil_us(timers[0]._when))
+        if self._wake_at_us is not None and self._wake_at_us <= at_us:
+            return  # an earlier (or the same) wake-up is queued; it re-arms
+        self._wake_at_us = at_us
+        self.kernel.call_later(at_us - self.kernel.now_us, self._wake, at_us)
+
+    def _wake(self, at_us: int) -> None:
+        if self._wake_at_us == at_us:
+            self._wake_at_us = None
+        self.pump()
+
+    # -- what a simulated loop does not do -------------------------------------------------
+    def _process_events(self, event_list) -> None:
+        pass
+
+    def _write_to_self(self) -> None:
+        pass
+
+    async def create_connection(self, protocol_factory, host=None, port=None, **kw):
+        if self.connector is None:
+            raise OSError("no simulated network attached")
+        return self.connector(self, protocol_factory, host, port)
+
+    def run_in_executor(self, executor, func, *args):
+        raise RuntimeError("a simulated run uses no threads")
+
+    async def getaddrinfo(self, *args, **kw):
+        raise OSError("a simulated run resolves no names")
+
+
+def _ceil_us(when_s: float) -> int:
+    us = when_s * 1_000_000
+    whole = int(us)
+    return whole if whole >= us else whole + 1
+
+
+def _record_exception(loop, context) -> None:
+    """Unhandled errors in callbacks are kept for the run to report, not printed."""
+    exc = context.get("exception")
+    loop.exceptions.append(f"{context.get('message', '')}: {exc!r}" if exc else
+                           str(context.get("message", "")))

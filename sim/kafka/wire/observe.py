@@ -1,0 +1,75 @@
+"""What a real producer saw on its connections, as the trace's client events.
+
+Contract: `ProduceWatch` is fed every Produce request a client wrote (`on_request`) and every
+response it read (`on_response`), by connection and wire correlation id. A batch seen for the
+first time is a `batch` event (its id from its bytes, `answers.batch_id`); a partition answered
+without error is an `ack` of its batch (once per batch: a retry answered as a duplicate acks
+nothing new), one answered with an error a `produce_error` with action `seen` (what the client
+then does is its own business; its surfaced failures are reported by the caller as
+`produce_failed`). So the invariants that read the model's clients' events judge a real
+client's history the same way.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import vocab as V
+from sim.kafka.wire.answers import batch_id
+from sim.kafka.wire.records import BadRecords, read_batches
+
+
+class ProduceWatch:
+    def __init__(self, client, acks):
+        self.client = client
+        self.acks = acks  # as the `ack` event says it: "all", 1 or 0
+        self.sent: dict[tuple[int, int], dict] = {}  # (conn, wire corr) -> {tp: batch}
+        self.batches: dict[str, list] = {}  # bid -> [count, created_us, attempts, acked]
+
+    def on_request(self, conn: int, corr: int, body) -> None:
+        by_tp = {}
+        for topic in body.topic_data:
+            for part in topic.partition_data:
+                tp = f"{topic.name}-{part.index}"
+                try:
+                    b = read_batches(part.records or b"")[0]
+                except BadRecords:
+                    continue
+                bid = batch_id(self.client.name, tp, b.producer_id, b.producer_epoch,
+                               b.base_sequence, b.crc)
+                seen = self.batches.get(bid)
+                if seen is None:
+                    seen = self.batches[bid] = [b.record_count, self.client.now_us, 0, False]
+                    self.client.emit(V.BATCH, {"bid": bid, "tp": tp, "count": b.record_count,
+                                               "created_us": seen[1]})
+                seen[2] += 1
+                by_tp[tp] = bid
+        if by_tp and int(body.acks) != 0:
+            self.sent[(conn, corr)] = by_tp
+
+    def on_response(self, conn: int, corr: int, body) -> None:
+        by_tp = self.sent.pop((conn, corr), None)
+        if by_tp is None:
+            return
+        for topic in body.responses:
+            for part in topic.partition_responses:
+                tp = f"{topic.name}-{part.index}"
+                bid = by_tp.get(tp)
+                if bid is not None:
+                    self._answer(bid, tp, int(part.error_code), int(part.base_offset))
+
+    def _answer(self, bid: str, tp: str, error: int, base_offset: int) -> None:
+        count, created_us, attempts, acked = self.batches[bid]
+        if error:
+            self.client.emit(V.PRODUCE_ERROR, {"bid": bid, "tp": tp, "error": error,
+                                               "action": "seen", "attempts": attempts})
+            return
+        if acked:
+            return
+        self.batches[bid][3] = True
+        self.client.emit(V.ACK, {"bid": bid, "tp": tp, "base_offset": base_offset,
+                                 "count": count, "acks": self.acks,
+                                 "latency_us": self.client.now_us - created_us,
+                                 "has_offset": base_offset >= 0})
+
+    def connection_closed(self, conn: int) -> None:
+        for key in [k for k in self.sent if k[0] == conn]:
+            del self.sent[key]
