@@ -41,7 +41,10 @@ class AiokafkaProducer(Actor):
         shims.bind_library(LIBRARY)
         # the library's own log lines ("retrying...") would go to the run's stderr; what it
         # did is in the trace
-        logging.getLogger(LIBRARY).propagate = False
+        library_log = logging.getLogger(LIBRARY)
+        library_log.propagate = False
+        if not library_log.handlers:
+            library_log.addHandler(logging.NullHandler())
         self.spec = spec
         self.topic = topic_spec.name
         self.partitions = topic_spec.partitions

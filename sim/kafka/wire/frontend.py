@@ -63,7 +63,7 @@ class WireFrontEnd:
         conn = self.wire_conns.get(key)
         if conn is None:
             conn = self.wire_conns[key] = _Conn()
-        conn.queue.append(msg.body.data[4:])  # without the size prefix
+        conn.queue.append(bytes(msg.body.data[4:]))  # without the size prefix; kio reads bytes only
         self._wire_next(key)
 
     def on_wire_close(self, msg) -> None:
