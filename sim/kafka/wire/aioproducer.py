@@ -28,11 +28,11 @@ from sim.kafka.wire import shims
 from sim.kafka.wire.answers import PORT
 from sim.kafka.wire.codec import Malformed, decode_request, decode_response, frame
 from sim.kafka.wire.frames import WIRE_CLOSE, WIRE_REQUEST, WireFrame, request_note
-from sim.kafka.wire.observe import ProduceWatch
+from sim.kafka.wire.observe import MetadataWatch, ProduceWatch
 from sim.kafka.wire.transport import SimTransport
 
 LIBRARY = "aiokafka"
-PRODUCE = 0
+PRODUCE, METADATA = 0, 3
 
 
 class AiokafkaProducer(Actor):
@@ -60,6 +60,7 @@ class AiokafkaProducer(Actor):
         self.requests: dict[tuple[int, int], tuple[int, int]] = {}  # (conn, corr) -> api, v
         self.next_conn = getattr(self, "next_conn", 0)
         self.watch = ProduceWatch(self, self.acks)
+        self.metadata = MetadataWatch(self)
         self.sent = 0
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -160,19 +161,25 @@ class AiokafkaProducer(Actor):
         if transport is None or transport.closing:
             return
         data = msg.body.data
-        self._observe(msg.body.conn, data[4:])
+        self._observe(msg.src, msg.body, data[4:])
         transport.deliver(data)
         self.loop.pump()
 
-    def _observe(self, conn: int, payload: bytes) -> None:
+    def _observe(self, broker: str, frame_body: WireFrame, payload: bytes) -> None:
+        """Read an answer as the library will: the acknowledgements and leaders it learns."""
+        conn = frame_body.conn
+        corr = int.from_bytes(payload[:4], "big", signed=True)  # every response header starts so
+        api_key, version = self.requests.pop((conn, corr), (None, None))
+        if api_key not in (PRODUCE, METADATA):
+            return
         try:
-            corr = int.from_bytes(payload[:4], "big", signed=True)  # every response header starts so
-            api_key, version = self.requests.pop((conn, corr), (None, None))
-            if api_key == PRODUCE:
-                _corr, body = decode_response(api_key, version, payload)
-                self.watch.on_response(conn, corr, body)
+            _corr, body = decode_response(api_key, version, payload)
         except Malformed:
-            pass
+            return
+        if api_key == PRODUCE:
+            self.watch.on_response(conn, corr, body)
+        else:
+            self.metadata.on_response(broker, body, frame_body.truth)
 
     def on_disconnect(self, peer: str) -> None:
         if self.loop is None:

@@ -29,14 +29,12 @@ from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 
+from sim.kafka.wire.codec_errors import Malformed, peek_header
+
 API_VERSIONS_KEY = 18
 _SIZE = struct.Struct(">i")
 # a frame larger than this is refused (Kafka's socket.request.max.bytes, 100 MiB)
 MAX_FRAME_BYTES = 104_857_600
-
-
-class Malformed(Exception):
-    """A frame that cannot be read as a request."""
 
 
 class Request(NamedTuple):
@@ -64,14 +62,6 @@ def split_frames(buffer: bytes) -> tuple[list[bytes], bytes]:
 
 def frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
-
-
-def peek_header(data: bytes) -> tuple[int, int, int]:
-    """(api_key, api_version, correlation_id) of a request frame: the first fields of every
-    request header version. Raises `Malformed` for a frame too short to hold them."""
-    if len(data) < 8:
-        raise Malformed(f"request of {len(data)} bytes")
-    return struct.unpack_from(">hhi", data, 0)
 
 
 @cache

@@ -38,6 +38,10 @@ class WireFrame(NamedTuple):
     data: bytes  # the frame with its size prefix
     note: dict  # decoded summary for the trace
     corr: int = -1  # no model correlation id: see `RequestQueue.send`
+    # truth, not on the wire: for a Metadata answer, (tp, topic_id, leader, leader_epoch) of
+    # the broker's cache it was read from, so the client's trace events can name the epoch of
+    # the answer it adopted even at a version that carries none
+    truth: tuple = ()
 
     def brief(self) -> dict:
         return {"conn": self.conn, "hash": frame_hash(self.data), "bytes": len(self.data),

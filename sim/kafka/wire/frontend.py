@@ -27,7 +27,7 @@ from sim.core.links import Message
 from sim.kafka import vocab as V
 from sim.kafka.messages import MetadataRequest
 from sim.kafka.wire import answers as A
-from sim.kafka.wire.codec import Malformed, decode_request, encode_response, peek_header
+from sim.kafka.wire.codec_errors import Malformed, peek_header
 from sim.kafka.wire.frames import WIRE_RESPONSE, WireFrame, api_name
 
 API_VERSIONS, METADATA, PRODUCE, INIT_PRODUCER_ID = 18, 3, 0, 22
@@ -100,7 +100,7 @@ class WireFrontEnd:
             self._wire_close(key, "unsupported", api_key, version)
             return
         try:
-            req = decode_request(data, True)
+            req = _codec().decode_request(data, True)
         except Malformed as exc:
             self._wire_close(key, f"malformed: {exc}", api_key, version)
             return
@@ -147,14 +147,16 @@ class WireFrontEnd:
             return super().send(dst, kind, body)
         del self.wire_pending[body.corr]
         req = pending.request
+        truth = ()
         if kind == "MetadataResponse":
             values = A.metadata_values(body, pending.topics, self._controller_id())
+            truth = body.partitions
         else:
             results = {r.tp: (r.error, r.base_offset, r.log_start_offset) for r in body.results}
             results.update((tp, (e, -1, -1)) for tp, e in pending.refused)
             values = A.produce_values(results, pending.order)
         mid = self._wire_answer(pending.key, req.api_key, req.api_version, req.correlation_id,
-                                values)
+                                values, truth)
         conn = self.wire_conns.get(pending.key)
         if conn is not None:
             conn.busy = False
@@ -165,23 +167,34 @@ class WireFrontEnd:
         c = self.controller
         return int(c[1:]) if c and c[1:].isdigit() else -1
 
-    def _wire_answer(self, key, api_key: int, version: int, corr: int, values: dict) -> int:
+    def _wire_answer(self, key, api_key: int, version: int, corr: int, values: dict,
+                     truth: tuple = ()) -> int:
         if key not in self.wire_conns:
             return -1  # the connection closed: nothing to answer on
-        data = encode_response(api_key, version, corr, values)
+        data = _codec().encode_response(api_key, version, corr, values)
         note = {"api": api_name(api_key), "v": version, "wire_corr": corr}
-        note.update(response_note(api_key, values))
-        return super().send(key[0], WIRE_RESPONSE, WireFrame(key[1], data, note))
+        note.update(response_note(api_key, version, values))
+        return super().send(key[0], WIRE_RESPONSE, WireFrame(key[1], data, note, truth=truth))
 
 
-def response_note(api_key: int, values: dict) -> dict:
+def _codec():
+    """The codec, loaded with the first frame: kio takes a third of a second to import, which
+    a run without real clients should not pay."""
+    from sim.kafka.wire import codec
+    return codec
+
+
+def response_note(api_key: int, version: int, values: dict) -> dict:
     """The trace's summary of a response: Produce `[tp, error, base_offset]` per partition,
-    Metadata `[tp, leader, leader_epoch]`, InitProducerId the id, ApiVersions the error."""
+    Metadata `[tp, leader]` (and the leader epoch from v7, which carries it), InitProducerId
+    the id, ApiVersions the error."""
     if api_key == PRODUCE:
         return {"parts": [[f"{t['name']}-{p['index']}", p["error_code"], p["base_offset"]]
                           for t in values["responses"] for p in t["partition_responses"]]}
     if api_key == METADATA:
-        return {"parts": [[f"{t['name']}-{p['partition_index']}", p["leader_id"], p["leader_epoch"]]
+        with_epoch = version >= 7
+        return {"parts": [[f"{t['name']}-{p['partition_index']}", p["leader_id"]]
+                          + ([p["leader_epoch"]] if with_epoch else [])
                           for t in values["topics"] for p in t["partitions"]]}
     if api_key == INIT_PRODUCER_ID:
         return {"producer_id": values["producer_id"]}

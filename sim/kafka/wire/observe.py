@@ -73,3 +73,34 @@ class ProduceWatch:
     def connection_closed(self, conn: int) -> None:
         for key in [k for k in self.sent if k[0] == conn]:
             del self.sent[key]
+
+
+class MetadataWatch:
+    """The leader a client takes from each Metadata answer it reads, as `client_epoch` events
+    (source `metadata`, `from` the answering broker) when it changes. A client that replaces
+    its metadata wholesale with every answer (aiokafka) adopts each answer's leaders, so the
+    event's `leader_epoch` is the epoch of the answer it adopted (the frame's truth: the
+    answering broker's cache), carried on the wire only from Metadata v7."""
+
+    def __init__(self, client):
+        self.client = client
+        self.known: dict[str, tuple[int, int, int]] = {}  # tp -> (topic_id, leader, epoch)
+
+    def on_response(self, broker: str, body, truth: tuple) -> None:
+        epochs = {tp: (topic_id, epoch) for tp, topic_id, _leader, epoch in truth}
+        for topic in body.topics:
+            for part in topic.partitions:
+                tp = f"{topic.name}-{part.partition_index}"
+                if tp not in epochs:
+                    continue
+                topic_id, epoch = epochs[tp]
+                entry = (topic_id, int(part.leader_id), epoch)
+                previous = self.known.get(tp)
+                if entry == previous:
+                    continue
+                self.known[tp] = entry
+                fields = {"tp": tp, "topic_id": topic_id, "leader": entry[1],
+                          "leader_epoch": epoch, "source": "metadata", "from": broker}
+                if previous is not None:
+                    fields["previous_epoch"] = previous[2]
+                self.client.emit(V.CLIENT_EPOCH, fields)
