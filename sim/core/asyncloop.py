@@ -43,11 +43,12 @@ class SimLoop(asyncio.BaseEventLoop):
         self.connector = connector
         self.scope = None  # () -> a context manager entered around every pump
         self._selector = _NoSelector()
-        # A timer is due only once the clock has passed it: a client that re-arms a timer for
-        # a remainder below a microsecond (aiokafka's linger) then waits for the next whole
-        # microsecond, where a positive resolution would fire it again at the same instant,
-        # forever
-        self._clock_resolution = 0.0
+        # Timers fire on whole microseconds (`call_at` rounds, up to the next microsecond for
+        # a time in the future by less than one), so a timer is due exactly when the clock
+        # reaches it; a client that re-arms a timer for a remainder below a microsecond
+        # (aiokafka's linger) waits for the next one instead of firing again and again at the
+        # same instant
+        self._clock_resolution = 1e-9
         self._wake_at_us: int | None = None  # the kernel call already queued for the next timer
         self.set_exception_handler(_record_exception)
         self.exceptions: list[str] = []
@@ -55,6 +56,13 @@ class SimLoop(asyncio.BaseEventLoop):
     # -- time ----------------------------------------------------------------------------
     def time(self) -> float:
         return self.kernel.now_us / 1_000_000
+
+    def call_at(self, when, callback, *args, context=None):
+        at_us = _whole_us(when)
+        now_us = self.kernel.now_us
+        if at_us <= now_us and when > now_us / 1_000_000:
+            at_us = now_us + 1  # in the future, by less than a microsecond: the next one
+        return super().call_at(at_us / 1_000_000, callback, *args, context=context)
 
     # -- driving -------------------------------------------------------------------------
     def pump(self) -> None:
@@ -82,14 +90,14 @@ class SimLoop(asyncio.BaseEventLoop):
         while timers and timers[0]._cancelled:  # as `_run_once` drops them
             heapq.heappop(timers)._scheduled = False
             self._timer_cancelled_count -= 1
-        # `_run_once` moves a timer to ready when it is due before now + the resolution (0)
+        # `_run_once` moves a timer to ready when it is due before now + the resolution
         return bool(timers) and timers[0]._when < self.time() + self._clock_resolution
 
     def _arm(self) -> None:
         timers = self._scheduled
         if not timers:
             return
-        at_us = max(self.kernel.now_us + 1, _ceil_us(timers[0]._when))
+        at_us = max(self.kernel.now_us + 1, _whole_us(timers[0]._when))
         if self._wake_at_us is not None and self._wake_at_us <= at_us:
             return  # an earlier (or the same) wake-up is queued; it re-arms
         self._wake_at_us = at_us
@@ -119,8 +127,13 @@ class SimLoop(asyncio.BaseEventLoop):
         raise OSError("a simulated run resolves no names")
 
 
-def _ceil_us(when_s: float) -> int:
+def _whole_us(when_s: float) -> int:
+    """`when_s` in whole microseconds: rounded when float error put it a hair off one
+    (0.8 + 0.4 is 1.2000000000000002), else rounded up."""
     us = when_s * 1_000_000
+    nearest = round(us)
+    if abs(us - nearest) < 1e-3:
+        return nearest
     whole = int(us)
     return whole if whole >= us else whole + 1
 
