@@ -57,12 +57,18 @@ class SimLoop(asyncio.BaseEventLoop):
     def time(self) -> float:
         return self.kernel.now_us / 1_000_000
 
-    def call_at(self, when, callback, *args, context=None):
+    def call_at(self, when, callback, *args, context=None, _later=False):
         at_us = _whole_us(when)
         now_us = self.kernel.now_us
-        if at_us <= now_us and when > now_us / 1_000_000:
+        if at_us <= now_us and (_later or when > now_us / 1_000_000):
             at_us = now_us + 1  # in the future, by less than a microsecond: the next one
         return super().call_at(at_us / 1_000_000, callback, *args, context=context)
+
+    def call_later(self, delay, callback, *args, context=None):
+        # a positive delay too small to move the float clock (aiokafka's linger remainder,
+        # `deadline - time.monotonic()`, can be 1e-17 s) is still a later instant
+        return self.call_at(self.time() + delay, callback, *args, context=context,
+                            _later=delay > 0)
 
     # -- driving -------------------------------------------------------------------------
     def pump(self) -> None:

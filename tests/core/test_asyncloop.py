@@ -51,6 +51,23 @@ def test_a_sub_microsecond_remainder_does_not_hold_time_still():
     assert fired[0] == 0 and fired[-1] <= 100_002 and len(fired) <= 4
 
 
+def test_a_delay_below_the_float_clock_s_step_is_the_next_microsecond():
+    # at 0.0421 s, aiokafka's `deadline - time.monotonic()` can be 7e-18 s: time() + delay is
+    # time() again, and the timer would be due at once, forever
+    kernel, loop = _loop(1_000_000)
+    fired = []
+
+    def tick():
+        fired.append(kernel.now_us)
+        if len(fired) < 3:
+            loop.call_later(7e-18, tick)
+
+    kernel.call_later(42_100, loop.call_soon, tick)
+    kernel.call_later(42_100, loop.pump)
+    kernel.run()
+    assert fired == [42_100, 42_101, 42_102]
+
+
 def test_connections_come_from_the_connector_and_nothing_leaves_the_run():
     kernel, loop = _loop()
     asked = []
