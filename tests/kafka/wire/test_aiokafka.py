@@ -9,8 +9,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 import epochsim
-from scenarios.schema import parse_scenario
+from invariants.shapes import event_problem
+from scenarios.schema import ScenarioError, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 MOVE = ROOT / "scenarios" / "real" / "aiokafka-idempotent-leader-move.toml"
@@ -36,6 +39,8 @@ def test_idempotent_producer_through_a_leader_move():
     appends = [b for e in events if e["kind"] == "append" for b in e["batches"]]
     assert {(e["tp"], e["leader_epoch"]) for e in appends} >= {("t-0", 0), ("t-0", 1)}
     assert all(b["pid"] == 2000 for b in appends)  # its InitProducerId answer
+    # every event has its documented shape
+    assert [p for e in events if (p := event_problem(e))] == []
 
 
 def _digest(path: Path, seed: int, hash_seed: str) -> subprocess.Popen:
@@ -74,3 +79,12 @@ def test_aiokafka_goes_back_to_a_stale_leader_where_the_model_client_does_not():
     model_text = REGRESSION.read_text().replace('client = "aiokafka"', 'client = "model"')
     model = epochsim.run(parse_scenario(model_text, "model-client.toml"), seed=1)
     assert model.violations == []
+
+
+def test_a_scenario_names_a_client_the_harness_runs():
+    text = MOVE.read_text()
+    with pytest.raises(ScenarioError, match=r"producers\[0\]\.client"):
+        parse_scenario(text.replace('client = "aiokafka"', 'client = "librdkafka"'), "x.toml")
+    with pytest.raises(ScenarioError, match=r"producers\[0\]\.enable_idempotence.*KIP-185"):
+        parse_scenario(text.replace('"required"', '"requested"'), "x.toml")
+    assert parse_scenario(text, "x.toml").options.producers[0].client == "aiokafka"
