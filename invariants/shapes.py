@@ -86,6 +86,7 @@ FIELDS: dict[str, dict[str, str]] = {
                       "leader_discovery": _S, "role": _S},
     "client_epoch": {**_TP, "leader": _I, "leader_epoch": _I, "source": _S, "from": _S,
                      "previous_epoch": _I, "dropped": _B},
+    "client_error": {"error": _S, "message": _S, "action": _S},
     "metadata_rejected": {"tp": _S, "leader_epoch": _I, "known_epoch": _I, "source": _S},
     "consume": {"tp": _S, "offset": _I, "next_offset": _I, "batches": _I, "count": _I,
                 "leader_epoch": _I, "end_to_end_us": "array of ints", "read": "array"},

@@ -45,9 +45,8 @@ class SimLoop(asyncio.BaseEventLoop):
         self._selector = _NoSelector()
         # Timers fire on whole microseconds (`call_at` rounds, up to the next microsecond for
         # a time in the future by less than one), so a timer is due exactly when the clock
-        # reaches it; a client that re-arms a timer for a remainder below a microsecond
-        # (aiokafka's linger) waits for the next one instead of firing again and again at the
-        # same instant
+        # reaches it; a client that re-arms a timer for a remainder below a microsecond waits
+        # for the next one instead of firing again and again at the same instant
         self._clock_resolution = 1e-9
         self._wake_at_us: int | None = None  # the kernel call already queued for the next timer
         self.set_exception_handler(_record_exception)
@@ -65,7 +64,7 @@ class SimLoop(asyncio.BaseEventLoop):
         return super().call_at(at_us / 1_000_000, callback, *args, context=context)
 
     def call_later(self, delay, callback, *args, context=None):
-        # a positive delay too small to move the float clock (aiokafka's linger remainder,
+        # a positive delay too small to move the float clock (a client's timer remainder,
         # `deadline - time.monotonic()`, can be 1e-17 s) is still a later instant
         return self.call_at(self.time() + delay, callback, *args, context=context,
                             _later=delay > 0)

@@ -79,6 +79,8 @@ CLIENT_CONFIG = "client_config"  # idempotence (mode the profile promises), effe
 #                                   acks, leader_discovery
 CLIENT_EPOCH = "client_epoch"  # tp, topic_id, leader (-1: none), leader_epoch,
 #                                 source: metadata | hint | list_offsets; dropped
+CLIENT_ERROR = "client_error"  # a real client's library raised to the application, or failed in a
+#                                callback: error (exception type), message, action (restart | none)
 METADATA_REJECTED = "metadata_rejected"  # tp, leader_epoch (offered), known_epoch, source
 
 # vm.dirty_writeback_centisecs (Linux default 500): how often the kernel's flusher wakes to

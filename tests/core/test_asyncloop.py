@@ -34,7 +34,7 @@ def test_coroutines_sleep_in_simulated_time():
 
 
 def test_a_sub_microsecond_remainder_does_not_hold_time_still():
-    # aiokafka's linger re-arms a timer for `deadline - time.monotonic()`: with a float clock
+    # a client's batching timer re-arms itself for `deadline - time.monotonic()`: with a float clock
     # a remainder below the clock's step would fire again and again at one instant
     kernel, loop = _loop(1_000_000)
     fired = []
@@ -52,7 +52,7 @@ def test_a_sub_microsecond_remainder_does_not_hold_time_still():
 
 
 def test_a_delay_below_the_float_clock_s_step_is_the_next_microsecond():
-    # at 0.0421 s, aiokafka's `deadline - time.monotonic()` can be 7e-18 s: time() + delay is
+    # at 0.0421 s, a client's `deadline - time.monotonic()` can be 7e-18 s: time() + delay is
     # time() again, and the timer would be due at once, forever
     kernel, loop = _loop(1_000_000)
     fired = []

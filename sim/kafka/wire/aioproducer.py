@@ -33,6 +33,8 @@ from sim.kafka.wire.transport import SimTransport
 
 LIBRARY = "aiokafka"
 PRODUCE, METADATA = 0, 3
+# how long the application waits before it starts a producer again after `start()` failed
+RESTART_US = 1_000_000
 
 
 class AiokafkaProducer(Actor):
@@ -56,6 +58,7 @@ class AiokafkaProducer(Actor):
     def _fresh(self) -> None:
         self.loop = SimLoop(self.world.kernel, self._connect)
         self.loop.scope = lambda: shims.running(self.world.kernel, self.rng(LIBRARY))
+        self.loop.set_exception_handler(self._loop_error)
         self.transports: dict[int, SimTransport] = {}
         self.requests: dict[tuple[int, int], tuple[int, int]] = {}  # (conn, corr) -> api, v
         self.next_conn = getattr(self, "next_conn", 0)
@@ -96,7 +99,14 @@ class AiokafkaProducer(Actor):
 
     async def _application(self) -> None:
         producer = self._producer()
-        await producer.start()
+        try:
+            await producer.start()
+        except KafkaError as exc:  # no broker answered: the application tries again later
+            self._error(exc, "restart")
+            await producer.stop()
+            await _sleep_us(RESTART_US)
+            self.loop.create_task(self._application())
+            return
         interval_us = max(1, int(1_000_000 / self.spec.records_per_sec))
         stop_us = self.spec.stop_ms * 1000
         value = b"x" * max(0, self.spec.record_bytes - 40)
@@ -107,6 +117,19 @@ class AiokafkaProducer(Actor):
                                            timestamp_ms=shims.EPOCH_S * 1000 + self.now_us // 1000)
             delivery.add_done_callback(lambda f, p=partition: self._delivered(f, p))
             await _sleep_us(interval_us)
+
+    def _error(self, exc: BaseException, action: str) -> None:
+        self.emit(V.CLIENT_ERROR, {"error": type(exc).__name__, "message": str(exc)[:200],
+                                   "action": action})
+
+    def _loop_error(self, loop, context) -> None:
+        """An error nothing awaited (a failed task, a callback that raised) is recorded."""
+        exc = context.get("exception")
+        if exc is None:
+            self.emit(V.CLIENT_ERROR, {"error": "", "message": str(context.get("message", ""))[:200],
+                                       "action": "none"})
+        else:
+            self._error(exc, "none")
 
     def _delivered(self, future, partition: int) -> None:
         if future.cancelled():

@@ -88,3 +88,42 @@ def test_a_scenario_names_a_client_the_harness_runs():
     with pytest.raises(ScenarioError, match=r"producers\[0\]\.enable_idempotence.*KIP-185"):
         parse_scenario(text.replace('"required"', '"requested"'), "x.toml")
     assert parse_scenario(text, "x.toml").options.producers[0].client == "aiokafka"
+
+
+DOWN_AT_START = """
+name = "aiokafka-no-broker-at-start"
+expect = "pass"
+invariants = ["acked_write_lost", "duplicate_append", "out_of_order_append"]
+[run]
+duration_ms = 3000
+settle_ms = 500
+[cluster]
+brokers = 1
+[[topics]]
+name = "t"
+partitions = 1
+replication_factor = 1
+[[producers]]
+name = "p1"
+client = "aiokafka"
+topic = "t"
+records_per_sec = 50
+start_ms = 10
+[[faults]]
+at_ms = 0
+action = "crash"
+target = "b1"
+[[faults]]
+at_ms = 1500
+action = "restart"
+target = "b1"
+"""
+
+
+def test_a_client_that_finds_no_broker_says_so_and_starts_again():
+    run = epochsim.run(parse_scenario(DOWN_AT_START, "down.toml"), seed=1)
+    events = list(run.events())
+    errors = [e for e in events if e["kind"] == "client_error"]
+    assert errors and errors[0]["action"] == "restart" and errors[0]["t"] < 1_500_000
+    acks = [e for e in events if e["kind"] == "ack"]
+    assert acks and acks[0]["t"] > 1_500_000  # once b1 is back, the next start() writes
