@@ -127,3 +127,15 @@ def test_a_client_that_finds_no_broker_says_so_and_starts_again():
     assert errors and errors[0]["action"] == "restart" and errors[0]["t"] < 1_500_000
     acks = [e for e in events if e["kind"] == "ack"]
     assert acks and acks[0]["t"] > 1_500_000  # once b1 is back, the next start() writes
+
+
+MUTANT = ROOT / "scenarios" / "real" / "aiokafka-no-dedup-cache-mutant.toml"
+
+
+def test_a_planted_broker_bug_is_found_through_aiokafka():
+    run = epochsim.run(epochsim.load(MUTANT), seed=1)
+    assert run.expectation_met
+    dup = [v for v in run.violations if v.invariant == "duplicate_append"]
+    assert dup and "p1#t-" in dup[0].message  # a batch the library sent twice, same bytes
+    clean = epochsim.run(epochsim.load(MUTANT, overrides={"protocol.mutant": ""}), seed=1)
+    assert clean.violations == []
