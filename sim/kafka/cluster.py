@@ -41,6 +41,7 @@ class Cluster:
         network = Network(link_spec(options.network), options.network.partition)
         self.world = World(self.kernel, trace, Streams(seed), network)
         self.world.options = options
+        self.world.wire_batches = {}  # batch id -> a real client's bytes (sim.kafka.wire)
         self.store = Store(ibp_profile=options.ibp, ibp=options.protocol_on(options.ibp))
         Actor("zk", self.world)  # the metadata store's place on the network, for reachability
         self.controllers = [Controller(self.world, f"c{i}", options, self.protocol, self.store)

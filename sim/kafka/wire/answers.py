@@ -19,8 +19,10 @@ from sim.kafka.wire.records import BadRecords, crc_ok, read_batches
 
 # api_key -> (min, max) version served. Produce stops below v9 (flexible, and KIP-951's
 # CurrentLeader from v10); Metadata at v8 (topic ids from v10). aiokafka 0.14 takes
-# Produce v7, Metadata v5, InitProducerId v0 and ApiVersions v0 from these.
-SERVED = {0: (3, 8), 3: (0, 8), 18: (0, 3), 22: (0, 1)}
+# Produce v7, Metadata v5, InitProducerId v0 and ApiVersions v0 from these; its consumer
+# Fetch v11 and ListOffsets v5. Fetch stops at v11 (topic ids from v13), ListOffsets at v5,
+# OffsetForLeaderEpoch at v3 (flexible from v4).
+SERVED = {0: (3, 8), 1: (4, 11), 2: (1, 5), 3: (0, 8), 18: (0, 3), 22: (0, 1), 23: (2, 3)}
 CORRUPT_MESSAGE = 2
 UNSUPPORTED_VERSION = 35
 LEADER_NOT_AVAILABLE = 5
@@ -52,8 +54,9 @@ def batch_id(client: str, tp: str, pid: int, epoch: int, seq: int, crc: int) -> 
     return f"{client}#{tp}:{crc:08x}"
 
 
-def to_model_produce(client: str, body, corr: int, now_us: int):
-    """(model Produce or None, [(tp, error)] refused up front, [tp] in request order)."""
+def to_model_produce(client: str, body, corr: int, now_us: int, keep: dict | None = None):
+    """(model Produce or None, [(tp, error)] refused up front, [tp] in request order); each
+    batch's bytes go into `keep` by batch id (a Fetch serves them back)."""
     parts, refused, order = [], [], []
     for topic in body.topic_data:
         for part in topic.partition_data:
@@ -68,6 +71,8 @@ def to_model_produce(client: str, body, corr: int, now_us: int):
                 continue
             b = batches[0]
             bid = batch_id(client, tp, b.producer_id, b.producer_epoch, b.base_sequence, b.crc)
+            if keep is not None:
+                keep[bid] = b.raw
             batch = Batch(bid, client, b.record_count, now_us, b.producer_id, b.producer_epoch,
                           b.base_sequence)
             # Produce before v10 carries no leader epoch, and the client's truth is unknown

@@ -58,6 +58,16 @@ def request_note(api_key: int, version: int, corr: int, body) -> dict:
         note["batches"] = produce_batches(body)
     elif api_key == 3 and body.topics is not None:
         note["topics"] = sorted(t.name for t in body.topics)
+    elif api_key == 1:
+        note["parts"] = [[f"{t.topic}-{p.partition}", int(p.fetch_offset),
+                          int(getattr(p, "current_leader_epoch", -1))]
+                         for t in body.topics for p in t.partitions]
+    elif api_key == 2:
+        note["parts"] = [[f"{t.name}-{p.partition_index}", int(p.timestamp)]
+                         for t in body.topics for p in t.partitions]
+    elif api_key == 23:
+        note["parts"] = [[f"{t.topic}-{p.partition}", int(p.leader_epoch)]
+                         for t in body.topics for p in t.partitions]
     return note
 
 

@@ -27,10 +27,15 @@ from sim.core.links import Message
 from sim.kafka import vocab as V
 from sim.kafka.messages import MetadataRequest
 from sim.kafka.wire import answers as A
+from sim.kafka.wire import answers_read as R
 from sim.kafka.wire.codec_errors import Malformed, peek_header
 from sim.kafka.wire.frames import WIRE_RESPONSE, WireFrame, api_name
 
 API_VERSIONS, METADATA, PRODUCE, INIT_PRODUCER_ID = 18, 3, 0, 22
+FETCH, LIST_OFFSETS, OFFSET_FOR_LEADER_EPOCH = 1, 2, 23
+# the model's answers that may be owed to a real client's request
+MODEL_ANSWERS = frozenset({"MetadataResponse", "ProduceResponse", "FetchResponse",
+                           "ListOffsetsResponse", "OffsetsForLeaderEpochResponse"})
 
 
 class _Conn:
@@ -42,13 +47,13 @@ class _Conn:
 
 
 class _Pending:
-    """A request handed to the model: where its answer goes, and how to encode it."""
+    """A request handed to the model: where its answer goes, and how to encode it
+    (`values(model_response) -> response values`)."""
 
-    __slots__ = ("key", "request", "refused", "order", "topics")
+    __slots__ = ("key", "request", "values")
 
-    def __init__(self, key, request, refused=(), order=(), topics=None):
-        self.key, self.request, self.refused = key, request, refused
-        self.order, self.topics = order, topics
+    def __init__(self, key, request, values):
+        self.key, self.request, self.values = key, request, values
 
 
 class WireFrontEnd:
@@ -110,10 +115,30 @@ class WireFrontEnd:
             pid = self.store.allocate_producer_id()
             self._wire_answer(key, api_key, version, corr, A.init_producer_id_values(pid))
         elif api_key == METADATA:
+            topics = A.metadata_topics(version, req.body)
+            controller = self._controller_id()
             self._wire_to_model(key, conn, req, "Metadata", MetadataRequest(self._next_corr()),
-                                topics=A.metadata_topics(version, req.body))
-        else:
+                                lambda resp: A.metadata_values(resp, topics, controller))
+        elif api_key == PRODUCE:
             self._wire_produce(key, conn, req)
+        else:
+            self._wire_read(key, conn, req)
+
+    def _wire_read(self, key, conn, req) -> None:
+        """Fetch, ListOffsets, OffsetForLeaderEpoch: handed to the model as they are."""
+        corr, body = self._next_corr(), req.body
+        if req.api_key == FETCH:
+            fetch, _order = R.to_model_fetch(body, corr)
+            batches = self.world.wire_batches
+            self._wire_to_model(key, conn, req, "Fetch", fetch,
+                                lambda resp: R.fetch_values(resp, batches))
+        elif req.api_key == LIST_OFFSETS:
+            self._wire_to_model(key, conn, req, "ListOffsets",
+                                R.to_model_list_offsets(body, corr), R.list_offsets_values)
+        else:
+            self._wire_to_model(key, conn, req, "OffsetsForLeaderEpoch",
+                                R.to_model_offsets_for_leader_epoch(body, corr),
+                                R.offsets_for_leader_epoch_values)
 
     def _next_corr(self) -> int:
         self.wire_corr += 1
@@ -121,20 +146,22 @@ class WireFrontEnd:
 
     def _wire_produce(self, key, conn, req) -> None:
         corr = self._next_corr()
-        produce, refused, order = A.to_model_produce(key[0], req.body, corr, self.now_us)
+        produce, refused, order = A.to_model_produce(key[0], req.body, corr, self.now_us,
+                                                     self.world.wire_batches)
         if produce is None:  # nothing the model can take: answer at once
             if int(req.body.acks) != 0:
                 self._wire_answer(key, PRODUCE, req.api_version, req.correlation_id,
                                   A.produce_values({tp: (e, -1, -1) for tp, e in refused}, order))
             return
-        self._wire_to_model(key, conn, req, "Produce", produce, refused=refused, order=order)
+        self._wire_to_model(key, conn, req, "Produce", produce,
+                            lambda resp: _produce_values(resp, refused, order))
         if produce.acks == 0:  # no answer will come: the connection reads on
             self.wire_pending.pop(corr, None)
             conn.busy = False
 
-    def _wire_to_model(self, key, conn, req, kind: str, body, **more) -> None:
+    def _wire_to_model(self, key, conn, req, kind: str, body, values) -> None:
         conn.busy = True
-        self.wire_pending[body.corr] = _Pending(key, req, **more)
+        self.wire_pending[body.corr] = _Pending(key, req, values)
         # as if it came over the client's connection: the model's queue, service time and
         # handlers apply
         self.on_message(Message(-1, key[0], self.name, kind, body))
@@ -142,21 +169,14 @@ class WireFrontEnd:
     # -- answers -------------------------------------------------------------------------
     def send(self, dst: str, kind: str, body) -> int:
         pending = self.wire_pending.get(getattr(body, "corr", None)) \
-            if kind in ("MetadataResponse", "ProduceResponse") else None
+            if kind in MODEL_ANSWERS else None
         if pending is None or pending.key[0] != dst:
             return super().send(dst, kind, body)
         del self.wire_pending[body.corr]
         req = pending.request
-        truth = ()
-        if kind == "MetadataResponse":
-            values = A.metadata_values(body, pending.topics, self._controller_id())
-            truth = body.partitions
-        else:
-            results = {r.tp: (r.error, r.base_offset, r.log_start_offset) for r in body.results}
-            results.update((tp, (e, -1, -1)) for tp, e in pending.refused)
-            values = A.produce_values(results, pending.order)
+        truth = body.partitions if kind == "MetadataResponse" else ()
         mid = self._wire_answer(pending.key, req.api_key, req.api_version, req.correlation_id,
-                                values, truth)
+                                pending.values(body), truth)
         conn = self.wire_conns.get(pending.key)
         if conn is not None:
             conn.busy = False
@@ -177,6 +197,12 @@ class WireFrontEnd:
         return super().send(key[0], WIRE_RESPONSE, WireFrame(key[1], data, note, truth=truth))
 
 
+def _produce_values(resp, refused, order) -> dict:
+    results = {r.tp: (r.error, r.base_offset, r.log_start_offset) for r in resp.results}
+    results.update((tp, (e, -1, -1)) for tp, e in refused)
+    return A.produce_values(results, order)
+
+
 def _codec():
     """The codec, loaded with the first frame: kio takes a third of a second to import, which
     a run without real clients should not pay."""
@@ -185,9 +211,11 @@ def _codec():
 
 
 def response_note(api_key: int, version: int, values: dict) -> dict:
-    """The trace's summary of a response: Produce `[tp, error, base_offset]` per partition,
-    Metadata `[tp, leader]` (and the leader epoch from v7, which carries it), InitProducerId
-    the id, ApiVersions the error."""
+    """The trace's summary of a response: per partition Produce `[tp, error, base_offset]`,
+    Metadata `[tp, leader]` (and the leader epoch from v7, which carries it), Fetch `[tp,
+    error, high_watermark, record bytes]`, ListOffsets `[tp, error, offset]`,
+    OffsetForLeaderEpoch `[tp, error, leader_epoch, end_offset]`; InitProducerId the id,
+    ApiVersions the error."""
     if api_key == PRODUCE:
         return {"parts": [[f"{t['name']}-{p['index']}", p["error_code"], p["base_offset"]]
                           for t in values["responses"] for p in t["partition_responses"]]}
@@ -198,5 +226,15 @@ def response_note(api_key: int, version: int, values: dict) -> dict:
                           for t in values["topics"] for p in t["partitions"]]}
     if api_key == INIT_PRODUCER_ID:
         return {"producer_id": values["producer_id"]}
+    if api_key == FETCH:
+        return {"parts": [[f"{t['topic']}-{p['partition_index']}", p["error_code"],
+                           p["high_watermark"], len(p["records"] or b"")]
+                          for t in values["responses"] for p in t["partitions"]]}
+    if api_key == LIST_OFFSETS:
+        return {"parts": [[f"{t['name']}-{p['partition_index']}", p["error_code"], p["offset"]]
+                          for t in values["topics"] for p in t["partitions"]]}
+    if api_key == OFFSET_FOR_LEADER_EPOCH:
+        return {"parts": [[f"{t['topic']}-{p['partition']}", p["error_code"], p["leader_epoch"],
+                           p["end_offset"]] for t in values["topics"] for p in t["partitions"]]}
     return {"error": values.get("error_code", 0)}
 

@@ -67,3 +67,32 @@ def crc_ok(batch: BatchHeader) -> bool:
 def with_offset(raw: bytes, base_offset: int, leader_epoch: int) -> bytes:
     """`raw` with the base offset and partition leader epoch a leader assigns on append."""
     return struct.pack(">q", base_offset) + raw[8:12] + struct.pack(">i", leader_epoch) + raw[16:]
+
+
+def _varint(n: int) -> bytes:
+    """A zig-zag varint, as RecordBatch v2 encodes its records' fields."""
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while True:
+        byte = z & 0x7F
+        z >>= 7
+        if z:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def synthesize(batch, base_offset: int, leader_epoch: int, epoch_ms: int = 1_700_000_000_000) -> bytes:
+    """RecordBatch v2 bytes for a batch the model's own producer wrote (it has no bytes):
+    `batch.count` records with null keys and values, timestamped at its creation."""
+    records = bytearray()
+    for i in range(batch.count):
+        body = b"\0" + _varint(0) + _varint(i) + _varint(-1) + _varint(-1) + _varint(0)
+        records += _varint(len(body)) + body
+    ts = epoch_ms + batch.created_us // 1000
+    tail = struct.pack(">hiqqqhii", 0, batch.count - 1, ts, ts, batch.pid,
+                       batch.producer_epoch, batch.base_seq, batch.count) + bytes(records)
+    length = 4 + 1 + 4 + len(tail)  # partition leader epoch, magic, CRC, then the rest
+    return (struct.pack(">qiib", base_offset, length, leader_epoch, 2)
+            + struct.pack(">I", crc32c(tail)) + tail)
