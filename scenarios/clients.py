@@ -164,6 +164,7 @@ def consumer(t: Table, run: RunOptions) -> dict:
            for key in ("fetch_max_wait_ms", "metadata_max_age_ms", "request_timeout_ms",
                        "auto_offset_reset")}
     out["start_ms"] = t.option(ConsumerOptions, "start_ms", hi=run.duration_ms - 1)
+    out["client"] = t.option(ConsumerOptions, "client")
     return out
 
 

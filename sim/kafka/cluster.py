@@ -70,8 +70,15 @@ class Cluster:
         if not self.options.consumers:
             return []
         from sim.kafka.consumer import Consumer
-        return [Consumer(self.world, c, topics[c.topic], self.options.protocol_of(c.name))
-                for c in self.options.consumers]
+        out = []
+        for c in self.options.consumers:
+            protocol = self.options.protocol_of(c.name)
+            if c.client == "aiokafka":  # imported only when asked for: it loads the library
+                from sim.kafka.wire.aioconsumer import AiokafkaConsumer
+                out.append(AiokafkaConsumer(self.world, c, topics[c.topic], protocol))
+            else:
+                out.append(Consumer(self.world, c, topics[c.topic], protocol))
+        return out
 
     # -- targets -------------------------------------------------------------------------
     def active_controller(self) -> Controller | None:

@@ -211,6 +211,7 @@ class ConsumerOptions(_Checked):
     # `auto.offset.reset`: where a position without an offset starts (at the start, and after
     # OFFSET_OUT_OF_RANGE or a validation that found no offset): ListOffsets EARLIEST or LATEST
     auto_offset_reset: str = option("earliest", choices=AUTO_OFFSET_RESET)
+    client: str = option("model", choices=CLIENTS)
 
 
 # The settings of a link: the network's defaults and each [[network.links]] share these limits.

@@ -40,7 +40,8 @@ class WireFrame(NamedTuple):
     corr: int = -1  # no model correlation id: see `RequestQueue.send`
     # truth, not on the wire: for a Metadata answer, (tp, topic_id, leader, leader_epoch) of
     # the broker's cache it was read from, so the client's trace events can name the epoch of
-    # the answer it adopted even at a version that carries none
+    # the answer it adopted even at a version that carries none; for a Fetch answer, each
+    # batch's (tp, base_offset, bid, count, leader_epoch, created_us)
     truth: tuple = ()
 
     def brief(self) -> dict:

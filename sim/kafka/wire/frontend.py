@@ -174,7 +174,7 @@ class WireFrontEnd:
             return super().send(dst, kind, body)
         del self.wire_pending[body.corr]
         req = pending.request
-        truth = body.partitions if kind == "MetadataResponse" else ()
+        truth = _truth(kind, body)
         mid = self._wire_answer(pending.key, req.api_key, req.api_version, req.correlation_id,
                                 pending.values(body), truth)
         conn = self.wire_conns.get(pending.key)
@@ -195,6 +195,18 @@ class WireFrontEnd:
         note = {"api": api_name(api_key), "v": version, "wire_corr": corr}
         note.update(response_note(api_key, version, values))
         return super().send(key[0], WIRE_RESPONSE, WireFrame(key[1], data, note, truth=truth))
+
+
+def _truth(kind: str, body) -> tuple:
+    """What an answer's frame carries beside its bytes for the client's trace events: a
+    Metadata answer's (tp, topic_id, leader, leader_epoch) rows; a Fetch answer's batches as
+    (tp, base_offset, bid, count, leader_epoch, created_us)."""
+    if kind == "MetadataResponse":
+        return body.partitions
+    if kind == "FetchResponse":
+        return tuple((p.tp, e[0], e[3].bid, e[1], e[2], e[3].created_us)
+                     for p in body.partitions for e in p.entries)
+    return ()
 
 
 def _produce_values(resp, refused, order) -> dict:

@@ -104,3 +104,41 @@ class MetadataWatch:
                 if previous is not None:
                     fields["previous_epoch"] = previous[2]
                 self.client.emit(V.CLIENT_EPOCH, fields)
+
+
+class ConsumeWatch:
+    """The records a real consumer's application took, as `consume` events. The batches come
+    from the Fetch answers the library read (the frame's truth names each batch's id, record
+    count, leader epoch and creation time, which the bytes do not); a batch is reported in the
+    first `consume` that takes one of its records, with the range of offsets taken then."""
+
+    def __init__(self, client):
+        self.client = client
+        self.batches: dict[str, dict[int, tuple]] = {}  # tp -> base_offset -> batch truth
+        self.reported: set[tuple[str, int, str]] = set()
+
+    def on_fetch(self, truth: tuple) -> None:
+        for tp, base, bid, count, epoch, created_us in truth:
+            self.batches.setdefault(tp, {})[base] = (bid, count, epoch, created_us)
+
+    def _batch_of(self, tp: str, offset: int):
+        for base, (bid, count, epoch, created_us) in sorted(self.batches.get(tp, {}).items()):
+            if base <= offset < base + count:
+                return base, bid, count, epoch, created_us
+        return None
+
+    def on_records(self, tp: str, offsets: list[int]) -> None:
+        taken = []
+        for offset in offsets:
+            batch = self._batch_of(tp, offset)
+            if batch is not None and (tp, batch[0], batch[1]) not in self.reported:
+                self.reported.add((tp, batch[0], batch[1]))
+                taken.append(batch)
+        if not taken:
+            return
+        now = self.client.now_us
+        self.client.emit(V.CONSUME, {"tp": tp, "offset": offsets[0], "next_offset": offsets[-1] + 1,
+                                     "batches": len(taken), "count": len(offsets),
+                                     "leader_epoch": taken[-1][3],
+                                     "end_to_end_us": [now - b[4] for b in taken],
+                                     "read": [[b[0], b[1]] for b in taken]})
