@@ -42,6 +42,7 @@ class SimLoop(asyncio.BaseEventLoop):
         self.kernel = kernel
         self.connector = connector
         self.scope = None  # () -> a context manager entered around every pump
+        self.halted = False
         self._selector = _NoSelector()
         # Timers fire on whole microseconds (`call_at` rounds, up to the next microsecond for
         # a time in the future by less than one), so a timer is due exactly when the clock
@@ -70,8 +71,15 @@ class SimLoop(asyncio.BaseEventLoop):
                             _later=delay > 0)
 
     # -- driving -------------------------------------------------------------------------
+    def halt(self) -> None:
+        """The process running the loop died: nothing on it runs again (wake-ups already
+        queued on the kernel find it halted)."""
+        self.halted = True
+
     def pump(self) -> None:
         """Run everything ready now, then arrange to run again at the next timer."""
+        if self.halted:
+            return
         previous = events._get_running_loop()
         events._set_running_loop(self)
         self._thread_id = threading.get_ident()  # `is_running()` is true while it pumps

@@ -68,7 +68,7 @@ class AioClient(Actor):
             self.loop.pump()
 
     def on_crash(self) -> None:
-        self.loop.scope = None
+        self.loop.halt()  # the old incarnation's library never runs again
         self.loop = None
 
     def on_restart(self) -> None:

@@ -165,3 +165,25 @@ def _last_in_flight(events) -> set:
     """Batches acknowledged in the last 300 ms: the consumer may not have fetched them yet."""
     end = max(e["t"] for e in events)
     return {(e["tp"], e["bid"]) for e in events if e["kind"] == "ack" and e["t"] > end - 300_000}
+
+
+def test_a_crashed_client_is_silent_until_it_restarts_from_nothing():
+    text = MOVE.read_text().replace('[[faults]]', '''[[faults]]
+at_ms = 2000
+action = "crash"
+target = "p1"
+
+[[faults]]
+at_ms = 2500
+action = "restart"
+target = "p1"
+
+[[faults]]''', 1)
+    run = epochsim.run(parse_scenario(text, "crash.toml"), seed=1)
+    events = list(run.events())
+    sent = [e["t"] for e in events if e["kind"] == "send" and e["node"] == "p1"]
+    assert not [t for t in sent if 2_000_000 < t < 2_500_000]
+    assert [t for t in sent if t >= 2_500_000]  # the new incarnation talks again
+    pids = {b["pid"] for e in events if e["kind"] == "append" for b in e["batches"]}
+    assert pids == {2000, 2001}  # a new InitProducerId after the restart
+    assert not [v for v in run.violations if v.invariant != "produce_stalled_after_heal"]
