@@ -11,10 +11,12 @@ as `client_epoch` (`observe.MetadataWatch`); a `start()` that finds no broker is
 from __future__ import annotations
 
 import aiokafka
+from aiokafka.consumer.subscription_state import Assignment
 from aiokafka.errors import KafkaError
 from aiokafka.structs import TopicPartition
 
 from sim.kafka import vocab as V
+from sim.kafka.wire import shims
 from sim.kafka.wire.aioclient import LIBRARY, AioClient, sleep_us
 from sim.kafka.wire.observe import ConsumeWatch, MetadataWatch
 
@@ -27,6 +29,7 @@ class AiokafkaConsumer(AioClient):
     def __init__(self, world, spec, topic_spec, protocol):
         self.topic = topic_spec.name
         self.partitions = topic_spec.partitions
+        shims.order_assignment(Assignment)
         super().__init__(world, spec.name, spec)
 
     def _reset(self) -> None:

@@ -107,3 +107,28 @@ def running(kernel, rng):
         yield
     finally:
         _active.pop()
+
+
+class OrderedFrozenSet(frozenset):
+    """A frozenset that iterates in sorted order: a library's loop over it no longer depends
+    on the string hash (`PYTHONHASHSEED`) of the members."""
+
+    def __iter__(self):
+        return iter(sorted(frozenset.__iter__(self)))
+
+
+def order_assignment(assignment_class) -> None:
+    """Make a consumer's assignment iterate its partitions in order. aiokafka's
+    `Assignment` keeps them in a frozenset of (topic, partition) tuples, whose order follows
+    the topic's string hash, and the fetcher walks it to decide which node to ask first."""
+    if getattr(assignment_class, "_epochsim_ordered", False):
+        return
+    original = assignment_class.__init__
+
+    def __init__(self, *args, **kw):
+        original(self, *args, **kw)
+        self._topic_partitions = OrderedFrozenSet(self._topic_partitions)
+        self._tp_state = {tp: self._tp_state[tp] for tp in sorted(self._tp_state)}
+
+    assignment_class.__init__ = __init__
+    assignment_class._epochsim_ordered = True

@@ -45,3 +45,19 @@ def test_bind_library_rebinds_only_that_library():
     assert aiokafka.client.time is shims.CLOCK and aiokafka.client.random is shims.RANDOM
     assert aiokafka.conn.random is shims.RANDOM
     assert time.monotonic is not shims.CLOCK.monotonic  # the process's own module is untouched
+
+
+def test_an_ordered_frozenset_iterates_sorted_and_is_still_a_set():
+    members = [("t", 1), ("t", 0), ("a", 3)]
+    s = shims.OrderedFrozenSet(members)
+    assert list(s) == sorted(members) and ("t", 0) in s and s == frozenset(members)
+
+    class Assignment:
+        def __init__(self, tps):
+            self._topic_partitions = frozenset(tps)
+            self._tp_state = {tp: None for tp in self._topic_partitions}
+
+    shims.order_assignment(Assignment)
+    shims.order_assignment(Assignment)  # once only
+    a = Assignment(members)
+    assert list(a._topic_partitions) == sorted(members) == list(a._tp_state)
