@@ -82,7 +82,9 @@ class WireFrontEnd:
     def _wire_close(self, key, reason: str, api_key: int, version: int) -> None:
         self.emit(V.WIRE_CLOSED, {"peer": key[0], "conn": key[1], "reason": reason,
                                   "api": api_name(api_key), "v": version})
-        self.wire_conns.pop(key, None)
+        # the network keeps one connection per pair of nodes: closing it closes them all
+        self.wire_peer_closed(key[0])
+        self.connection_closed(key[0])
         self.close_connection_with(key[0])
 
     # -- requests ------------------------------------------------------------------------
