@@ -126,6 +126,10 @@ def producer(t: Table, run: RunOptions) -> dict:
                   "(Kafka rejects the producer config otherwise)", "raise delivery_timeout_ms")
     out["start_ms"] = t.option(ProducerOptions, "start_ms", hi=run.duration_ms - 1)
     out["stop_ms"] = t.option(ProducerOptions, "stop_ms")
+    out["client"] = t.option(ProducerOptions, "client")
+    if out["client"] == "aiokafka" and idem == "requested":
+        raise Bad(t.path("enable_idempotence"), "aiokafka has no KIP-185 modes",
+                  'use "required" (enable_idempotence=True), "off" or "default" (off in aiokafka)')
     if out["stop_ms"] and out["stop_ms"] <= out["start_ms"]:
         raise Bad(t.path("stop_ms"), f"{out['stop_ms']} is not after start_ms {out['start_ms']}",
                   "use 0 (until the end) or a time after start_ms")
@@ -160,6 +164,7 @@ def consumer(t: Table, run: RunOptions) -> dict:
            for key in ("fetch_max_wait_ms", "metadata_max_age_ms", "request_timeout_ms",
                        "auto_offset_reset")}
     out["start_ms"] = t.option(ConsumerOptions, "start_ms", hi=run.duration_ms - 1)
+    out["client"] = t.option(ConsumerOptions, "client")
     return out
 
 

@@ -30,12 +30,13 @@ from sim.kafka.options import Options
 from sim.kafka.partition import Partition
 from sim.kafka.rules import rules_for
 from sim.kafka.rules.inter_broker import replication_view
+from sim.kafka.wire.frontend import WireFrontEnd
 
 HEARTBEAT_US = 500_000
 
 
 class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
-             Fetcher, LogDirs, Actor):
+             Fetcher, LogDirs, WireFrontEnd, Actor):
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
@@ -70,6 +71,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         self.init_data_plane()
         self.init_fetchers()
         self.init_request_queue()
+        self.init_wire()
         self.shutting_down = False  # in controlled shutdown: follows no new leader
         self.init_offline()
 
@@ -83,6 +85,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         AlterPartitions are sent again at once, as BrokerToControllerChannelManager re-queues
         a request whose connection dropped)."""
         self.connection_closed(peer)
+        self.wire_peer_closed(peer)
         Fetcher.on_disconnect(self, peer)
         # A controller that died refuses the new connection, so nothing would reach it (and a
         # send to a dead node closes the connection again at once): the next controller gets
@@ -270,4 +273,6 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         "ListOffsets": LeaderFetch.on_list_offsets,
         "FetchResponse": Fetcher.on_fetch_response,
         "AlterPartitionResponse": IsrManager.on_alter_partition_response,
+        "WireRequest": WireFrontEnd.on_wire_request,
+        "WireClose": WireFrontEnd.on_wire_close,
     }

@@ -41,6 +41,7 @@ class Cluster:
         network = Network(link_spec(options.network), options.network.partition)
         self.world = World(self.kernel, trace, Streams(seed), network)
         self.world.options = options
+        self.world.wire_batches = {}  # batch id -> a real client's bytes (sim.kafka.wire)
         self.store = Store(ibp_profile=options.ibp, ibp=options.ibp_protocol(options.ibp))
         Actor("zk", self.world)  # the metadata store's place on the network, for reachability
         self.controllers = [Controller(self.world, f"c{i}", options, self.protocol, self.store)
@@ -51,19 +52,33 @@ class Cluster:
             self.store.create_topic(t.name, t.assignment, t.message_format,
                                     t.retention_ms, t.segment_ms)
         topics = {t.name: t for t in options.topics}
-        self.clients = [Producer(self.world, p, topics[p.topic], options.protocol_of(p.name), i)
+        self.clients = [self._producer(p, topics[p.topic], i)
                         for i, p in enumerate(options.producers, start=1)]
         self.clients += self._consumers(topics)
         for link in options.network.links:
             self.world.network.set_link(link.src, link.dst, link_spec(link))
         self.nemesis = Nemesis(self.world, steps, handlers(self), self.resolve, UNDO_ACTIONS)
 
+    def _producer(self, spec, topic, index: int):
+        protocol = self.options.protocol_of(spec.name)
+        if spec.client == "aiokafka":  # imported only when asked for: it loads the library
+            from sim.kafka.wire.aioproducer import AiokafkaProducer
+            return AiokafkaProducer(self.world, spec, topic, protocol, index)
+        return Producer(self.world, spec, topic, protocol, index)
+
     def _consumers(self, topics: dict) -> list:
         if not self.options.consumers:
             return []
         from sim.kafka.consumer import Consumer
-        return [Consumer(self.world, c, topics[c.topic], self.options.protocol_of(c.name))
-                for c in self.options.consumers]
+        out = []
+        for c in self.options.consumers:
+            protocol = self.options.protocol_of(c.name)
+            if c.client == "aiokafka":  # imported only when asked for: it loads the library
+                from sim.kafka.wire.aioconsumer import AiokafkaConsumer
+                out.append(AiokafkaConsumer(self.world, c, topics[c.topic], protocol))
+            else:
+                out.append(Consumer(self.world, c, topics[c.topic], protocol))
+        return out
 
     # -- targets -------------------------------------------------------------------------
     def active_controller(self) -> Controller | None:

@@ -163,6 +163,9 @@ class TopicOptions(_Checked):
 
 LEADER_DISCOVERY = ("", *CHOICES["leader_discovery"])  # "": the protocol's
 IDEMPOTENCE = ("default", "off", "requested", "required")
+# which code a producer runs: the model's own client, or a real library inside the simulation
+# (docs/real-clients.md)
+CLIENTS = ("model", "aiokafka")
 AUTO_OFFSET_RESET = ("earliest", "latest")
 
 
@@ -191,6 +194,7 @@ class ProducerOptions(_Checked):
     start_ms: int = option(0, lo=0)  # and before run.duration_ms
     stop_ms: int = option(0, lo=0)
     leader_discovery: str = option("", choices=LEADER_DISCOVERY)
+    client: str = option("model", choices=CLIENTS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,6 +211,7 @@ class ConsumerOptions(_Checked):
     # `auto.offset.reset`: where a position without an offset starts (at the start, and after
     # OFFSET_OUT_OF_RANGE or a validation that found no offset): ListOffsets EARLIEST or LATEST
     auto_offset_reset: str = option("earliest", choices=AUTO_OFFSET_RESET)
+    client: str = option("model", choices=CLIENTS)
 
 
 # The settings of a link: the network's defaults and each [[network.links]] share these limits.

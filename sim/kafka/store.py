@@ -66,12 +66,20 @@ class Store:
     # /log_dir_event_notification: the ids of brokers that lost a log directory, in the
     # order they wrote them, until the active controller reads them
     log_dir_events: list = field(default_factory=list)
+    # /latest_producer_id_block: the next producer id InitProducerId hands out (ZooKeeper-mode
+    # `ProducerIdManager` takes blocks of 1000 from it; one id at a time here). Ids below 2000
+    # are the model's own producers' (`producer_idempotence.PID_BASE`)
+    next_producer_id: int = 2000
 
     def register_broker(self, broker_id: int, now_us: int) -> int:
         """A (re)starting broker registers; its new broker epoch is the registration zxid."""
         self.zxid += 1
         self.brokers[broker_id] = BrokerSession(self.zxid, now_us)
         return self.zxid
+
+    def allocate_producer_id(self) -> int:
+        pid, self.next_producer_id = self.next_producer_id, self.next_producer_id + 1
+        return pid
 
     def renew_broker(self, broker_id: int, broker_epoch: int, now_us: int) -> None:
         session = self.brokers.get(broker_id)

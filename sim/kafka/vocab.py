@@ -65,6 +65,8 @@ HW = "hw"                # one per request that moved HWs: role, hws: [[tp, topi
 LOG_START = "log_start"  # tp, topic_id, log_start_offset
 HALT = "halt"            # the broker exits on a truncation it may not do: tp, topic_id,
 #                          log_end_offset, leader_end_offset (a `crash` event follows)
+WIRE_CLOSED = "wire_closed"  # a broker closed a real client's connection: peer, conn, reason
+#                              (unsupported | malformed: ...), api, v (of the request it could not serve)
 PRODUCE_RESULT = "produce_result"  # broker side per partition: tp, bid, error
 
 # -- clients ---------------------------------------------------------------------------------
@@ -77,6 +79,8 @@ CLIENT_CONFIG = "client_config"  # idempotence (mode the profile promises), effe
 #                                   acks, leader_discovery
 CLIENT_EPOCH = "client_epoch"  # tp, topic_id, leader (-1: none), leader_epoch,
 #                                 source: metadata | hint | list_offsets; dropped
+CLIENT_ERROR = "client_error"  # a real client's library raised to the application, or failed in a
+#                                callback: error (exception type), message, action (restart | none)
 METADATA_REJECTED = "metadata_rejected"  # tp, leader_epoch (offered), known_epoch, source
 
 # vm.dirty_writeback_centisecs (Linux default 500): how often the kernel's flusher wakes to

@@ -15,7 +15,8 @@ MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "Pr
                  "Fetch", "FetchResponse", "Metadata", "MetadataResponse", "AlterPartition",
                  "AlterPartitionResponse", "LeaderAndIsrResponse", "StopReplicaResponse",
                  "UpdateMetadataResponse", "OffsetsForLeaderEpoch",
-                 "OffsetsForLeaderEpochResponse", "ListOffsets", "ListOffsetsResponse")
+                 "OffsetsForLeaderEpochResponse", "ListOffsets", "ListOffsetsResponse",
+                 "WireRequest", "WireResponse")  # a real client's frames (docs/real-clients.md)
 DELAYS_MS = (1, 10, 100, 500, 1000, 2000, 3000, 5000)  # the delays explore draws
 # Rules pick kinds with these weights: the control requests and the requests that carry an
 # epoch matter most to these protocols.

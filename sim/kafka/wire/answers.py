@@ -1,0 +1,126 @@
+"""Between kio's wire entities and the model's requests and responses.
+
+Contract: pure functions. `SERVED` lists the APIs and version ranges a simulated broker serves
+(what it advertises in ApiVersions). `to_model_produce` turns a decoded Produce request into the
+model's `Produce` (one model batch per partition, built from the RecordBatch v2 header: record
+count, producer id, epoch, base sequence) plus the partitions refused before the model sees
+them (records that are not one whole v2 batch with a good CRC: CORRUPT_MESSAGE, as
+`LogValidator` answers). `produce_values`, `metadata_values`, `api_versions_values` and
+`init_producer_id_values` build response values for `codec.encode_response`.
+Metadata answers come from the broker's own cache (the model's `MetadataResponse`): replicas
+and ISR are not in that cache, so a partition lists its leader alone as both.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka.messages import Batch, Produce, ProducePartition
+from sim.kafka.wire.records import BadRecords, crc_ok, read_batches
+
+# api_key -> (min, max) version served. Produce stops below v9 (flexible, and KIP-951's
+# CurrentLeader from v10); Metadata at v8 (topic ids from v10). aiokafka 0.14 takes
+# Produce v7, Metadata v5, InitProducerId v0 and ApiVersions v0 from these; its consumer
+# Fetch v11 and ListOffsets v5. Fetch stops at v11 (topic ids from v13), ListOffsets at v5,
+# OffsetForLeaderEpoch at v3 (flexible from v4).
+SERVED = {0: (3, 8), 1: (4, 11), 2: (1, 5), 3: (0, 8), 18: (0, 3), 22: (0, 1), 23: (2, 3)}
+CORRUPT_MESSAGE = 2
+UNSUPPORTED_VERSION = 35
+LEADER_NOT_AVAILABLE = 5
+INT32_MIN = -2147483648
+PORT = 9092
+
+
+def served(api_key: int, version: int) -> bool:
+    lo_hi = SERVED.get(api_key)
+    return lo_hi is not None and lo_hi[0] <= version <= lo_hi[1]
+
+
+def api_versions_values(error: int = 0) -> dict:
+    keys = [{"api_key": k, "min_version": lo, "max_version": hi}
+            for k, (lo, hi) in sorted(SERVED.items())]
+    return {"error_code": error, "api_keys": keys}
+
+
+def init_producer_id_values(producer_id: int, producer_epoch: int = 0) -> dict:
+    return {"error_code": 0, "producer_id": producer_id, "producer_epoch": producer_epoch}
+
+
+def batch_id(client: str, tp: str, pid: int, epoch: int, seq: int, crc: int) -> str:
+    """A batch's identity from its bytes: an idempotent batch is named by its producer id,
+    epoch and base sequence (a retry resends the same bytes, so it keeps its name), any other
+    by its CRC."""
+    if pid >= 0:
+        return f"{client}#{tp}:{pid}.{epoch}.{seq}"
+    return f"{client}#{tp}:{crc:08x}"
+
+
+def to_model_produce(client: str, body, corr: int, now_us: int, keep: dict | None = None):
+    """(model Produce or None, [(tp, error)] refused up front, [tp] in request order); each
+    batch's bytes go into `keep` by batch id (a Fetch serves them back)."""
+    parts, refused, order = [], [], []
+    for topic in body.topic_data:
+        for part in topic.partition_data:
+            tp = f"{topic.name}-{part.index}"
+            order.append(tp)
+            try:
+                batches = read_batches(part.records or b"")
+            except BadRecords:
+                batches = []
+            if len(batches) != 1 or not crc_ok(batches[0]):
+                refused.append((tp, CORRUPT_MESSAGE))
+                continue
+            b = batches[0]
+            bid = batch_id(client, tp, b.producer_id, b.producer_epoch, b.base_sequence, b.crc)
+            if keep is not None:
+                keep[bid] = b.raw
+            batch = Batch(bid, client, b.record_count, now_us, b.producer_id, b.producer_epoch,
+                          b.base_sequence)
+            # Produce before v10 carries no leader epoch, and the client's truth is unknown
+            parts.append(ProducePartition(tp, batch, -1, -1))
+    timeout_us = int(body.timeout.total_seconds() * 1_000_000)
+    produce = Produce(corr, int(body.acks), timeout_us, tuple(parts)) if parts else None
+    return produce, refused, order
+
+
+def produce_values(results: dict, order: list) -> dict:
+    """ProduceResponse values; `results` maps tp -> (error, base_offset, log_start_offset)."""
+    topics: dict[str, list] = {}
+    for tp in order:
+        name, _, index = tp.rpartition("-")
+        error, base, start = results.get(tp, (E.REQUEST_TIMED_OUT, -1, -1))
+        topics.setdefault(name, []).append(
+            {"index": int(index), "error_code": error, "base_offset": base,
+             "log_append_time": None, "log_start_offset": start})
+    return {"responses": [{"name": n, "partition_responses": p} for n, p in topics.items()]}
+
+
+def metadata_topics(version: int, body) -> list | None:
+    """The topics a Metadata request names, or None for every topic (v0: an empty list; v1+:
+    null)."""
+    if body.topics is None or (version == 0 and not body.topics):
+        return None
+    return [t.name for t in body.topics]
+
+
+def metadata_values(resp, wanted: list | None, controller_id: int) -> dict:
+    """MetadataResponse values from the model's answer (`resp`: brokers, partitions as
+    (tp, topic_id, leader, leader_epoch))."""
+    brokers = [{"node_id": b, "host": f"b{b}", "port": PORT, "rack": None}
+               for b in sorted(resp.brokers)]
+    by_topic: dict[str, list] = {}
+    for tp, _tid, leader, epoch in resp.partitions:
+        name, _, index = tp.rpartition("-")
+        nodes = [leader] if leader >= 0 else []
+        by_topic.setdefault(name, []).append(
+            {"error_code": 0 if leader >= 0 else LEADER_NOT_AVAILABLE,
+             "partition_index": int(index), "leader_id": leader, "leader_epoch": epoch,
+             "replica_nodes": nodes, "isr_nodes": nodes, "offline_replicas": []})
+    names = sorted(by_topic) if wanted is None else wanted
+    topics = []
+    for name in names:
+        parts = sorted(by_topic.get(name, []), key=lambda p: p["partition_index"])
+        topics.append({"error_code": 0 if parts else E.UNKNOWN_TOPIC_OR_PARTITION, "name": name,
+                       "is_internal": False, "partitions": parts,
+                       "topic_authorized_operations": INT32_MIN})
+    return {"brokers": brokers, "cluster_id": "epochsim", "controller_id": controller_id,
+            "topics": topics, "cluster_authorized_operations": INT32_MIN}
