@@ -1,0 +1,66 @@
+"""The cases a coverage-guided search runs: fresh ones, and ones derived from its corpus.
+
+Contract: `guided_cases(space, corpus, valid)` is a hypothesis strategy of `Case`s. Every
+example draws, in this order and always all of them (so that hypothesis sees the same shape
+of choices whatever the corpus holds, and replays an example exactly while the corpus stays
+as it was): a fresh case (`strategies.cases`), a mode, a mutation seed and a fresh episode at
+time 0. Mode 0, or an empty corpus, gives the fresh case; otherwise a parent is picked from
+the corpus and mutated (`mutate.mutate`) with a `random.Random` seeded by the mutation seed
+and the number of runs the corpus has counted,
+splicing in the fresh episode or copying a unit of another kept case. A mutant the scenario
+loader would reject (`valid` says no) is drawn again, up to a few times, else the parent is
+returned (already run: it costs no run). Hypothesis shrinks a mutant like any example: the
+mode towards a fresh case, the seed and the episode towards simpler ones.
+`loader_check(scenario)` is the `valid` of a scenario: its steps written as [[faults]] parse.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from hypothesis import strategies as st
+
+from epochsim.explore.episodes import episode
+from epochsim.explore.mutate import mutate
+from epochsim.explore.strategies import apply_workload, cases
+from scenarios.schema import ScenarioError, parse_scenario
+from scenarios.writer import scenario_to_toml
+from sim.kafka.faults.rules import CONTROL_KINDS
+
+MODES = 4  # mode 0 draws a fresh case, the other three a mutant: most runs grow the corpus
+TRIES = 4
+
+
+@st.composite
+def guided_cases(draw, space, corpus, valid):
+    fresh = draw(cases(space))
+    mode = draw(st.integers(0, MODES - 1))
+    seed = draw(st.integers(0, 2**32 - 1))
+    kind = draw(st.sampled_from(space.kinds))
+    extra = draw(episode(kind, space, 0))
+    if mode == 0 or not corpus.entries:
+        return fresh
+    # the runs counted so far make each example's edits its own, even where hypothesis
+    # draws the same seed again; they stay put once a failure stops the corpus growing
+    rng = random.Random(seed * 1_000_003 + corpus.runs)
+    parent, feats = corpus.pick(rng)
+    sent = tuple(k for k in CONTROL_KINDS if any(f.startswith(f"cell {k}/") for f in feats))
+    sent += tuple(k for k in sent if k in corpus.focus)  # the target's kind twice as often
+    for _ in range(TRIES):
+        child = mutate(parent, rng, space, extra, corpus.donor(rng), sent)
+        if child.key() != parent.key() and valid(child):
+            return child
+    return parent
+
+
+def loader_check(scenario):
+    """Whether a case's steps (and workload) make a scenario the loader accepts."""
+    def valid(case) -> bool:
+        sc = replace(apply_workload(scenario, case.workload), mixes=[], expect="pass")
+        try:
+            parse_scenario(scenario_to_toml(sc, list(case.steps)), "<mutant>")
+        except ScenarioError:
+            return False
+        return True
+    return valid
