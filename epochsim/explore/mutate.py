@@ -35,6 +35,8 @@ NODE_PARAMS = ("dst", "src", "to")  # step params that name a node
 CONTROL_CHANGES = ("reassign", "move_leader", "move_all_leaders", "preferred_election",
                    "controlled_shutdown", "crash", "isolate", "restart", "heal")
 SLOT_US = 100_000
+NEEDS = {"race": ("rule:hold", "rule:reorder", "control_race"),
+         "revert": ("reassign", "control_race")}
 EDITS = ("shift", "stretch", "retarget", "kinds", "drop", "splice", "splice", "copy", "race",
          "race", "revert", "seed", "workload")
 
@@ -44,8 +46,9 @@ def mutate(parent, rng, space, fresh: list | None = None, donor=None, sent: tupl
     request kinds the parent's run delivered."""
     units = [[step for _i, step in unit] for unit in units_of(parent.steps)]
     case = parent
+    edits = allowed_edits(space.kinds)
     for _ in range(rng.choice((1, 1, 2, 3))):
-        edit = rng.choice(EDITS)
+        edit = rng.choice(edits)
         if edit == "seed":
             case = replace(case, seed=space.base_seed + rng.randrange(2**16))
         elif edit == "workload":
@@ -57,6 +60,17 @@ def mutate(parent, rng, space, fresh: list | None = None, donor=None, sent: tupl
             units = _EDITS[edit](units, rng, space, fresh or [], donor)
     steps = tuple(sorted_schedule([s for unit in units for s in unit]))
     return replace(case, steps=steps)
+
+
+def allowed_edits(kinds: tuple) -> tuple:
+    """The edits that add only faults of `kinds` (a race needs a held or reordered kind, a
+    revert a reassignment): a search with --faults draws nothing else."""
+    return tuple(e for e in EDITS if e not in NEEDS or set(NEEDS[e]) & set(kinds))
+
+
+def _race_rules(kinds: tuple) -> tuple:
+    hold = ("hold", "hold") if {"rule:hold", "control_race"} & set(kinds) else ()
+    return hold + (("reorder",) if "rule:reorder" in kinds else ())
 
 
 def _window_us(space) -> int:
@@ -198,7 +212,7 @@ def _race(units, rng, space, sent: tuple):
         return units
     at = rng.choice(changes or openers).at_us
     kind = rng.choice(sent or CONTROL_KINDS)
-    params = {"rule": rng.choice(("hold", "hold", "reorder")), "kind": kind,
+    params = {"rule": rng.choice(_race_rules(space.kinds)), "kind": kind,
               "duration_ms": SLOT_US // 1000 * rng.choice((1, 5, 10, 30))}
     if params["rule"] == "hold":
         params["release_kind"] = rng.choice([k for k in CONTROL_KINDS if k != kind])

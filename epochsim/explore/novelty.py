@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 128)  # hit-count classes of a cell within one run
-FOCUS = 10  # how much more a feature near the target's situation weighs
+FOCUS = 3  # how much more a feature near the target's situation weighs
 
 
 def focus_words(patterns) -> tuple:
@@ -50,6 +50,7 @@ class SignalFold:
         self._kind_of: dict[int, str] = {}
         self._last: dict[tuple, int] = {}  # (src, dst) -> newest mid delivered on the link
         self._state: dict[str, dict] = {}  # tp -> node -> (role, leader_epoch)
+        self._isr: dict[str, tuple] = {}  # tp -> the ISR the controller last wrote
 
     def step(self, ev: dict) -> None:
         kind = ev["kind"]
@@ -63,6 +64,8 @@ class SignalFold:
             self._replica(ev["node"], ev["tp"], ev["role"], ev["leader_epoch"])
         elif kind in ("crash", "log_deleted"):
             self._forget(ev["node"], ev.get("tp"))
+        elif kind == "partition_state":
+            self._partition(ev)
 
     def _deliver(self, ev: dict) -> None:
         link, mid = (ev["src"], ev["node"]), ev["mid"]
@@ -85,6 +88,20 @@ class SignalFold:
             self.signals.add(f"epochs {role} {rel} vs {o_role}")
             if role == o_role == "leader":
                 self.signals.add("two leaders of one partition")
+
+    def _partition(self, ev: dict) -> None:
+        """The controller's changes: why, and whether an election left the ISR (unclean) or
+        found no leader."""
+        reason = ev["reason"]
+        before = self._isr.get(ev["tp"])
+        self._isr[ev["tp"]] = tuple(ev.get("isr", ()))
+        if not reason.startswith("elect"):
+            return
+        self.signals.add(f"election {reason[len('elect:'):]}")
+        if ev["leader"] < 0:
+            self.signals.add("election found no leader")
+        elif before is not None and ev["leader"] not in before:
+            self.signals.add("unclean election")
 
     def _forget(self, node: str, tp: str | None) -> None:
         for name in sorted(self._state):
