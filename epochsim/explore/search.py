@@ -1,14 +1,18 @@
-"""Hypothesis-driven counterexample search over one scenario.
+"""Hypothesis-driven, coverage-guided counterexample search over one scenario.
 
-Contract: `explore(scenario, budget, seed, target=None, ...)` generates up to `budget` cases
-(`strategies.cases`) with hypothesis, seeded by `seed` alone (no example database unless one
-is passed), runs each against the scenario's cluster, topics, workload and protocol with the
-generated schedule in place of the scenario's own faults, and stops at the first case that
+Contract: `explore(scenario, budget, seed, target=None, ...)` runs up to `budget` generated
+cases (`guided.guided_cases`: fresh ones from `strategies.cases`, and mutants of the cases
+kept in a `novelty.Corpus` for reaching a feature no earlier run reached) with hypothesis,
+seeded by `seed` alone (no example database unless one is passed), against the scenario's
+cluster, topics, workload and protocol with the generated schedule in place of the
+scenario's own faults (or, with `story`, added to them; the story alone runs first), and
+stops at the first case that
 violates `target` (or any invariant when `target` is None: the first one violated becomes the
 target). It then shrinks with hypothesis' own shrinker while that same invariant fails, then
 polishes the result with `shrink.minimise`. The phases are generate and shrink only (the
 explain phase multiplies shrink time several-fold for nothing a schedule needs). Same scenario,
-budget and seed give the same result. Coverage is folded from every generated run.
+budget and seed give the same result. Coverage, and coverage over time, are folded from
+every generated run.
 """
 
 from __future__ import annotations
