@@ -37,10 +37,10 @@ def plot_coverage(explore_json: str, path: str) -> str:
         first = report.get("runs_to_first_failure")
         if first:
             ax.axvline(first, color=VIOLATION, linestyle="--", linewidth=1)
-            ax.text(first, 1, f" {report.get('invariant')} broken at run {first}",
-                    color=VIOLATION, fontsize=7)
+            ax.text(first, 2, f"{report.get('invariant')} broken at run {first} ",
+                    color=VIOLATION, fontsize=7, ha="right")
         ax.set_xlim(0, max(runs[-1], 1))
-        ax.set_title(f"explore {report.get('scenario', '?')}: coverage over time "
+        ax.set_title(f"explore {report.get('scenario', '?')}\ncoverage over time "
                      f"(search seed {report.get('search_seed')})")
         fig.tight_layout()
         return save(fig, path)

@@ -206,3 +206,23 @@ def test_signals_name_elections_and_see_an_unclean_one():
     got = fold([change(1, [1], "create"), change(-1, [1], "elect:broker_failure"),
                 change(2, [2], "elect:broker_failure")])
     assert got == {"election broker_failure", "election found no leader", "unclean election"}
+
+
+def test_the_coverage_curve_is_the_same_bytes_each_time_and_needs_its_points(tmp_path):
+    from reports.coverage_curve import plot_coverage
+    from reports.style import ReportError
+
+    report = {"scenario": "s", "search_seed": 1, "runs_to_first_failure": 3, "invariant": "x",
+              "coverage": {"cells_total": 54}, "coverage_over_time": [[1, 4, 9], [3, 6, 20]]}
+    path = tmp_path / "explore.json"
+    path.write_text(json.dumps(report))
+    first = plot_coverage(str(path), str(tmp_path / "a.png"))
+    second = plot_coverage(str(path), str(tmp_path / "b.png"))
+    assert open(first, "rb").read() == open(second, "rb").read()
+    path.write_text(json.dumps({"scenario": "s"}))
+    try:
+        plot_coverage(str(path), str(tmp_path / "c.png"))
+    except ReportError as exc:
+        assert "no coverage_over_time" in str(exc)
+    else:
+        raise AssertionError("a report without points was drawn")
