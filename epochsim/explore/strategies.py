@@ -182,6 +182,16 @@ def _setting_choices(producer, protocol) -> dict:
     return out
 
 
+def cut_name(space: FaultSpace, index: int) -> str:
+    """The cut name of a case's `index`-th episode: `e<index>`, or, when the story already
+    names a cut so (a counterexample explored again), `e<index>-<n>` with the first free n."""
+    used = {s.params.get("cut") for s in space.story}
+    name, n = f"e{index}", 1
+    while name in used:
+        name, n = f"e{index}-{n}", n + 1
+    return name
+
+
 def _name_cut(steps: list[FaultStep], name: str) -> list[FaultStep]:
     """An episode's cut and its heal, named `name`, so the heal ends that cut only and
     overlapping cuts of other episodes each last their own time (as a mix's do)."""
@@ -201,7 +211,7 @@ def cases(draw, space: FaultSpace):
     for index, gap in enumerate(starts):
         slot = min(slot + gap, space.slots - 1)
         kind = draw(st.sampled_from(kinds))
-        steps += _name_cut(draw(episode(kind, space, slot * SLOT_MS)), f"e{index}")
+        steps += _name_cut(draw(episode(kind, space, slot * SLOT_MS)), cut_name(space, index))
     seed = space.base_seed + draw(st.integers(0, 2**16 - 1))
     workload = draw(_workload(space)) if "workload" in enabled else ()
     steps = sorted_schedule(list(space.story) + steps)

@@ -226,3 +226,14 @@ def test_the_coverage_curve_is_the_same_bytes_each_time_and_needs_its_points(tmp
         assert "no coverage_over_time" in str(exc)
     else:
         raise AssertionError("a report without points was drawn")
+
+
+def test_generated_cuts_keep_clear_of_the_storys_own_cut_names():
+    from epochsim.explore.strategies import cut_name
+    story = (FaultStep(0, "isolate", "b1", {"cut": "e0"}), FaultStep(9, "heal", "b1", {"cut": "e0"}),
+             FaultStep(9, "isolate", "b2", {"cut": "e0-1"}))
+    space = FaultSpace.of(BASE)
+    assert cut_name(space, 0) == "e0"
+    from dataclasses import replace
+    with_story = replace(space, story=story)
+    assert [cut_name(with_story, i) for i in (0, 1)] == ["e0-2", "e1"]
