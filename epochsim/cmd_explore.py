@@ -25,11 +25,13 @@ from epochsim.common import (
 from epochsim.errors import UsageError, path_problem
 
 EXPLORE_HELP = """\
-Generate fault schedules for SCENARIO (its cluster, topics, workload and protocol; its own
-faults are replaced), run each, and on the first invariant violation shrink the schedule while
-the same invariant fails. Writes DIR/counterexample.toml (replay with `epochsim run`), its
-trace.jsonl, verdict.json, timeline.png, timeline.html (interactive) and explore.json (runs,
-coverage of protocol situations). The same --seed gives the same counterexample, byte for byte.
+Generate fault schedules for SCENARIO (its cluster, topics, workload and protocol, and its
+scripted faults as the base of every case unless --no-story), run each, keep the cases that
+reach something no earlier run did and derive new cases from them, and on the first invariant
+violation shrink the schedule while the same invariant fails. Writes DIR/counterexample.toml
+(replay with `epochsim run`), its trace.jsonl, verdict.json, timeline.png, timeline.html
+(interactive), coverage.png (situations reached per run) and explore.json (runs, coverage of
+protocol situations). The same --seed gives the same counterexample, byte for byte.
 Exit 1 when a counterexample is found, 0 when none within the budget, 2 on bad input.
 
   epochsim explore scenarios/selftest/no_stop_replica_epoch_check.toml --budget 300 --seed 1
@@ -71,6 +73,9 @@ def register(subs) -> None:
                    help="most fault episodes per generated schedule (default 8)")
     p.add_argument("--shrink-runs", type=positive_int, default=300,
                    help="most runs hypothesis may spend shrinking (default 300)")
+    p.add_argument("--no-story", action="store_true",
+                   help="drop the scenario's scripted [[faults]] instead of keeping them as "
+                        "every case's base")
     p.add_argument("--differential", action="store_true",
                    help="count a failure only if the same schedule does not break the target "
                         "without the scenario's planted mutant")
@@ -136,7 +141,8 @@ def main(args) -> int:
           f"{target or 'any invariant'}{drawn}", file=sys.stderr)
     try:
         result = explore(scenario, args.budget, args.seed, target, args.max_faults,
-                         args.shrink_runs, database, progress, reference, kinds)
+                         args.shrink_runs, database, progress, reference, kinds,
+                         story=not args.no_story)
     except ValueError as exc:
         raise UsageError(f"{args.scenario}: {exc}") from None
     return finish_explore(result, out, plot=not args.no_plot)

@@ -14,8 +14,8 @@ from reports.style import written_by_epochsim
 from scenarios.schema import ScenarioError, load_scenario
 
 OWN_OUTPUTS = {"trace.jsonl", "verdict.json", "timeline.png", "timeline.svg", "timeline.html",
-               "sequence.svg",
-               "report.html", "counterexample.toml", "explore.json", "suite.json", "sequence.png"}
+               "sequence.svg", "report.html", "counterexample.toml", "explore.json", "suite.json",
+               "sequence.png", "coverage.png"}
 
 
 OWN_SUFFIXES = (".html", ".png", ".svg")

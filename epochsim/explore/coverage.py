@@ -249,14 +249,18 @@ class Coverage:
         self.faults: Counter = Counter()
         self.judged: Counter = Counter()  # after-heal rule -> runs in which it judged something
 
-    def add_events(self, events, judged: dict | None = None) -> None:
-        """Fold one run's events; `judged` is its verdict's `liveness_judged` metric."""
+    def add_events(self, events, judged: dict | None = None, also: tuple = ()) -> RunFold:
+        """Fold one run's events (into the folds `also` as well, each event once); `judged`
+        is its verdict's `liveness_judged` metric. Returns the run's own fold."""
         fold = RunFold()
+        steps = (fold.step,) + tuple(other.step for other in also)
         for ev in events:
-            fold.step(ev)
+            for fold_step in steps:
+                fold_step(ev)
         self.add(fold)
         for rule, n in (judged or {}).items():
             self.judged[rule] += n > 0  # a rule that never judged stays listed, at 0
+        return fold
 
     def add(self, fold: RunFold) -> None:
         self.runs += 1

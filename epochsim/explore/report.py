@@ -31,7 +31,9 @@ def explore_report(result) -> dict:
               "violations_seen": dict(sorted(result.seen.items())),
               "also_broken_without_mutant": result.shared,
               "elapsed_s": round(result.elapsed_s, 3),
-              "coverage": result.coverage.to_json(result.invariant or result.asked)}
+              "coverage": result.coverage.to_json(result.invariant or result.asked),
+              "coverage_over_time": [list(p) for p in result.over_time],
+              "corpus_size": result.corpus_size, "story_steps": result.story}
     if result.found:
         report["counterexample"] = case_json(result.case)
         report["first_failure"] = case_json(result.first_case)
@@ -44,22 +46,57 @@ def finish_explore(result, out: str, plot: bool = True) -> int:
           f"search seed {result.seed}), {result.runs} runs in all, {result.elapsed_s:.1f}s")
     for line in summary(result.coverage, result.invariant or result.asked):
         print(line)
+    print(over_time_line(result.over_time, result.corpus_size))
     report = explore_report(result)
     if not result.found:
         what = result.asked or "every invariant"
         print(f"no counterexample: {what} held in all {result.generated} runs")
         write_report(out, report)
+        _draw_coverage(out, plot)
         print(f"  wrote {out}/explore.json")
         return 0
     origin = f"Found by epochsim explore (search seed {result.seed})"
     verdict = write_counterexample(out, sc, result.case, result.invariant, origin, plot)
     report["replay"] = _replay_json(verdict)
     write_report(out, report)
+    _draw_coverage(out, plot)
     print(f"COUNTEREXAMPLE: {result.invariant} breaks with {len(result.case.steps)} steps "
           f"(first failure at run {result.runs_to_first} with {len(result.first_case.steps)} "
           f"steps; {result.runs - result.runs_to_first} runs spent shrinking)")
     _print_case(result.case, result.invariant, verdict, out, result.error)
     return 1
+
+
+def over_time_line(points: list, corpus_size: int) -> str:
+    """Coverage over time in one line: request situations / features reached after runs 1,
+    2, 5, 10, 20, 50... and the last, and the corpus the search kept."""
+    if not points:
+        return "coverage over time: no run"
+    marks, mark = [], 1
+    while mark < points[-1][0]:
+        marks.append(mark)
+        mark = mark * 5 // 2 if str(mark)[0] == "2" else mark * 2
+    marks.append(points[-1][0])
+    parts = []
+    for run in marks:
+        reached = [p for p in points if p[0] <= run]
+        if reached:
+            parts.append(f"{run}: {reached[-1][1]}/{reached[-1][2]}")
+    return (f"coverage over time (after run: request situations/features): {', '.join(parts)}; "
+            f"{corpus_size} cases kept for reaching something new")
+
+
+def _draw_coverage(out: str, plot: bool) -> None:
+    """Best effort, like the timeline: coverage.png next to explore.json."""
+    if not plot:
+        return
+    import os
+
+    from reports.coverage_curve import plot_coverage
+    try:
+        plot_coverage(os.path.join(out, "explore.json"), os.path.join(out, "coverage.png"))
+    except Exception as exc:  # noqa: BLE001 - a picture is never a reason to fail a search
+        print(f"note: coverage curve not drawn ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
 def _replay_json(verdict: dict | None) -> dict | None:

@@ -1,14 +1,18 @@
-"""Hypothesis-driven counterexample search over one scenario.
+"""Hypothesis-driven, coverage-guided counterexample search over one scenario.
 
-Contract: `explore(scenario, budget, seed, target=None, ...)` generates up to `budget` cases
-(`strategies.cases`) with hypothesis, seeded by `seed` alone (no example database unless one
-is passed), runs each against the scenario's cluster, topics, workload and protocol with the
-generated schedule in place of the scenario's own faults, and stops at the first case that
+Contract: `explore(scenario, budget, seed, target=None, ...)` runs up to `budget` generated
+cases (`guided.guided_cases`: fresh ones from `strategies.cases`, and mutants of the cases
+kept in a `novelty.Corpus` for reaching a feature no earlier run reached) with hypothesis,
+seeded by `seed` alone (no example database unless one is passed), against the scenario's
+cluster, topics, workload and protocol with the generated schedule in place of the
+scenario's own faults (or, with `story`, added to them; the story alone runs first), and
+stops at the first case that
 violates `target` (or any invariant when `target` is None: the first one violated becomes the
 target). It then shrinks with hypothesis' own shrinker while that same invariant fails, then
 polishes the result with `shrink.minimise`. The phases are generate and shrink only (the
 explain phase multiplies shrink time several-fold for nothing a schedule needs). Same scenario,
-budget and seed give the same result. Coverage is folded from every generated run.
+budget and seed give the same result. Coverage, and coverage over time, are folded from
+every generated run.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
-from epochsim.explore.coverage import Coverage
+from epochsim.explore.coverage import RELEVANT, Coverage
+from epochsim.explore.guided import guided_cases, loader_check
+from epochsim.explore.novelty import Corpus, SignalFold, features, focus_words
 from epochsim.explore.oracle import Oracle
 from epochsim.explore.shrink import minimise
-from epochsim.explore.strategies import KINDS, FaultSpace, cases
+from epochsim.explore.strategies import KINDS, Case, FaultSpace
 
 
 class Found(Exception):
@@ -51,6 +57,9 @@ class ExploreResult:
     error: str | None = None  # traceback, when the invariant is `model_error`
     shared: int = 0  # failing cases that the reference scenario failed as well
     kinds: tuple = KINDS  # the fault kinds schedules were drawn from
+    over_time: list = field(default_factory=list)  # (run, request cells, features) reached
+    corpus_size: int = 0  # generated cases kept for reaching something new
+    story: int = 0  # scripted steps of the scenario every case kept
 
     @property
     def found(self) -> bool:
@@ -64,7 +73,9 @@ class _Search:
         ref = None if reference is None else Oracle(reference, target)
         self.oracle = Oracle(scenario, target, keep_events=True, reference=ref)
         self.coverage = Coverage()
-        self.oracle.on_events = self.coverage.add_events
+        self.corpus = Corpus(focus_words(RELEVANT.get(target, ("", ()))[1]))
+        self.oracle.on_events = self._fold
+        self._features: frozenset | None = None
         self.budget = budget
         self.max_shrink_runs = max_shrink_runs
         self.progress = progress
@@ -73,17 +84,29 @@ class _Search:
         self.seen: dict = {}  # invariant -> generation runs that broke it
         self.started = time.monotonic()
 
+    def _fold(self, events, judged) -> None:
+        signals = SignalFold()
+        fold = self.coverage.add_events(events, judged, also=(signals,))
+        self._features = features(fold, signals)
+
     def probe(self, case) -> None:
         if self.first is not None and self._over_shrink_budget(case):
             return  # past the shrink budget: only known failures still count
+        if self.first is None and self.oracle.runs >= self.budget and not self.oracle.known(case):
+            return  # the budget is spent; hypothesis may still draw a few (cases run before)
         names = self.oracle.violated(case)
+        feats, self._features = self._features, None  # set when this case ran just now
         if self.first is None:
             if self.oracle.target is None and names:
                 self.oracle.target = names[0]
             if self.oracle.fails(case):
+                if feats is not None:
+                    self.corpus.last(feats, self.oracle.runs, len(self.coverage.cells))
                 self._first_failure(case)
-            else:
-                self._report_progress()
+            else:  # the corpus grows with passing runs only: a failure's replay sees it as was
+                if feats is not None:
+                    self.corpus.add(case, feats, self.oracle.runs, len(self.coverage.cells))
+                    self._report_progress()
                 return
         if self.oracle.fails(case):
             self.last = case
@@ -114,25 +137,36 @@ class _Search:
 
 def explore(scenario, budget: int, seed: int, target: str | None = None, max_faults: int = 8,
             max_shrink_runs: int = 300, database=None, progress=None,
-            reference=None, kinds: tuple = KINDS) -> ExploreResult:
+            reference=None, kinds: tuple = KINDS, story: bool = False) -> ExploreResult:
     """Search for a counterexample; see the module contract. With a `reference` scenario (the
     same without its planted bug; needs a target), a case counts only if the reference does
-    not break the target on it. `kinds` are the fault kinds schedules are drawn from."""
+    not break the target on it. `kinds` are the fault kinds schedules are drawn from. With
+    `story`, the scenario's scripted steps are every case's base: the first run is the
+    scenario as written, and every other adds episodes around its steps."""
     if reference is not None and target is None:
         raise ValueError("a reference scenario needs a target invariant")
     progress = progress or (lambda text: None)
-    space = FaultSpace.of(scenario, max_faults=max_faults, kinds=kinds)
+    space = FaultSpace.of(scenario, max_faults=max_faults, kinds=kinds, story=story)
     search = _Search(scenario, target, budget, max_shrink_runs, progress, reference)
-    _run_hypothesis(space, search, budget, seed, database, _database_key(scenario, target, space))
-    result = ExploreResult(scenario, seed, budget, target, coverage=search.coverage, kinds=kinds)
+    if space.story:
+        _probe_story(search, Case(space.base_seed, space.story))
+    if search.first is None:
+        strategy = guided_cases(space, search.corpus, loader_check(scenario))
+        _run_hypothesis(strategy, search, 2 * budget, seed, database,
+                        _database_key(scenario, target, space))
+    result = ExploreResult(scenario, seed, budget, target, coverage=search.coverage, kinds=kinds,
+                           story=len(space.story))
     oracle = search.oracle
     result.generated = search.runs_to_first or oracle.runs
+    search.corpus.finish(result.generated)
+    result.over_time = list(search.corpus.over_time)
+    result.corpus_size = len(search.corpus.entries)
     result.seen = search.seen if search.first is not None else dict(oracle.seen)
     if search.last is not None:
         result.invariant = oracle.target
         result.first_case = search.first
         result.runs_to_first = search.runs_to_first
-        progress(f"hypothesis shrank it to {len(search.last.steps)} steps; polishing")
+        progress(f"shrunk to {len(search.last.steps)} steps by hypothesis; polishing")
         result.case = minimise(oracle.fails, search.last, progress)
         result.error = oracle.errors.get(result.case.key())
     result.runs = oracle.all_runs
@@ -141,18 +175,29 @@ def explore(scenario, budget: int, seed: int, target: str | None = None, max_fau
     return result
 
 
-def _run_hypothesis(space, search, budget, seed, database, key: bytes) -> None:
+def _probe_story(search, case) -> None:
+    """Run the scenario's own story first: a story that breaks the target is the first
+    failure, shrunk by `minimise` alone."""
+    try:
+        search.probe(case)
+    except Found:
+        pass
+
+
+def _run_hypothesis(strategy, search, examples, seed, database, key: bytes) -> None:
+    """Run hypothesis' phases with `search.probe` as the test: up to `examples` examples
+    (some are cases run before, which cost nothing; `probe` stops running at the budget)."""
     phases = [Phase.generate, Phase.shrink]
     if database is not None:
         phases.insert(0, Phase.reuse)
-    config = settings(max_examples=budget, phases=phases, database=database, deadline=None,
+    config = settings(max_examples=examples, phases=phases, database=database, deadline=None,
                       derandomize=False, suppress_health_check=list(HealthCheck),
                       verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)
 
     # settings outermost: @seed alone would switch the example database off
     @config
     @hypothesis_seed(seed)
-    @given(cases(space))
+    @given(strategy)
     def probe(case):
         search.probe(case)
 
@@ -170,5 +215,7 @@ def _database_key(scenario, target, space) -> bytes:
     key = [scenario.options.to_json(), scenario.invariants, target, space.max_faults]
     if space.kinds != KINDS:  # default searches keep the keys they always had
         key.append(list(space.kinds))
+    if space.story:
+        key.append([s.to_json() for s in space.story])
     text = json.dumps(key, sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=16).digest()

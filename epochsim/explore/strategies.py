@@ -10,7 +10,8 @@ Contract:
   testing: a run that only reorders and reassigns goes deeper than one that does a bit of
   everything),
   then 1..`max_faults` episodes of those kinds, then the run seed and, when the swarm enables
-  it, workload tweaks. An episode is one fault with its undo or follow-up (crash + restart,
+  it, workload tweaks. A space made with the scenario's story keeps its scripted steps in
+  every case, the episodes added around them. An episode is one fault with its undo or follow-up (crash + restart,
   isolate + heal, reassign + cancel or revert, leader move + move back), so shrinking drops
   both together;
 - each episode starts a drawn gap after the previous one, on a 100 ms grid, mostly short
@@ -80,9 +81,13 @@ class FaultSpace:
     assignment: tuple  # (tp, the scenario's replicas) of each partition
     max_faults: int = 8
     kinds: tuple = KINDS  # the fault kinds the swarm chooses from, in ALL_KINDS order
+    story: tuple = ()  # the scenario's scripted steps every case keeps (explore's base)
 
     @classmethod
-    def of(cls, scenario, max_faults: int = 8, kinds: tuple = KINDS) -> FaultSpace:
+    def of(cls, scenario, max_faults: int = 8, kinds: tuple = KINDS,
+           story: bool = False) -> FaultSpace:
+        """The space of `scenario`; with `story`, its scripted [[faults]] are every case's
+        base and generated episodes are added around them."""
         o = scenario.options
         window = (o.run.duration_ms - o.run.settle_ms) // SLOT_MS * SLOT_MS
         if window < SLOT_MS:
@@ -100,7 +105,8 @@ class FaultSpace:
                                     for p in o.producers),
             assignment=tuple((f"{t.name}-{i}", tuple(r)) for t in o.topics
                              for i, r in enumerate(t.assignment)),
-            max_faults=max_faults, kinds=kinds)
+            max_faults=max_faults, kinds=kinds,
+            story=tuple(scenario.steps) if story else ())
 
     @property
     def slots(self) -> int:
@@ -176,6 +182,16 @@ def _setting_choices(producer, protocol) -> dict:
     return out
 
 
+def cut_name(space: FaultSpace, index: int) -> str:
+    """The cut name of a case's `index`-th episode: `e<index>`, or, when the story already
+    names a cut so (a counterexample explored again), `e<index>-<n>` with the first free n."""
+    used = {s.params.get("cut") for s in space.story}
+    name, n = f"e{index}", 1
+    while name in used:
+        name, n = f"e{index}-{n}", n + 1
+    return name
+
+
 def _name_cut(steps: list[FaultStep], name: str) -> list[FaultStep]:
     """An episode's cut and its heal, named `name`, so the heal ends that cut only and
     overlapping cuts of other episodes each last their own time (as a mix's do)."""
@@ -195,10 +211,10 @@ def cases(draw, space: FaultSpace):
     for index, gap in enumerate(starts):
         slot = min(slot + gap, space.slots - 1)
         kind = draw(st.sampled_from(kinds))
-        steps += _name_cut(draw(episode(kind, space, slot * SLOT_MS)), f"e{index}")
+        steps += _name_cut(draw(episode(kind, space, slot * SLOT_MS)), cut_name(space, index))
     seed = space.base_seed + draw(st.integers(0, 2**16 - 1))
     workload = draw(_workload(space)) if "workload" in enabled else ()
-    steps = sorted_schedule(steps)
+    steps = sorted_schedule(list(space.story) + steps)
     return Case(seed, tuple(steps), workload, enabled)
 
 

@@ -109,7 +109,7 @@ def test_explore_resets_connections_only_when_asked(tmp_path):
     out = tmp_path / "rc"
     code = main(["explore", os.path.join(ROOT, "scenarios", "idem-connection-reset-dedup.toml"),
                  "--faults", "reset_connections", "--budget", "4", "--seed", "1", "--out",
-                 str(out), "--no-plot", "--max-faults", "2"])
+                 str(out), "--no-plot", "--max-faults", "2", "--no-story"])
     assert code == 0
     report = json.loads((out / "explore.json").read_text())
     assert report["fault_kinds"] == ["reset_connections"]
