@@ -51,7 +51,7 @@ from scenarios.tables import (
     unknown_key,
     wrap,
 )
-from scenarios.versions import broker_profiles, node_versions
+from scenarios.versions import broker_profiles, control_plane, node_versions
 from sim.core.files import FileProblem, read_regular
 from sim.kafka.options import ClusterOptions, Options, RunOptions, TopicOptions
 from sim.kafka.probe.spec import Probe
@@ -225,6 +225,7 @@ def _resolve(data: dict, path: str) -> Scenario:
         names.topics[topic] = max(names.topics.get(topic, 0), parts)
     check_partitions(names.topics)
     protocol, profile, brokers, ibp = _protocol(raw["protocol"], cluster.brokers)
+    cluster = control_plane(cluster, profile, brokers)
     own = [(c.name, p) for c, p in zip(producers + consumers, producer_profiles + consumer_profiles)]
     nodes, ibp = node_versions(profile, brokers, own, ibp, cluster.brokers)
     options = Options(run=run, protocol=protocol, profile=profile, cluster=cluster,

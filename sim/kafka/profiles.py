@@ -200,11 +200,27 @@ class Protocol:
     # (`FetchSession.scala`, `FetchSessionHandler`; sim.kafka.rules.fetch_session). Before,
     # every Fetch names every partition and every answer carries them all
     fetch_sessions: bool = True
+    # KRaft only (cluster.mode = "kraft"): the quorum controller bumps the leader epoch when a
+    # partition change shrinks the ISR (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded`,
+    # 3.3.0-3.5.x; from 3.6.0 only below MetadataVersion 3.6-IV0,
+    # `isLeaderEpochBumpRequiredOnIsrShrink`, KAFKA-15021). Off, a shrunk ISR keeps the leader
+    # epoch and only the partition epoch moves
+    kraft_isr_shrink_bumps_epoch: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
-    def to_json(self) -> dict:
-        return asdict(self)
+    def to_json(self, kraft: bool = False) -> dict:
+        """The switches as the trace header stores them; the KRaft-only ones (`KRAFT_SWITCHES`)
+        only for a KRaft run, so a ZooKeeper-mode header reads as it did before they existed."""
+        out = asdict(self)
+        if not kraft:
+            for name in KRAFT_SWITCHES:
+                del out[name]
+        return out
+
+
+# the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
+KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch",)
 
 
 CHOICES = {
@@ -267,11 +283,32 @@ PROFILES: dict[str, Protocol] = {
     # KAFKA-14704's fix (bd32d98bd7c, Feb 2023) went to the 3.3 and 3.4 branches as it was, and
     # to 3.2 and earlier as a separate port (apache/kafka PR 13245): 3.4.0 (Feb 7) predates it
     "3.4.1": Protocol(stop_replica_equal_epoch="accept", **_PRE_3_7),
-    "3.7": Protocol(leader_discovery="kip951"),
+    "3.7": Protocol(leader_discovery="kip951", kraft_isr_shrink_bumps_epoch=False),
     "proposed": Protocol(produce_epoch_check=True, leader_discovery="kip951", idempotence_modes=True,
+                         kraft_isr_shrink_bumps_epoch=False,
                          leader_and_isr_delete_fence=True, full_leader_and_isr=True,
                          update_metadata_fence=True),
 }
+
+# -- KRaft-era releases (`cluster.mode`, sim.kafka.modes): ZooKeeper-side switches as the
+# nearest row above; the `kraft_*` ones read from each tag's code (docs/profiles.md)
+_KRAFT_ERA: dict[str, Protocol] = {
+    # KIP-833: KRaft production-ready; the controller bumps the epoch on ISR shrink
+    "3.3": replace(PROFILES["3.4.0"], producer_id_expiration_ms=_WEEK_MS),
+    "3.5": PROFILES["3.4.1"],
+    "3.9": PROFILES["3.7"],  # KAFKA-15021 (3.6): no epoch bump on ISR shrink
+    "4.0": PROFILES["3.7"],  # KIP-833's end: ZooKeeper mode removed
+    "4.1": PROFILES["3.7"],
+}
+
+
+def release_order(name: str) -> tuple:
+    """A profile's place in release order (`proposed` last)."""
+    return (1,) if name == "proposed" else (0, *(int(x) for x in name.split(".")))
+
+
+PROFILES = dict(sorted({**PROFILES, **_KRAFT_ERA}.items(), key=lambda kv: release_order(kv[0])))
+
 
 # Named planted bugs, each a swap of Kafka rules (sim/kafka/rules/mutants.py), and the invariant
 # expected to catch it (see docs/selftest.md).
