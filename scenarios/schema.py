@@ -65,7 +65,10 @@ ALL_INVARIANTS: list[str] = [
     "high_watermark_monotonic", "duplicate_append", "out_of_order_append",
     "spurious_out_of_order_sequence", "unreported_data_loss", "idempotence_mode_violated",
     "client_leader_epoch_regression", "leader_hint_misapplied", "consumer_skipped_record",
+    "metadata_log_safety", "metadata_applied_in_order",
 ]
+# checked by default only in KRaft mode (a ZooKeeper-mode run's default list stays as it was)
+KRAFT_INVARIANTS = ("metadata_log_safety", "metadata_applied_in_order")
 SECTIONS = ("run", "protocol", "cluster", "topics", "producers", "consumers", "network",
             "faults", "mix", "probe")
 _TABLES = ("run", "protocol", "cluster", "network")  # the other sections are arrays of tables
@@ -226,6 +229,8 @@ def _resolve(data: dict, path: str) -> Scenario:
     check_partitions(names.topics)
     protocol, profile, brokers, ibp = _protocol(raw["protocol"], cluster.brokers)
     cluster = control_plane(cluster, profile, brokers)
+    invariants = _mode_invariants(invariants, expect, cluster.mode, given=top.raw("invariants",
+                                                                                  None) is not None)
     own = [(c.name, p) for c, p in zip(producers + consumers, producer_profiles + consumer_profiles)]
     nodes, ibp = node_versions(profile, brokers, own, ibp, cluster.brokers)
     options = Options(run=run, protocol=protocol, profile=profile, cluster=cluster,
@@ -254,6 +259,17 @@ def _invariants(top: Table, default: list[str] = ALL_INVARIANTS) -> list[str]:
         if item in value[:i]:
             raise Bad(key, f"{item!r} is listed twice", "list each invariant once")
     return list(value)
+
+
+def _mode_invariants(invariants: list[str], expect: str, mode: str, given: bool) -> list[str]:
+    """The default list without the KRaft invariants in ZooKeeper mode (a list written in the
+    file is kept as written)."""
+    if given or mode == "kraft":
+        return invariants
+    if expect.partition(":")[2] in KRAFT_INVARIANTS:
+        raise Bad("expect", f"{expect!r} is a KRaft invariant and the run is in ZooKeeper mode",
+                  'set cluster.mode = "kraft", or list the invariants to check')
+    return [i for i in invariants if i not in KRAFT_INVARIANTS]
 
 
 def _expect(top: Table, invariants: list[str]) -> str:

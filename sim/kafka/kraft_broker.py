@@ -159,13 +159,19 @@ class KraftBroker(Broker):
     def _apply(self, data) -> None:
         committed, fetched_end = data
         start = self.applied
-        changes, alive_changed = [], False
+        touched, alive_changed = [], False
         for offset, epoch, record in committed:
             tps, brokers = self.image.replay(offset, record)
             self.applied, self.applied_epoch = offset + 1, epoch
             self.controller_epoch = max(self.controller_epoch, epoch)
             alive_changed |= brokers
-            changes += self._apply_partitions(record, tps)
+            touched += [tp for tp in tps if tp not in touched]
+            if record.kind == K.TOPIC:
+                topic = self.store.topics.get(record.get("name"))
+                self.formats[record.get("name")] = topic.message_format if topic else 2
+        # one delta per batch, as `MetadataLoader` publishes: a replica meets the batch's
+        # final state of each partition, not every step of it (a restart replays the log)
+        changes = self._apply_partitions(touched)
         self.emit(V.METADATA_APPLY, {"from_offset": committed[0][0], "to_offset": self.applied,
                                      "expected_offset": start,
                                      "records": [r.kind for _o, _e, r in committed]})
@@ -182,12 +188,10 @@ class KraftBroker(Broker):
         self.applied = self.rules.next_metadata_fetch_offset(self.applied, fetched_end)
         self._meta_fetch()
 
-    def _apply_partitions(self, record, tps: list[str]) -> list:
-        """`ReplicaManager.applyDelta` for one record's partitions; the metadata cache changes."""
+    def _apply_partitions(self, tps: list[str]) -> list:
+        """`ReplicaManager.applyDelta` for the partitions a batch changed; returns the
+        metadata cache's changes."""
         changes = []
-        if record.kind == K.TOPIC:
-            topic = self.store.topics.get(record.get("name"))
-            self.formats[record.get("name")] = topic.message_format if topic else 2
         for tp in tps:
             st = self.image.parts.get(tp)
             if st is None:  # removed with its topic

@@ -200,11 +200,8 @@ class Protocol:
     # (`FetchSession.scala`, `FetchSessionHandler`; sim.kafka.rules.fetch_session). Before,
     # every Fetch names every partition and every answer carries them all
     fetch_sessions: bool = True
-    # KRaft only (cluster.mode = "kraft"): the quorum controller bumps the leader epoch when a
-    # partition change shrinks the ISR (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded`,
-    # 3.3.0-3.5.x; from 3.6.0 only below MetadataVersion 3.6-IV0,
-    # `isLeaderEpochBumpRequiredOnIsrShrink`, KAFKA-15021). Off, a shrunk ISR keeps the leader
-    # epoch and only the partition epoch moves
+    # KRaft only: a partition change that shrinks the ISR bumps the leader epoch
+    # (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded` to 3.5; KAFKA-15021, 3.6+: not)
     kraft_isr_shrink_bumps_epoch: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
@@ -332,6 +329,8 @@ MUTANTS: dict[str, str] = {
     "alter_partition_not_resent": "under_replicated_after_heal",
     "client_keeps_first_leader": "produce_stalled_after_heal",
     "consumer_rests_for_good": "consume_stalled_after_heal",
+    "raft_commits_without_majority": "metadata_log_safety",
+    "broker_fetches_past_applied": "metadata_applied_in_order",
 }
 
 
