@@ -69,6 +69,11 @@ ALL_INVARIANTS: list[str] = [
 ]
 # checked by default only in KRaft mode (a ZooKeeper-mode run's default list stays as it was)
 KRAFT_INVARIANTS = ("metadata_log_safety", "metadata_applied_in_order")
+
+
+def default_invariants(mode: str) -> list[str]:
+    """The invariants a scenario in `mode` ("zk" or "kraft") checks when it lists none."""
+    return [i for i in ALL_INVARIANTS if mode == "kraft" or i not in KRAFT_INVARIANTS]
 SECTIONS = ("run", "protocol", "cluster", "topics", "producers", "consumers", "network",
             "faults", "mix", "probe")
 _TABLES = ("run", "protocol", "cluster", "network")  # the other sections are arrays of tables
@@ -269,7 +274,7 @@ def _mode_invariants(invariants: list[str], expect: str, mode: str, given: bool)
     if expect.partition(":")[2] in KRAFT_INVARIANTS:
         raise Bad("expect", f"{expect!r} is a KRaft invariant and the run is in ZooKeeper mode",
                   'set cluster.mode = "kraft", or list the invariants to check')
-    return [i for i in invariants if i not in KRAFT_INVARIANTS]
+    return default_invariants(mode)
 
 
 def _expect(top: Table, invariants: list[str]) -> str:

@@ -12,8 +12,9 @@ epoch. The active controller replays each record into its image as it appends it
 its commit. A new active controller rebuilds its image from its log, gives every registered
 broker a fresh session, and creates the scenario's topics once their brokers are unfenced (or
 a session timeout after it took over). The `partition_state` event is recorded when a
-partition record commits: that is the truth brokers can learn. Controlled shutdown, topic
-deletion and reassignment are not modelled in KRaft mode.
+partition record commits: that is the truth brokers can learn. Operator actions are in
+`KraftAdmin` (leader moves; controlled shutdown, topic deletion and reassignment are not
+modelled in KRaft mode).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import kraft_messages as K
 from sim.kafka import vocab as V
+from sim.kafka.kraft_admin import KraftAdmin
 from sim.kafka.kraft_messages import BrokerHeartbeatResponse, BrokerRegistrationResponse
 from sim.kafka.messages import AlterPartitionResponse
 from sim.kafka.metadata_image import MetadataImage, partition_record
@@ -29,7 +31,7 @@ from sim.kafka.quorum import RAFT_TICK_US, RaftQuorum
 from sim.kafka.rules import rules_for
 
 
-class KraftController(RaftQuorum, Actor):
+class KraftController(KraftAdmin, RaftQuorum, Actor):
     def __init__(self, world, name: str, options, protocol, store, voters: list[str]):
         super().__init__(name, world)
         self.cluster = options.cluster
