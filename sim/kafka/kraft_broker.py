@@ -40,6 +40,7 @@ class KraftBroker(Broker):
         self.meta_leader: str | None = None
         self.meta_token = 0  # names the Fetch in flight (a timeout for an older one is void)
         self.applying = False
+        self.awaiting = False  # a metadata Fetch is out, unanswered
         self.registered = False
         self.bootstrap = 0
         self.heartbeat_token = 0
@@ -130,6 +131,7 @@ class KraftBroker(Broker):
 
     def _meta_fetch(self) -> None:
         self.meta_token += 1
+        self.awaiting = True
         dst = self._controller_guess()
         self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, self.applied,
                                                   self.applied_epoch, False))
@@ -138,8 +140,9 @@ class KraftBroker(Broker):
 
     def on_quorum_fetch_response(self, msg) -> None:
         resp = msg.body
-        if self.applying:
-            return  # an answer to a Fetch this broker gave up on
+        if self.applying or not self.awaiting:
+            return  # an answer to a Fetch this broker gave up on, or already had answered
+        self.awaiting = False
         self.meta_token += 1
         if resp.error or resp.diverging is not None:
             self.meta_leader = resp.leader
@@ -147,7 +150,8 @@ class KraftBroker(Broker):
             return
         self.meta_leader = resp.leader
         self._learn_controller(resp.leader)
-        committed = [e for e in resp.entries if e[0] < resp.high_watermark]
+        # records below its metadata offset came in an answer to an earlier Fetch, sent again
+        committed = [e for e in resp.entries if self.applied <= e[0] < resp.high_watermark]
         fetched_end = resp.entries[-1][0] + 1 if resp.entries else self.applied
         if not committed:
             self._meta_fetch()

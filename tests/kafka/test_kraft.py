@@ -119,3 +119,10 @@ def test_a_zookeeper_mode_run_checks_no_kraft_invariant_by_default():
     sc = load_scenario(scenario_path("smoke"))
     assert "metadata_log_safety" not in sc.invariants
     assert "metadata_log_safety" in load_scenario(scenario_path("kraft-smoke")).invariants
+
+
+def test_an_answer_to_a_metadata_fetch_sent_again_is_not_applied_twice():
+    """mix-kraft-failover-storm at seed 2: a broker's metadata Fetch timed out and was sent
+    again, and both answers came; the second must not apply the same records again."""
+    verdict = run_cached("mix-kraft-failover-storm", 2)
+    assert verdict["violated"] == [], verdict["violations"][:2]
