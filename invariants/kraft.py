@@ -79,3 +79,46 @@ class MetadataAppliedInOrder(Invariant):
             self.violate(ev["t"], f"{node} applied metadata records up to {ev['to_offset']}, "
                          f"beyond the committed {self.high_watermark}", ev["seq"])
         self.expected[node] = (ev["to_offset"], ev["seq"])
+
+
+class MetadataLag:
+    """Run metrics of a KRaft run (none in ZooKeeper mode): the committed high watermark of
+    the metadata log, and for each broker its final metadata offset and how long committed
+    records waited before it applied them (commit to apply, ms: p50 and max), the lag that
+    lets a broker answer Metadata with a leader the controller already replaced."""
+
+    KINDS = frozenset({"metadata_commit", "metadata_apply", "crash", "restart"})
+
+    def __init__(self):
+        self.committed_at: dict[int, int] = {}  # offset -> when it first committed
+        self.high_watermark = 0
+        self.applied: dict[str, int] = {}
+        self.waits: dict[str, list[int]] = {}
+
+    def step(self, ev: dict) -> None:
+        kind = ev["kind"]
+        if kind == "metadata_commit":
+            for offset, _epoch, _record in ev["records"]:
+                self.committed_at.setdefault(offset, ev["t"])
+            self.high_watermark = max(self.high_watermark, ev["high_watermark"])
+        elif kind == "metadata_apply":
+            node = ev["node"]
+            waits = self.waits.setdefault(node, [])
+            for offset in range(ev["from_offset"], ev["to_offset"]):
+                if offset in self.committed_at:
+                    waits.append(ev["t"] - self.committed_at[offset])
+            self.applied[node] = ev["to_offset"]
+        elif kind in ("crash", "restart") and ev["node"] in self.applied:
+            self.applied[ev["node"]] = 0
+
+    def result(self) -> dict:
+        """{} without KRaft events; else `metadata_high_watermark` and `metadata_lag`."""
+        if not self.committed_at:
+            return {}
+        lag = {}
+        for node in sorted(self.applied, key=lambda n: (len(n), n)):
+            waits = sorted(self.waits.get(node, ()))
+            lag[node] = {"applied_offset": self.applied[node],
+                         "p50_ms": round(waits[len(waits) // 2] / 1000, 3) if waits else None,
+                         "max_ms": round(waits[-1] / 1000, 3) if waits else None}
+        return {"metadata_high_watermark": self.high_watermark, "metadata_lag": lag}

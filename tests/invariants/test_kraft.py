@@ -81,3 +81,23 @@ def test_metadata_applied_in_order_violated_by_an_uncommitted_record():
     early = _apply(tb.at(3), "b1", 0, 2, 0)
     assert tb.violations("metadata_applied_in_order") == [
         ("metadata_applied_in_order", 3, (early,))]
+
+
+def test_the_metadata_lag_metrics_read_each_brokers_wait_from_commit_to_apply():
+    from invariants.registry import check_events
+    tb = TraceBuilder()
+    _commit(tb.at(1000), "c2", 1, 2, (0, 1, LC2), (1, 1, REG))
+    _apply(tb.at(3000), "b1", 0, 2, 0)
+    _apply(tb.at(501000), "b2", 0, 1, 0)
+    metrics = check_events(tb.header, tb.events, ["metadata_applied_in_order"])[1]
+    assert metrics["metadata_high_watermark"] == 2
+    assert metrics["metadata_lag"] == {"b1": {"applied_offset": 2, "p50_ms": 2.0, "max_ms": 2.0},
+                                       "b2": {"applied_offset": 1, "p50_ms": 500.0,
+                                              "max_ms": 500.0}}
+
+
+def test_a_zookeeper_run_has_no_metadata_lag_metrics():
+    from invariants.registry import check_events
+    tb = TraceBuilder()
+    tb.replica_state("b1", "t-0", "leader", 1, 0)
+    assert "metadata_lag" not in check_events(tb.header, tb.events, ["single_leader_per_epoch"])[1]
