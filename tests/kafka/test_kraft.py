@@ -126,3 +126,11 @@ def test_an_answer_to_a_metadata_fetch_sent_again_is_not_applied_twice():
     again, and both answers came; the second must not apply the same records again."""
     verdict = run_cached("mix-kraft-failover-storm", 2)
     assert verdict["violated"] == [], verdict["violations"][:2]
+
+
+def test_a_probe_still_checks_no_invariant_by_default():
+    """The KRaft invariants leave a ZooKeeper-mode default list; a probe's empty one stays
+    empty (it judges its own checks, not the catalogue)."""
+    import glob
+    probe = sorted(glob.glob(scenario_path("conformance/*").replace(".toml", "")))[0]
+    assert load_scenario(probe).invariants == []
