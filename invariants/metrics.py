@@ -3,16 +3,18 @@
 Contract: `Metrics.result(ctx)` returns a flat JSON dict that sweeps aggregate: produce latency
 percentiles (ms), acknowledgement and failure counts, retries by error, appends accepted at an
 epoch older than the controller's, acks=1 batches lost, duplicates written, sends completed
-without an offset, partition-time without a live leader, messages and faults.
+without an offset, partition-time without a live leader, messages and faults; in a KRaft run
+also each broker's metadata lag (`invariants.kraft.MetadataLag`).
 """
 
 from __future__ import annotations
 
+from invariants.kraft import MetadataLag
 from invariants.replication import lost_batches
 
 METRIC_KINDS = frozenset({"send", "drop", "ack", "batch_grown", "produce_failed", "produce_error", "append", "fault",
                           "stale_controller", "stop_replica", "controller_elected",
-                          "partition_state"})
+                          "partition_state"}) | MetadataLag.KINDS
 
 
 def percentile(sorted_values: list, q: float):
@@ -54,10 +56,14 @@ class Metrics:
         self.leaderless_since: dict[str, int] = {}
         self.leaderless_us = 0
         self.batches_appended: dict[str, int] = {}
+        self.metadata_lag = MetadataLag()  # KRaft runs only
 
     def step(self, ev: dict, truth) -> None:
         kind = ev["kind"]
         c = self.counts
+        if kind in MetadataLag.KINDS:
+            self.metadata_lag.step(ev)
+            return
         if kind == "send":
             c["sends"] += 1
         elif kind == "drop":
@@ -124,4 +130,5 @@ class Metrics:
                                               if n > 1 and bid not in idem)
         out["leaderless_partition_ms"] = round(leaderless / 1000.0, 3)
         out["errors"] = dict(sorted(self.errors.items()))
+        out.update(self.metadata_lag.result())
         return out

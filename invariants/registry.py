@@ -8,7 +8,16 @@ invariants, and `finish()` returns (violations sorted by time then seq, metrics)
 
 from __future__ import annotations
 
-from invariants import clients, control, idempotence, leadership, quiet, recovery, replication
+from invariants import (
+    clients,
+    control,
+    idempotence,
+    kraft,
+    leadership,
+    quiet,
+    recovery,
+    replication,
+)
 from invariants.folds import ReplicaLogs, Truth
 from invariants.idempotence import IdempotenceFold
 from invariants.metrics import METRIC_KINDS, Metrics
@@ -25,6 +34,7 @@ _CLASSES = [
     idempotence.IdempotenceModeViolated,
     clients.ClientLeaderEpochRegression, clients.LeaderHintMisapplied,
     clients.ConsumerSkippedRecord,
+    kraft.MetadataLogSafety, kraft.MetadataAppliedInOrder,
 ]
 INVARIANTS = {cls.name: cls for cls in _CLASSES}
 

@@ -51,7 +51,7 @@ from scenarios.tables import (
     unknown_key,
     wrap,
 )
-from scenarios.versions import broker_profiles, node_versions
+from scenarios.versions import broker_profiles, control_plane, node_versions
 from sim.core.files import FileProblem, read_regular
 from sim.kafka.options import ClusterOptions, Options, RunOptions, TopicOptions
 from sim.kafka.probe.spec import Probe
@@ -65,7 +65,15 @@ ALL_INVARIANTS: list[str] = [
     "high_watermark_monotonic", "duplicate_append", "out_of_order_append",
     "spurious_out_of_order_sequence", "unreported_data_loss", "idempotence_mode_violated",
     "client_leader_epoch_regression", "leader_hint_misapplied", "consumer_skipped_record",
+    "metadata_log_safety", "metadata_applied_in_order",
 ]
+# checked by default only in KRaft mode (a ZooKeeper-mode run's default list stays as it was)
+KRAFT_INVARIANTS = ("metadata_log_safety", "metadata_applied_in_order")
+
+
+def default_invariants(mode: str) -> list[str]:
+    """The invariants a scenario in `mode` ("zk" or "kraft") checks when it lists none."""
+    return [i for i in ALL_INVARIANTS if mode == "kraft" or i not in KRAFT_INVARIANTS]
 SECTIONS = ("run", "protocol", "cluster", "topics", "producers", "consumers", "network",
             "faults", "mix", "probe")
 _TABLES = ("run", "protocol", "cluster", "network")  # the other sections are arrays of tables
@@ -225,6 +233,9 @@ def _resolve(data: dict, path: str) -> Scenario:
         names.topics[topic] = max(names.topics.get(topic, 0), parts)
     check_partitions(names.topics)
     protocol, profile, brokers, ibp = _protocol(raw["protocol"], cluster.brokers)
+    cluster = control_plane(cluster, profile, brokers)
+    invariants = _mode_invariants(invariants, expect, cluster.mode, given=top.raw("invariants",
+                                                                                  None) is not None)
     own = [(c.name, p) for c, p in zip(producers + consumers, producer_profiles + consumer_profiles)]
     nodes, ibp = node_versions(profile, brokers, own, ibp, cluster.brokers)
     options = Options(run=run, protocol=protocol, profile=profile, cluster=cluster,
@@ -253,6 +264,17 @@ def _invariants(top: Table, default: list[str] = ALL_INVARIANTS) -> list[str]:
         if item in value[:i]:
             raise Bad(key, f"{item!r} is listed twice", "list each invariant once")
     return list(value)
+
+
+def _mode_invariants(invariants: list[str], expect: str, mode: str, given: bool) -> list[str]:
+    """The default list without the KRaft invariants in ZooKeeper mode (a list written in the
+    file is kept as written)."""
+    if given or mode == "kraft":
+        return invariants
+    if expect.partition(":")[2] in KRAFT_INVARIANTS:
+        raise Bad("expect", f"{expect!r} is a KRaft invariant and the run is in ZooKeeper mode",
+                  'set cluster.mode = "kraft", or list the invariants to check')
+    return [i for i in invariants if i not in KRAFT_INVARIANTS]  # a probe's [] stays []
 
 
 def _expect(top: Table, invariants: list[str]) -> str:

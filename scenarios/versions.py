@@ -5,6 +5,7 @@ Contract: values are read with `scenarios.tables` and errors raised as its `Bad`
 knows the file.
 - `check_profile(value, key)` returns `value` as a profile name;
 - `broker_profiles(value, brokers)` reads `[protocol.brokers]` (broker name -> profile);
+- `control_plane(cluster, profile, brokers)` resolves `cluster.mode` for the profile;
 - `node_versions(...)` returns `Options.nodes` (the brokers and clients on another profile than
   the run's, in node order) and `Options.inter_broker_protocol` ("" when it is the run's
   profile), refusing an IBP newer than a broker's or the controllers' profile: Kafka refuses
@@ -15,9 +16,11 @@ requests carry is the IBP's to decide (`sim.kafka.rules.inter_broker`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from scenarios.tables import Bad, describe, suggest
+from sim.kafka.modes import KRAFT, modes
 from sim.kafka.profiles import PROFILES, newer
 
 
@@ -71,3 +74,20 @@ def node_versions(profile: str, brokers: dict[str, str], clients: list[tuple[str
              if brokers.get(f"b{i}", profile) != profile]
     nodes += [(name, own) for name, own in clients if own is not None and own != profile]
     return tuple(nodes), "" if ibp == profile else ibp
+
+
+def control_plane(cluster, profile: str, brokers: dict[str, str]):
+    """`cluster` with its `mode` resolved: "" takes the profile's default
+    (`sim.kafka.modes.modes`); a mode the release does not have is refused (4.0 has no
+    ZooKeeper mode, a release before 3.3 no production KRaft), and so is a broker on another
+    profile in a KRaft run (the KRaft model runs every broker on the run's profile)."""
+    default, allowed = modes(profile)
+    mode = cluster.mode or default
+    if mode not in allowed:
+        raise Bad("cluster.mode", f"profile '{profile}' has no {mode!r} mode (it runs "
+                  f"{' or '.join(allowed)})",
+                  f'write mode = "{allowed[0]}", or pick a profile that has {mode!r} mode')
+    if mode == KRAFT and brokers:
+        raise Bad("protocol.brokers", "per-broker profiles are not modelled in KRaft mode",
+                  'remove [protocol.brokers], or set cluster.mode = "zk"')
+    return replace(cluster, mode=mode)

@@ -8,7 +8,7 @@ steps; `scripted_toml` does so from the parts a trace header records (options as
 
 from __future__ import annotations
 
-from scenarios.schema import ALL_INVARIANTS, Scenario
+from scenarios.schema import Scenario, default_invariants
 from scenarios.toml_text import key_text, value_text
 from sim.core.faults import FaultStep
 from sim.kafka.profiles import PROFILES
@@ -25,12 +25,12 @@ def scripted_toml(top: dict, invariants: list[str], o: dict, steps: list[FaultSt
     """A scripted scenario as TOML: the `top` keys (name, description, expect, seed), the
     `invariants`, the options `o` as `Options.to_json` writes them, `steps` as [[faults]]."""
     top = dict(top)
-    if invariants != ALL_INVARIANTS:
+    if invariants != default_invariants(o["cluster"].get("mode", "zk")):
         top["invariants"] = invariants
     lines = [f"{k} = {value_text(v)}" for k, v in top.items()]
     _table(lines, "[run]", o["run"])
     protocol = o["protocol"]
-    base = PROFILES[protocol["profile"]].to_json()
+    base = PROFILES[protocol["profile"]].to_json(kraft=True)
     proto = {"profile": protocol["profile"], "mutant": protocol["mutant"]}
     if "inter_broker_protocol" in protocol:
         proto["inter_broker_protocol"] = protocol["inter_broker_protocol"]

@@ -165,6 +165,11 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
     def _register(self) -> None:
         self.broker_epoch = self.store.register_broker(self.id, self.now_us)
         self.set_timer(HEARTBEAT_US, "heartbeat")
+        self._arm_timers()
+
+    def _arm_timers(self) -> None:
+        """The broker's own periodic work: ISR checks, producer expiration, HW checkpoints,
+        retention."""
         self.set_timer(self.cluster.replica_lag_time_max_ms * 500, "isr_check")
         self._arm_producer_expiration()
         if self._checkpoint_interval_us():

@@ -44,10 +44,13 @@ class Cluster:
         self.world.wire_batches = {}  # batch id -> a real client's bytes (sim.kafka.wire)
         self.store = Store(ibp_profile=options.ibp, ibp=options.ibp_protocol(options.ibp))
         Actor("zk", self.world)  # the metadata store's place on the network, for reachability
-        self.controllers = [Controller(self.world, f"c{i}", options, self.protocol, self.store)
-                            for i in range(1, options.cluster.controllers + 1)]
-        self.brokers = {i: Broker(self.world, i, options, options.protocol_of(f"b{i}"), self.store)
-                        for i in range(1, options.cluster.brokers + 1)}
+        if options.kraft:
+            self._kraft_nodes(options)
+        else:
+            self.controllers = [Controller(self.world, f"c{i}", options, self.protocol, self.store)
+                                for i in range(1, options.cluster.controllers + 1)]
+            self.brokers = {i: Broker(self.world, i, options, options.protocol_of(f"b{i}"),
+                                      self.store) for i in range(1, options.cluster.brokers + 1)}
         for t in options.topics:
             self.store.create_topic(t.name, t.assignment, t.message_format,
                                     t.retention_ms, t.segment_ms)
@@ -66,6 +69,18 @@ class Cluster:
             return AiokafkaProducer(self.world, spec, topic, protocol, index)
         return Producer(self.world, spec, topic, protocol, index)
 
+    def _kraft_nodes(self, options: Options) -> None:
+        """KRaft mode: the controllers are the quorum's voters, the brokers its observers; the
+        store keeps only the scenario's topic configs (and the IBP, read as metadata.version)."""
+        from sim.kafka.kraft_broker import KraftBroker
+        from sim.kafka.kraft_controller import KraftController
+        voters = [f"c{i}" for i in range(1, options.cluster.controllers + 1)]
+        self.controllers = [KraftController(self.world, v, options, self.protocol, self.store,
+                                            voters) for v in voters]
+        self.brokers = {i: KraftBroker(self.world, i, options, options.protocol_of(f"b{i}"),
+                                       self.store, voters)
+                        for i in range(1, options.cluster.brokers + 1)}
+
     def _consumers(self, topics: dict) -> list:
         if not self.options.consumers:
             return []
@@ -83,24 +98,35 @@ class Cluster:
     # -- targets -------------------------------------------------------------------------
     def active_controller(self) -> Controller | None:
         for c in self.controllers:
-            if c.alive and c.active and c.name == self.store.active:
+            if c.alive and c.active and (self.options.kraft or c.name == self.store.active):
                 return c
         return None
 
     def resolve(self, target: str) -> str | None:
         if target == "controller":
+            if self.options.kraft:
+                active = self.active_controller()
+                return active.name if active is not None else None
             return self.store.active
         role, _, tp = target.partition(":")
         if role in ("leader", "follower") and tp:
-            found = self.store.partition(tp)
-            if found is None:
+            st = self._partition_truth(tp)
+            if st is None:
                 return None
-            st = found[1]
             if role == "leader":
                 return f"b{st.leader}" if st.leader >= 0 else None
             followers = [r for r in st.replicas if r != st.leader]
             return f"b{followers[0]}" if followers else None
         return target
+
+    def _partition_truth(self, tp: str):
+        """A partition's state as the controller knows it (KRaft: the active controller's
+        image; None without an active controller)."""
+        if self.options.kraft:
+            active = self.active_controller()
+            return active.image.parts.get(tp) if active is not None else None
+        found = self.store.partition(tp)
+        return found[1] if found is not None else None
 
     # -- running -------------------------------------------------------------------------
     def run(self):

@@ -26,7 +26,7 @@ from typing import Any
 
 from sim.core.latency import MAX_MS, LatencyDist
 from sim.core.network import PARTITION_MODES
-from sim.kafka.profiles import CHOICES, Protocol, ibp_protocol, node_protocol
+from sim.kafka.profiles import CHOICES, PROFILES, Protocol, ibp_protocol, node_protocol
 from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS
 
 # No option needs more than this (2**53, ~285 years in microseconds); larger numbers overflow
@@ -140,6 +140,35 @@ class ClusterOptions(_Checked):
     # Kafka's `log.dirs`: each broker's log directories; a broker's new log goes to the one
     # holding the fewest (`LogManager.nextLogDirs`), and a `log_dir_failure` takes one offline
     log_dirs: int = option(1, 1, 16)
+    # The control plane: "zk" (a ZooKeeper-mode controller) or "kraft" (a controller quorum
+    # and its metadata log); "" in a scenario file means the profile's default
+    # (`sim.kafka.profiles.modes`). The fields below it matter in KRaft mode only, and a
+    # ZooKeeper-mode trace header leaves them out (`KRAFT_FIELDS`).
+    mode: str = option("", choices=("", "zk", "kraft"))
+    broker_heartbeat_interval_ms: int = option(2000, lo=1)  # broker.heartbeat.interval.ms
+    quorum_election_timeout_ms: int = option(1000, lo=1)  # quorum.election.timeout.ms
+    quorum_fetch_timeout_ms: int = option(2000, lo=1)  # quorum.fetch.timeout.ms
+    # how long the leader holds a metadata Fetch that finds nothing new (KafkaRaftClient's
+    # fetch max wait, 500 ms), and how long a broker takes to apply one record
+    metadata_fetch_wait_ms: int = option(500, lo=1)
+    metadata_apply_us: int = option(100, lo=0)
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if out["mode"] != "kraft":
+            for name in KRAFT_FIELDS:
+                del out[name]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> ClusterOptions:
+        return cls(**{f.name: data.get(f.name, "zk" if f.name == "mode" else f.default)
+                      for f in fields(cls)})
+
+
+# the [cluster] fields a ZooKeeper-mode trace header leaves out
+KRAFT_FIELDS = ("mode", "broker_heartbeat_interval_ms", "quorum_election_timeout_ms",
+                "quorum_fetch_timeout_ms", "metadata_fetch_wait_ms", "metadata_apply_us")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -292,6 +321,11 @@ class Options:
         return ibp_protocol(self.protocol, self.profile, ibp)
 
     @property
+    def kraft(self) -> bool:
+        """Whether the run's control plane is KRaft (`cluster.mode`)."""
+        return self.cluster.mode == "kraft"
+
+    @property
     def ibp(self) -> str:
         """The inter-broker protocol version the run starts with, named by its profile."""
         return self.inter_broker_protocol or self.profile
@@ -300,11 +334,13 @@ class Options:
         """The trace header's `options`: the protocol's switches with its profile last, then,
         only when the run has them, the IBP and each node on another profile with its
         switches (so a header of a run on one version reads as before)."""
-        protocol = {**self.protocol.to_json(), "profile": self.profile}
+        kraft = self.kraft
+        protocol = {**self.protocol.to_json(kraft), "profile": self.profile}
         if self.inter_broker_protocol:
             protocol["inter_broker_protocol"] = self.inter_broker_protocol
         if self.nodes:
-            protocol["nodes"] = {name: {"profile": profile, **self.protocol_on(profile).to_json()}
+            protocol["nodes"] = {name: {"profile": profile,
+                                        **self.protocol_on(profile).to_json(kraft)}
                                  for name, profile in self.nodes}
         return {"run": self.run.to_json(),
                 "protocol": protocol,
@@ -319,7 +355,9 @@ class Options:
         extra = ("profile", "inter_broker_protocol", "nodes")
         protocol = {k: v for k, v in data["protocol"].items() if k not in extra}
         nodes = data["protocol"].get("nodes", {})
-        return cls(run=RunOptions.from_json(data["run"]), protocol=Protocol(**protocol),
+        # a ZooKeeper-mode header leaves the KRaft-only switches out: the profile's are meant
+        base = PROFILES.get(data["protocol"]["profile"], Protocol())
+        return cls(run=RunOptions.from_json(data["run"]), protocol=replace(base, **protocol),
                    profile=data["protocol"]["profile"],
                    cluster=ClusterOptions.from_json(data["cluster"]),
                    topics=tuple(TopicOptions.from_json(t) for t in data["topics"]),

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sim.kafka.switches import BOUNDS, CHOICES, Protocol, switch_names
+from sim.kafka.switches import BOUNDS, CHOICES, KRAFT_SWITCHES, Protocol, switch_names
 
-__all__ = ["BOUNDS", "CHOICES", "IBP_WIRE", "MUTANTS", "PROFILES", "Protocol", "ibp_protocol",
-           "markdown_table", "newer", "node_protocol", "resolve_protocol", "switch_names",
-           "switch_text"]
+__all__ = ["BOUNDS", "CHOICES", "IBP_WIRE", "KRAFT_SWITCHES", "MUTANTS", "PROFILES", "Protocol",
+           "ibp_protocol", "markdown_table", "newer", "node_protocol", "release_order",
+           "resolve_protocol", "switch_names", "switch_text"]
 
 
 _WEEK_MS = 604_800_000
@@ -86,11 +86,18 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.4.1", dict(stop_replica_equal_epoch="accept",  # KAFKA-13972
                    hw_before_diverging_truncation=False)),  # KAFKA-14704
     ("3.5", dict()),
-    # KAFKA-15021 and KAFKA-15605 change KRaft and the ZK migration only
-    ("3.6", dict()),
+    # KAFKA-15021 (KRaft: no leader epoch bump on ISR shrink; a ZK controller still bumps it)
+    # and KAFKA-15605 (the ZK migration) change only what a ZK-mode run does not read
+    ("3.6", dict(kraft_isr_shrink_bumps_epoch=False)),
     ("3.7", dict(leader_discovery="kip951",  # KIP-951
                  client_backoff="exponential",  # KIP-580, KAFKA-9800
                  hw_waits_for_min_isr=True)),  # KAFKA-15583
+    # KRaft-era releases a user names (`cluster.mode`, sim.kafka.modes): their switches are
+    # 3.7's; 4.0 removed ZooKeeper mode (KIP-833's end), which sim.kafka.modes enforces
+    ("3.8", dict()),
+    ("3.9", dict()),
+    ("4.0", dict()),
+    ("4.1", dict()),
     # everything in the KIP texts (KIP-359, KIP-185/192) and the self-test's own proposals
     ("proposed", dict(produce_epoch_check=True, idempotence_modes=True,
                       leader_and_isr_delete_fence=True, full_leader_and_isr=True,
@@ -112,6 +119,11 @@ PROFILES: dict[str, Protocol] = _rows()
 # does: IBP 2.7 (`KAFKA_2_7_IV1`) brings Fetch v12, whose LastFetchedEpoch and DivergingEpoch
 # only 2.8 followers use (KAFKA-10554: `ApiVersion.isTruncationOnFetchSupported` at 2.8.0)
 IBP_WIRE: dict[str, dict] = {"2.7": dict(follower_truncation="diverging_epoch")}
+
+
+def release_order(name: str) -> tuple:
+    """A profile's place in release order (`proposed` last)."""
+    return (1,) if name == "proposed" else (0, *(int(x) for x in name.split(".")))
 
 
 # Named planted bugs, each a swap of Kafka rules (sim/kafka/rules/mutants.py), and the invariant
@@ -136,6 +148,8 @@ MUTANTS: dict[str, str] = {
     "alter_partition_not_resent": "under_replicated_after_heal",
     "client_keeps_first_leader": "produce_stalled_after_heal",
     "consumer_rests_for_good": "consume_stalled_after_heal",
+    "raft_commits_without_majority": "metadata_log_safety",
+    "broker_fetches_past_applied": "metadata_applied_in_order",
 }
 
 

@@ -77,6 +77,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "follower_fetch": (BROKER,),
     # KIP-227 (1.1): a consumer or follower (IBP) opens a fetch session; the leader keeps it
     "fetch_sessions": (CONSUMER, BROKER),
+    # KRaft only: the quorum controller writes the partition change
+    "kraft_isr_shrink_bumps_epoch": (CONTROLLER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

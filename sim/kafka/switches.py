@@ -206,11 +206,24 @@ class Protocol:
     # (`FetchSession.scala`, `FetchSessionHandler`; sim.kafka.rules.fetch_session). Before,
     # every Fetch names every partition and every answer carries them all
     fetch_sessions: bool = True
+    # KRaft only: a partition change that shrinks the ISR bumps the leader epoch
+    # (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded` to 3.5; KAFKA-15021, 3.6+: not)
+    kraft_isr_shrink_bumps_epoch: bool = True
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
-    def to_json(self) -> dict:
-        return asdict(self)
+    def to_json(self, kraft: bool = False) -> dict:
+        """The switches as the trace header stores them; the KRaft-only ones (`KRAFT_SWITCHES`)
+        only for a KRaft run, so a ZooKeeper-mode header reads as it did before they existed."""
+        out = asdict(self)
+        if not kraft:
+            for name in KRAFT_SWITCHES:
+                del out[name]
+        return out
+
+
+# the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
+KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch",)
 
 
 CHOICES = {

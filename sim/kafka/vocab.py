@@ -37,6 +37,18 @@ TOPIC_DELETION_COMPLETED = "topic_deletion_completed"  # topic, topic_id
 ALTER_PARTITION = "alter_partition"  # tp, from (broker), leader_epoch, partition_epoch, isr, error
 REPLICAS_OFFLINE = "replicas_offline"  # broker, tps: its replicas newly found in a failed log dir
 
+# -- KRaft: the controller quorum and its metadata log (cluster.mode = "kraft") -------------
+QUORUM_ELECTION = "quorum_election"  # a voter stands as candidate: epoch, end_offset
+QUORUM_LEADER = "quorum_leader"      # a voter won its epoch: epoch, end_offset, high_watermark
+QUORUM_RESIGNED = "quorum_resigned"  # the leader gave up its epoch: epoch, reason
+METADATA_APPEND = "metadata_append"  # the leader appended: offset, epoch, record ({kind, ...})
+METADATA_COMMIT = "metadata_commit"  # the leader's high watermark moved: epoch,
+#                                      high_watermark, records: [[offset, epoch, record]]
+METADATA_TRUNCATE = "metadata_truncate"  # a voter cut its log: to_offset, end_offset
+METADATA_APPLY = "metadata_apply"    # a broker applied committed records: from_offset,
+#                                      to_offset (its metadata offset after), expected_offset
+#                                      (its offset before), records (kinds)
+
 # -- broker control plane -----------------------------------------------------------------
 REPLICA_STATE = "replica_state"  # tp, topic_id, role (leader|follower), leader, leader_epoch,
 #                                  partition_epoch, isr, controller_epoch
@@ -102,7 +114,7 @@ ERROR_NAMES = {
     0: "NONE", 1: "OFFSET_OUT_OF_RANGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
     5: "LEADER_NOT_AVAILABLE", 6: "NOT_LEADER_OR_FOLLOWER", 7: "REQUEST_TIMED_OUT",
     10: "MESSAGE_TOO_LARGE", 29: "TOPIC_AUTHORIZATION_FAILED", 31: "CLUSTER_AUTHORIZATION_FAILED", 11: "STALE_CONTROLLER_EPOCH", 19: "NOT_ENOUGH_REPLICAS",
-    20: "NOT_ENOUGH_REPLICAS_AFTER_APPEND", 41: "NOT_CONTROLLER",
+    20: "NOT_ENOUGH_REPLICAS_AFTER_APPEND", 41: "NOT_CONTROLLER", 42: "INVALID_REQUEST",
     43: "UNSUPPORTED_FOR_MESSAGE_FORMAT", 45: "OUT_OF_ORDER_SEQUENCE_NUMBER",
     46: "DUPLICATE_SEQUENCE_NUMBER", 47: "INVALID_PRODUCER_EPOCH", 56: "KAFKA_STORAGE_ERROR",
     59: "UNKNOWN_PRODUCER_ID", 70: "FETCH_SESSION_ID_NOT_FOUND",

@@ -9,6 +9,7 @@ import pytest
 from scenarios.schema import (
     ALL_INVARIANTS,
     ScenarioError,
+    default_invariants,
     load_scenario,
     parse_scenario,
 )
@@ -22,7 +23,7 @@ def test_minimal_scenario_resolves_every_default():
     sc = parse_scenario(MINIMAL, "dir/minimal.toml")
     assert (sc.name, sc.path, sc.description, sc.expect, sc.seed) == (
         "minimal", "dir/minimal.toml", "", "pass", 1)
-    assert sc.invariants == ALL_INVARIANTS and sc.steps == [] and sc.mixes == []
+    assert sc.invariants == default_invariants("zk") and sc.steps == [] and sc.mixes == []
     o = sc.options.to_json()  # as the trace header records them
     assert o["run"] == {"duration_ms": 30000, "max_events": 5_000_000, "settle_ms": 5000}
     assert o["protocol"]["profile"] == "proposed" and o["protocol"]["mutant"] == ""
@@ -135,7 +136,6 @@ def test_docs_list_every_invariant_switch_and_message_kind_in_order():
     must be documented where scenario writers look for it."""
     import re
 
-    from scenarios.schema import ALL_INVARIANTS
     from sim.kafka.faults.rules import MESSAGE_KINDS
     from sim.kafka.profiles import switch_names
 

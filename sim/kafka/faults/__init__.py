@@ -4,7 +4,8 @@ Contract: `ACTIONS` maps each action name to its `FaultAction` (`sim.kafka.fault
 in the order `epochsim list actions` shows them. The family modules hold the actions:
 `nodes` (crash, restart, controlled_shutdown, power_loss, log_dir_failure), `cuts` (isolate,
 partition, block, heal, reset_connections), `rules` (rule, clear_rules), `admin` (the
-controller's actions and retention) and `versions` (upgrade, bump_ibp). The tables below are
+controller's actions and retention), `versions` (upgrade, bump_ibp) and `kraft`
+(cut_from_quorum, slow_metadata). The tables below are
 derived from the actions, never written by hand:
 - `DEFAULT_UNDO`: action -> what undoes a mix's step after its duration (the loader);
 - `UNDO_ACTIONS`: the undos mixes default to (restart, heal); the nemesis aims one that
@@ -18,17 +19,19 @@ This package imports no actor: the loader, explore and reports read it; the clus
 from __future__ import annotations
 
 from sim.core.faults import LAPSE
-from sim.kafka.faults import admin, cuts, nodes, rules, versions
+from sim.kafka.faults import admin, cuts, kraft, nodes, rules, versions
 from sim.kafka.faults.action import OPTIONAL, REQUIRED, FaultAction
 from sim.kafka.faults.cuts import CUT_ACTIONS
 from sim.kafka.faults.nodes import CONTROLLED_SHUTDOWN_US
 
-_ALL = {**nodes.ACTIONS, **cuts.ACTIONS, **rules.ACTIONS, **admin.ACTIONS, **versions.ACTIONS}
+_ALL = {**nodes.ACTIONS, **cuts.ACTIONS, **rules.ACTIONS, **admin.ACTIONS, **versions.ACTIONS,
+        **kraft.ACTIONS}
 _ORDER = ("crash", "restart", "isolate", "controlled_shutdown", "power_loss", "log_dir_failure",
           "partition",
           "block", "heal", "reset_connections", "rule", "clear_rules", "move_leader",
           "move_all_leaders", "preferred_election", "reassign", "cancel_reassignment",
-          "delete_topic", "create_topic", "retention", "upgrade_format", "upgrade", "bump_ibp")
+          "delete_topic", "create_topic", "retention", "upgrade_format", "upgrade", "bump_ibp", "cut_from_quorum",
+          "slow_metadata")
 assert sorted(_ORDER) == sorted(_ALL), "every fault action is listed once in _ORDER"
 ACTIONS: dict[str, FaultAction] = {name: _ALL[name] for name in _ORDER}
 

@@ -10,7 +10,7 @@ one or more rules for wrong ones (`sim.kafka.rules.mutants`), never a branch ins
 Modules: `epochs` (CurrentLeaderEpoch checks), `control` (LeaderAndIsr, StopReplica,
 UpdateMetadata), `replication` (HW, ISR, follower fetch and truncation), `producer_state` (the
 idempotent append check), `client_metadata`, `client_producer`, `client_consumer`, `backoff`,
-`controller`. `Rules` lists the rules a mutant may swap; the others are called directly.
+`controller`, `kraft` (the quorum, the quorum controller, a KRaft broker's replay). `Rules` lists the rules a mutant may swap; the others are called directly.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sim.kafka.rules import (
     control,
     controller,
     epochs,
+    kraft,
     producer_state,
     replication,
 )
@@ -59,6 +60,14 @@ class Rules:
     validates_positions: Callable = client_consumer.validates_positions
     rest_after_fetch_error: Callable = client_consumer.rest_after_fetch_error
     bumps_leader_epoch: Callable = controller.bumps_leader_epoch
+    raft_grants_vote: Callable = kraft.grants_vote
+    raft_high_watermark: Callable = kraft.high_watermark
+    raft_diverging_end_offset: Callable = kraft.diverging_end_offset
+    kraft_partition_change: Callable = kraft.partition_change
+    kraft_alter_partition_error: Callable = kraft.alter_partition_error
+    kraft_broker_takes_partition: Callable = kraft.broker_takes_partition
+    kraft_unfences: Callable = kraft.unfences
+    next_metadata_fetch_offset: Callable = kraft.next_metadata_fetch_offset
 
 
 @cache

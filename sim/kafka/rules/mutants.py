@@ -130,6 +130,11 @@ def _reuses_leader_epoch(bump_epoch, state_written, reason):
 
 
 # each planted bug -> {rule name: replacement}
+def _commits_without_majority(voter_end_offsets, current_hw, epoch_start_offset):
+    """The quorum leader commits what it has itself appended, with no majority behind it."""
+    return max(voter_end_offsets[0], current_hw)
+
+
 SWAPS: dict[str, dict] = {
     "no_produce_epoch_check": {"produce_local_log": _no_produce_epoch_check},
     "no_stop_replica_epoch_check": {"stop_replica_epoch_allowed": lambda proto, req, local: True},
@@ -160,5 +165,10 @@ SWAPS: dict[str, dict] = {
         "update_partition_metadata": _keeps_first_metadata,
         "update_partition_leadership": lambda proto, cached_epoch, leader, epoch, known: False},
     "consumer_rests_for_good": {"rest_after_fetch_error": _rest_for_good},
+    "raft_commits_without_majority": {"raft_high_watermark": _commits_without_majority},
+    # the broker takes what it fetched, uncommitted records too, as consumed and fetches on
+    # after them: the records it dropped as uncommitted are never applied
+    "broker_fetches_past_applied": {
+        "next_metadata_fetch_offset": lambda applied_end, fetched_end: fetched_end},
 }
 

@@ -72,6 +72,8 @@ _BATCH = Batch("b", "p", 5, 0, pid=7, producer_epoch=0, base_seq=5)
     ("spurious_out_of_order", "check_producer_append", (_PROTO, None, _BATCH), (E.NONE, None)),
     ("hint_accepts_equal_epoch", "update_partition_leadership", (_PROTO, 6, 3, 6, True), False),
     ("client_keeps_first_leader", "update_partition_leadership", (_PROTO, 6, 3, 7, True), True),
+    ("raft_commits_without_majority", "raft_high_watermark", ([9, 4, 2], 2, 3), 4),
+    ("broker_fetches_past_applied", "next_metadata_fetch_offset", (5, 8), 5),
 ])
 def test_each_swap_answers_otherwise_than_kafka(mutant, rule, args, right):
     assert getattr(Rules(), rule)(*args) == right

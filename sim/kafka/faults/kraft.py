@@ -1,0 +1,48 @@
+"""KRaft faults: a broker cut from the controller quorum but not from its clients and peers,
+and a broker whose metadata fetch and apply run slow.
+
+Contract: `ACTIONS` holds `cut_from_quorum` and `slow_metadata` as `FaultAction`s (see
+`sim.kafka.faults.action`). Both act in KRaft mode only (`cluster.mode = "kraft"`); in
+ZooKeeper mode their outcome says so and nothing changes. The quorum's own failures are the
+generic node faults aimed at a controller (`crash`/`isolate` of `controller`, the active one).
+"""
+
+from __future__ import annotations
+
+from sim.kafka.faults.action import CUT, FaultAction, number, target_words
+
+ZK_ONLY = "not a KRaft cluster (cluster.mode = \"zk\"): nothing done"
+
+
+def _cut_from_quorum(cluster, target, params):
+    """Cut every link between the broker and the controllers (both ways): it keeps serving
+    clients and followers from the metadata it has, stops heartbeating, and is fenced once
+    its session times out; its metadata offset stops where it was."""
+    if not cluster.options.kraft:
+        return ZK_ONLY
+    voters = [c.name for c in cluster.controllers]
+    return cluster.world.network.partition([[target], voters], params.get("cut"))
+
+
+def _slow_metadata(cluster, target, params):
+    """From now on every batch of metadata records the broker applies takes `delay_ms` more
+    (a slow disk, a long GC, a loaded machine): its metadata offset falls behind the other
+    brokers'. `delay_ms = 0` ends it. It lasts across restarts (it is the machine's)."""
+    if not cluster.options.kraft:
+        return ZK_ONLY
+    cluster.brokers[int(target[1:])].metadata_delay_us = int(params["delay_ms"] * 1000)
+    return None
+
+
+ACTIONS = {a.name: a for a in (
+    FaultAction(
+        "cut_from_quorum", "broker", params=CUT, apply=_cut_from_quorum,
+        sentence=lambda t, p: f"cut {target_words(t)} from the controller quorum (clients "
+                              "and other brokers still reach it)",
+        default_undo="heal", window="cut"),
+    FaultAction(
+        "slow_metadata", "broker", params={"delay_ms": (number(lo=0), 1000)},
+        apply=_slow_metadata,
+        sentence=lambda t, p: f"{target_words(t)} applies each metadata batch "
+                              f"{p['delay_ms']} ms late"),
+)}

@@ -1,0 +1,233 @@
+"""KRaft broker: the broker's control plane in KRaft mode (KIP-500, KIP-631).
+
+Contract (a `Broker` whose control plane is the metadata log): it registers with the active
+controller (its broker epoch is the offset of its RegisterBrokerRecord), heartbeats every
+`broker_heartbeat_interval_ms` with its applied metadata offset, and fetches the metadata log
+from the quorum leader as an observer. It applies only committed records, in log order, each
+costing `metadata_apply_us` (plus `metadata_delay_us`, which the `slow_metadata` fault sets):
+its metadata offset lags the controller's by its fetch round trip and its apply time. Partition
+records are applied as `ReplicaManager.applyDelta` does: a replica becomes leader or follower
+(`Partition.makeLeader` / `makeFollower`, taking an equal partition epoch, KAFKA-13790,
+`rules.kraft_broker_takes_partition`); a removed topic's replicas are deleted. Metadata
+answers come from this broker's own applied image. AlterPartition goes to the quorum leader
+this broker last heard of. The data plane is `Broker`'s. Nothing of ZooKeeper is used.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka import kraft_messages as K
+from sim.kafka import vocab as V
+from sim.kafka.broker import Broker
+from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetch
+from sim.kafka.metadata_image import MetadataImage
+
+RETRY_BACKOFF_US = 100_000
+FENCED_HEARTBEAT_US = 10_000  # quorum.retry.backoff.ms is 20 ms; a little longer keeps traces short
+
+
+class KraftBroker(Broker):
+    def __init__(self, world, broker_id: int, options, protocol, store, voters: list[str]):
+        self.voters = voters
+        self.metadata_delay_us = 0  # set by the slow_metadata fault; survives a restart
+        super().__init__(world, broker_id, options, protocol, store)
+
+    def _reset_volatile(self) -> None:
+        super()._reset_volatile()
+        self.image = MetadataImage()
+        self.applied = 0  # the next metadata offset to apply
+        self.applied_epoch = 0
+        self.meta_leader: str | None = None
+        self.meta_token = 0  # names the Fetch in flight (a timeout for an older one is void)
+        self.applying = False
+        self.awaiting = False  # a metadata Fetch is out, unanswered
+        self.registered = False
+        self.bootstrap = 0
+        self.heartbeat_token = 0
+
+    # -- registration and heartbeats -------------------------------------------------------
+    def _register(self) -> None:
+        self.broker_epoch = -1
+        self._schedule_heartbeat(0)
+        self._arm_timers()
+        self.set_timer(0, "meta_fetch")
+
+    def _controller_guess(self) -> str:
+        if self.meta_leader is not None:
+            return self.meta_leader
+        self.bootstrap += 1
+        return self.voters[self.bootstrap % len(self.voters)]
+
+    def _heartbeat(self) -> None:
+        dst = self._controller_guess()
+        if not self.registered:
+            self.send(dst, "BrokerRegistration", BrokerRegistration(self.id, self.incarnation))
+        else:
+            self.send(dst, "BrokerHeartbeat",
+                      BrokerHeartbeat(self.id, self.broker_epoch, self.applied))
+        self._schedule_heartbeat(self.cluster.broker_heartbeat_interval_ms * 1000)
+
+    def _schedule_heartbeat(self, delay_us: int) -> None:
+        """The next registration or heartbeat in `delay_us`, replacing the one scheduled."""
+        self.heartbeat_token += 1
+        self.set_timer(delay_us, "heartbeat", self.heartbeat_token)
+
+    def on_registration_response(self, msg) -> None:
+        resp = msg.body
+        if resp.incarnation != self.incarnation or self.registered:
+            return
+        if resp.error:  # not the active controller: try another soon (after-failure backoff)
+            self.meta_leader = None
+            self._schedule_heartbeat(RETRY_BACKOFF_US)
+            return
+        self.registered, self.broker_epoch = True, resp.broker_epoch
+        self._learn_controller(msg.src)
+        self._schedule_heartbeat(0)  # `BrokerLifecycleManager`: a heartbeat at once
+
+    def on_heartbeat_response(self, msg) -> None:
+        resp = msg.body
+        if resp.error == E.STALE_BROKER_EPOCH:
+            self.registered = False  # the controller lost this incarnation: register again
+        elif resp.error == E.NONE:
+            self._learn_controller(resp.leader)
+            if resp.fenced:  # catching up: `BrokerLifecycleManager` asks again after 10 ms
+                self._schedule_heartbeat(FENCED_HEARTBEAT_US)
+        else:
+            self.meta_leader = resp.leader if resp.leader != msg.src else None
+            self._schedule_heartbeat(RETRY_BACKOFF_US)
+
+    def _learn_controller(self, name: str | None) -> None:
+        """The active controller is `name`: AlterPartitions go there from now on, and the
+        unanswered ones are sent to it again (`BrokerToControllerChannelManager`)."""
+        if name is None or name == self.controller:
+            return
+        self.controller = name
+        self.resend_alters()
+
+    def stop_cleanly(self) -> None:
+        """A clean stop without a controlled shutdown (not modelled in KRaft mode): HWs
+        checkpointed, logs flushed, the process exits; the controller fences it later."""
+        if self.alive:
+            self.checkpoint_hws()
+            for _topic_id, log in self.logs.values():
+                log.flush()
+            self.exit_process()
+
+    # -- the metadata log ------------------------------------------------------------------
+    def on_timer(self, name: str, data) -> None:
+        if name == "heartbeat":
+            if data == self.heartbeat_token:
+                self._heartbeat()
+        elif name == "meta_fetch":
+            self._meta_fetch()
+        elif name == "meta_fetch_timeout":
+            if data == self.meta_token and not self.applying:
+                self.meta_leader = None
+                self._meta_fetch()
+        elif name == "meta_apply":
+            self._apply(data)
+        else:
+            super().on_timer(name, data)
+
+    def _meta_fetch(self) -> None:
+        self.meta_token += 1
+        self.awaiting = True
+        dst = self._controller_guess()
+        self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, self.applied,
+                                                  self.applied_epoch, False))
+        wait_us = self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
+        self.set_timer(wait_us, "meta_fetch_timeout", self.meta_token)
+
+    def on_quorum_fetch_response(self, msg) -> None:
+        resp = msg.body
+        if self.applying or not self.awaiting:
+            return  # an answer to a Fetch this broker gave up on, or already had answered
+        self.awaiting = False
+        self.meta_token += 1
+        if resp.error or resp.diverging is not None:
+            self.meta_leader = resp.leader
+            self.set_timer(RETRY_BACKOFF_US, "meta_fetch")
+            return
+        self.meta_leader = resp.leader
+        self._learn_controller(resp.leader)
+        # records below its metadata offset came in an answer to an earlier Fetch, sent again
+        committed = [e for e in resp.entries if self.applied <= e[0] < resp.high_watermark]
+        fetched_end = resp.entries[-1][0] + 1 if resp.entries else self.applied
+        if not committed:
+            self._meta_fetch()
+            return
+        self.applying = True
+        cost = len(committed) * self.cluster.metadata_apply_us + self.metadata_delay_us
+        self.set_timer(cost, "meta_apply", (committed, fetched_end))
+
+    def _apply(self, data) -> None:
+        committed, fetched_end = data
+        start = self.applied
+        touched, alive_changed = [], False
+        for offset, epoch, record in committed:
+            tps, brokers = self.image.replay(offset, record)
+            self.applied, self.applied_epoch = offset + 1, epoch
+            self.controller_epoch = max(self.controller_epoch, epoch)
+            alive_changed |= brokers
+            touched += [tp for tp in tps if tp not in touched]
+            if record.kind == K.TOPIC:
+                topic = self.store.topics.get(record.get("name"))
+                self.formats[record.get("name")] = topic.message_format if topic else 2
+        # one delta per batch, as `MetadataLoader` publishes: a replica meets the batch's
+        # final state of each partition, not every step of it (a restart replays the log)
+        changes = self._apply_partitions(touched)
+        self.emit(V.METADATA_APPLY, {"from_offset": committed[0][0], "to_offset": self.applied,
+                                     "expected_offset": start,
+                                     "records": [r.kind for _o, _e, r in committed]})
+        if alive_changed and self.image.usable() != self.alive_brokers:
+            self.alive_brokers = self.image.usable()
+            self.touch_all_sessions()
+        else:
+            alive_changed = False
+        if changes or alive_changed:
+            self.emit(V.METADATA, {"controller_epoch": self.controller_epoch, "changes": changes,
+                                   "alive": list(self.alive_brokers)})
+        self.flush_hw()
+        self.applying = False
+        self.applied = self.rules.next_metadata_fetch_offset(self.applied, fetched_end)
+        self._meta_fetch()
+
+    def _apply_partitions(self, tps: list[str]) -> list:
+        """`ReplicaManager.applyDelta` for the partitions a batch changed; returns the
+        metadata cache's changes."""
+        changes = []
+        for tp in tps:
+            st = self.image.parts.get(tp)
+            if st is None:  # removed with its topic
+                self._remove_local(tp)
+                if self.metadata.pop(tp, None) is not None:
+                    self.touch_sessions(tp)
+                    changes.append([tp, -1, -2])
+                continue
+            entry = (st.topic_id, st.leader, st.leader_epoch)
+            if self.metadata.get(tp) != entry:
+                self.metadata[tp] = entry
+                self.touch_sessions(tp)
+                changes.append([tp, st.leader, st.leader_epoch])
+            if self.id in st.replicas and not self.on_failed_disk(tp):
+                p = self.partitions.get(tp)
+                if p is None or p.topic_id != st.topic_id or self.rules.kraft_broker_takes_partition(
+                        p.leader_epoch, p.partition_epoch, st.leader_epoch, st.partition_epoch):
+                    self._become(st)
+        return changes
+
+    def _remove_local(self, tp: str) -> None:
+        """A partition whose topic was removed: its replica here stops and is deleted."""
+        p = self.partitions.get(tp)
+        if p is None and tp not in self.logs:
+            return
+        self.remove_from_fetchers(tp)
+        if p is not None:
+            self.fail_waiters(tp)
+        self._delete_replica(tp, self.logs[tp][0] if tp in self.logs else p.topic_id, None)
+
+    _handlers = {**Broker._handlers,
+                 "QuorumFetchResponse": on_quorum_fetch_response,
+                 "BrokerRegistrationResponse": on_registration_response,
+                 "BrokerHeartbeatResponse": on_heartbeat_response}
+

@@ -1,0 +1,232 @@
+"""KRaft controller: one voter of the controller quorum; the active one (the quorum leader,
+once its epoch's first record commits) runs the cluster by appending metadata records.
+
+Contract: brokers register (RegisterBrokerRecord, fenced; the record's offset is the broker
+epoch), heartbeat every `broker_heartbeat_interval_ms`, are unfenced once caught up to their
+registration (`rules.kraft_unfences`), and fenced when silent for `broker_session_timeout_ms`
+(BrokerRegistrationChangeRecord). Every change of the usable broker set is followed by the
+partition changes it implies (`rules.kraft_partition_change`: elections, ISR shrinks).
+AlterPartition is validated by `rules.kraft_alter_partition_error` and never bumps the leader
+epoch. The active controller replays each record into its image as it appends it
+(`QuorumController` does, with a snapshot to revert to); answers that report a change wait for
+its commit. A new active controller rebuilds its image from its log, gives every registered
+broker a fresh session, and creates the scenario's topics once their brokers are unfenced (or
+a session timeout after it took over). The `partition_state` event is recorded when a
+partition record commits: that is the truth brokers can learn. Operator actions are in
+`KraftAdmin` (leader moves; controlled shutdown, topic deletion and reassignment are not
+modelled in KRaft mode).
+"""
+
+from __future__ import annotations
+
+from sim.core.actor import Actor
+from sim.kafka import errors as E
+from sim.kafka import kraft_messages as K
+from sim.kafka import vocab as V
+from sim.kafka.kraft_admin import KraftAdmin
+from sim.kafka.kraft_messages import BrokerHeartbeatResponse, BrokerRegistrationResponse
+from sim.kafka.messages import AlterPartitionResponse
+from sim.kafka.metadata_image import MetadataImage, partition_record
+from sim.kafka.quorum import RAFT_TICK_US, RaftQuorum
+from sim.kafka.rules import rules_for
+
+
+class KraftController(KraftAdmin, RaftQuorum, Actor):
+    def __init__(self, world, name: str, options, protocol, store, voters: list[str]):
+        super().__init__(name, world)
+        self.cluster = options.cluster
+        self.options = options
+        self.protocol = protocol
+        self.rules = rules_for(protocol)
+        self.store = store  # the scenario's topic configs only
+        self.init_raft(voters)
+        self._reset_controller()
+
+    def _reset_controller(self) -> None:
+        self.active = False
+        self.image = MetadataImage()
+        self.heartbeats: dict[int, int] = {}
+        self.claimed_us = 0
+        self.waiting: list[tuple[int, str, str, object]] = []  # (offset, dst, kind, body)
+
+    @property
+    def controller_epoch(self) -> int:
+        return self.quorum_epoch
+
+    def start(self) -> None:
+        self.set_timer(RAFT_TICK_US, "tick")
+
+    def on_crash(self) -> None:
+        self._reset_controller()
+
+    def on_restart(self) -> None:
+        self._reset_raft_volatile()
+        self.set_timer(RAFT_TICK_US, "tick")
+
+    def on_timer(self, name: str, data) -> None:
+        if name == "tick":
+            self.raft_tick()
+            if self.active:
+                self._check_sessions()
+                self._maybe_create_topics()
+            self.set_timer(RAFT_TICK_US, "tick")
+
+    def on_message(self, msg) -> None:
+        handler = self._handlers.get(msg.kind)
+        if handler is not None:
+            handler(self, msg)
+
+    # -- leadership --------------------------------------------------------------------------
+    def on_leadership(self, claimed: bool) -> None:
+        if not claimed:
+            if self.active:
+                self.emit(V.CONTROLLER_RESIGNED, {"controller_epoch": self.quorum_epoch,
+                                                  "reason": "quorum leadership lost"})
+            self._reset_controller()
+            return
+        self.image = MetadataImage()
+        for offset, (_epoch, record) in enumerate(self.entries):
+            self.image.replay(offset, record)
+        self.active, self.claimed_us = True, self.now_us
+        self.heartbeats = {b: self.now_us for b in sorted(self.image.brokers)}
+        self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.quorum_epoch})
+        self._maybe_create_topics()
+        self._rebalance()
+
+    def on_committed(self, entries: list) -> None:
+        """Record the partitions' committed truth and send the answers that waited on it."""
+        for _offset, _epoch, record in entries:
+            if record.kind in (K.PARTITION, K.PARTITION_CHANGE):
+                get = record.get
+                self.emit(V.PARTITION_STATE, {
+                    "tp": get("tp"), "topic_id": get("topic_id"), "leader": get("leader"),
+                    "leader_epoch": get("leader_epoch"), "partition_epoch": get("partition_epoch"),
+                    "isr": list(get("isr")), "replicas": list(get("replicas")),
+                    "reason": record.kind, "controller_epoch": self.quorum_epoch})
+        ready = [w for w in self.waiting if w[0] < self.hw]
+        self.waiting = [w for w in self.waiting if w[0] >= self.hw]
+        for _offset, dst, kind, body in ready:
+            self.send(dst, kind, body)
+
+    def _write(self, record: K.MetadataRecord) -> int:
+        offset = self.append(record)
+        self.image.replay(offset, record)
+        return offset
+
+    # -- topics and partitions -------------------------------------------------------------
+    def _maybe_create_topics(self) -> None:
+        """Create the scenario's topics (CreateTopics at start) once the brokers they name are
+        unfenced, or a session timeout after this controller took over."""
+        todo = [t for t in self.options.topics if t.name not in self.image.topics]
+        if not todo:
+            return
+        usable = self.image.usable()
+        waited = self.now_us - self.claimed_us > self.cluster.broker_session_timeout_ms * 1000
+        for t in todo:
+            named = sorted({b for replicas in t.assignment for b in replicas})
+            if not waited and any(b not in usable for b in named):
+                continue
+            topic_id = self.store.topics[t.name].topic_id
+            self._write(K.MetadataRecord.of(K.TOPIC, name=t.name, topic_id=topic_id))
+            for i, replicas in enumerate(t.assignment):
+                isr = tuple(r for r in replicas if r in usable)
+                leader = isr[0] if isr else E.NO_LEADER
+                self._write(K.MetadataRecord.of(
+                    K.PARTITION, tp=f"{t.name}-{i}", topic_id=topic_id, leader=leader,
+                    leader_epoch=0, partition_epoch=0, isr=isr or tuple(replicas[:1]),
+                    replicas=tuple(replicas)))
+
+    def _rebalance(self) -> None:
+        """The partition changes the usable broker set implies: fenced replicas leave the ISR,
+        leaderless partitions get a leader (`ReplicationControlManager.handleBrokerFenced`,
+        `handleBrokerUnfenced`)."""
+        usable = self.image.usable()
+        for tp in sorted(self.image.parts):
+            st = self.image.parts[tp]
+            change = self.rules.kraft_partition_change(
+                self.protocol, st.leader, st.leader_epoch, st.partition_epoch, st.isr,
+                st.replicas, usable, None, self.cluster.unclean_leader_election)
+            if change is not None:
+                self._write(partition_record(K.PARTITION_CHANGE, st._replace(**change._asdict())))
+
+    # -- brokers -----------------------------------------------------------------------------
+    def _not_controller(self, msg, kind: str, body) -> bool:
+        if self.active:
+            return False
+        self.send(msg.src, kind, body)
+        return True
+
+    def on_broker_registration(self, msg) -> None:
+        req = msg.body
+        if self._not_controller(msg, "BrokerRegistrationResponse",
+                                BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, req.incarnation)):
+            return
+        offset = self._write(K.MetadataRecord.of(K.REGISTER_BROKER, broker=req.broker,
+                                                 fenced=True))
+        self.heartbeats[req.broker] = self.now_us
+        self._rebalance()  # the previous incarnation, if any, is fenced by the new one
+        self.waiting.append((offset, msg.src, "BrokerRegistrationResponse",
+                             BrokerRegistrationResponse(E.NONE, offset, req.incarnation)))
+
+    def on_broker_heartbeat(self, msg) -> None:
+        req = msg.body
+        if self._not_controller(msg, "BrokerHeartbeatResponse",
+                                BrokerHeartbeatResponse(E.NOT_CONTROLLER, True, self.leader)):
+            return
+        reg = self.image.brokers.get(req.broker)
+        if reg is None or reg.epoch != req.broker_epoch:
+            self.send(msg.src, "BrokerHeartbeatResponse",
+                      BrokerHeartbeatResponse(E.STALE_BROKER_EPOCH, True, self.name))
+            return
+        self.heartbeats[req.broker] = self.now_us
+        if self.rules.kraft_unfences(reg.fenced, req.metadata_offset, reg.epoch):
+            self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=req.broker,
+                                            broker_epoch=reg.epoch, fenced=False))
+            self._rebalance()
+        self.send(msg.src, "BrokerHeartbeatResponse",
+                  BrokerHeartbeatResponse(E.NONE, reg.fenced, self.name))
+
+    def _check_sessions(self) -> None:
+        """Fence every unfenced broker silent for broker.session.timeout.ms
+        (`BrokerHeartbeatManager.findOneStaleBroker`)."""
+        limit = self.cluster.broker_session_timeout_ms * 1000
+        stale = [b for b, reg in sorted(self.image.brokers.items())
+                 if not reg.fenced and self.now_us - self.heartbeats.get(b, 0) > limit]
+        for b in stale:
+            self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=b,
+                                            broker_epoch=self.image.brokers[b].epoch, fenced=True))
+        if stale:
+            self._rebalance()
+
+    # -- AlterPartition ----------------------------------------------------------------------
+    def on_alter_partition(self, msg) -> None:
+        req = msg.body
+        st = self.image.parts.get(req.tp) if self.active else None
+        usable = self.image.usable()
+        error = self.rules.kraft_alter_partition_error(
+            self.protocol, self.active, st is not None, st.leader if st else -1,
+            st.leader_epoch if st else -1, st.partition_epoch if st else -1, req.broker,
+            req.leader_epoch, req.partition_epoch, req.isr, usable)
+        self.emit(V.ALTER_PARTITION, {"tp": req.tp, "from": req.broker,
+                                      "leader_epoch": req.leader_epoch,
+                                      "partition_epoch": req.partition_epoch,
+                                      "isr": list(req.isr), "error": error})
+        if error:
+            self.send(msg.src, "AlterPartitionResponse",
+                      AlterPartitionResponse(req.corr, req.tp, error, -1, -1, ()))
+            return
+        new = st._replace(isr=tuple(req.isr), partition_epoch=st.partition_epoch + 1)
+        offset = self._write(partition_record(K.PARTITION_CHANGE, new))
+        self.waiting.append((offset, msg.src, "AlterPartitionResponse", AlterPartitionResponse(
+            req.corr, req.tp, E.NONE, new.leader_epoch, new.partition_epoch, new.isr)))
+
+    _handlers = {
+        "Vote": RaftQuorum.on_vote,
+        "VoteResponse": RaftQuorum.on_vote_response,
+        "BeginQuorumEpoch": RaftQuorum.on_begin_quorum_epoch,
+        "QuorumFetch": RaftQuorum.on_quorum_fetch,
+        "QuorumFetchResponse": RaftQuorum.on_quorum_fetch_response,
+        "BrokerRegistration": on_broker_registration,
+        "BrokerHeartbeat": on_broker_heartbeat,
+        "AlterPartition": on_alter_partition,
+    }

@@ -1,0 +1,130 @@
+"""KRaft's messages: metadata records, the quorum's Vote and Fetch, broker registration and
+heartbeats.
+
+Contract: immutable named tuples like `sim.kafka.messages`, each with `brief()` for the trace's
+`send` event. A `MetadataRecord` is one record of the `__cluster_metadata` log: its Kafka
+record type (`kind`: RegisterBrokerRecord, BrokerRegistrationChangeRecord, TopicRecord,
+PartitionRecord, PartitionChangeRecord, RemoveTopicRecord, or the quorum's own LeaderChange
+control record) and its fields as sorted (name, value) pairs, so two records compare equal
+exactly when their contents do. Controllers (voters) and brokers (observers) send the same
+`QuorumFetch`; its answer carries the records after the fetch offset, with their epochs.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# record kinds (`metadata/src/main/resources/common/metadata/*.json`)
+REGISTER_BROKER = "RegisterBrokerRecord"
+BROKER_CHANGE = "BrokerRegistrationChangeRecord"
+TOPIC = "TopicRecord"
+PARTITION = "PartitionRecord"
+PARTITION_CHANGE = "PartitionChangeRecord"
+REMOVE_TOPIC = "RemoveTopicRecord"
+LEADER_CHANGE = "LeaderChange"  # the control record a new quorum leader writes first
+
+
+class MetadataRecord(NamedTuple):
+    kind: str
+    fields: tuple  # sorted (name, value) pairs; lists as tuples
+
+    @classmethod
+    def of(cls, kind: str, **fields) -> MetadataRecord:
+        return cls(kind, tuple(sorted(fields.items())))
+
+    def get(self, name: str, default=None):
+        for key, value in self.fields:
+            if key == name:
+                return value
+        return default
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, **{k: list(v) if isinstance(v, tuple) else v
+                                      for k, v in self.fields}}
+
+
+class Vote(NamedTuple):
+    epoch: int
+    candidate: str
+    last_epoch: int
+    last_offset: int  # the candidate's log end offset
+
+    def brief(self) -> dict:
+        return {"epoch": self.epoch, "last_epoch": self.last_epoch, "last_offset": self.last_offset}
+
+
+class VoteResponse(NamedTuple):
+    epoch: int
+    granted: bool
+
+    def brief(self) -> dict:
+        return {"epoch": self.epoch, "granted": self.granted}
+
+
+class BeginQuorumEpoch(NamedTuple):
+    epoch: int
+    leader: str
+
+    def brief(self) -> dict:
+        return {"epoch": self.epoch}
+
+
+class QuorumFetch(NamedTuple):
+    """A voter's or an observer's (broker's) Fetch of the metadata log."""
+
+    epoch: int  # the fetcher's quorum epoch (-1: it knows none)
+    replica: str
+    fetch_offset: int
+    last_fetched_epoch: int
+    voter: bool
+
+    def brief(self) -> dict:
+        return {"epoch": self.epoch, "fetch_offset": self.fetch_offset}
+
+
+class QuorumFetchResponse(NamedTuple):
+    epoch: int
+    leader: str | None  # the leader the answering node knows (None: none)
+    error: int
+    entries: tuple  # (offset, epoch, MetadataRecord) after the fetch offset
+    high_watermark: int
+    diverging: tuple | None  # (epoch, end offset) to truncate to, or None
+
+    def brief(self) -> dict:
+        return {"epoch": self.epoch, "error": self.error, "records": len(self.entries),
+                "high_watermark": self.high_watermark}
+
+
+class BrokerRegistration(NamedTuple):
+    broker: int
+    incarnation: int
+
+    def brief(self) -> dict:
+        return {"broker": self.broker}
+
+
+class BrokerRegistrationResponse(NamedTuple):
+    error: int
+    broker_epoch: int
+    incarnation: int
+
+    def brief(self) -> dict:
+        return {"error": self.error, "broker_epoch": self.broker_epoch}
+
+
+class BrokerHeartbeat(NamedTuple):
+    broker: int
+    broker_epoch: int
+    metadata_offset: int  # the broker's applied metadata offset (next offset to apply)
+
+    def brief(self) -> dict:
+        return {"broker_epoch": self.broker_epoch, "metadata_offset": self.metadata_offset}
+
+
+class BrokerHeartbeatResponse(NamedTuple):
+    error: int
+    fenced: bool
+    leader: str | None
+
+    def brief(self) -> dict:
+        return {"error": self.error, "fenced": self.fenced}

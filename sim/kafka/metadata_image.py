@@ -1,0 +1,80 @@
+"""The state a replay of the metadata log builds (Kafka's `MetadataImage`): brokers with their
+epochs and fencing, topics with their ids, partitions with their state.
+
+Contract: `replay(offset, record)` applies one `MetadataRecord` as `ClusterControlManager`,
+`ReplicationControlManager` and the brokers' `MetadataDelta` do, and returns the partitions it
+changed (or removed) and whether the broker set changed. The active controller replays what it
+appends; a broker replays what it fetched and found committed, in log order. Plain data: no
+actor, no clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sim.kafka import kraft_messages as K
+from sim.kafka.messages import PartitionState
+
+
+@dataclass
+class BrokerRegistration:
+    epoch: int  # the offset of its RegisterBrokerRecord
+    fenced: bool
+
+
+@dataclass
+class MetadataImage:
+    brokers: dict = field(default_factory=dict)  # id -> BrokerRegistration
+    topics: dict = field(default_factory=dict)  # name -> topic id
+    parts: dict = field(default_factory=dict)  # tp -> PartitionState
+
+    def usable(self) -> tuple:
+        """The registered, unfenced brokers, in id order."""
+        return tuple(sorted(b for b, r in self.brokers.items() if not r.fenced))
+
+    def tps_of(self, topic: str) -> list[str]:
+        return sorted((tp for tp in self.parts if tp.rpartition("-")[0] == topic),
+                      key=lambda tp: int(tp.rpartition("-")[2]))
+
+    def replay(self, offset: int, record: K.MetadataRecord) -> tuple[list[str], bool]:
+        """Apply `record` (at `offset`); returns (changed or removed partitions, whether the
+        broker set changed)."""
+        get = record.get
+        if record.kind == K.REGISTER_BROKER:
+            self.brokers[get("broker")] = BrokerRegistration(offset, get("fenced"))
+            return [], True
+        if record.kind == K.BROKER_CHANGE:
+            reg = self.brokers.get(get("broker"))
+            if reg is None or reg.epoch != get("broker_epoch"):
+                return [], False  # a change for an older incarnation
+            reg.fenced = get("fenced")
+            return [], True
+        if record.kind == K.TOPIC:
+            self.topics[get("name")] = get("topic_id")
+            return [], False
+        if record.kind in (K.PARTITION, K.PARTITION_CHANGE):
+            tp = get("tp")
+            old = self.parts.get(tp)
+            replicas = get("replicas", old.replicas if old else ())
+            self.parts[tp] = PartitionState(tp, get("topic_id"), get("leader"),
+                                            get("leader_epoch"), get("partition_epoch"),
+                                            get("isr"), replicas)
+            return [tp], False
+        if record.kind == K.REMOVE_TOPIC:
+            name = next((n for n, i in self.topics.items() if i == get("topic_id")), None)
+            if name is None:
+                return [], False
+            del self.topics[name]
+            gone = self.tps_of(name)
+            for tp in gone:
+                del self.parts[tp]
+            return gone, False
+        return [], False
+
+
+def partition_record(kind: str, st: PartitionState) -> K.MetadataRecord:
+    """A PartitionRecord or PartitionChangeRecord carrying `st` whole (the model writes every
+    field; Kafka's change record leaves unchanged ones out)."""
+    return K.MetadataRecord.of(kind, tp=st.tp, topic_id=st.topic_id, leader=st.leader,
+                               leader_epoch=st.leader_epoch, partition_epoch=st.partition_epoch,
+                               isr=tuple(st.isr), replicas=tuple(st.replicas))

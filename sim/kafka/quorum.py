@@ -1,0 +1,269 @@
+"""The controller quorum's Raft: leader election by epoch, log replication to the voters, and
+the high watermark that commits records (KIP-595, `KafkaRaftClient`).
+
+Contract (mixin of `KraftController`): each voter (c1..cN) keeps a durable log of
+(epoch, `MetadataRecord`) entries, its quorum epoch and its vote. A follower Fetches from the
+leader it knows; silent for `quorum_fetch_timeout_ms` (or knowing no leader for a randomised
+`quorum_election_timeout_ms`) it stands as candidate for the next epoch and asks the others
+for votes (`rules.raft_grants_vote`). A candidate with a majority leads: it writes a
+LeaderChange record first, tells the others (BeginQuorumEpoch), and commits (moves the high watermark) when a majority of voters
+has an offset in its own epoch (`rules.raft_high_watermark`). A Fetch off the leader's log is
+answered with the divergence to truncate to (`rules.raft_diverging_end_offset`). A leader that
+hears from no majority for `quorum_fetch_timeout_ms` resigns (KAFKA-15489's check-quorum; a
+simplification before 3.7). Brokers fetch as observers. Records reach the controller layer
+through `on_committed(entries)` and `on_leadership(claimed)`; nothing here knows record kinds
+beyond LeaderChange.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.kraft_messages import (
+    LEADER_CHANGE,
+    BeginQuorumEpoch,
+    MetadataRecord,
+    QuorumFetch,
+    QuorumFetchResponse,
+    Vote,
+    VoteResponse,
+)
+
+RAFT_TICK_US = 50_000
+
+
+class RaftQuorum:
+    def init_raft(self, voters: list[str]) -> None:
+        self.voters = voters
+        self.entries: list[tuple[int, MetadataRecord]] = []  # durable
+        self.quorum_epoch = 0  # durable
+        self.voted_for: str | None = None  # durable
+        self._reset_raft_volatile()
+
+    def _reset_raft_volatile(self) -> None:
+        self.role = "follower"
+        self.leader: str | None = None
+        self.hw = 0
+        self.epoch_start = 0
+        self.votes: set[str] = set()
+        self.voter_ends: dict[str, int] = {}
+        self.voter_contact: dict[str, int] = {}
+        self.parked: dict[str, tuple] = {}  # fetcher -> (src, request, deadline_us)
+        self.last_contact_us = self.now_us
+        self.fetch_sent_us = -1
+        self.election_deadline_us = self.now_us + self._election_timeout_us()
+
+    def _election_timeout_us(self) -> int:
+        base = self.cluster.quorum_election_timeout_ms * 1000
+        return base + self.rng("election").randrange(base)
+
+    @property
+    def end_offset(self) -> int:
+        return len(self.entries)
+
+    def _last_epoch(self) -> int:
+        return self.entries[-1][0] if self.entries else 0
+
+    def _majority(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    # -- ticks -----------------------------------------------------------------------------
+    def raft_tick(self) -> None:
+        now = self.now_us
+        if self.role == "leader":
+            self._answer_parked(expired_only=True)
+            self._check_quorum(now)
+        elif self.role == "candidate":
+            if now >= self.election_deadline_us:
+                self._stand()
+        elif self.leader is None:
+            if now >= self.election_deadline_us:
+                self._stand()
+        elif now - self.last_contact_us > self.cluster.quorum_fetch_timeout_ms * 1000:
+            self._stand()
+        elif self.fetch_sent_us < 0 or now - self.fetch_sent_us > self._fetch_patience_us():
+            self._fetch()
+
+    def _fetch_patience_us(self) -> int:
+        return self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
+
+    def _check_quorum(self, now: int) -> None:
+        limit = self.cluster.quorum_fetch_timeout_ms * 1000
+        heard = 1 + sum(1 for v in self.voters if v != self.name
+                        and now - self.voter_contact.get(v, -limit - 1) <= limit)
+        if heard < self._majority():
+            self._step_down(self.quorum_epoch, None, "lost quorum")
+
+    # -- elections -------------------------------------------------------------------------
+    def _stand(self) -> None:
+        """`transitionToCandidate`: a new epoch, a vote for itself, Vote to the others."""
+        if self.role == "leader":
+            return
+        self.quorum_epoch += 1
+        self.voted_for = self.name
+        self.role, self.leader, self.votes = "candidate", None, {self.name}
+        self.election_deadline_us = self.now_us + self._election_timeout_us()
+        self.emit(V.QUORUM_ELECTION, {"epoch": self.quorum_epoch,
+                                      "end_offset": self.end_offset})
+        body = Vote(self.quorum_epoch, self.name, self._last_epoch(), self.end_offset)
+        for v in self.voters:
+            if v != self.name:
+                self.send(v, "Vote", body)
+        self._maybe_win()
+
+    def on_vote(self, msg) -> None:
+        req = msg.body
+        if req.epoch > self.quorum_epoch:
+            self._step_down(req.epoch, None, "higher epoch")
+        granted = req.epoch == self.quorum_epoch and self.role != "leader" and \
+            self.rules.raft_grants_vote(self.voted_for, req.candidate, req.last_epoch,
+                                        req.last_offset, self._last_epoch(), self.end_offset)
+        if granted:
+            self.voted_for = req.candidate
+            self.election_deadline_us = self.now_us + self._election_timeout_us()
+        self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, granted))
+
+    def on_vote_response(self, msg) -> None:
+        resp = msg.body
+        if resp.epoch > self.quorum_epoch:
+            self._step_down(resp.epoch, None, "higher epoch")
+            return
+        if self.role == "candidate" and resp.epoch == self.quorum_epoch and resp.granted:
+            self.votes.add(msg.src)
+            self._maybe_win()
+
+    def _maybe_win(self) -> None:
+        if self.role != "candidate" or len(self.votes) < self._majority():
+            return
+        self.role, self.leader = "leader", self.name
+        self.voter_ends = {v: 0 for v in self.voters if v != self.name}
+        self.voter_contact = {v: self.now_us for v in self.voters if v != self.name}
+        self.parked = {}
+        self.epoch_start = self.end_offset
+        self.emit(V.QUORUM_LEADER, {"epoch": self.quorum_epoch, "end_offset": self.end_offset,
+                                    "high_watermark": self.hw})
+        for v in self.voters:  # BeginQuorumEpoch: the voters learn who won
+            if v != self.name:
+                self.send(v, "BeginQuorumEpoch", BeginQuorumEpoch(self.quorum_epoch, self.name))
+        self.append(MetadataRecord.of(LEADER_CHANGE, leader=self.name))
+
+    def on_begin_quorum_epoch(self, msg) -> None:
+        """`handleBeginQuorumEpochRequest`: follow the leader of this or a later epoch."""
+        req = msg.body
+        if req.epoch > self.quorum_epoch or (req.epoch == self.quorum_epoch
+                                             and self.role != "leader"):
+            self._step_down(req.epoch, req.leader, "higher epoch")
+
+    def _step_down(self, epoch: int, leader: str | None, reason: str) -> None:
+        """Follow `leader` (None: unknown yet) at `epoch`; a leader resigns first."""
+        was_leader = self.role == "leader"
+        if epoch > self.quorum_epoch:
+            self.quorum_epoch, self.voted_for = epoch, None
+        if was_leader:
+            self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": reason})
+            self._answer_parked(expired_only=False)
+        self.role, self.leader = "follower", leader
+        self.last_contact_us = self.now_us
+        self.election_deadline_us = self.now_us + self._election_timeout_us()
+        self.fetch_sent_us = -1
+        if was_leader:
+            self.on_leadership(False)
+
+    # -- the leader's log ------------------------------------------------------------------
+    def append(self, record: MetadataRecord) -> int:
+        """Append `record` in this leader's epoch; returns its offset."""
+        offset = self.end_offset
+        self.entries.append((self.quorum_epoch, record))
+        self.emit(V.METADATA_APPEND, {"offset": offset, "epoch": self.quorum_epoch,
+                                      "record": record.to_json()})
+        self._advance_hw()
+        self._answer_parked(expired_only=False)
+        return offset
+
+    def _advance_hw(self) -> None:
+        ends = [self.end_offset] + [self.voter_ends.get(v, 0) for v in self.voters
+                                    if v != self.name]
+        hw = self.rules.raft_high_watermark(ends, self.hw, self.epoch_start)
+        if hw <= self.hw:
+            return
+        start, self.hw = self.hw, hw
+        fresh = [(o, *self.entries[o]) for o in range(start, hw)]
+        self.emit(V.METADATA_COMMIT, {"epoch": self.quorum_epoch, "high_watermark": hw,
+                                      "records": [[o, e, r.to_json()] for o, e, r in fresh]})
+        self._answer_parked(expired_only=False)
+        self.on_committed(fresh)
+        if start <= self.epoch_start < hw:
+            self.on_leadership(True)
+
+    # -- Fetch -----------------------------------------------------------------------------
+    def on_quorum_fetch(self, msg) -> None:
+        req = msg.body
+        if req.epoch > self.quorum_epoch:
+            self._step_down(req.epoch, None, "higher epoch")
+        if self.role != "leader":
+            self.send(msg.src, "QuorumFetchResponse", QuorumFetchResponse(
+                self.quorum_epoch, self.leader, E.NOT_LEADER_OR_FOLLOWER, (), -1, None))
+            return
+        diverging = self.rules.raft_diverging_end_offset(
+            [e for e, _ in self.entries], req.last_fetched_epoch, req.fetch_offset)
+        if req.voter and diverging is None:
+            self.voter_ends[req.replica] = req.fetch_offset
+            self.voter_contact[req.replica] = self.now_us
+            self._advance_hw()
+        if diverging is None and req.fetch_offset >= self.end_offset:
+            deadline = self.now_us + self.cluster.metadata_fetch_wait_ms * 1000
+            self.parked[msg.src] = (msg.src, req, deadline)
+            return
+        self._answer(msg.src, req, diverging)
+
+    def _answer(self, dst: str, req, diverging=None) -> None:
+        start = min(req.fetch_offset, self.end_offset)
+        entries = () if diverging else tuple(
+            (o, *self.entries[o]) for o in range(start, self.end_offset))
+        self.send(dst, "QuorumFetchResponse", QuorumFetchResponse(
+            self.quorum_epoch, self.name, E.NONE, entries, self.hw, diverging))
+
+    def _answer_parked(self, expired_only: bool) -> None:
+        now = self.now_us
+        for src in sorted(self.parked):
+            _src, req, deadline = self.parked[src]
+            if expired_only and now < deadline:
+                continue
+            del self.parked[src]
+            if self.role == "leader":
+                self._answer(src, req)
+
+    def _fetch(self) -> None:
+        self.fetch_sent_us = self.now_us
+        self.send(self.leader, "QuorumFetch", QuorumFetch(
+            self.quorum_epoch, self.name, self.end_offset, self._last_epoch(), True))
+
+    def on_quorum_fetch_response(self, msg) -> None:
+        resp = msg.body
+        if resp.epoch > self.quorum_epoch or (resp.epoch == self.quorum_epoch and
+                                              self.role == "candidate" and resp.leader):
+            self._step_down(resp.epoch, resp.leader, "higher epoch")
+        if resp.epoch < self.quorum_epoch or self.role == "leader":
+            return
+        self.fetch_sent_us = -1
+        if resp.error:
+            self.leader = resp.leader
+            return
+        self.leader = resp.leader
+        self.last_contact_us = self.now_us
+        if resp.diverging is not None:
+            self._truncate(resp.diverging)
+        else:
+            for offset, epoch, record in resp.entries:
+                if offset == self.end_offset:
+                    self.entries.append((epoch, record))
+            self.hw = max(self.hw, min(resp.high_watermark, self.end_offset))
+        self._fetch()
+
+    def _truncate(self, diverging: tuple) -> None:
+        epoch, end = diverging
+        own = [i for i, (e, _) in enumerate(self.entries) if e <= epoch]
+        to = min(end, own[-1] + 1 if own else 0)
+        if to < self.end_offset:
+            self.emit(V.METADATA_TRUNCATE, {"to_offset": to, "end_offset": self.end_offset})
+            del self.entries[to:]

@@ -1,0 +1,140 @@
+"""KRaft's decisions: the Raft quorum's votes, divergence and high watermark, the quorum
+controller's partition changes and broker fencing, and how a broker applies a partition record.
+
+Contract: pure functions of plain values, named after the Kafka methods they model (read at
+3.3.0-4.1.0: `raft/.../KafkaRaftClient.java`, `LeaderState.java`, `metadata/.../controller/
+PartitionChangeBuilder.java`, `ReplicationControlManager.java`, `core/.../cluster/
+Partition.scala`); they change nothing.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sim.kafka import errors as E
+
+
+def grants_vote(voted_for: str | None, candidate: str, last_epoch: int, last_offset: int,
+                own_last_epoch: int, own_end_offset: int) -> bool:
+    """`KafkaRaftClient.handleVoteRequest` (via `QuorumState.canGrantVote`): a voter grants one
+    vote per epoch (to the candidate it already voted for again), and only to a candidate whose
+    log is at least as up to date as its own: a later last epoch, or the same one and an end
+    offset at least its own (`OffsetAndEpoch.compareTo`)."""
+    if voted_for is not None and voted_for != candidate:
+        return False
+    return (last_epoch, last_offset) >= (own_last_epoch, own_end_offset)
+
+
+def high_watermark(voter_end_offsets: list[int], current_hw: int, epoch_start_offset: int) -> int:
+    """`LeaderState.maybeUpdateHighWatermark`: the offset a majority of voters (the leader
+    among them) has reached, once that passes the start of the leader's own epoch (a leader
+    never commits an earlier epoch's records by counting alone); never lower than before."""
+    ends = sorted(voter_end_offsets, reverse=True)
+    majority = ends[len(ends) // 2]
+    if majority <= epoch_start_offset or majority <= current_hw:
+        return current_hw
+    return majority
+
+
+def diverging_end_offset(entries_epochs: list[int], last_fetched_epoch: int,
+                         fetch_offset: int) -> tuple[int, int] | None:
+    """`KafkaRaftClient.validateFetchOffsetAndEpoch`: where a fetcher's log diverges from the
+    leader's whose records have the epochs `entries_epochs` (by offset). None when the
+    fetcher's (fetch_offset, last_fetched_epoch) is on the leader's log; else (epoch, end
+    offset): the leader's largest epoch at or below `last_fetched_epoch` and that epoch's end
+    offset, which the fetcher truncates to."""
+    if fetch_offset == 0:
+        return None
+    below = [i for i, e in enumerate(entries_epochs) if e <= last_fetched_epoch]
+    epoch = entries_epochs[below[-1]] if below else 0
+    end = below[-1] + 1 if below else 0
+    if epoch == last_fetched_epoch and end >= fetch_offset:
+        return None
+    return epoch, min(end, fetch_offset)
+
+
+class PartitionChange(NamedTuple):
+    """A partition's state after a change (`PartitionChangeRecord` applied)."""
+
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: tuple
+
+
+def partition_change(proto, leader: int, leader_epoch: int, partition_epoch: int, isr: tuple,
+                     replicas: tuple, usable: tuple, target_isr: tuple | None = None,
+                     unclean: bool = False) -> PartitionChange | None:
+    """`PartitionChangeBuilder.build`: the partition with ISR `target_isr` (default: the ISR
+    without replicas that are not `usable`, i.e. fenced or shutting down) and a leader elected
+    if the current one is not usable (the first usable ISR replica in assignment order; with
+    `unclean`, any usable replica; else none, -1, keeping the last ISR member). The leader
+    epoch moves with a new leader, and on an ISR shrink while
+    `kraft_isr_shrink_bumps_epoch` (`triggerLeaderEpochBumpIfNeeded`; KAFKA-15021 ended it
+    from MetadataVersion 3.6); the partition epoch moves with every change. None: no change."""
+    new_isr = tuple(r for r in (isr if target_isr is None else target_isr) if r in usable)
+    new_leader = leader
+    if leader not in usable or leader not in new_isr:
+        clean = [r for r in replicas if r in new_isr]
+        dirty = [r for r in replicas if r in usable] if unclean else []
+        new_leader = (clean or dirty or [E.NO_LEADER])[0]
+        if new_leader != E.NO_LEADER and new_leader not in new_isr:
+            new_isr = (new_leader,)
+    if not new_isr:
+        new_isr = tuple(r for r in isr if r == leader)[:1] or isr[-1:]  # the last ISR stays
+    if new_leader == leader and new_isr == isr:
+        return None
+    shrunk = any(r not in new_isr for r in isr)
+    bump = new_leader != leader or (shrunk and proto.kraft_isr_shrink_bumps_epoch)
+    return PartitionChange(new_leader, leader_epoch + 1 if bump else leader_epoch,
+                           partition_epoch + 1, new_isr)
+
+
+def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_epoch: int,
+                          partition_epoch: int, req_broker: int, req_leader_epoch: int,
+                          req_partition_epoch: int, req_isr: tuple, eligible: tuple) -> int:
+    """`ReplicationControlManager.alterPartition` / `validateAlterPartitionData`: NOT_CONTROLLER
+    off the active controller, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST from a broker that
+    is not the leader, FENCED_LEADER_EPOCH for another leader epoch, INVALID_UPDATE_VERSION for
+    another partition epoch, and with KIP-841 INELIGIBLE_REPLICA for an ISR naming a broker
+    that is fenced or shutting down (not in `eligible`)."""
+    if not active:
+        return E.NOT_CONTROLLER
+    if not known:
+        return E.UNKNOWN_TOPIC_OR_PARTITION
+    if req_broker != leader:
+        return E.INVALID_REQUEST
+    if req_leader_epoch != leader_epoch:
+        return E.FENCED_LEADER_EPOCH
+    if req_partition_epoch != partition_epoch:
+        return E.INVALID_UPDATE_VERSION
+    if proto.ineligible_replica_check and any(r not in eligible for r in req_isr):
+        return E.INELIGIBLE_REPLICA
+    return E.NONE
+
+
+def broker_takes_partition(local_leader_epoch: int, local_partition_epoch: int,
+                           leader_epoch: int, partition_epoch: int) -> bool:
+    """`Partition.makeLeader` / `makeFollower` as `ReplicaManager.applyDelta` calls them on a
+    KRaft broker: a partition record is taken unless the replica already has a newer partition
+    epoch; an equal one is taken (KAFKA-13790, 3.3), as a record may repeat the state the
+    broker has (a restart replays the log). A newer leader epoch always carries a newer
+    partition epoch, so no leader-epoch check is needed beyond it."""
+    if local_partition_epoch < 0:
+        return True
+    return partition_epoch >= local_partition_epoch and leader_epoch >= local_leader_epoch
+
+
+def unfences(fenced: bool, metadata_offset: int, registration_offset: int) -> bool:
+    """`BrokerHeartbeatManager.calculateNextBrokerState`: a fenced broker is unfenced once its
+    heartbeat shows it has caught up with the metadata log to its own registration
+    (`currentMetadataOffset >= registerBrokerRecordOffset`)."""
+    return fenced and metadata_offset >= registration_offset
+
+
+def next_metadata_fetch_offset(applied_end: int, fetched_end: int) -> int:
+    """Where a broker's next metadata Fetch starts: after the last record it applied. The
+    leader sends observers uncommitted records too (`KafkaRaftClient.handleFetchRequest` reads
+    to the log end); a broker publishes only committed ones (`MetadataLoader` below the high
+    watermark), so what it fetched beyond them is fetched again."""
+    return applied_end

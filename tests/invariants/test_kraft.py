@@ -1,0 +1,103 @@
+"""metadata_log_safety and metadata_applied_in_order on hand-built traces."""
+
+from __future__ import annotations
+
+from tests.invariants.tracebuilder import TraceBuilder
+
+REG = {"kind": "RegisterBrokerRecord", "broker": 1, "fenced": True}
+LC2 = {"kind": "LeaderChange", "leader": "c2"}
+LC3 = {"kind": "LeaderChange", "leader": "c3"}
+
+
+def _leader(tb, node, epoch, end_offset, hw=0):
+    return tb.add(node, "quorum_leader", epoch=epoch, end_offset=end_offset, high_watermark=hw)
+
+
+def _commit(tb, node, epoch, hw, *records):
+    return tb.add(node, "metadata_commit", epoch=epoch, high_watermark=hw,
+                  records=[list(r) for r in records])
+
+
+def _apply(tb, node, start, end, expected):
+    return tb.add(node, "metadata_apply", from_offset=start, to_offset=end,
+                  expected_offset=expected, records=["LeaderChange"] * (end - start))
+
+
+# -- metadata_log_safety -------------------------------------------------------------------------
+
+def test_metadata_log_safety_holds_across_a_failover_that_keeps_the_committed_records():
+    tb = TraceBuilder()
+    _leader(tb, "c2", 1, 0)
+    _commit(tb, "c2", 1, 2, (0, 1, LC2), (1, 1, REG))
+    # the next leader holds both and commits them again with its own first record
+    _leader(tb.at(10), "c3", 2, 3)
+    _commit(tb, "c3", 2, 4, (0, 1, LC2), (1, 1, REG), (3, 2, LC3))
+    assert tb.violations("metadata_log_safety") == []
+
+
+def test_metadata_log_safety_violated_by_two_leaders_in_one_epoch():
+    tb = TraceBuilder()
+    first = _leader(tb, "c2", 1, 0)
+    second = _leader(tb.at(5), "c3", 1, 0)
+    assert tb.violations("metadata_log_safety") == [("metadata_log_safety", 5, (first, second))]
+
+
+def test_metadata_log_safety_violated_when_a_committed_record_changes():
+    tb = TraceBuilder()
+    _leader(tb, "c2", 1, 0)
+    first = _commit(tb, "c2", 1, 2, (0, 1, LC2), (1, 1, REG))
+    short = _leader(tb.at(10), "c3", 2, 1)
+    changed = _commit(tb, "c3", 2, 2, (1, 2, LC3))
+    assert tb.violations("metadata_log_safety") == [
+        ("metadata_log_safety", 10, (first, short)),  # elected without a committed record
+        ("metadata_log_safety", 10, (first, changed))]
+
+
+# -- metadata_applied_in_order --------------------------------------------------------------------
+
+def test_metadata_applied_in_order_holds_in_order_and_again_from_zero_after_a_restart():
+    tb = TraceBuilder()
+    _commit(tb, "c2", 1, 3, (0, 1, LC2), (1, 1, REG), (2, 1, REG))
+    _apply(tb, "b1", 0, 1, 0)
+    _apply(tb, "b1", 1, 3, 1)
+    tb.add("b1", "crash")
+    tb.add("b1", "restart")
+    _apply(tb, "b1", 0, 3, 0)
+    assert tb.violations("metadata_applied_in_order") == []
+
+
+def test_metadata_applied_in_order_violated_by_a_gap():
+    tb = TraceBuilder()
+    _commit(tb, "c2", 1, 5, (0, 1, LC2))
+    before = _apply(tb, "b1", 0, 2, 0)
+    gap = _apply(tb.at(7), "b1", 3, 5, 2)
+    assert tb.violations("metadata_applied_in_order") == [
+        ("metadata_applied_in_order", 7, (before, gap))]
+
+
+def test_metadata_applied_in_order_violated_by_an_uncommitted_record():
+    tb = TraceBuilder()
+    _commit(tb, "c2", 1, 1, (0, 1, LC2))
+    early = _apply(tb.at(3), "b1", 0, 2, 0)
+    assert tb.violations("metadata_applied_in_order") == [
+        ("metadata_applied_in_order", 3, (early,))]
+
+
+def test_the_metadata_lag_metrics_read_each_brokers_wait_from_commit_to_apply():
+    from invariants.registry import check_events
+    tb = TraceBuilder()
+    _commit(tb.at(1000), "c2", 1, 2, (0, 1, LC2), (1, 1, REG))
+    _apply(tb.at(3000), "b1", 0, 2, 0)
+    _apply(tb.at(501000), "b2", 0, 1, 0)
+    metrics = check_events(tb.header, tb.events, ["metadata_applied_in_order"])[1]
+    assert metrics["metadata_high_watermark"] == 2
+    assert metrics["metadata_lag"] == {"b1": {"applied_offset": 2, "p50_ms": 2.0, "max_ms": 2.0},
+                                       "b2": {"applied_offset": 1, "p50_ms": 500.0,
+                                              "max_ms": 500.0}}
+
+
+def test_a_zookeeper_run_has_no_metadata_lag_metrics():
+    from invariants.registry import check_events
+    tb = TraceBuilder()
+    tb.replica_state("b1", "t-0", "leader", 1, 0)
+    assert "metadata_lag" not in check_events(tb.header, tb.events, ["single_leader_per_epoch"])[1]

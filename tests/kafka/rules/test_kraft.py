@@ -1,0 +1,102 @@
+"""`sim.kafka.rules.kraft`: the quorum's votes, high watermark and divergence, the quorum
+controller's partition changes, AlterPartition validation, and a KRaft broker's replay."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.kafka import errors as E
+from sim.kafka.profiles import resolve_protocol
+from sim.kafka.rules import kraft
+
+P41, P35 = resolve_protocol("4.1"), resolve_protocol("3.5")
+
+
+@pytest.mark.parametrize("voted_for,last_epoch,last_offset,granted", [
+    (None, 3, 10, True),    # same epoch, same end: as up to date
+    (None, 4, 1, True),     # a later last epoch wins whatever the offsets
+    (None, 3, 9, False),    # same epoch, shorter log
+    (None, 2, 50, False),   # an earlier last epoch loses whatever the offsets
+    ("c2", 3, 10, True),    # the one it already voted for, asking again
+    ("c3", 4, 20, False),   # one vote per epoch
+])
+def test_grants_vote(voted_for, last_epoch, last_offset, granted):
+    assert kraft.grants_vote(voted_for, "c2", last_epoch, last_offset, 3, 10) is granted
+
+
+@pytest.mark.parametrize("ends,hw,epoch_start,expected", [
+    ([10, 10, 0], 0, 5, 10),   # a majority (leader and one voter) at 10
+    ([10, 4, 0], 0, 2, 4),     # the majority's offset, not the leader's
+    ([10, 4, 0], 0, 5, 0),     # not past the leader's epoch start: nothing commits yet
+    ([10, 4, 3], 6, 2, 6),     # never lower than before
+    ([10, 9, 8, 2, 1], 0, 0, 8),  # five voters: the third highest
+])
+def test_high_watermark(ends, hw, epoch_start, expected):
+    assert kraft.high_watermark(ends, hw, epoch_start) == expected
+
+
+@pytest.mark.parametrize("epochs,last_epoch,fetch_offset,expected", [
+    ([1, 1, 2, 2], 2, 4, None),        # on the leader's log
+    ([1, 1, 2, 2], 2, 3, None),        # behind, on the log
+    ([1, 1, 2, 2], 0, 0, None),        # an empty fetcher
+    ([1, 1, 3, 3], 2, 4, (1, 2)),      # the fetcher has epoch 2 the leader never had
+    ([1, 1, 2], 2, 5, (2, 3)),         # the fetcher has more of epoch 2 than the leader
+])
+def test_diverging_end_offset(epochs, last_epoch, fetch_offset, expected):
+    assert kraft.diverging_end_offset(epochs, last_epoch, fetch_offset) == expected
+
+
+def test_partition_change_shrink_bumps_the_leader_epoch_only_before_kafka_15021():
+    """b3 fenced: it leaves the ISR; the leader stays. 3.5 bumps the leader epoch, 4.1 not;
+    the partition epoch moves either way."""
+    args = (1, 4, 7, (1, 2, 3), (1, 2, 3), (1, 2))
+    assert kraft.partition_change(P35, *args) == kraft.PartitionChange(1, 5, 8, (1, 2))
+    assert kraft.partition_change(P41, *args) == kraft.PartitionChange(1, 4, 8, (1, 2))
+
+
+@pytest.mark.parametrize("leader,isr,usable,unclean,expected", [
+    (1, (1, 2, 3), (2, 3), False, (2, 5, 8, (2, 3))),         # leader fenced: next in the ISR
+    (1, (1,), (2, 3), False, (-1, 5, 8, (1,))),                # last ISR member gone: no leader,
+    #                                                            and it stays in the ISR
+    (-1, (1,), (1, 2, 3), False, (1, 5, 8, (1,))),             # it comes back: elected again
+    (1, (1,), (2, 3), True, (2, 5, 8, (2,))),                  # unclean: any usable replica
+    (1, (1, 2, 3), (1, 2, 3), False, None),                    # nothing to change
+])
+def test_partition_change_elections(leader, isr, usable, unclean, expected):
+    change = kraft.partition_change(P41, leader, 4, 7, isr, (1, 2, 3), usable, None, unclean)
+    assert change == (None if expected is None else kraft.PartitionChange(*expected))
+
+
+@pytest.mark.parametrize("active,known,broker,le,pe,isr,error", [
+    (False, True, 1, 4, 7, (1, 2), E.NOT_CONTROLLER),
+    (True, False, 1, 4, 7, (1, 2), E.UNKNOWN_TOPIC_OR_PARTITION),
+    (True, True, 2, 4, 7, (1, 2), E.INVALID_REQUEST),
+    (True, True, 1, 3, 7, (1, 2), E.FENCED_LEADER_EPOCH),
+    (True, True, 1, 4, 6, (1, 2), E.INVALID_UPDATE_VERSION),
+    (True, True, 1, 4, 7, (1, 3), E.INELIGIBLE_REPLICA),   # b3 is fenced (KIP-841)
+    (True, True, 1, 4, 7, (1, 2), E.NONE),
+])
+def test_alter_partition_error(active, known, broker, le, pe, isr, error):
+    assert kraft.alter_partition_error(P41, active, known, 1, 4, 7, broker, le, pe, isr,
+                                       (1, 2)) == error
+
+
+@pytest.mark.parametrize("local,incoming,takes", [
+    ((-1, -1), (0, 0), True),    # a new replica
+    ((4, 7), (4, 7), True),      # an equal partition epoch is taken (KAFKA-13790)
+    ((4, 7), (4, 8), True),      # an ISR change
+    ((4, 7), (5, 8), True),      # a new leader epoch
+    ((4, 7), (4, 6), False),     # an older partition epoch
+])
+def test_broker_takes_partition(local, incoming, takes):
+    assert kraft.broker_takes_partition(*local, *incoming) is takes
+
+
+def test_unfences_once_caught_up_to_its_registration():
+    assert kraft.unfences(True, 12, 12)
+    assert not kraft.unfences(True, 11, 12)
+    assert not kraft.unfences(False, 20, 12)
+
+
+def test_next_metadata_fetch_offset_is_after_what_was_applied():
+    assert kraft.next_metadata_fetch_offset(5, 9) == 5

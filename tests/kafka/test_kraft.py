@@ -1,0 +1,136 @@
+"""KRaft mode end to end: the control plane a scenario picks, what a ZooKeeper-mode trace
+header keeps, each broker's own metadata lag, the KRaft faults, and the planted bugs."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from scenarios.schema import ScenarioError, load_scenario, parse_scenario
+from sim.kafka.modes import modes
+from sim.kafka.options import Options
+from tests.conftest import run_cached, scenario_path
+
+BASE = """
+name = "m"
+expect = "pass"
+[protocol]
+profile = "{profile}"
+[cluster]
+{mode}
+[[topics]]
+name = "t"
+"""
+
+
+def _options(profile: str, mode: str = "") -> Options:
+    text = BASE.format(profile=profile, mode=f'mode = "{mode}"' if mode else "")
+    return parse_scenario(text, "m.toml").options
+
+
+@pytest.mark.parametrize("profile,mode", [("2.6", "zk"), ("3.7", "zk"), ("3.3", "zk"),
+                                          ("4.0", "kraft"), ("4.1", "kraft"),
+                                          ("proposed", "zk")])
+def test_each_profile_has_its_default_mode(profile, mode):
+    assert _options(profile).cluster.mode == mode == modes(profile)[0]
+
+
+@pytest.mark.parametrize("profile,mode,words", [
+    ("4.0", "zk", "profile '4.0' has no 'zk' mode"),
+    ("2.6", "kraft", "profile '2.6' has no 'kraft' mode"),
+    ("3.7", "raft", "unknown value 'raft'")])
+def test_a_mode_the_release_lacks_is_refused_in_one_line(profile, mode, words):
+    with pytest.raises(ScenarioError) as err:
+        _options(profile, mode)
+    assert "cluster.mode" in str(err.value) and words in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_a_zookeeper_header_leaves_every_kraft_field_out_and_reads_back():
+    options = _options("3.5")
+    data = options.to_json()
+    assert "mode" not in data["cluster"] and "metadata_apply_us" not in data["cluster"]
+    assert "kraft_isr_shrink_bumps_epoch" not in data["protocol"]
+    assert Options.from_json(data) == options
+    kraft = _options("3.5", "kraft")
+    data = kraft.to_json()
+    assert data["cluster"]["mode"] == "kraft"
+    assert data["protocol"]["kraft_isr_shrink_bumps_epoch"] is True  # 3.5: before KAFKA-15021
+    assert Options.from_json(data) == kraft
+
+
+@functools.lru_cache(maxsize=None)
+def _events(name: str, overrides: tuple = ()) -> list[dict]:
+    from epochsim.runner import run_scenario
+    scenario = load_scenario(scenario_path(name), dict(overrides))
+    return run_scenario(scenario, scenario.seed, keep_events=True)["_events"]
+
+
+def _applied_at(events, broker: str, offset: int) -> int:
+    """When `broker` first had applied the metadata log up to `offset`."""
+    return next(e["t"] for e in events if e["kind"] == "metadata_apply"
+                and e["node"] == broker and e["to_offset"] >= offset)
+
+
+def test_each_broker_applies_a_record_at_its_own_pace():
+    """kraft-lagging-broker: b3 applies every batch 800 ms late; b1, cut from the quorum,
+    learns that it was fenced only after the heal; b2 within milliseconds of the commit."""
+    events = _events("kraft-lagging-broker")
+    fenced = next(e for e in events if e["kind"] == "metadata_commit" and any(
+        r[2]["kind"] == "BrokerRegistrationChangeRecord" and r[2]["broker"] == 1
+        and r[2]["fenced"] for r in e["records"]))
+    offset = fenced["records"][0][0] + 1
+    # the session (3 s) timed out after the last heartbeat (every 500 ms) before the cut
+    assert 8_000_000 + 3_000_000 - 500_000 <= fenced["t"] < 12_000_000
+    b2, b3 = _applied_at(events, "b2", offset), _applied_at(events, "b3", offset)
+    b1 = _applied_at(events, "b1", offset)
+    assert b2 - fenced["t"] < 50_000
+    assert b3 - fenced["t"] >= 800_000
+    assert b1 >= 14_000_000  # after the heal
+
+
+def test_the_fenced_broker_loses_its_leaderships_in_the_controllers_truth():
+    events = _events("kraft-lagging-broker")
+    leaders_after_fence = {e["tp"]: e["leader"] for e in events
+                           if e["kind"] == "partition_state" and 10_000_000 < e["t"] < 14_000_000}
+    assert leaders_after_fence and 1 not in leaders_after_fence.values()
+
+
+def test_the_quorum_fails_over_and_the_cut_leader_truncates_what_it_did_not_commit():
+    events = _events("kraft-controller-split")
+    leaders = [(e["node"], e["epoch"]) for e in events if e["kind"] == "quorum_leader"]
+    assert leaders[0][0] == "c2" and len({n for n, _ in leaders}) >= 2
+    truncated = [e for e in events if e["kind"] == "metadata_truncate"]
+    assert truncated and truncated[0]["node"] == "c2"
+
+
+@pytest.mark.parametrize("name,mutant,invariant", [
+    ("kraft-controller-split", "raft_commits_without_majority", "metadata_log_safety"),
+    ("kraft-smoke", "broker_fetches_past_applied", "metadata_applied_in_order"),
+])
+def test_the_kraft_planted_bugs_are_caught(name, mutant, invariant):
+    assert run_cached(name, 1)["violated"] == []
+    verdict = run_cached(name, 1, (("protocol.mutant", mutant),))
+    assert invariant in verdict["violated"], verdict["violated"]
+
+
+def test_a_zookeeper_mode_run_checks_no_kraft_invariant_by_default():
+    sc = load_scenario(scenario_path("smoke"))
+    assert "metadata_log_safety" not in sc.invariants
+    assert "metadata_log_safety" in load_scenario(scenario_path("kraft-smoke")).invariants
+
+
+def test_an_answer_to_a_metadata_fetch_sent_again_is_not_applied_twice():
+    """mix-kraft-failover-storm at seed 2: a broker's metadata Fetch timed out and was sent
+    again, and both answers came; the second must not apply the same records again."""
+    verdict = run_cached("mix-kraft-failover-storm", 2)
+    assert verdict["violated"] == [], verdict["violations"][:2]
+
+
+def test_a_probe_still_checks_no_invariant_by_default():
+    """The KRaft invariants leave a ZooKeeper-mode default list; a probe's empty one stays
+    empty (it judges its own checks, not the catalogue)."""
+    import glob
+    probe = sorted(glob.glob(scenario_path("conformance/*").replace(".toml", "")))[0]
+    assert load_scenario(probe).invariants == []
