@@ -62,6 +62,8 @@ def _sections(path: str, out: str) -> str:
         run.warn_if_cut_short()
         live = interactive.write_interactive(run.trace_path, interactive.page_beside(out), run)
         parts.append(run_section(run, os.path.basename(live)))
+    if os.path.isfile(os.path.join(path, "explore.json")):
+        parts.insert(0, explore_section(path, out_dir))
     if os.path.isfile(os.path.join(path, "suite.json")):
         parts.append(suite_section(path, out_dir))
     if os.path.isfile(os.path.join(path, "sweep.json")):
@@ -190,6 +192,34 @@ def _metrics(run: Run) -> str:
         return ""
     rows = [[escape(k), escape(json.dumps(metrics[k], sort_keys=True))] for k in sorted(metrics)]
     return "<h2>Metrics</h2>" + table(["metric", "value"], rows)
+
+
+# -- explore --------------------------------------------------------------------------------
+
+def explore_section(path: str, out_dir: str) -> str:
+    """What a search did: found or not, in how many runs, the shrunk counterexample (linked,
+    with the command that replays it) and the coverage curve; the run section that follows is
+    the counterexample's replay."""
+    from reports.coverage_curve import plot_coverage
+    doc = read_json(os.path.join(path, "explore.json"))
+    name, target = escape(str(doc.get("scenario"))), escape(str(doc.get("target") or "any"))
+    if doc.get("found"):
+        head = (f"<h1>Explore {name}: {escape(str(doc.get('invariant')))} broken at run "
+                f"{doc.get('runs_to_first_failure')} of {doc.get('runs_generated')}</h1>")
+    else:
+        head = (f"<h1>Explore {name}: {target} held in all {doc.get('runs_generated')} "
+                f"generated runs</h1>")
+    parts = [head]
+    case = os.path.join(path, "counterexample.toml")
+    if os.path.isfile(case):
+        href = escape(os.path.relpath(case, out_dir).replace(os.sep, "/"))
+        parts.append(f'<p>Shrunk counterexample: <a href="{href}">counterexample.toml</a>, '
+                     f"replayed below (<code>epochsim run {escape(case)}</code>).</p>")
+    if doc.get("coverage_over_time"):
+        parts.append("<h2>Coverage over time</h2>")
+        parts.append(f'<img alt="coverage over time" '
+                     f'src="{png_data_uri(plot_coverage, os.path.join(path, "explore.json"))}">')
+    return "\n".join(parts)
 
 
 # -- suite ----------------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def _print_case(case, invariant: str, verdict: dict | None, out: str, error: str
                   "please report this", file=sys.stderr)
         else:
             print(f"  violation at {first['t_us'] / 1e6:.6f}s: {first['message']}")
-    print(f"  wrote {out}/counterexample.toml, trace.jsonl, verdict.json, explore.json")
+    print(f"  wrote {', '.join(_written(out))}")
     print(f"  replay: epochsim run {out}/counterexample.toml")
 
 
@@ -171,3 +171,12 @@ def finish_shrink(outcome: ShrinkOutcome, out: str, plot: bool = True) -> int:
           f"({outcome.runs} runs)")
     _print_case(outcome.case, outcome.invariant, verdict, out, None)
     return 1
+
+
+def _written(out: str) -> list[str]:
+    """Every file of `out` an explore or shrink writes (counterexample, trace, verdict,
+    explore.json and the pictures), as paths."""
+    import os
+
+    from epochsim.common import OWN_OUTPUTS
+    return [os.path.join(out, f) for f in sorted(os.listdir(out)) if f in OWN_OUTPUTS]

@@ -141,6 +141,23 @@ def test_suite_groups_by_the_kip_or_ticket_a_name_starts_with(name, group):
     assert suite_group(name) == group
 
 
+def test_explore_page_links_the_counterexample_and_draws_coverage(tmp_path, capsys):
+    """An explore directory's page says what the search found, links the shrunk
+    counterexample and shows the coverage curve above the replayed run; explore lists every
+    file it wrote."""
+    out = tmp_path / "ex"
+    assert cli_main(["explore", KIP570, "--budget", "3", "--out", str(out)]) == 1
+    wrote = [line for line in capsys.readouterr().out.splitlines() if "wrote" in line][0]
+    assert all(f"{out}/{f}" in wrote for f in ("counterexample.toml", "coverage.png",
+                                                 "explore.json", "trace.jsonl", "verdict.json"))
+    assert cli_main(["report", str(out)]) == 0
+    page = parse(out / "report.html")
+    text = " ".join(page.text)
+    assert "Explore kip570-stop-replica-reorder-legacy: stop_replica_out_of_order broken" in text
+    assert "counterexample.toml" in page.links and "Coverage over time" in text
+    assert len(page.images) >= 2  # the coverage curve, then the run's own pictures
+
+
 def test_sweep_section_comes_from_the_sweep_module(tmp_path, monkeypatch):
     (tmp_path / "sweep.json").write_text("{}", encoding="utf-8")
     fake = types.ModuleType("reports.sweep_report")
