@@ -44,5 +44,5 @@ ACTIONS = {a.name: a for a in (
         "slow_metadata", "broker", params={"delay_ms": (number(lo=0), 1000)},
         apply=_slow_metadata,
         sentence=lambda t, p: f"{target_words(t)} applies each metadata batch "
-                              f"{p['delay_ms']} ms late"),
+                              f"{p.get('delay_ms', 1000)} ms late"),  # 1000: the default
 )}
