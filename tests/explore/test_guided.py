@@ -124,6 +124,9 @@ def test_mutants_depend_on_the_seed_alone_and_stay_in_the_window():
     for kid in kids:
         assert all(0 <= s.at_us <= window_us for s in kid.steps)
         assert [s.at_us for s in kid.steps] == sorted(s.at_us for s in kid.steps)
+        # a rule lapses by the window's end: nothing is held into the quiet time
+        assert all(s.at_us + s.params.get("duration_ms", 0) * 1000 <= window_us
+                   for s in kid.steps if s.action == "rule"), kid.steps
         cuts = [s.params["cut"] for s in kid.steps if s.action in ("isolate", "block")]
         assert len(set(cuts)) == len(cuts), "a spliced cut keeps a name of its own"
     assert sum(map(valid, kids)) > 0.9 * len(kids)  # the search draws again when not
@@ -237,3 +240,15 @@ def test_generated_cuts_keep_clear_of_the_storys_own_cut_names():
     from dataclasses import replace
     with_story = replace(space, story=story)
     assert [cut_name(with_story, i) for i in (0, 1)] == ["e0-2", "e1"]
+
+
+def test_a_race_armed_late_in_the_window_lapses_by_its_end():
+    """A rule raced against a step near the window's end is cut to the time left, so no
+    request stays held into the quiet time that the end-of-run checks judge."""
+    window_us = SPACE.window_ms * 1000
+    late = Case(1, (FaultStep(window_us - 200_000, "reassign", "t-0", {"replicas": [1, 2]}),))
+    rng = random.Random(3)
+    kids = [mutate(late, rng, SPACE, FRESH, late, ("StopReplica",)) for _ in range(300)]
+    rules = [s for k in kids for s in k.steps if s.action == "rule"]
+    assert rules
+    assert all(s.at_us + s.params["duration_ms"] * 1000 <= window_us for s in rules)
