@@ -102,14 +102,19 @@ class Fetcher:
         for handler in self.fetch_handlers.values():
             handler.dirty.add(tp)
 
-    def _fetch_partition(self, tp: str) -> FetchPartition:
-        """What a Fetch names for `tp` now; the Fetch version, hence whether it carries
-        CurrentLeaderEpoch and LastFetchedEpoch, is the IBP's."""
-        p = self.partitions[tp]
-        last_epoch = self.rules.fetch_last_fetched_epoch(self.replication, tp in self.truncating,
-                                                         p.log.last_epoch())
+    def _fetch_partitions(self, tps) -> dict:
+        """What a Fetch names for each of `tps` now (tp -> FetchPartition, in their order); the
+        Fetch version, hence whether it carries CurrentLeaderEpoch and LastFetchedEpoch, is
+        the IBP's, decided once per Fetch."""
+        names_epoch, replication = self.rules.fetch_last_fetched_epoch, self.replication
         carries_epoch = follower_fetch_carries_epoch(self.protocol, self.store.ibp)
-        return FetchPartition(tp, p.log.leo, p.leader_epoch if carries_epoch else -1, last_epoch)
+        out = {}
+        for tp in tps:
+            p = self.partitions[tp]
+            last_epoch = names_epoch(replication, tp in self.truncating, p.log.last_epoch())
+            out[tp] = FetchPartition(tp, p.log.leo, p.leader_epoch if carries_epoch else -1,
+                                     last_epoch)
+        return out
 
     def _maybe_fetch(self, leader: int) -> None:
         if leader in self.fetch_inflight:
@@ -128,7 +133,7 @@ class Fetcher:
         if not ready:
             self.set_timer(min(parts.values()) - now, "fetch_retry", leader)
             return
-        reqs = tuple(self._fetch_partition(tp) for tp in ready)
+        reqs = tuple(self._fetch_partitions(ready).values())
         sent_truncating = self.truncating.intersection(ready) if self.truncating else ()
         self._send_fetch(leader, reqs, {fp.tp: fp for fp in reqs}, sent_truncating)
 
@@ -141,14 +146,15 @@ class Fetcher:
             handler = self.fetch_handlers[leader] = FetchSessionHandler()
         now = self.now_us
         if handler.full:
-            send, forget = handler.build_full(
-                [self._fetch_partition(tp) for tp in sorted(parts) if parts[tp] <= now])
+            send, forget = handler.build_full(list(self._fetch_partitions(
+                tp for tp in sorted(parts) if parts[tp] <= now).values()))
         else:
             backoffs = self.fetch_backoffs.get(leader)
             while backoffs and backoffs[0][0] <= now:
                 handler.dirty.add(heapq.heappop(backoffs)[1])
-            changes = {tp: self._fetch_partition(tp) if parts.get(tp, now + 1) <= now else None
-                       for tp in handler.dirty}
+            ready = self._fetch_partitions(tp for tp in handler.dirty
+                                           if parts.get(tp, now + 1) <= now)
+            changes = {tp: ready.get(tp) for tp in handler.dirty}
             handler.dirty.clear()
             send, forget = handler.build_incremental(changes)
             if session_state.CHECK_AGAINST_FULL_READS:
@@ -164,7 +170,7 @@ class Fetcher:
     def _check_session_build(self, leader: int, handler, parts: dict) -> None:
         """The session a build leaves must be what a full build would name."""
         now = self.now_us
-        want = {tp: self._fetch_partition(tp) for tp in sorted(parts) if parts[tp] <= now}
+        want = self._fetch_partitions(tp for tp in sorted(parts) if parts[tp] <= now)
         if want != handler.parts:
             missed = sorted(tp for tp in set(want) | set(handler.parts)
                             if want.get(tp) != handler.parts.get(tp))
