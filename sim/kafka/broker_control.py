@@ -265,7 +265,8 @@ class ControlPlane:
         self.partitions.pop(tp, None)
         self.touch_sessions(tp)
         if fence_epoch is not None and self.protocol.leader_and_isr_delete_fence:
-            self.deleted_epochs[tp] = (topic_id, fence_epoch)
+            self.deleted_epochs[tp] = control.kept_delete_fence(
+                self.deleted_epochs.get(tp), topic_id, fence_epoch)
         if self.delete_fails(tp):
             self.fail_delete(tp)
             return

@@ -86,6 +86,18 @@ def delete_fence_epoch(req_epoch: int, local_epoch: int | None) -> int | None:
     return max(epoch, local_epoch) if local_epoch is not None else epoch
 
 
+def kept_delete_fence(prev: tuple[int, int] | None, topic_id: int,
+                      fence_epoch: int) -> tuple[int, int]:
+    """The (topic id, epoch) a broker keeps after deleting a replica of `topic_id` at
+    `fence_epoch` under `leader_and_isr_delete_fence`, given what it kept before (`prev`).
+    The fence only rises for one topic id: a StopReplica(delete) issued earlier but delivered
+    later (this network may reorder them) must not lower it, or a LeaderAndIsr the later
+    deletion fenced could re-create the replica. A new topic id starts its own fence."""
+    if prev is not None and prev[0] == topic_id and prev[1] > fence_epoch:
+        return prev
+    return (topic_id, fence_epoch)
+
+
 def is_stray(listed: bool, replica_stamp: tuple | None, request_stamp: tuple) -> bool:
     """A local replica a FULL LeaderAndIsr (KAFKA-15605) does not list is a stray, unless a
     later LeaderAndIsr (stamp: controller epoch, correlation id) brought it online: Kafka's

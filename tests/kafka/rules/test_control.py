@@ -68,6 +68,16 @@ def test_delete_fence_epoch(req, local, fence):
     assert control.delete_fence_epoch(req, local) == fence
 
 
+@pytest.mark.parametrize("prev,topic_id,fence,kept", [
+    (None, 1, 4, (1, 4)),
+    ((1, 4), 1, 6, (1, 6)),   # a later deletion raises the fence
+    ((1, 6), 1, 4, (1, 6)),   # an older StopReplica delivered late must not lower it
+    ((1, 6), 2, 0, (2, 0)),   # a new incarnation of the topic starts its own fence
+])
+def test_kept_delete_fence_only_rises(prev, topic_id, fence, kept):
+    assert control.kept_delete_fence(prev, topic_id, fence) == kept
+
+
 def test_is_stray():
     assert control.is_stray(False, None, (1, 5))
     assert control.is_stray(False, (1, 4), (1, 5))
