@@ -130,7 +130,7 @@ def _fenced_leader_acks(followers_hold: tuple, errs=(), unfenced: bool = False) 
     return tb, (fence, moved, append, answer)
 
 
-def test_fenced_broker_ack_allows_a_late_ack_the_new_isr_already_holds():
+def test_fenced_broker_ack_holds_for_a_late_ack_the_new_isr_already_has():
     """The followers fetched the batch before they applied the new leadership: b1's answer,
     after the removal committed, acknowledges nothing the ISR lacks (Kafka does this)."""
     tb, _ = _fenced_leader_acks(("b2", "b3"))
