@@ -1,8 +1,11 @@
-"""KRaft invariants: the metadata log's safety, and brokers applying it in order.
+"""KRaft invariants: the metadata log's safety, brokers applying it in order, and a fenced
+broker's acknowledgements.
 
 Contract: folds over the KRaft trace kinds (`quorum_leader`, `metadata_commit`,
-`metadata_apply`, `crash`, `restart`); a ZooKeeper-mode trace has none of them, so both hold
-there vacuously. What is committed is what a quorum leader's `metadata_commit` says.
+`metadata_apply`, `crash`, `restart`) and, for `fenced_broker_ack`, the data plane's
+`append`, the ProduceResponse `send` and the shared folds; a ZooKeeper-mode trace has no
+metadata log, so all three hold there vacuously. What is committed is what a quorum leader's
+`metadata_commit` says.
 """
 
 from __future__ import annotations
@@ -79,6 +82,89 @@ class MetadataAppliedInOrder(Invariant):
             self.violate(ev["t"], f"{node} applied metadata records up to {ev['to_offset']}, "
                          f"beyond the committed {self.high_watermark}", ev["seq"])
         self.expected[node] = (ev["to_offset"], ev["seq"])
+
+
+class FencedBrokerAck(Invariant):
+    """A broker the controller has fenced and taken out of a partition's ISR acknowledges no
+    acks=all write of that partition that a replica of the ISR the controller committed
+    lacks. Kafka: the old leader, still believing it leads, counts its maximal ISR for the
+    high watermark (`Partition.maximalIsr`: a shrink counts only once committed), a superset
+    of the ISR the controller committed without it; so it can only acknowledge what those
+    replicas already fetched from it, and once they apply the new leadership its high
+    watermark stops and its acks=all requests wait until they time out. It may still answer
+    after the removal committed (the followers apply it at their own pace): that is harmless
+    and allowed. Fencing is read from the committed metadata log (`metadata_commit`), the ISR
+    from `partition_state`, an acknowledgement from the broker's ProduceResponse to an acks=all
+    `append` (by producer and correlation id), the replicas' logs from the shared fold. Not
+    judged with unclean leader election, which may rebuild the ISR from a replica that lacks
+    acknowledged writes by design."""
+
+    name = "fenced_broker_ack"
+    handlers = {"metadata_commit": "on_commit", "append": "on_append", "send": "on_send",
+                "crash": "on_crash"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.fenced: dict[int, int] = {}  # broker -> seq of the committed record fencing it
+        self.applied = -1  # the highest metadata offset folded
+        self.pending: dict[tuple[str, str, int], tuple[list, int]] = {}  # -> (rows, seq)
+        cluster = ctx.header["options"]["cluster"]
+        self.judged = not cluster.get("unclean_leader_election", False)
+
+    def on_commit(self, ev):
+        for offset, _epoch, record in ev["records"]:
+            if offset <= self.applied:
+                continue
+            self.applied = offset
+            if record.get("kind") in ("RegisterBrokerRecord", "BrokerRegistrationChangeRecord"):
+                if record.get("fenced"):
+                    self.fenced[record["broker"]] = ev["seq"]
+                else:
+                    self.fenced.pop(record["broker"], None)
+
+    def on_append(self, ev):
+        if ev["acks"] == -1 and ev["batches"]:
+            self.pending[(ev["node"], ev["producer"], ev["corr"])] = (ev["batches"], ev["seq"])
+
+    def on_crash(self, ev):
+        self.pending = {k: v for k, v in self.pending.items() if k[0] != ev["node"]}
+
+    def on_send(self, ev):
+        if ev["msg"] != "ProduceResponse":
+            return
+        found = self.pending.pop((ev["node"], ev["dst"], ev.get("corr")), None)
+        if found is None or not self.judged:
+            return
+        broker = _broker_id(ev["node"])
+        if broker not in self.fenced:
+            return
+        failed = {tp for tp, _error in ev.get("errs", ())}
+        rows, append_seq = found
+        for row in rows:
+            if row["tp"] not in failed:
+                self._check(ev, broker, row, append_seq)
+
+    def _check(self, ev, broker: int, row: dict, append_seq: int) -> None:
+        st = self.ctx.truth.parts.get(row["tp"])
+        if st is None or broker in st["isr"] or st["topic_id"] != row["topic_id"]:
+            return
+        lacking = [r for r in st["isr"] if not _holds(self.ctx.logs.get(f"b{r}", row["tp"]),
+                                                      row["bid"])]
+        if lacking:
+            self.violate(ev["t"], f"{ev['node']}, fenced and out of {row['tp']}'s ISR "
+                         f"{st['isr']} (partition epoch {st['partition_epoch']}), acknowledged "
+                         f"acks=all batch {row['bid']} (offset {row['base_offset']}) that "
+                         f"{', '.join(f'b{r}' for r in lacking)} of that ISR lack",
+                         self.fenced[broker], self.ctx.truth.state_seq.get(row["tp"]),
+                         append_seq, ev["seq"])
+
+
+def _broker_id(node: str) -> int:
+    return int(node[1:]) if node[:1] == "b" and node[1:].isdigit() else -1
+
+
+def _holds(log, bid: str) -> bool:
+    return log is not None and any(row[3] == bid for row in log.rows)
 
 
 class MetadataLag:

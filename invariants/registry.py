@@ -34,7 +34,7 @@ _CLASSES = [
     idempotence.IdempotenceModeViolated,
     clients.ClientLeaderEpochRegression, clients.LeaderHintMisapplied,
     clients.ConsumerSkippedRecord,
-    kraft.MetadataLogSafety, kraft.MetadataAppliedInOrder,
+    kraft.MetadataLogSafety, kraft.MetadataAppliedInOrder, kraft.FencedBrokerAck,
 ]
 INVARIANTS = {cls.name: cls for cls in _CLASSES}
 

@@ -96,30 +96,41 @@ class Nemesis:
     """Fires a schedule of fault steps against the world."""
 
     def __init__(self, world, schedule: list[FaultStep], handlers: dict[str, Handler],
-                 resolve: Callable[[str], str | None], undo_actions: frozenset = frozenset()):
+                 resolve: Callable[[str], str | None], undo_actions: frozenset = frozenset(),
+                 undo_of: dict[str, str] | None = None):
         self.world = world
-        self.undo_actions = undo_actions
+        self.undo_of = dict(undo_of or {})  # an opening action -> the undo that ends it
+        self.undo_actions = frozenset(undo_actions) | frozenset(self.undo_of.values())
         self.schedule = sorted_schedule(schedule)
         self.handlers = handlers
         self.resolve = resolve
         # An undo step (one of `undo_actions`) aimed at a role acts on the node its paired
         # step hit ("restart the controller" restarts the one that crashed, not the one
-        # elected since).
+        # elected since). A schedule does not say which opener an undo belongs to, so when
+        # faults of one role overlap (two controllers crashed in turn) each undo takes the
+        # oldest node of its kind still open on that role: every node struck comes back.
         self.last_hit: dict[str, str] = {}
+        self.open_hits: dict[tuple[str, str], list[str]] = {}  # (role, undo) -> nodes, oldest first
 
     def start(self) -> None:
         for index, step in enumerate(self.schedule):
             self.world.kernel.call_later(step.at_us, self._fire, index, step)
 
+    def _aim(self, step: FaultStep) -> str | None:
+        """The node a step acts on: an undo aimed at a role takes the node its fault hit."""
+        if step.action in self.undo_actions and step.target in self.last_hit:
+            still_open = self.open_hits.get((step.target, step.action))
+            return still_open.pop(0) if still_open else self.last_hit[step.target]
+        resolved = self.resolve(step.target)
+        if resolved is not None and step.action not in self.undo_actions:
+            self.last_hit[step.target] = resolved
+            undo = self.undo_of.get(step.action)
+            if undo is not None and resolved != step.target:  # a role, not a node's name
+                self.open_hits.setdefault((step.target, undo), []).append(resolved)
+        return resolved
+
     def _fire(self, index: int, step: FaultStep) -> None:
-        resolved = None
-        if step.target is not None:
-            if step.action in self.undo_actions and step.target in self.last_hit:
-                resolved = self.last_hit[step.target]
-            else:
-                resolved = self.resolve(step.target)
-                if resolved is not None and step.action not in self.undo_actions:
-                    self.last_hit[step.target] = resolved
+        resolved = self._aim(step) if step.target is not None else None
         fields: dict[str, Any] = {"step": index, "action": step.action}
         if step.target is not None:
             fields["target"] = step.target

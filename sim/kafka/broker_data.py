@@ -163,7 +163,8 @@ class BrokerData:
             return
         p = self.partitions.get(tp)
         hw = p.log.hw if p is not None else -1
-        too_few = p is not None and len(p.maximal_isr()) < self.min_isr(p)
+        too_few = p is not None and \
+            len(self.rules.maximal_isr(p.isr, p.pending_isr)) < self.min_isr(p)
         waiting, done = [], []
         for key in keys:
             waiter = self.waiters.get(key)

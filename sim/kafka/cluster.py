@@ -21,7 +21,7 @@ from sim.core.world import World
 from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
 from sim.kafka.controller import Controller
-from sim.kafka.faults import UNDO_ACTIONS, handlers
+from sim.kafka.faults import UNDO_ACTIONS, UNDO_OF, handlers
 from sim.kafka.options import LinkOptions, NetworkOptions, Options
 from sim.kafka.producer import Producer
 from sim.kafka.store import Store
@@ -60,7 +60,8 @@ class Cluster:
         self.clients += self._consumers(topics)
         for link in options.network.links:
             self.world.network.set_link(link.src, link.dst, link_spec(link))
-        self.nemesis = Nemesis(self.world, steps, handlers(self), self.resolve, UNDO_ACTIONS)
+        self.nemesis = Nemesis(self.world, steps, handlers(self), self.resolve, UNDO_ACTIONS,
+                               UNDO_OF)
 
     def _producer(self, spec, topic, index: int):
         protocol = self.options.protocol_of(spec.name)

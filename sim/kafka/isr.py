@@ -41,8 +41,8 @@ class IsrManager:
         log = p.log
         hw = self.rules.maybe_increment_leader_hw(
             self.protocol, log.leo, log.hw, p.leader_epoch, len(p.isr),
-            self.cluster.min_insync_replicas, len(p.replicas), p.maximal_isr(), p.followers,
-            self.id)
+            self.cluster.min_insync_replicas, len(p.replicas),
+            self.rules.maximal_isr(p.isr, p.pending_isr), p.followers, self.id)
         if hw is not None:
             log.set_hw(hw)
             self.touch_sessions(p.tp)

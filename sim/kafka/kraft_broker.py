@@ -39,6 +39,7 @@ class KraftBroker(Broker):
         self.applied_epoch = 0
         self.meta_leader: str | None = None
         self.meta_token = 0  # names the Fetch in flight (a timeout for an older one is void)
+        self.meta_dst: str | None = None  # the voter the last metadata Fetch went to
         self.applying = False
         self.awaiting = False  # a metadata Fetch is out, unanswered
         self.registered = False
@@ -122,17 +123,30 @@ class KraftBroker(Broker):
             self._meta_fetch()
         elif name == "meta_fetch_timeout":
             if data == self.meta_token and not self.applying:
-                self.meta_leader = None
-                self._meta_fetch()
+                self._meta_fetch_timed_out()
         elif name == "meta_apply":
             self._apply(data)
         else:
             super().on_timer(name, data)
 
-    def _meta_fetch(self) -> None:
+    def _meta_fetch_timed_out(self) -> None:
+        """`KafkaRaftClient.pollFollowerAsObserver`: a Fetch that timed out sends the next one
+        to another voter (`RequestManager.findReadyVoter` skips the one backing off after the
+        failure). The leader is forgotten only if the Fetch went to it: one learned since (a
+        heartbeat's answer names it) is still the best guess."""
+        failed = self.meta_dst
+        if self.meta_leader == failed:
+            self.meta_leader = None
+        self._meta_fetch(avoid=failed)
+
+    def _meta_fetch(self, avoid: str | None = None) -> None:
         self.meta_token += 1
         self.awaiting = True
-        dst = self._controller_guess()
+        if self.meta_leader is not None or avoid not in self.voters:
+            dst = self._controller_guess()
+        else:  # the voter after the one that failed: each is tried in turn
+            dst = self.voters[(self.voters.index(avoid) + 1) % len(self.voters)]
+        self.meta_dst = dst
         self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, self.applied,
                                                   self.applied_epoch, False))
         wait_us = self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US

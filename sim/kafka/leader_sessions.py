@@ -234,7 +234,7 @@ class LeaderSessions:
             return "its follower would join the ISR"
         if self.rules.maybe_increment_leader_hw(
                 self.protocol, p.log.leo, p.log.hw, p.leader_epoch, len(p.isr),
-                self.cluster.min_insync_replicas, len(p.replicas), p.maximal_isr(), p.followers,
-                self.id) is not None:
+                self.cluster.min_insync_replicas, len(p.replicas),
+                self.rules.maximal_isr(p.isr, p.pending_isr), p.followers, self.id) is not None:
             return "its HW would move"
         return ""

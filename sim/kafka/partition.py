@@ -141,9 +141,3 @@ class Partition:
         if leader_epoch < self.leader_epoch:
             raise ModelBug(f"{self.tp} on broker {self.broker_id}: leader epoch "
                            f"{self.leader_epoch} would go back to {leader_epoch}")
-
-    def maximal_isr(self) -> tuple:
-        """ISR used for the HW while an AlterPartition is in flight (KIP-497)."""
-        if self.pending_isr is None:
-            return self.isr
-        return tuple(sorted(set(self.isr) | set(self.pending_isr)))

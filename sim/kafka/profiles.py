@@ -150,6 +150,7 @@ MUTANTS: dict[str, str] = {
     "consumer_rests_for_good": "consume_stalled_after_heal",
     "raft_commits_without_majority": "metadata_log_safety",
     "broker_fetches_past_applied": "metadata_applied_in_order",
+    "leader_counts_pending_shrink": "fenced_broker_ack",
 }
 
 

@@ -101,3 +101,56 @@ def test_a_zookeeper_run_has_no_metadata_lag_metrics():
     tb = TraceBuilder()
     tb.replica_state("b1", "t-0", "leader", 1, 0)
     assert "metadata_lag" not in check_events(tb.header, tb.events, ["single_leader_per_epoch"])[1]
+
+
+# -- fenced_broker_ack ----------------------------------------------------------------------------
+
+FENCE_B1 = {"kind": "BrokerRegistrationChangeRecord", "broker": 1, "broker_epoch": 1,
+            "fenced": True}
+UNFENCE_B1 = {**FENCE_B1, "fenced": False}
+
+
+def _fenced_leader_acks(followers_hold: tuple, errs=(), unfenced: bool = False) -> tuple:
+    """b1 led t-0 and still believes it does: the controller fenced it and moved the
+    leadership to b2 (ISR [2, 3]); b1 appended an acks=all batch, the followers in
+    `followers_hold` fetched it, and b1 answered the Produce. Returns (builder, witnesses)."""
+    from tests.invariants.tracebuilder import batch
+    tb = TraceBuilder()
+    for node in ("b1", "b2", "b3"):
+        tb.log_created(node, "t-0")
+    fence = _commit(tb.at(10), "c2", 1, 5, (4, 1, FENCE_B1))
+    moved = tb.partition_state("t-0", 2, 1, [1, 2, 3], isr=[2, 3])
+    if unfenced:
+        _commit(tb.at(15), "c2", 1, 6, (5, 1, UNFENCE_B1))
+    append = tb.at(20).append("b1", "p1", batch("t-0", 0, "p1#1"))
+    for node in followers_hold:
+        tb.replicate(node, 1, ("t-0", 0, 4, 0, "p1#1"))
+    answer = tb.at(30).add("b1", "send", mid=9, dst="p1", msg="ProduceResponse", corr=1,
+                           errs=[list(e) for e in errs])
+    return tb, (fence, moved, append, answer)
+
+
+def test_fenced_broker_ack_holds_for_a_late_ack_the_new_isr_already_has():
+    """The followers fetched the batch before they applied the new leadership: b1's answer,
+    after the removal committed, acknowledges nothing the ISR lacks (Kafka does this)."""
+    tb, _ = _fenced_leader_acks(("b2", "b3"))
+    assert tb.violations("fenced_broker_ack") == []
+
+
+def test_fenced_broker_ack_violated_by_an_ack_the_new_isr_lacks():
+    tb, witnesses = _fenced_leader_acks(("b3",))
+    assert tb.violations("fenced_broker_ack") == [("fenced_broker_ack", 30, witnesses)]
+    assert "b2 of that ISR lack" in tb.check("fenced_broker_ack")[0][0].message
+
+
+def test_fenced_broker_ack_judges_neither_an_error_nor_an_unfenced_broker():
+    errored, _ = _fenced_leader_acks((), errs=(("t-0", 7),))
+    assert errored.violations("fenced_broker_ack") == []
+    unfenced, _ = _fenced_leader_acks((), unfenced=True)
+    assert unfenced.violations("fenced_broker_ack") == []
+
+
+def test_fenced_broker_ack_is_not_judged_with_unclean_election():
+    tb, _ = _fenced_leader_acks(())
+    tb.header["options"]["cluster"]["unclean_leader_election"] = True
+    assert tb.violations("fenced_broker_ack") == []

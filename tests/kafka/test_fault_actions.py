@@ -11,6 +11,7 @@ from sim.kafka.faults import (
     DEFAULT_UNDO,
     SETTLE_SAFE,
     UNDO_ACTIONS,
+    UNDO_OF,
     handlers,
 )
 from tests.core.test_faults import fault_events, make_world
@@ -85,6 +86,28 @@ def test_undo_aimed_at_a_role_acts_on_the_node_its_fault_hit():
     assert nodes["c"].crashes == 0 and nodes["c"].restarts == 0
     resolved = [e["resolved"] for e in fault_events(world) if e["kind"] == "fault"]
     assert resolved == ["a", "a"]
+
+
+def test_overlapping_faults_of_a_role_each_come_back():
+    """Two controllers crashed in turn, their restarts both aimed at "controller": each
+    restart takes a node still down (the oldest first), so none stays down for good."""
+    world, nodes = make_world()
+    roles = {"boss": "a"}
+    world.kernel.call_later(1_500, roles.__setitem__, "boss", "b")  # a new one takes over
+    steps = [FaultStep(1_000, "crash", "boss"), FaultStep(2_000, "crash", "boss"),
+             FaultStep(3_000, "restart", "boss"), FaultStep(4_000, "restart", "boss")]
+    Nemesis(world, steps, handlers(SimpleNamespace(world=world)), resolve=roles.get,
+            undo_actions=UNDO_ACTIONS, undo_of=UNDO_OF).start()
+    world.run()
+    assert [(n.crashes, n.restarts) for n in nodes.values()] == [(1, 1), (1, 1), (0, 0)]
+    resolved = [e["resolved"] for e in fault_events(world) if e["kind"] == "fault"]
+    assert resolved == ["a", "b", "a", "b"]
+    assert not [e for e in fault_events(world) if e["kind"] == "fault_outcome"]
+
+
+def test_undo_of_pairs_each_opener_with_its_own_undo():
+    assert UNDO_OF["crash"] == "restart" and UNDO_OF["isolate"] == "heal"
+    assert set(UNDO_OF.values()) == set(UNDO_ACTIONS)
 
 
 # -- the catalogue ---------------------------------------------------------------------------

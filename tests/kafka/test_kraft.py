@@ -134,3 +134,35 @@ def test_a_probe_still_checks_no_invariant_by_default():
     import glob
     probe = sorted(glob.glob(scenario_path("conformance/*").replace(".toml", "")))[0]
     assert load_scenario(probe).invariants == []
+
+
+KRAFT_UNIT = """
+name = "kraft-unit"
+expect = "pass"
+[protocol]
+profile = "4.1"
+[cluster]
+brokers = 3
+controllers = 3
+[[topics]]
+name = "t"
+"""
+
+
+@pytest.mark.parametrize("leader,timed_out,then", [
+    ("c2", "c1", "c2"),  # a leader learned since (a heartbeat's answer) is kept
+    ("c1", "c1", "c2"),  # the leader's own Fetch timed out: the next voter is asked
+    (None, "c3", "c1"),  # no leader known: after the one that failed, in turn
+])
+def test_a_metadata_fetch_that_timed_out_asks_another_voter(leader, timed_out, then):
+    """mix-kraft-failover-storm at seed 54: a broker's metadata Fetches to a voter that was
+    down timed out, each timeout forgot the leader its heartbeats had found meanwhile, and
+    the shared bootstrap rotation brought the next Fetch back to the dead voter, for good.
+    `KafkaRaftClient.pollFollowerAsObserver` sends to another, ready voter instead."""
+    from tests.kafka import build_cluster
+    cluster, trace = build_cluster(KRAFT_UNIT)
+    b1 = cluster.world.actors["b1"]
+    b1.meta_leader, b1.meta_dst = leader, timed_out
+    b1._meta_fetch_timed_out()
+    sent = [e for e in trace.events if e["kind"] == "send" and e["msg"] == "QuorumFetch"]
+    assert [e["dst"] for e in sent] == [then]

@@ -10,6 +10,8 @@ derived from the actions, never written by hand:
 - `DEFAULT_UNDO`: action -> what undoes a mix's step after its duration (the loader);
 - `UNDO_ACTIONS`: the undos mixes default to (restart, heal); the nemesis aims one that
   names a role at the node its fault hit;
+- `UNDO_OF`: action -> the undo of `UNDO_ACTIONS` that ends its step (for overlapping
+  faults of one role, each undo takes the oldest node still open);
 - `OPENERS`: actions some undo ends (the shrinker keeps each with its undo);
 - `CUT_ACTIONS`: the cuts a named `heal` ends (mixes and explore name them);
 - `EPISODES`: explore fault kind -> draw function of a single action.
@@ -41,6 +43,8 @@ SETTLE_SAFE = ("heal", "clear_rules", "restart")
 DEFAULT_UNDO = {name: a.default_undo for name, a in ACTIONS.items() if a.default_undo}
 # the undos a mix's steps default to; aimed at a role, one acts on the node its fault hit
 UNDO_ACTIONS = frozenset(DEFAULT_UNDO.values()) - {LAPSE}
+# which undo ends an action's step (the nemesis pairs a role's overlapping faults with them)
+UNDO_OF = {name: undo for name, undo in DEFAULT_UNDO.items() if undo != LAPSE}
 OPENERS = frozenset(opener for a in ACTIONS.values() for opener in a.undoes)
 EPISODES = {kind: draw for a in ACTIONS.values() for kind, draw in a.draws.items()}
 
@@ -55,5 +59,6 @@ def _bind(apply, cluster):
 
 
 __all__ = ["ACTIONS", "CONTROLLED_SHUTDOWN_US", "CUT_ACTIONS", "DEFAULT_UNDO", "EPISODES",
-           "OPENERS", "OPTIONAL", "REQUIRED", "SETTLE_SAFE", "UNDO_ACTIONS", "FaultAction",
+           "OPENERS", "OPTIONAL", "REQUIRED", "SETTLE_SAFE", "UNDO_ACTIONS", "UNDO_OF",
+           "FaultAction",
            "handlers"]

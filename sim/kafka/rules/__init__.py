@@ -43,6 +43,7 @@ class Rules:
     update_metadata_part_taken: Callable = control.update_metadata_part_taken
     effective_min_isr: Callable = replication.effective_min_isr
     maybe_increment_leader_hw: Callable = replication.maybe_increment_leader_hw
+    maximal_isr: Callable = replication.maximal_isr
     follower_joins_isr: Callable = replication.follower_joins_isr
     is_follower_out_of_sync: Callable = replication.is_follower_out_of_sync
     fetch_last_fetched_epoch: Callable = replication.fetch_last_fetched_epoch

@@ -135,6 +135,12 @@ def _commits_without_majority(voter_end_offsets, current_hw, epoch_start_offset)
     return max(voter_end_offsets[0], current_hw)
 
 
+def _counts_pending_shrink(isr, pending_isr):
+    """The leader counts the ISR shrink it proposed before the controller commits it: a
+    leader cut from the controllers shrinks to itself and acknowledges writes alone."""
+    return isr if pending_isr is None else tuple(sorted(pending_isr))
+
+
 SWAPS: dict[str, dict] = {
     "no_produce_epoch_check": {"produce_local_log": _no_produce_epoch_check},
     "no_stop_replica_epoch_check": {"stop_replica_epoch_allowed": lambda proto, req, local: True},
@@ -170,5 +176,6 @@ SWAPS: dict[str, dict] = {
     # after them: the records it dropped as uncommitted are never applied
     "broker_fetches_past_applied": {
         "next_metadata_fetch_offset": lambda applied_end, fetched_end: fetched_end},
+    "leader_counts_pending_shrink": {"maximal_isr": _counts_pending_shrink},
 }
 

@@ -18,6 +18,17 @@ def effective_min_isr(proto, configured: int, replicas: int) -> int:
     return configured
 
 
+def maximal_isr(isr: tuple, pending_isr: tuple | None) -> tuple:
+    """`Partition.maximalIsr` (KIP-497, read at 3.7.0): the ISR the leader counts for its HW
+    while an AlterPartition is in flight. An expansion counts the new member at once
+    (`PendingExpandIsr`: isr + the new replica); a shrink counts only once the controller has
+    committed it (`PendingShrinkIsr`: the last committed ISR), so a leader never acknowledges
+    a write on an ISR the controller did not agree to."""
+    if pending_isr is None:
+        return isr
+    return tuple(sorted(set(isr) | set(pending_isr)))
+
+
 def maybe_increment_leader_hw(proto, leo: int, hw: int, leader_epoch: int, isr_size: int,
                               min_isr: int, replicas: int, maximal_isr: tuple, followers,
                               me: int) -> int | None:

@@ -33,6 +33,16 @@ def test_the_hw_is_the_least_log_end_of_the_maximal_isr():
     assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 1, 1, 3, (1,), followers, 1) == 10
 
 
+@pytest.mark.parametrize("isr,pending,maximal", [
+    ((1, 2), None, (1, 2)),            # nothing in flight: the committed ISR
+    ((1, 2), (1, 2, 3), (1, 2, 3)),    # PendingExpandIsr: the new member counts at once
+    ((1, 2, 3), (1,), (1, 2, 3)),      # PendingShrinkIsr: only once the controller commits it
+])
+def test_the_maximal_isr_counts_an_expansion_at_once_and_a_shrink_once_committed(
+        isr, pending, maximal):
+    assert rep.maximal_isr(isr, pending) == maximal
+
+
 def test_a_follower_not_fetched_in_this_epoch_holds_the_hw():
     proto = resolve_protocol("3.7")
     followers = {2: _f(9, epoch=2), 3: _f(9)}
