@@ -108,6 +108,14 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         for _offset, dst, kind, body in ready:
             self.send(dst, kind, body)
 
+    def _answer_when_committed(self, offset: int, dst: str, kind: str, body) -> None:
+        """Answer once the record at `offset` is committed: at once if it already is (a quorum
+        of one commits inside `append`, before this is called), else from `on_committed`."""
+        if offset < self.hw:
+            self.send(dst, kind, body)
+        else:
+            self.waiting.append((offset, dst, kind, body))
+
     def _write(self, record: K.MetadataRecord) -> int:
         offset = self.append(record)
         self.image.replay(offset, record)
@@ -165,8 +173,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
                                                  fenced=True))
         self.heartbeats[req.broker] = self.now_us
         self._rebalance()  # the previous incarnation, if any, is fenced by the new one
-        self.waiting.append((offset, msg.src, "BrokerRegistrationResponse",
-                             BrokerRegistrationResponse(E.NONE, offset, req.incarnation)))
+        self._answer_when_committed(offset, msg.src, "BrokerRegistrationResponse",
+                                    BrokerRegistrationResponse(E.NONE, offset, req.incarnation))
 
     def on_broker_heartbeat(self, msg) -> None:
         req = msg.body
@@ -217,8 +225,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             return
         new = st._replace(isr=tuple(req.isr), partition_epoch=st.partition_epoch + 1)
         offset = self._write(partition_record(K.PARTITION_CHANGE, new))
-        self.waiting.append((offset, msg.src, "AlterPartitionResponse", AlterPartitionResponse(
-            req.corr, req.tp, E.NONE, new.leader_epoch, new.partition_epoch, new.isr)))
+        self._answer_when_committed(offset, msg.src, "AlterPartitionResponse", AlterPartitionResponse(
+            req.corr, req.tp, E.NONE, new.leader_epoch, new.partition_epoch, new.isr))
 
     _handlers = {
         "Vote": RaftQuorum.on_vote,

@@ -223,6 +223,12 @@ class RaftQuorum:
         self.send(dst, "QuorumFetchResponse", QuorumFetchResponse(
             self.quorum_epoch, self.name, E.NONE, entries, self.hw, diverging))
 
+    def on_disconnect(self, peer: str) -> None:
+        """`peer`'s connection closed: a Fetch it had parked here goes with it. Kafka answers a
+        parked Fetch on the connection it came on, and the socket server drops an answer for a
+        closed connection; `peer`, restarted, must not apply records it asked for before."""
+        self.parked.pop(peer, None)
+
     def _answer_parked(self, expired_only: bool) -> None:
         now = self.now_us
         for src in sorted(self.parked):

@@ -166,3 +166,19 @@ def test_a_metadata_fetch_that_timed_out_asks_another_voter(leader, timed_out, t
     b1._meta_fetch_timed_out()
     sent = [e for e in trace.events if e["kind"] == "send" and e["msg"] == "QuorumFetch"]
     assert [e["dst"] for e in sent] == [then]
+
+
+def test_a_quorum_of_one_answers_a_registration_with_its_own_record_and_drops_a_dead_fetch():
+    """kraft-broker-bounce-one-controller: b1 bounces at 1.7 s. The controller answers its new
+    registration with the broker epoch of that registration's own record (a quorum of one
+    commits inside the append), and the Fetch the dead incarnation had parked is not answered
+    to the new one, which applies the log from offset 0."""
+    events = _events("kraft-broker-bounce-one-controller")
+    registered = [e["offset"] for e in events if e["kind"] == "metadata_append"
+                  and e["t"] >= 1_700_000 and e["record"]["kind"] == "RegisterBrokerRecord"]
+    answers = [e["broker_epoch"] for e in events if e.get("msg") == "BrokerRegistrationResponse"
+               and e["kind"] == "send" and e["t"] >= 1_700_000]
+    assert registered and answers[0] == registered[0]
+    first_apply = next(e for e in events if e["kind"] == "metadata_apply" and e["node"] == "b1"
+                       and e["t"] >= 1_700_000)
+    assert first_apply["from_offset"] == 0
