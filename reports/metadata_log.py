@@ -166,3 +166,36 @@ def fold(events, end_us: int | None = None) -> MetadataLog:
             f.step(ev)
         last = ev["t"]
     return f.finish(last if end_us is None else end_us)
+
+
+SUMMARY_HEADERS = ("broker", "applied offset at the end", "committed high watermark",
+                   "most records behind", "longest behind (ms)",
+                   "commit to apply p50 (ms)", "commit to apply max (ms)")
+
+
+def summary_cells(log: MetadataLog) -> list[list[str]]:
+    """`summary()` as text cells under SUMMARY_HEADERS ("-" for a broker that applied no
+    record; "down" for one down at the end)."""
+    def text(v):
+        return "-" if v is None else f"{v:g}" if isinstance(v, float) else str(v)
+    return [[r["broker"], "down" if r["applied_offset"] is None else str(r["applied_offset"]),
+             str(r["high_watermark"]), str(r["max_records_behind"]),
+             text(r["longest_behind_ms"]), text(r["wait_p50_ms"]), text(r["wait_max_ms"])]
+            for r in log.summary()]
+
+
+def leaders_text(log: MetadataLog) -> str:
+    """The quorum's leaders in words: "c2 (epoch 1) from 1.252 s; c1 (epoch 2) from ..."."""
+    return "; ".join(f"{q.voter} (epoch {q.epoch}) {q.start_us / 1e6:.3f}\u2013"
+                     f"{q.end_us / 1e6:.3f} s" for q in log.leaders) or "none elected"
+
+
+def to_json(log: MetadataLog) -> dict:
+    """What the interactive page draws: the series (µs, values), each broker's lag, the
+    leaders, and the summary cells."""
+    return {"end_us": log.end_us, "high_watermark": [list(p) for p in log.high_watermark],
+            "applied": {b: [list(p) for p in log.applied[b]] for b in log.brokers()},
+            "lag": {b: [list(p) for p in log.lag(b)] for b in log.brokers()},
+            "leaders": [[q.voter, q.epoch, q.start_us, q.end_us] for q in log.leaders],
+            "headers": list(SUMMARY_HEADERS), "summary": summary_cells(log),
+            "leaders_text": leaders_text(log)}
