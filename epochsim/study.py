@@ -80,8 +80,9 @@ def run_study(jobs: list[tuple], workers: int = 1, progress=None) -> list[dict]:
 # -- one run -------------------------------------------------------------------------------
 class ApplyWaits:
     """KRaft runs: how long each metadata record committed after the warm-up waited before
-    each broker applied it (`metadata_commit` to `metadata_apply`, µs). Records of the
-    cluster's start are left out, as start-up batches are from the latencies."""
+    each broker applied it (`metadata_commit` to `metadata_apply`, µs), the first time it
+    applied it (a restart's replay of the log is not lag). Records of the cluster's start are
+    left out, as start-up batches are from the latencies."""
 
     KINDS = frozenset({"metadata_commit", "metadata_apply"})
 
@@ -89,6 +90,7 @@ class ApplyWaits:
         self.warmup_us = warmup_us
         self.committed_at: dict[int, int] = {}  # offset -> when it first committed
         self.waits: dict[str, list[int]] = {}
+        self.high: dict[str, int] = {}  # per broker, the highest metadata offset it reached
 
     def __eq__(self, other) -> bool:  # probes compare by what they folded
         return isinstance(other, ApplyWaits) and vars(self) == vars(other)
@@ -100,11 +102,15 @@ class ApplyWaits:
             for offset, _epoch, _record in ev["records"]:
                 self.committed_at.setdefault(offset, ev["t"])
             return
-        waits = self.waits.setdefault(ev["node"], [])
-        for offset in range(ev["from_offset"], ev["to_offset"]):
+        node = ev["node"]
+        waits = self.waits.setdefault(node, [])
+        # a restarted broker replays the log from 0: records it applied before are no lag
+        first = max(ev["from_offset"], self.high.get(node, 0))
+        for offset in range(first, ev["to_offset"]):
             t = self.committed_at.get(offset)
             if t is not None and t >= self.warmup_us:
                 waits.append(ev["t"] - t)
+        self.high[node] = max(self.high.get(node, 0), ev["to_offset"])
 
     def result(self) -> dict:
         """{} in ZooKeeper mode; else {broker: {"p50_ms", "max_ms", "records"}} (None

@@ -84,3 +84,14 @@ def test_bad_kraft_flags_are_one_line_errors(tmp_path, capsys, args, words):
     assert code == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+
+
+def test_apply_waits_count_a_record_once_not_again_when_a_restart_replays_it():
+    waits = study.ApplyWaits(warmup_us=10)
+    waits.step({"kind": "metadata_commit", "t": 5, "records": [[0, 1, {}]]})  # before warm-up
+    waits.step({"kind": "metadata_commit", "t": 20, "records": [[1, 1, {}], [2, 1, {}]]})
+    waits.step({"kind": "metadata_apply", "t": 25, "node": "b1", "from_offset": 0,
+                "to_offset": 3})
+    waits.step({"kind": "metadata_apply", "t": 900, "node": "b1", "from_offset": 0,
+                "to_offset": 3})  # replayed after a restart
+    assert waits.result() == {"b1": {"p50_ms": 0.005, "max_ms": 0.005, "records": 2}}
