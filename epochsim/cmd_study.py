@@ -27,8 +27,14 @@ DIR/latency-<scenario>.png (the three modes' latency over time, one panel each, 
 and the warm-up cut marked). Same seeds, same table.
 Writes DIR/study.txt (the table) and DIR/study.json (every run's numbers).
 
+With --kraft every scenario runs on a KRaft cluster instead (3 controllers, each broker
+learning metadata when it fetches and applies it; the timeline starts 3 s later, after the
+quorum's start): --metadata-apply-us, --metadata-fetch-wait-ms and --slow-metadata set how far
+behind brokers fall, and a table of each broker's metadata lag follows the others.
+
   epochsim study --seeds 3 --out runs/study
-  epochsim study scenarios/study/kip951-move-all-leaders.toml --seeds 1 --check"""
+  epochsim study scenarios/study/kip951-move-all-leaders.toml --seeds 1 --check
+  epochsim study --kraft --slow-metadata b2:200 --seeds 1 --out runs/study-kraft-slow"""
 
 # what a study directory may already hold (the pictures of an earlier version, per mode, too)
 OUTPUTS = {"study.txt", "study.json"} | {f"latency-{m}.png" for m in
@@ -48,7 +54,61 @@ def register(subs) -> None:
     p.add_argument("--check", action="store_true",
                    help="also check every invariant on every run (slower)")
     p.add_argument("--no-plot", action="store_true", help="do not draw the PNGs")
+    k = p.add_argument_group("KRaft (docs/kip-951-study.md, \"On KRaft\")")
+    k.add_argument("--kraft", action="store_true",
+                   help="run every scenario on a KRaft cluster of 3 controllers")
+    k.add_argument("--metadata-apply-us", type=non_negative_int, metavar="US",
+                   help="with --kraft: cluster.metadata_apply_us, each record's apply cost")
+    k.add_argument("--metadata-fetch-wait-ms", type=positive_int, metavar="MS",
+                   help="with --kraft: cluster.metadata_fetch_wait_ms")
+    k.add_argument("--slow-metadata", type=slow_arg, metavar="BROKER:MS",
+                   help="with --kraft: BROKER applies every metadata batch MS late from the "
+                        "start (the slow_metadata fault)")
     p.set_defaults(func=main)
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type of a count that may be 0."""
+    return 0 if text.strip() == "0" else positive_int(text)
+
+
+def slow_arg(text: str) -> tuple[str, float]:
+    """argparse type of --slow-metadata: BROKER:MS, e.g. b2:200."""
+    broker, sep, ms = text.partition(":")
+    try:
+        delay = float(ms)
+    except ValueError:
+        delay = -1.0
+    if not sep or not broker or not 0 <= delay < 1e9:
+        raise argparse.ArgumentTypeError(f"{text!r}: write BROKER:MS, e.g. b2:200")
+    return broker, int(delay) if delay.is_integer() else delay
+
+
+def kraft_settings(args):
+    """The KRaft variant the flags ask for, or None; the lag flags need --kraft."""
+    from epochsim.study_kraft import KraftSettings
+
+    given = [f for f, v in (("--metadata-apply-us", args.metadata_apply_us),
+                            ("--metadata-fetch-wait-ms", args.metadata_fetch_wait_ms),
+                            ("--slow-metadata", args.slow_metadata)) if v is not None]
+    if not args.kraft:
+        if given:
+            raise UsageError(f"{given[0]} sets a KRaft cluster's metadata lag; add --kraft")
+        return None
+    return KraftSettings(args.metadata_apply_us, args.metadata_fetch_wait_ms, args.slow_metadata)
+
+
+def load_all(paths: list[str], settings) -> list:
+    """The study scenarios at `paths`, as written or as their KRaft variant."""
+    if settings is None:
+        return [load(p) for p in paths]
+    from epochsim.study_kraft import kraft_scenario
+    from scenarios.schema import ScenarioError
+
+    try:
+        return [kraft_scenario(p, settings) for p in paths]
+    except ScenarioError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def main(args) -> int:
@@ -57,13 +117,18 @@ def main(args) -> int:
     paths = args.scenarios or study.default_scenarios()
     if not paths:
         raise UsageError(f"no study scenarios in {study.STUDY_DIR}; pass SCENARIO.toml files")
-    scenario_list = [load(p) for p in paths]  # validate everything before running anything
+    settings = kraft_settings(args)
+    scenario_list = load_all(paths, settings)  # validate everything before running anything
     distinct_names(paths, scenario_list)  # their rows in the table would merge
     check_seed_range(paths, scenario_list, args.seeds)
     from epochsim.study_plot import file_name, plot_latency
 
     out = prepare_out_dir(args.out, allowed=OUTPUTS | {file_name(sc.name) for sc in scenario_list})
-    jobs = study.study_jobs(scenario_list, args.seeds, args.check)
+    warmup = study.WARMUP_US
+    if settings is not None:
+        from epochsim.study_kraft import warmup_us
+        warmup = warmup_us(warmup)
+    jobs = study.study_jobs(scenario_list, args.seeds, args.check, warmup)
     with RunProgress("study", len(jobs)) as bar:
         results = study.run_study(jobs, args.jobs, lambda done, total: bar.advance(1))
     table = study.format_table(results)

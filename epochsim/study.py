@@ -51,8 +51,12 @@ def with_mode(scenario, mode: str):
     return replace(scenario, options=options)
 
 
-def study_jobs(scenario_list: list, seeds: int, check: bool = False) -> list[tuple]:
-    return [(sc, mode, sc.seed + k, check) for sc in scenario_list for mode in MODES
+def study_jobs(scenario_list: list, seeds: int, check: bool = False,
+               warmup_us: int = WARMUP_US) -> list[tuple]:
+    """(scenario, mode, seed, check, warmup_us) for each run; batches created before
+    `warmup_us` are not measured (a KRaft variant's timeline starts later,
+    `epochsim.study_kraft.warmup_us`)."""
+    return [(sc, mode, sc.seed + k, check, warmup_us) for sc in scenario_list for mode in MODES
             for k in range(seeds)]
 
 
@@ -74,13 +78,64 @@ def run_study(jobs: list[tuple], workers: int = 1, progress=None) -> list[dict]:
 
 
 # -- one run -------------------------------------------------------------------------------
+class ApplyWaits:
+    """KRaft runs: how long each metadata record committed after the warm-up waited before
+    each broker applied it (`metadata_commit` to `metadata_apply`, µs), the first time it
+    applied it (a restart's replay of the log is not lag). Records of the cluster's start are
+    left out, as start-up batches are from the latencies."""
+
+    KINDS = frozenset({"metadata_commit", "metadata_apply"})
+
+    def __init__(self, warmup_us: int):
+        self.warmup_us = warmup_us
+        self.committed_at: dict[int, int] = {}  # offset -> when it first committed
+        self.waits: dict[str, list[int]] = {}
+        self.high: dict[str, int] = {}  # per broker, the highest metadata offset it reached
+
+    def __eq__(self, other) -> bool:  # probes compare by what they folded
+        return isinstance(other, ApplyWaits) and vars(self) == vars(other)
+
+    __hash__ = None  # mutable: never a dict key
+
+    def step(self, ev: dict) -> None:
+        if ev["kind"] == "metadata_commit":
+            for offset, _epoch, _record in ev["records"]:
+                self.committed_at.setdefault(offset, ev["t"])
+            return
+        node = ev["node"]
+        waits = self.waits.setdefault(node, [])
+        # a restarted broker replays the log from 0: records it applied before are no lag
+        first = max(ev["from_offset"], self.high.get(node, 0))
+        for offset in range(first, ev["to_offset"]):
+            t = self.committed_at.get(offset)
+            if t is not None and t >= self.warmup_us:
+                waits.append(ev["t"] - t)
+        self.high[node] = max(self.high.get(node, 0), ev["to_offset"])
+
+    def result(self) -> dict:
+        """{} in ZooKeeper mode; else {broker: {"p50_ms", "max_ms", "records"}} (None
+        without a measured record)."""
+        if not self.committed_at:
+            return {}
+        out = {}
+        for node in sorted(self.waits, key=lambda n: (len(n), n)):
+            w = sorted(self.waits[node])
+            out[node] = {"p50_ms": round(w[len(w) // 2] / 1000, 3) if w else None,
+                         "max_ms": round(w[-1] / 1000, 3) if w else None, "records": len(w)}
+        return out
+
+
 class Probe:
     """Folds what the study needs out of a run's events as they are recorded."""
 
     KINDS = frozenset({"ack", "batch", "batch_grown", "consume", "send", "produce_error", "fetch_error",
-                       "produce_failed", "client_epoch", "fault"})  # what `step` reads
+                       "produce_failed", "client_epoch", "fault", "metadata_rejected"}
+                      ) | ApplyWaits.KINDS  # what `step` reads
 
-    def __init__(self):
+    def __init__(self, warmup_us: int = WARMUP_US):
+        self.warmup_us = warmup_us
+        self.lag = ApplyWaits(warmup_us)  # KRaft runs: each broker's commit-to-apply wait
+        self.stale_metadata = 0  # leaders a client refused as older than the one it knew
         self.produce: list[tuple[int, int]] = []  # (created_us, latency_us)
         self.e2e: list[tuple[int, int]] = []
         self.faults: list[list] = []
@@ -92,13 +147,17 @@ class Probe:
 
     def step(self, ev: dict) -> None:
         kind = ev["kind"]
-        if kind == "ack":
+        if kind in ApplyWaits.KINDS:
+            self.lag.step(ev)
+        elif kind == "metadata_rejected":
+            self.stale_metadata += 1
+        elif kind == "ack":
             # one sample per record group: the batch's first records, then each that joined it
             self.produce.extend(group_samples(ev["t"], ev["latency_us"],
                                               self.joined.get(ev["bid"], ())))
             self.open.discard(ev["bid"])
         elif kind == "batch":
-            if ev["created_us"] >= WARMUP_US:
+            if ev["created_us"] >= self.warmup_us:
                 self.open.add(ev["bid"])
         elif kind == "batch_grown":
             self.joined.setdefault(ev["bid"], []).append(ev["t"])
@@ -131,10 +190,11 @@ def run_arm(job: tuple) -> dict:
     """Run one (scenario, mode, seed[, check]) and return its JSON-native result."""
     scenario, mode, seed = job[:3]
     check = len(job) > 3 and job[3]
+    warmup = job[4] if len(job) > 4 else WARMUP_US
     sc = with_mode(scenario, mode)
     schedule = schedule_for(sc, seed)
     trace = Trace(header_for(sc, seed, schedule), None)
-    probe = Probe()
+    probe = Probe(warmup)
     trace.observe(probe.step, Probe.KINDS)
     monitor = Monitor(trace.header, sc.invariants) if check else None
     if monitor:
@@ -143,19 +203,25 @@ def run_arm(job: tuple) -> dict:
     # batches still open at the end are missing from the percentiles: count them, never hide them
     probe.counts["unfinished"] = len(probe.open)
     violated = sorted({v.invariant for v in monitor.finish()[0]}) if monitor else None
-    return {"scenario": sc.name, "mode": mode, "seed": seed, "trace_digest": trace.digest(),
-            "produce": latency_summary(probe.produce), "e2e": latency_summary(probe.e2e),
-            "counts": probe.counts, "violated": violated, "faults": probe.faults,
-            "series": {"produce": series(probe.produce), "e2e": series(probe.e2e)}}
+    out = {"scenario": sc.name, "mode": mode, "seed": seed, "trace_digest": trace.digest(),
+           "produce": latency_summary(probe.produce, warmup),
+           "e2e": latency_summary(probe.e2e, warmup),
+           "counts": probe.counts, "violated": violated, "faults": probe.faults,
+           "series": {"produce": series(probe.produce), "e2e": series(probe.e2e)}}
+    lag = probe.lag.result()
+    if lag:  # KRaft only: a ZooKeeper-mode result keeps the shape it always had
+        out["warmup_us"] = warmup
+        out["kraft"] = {"apply_wait": lag, "stale_metadata": probe.stale_metadata}
+    return out
 
 
-def _measured(samples: list[tuple[int, int]]) -> list[int]:
-    return sorted(lat for created, lat in samples if created >= WARMUP_US)
+def _measured(samples: list[tuple[int, int]], warmup_us: int) -> list[int]:
+    return sorted(lat for created, lat in samples if created >= warmup_us)
 
 
-def latency_summary(samples: list[tuple[int, int]]) -> dict | None:
+def latency_summary(samples: list[tuple[int, int]], warmup_us: int = WARMUP_US) -> dict | None:
     """Percentiles (ms) of the samples created after the warm-up, or None if there are none."""
-    values = _measured(samples)
+    values = _measured(samples, warmup_us)
     if not values:
         return None
     out = {name: round(percentile(values, q) / 1000.0, 3) for name, q in QUANTILES}
@@ -194,6 +260,15 @@ def summarise(results: list[dict]) -> list[dict]:
     return rows
 
 
+def _warmups(results: list[dict]) -> str:
+    """The warm-up(s) of the results, in words: "1500 ms", or one per scenario when they differ
+    (a KRaft variant's timeline starts later)."""
+    per = {r["scenario"]: r.get("warmup_us", WARMUP_US) for r in results}
+    if len(set(per.values())) <= 1:
+        return f"{next(iter(per.values()), WARMUP_US) // 1000} ms"
+    return ", ".join(f"{us // 1000} ms ({name})" for name, us in per.items())
+
+
 def _ratio(a, b) -> str:
     return "-" if a is None or not b else f"{a / b:.2f}"
 
@@ -204,7 +279,7 @@ def format_table(results: list[dict]) -> str:
     width = max([len(r["scenario"]) for r in rows] + [8])
     ratio_names = [f"{a}/{b}".replace("refresh_no_backoff", "refresh") for a, b in RATIOS]
     lines = [f"KIP-951 leader discovery: latency in ms, mean over {len(seeds)} seed(s) "
-             f"({', '.join(map(str, seeds))}); batches created after {WARMUP_US // 1000} ms",
+             f"({', '.join(map(str, seeds))}); batches created after {_warmups(results)}",
              f"{'scenario':<{width}}  {'latency':<7} {'metric':<6}"
              + "".join(f"{m:>19}" for m in MODES) + "".join(f"{n:>18}" for n in ratio_names)]
     for row in rows:
@@ -215,6 +290,37 @@ def format_table(results: list[dict]) -> str:
                      f"{cells}{ratios}")
     lines.append("")
     lines.append(format_counts(results, width))
+    if any("kraft" in r for r in results):
+        lines += ["", format_kraft(results, width)]
+    return "\n".join(lines)
+
+
+KRAFT_COLUMNS = ("stale_metadata", "apply_wait_p50_ms", "apply_wait_max_ms", "slowest_broker")
+
+
+def format_kraft(results: list[dict], width: int) -> str:
+    """KRaft runs only: per scenario and mode, how many leaders clients refused as older than
+    the one they knew (`stale_metadata`: a Metadata answer or hint from a broker whose metadata
+    lagged; sum over seeds), and how long committed metadata records waited before a broker
+    applied them (commit to apply, records committed after the warm-up: the median of the
+    brokers' medians, the largest maximum, and the broker that had it; over seeds)."""
+    lines = [f"{'scenario':<{width}}  {'mode':<19}"
+             + "".join(f"{k:>{len(k) + 2}}" for k in KRAFT_COLUMNS)]
+    for name in dict.fromkeys(r["scenario"] for r in results):
+        for mode in MODES:
+            mine = [r["kraft"] for r in results if r["scenario"] == name and r["mode"] == mode
+                    and "kraft" in r]
+            if not mine:
+                continue
+            lags = [(b, v) for k in mine for b, v in k["apply_wait"].items()
+                    if v["max_ms"] is not None]
+            p50s = sorted(v["p50_ms"] for _, v in lags)
+            worst = max(lags, key=lambda bv: (bv[1]["max_ms"], bv[0]), default=None)
+            cells = [str(sum(k["stale_metadata"] for k in mine)),
+                     f"{p50s[len(p50s) // 2]:.2f}" if p50s else "-",
+                     f"{worst[1]['max_ms']:.2f}" if worst else "-", worst[0] if worst else "-"]
+            lines.append(f"{name:<{width}}  {mode:<19}"
+                         + "".join(f"{c:>{len(k) + 2}}" for c, k in zip(cells, KRAFT_COLUMNS)))
     return "\n".join(lines)
 
 

@@ -79,7 +79,7 @@ def _draw_run(ax, result: dict) -> None:
         ax.axvline(t_us / 1e6, color=MARKED.get(action, "tab:orange"), lw=0.8, ls="--",
                    label=None if action in labelled else action)
         labelled.add(action)
-    cut = WARMUP_US / 1e6
+    cut = result.get("warmup_us", WARMUP_US) / 1e6  # a KRaft variant's is later
     ax.axvspan(0, cut, color="#eeeeee", zorder=0, lw=0)
     ax.axvline(cut, color="grey", lw=0.6)
     ax.text(cut / 2, 0.96, f"warm-up\n(not measured,\nfirst {cut:g} s)",

@@ -3,7 +3,8 @@
 Contract: `write_report(dir, out=None)` writes `out` (default DIR/report.html) and returns
 its path. The page depends on what DIR holds:
 - `trace.jsonl` (+ `verdict.json`): a run page with the verdict, the repro command, the
-  violations, the story, the timeline, the sequence diagram, the events table and metrics;
+  violations, the story, the timeline (in a KRaft run, with each broker's metadata lag), the
+  sequence diagram, the events table and metrics;
 - `suite.json`: one row per scenario with its outcome, linking to a run page for every run
   that missed its expectation (those pages are written beside their traces);
 - `sweep.json`: the section `reports.sweep_report.render_sweep_section(dir)` returns, or a
@@ -24,7 +25,7 @@ import tempfile
 from html import escape
 
 from invariants.recovery import judged_summary
-from reports import interactive, sequence, story, timeline
+from reports import interactive, metadata_log, sequence, story, timeline
 from reports.rundata import Run, load_run
 from reports.style import ReportError, output_folder, read_json, replaceable, seconds
 from sim.core.files import write_text
@@ -128,6 +129,7 @@ def run_section(run: Run, live_href: str | None = None) -> str:
                      "timeline</a>: zoom, pan, hover an event for its fields, filter by node "
                      "or partition, jump from a violation to its events.</p>")
     parts.append(f'<img alt="failover timeline" src="{png_data_uri(timeline.plot_run, run)}">')
+    parts.append(_metadata_lag(run))
     parts += ["<h2>Messages around the first violation</h2>" if run.violations
               else "<h2>Messages around the first fault</h2>",
               f'<img alt="sequence diagram" src="{png_data_uri(sequence.plot_run_sequence, run)}">']
@@ -184,6 +186,19 @@ def _events_table(run: Run) -> str:
               escape(", ".join(r["witness"]))] for r in rows]
     classes = ["witness" if r["witness"] else "" for r in rows]
     return table(["seq", "time", "node", "kind", "what happened", "witness of"], cells, classes)
+
+
+def _metadata_lag(run: Run) -> str:
+    """KRaft runs: how far behind each broker's metadata was ("" in ZooKeeper mode)."""
+    log = metadata_log.fold(run.events, run.end_us)
+    if not log:
+        return ""
+    cells = [[escape(c) for c in row] for row in metadata_log.summary_cells(log)]
+    return ("<h2>Metadata lag (KRaft)</h2><p>Each broker applies the metadata log when it "
+            "fetches it: how far behind the committed high watermark each one fell, and how long "
+            "committed records waited before it applied them. Quorum leaders: "
+            f"{escape(metadata_log.leaders_text(log))}.</p>"
+            + table(list(metadata_log.SUMMARY_HEADERS), cells))
 
 
 def _metrics(run: Run) -> str:

@@ -10,6 +10,11 @@ and a partition menu filter, and a click on a violation zooms to its witnesses a
 the events list to them. Drawing is on a canvas and only the events in view are visited
 (`static/timeline.js`), so traces of 100,000 events stay fast.
 
+In a KRaft run the page also plots, under the lanes and on their time axis, the metadata log
+(committed high watermark, quorum leaders, each broker's applied offset) and each broker's
+records behind it, with a table of each broker's lag (`reports.metadata_log`,
+`static/metadata.js`); a ZooKeeper-mode page has none of it.
+
 A trace of more than `MAX_EVENTS` events keeps its control plane whole and drops the data
 plane (fetches, produce requests, replication, high watermarks); if that is still too many,
 events past the limit are left out. The page says what it left out. The same trace gives
@@ -22,6 +27,7 @@ import json
 import os
 from html import escape
 
+from reports import metadata_log
 from reports.model import node_key
 from reports.rundata import Run, fold_run
 from reports.style import output_folder, replaceable
@@ -45,6 +51,7 @@ class _Collector:
         self.cut_at: int | None = None  # events from this time on are left out
         self.total = 0
         self.nodes: set[str] = set()
+        self.meta_log = metadata_log.MetadataLogFold()  # KRaft: whole, whatever is trimmed
 
     def is_data(self, ev: dict) -> bool:
         kind = ev["kind"]
@@ -58,6 +65,8 @@ class _Collector:
     def __call__(self, ev: dict) -> None:
         self.total += 1
         self.nodes.add(str(ev.get("node", "-")))
+        if ev["kind"] in metadata_log.KINDS:
+            self.meta_log.step(ev)
         data = self.is_data(ev)
         if self.cut_at is not None or (self.trimmed and data):
             return
@@ -118,13 +127,36 @@ def _static(name: str) -> str:
 def render(run: Run, collector: _Collector) -> str:
     """The whole page as text."""
     title = f"{run.scenario} \u00b7 seed {run.header.get('seed')}: interactive timeline"
+    body, extra, style = _static("timeline.html"), "", _static("timeline.css")
+    log = collector.meta_log.finish(run.end_us)
+    if log:  # KRaft: its plots go under the lanes; their script listens before the lanes draw
+        body = body.replace('<div id="legend"></div>',
+                            '<div id="legend"></div>\n' + metadata_section(log), 1)
+        data = json.dumps(metadata_log.to_json(log), separators=(",", ":")).replace("<", "\\u003c")
+        style += _static("metadata.css")
+        extra = (f"<script type=\"application/json\" id=\"epochsim-metadata\">{data}</script>\n"
+                 f"<script>{_static('metadata.js')}</script>\n")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"generator\" content=\"epochsim\">\n"
-        f"<title>{escape(title)}</title>\n<style>{_static('timeline.css')}</style>\n"
-        f"</head>\n<body>\n{_static('timeline.html')}\n"
+        f"<title>{escape(title)}</title>\n<style>{style}</style>\n"
+        f"</head>\n<body>\n{body}\n"
         f"<script type=\"application/json\" id=\"epochsim-data\">{payload(run, collector)}"
-        f"</script>\n<script>{_static('timeline.js')}</script>\n</body>\n</html>\n")
+        f"</script>\n{extra}<script>{_static('timeline.js')}</script>\n</body>\n</html>\n")
+
+
+def metadata_section(log) -> str:
+    """The KRaft part of the page: the plots' canvas, its readout and legend, the lag table."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in metadata_log.SUMMARY_HEADERS)
+    rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                   for row in metadata_log.summary_cells(log))
+    return ('<h2 id="metadata">KRaft metadata log and each broker\'s lag</h2>\n'
+            '<div id="metadata-chart"><canvas id="metadata-lanes"></canvas></div>\n'
+            '<div id="metadata-legend" class="legend"></div>\n'
+            '<p id="metadata-readout" class="muted">Hover the plots: the high watermark and '
+            "each broker's offset at that time.</p>\n"
+            f'<p class="muted">Quorum leaders: {escape(metadata_log.leaders_text(log))}</p>\n'
+            f'<table id="metadata-summary"><tr>{head}</tr>{rows}</table>')
 
 
 def write_interactive(trace_path: str, out_path: str, run: Run | None = None,

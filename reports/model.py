@@ -12,7 +12,9 @@ Contract: `build(events, end_us)` returns a `Model`. Every span is half-open
 - `faults`: `FaultSpan`s (windows from an action to its undo, or instants);
 - `marks`: produce outcomes (ack / retry / failed) and `latency` (t, ms, client) per ack;
 - `messages[mid]`: the LeaderAndIsr and StopReplica messages, with delivery and holds;
-- `leaderless`: (t, number of partitions without a leader) at every change.
+- `leaderless`: (t, number of partitions without a leader) at every change;
+- `metadata_log`: KRaft's metadata log and each broker's applied offset
+  (`reports.metadata_log.MetadataLog`), empty in ZooKeeper mode.
 It knows the trace vocabulary only; fault windows are paired in `reports.faultspans`.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reports import metadata_log
 from reports.faultspans import FaultSpans
 from reports.words import describe_send
 from sim.kafka import vocab as V
@@ -109,6 +112,7 @@ class Model:
     latency: list = field(default_factory=list)
     messages: dict = field(default_factory=dict)
     leaderless: list = field(default_factory=list)
+    metadata_log: metadata_log.MetadataLog = field(default_factory=metadata_log.MetadataLog)
 
     def partitions(self) -> list[str]:
         return sorted(self.truth, key=tp_key)
@@ -147,12 +151,15 @@ class Builder:
         self.before_crash: dict[str, dict] = {}
         self.last_delivered: dict[str, Message] = {}
         self.leaderless: set[str] = set()
+        self.meta_log = metadata_log.MetadataLogFold()
         self.m = Model(0)
 
     def step(self, ev: dict) -> None:
         handler = _HANDLERS.get(ev["kind"])
         if handler is not None:
             handler(self, ev)
+        if ev["kind"] in metadata_log.KINDS:
+            self.meta_log.step(ev)
         self.faults.step(ev)
 
     # -- controller truth ------------------------------------------------------------------
@@ -267,6 +274,7 @@ class Builder:
         m.clients = self.clients.finish(end_us)
         m.controllers = self.controllers.finish(end_us)
         m.faults = self.faults.finish(end_us)
+        m.metadata_log = self.meta_log.finish(end_us)
         return m
 
 

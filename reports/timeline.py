@@ -10,14 +10,17 @@ partitions (each must exist). Panels, top to bottom:
    matter plus summary lanes (leaderless partitions, stale views);
 2. a zoom on the first violation when its witnesses are too close together to see in the
    overview, with the control messages that reached the replica and a call-out;
-3. produce latency (ack `latency_us`) over time.
+3. in a KRaft run only, the metadata log (committed high watermark, quorum leaders and
+   epochs, each broker's applied offset) and each broker's records behind it
+   (`reports.metadata_panel`);
+4. produce latency (ack `latency_us`) over time.
 Bad requests raise `reports.style.ReportError`; unreadable traces `TraceError`.
 docs/reports.md explains how to read the picture.
 """
 
 from __future__ import annotations
 
-from reports import lanedraw, overlays
+from reports import lanedraw, metadata_panel, overlays
 from reports import style as S
 from reports.declutter import declutter, rank
 from reports.lanes import choose_partitions, event_tp, overview_lanes, zoom_lanes
@@ -123,6 +126,9 @@ def _draw(run, model, lanes, window, zoom):
         zlanes = zoom_lanes(model, zoom[0])
         zheights, zplaced = _heights(model, zlanes, zoom[1], zoom[2])
         blocks.insert(2, ("zoom", 1.05, sum(zheights) * LANE_IN))
+    if model.metadata_log:  # KRaft only: a ZooKeeper-mode picture keeps its blocks
+        at = [b[0] for b in blocks].index("latency")
+        blocks[at:at] = [("metadata", 0.6, 1.5), ("lag", 0.5, 1.1)]
     total = sum(g + h for _, g, h in blocks)
     fig = S.new_figure(WIDTH_IN, total)
     rects, top = {}, total
@@ -139,6 +145,11 @@ def _draw(run, model, lanes, window, zoom):
         zcv = lanedraw.Canvas(zax, zlanes, zoom[1], zoom[2], AXES_IN, heights=zheights)
         _draw_lanes(zcv, model, zplaced, run, only_held=False)
         _zoom_frame(zax, zcv, run, zoom)
+    if "metadata" in rects:
+        metadata_panel.draw_log(fig.add_axes(rects["metadata"], sharex=ax),
+                                model.metadata_log, x0, x1)
+        metadata_panel.draw_lag(fig.add_axes(rects["lag"], sharex=ax),
+                                model.metadata_log, x0, x1)
     _latency(fig.add_axes(rects["latency"], sharex=ax), model, run, x0, x1)
     _legend(fig, rects["legend"], epochs_of(model))
     return fig

@@ -185,6 +185,9 @@
     });
     $("window").textContent = fmt(Math.round(S.v0)) + " \u2013 " + fmt(Math.round(S.v1));
     S.messagesDrawn = drawn;
+    // plots that share this time axis (a KRaft run's metadata log, static/metadata.js) follow
+    document.dispatchEvent(new CustomEvent("epochsim-view",
+      {detail: {v0: S.v0, v1: S.v1, left: LEFT, width: width()}}));
   }
 
   function drawLane(k, y) {
