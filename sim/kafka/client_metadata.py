@@ -39,7 +39,8 @@ class ClientMetadata:
         self.rules = rules_for(protocol)
         self.parts: dict[str, tuple] = {}  # tp -> (topic_id, leader, leader_epoch): the cache
         # tp -> (leader_epoch, topic_id): `lastSeenLeaderEpochs`. Kafka's map holds the epoch
-        # alone; the topic id it was seen under is kept for the trace's `client_epoch` only
+        # alone; the topic id it was seen under is kept for the trace's `client_epoch`, and
+        # for the recreation check under `client_keeps_unlisted_topic_id`
         self.last_seen: dict[str, tuple[int, int]] = {}
         self.brokers: tuple = ()
         self.formats: dict[str, int] = {}
@@ -87,7 +88,10 @@ class ClientMetadata:
         for tp, topic_id, leader, epoch in resp.partitions:
             old = self.parts.get(tp)
             last_seen = self._last_seen_epoch(tp)
-            update = decide(self.protocol, last_seen, known_ids.get(topic_of(tp)), topic_id, epoch)
+            seen = self.last_seen.get(tp)
+            known_id = cm.known_topic_id(self.protocol, known_ids.get(topic_of(tp)),
+                                         seen[1] if seen else None)
+            update = decide(self.protocol, last_seen, known_id, topic_id, epoch)
             if update.reject:
                 self.owner.emit(V.METADATA_REJECTED, {"tp": tp, "leader_epoch": epoch,
                                                       "known_epoch": last_seen, "source": source})

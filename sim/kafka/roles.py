@@ -60,6 +60,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "leader_and_isr_delete_fence": (BROKER,),
     "full_leader_and_isr": (CONTROLLER,),
     "client_drains_on_leader_change": (PRODUCER,),
+    "client_keeps_unlisted_topic_id": CLIENTS,
     "update_metadata_fence": (BROKER,),
     "follower_truncation": (BROKER,),
     "hw_before_diverging_truncation": (BROKER,),

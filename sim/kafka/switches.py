@@ -137,6 +137,15 @@ class Protocol:
     # when a partition joins its new leader's broker thread, read at v2.6.0). Pipelined, unlike
     # max_in_flight = 1
     client_drains_on_leader_change: bool = False
+    # a client keeps the topic id of a topic a Metadata answer did not list (a broker that does
+    # not know the topic yet answers UNKNOWN_TOPIC_OR_PARTITION) for as long as it keeps the
+    # topic's last seen epochs, so only a different id counts as a recreated topic. Kafka's
+    # client forgets it with the cache, and KAFKA-13488's rule (3.1+) then takes any id as new
+    # and any older epoch with it (`Metadata.updateLatestMetadata` at 3.7.0:
+    # `topicId != null && !topicId.equals(oldTopicId)` with `oldTopicId` null): a lagging broker
+    # can send the client back to an older leader
+    # (finding-client-epoch-regression-after-unknown-topic). This harness's own proposal
+    client_keeps_unlisted_topic_id: bool = False
     # a broker takes each part of an UpdateMetadata (a partition's state; the live-broker list
     # with the message formats) only if no UpdateMetadata the same controller sent later has
     # already set it. Kafka's ZK controller sends a broker one request at a time

@@ -41,6 +41,16 @@ def update_partition_metadata(proto, last_seen: int | None, known_topic_id: int 
                                proto.client_rejects_stale_metadata)
 
 
+def known_topic_id(proto, cached_id: int | None, last_seen_id: int | None) -> int | None:
+    """The topic id a Metadata answer's id is compared with to tell a recreated topic: the
+    cache's (`oldTopicId = cache.topicId(topic)`, null once an answer left the topic out), or
+    with `client_keeps_unlisted_topic_id` the one its partitions' last seen epochs were seen
+    under, so a topic only left out by a lagging broker is not taken for a new one."""
+    if cached_id is None and proto.client_keeps_unlisted_topic_id:
+        return last_seen_id
+    return cached_id
+
+
 def take_newer_metadata(proto, last_seen: int | None, known_topic_id: int | None,
                         topic_id: int, leader_epoch: int, reject_older: bool) -> MetadataUpdate:
     """`update_partition_metadata` with the KAFKA-7738 rejection given as `reject_older`."""

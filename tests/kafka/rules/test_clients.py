@@ -4,6 +4,8 @@ the consumer's (KIP-320), across profiles."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from sim.kafka import errors as E
@@ -219,3 +221,14 @@ def test_a_retry_of_a_batch_sent_before_a_producer_reset_is_dropped_before_kip_3
     proto = PROFILES[profile]
     assert not cp.retry_drops_stale_batch(proto, False)
     assert cp.retry_drops_stale_batch(proto, True) is newer("2.5", profile)  # KIP-360
+
+
+@pytest.mark.parametrize("keep,cached,seen,known", [
+    (False, 7, 7, 7), (False, None, 7, None),  # Kafka: the id goes with the cache
+    (True, None, 7, 7),                         # kept while the last seen epochs are
+    (True, 8, 7, 8), (True, None, None, None),
+])
+def test_known_topic_id(keep, cached, seen, known):
+    """`client_keeps_unlisted_topic_id`: the id a recreation is judged against."""
+    proto = dataclasses.replace(PROFILES["3.7"], client_keeps_unlisted_topic_id=keep)
+    assert cm.known_topic_id(proto, cached, seen) == known
