@@ -118,7 +118,7 @@ class MetadataRefresher:
                 # NetworkClient closes the connection; the client's `close_connection` fails
                 # the Metadata request (`Metadata.failedUpdate`, so the retry backs off) and
                 # what else was in flight there, and asks again
-                self.reset_connection(f"b{self.meta_node}")
+                self.close_connection_with(f"b{self.meta_node}")
                 self.close_connection(self.meta_node)
         else:
             return False

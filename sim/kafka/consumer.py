@@ -114,7 +114,7 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
                 del in_flight[broker]
                 if name == "fetch_timeout":
                     self._fetch_failed(broker)
-                self.reset_connection(f"b{broker}")
+                self.close_connection_with(f"b{broker}")  # the broker sees it close
                 self.request_update()
                 self.fetch()
         elif name == "fetch":

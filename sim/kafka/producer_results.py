@@ -137,9 +137,11 @@ class ProduceResults:
 
     def _request_timeout(self, leader: int, corr: int) -> None:
         """`NetworkClient.handleTimedOutRequests`: a request that timed out closes its
-        connection, which fails every request in flight on it."""
+        connection, which fails every request in flight on it; the broker sees the close and
+        drops the requests it had not read yet (so a retry cannot queue behind its own
+        earlier copy on the old connection)."""
         if corr in self.inflight.get(leader, {}):
-            self.reset_connection(f"b{leader}")
+            self.close_connection_with(f"b{leader}")
             self.close_connection(leader)
 
     def close_connection(self, leader: int) -> None:
