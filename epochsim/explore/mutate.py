@@ -79,12 +79,22 @@ def _window_us(space) -> int:
 
 def _clamp_unit(unit: list, delta_us: int, space) -> list:
     """`unit` moved by `delta_us`, kept inside the window: its fault before the window ends,
-    its undos by then."""
+    its undos by then, and a rule lapsing by then (as a fresh draw's does: a message held
+    into the quiet time leaves the run unfinished, and its end-of-run checks judge that)."""
     lo = -min(s.at_us for s in unit)
     hi = _window_us(space) - SLOT_US - unit[0].at_us
     delta = max(lo, min(delta_us, hi))
     last = _window_us(space)
-    return [replace(s, at_us=min(s.at_us + delta, last)) for s in unit]
+    return [_lapse(replace(s, at_us=min(s.at_us + delta, last)), last) for s in unit]
+
+
+def _lapse(step: FaultStep, last_us: int) -> FaultStep:
+    """A rule step whose duration is cut to end by `last_us`."""
+    duration = step.params.get("duration_ms") if step.action == "rule" else None
+    if duration is None or step.at_us + duration * 1000 <= last_us:
+        return step
+    room_ms = max(SLOT_US, last_us - step.at_us) // 1000
+    return replace(step, params={**step.params, "duration_ms": room_ms})
 
 
 def _pick(units: list, rng) -> int | None:

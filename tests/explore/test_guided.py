@@ -252,3 +252,18 @@ def test_a_race_armed_late_in_the_window_lapses_by_its_end():
     rules = [s for k in kids for s in k.steps if s.action == "rule"]
     assert rules
     assert all(s.at_us + s.params["duration_ms"] * 1000 <= window_us for s in rules)
+
+
+def test_a_rule_moved_late_in_the_window_lapses_by_its_end():
+    """A shift or splice that moves a rule late cuts its duration to the time left, as a
+    fresh draw's is, so no message stays held into the quiet time the end-of-run checks
+    judge (a false alarm on a correct-model base otherwise)."""
+    from epochsim.explore.mutate import _clamp_unit
+    window_us = SPACE.window_ms * 1000
+    rule = [FaultStep(0, "rule", None, {"rule": "hold", "kind": "LeaderAndIsr",
+                                         "release_kind": "StopReplica", "duration_ms": 3000})]
+    moved = _clamp_unit(rule, window_us, SPACE)[0]
+    assert moved.at_us > 0
+    assert moved.at_us + moved.params["duration_ms"] * 1000 <= window_us
+    early = _clamp_unit(rule, 0, SPACE)[0]
+    assert early.params["duration_ms"] == min(3000, window_us // 1000)
