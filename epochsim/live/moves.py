@@ -5,7 +5,8 @@ and follows `client`'s frames after it until the new leader first acknowledges a
 `tp`. It returns `{"move_us", "to", "first_error_us", "recovered_us", "latency_ms"
 (recovered - move), "metadata_requests" (Metadata requests the client sent in between),
 "produce_to_old" (Produce requests naming tp sent to another broker), "errors" (tp answered
-with an error), "produce_versions"}`; `recovered_us` and `latency_ms` are None when it never
+with an error), "produce_versions", "metadata_names_new_us" (the first Metadata answer the
+client read that names the new leader)}`; `recovered_us` and `latency_ms` are None when it never
 recovered. Only the trace's `send` events of wire frames are read.
 """
 
@@ -27,7 +28,7 @@ def leader_move(events: list[dict], client: str, tp: str) -> dict | None:
     move_us, to = move["t"], move["params"]["to"]
     out = {"move_us": move_us, "to": to, "first_error_us": None, "recovered_us": None,
            "latency_ms": None, "metadata_requests": 0, "produce_to_old": 0, "errors": 0,
-           "produce_versions": []}
+           "produce_versions": [], "metadata_names_new_us": None}
     versions = set()
     for e in events:
         if e.get("kind") != "send" or e["t"] < move_us or "api" not in e:
@@ -39,6 +40,10 @@ def leader_move(events: list[dict], client: str, tp: str) -> dict | None:
                 versions.add(e["v"])
                 if e["dst"] != to:
                     out["produce_to_old"] += 1
+        elif e.get("dst") == client and e["api"] == "Metadata":
+            if out["metadata_names_new_us"] is None and any(
+                    p[0] == tp and f"b{p[1]}" == to for p in e.get("parts", [])):
+                out["metadata_names_new_us"] = e["t"]
         elif e.get("dst") == client and e["api"] == "Produce":
             for part_tp, error, _base in e.get("parts", []):
                 if part_tp != tp:

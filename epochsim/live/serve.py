@@ -70,6 +70,7 @@ def serve(scenario, out_dir: str, seed: int | None = None, slowdown: float | Non
             world.wire_served = SERVED_LIVE
             world.wire_endpoints = dict(hub.endpoints)
             world.wire_hint = "cache" if live.hint == "cache" else "model"
+            world.wire_empty_records = b""
             for c in live.clients:
                 gateways[c.name] = Gateway(world, c.name, hub, _acks(c.acks),
                                            "required" if c.enable_idempotence else "off")

@@ -136,8 +136,9 @@ class WireFrontEnd:
         if req.api_key == FETCH:
             fetch, _order = R.to_model_fetch(body, corr)
             batches = self.world.wire_batches
+            empty = getattr(self.world, "wire_empty_records", None)
             self._wire_to_model(key, conn, req, "Fetch", fetch,
-                                lambda resp: R.fetch_values(resp, batches))
+                                lambda resp: R.fetch_values(resp, batches, empty))
         elif req.api_key == LIST_OFFSETS:
             self._wire_to_model(key, conn, req, "ListOffsets",
                                 R.to_model_list_offsets(body, corr), R.list_offsets_values)
