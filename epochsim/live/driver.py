@@ -15,7 +15,9 @@ step is a JSON line of FILE (the operation history `epochsim.live.history` judge
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
+import signal
 import sys
 import threading
 import time
@@ -95,13 +97,12 @@ def produce_kafka_python(a, hist: History, keys: list) -> int:
 
 def read_back(a, hist: History) -> bool:
     """Read every partition from its start to its end offset; True when all were read."""
-    from kafka import KafkaConsumer, TopicPartition
-    consumer = KafkaConsumer(bootstrap_servers=a.bootstrap.split(","), client_id=f"{a.name}-read",
-                             group_id=None, enable_auto_commit=False)
+    from kafka import TopicPartition
     tps = [TopicPartition(a.topic, p) for p in range(a.partitions)]
-    consumer.assign(tps)
-    consumer.seek_to_beginning(*tps)
-    ends = consumer.end_offsets(tps)
+    got = _reader(a, tps)
+    if got is None:
+        return False
+    consumer, ends = got
     left = {tp for tp in tps if ends[tp] > 0}
     for tp in tps:
         if ends[tp] == 0:
@@ -116,6 +117,25 @@ def read_back(a, hist: History) -> bool:
                 hist.op("read_end", tp=f"{a.topic}-{tp.partition}", offset=ends[tp])
     consumer.close()
     return not left
+
+
+def _reader(a, tps):
+    """(consumer, end offsets) of a fresh reader, or None at the deadline. A reader whose end
+    offsets do not come (kafka-python keeps asking a broker a stale Metadata answer named) is
+    closed and a new one asks again, from a new Metadata answer."""
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaError
+    while time.monotonic() - T0 < a.deadline:
+        consumer = KafkaConsumer(bootstrap_servers=a.bootstrap.split(","),
+                                 client_id=f"{a.name}-read", group_id=None,
+                                 enable_auto_commit=False)
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        try:
+            return consumer, consumer.end_offsets(tps, timeout_ms=500)
+        except KafkaError:
+            consumer.close()
+    return None
 
 
 def _pace(a, i: int) -> None:
@@ -143,10 +163,12 @@ def main(argv=None) -> int:
     p.add_argument("--deadline", type=float, default=30.0)
     a = p.parse_args(argv)
     a.idempotence = bool(a.idempotence)
+    faulthandler.register(signal.SIGTERM, chain=True)  # a client stopped for time shows where
     hist = History(a.history, a.name)
     keys = [f"{a.name}:{i}" for i in range(a.records)]
     produce = produce_confluent if a.kind == "confluent-kafka" else produce_kafka_python
     unanswered = produce(a, hist, keys)
+    print(f"produced: {unanswered} unanswered", flush=True)
     finished = unanswered == 0
     if a.read_back:
         finished = read_back(a, hist) and finished

@@ -33,6 +33,9 @@ def missing(kind: str) -> str | None:
 
 def start(clients, endpoints: dict, partitions: dict, out_dir: str, slowdown: float,
           duration_ms: int) -> list:
+    # the driver is this package's own, wherever the server was started from
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
     bootstrap = ",".join(f"{h}:{p}" for _b, (h, p) in sorted(endpoints.items()))
     run_s = duration_ms / 1000 * slowdown
     procs = []
@@ -50,7 +53,7 @@ def start(clients, endpoints: dict, partitions: dict, out_dir: str, slowdown: fl
         with open(log, "w", encoding="utf-8") as out:
             proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True,
-                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                    env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path})
         procs.append((c, proc, log, history))
     return procs
 
@@ -63,8 +66,12 @@ def stop(procs: list, grace_s: float = 2.0) -> list[dict]:
         try:
             proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            proc.terminate()  # the driver writes its threads' stacks to its log, then ends
+            try:
+                proc.wait(0.5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
             killed = True
         out.append({"name": c.name, "kind": c.kind, "exit": proc.returncode, "killed": killed,
                     "log": os.path.basename(log), "history": os.path.basename(history)})
