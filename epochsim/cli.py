@@ -17,7 +17,7 @@ from epochsim import budget
 from epochsim.errors import UsageError, path_problem
 
 COMMANDS = ["cmd_run", "cmd_check", "cmd_suite", "cmd_explore", "cmd_selftest", "cmd_plot",
-            "cmd_report", "cmd_sweep", "cmd_study", "cmd_diff", "cmd_list"]
+            "cmd_report", "cmd_sweep", "cmd_study", "cmd_diff", "cmd_list", "cmd_serve"]
 
 DESCRIPTION = """\
 Deterministic simulation harness for Kafka's leader-epoch, fencing and idempotence protocols.

@@ -38,6 +38,7 @@ from scenarios.clients import (
     unique_nodes,
 )
 from scenarios.limits import MAX_SCENARIO_BYTES, check_counts, check_partitions
+from scenarios.live import live_section
 from scenarios.network_options import fetch_takes_time, network
 from scenarios.probe_section import probe_expect, probe_section
 from scenarios.tables import (
@@ -75,7 +76,7 @@ def default_invariants(mode: str) -> list[str]:
     """The invariants a scenario in `mode` ("zk" or "kraft") checks when it lists none."""
     return [i for i in ALL_INVARIANTS if mode == "kraft" or i not in KRAFT_INVARIANTS]
 SECTIONS = ("run", "protocol", "cluster", "topics", "producers", "consumers", "network",
-            "faults", "mix", "probe")
+            "faults", "mix", "probe", "live", "live_clients")
 _TABLES = ("run", "protocol", "cluster", "network")  # the other sections are arrays of tables
 
 
@@ -100,6 +101,7 @@ class Scenario:
     mixes: list
     invariants: list
     probe: Probe | None = None  # one Kafka unit test posed to the model (docs/scenarios.md)
+    live: Any = None  # scenarios.live.LiveOptions: what `epochsim serve` runs beside it
 
 
 def load_scenario(path: str, overrides: dict | None = None) -> Scenario:
@@ -248,8 +250,9 @@ def _resolve(data: dict, path: str) -> Scenario:
     mixes = check_mixes(tables(raw["mix"], "mix", False), names, run)
     probe = probe_section(raw["probe"], cluster, producers, protocol, steps + mixes) \
         if is_probe else None
+    live = live_section(raw["live"], raw["live_clients"], names)
     return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants,
-                    probe)
+                    probe, live)
 
 
 def _invariants(top: Table, default: list[str] = ALL_INVARIANTS) -> list[str]:

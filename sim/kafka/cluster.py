@@ -33,11 +33,12 @@ def link_spec(spec: NetworkOptions | LinkOptions) -> LinkSpec:
 
 
 class Cluster:
-    def __init__(self, options: Options, steps: list, seed: int, trace):
+    def __init__(self, options: Options, steps: list, seed: int, trace, kernel: Kernel | None = None):
         self.options = options
         run = options.run
         self.protocol = options.protocol
-        self.kernel = Kernel(run.duration_ms * 1000, run.max_events)
+        # `kernel`: another scheduler for the run (a live run's is paced by the wall clock)
+        self.kernel = kernel or Kernel(run.duration_ms * 1000, run.max_events)
         network = Network(link_spec(options.network), options.network.partition)
         self.world = World(self.kernel, trace, Streams(seed), network)
         self.world.options = options

@@ -23,6 +23,10 @@ from sim.kafka.wire.records import BadRecords, crc_ok, read_batches
 # Fetch v11 and ListOffsets v5. Fetch stops at v11 (topic ids from v13), ListOffsets at v5,
 # OffsetForLeaderEpoch at v3 (flexible from v4).
 SERVED = {0: (3, 8), 1: (4, 11), 2: (1, 5), 3: (0, 8), 18: (0, 3), 22: (0, 1), 23: (2, 3)}
+# what a live run serves (`epochsim serve`): Produce to v10 (flexible from v9; KIP-951's
+# CurrentLeader and NodeEndpoints from v10), so librdkafka follows a hint; a simulated run
+# keeps `SERVED`, so its ApiVersions answers (and traces) stay as they were
+SERVED_LIVE = {**SERVED, 0: (3, 10)}
 CORRUPT_MESSAGE = 2
 UNSUPPORTED_VERSION = 35
 LEADER_NOT_AVAILABLE = 5
@@ -30,14 +34,14 @@ INT32_MIN = -2147483648
 PORT = 9092
 
 
-def served(api_key: int, version: int) -> bool:
-    lo_hi = SERVED.get(api_key)
+def served(api_key: int, version: int, table: dict | None = None) -> bool:
+    lo_hi = (SERVED if table is None else table).get(api_key)
     return lo_hi is not None and lo_hi[0] <= version <= lo_hi[1]
 
 
-def api_versions_values(error: int = 0) -> dict:
+def api_versions_values(error: int = 0, table: dict | None = None) -> dict:
     keys = [{"api_key": k, "min_version": lo, "max_version": hi}
-            for k, (lo, hi) in sorted(SERVED.items())]
+            for k, (lo, hi) in sorted((SERVED if table is None else table).items())]
     return {"error_code": error, "api_keys": keys}
 
 
@@ -82,16 +86,33 @@ def to_model_produce(client: str, body, corr: int, now_us: int, keep: dict | Non
     return produce, refused, order
 
 
-def produce_values(results: dict, order: list) -> dict:
-    """ProduceResponse values; `results` maps tp -> (error, base_offset, log_start_offset)."""
+def produce_values(results: dict, order: list, hints: dict | None = None,
+                   endpoints: list | None = None) -> dict:
+    """ProduceResponse values; `results` maps tp -> (error, base_offset, log_start_offset),
+    `hints` tp -> KIP-951 CurrentLeader (leader, leader_epoch), `endpoints` the NodeEndpoints
+    (both written from v10 only: an older version has no such field)."""
     topics: dict[str, list] = {}
     for tp in order:
         name, _, index = tp.rpartition("-")
         error, base, start = results.get(tp, (E.REQUEST_TIMED_OUT, -1, -1))
-        topics.setdefault(name, []).append(
-            {"index": int(index), "error_code": error, "base_offset": base,
-             "log_append_time": None, "log_start_offset": start})
-    return {"responses": [{"name": n, "partition_responses": p} for n, p in topics.items()]}
+        part = {"index": int(index), "error_code": error, "base_offset": base,
+                "log_append_time": None, "log_start_offset": start}
+        hint = (hints or {}).get(tp)
+        if hint is not None:
+            part["current_leader"] = {"leader_id": hint[0], "leader_epoch": hint[1]}
+        topics.setdefault(name, []).append(part)
+    values = {"responses": [{"name": n, "partition_responses": p} for n, p in topics.items()]}
+    if endpoints:
+        values["node_endpoints"] = endpoints
+    return values
+
+
+def endpoint(broker: int, endpoints: dict | None) -> tuple[str, int]:
+    """Where clients reach `broker`: (`b<id>`, 9092) in a simulated run, the live listener's
+    (host, port) from `endpoints` in a live one."""
+    if endpoints is not None and broker in endpoints:
+        return endpoints[broker]
+    return f"b{broker}", PORT
 
 
 def metadata_topics(version: int, body) -> list | None:
@@ -102,11 +123,12 @@ def metadata_topics(version: int, body) -> list | None:
     return [t.name for t in body.topics]
 
 
-def metadata_values(resp, wanted: list | None, controller_id: int) -> dict:
+def metadata_values(resp, wanted: list | None, controller_id: int,
+                    endpoints: dict | None = None) -> dict:
     """MetadataResponse values from the model's answer (`resp`: brokers, partitions as
-    (tp, topic_id, leader, leader_epoch))."""
-    brokers = [{"node_id": b, "host": f"b{b}", "port": PORT, "rack": None}
-               for b in sorted(resp.brokers)]
+    (tp, topic_id, leader, leader_epoch)); brokers advertised as `endpoint` says."""
+    brokers = [{"node_id": b, "host": endpoint(b, endpoints)[0],
+                "port": endpoint(b, endpoints)[1], "rack": None} for b in sorted(resp.brokers)]
     by_topic: dict[str, list] = {}
     for tp, _tid, leader, epoch in resp.partitions:
         name, _, index = tp.rpartition("-")

@@ -41,8 +41,10 @@ def to_model_fetch(body, corr: int) -> tuple[Fetch, list]:
     return Fetch(int(body.replica_id), corr, max_wait_us, tuple(parts)), order
 
 
-def fetch_values(resp, batches: dict) -> dict:
-    """FetchResponse values from the model's answer."""
+def fetch_values(resp, batches: dict, empty: bytes | None = None) -> dict:
+    """FetchResponse values from the model's answer; a partition without records carries
+    `empty`: null in a simulated run (as it always has), b"" in a live one, as Kafka writes
+    `MemoryRecords.EMPTY` (kafka-python's consumer cannot read a null)."""
     topics: dict[str, list] = {}
     for p in resp.partitions:
         name, _, index = p.tp.rpartition("-")
@@ -51,7 +53,7 @@ def fetch_values(resp, batches: dict) -> dict:
             {"partition_index": int(index), "error_code": p.error,
              "high_watermark": p.high_watermark, "last_stable_offset": p.high_watermark,
              "log_start_offset": p.log_start_offset, "aborted_transactions": [],
-             "preferred_read_replica": -1, "records": records or None})
+             "preferred_read_replica": -1, "records": records or empty})
     return {"error_code": resp.error, "session_id": 0,
             "responses": [{"topic": n, "partitions": ps} for n, ps in topics.items()]}
 

@@ -100,10 +100,12 @@ class WireFrontEnd:
         except Malformed as exc:
             self._wire_close(key, f"malformed: {exc}", -1, -1)
             return
-        if api_key == API_VERSIONS and not A.served(api_key, version):
-            self._wire_answer(key, api_key, 0, corr, A.api_versions_values(A.UNSUPPORTED_VERSION))
+        table = getattr(self.world, "wire_served", None)  # a live run serves more
+        if api_key == API_VERSIONS and not A.served(api_key, version, table):
+            self._wire_answer(key, api_key, 0, corr,
+                              A.api_versions_values(A.UNSUPPORTED_VERSION, table))
             return
-        if not A.served(api_key, version):
+        if not A.served(api_key, version, table):
             self._wire_close(key, "unsupported", api_key, version)
             return
         try:
@@ -112,15 +114,17 @@ class WireFrontEnd:
             self._wire_close(key, f"malformed: {exc}", api_key, version)
             return
         if api_key == API_VERSIONS:
-            self._wire_answer(key, api_key, version, corr, A.api_versions_values())
+            self._wire_answer(key, api_key, version, corr, A.api_versions_values(0, table))
         elif api_key == INIT_PRODUCER_ID:
             pid = self.store.allocate_producer_id()
             self._wire_answer(key, api_key, version, corr, A.init_producer_id_values(pid))
         elif api_key == METADATA:
             topics = A.metadata_topics(version, req.body)
             controller = self._controller_id()
+            endpoints = getattr(self.world, "wire_endpoints", None)
             self._wire_to_model(key, conn, req, "Metadata", MetadataRequest(self._next_corr()),
-                                lambda resp: A.metadata_values(resp, topics, controller))
+                                lambda resp: A.metadata_values(resp, topics, controller,
+                                                               endpoints))
         elif api_key == PRODUCE:
             self._wire_produce(key, conn, req)
         else:
@@ -132,8 +136,9 @@ class WireFrontEnd:
         if req.api_key == FETCH:
             fetch, _order = R.to_model_fetch(body, corr)
             batches = self.world.wire_batches
+            empty = getattr(self.world, "wire_empty_records", None)
             self._wire_to_model(key, conn, req, "Fetch", fetch,
-                                lambda resp: R.fetch_values(resp, batches))
+                                lambda resp: R.fetch_values(resp, batches, empty))
         elif req.api_key == LIST_OFFSETS:
             self._wire_to_model(key, conn, req, "ListOffsets",
                                 R.to_model_list_offsets(body, corr), R.list_offsets_values)
@@ -156,10 +161,27 @@ class WireFrontEnd:
                                   A.produce_values({tp: (e, -1, -1) for tp, e in refused}, order))
             return
         self._wire_to_model(key, conn, req, "Produce", produce,
-                            lambda resp: _produce_values(resp, refused, order))
+                            lambda resp: self._produce_values(resp, refused, order))
         if produce.acks == 0:  # no answer will come: the connection reads on
             self.wire_pending.pop(corr, None)
             conn.busy = False
+
+    def _produce_values(self, resp, refused, order) -> dict:
+        """The model's Produce answer as wire values, with its KIP-951 CurrentLeader hints and
+        NodeEndpoints (written from Produce v10). A live run may take the hints from the
+        broker's metadata cache instead of its replica state (`world.wire_hint == "cache"`):
+        the stale hint a broker whose cache lags would give."""
+        results = {r.tp: (r.error, r.base_offset, r.log_start_offset) for r in resp.results}
+        results.update((tp, (e, -1, -1)) for tp, e in refused)
+        hints = {r.tp: r.current_leader for r in resp.results if r.current_leader}
+        if getattr(self.world, "wire_hint", "model") == "cache":
+            hints = {tp: self.metadata[tp][1:3] if tp in self.metadata else hint
+                     for tp, hint in hints.items()}
+        live = getattr(self.world, "wire_endpoints", None)
+        ids = sorted({h[0] for h in hints.values() if h[0] >= 0 and h[0] in self.alive_brokers})
+        endpoints = [{"node_id": b, "host": A.endpoint(b, live)[0], "port": A.endpoint(b, live)[1],
+                      "rack": None} for b in ids]
+        return A.produce_values(results, order, hints, endpoints)
 
     def _wire_to_model(self, key, conn, req, kind: str, body, values) -> None:
         conn.busy = True
@@ -211,10 +233,6 @@ def _truth(kind: str, body) -> tuple:
     return ()
 
 
-def _produce_values(resp, refused, order) -> dict:
-    results = {r.tp: (r.error, r.base_offset, r.log_start_offset) for r in resp.results}
-    results.update((tp, (e, -1, -1)) for tp, e in refused)
-    return A.produce_values(results, order)
 
 
 def _codec():
