@@ -31,7 +31,7 @@ def test_a_timed_out_metadata_request_closes_its_connection_and_backs_off():
     corr, node = producer.meta_inflight, producer.meta_node
     assert corr is not None
     resets = []
-    producer.reset_connection = resets.append
+    producer.close_connection_with = resets.append
     now = producer.now_us
     producer.on_timer("meta_timeout", corr)
     assert resets == [f"b{node}"]

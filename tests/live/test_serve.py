@@ -74,10 +74,12 @@ def test_librdkafka_with_a_stale_hint_recovers_once_caches_update(tmp_path_facto
     verdict, events = _run("librdkafka-leader-move-stale-hint", tmp_path_factory)
     _every_record_once(verdict)
     move = leader_move(events, "rd1", "t-0")
-    assert move["metadata_requests"] >= 1
     assert move["recovered_us"] is not None
     updated = min(_caches_updated_us(events, b, move["move_us"]) for b in ("b1", "b2", "b3"))
     assert move["recovered_us"] >= updated
+    # how it learns the new leader once caches update is the wall clock's choice: a Metadata
+    # answer, or the fresh hint of a later refusal (a live run is paced by a loaded machine)
+    assert move["errors"] >= 1 and move["first_error_us"] < move["recovered_us"]
 
 
 @needs_kafka_python
