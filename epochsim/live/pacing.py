@@ -27,6 +27,9 @@ class PacedKernel(Kernel):
         self.slowdown = float(slowdown)
         self.poll = poll
         self.started = None
+        # set by a SIGINT handler (`serve`): a Ctrl-C that came before the loop, while the
+        # listeners were starting, stops the run at its first look as one inside it does
+        self.interrupted = False
 
     def sim_now_us(self) -> int:
         """The simulated time the wall clock allows now."""
@@ -38,6 +41,8 @@ class PacedKernel(Kernel):
         self.started = time.monotonic()
         try:
             while True:
+                if self.interrupted:
+                    raise KeyboardInterrupt
                 allowed = min(self.sim_now_us(), at - 1)
                 while queue and queue[0][0] <= allowed:
                     self._step(queue)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import glob
 import json
 import os
+import signal
+import threading
 
 from epochsim.live import history
 from epochsim.live.gateway import Gateway
@@ -77,6 +79,7 @@ def serve(scenario, out_dir: str, seed: int | None = None, slowdown: float | Non
             default = Gateway(world, DEFAULT_GATEWAY, hub)
             hub.route = lambda client_id: gateways.get(_owner(client_id, gateways), default)
             hub.alive = world.is_alive
+            restore = _interrupt_into(kernel)
             if on_ready is not None:
                 on_ready(dict(hub.endpoints))
             if start_clients:
@@ -86,6 +89,7 @@ def serve(scenario, out_dir: str, seed: int | None = None, slowdown: float | Non
             try:
                 outcome = cluster.run()
             finally:
+                restore()
                 clients = stop(procs)
                 hub.close_all()
                 trace.flush()
@@ -104,6 +108,20 @@ def serve(scenario, out_dir: str, seed: int | None = None, slowdown: float | Non
         verdict["expectation_met"] = False
     write_verdict(out_dir, verdict)
     return verdict
+
+
+def _interrupt_into(kernel):
+    """From the moment the listeners are announced, a Ctrl-C (SIGINT) marks `kernel`
+    interrupted instead of raising wherever the process happens to be; returns the undo.
+    Only the main thread can take signals: elsewhere (a test's thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_sigint(_signum, _frame):
+        kernel.interrupted = True
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 def _acks(acks: str):

@@ -86,7 +86,7 @@ class Kernel:
             self.events = self.max_events
             stopped_by = "max_events"
         except WatchStop as stop:
-            self.events -= 1  # the callback that reached the check did not run
+            self.events = max(0, self.events - 1)  # the callback that reached the check did not run
             stopped_by = str(stop)
         if stopped_by == "until" and getattr(self, "idle", False):
             stopped_by = "idle"
