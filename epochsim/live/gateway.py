@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from sim.core.actor import Actor
 from sim.kafka import vocab as V
-from sim.kafka.wire.codec import Malformed, decode_request, decode_response, frame
-from sim.kafka.wire.frames import WIRE_CLOSE, WIRE_REQUEST, WireFrame, request_note
+from sim.kafka.wire.codec import Malformed, decode_response, frame
+from sim.kafka.wire.frames import WIRE_CLOSE, WIRE_REQUEST, WireFrame, read_request
 from sim.kafka.wire.observe import MetadataWatch, ProduceWatch
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 3, 23
@@ -42,14 +42,7 @@ class Gateway(Actor):
             self.hub.close(conn.id)
             return
         self.conns[conn.id] = conn
-        try:
-            req = decode_request(data, True)
-            note = request_note(req.api_key, req.api_version, req.correlation_id, req.body)
-            self.requests[(conn.id, req.correlation_id)] = (req.api_key, req.api_version)
-            if req.body is not None:
-                self._observe_request(conn.id, req)
-        except Malformed:
-            note = {"api": "unreadable"}
+        note = read_request(data, conn.id, self.requests, self._observe_request)
         self.send(conn.broker, WIRE_REQUEST, WireFrame(conn.id, frame(data), note))
 
     def _observe_request(self, cid: int, req) -> None:

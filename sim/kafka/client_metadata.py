@@ -87,8 +87,8 @@ class ClientMetadata:
         news = False
         for tp, topic_id, leader, epoch in resp.partitions:
             old = self.parts.get(tp)
-            last_seen = self._last_seen_epoch(tp)
-            seen = self.last_seen.get(tp)
+            seen = self.last_seen.get(tp)  # (epoch, topic id) or None
+            last_seen = seen[0] if seen else None
             known_id = cm.known_topic_id(self.protocol, known_ids.get(topic_of(tp)),
                                          seen[1] if seen else None)
             update = decide(self.protocol, last_seen, known_id, topic_id, epoch)

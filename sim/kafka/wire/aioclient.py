@@ -23,8 +23,8 @@ from sim.core.actor import Actor
 from sim.core.asyncloop import SimLoop
 from sim.kafka import vocab as V
 from sim.kafka.wire import shims
-from sim.kafka.wire.codec import Malformed, decode_request, decode_response, frame
-from sim.kafka.wire.frames import WIRE_CLOSE, WIRE_REQUEST, WireFrame, request_note
+from sim.kafka.wire.codec import Malformed, decode_response, frame
+from sim.kafka.wire.frames import WIRE_CLOSE, WIRE_REQUEST, WireFrame, read_request
 from sim.kafka.wire.transport import SimTransport
 
 LIBRARY = "aiokafka"
@@ -106,14 +106,7 @@ class AioClient(Actor):
         return transport, protocol
 
     def send_frame(self, transport: SimTransport, data: bytes) -> None:
-        try:
-            req = decode_request(data, True)
-            note = request_note(req.api_key, req.api_version, req.correlation_id, req.body)
-            self.requests[(transport.conn, req.correlation_id)] = (req.api_key, req.api_version)
-            if req.body is not None:
-                self.on_request(transport.conn, req)
-        except Malformed:
-            note = {"api": "unreadable"}
+        note = read_request(data, transport.conn, self.requests, self.on_request)
         self.send(transport.dst, WIRE_REQUEST, WireFrame(transport.conn, frame(data), note))
 
     def transport_closed(self, transport: SimTransport) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
+from sim.kafka.wire.codec import Malformed, decode_request
 from sim.kafka.wire.records import BadRecords, read_batches
 
 API_NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 18: "ApiVersions",
@@ -47,6 +48,22 @@ class WireFrame(NamedTuple):
     def brief(self) -> dict:
         return {"conn": self.conn, "hash": frame_hash(self.data), "bytes": len(self.data),
                 **self.note}
+
+
+def read_request(data: bytes, conn, requests: dict, observe) -> dict:
+    """A client's request frame read on its way to a broker: returns its note for the trace,
+    `{"api": "unreadable"}` when it cannot be read. A readable request's (api key, version) is
+    kept in `requests` under (conn, correlation id), so its answer can be decoded, and
+    `observe(conn, request)` sees each request that has a body."""
+    try:
+        req = decode_request(data, True)
+        note = request_note(req.api_key, req.api_version, req.correlation_id, req.body)
+        requests[(conn, req.correlation_id)] = (req.api_key, req.api_version)
+        if req.body is not None:
+            observe(conn, req)
+    except Malformed:
+        note = {"api": "unreadable"}
+    return note
 
 
 def request_note(api_key: int, version: int, corr: int, body) -> dict:
