@@ -41,8 +41,8 @@ class StrayReplica(Invariant):
     """Liveness: once faults heal and the controller's work settles, every live broker hosts
     exactly the replicas the controller assigns to it (ref §4 row 7; §6 liveness). A run
     whose controller still has a request on its way to a live broker at the end (`unsettled`:
-    a delay rule can keep one, and the requests queued behind it, past the end) is not
-    judged: its brokers have not yet heard what the controller decided. A broker down at the
+    a delay rule can keep one, and the requests queued behind it, past the end; a cut link or
+    a hold rule can keep one for good) is not judged: its brokers have not yet heard what the controller decided. A broker down at the
     end, or with a log directory that failed and no restart since, is not judged. After `finish`,
     `note` says what was judged, or why nothing was (Jepsen's :unknown, not a pass)."""
 

@@ -130,6 +130,14 @@ class Cluster:
         found = self.store.partition(tp)
         return found[1] if found is not None else None
 
+    def _undelivered_control(self, end_t: int, live: set) -> list[list[str]]:
+        """The [controller, broker] links on which a controller's message to a live broker has
+        not arrived by `end_t`: due after it, stalled on a cut, or kept by a `hold` rule."""
+        network = self.world.network
+        srcs = [c.name for c in self.controllers]
+        pairs = {tuple(p) for p in network.due_after(end_t, srcs) + network.kept_from(srcs)}
+        return [list(p) for p in sorted(pairs) if p[1] in live]
+
     # -- running -------------------------------------------------------------------------
     def run(self):
         self.nemesis.start()
@@ -140,8 +148,7 @@ class Cluster:
         if unhealed:  # liveness rules judge only a healed network (invariants/recovery.py)
             self.world.trace.emit(end_t, "harness", V.UNHEALED, unhealed)
         live = {b.name for b in self.brokers.values() if self.world.is_alive(b.name)}
-        late = [pair for pair in self.world.network.due_after(end_t, [c.name for c in self.controllers])
-                if pair[1] in live]
+        late = self._undelivered_control(end_t, live)
         if late:  # stray_replica judges only once the controller's requests have arrived
             self.world.trace.emit(end_t, "harness", V.UNSETTLED, {"links": late})
         self.world.trace.emit(end_t, "harness", V.END, {"end_us": outcome.end_us, "events": outcome.events,

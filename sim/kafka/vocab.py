@@ -22,7 +22,8 @@ END = "end"            # end_us, events, stopped_by, settled (bool)
 UNHEALED = "unhealed"  # just before `end`, only if the network is not whole: cut_links (count),
 #                        rules (ids of drop/hold rules still armed or holding messages)
 UNSETTLED = "unsettled"  # just before `end`, only if a controller's request to a live broker is
-#                        still on its way: links ([controller, broker] pairs)
+#                        still on its way (due later, stalled on a cut, kept by a hold rule):
+#                        links ([controller, broker] pairs)
 PROBE_STEP = "probe_step"  # a probe delivers one message: step, deliver (kind), from, to, body
 PROBE_CHECK = "probe_check"  # a probe's expectation judged: step, check, kafka, model, agree
 
