@@ -1,5 +1,5 @@
-"""KRaft invariants: the metadata log's safety, brokers applying it in order, and a fenced
-broker's acknowledgements.
+"""KRaft invariants: the metadata log's safety, brokers applying it in order, a fenced
+broker's acknowledgements, and brokers that reach the quorum leader catching up with it.
 
 Contract: folds over the KRaft trace kinds (`quorum_leader`, `metadata_commit`,
 `metadata_apply`, `crash`, `restart`) and, for `fenced_broker_ack`, the data plane's
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from invariants.base import Invariant
+from sim.kafka.vocab import FETCH_TIMEOUT_US, META_RETRY_BACKOFF_US
 
 
 class MetadataLogSafety(Invariant):
@@ -208,3 +209,107 @@ class MetadataLag:
                          "p50_ms": round(waits[len(waits) // 2] / 1000, 3) if waits else None,
                          "max_ms": round(waits[-1] / 1000, 3) if waits else None}
         return {"metadata_high_watermark": self.high_watermark, "metadata_lag": lag}
+
+
+def metadata_catch_up_us(cluster: dict) -> tuple[int, int]:
+    """(find, fetch) in µs, from the cluster options (ms): `find` is how long after the last
+    fault step or controller election a broker that reaches the quorum leader may take to
+    fetch from it: a stale leader it still follows resigns after 1.5 x
+    quorum.fetch.timeout.ms (check-quorum), and each voter it tries in turn costs a Fetch's
+    wait plus its timeout and a retry backoff; `fetch` is how long it may then take to apply
+    what the leader had committed: two Fetch waits (a parked Fetch, then the one that carries
+    the high watermark) and a second for the apply work and the round trips."""
+    fetch_wait_us = cluster.get("metadata_fetch_wait_ms", 500) * 1000
+    per_voter_us = fetch_wait_us + FETCH_TIMEOUT_US + META_RETRY_BACKOFF_US
+    find = (cluster.get("quorum_fetch_timeout_ms", 2000) * 1500
+            + cluster.get("controllers", 3) * per_voter_us)
+    return find, 2 * fetch_wait_us + 1_000_000
+
+
+class BrokerMetadataStalled(Invariant):
+    """Liveness (KRaft): a live broker that reaches the quorum leader both ways applies what
+    that leader committed. At the end of a settled run, for each such broker (not slowed by
+    `slow_metadata`), once the leader has led and the faults have been quiet for
+    `metadata_catch_up_us`'s `find + fetch` (plus the apply time of the records), the broker's
+    metadata offset reaches the leader's high watermark of `fetch` before the end. The leader
+    is the harness's (`metadata_reach`: the live quorum leader of the highest epoch). Not
+    judged when a drop, hold, delay or reorder rule is in force at the end, or in a
+    ZooKeeper-mode run. KAFKA-15489's split brain is what it catches: before check-quorum a
+    leader cut from the other voters stays leader, and the brokers that follow it never
+    fetch from the leader the others elected."""
+
+    name = "broker_metadata_stalled"
+    rule = "liveness"
+    handlers = {"quorum_leader": "on_leader", "metadata_commit": "on_commit",
+                "metadata_apply": "on_apply", "restart": "on_restart",
+                "unhealed": "on_unhealed", "metadata_reach": "on_reach"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.led_since: dict[tuple[str, int], int] = {}  # (voter, epoch) -> t it won
+        self.commits: dict[str, list[tuple[int, int, int]]] = {}  # voter -> [(t, hw, seq)]
+        self.applied: dict[str, tuple[int, int]] = {}  # broker -> (metadata offset, seq)
+        self.rules_in_force = False
+        self.reach: dict | None = None
+        self.note = "not judged: the run has not ended"
+
+    def on_leader(self, ev):
+        self.led_since.setdefault((ev["node"], ev["epoch"]), ev["t"])
+        self.commits[ev["node"]] = []  # a new epoch: its own high watermark from here
+
+    def on_commit(self, ev):
+        self.commits.setdefault(ev["node"], []).append((ev["t"], ev["high_watermark"], ev["seq"]))
+
+    def on_apply(self, ev):
+        self.applied[ev["node"]] = (ev["to_offset"], ev["seq"])
+
+    def on_restart(self, ev):
+        self.applied.pop(ev["node"], None)
+
+    def on_unhealed(self, ev):
+        self.rules_in_force = bool(ev["rules"])
+
+    def on_reach(self, ev):
+        self.reach = ev
+
+    def finish(self):
+        why = self._why_not()
+        if why:
+            self.note = f"not judged: {why}"
+            return
+        reach, end = self.reach, self.ctx.truth.end
+        leader = reach["leader"]
+        cluster = self.ctx.header["options"].get("cluster", {})
+        find, fetch = metadata_catch_up_us(cluster)
+        start = max(self.ctx.quiet.quiet_from, self.led_since.get((leader, reach["epoch"]), 0))
+        cutoff = end["t"] - fetch
+        hw, seq = 0, None
+        for t, mark, s in self.commits.get(leader, []):
+            if t <= cutoff:
+                hw, seq = mark, s
+        apply_us = hw * cluster.get("metadata_apply_us", 100)
+        if end["t"] - start < find + fetch + apply_us:
+            self.note = (f"not judged: the quorum leader {leader} and the faults were quiet for "
+                         f"{(end['t'] - start) / 1e6:g} s before the end, less than the "
+                         f"{(find + fetch + apply_us) / 1e6:g} s a broker may need to catch up")
+            return
+        judged = [b for b, reaches, slowed in reach["brokers"] if reaches and not slowed]
+        self.note = f"judged {len(judged)} broker{'s' if len(judged) != 1 else ''}"
+        for b in judged:
+            offset, applied_seq = self.applied.get(b, (0, None))
+            if offset < hw:
+                self.violate(end["t"], f"{b} applied the metadata log only up to offset {offset} "
+                             f"though it reaches the quorum leader {leader}, which had committed "
+                             f"up to {hw} by {cutoff / 1e6:g} s", seq, applied_seq, reach["seq"])
+
+    def _why_not(self) -> str | None:
+        end = self.ctx.truth.end
+        if end is None or not end.get("settled"):
+            return "the run was cut off before its end"
+        if self.reach is None:
+            return "not a KRaft run (no metadata log)"
+        if self.reach["leader"] is None:
+            return "no quorum leader at the end"
+        if self.rules_in_force or self.reach["slowed"]:
+            return "a network rule (drop, hold, delay or reorder) was in force at the end"
+        return None

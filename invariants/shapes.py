@@ -61,6 +61,8 @@ FIELDS: dict[str, dict[str, str]] = {
     "metadata_append": {"offset": _I, "epoch": _I, "record": "object"},
     "metadata_commit": {"epoch": _I, "high_watermark": _I, "records": "array"},
     "metadata_truncate": {"to_offset": _I, "end_offset": _I},
+    "metadata_reach": {"leader": "string or null", "epoch": _I, "brokers": "array",
+                       "slowed": _B},
     "metadata_apply": {"from_offset": _I, "to_offset": _I, "expected_offset": _I,
                        "records": "array of string"},
     "replica_state": {**_TP, "role": _S, "leader": _I, "leader_epoch": _I,

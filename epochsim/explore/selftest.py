@@ -35,7 +35,8 @@ def _explore(scenario, budget, seed, target, out, plot, reference=None):
     from epochsim.explore.search import explore
 
     started = time.monotonic()
-    result = explore(scenario, budget, seed, target, reference=reference)
+    # the base's scripted faults are every case's base, as `epochsim explore` keeps them
+    result = explore(scenario, budget, seed, target, reference=reference, story=True)
     os.makedirs(out, exist_ok=True)
     report = explore_report(result)
     if result.found:

@@ -45,6 +45,10 @@ class Rule:
                 and (self.src is None or self.src == msg.src)
                 and (self.dst is None or self.dst == msg.dst))
 
+    def in_force(self, now_us: int) -> bool:
+        """Does this rule still act on messages sent at `now_us` (not lapsed, not used up)?"""
+        return (self.end_us is None or now_us < self.end_us) and (self.count is None or self.count > 0)
+
     def armed(self, now_us: int) -> bool:
         """Can this rule still keep a message from ever arriving (a `drop` or `hold` that is
         active, or a `hold` still keeping messages)?"""

@@ -177,17 +177,9 @@ class Network:
     def due_after(self, now_us: int, srcs) -> list[list[str]]:
         """The links from a node of `srcs` that have a message scheduled to arrive after
         `now_us` (sent and not yet due; it may still be dropped on arrival), as sorted
-        [src, dst] pairs. A message stalled on a cut link is not scheduled: see `kept_from`."""
+        [src, dst] pairs. A message stalled on a cut link is not scheduled: see `sim.core.netquery`."""
         return [[s, d] for (s, d), link in sorted(self._links.items())
                 if s in srcs and link.due_after(now_us)]
-
-    def kept_from(self, srcs) -> list[list[str]]:
-        """The links from a node of `srcs` with a message sent and kept from arriving: stalled
-        on a cut link, or kept by a `hold` rule (which lets it go only when a later message of
-        its release kind arrives, however long that takes), as sorted [src, dst] pairs."""
-        pairs = {(s, d) for (s, d), link in self._links.items() if s in srcs and link.stalled}
-        pairs.update((m.src, m.dst) for rule in self.rules for m in rule.held if m.src in srcs)
-        return [list(p) for p in sorted(pairs)]
 
     # -- rules ---------------------------------------------------------------------------
     def add_rule(self, action: str, **kw) -> Rule:

@@ -12,6 +12,7 @@ The actions reach the cluster through `brokers`, `store`, `world`, `kernel` and
 
 from __future__ import annotations
 
+from sim.core import netquery
 from sim.core.actor import Actor
 from sim.core.faults import Nemesis
 from sim.core.kernel import Kernel
@@ -135,8 +136,22 @@ class Cluster:
         not arrived by `end_t`: due after it, stalled on a cut, or kept by a `hold` rule."""
         network = self.world.network
         srcs = [c.name for c in self.controllers]
-        pairs = {tuple(p) for p in network.due_after(end_t, srcs) + network.kept_from(srcs)}
+        pairs = {tuple(p) for p in network.due_after(end_t, srcs) + netquery.kept_from(network, srcs)}
         return [list(p) for p in sorted(pairs) if p[1] in live]
+
+    def _metadata_reach(self, end_t: int, live: set) -> dict:
+        """KRaft: the live quorum leader of the highest epoch (two may think they lead, before
+        check-quorum), and for each live broker whether it reaches that leader both ways and
+        whether `slow_metadata` slows it; `slowed`: a delay or reorder rule in force."""
+        network = self.world.network
+        leaders = [c for c in self.controllers if c.alive and c.role == "leader"]
+        leader = max(leaders, key=lambda c: (c.quorum_epoch, c.name), default=None)
+        brokers = [[b.name, leader is not None and netquery.open_both_ways(network, b.name, leader.name),
+                    b.metadata_delay_us > 0]
+                   for _id, b in sorted(self.brokers.items()) if b.name in live]
+        return {"leader": leader.name if leader else None,
+                "epoch": leader.quorum_epoch if leader else 0,
+                "brokers": brokers, "slowed": netquery.slowed(network, end_t)}
 
     # -- running -------------------------------------------------------------------------
     def run(self):
@@ -151,6 +166,8 @@ class Cluster:
         late = self._undelivered_control(end_t, live)
         if late:  # stray_replica judges only once the controller's requests have arrived
             self.world.trace.emit(end_t, "harness", V.UNSETTLED, {"links": late})
+        if self.options.kraft:  # broker_metadata_stalled judges the brokers that reach it
+            self.world.trace.emit(end_t, "harness", V.METADATA_REACH, self._metadata_reach(end_t, live))
         self.world.trace.emit(end_t, "harness", V.END, {"end_us": outcome.end_us, "events": outcome.events,
                                                         "stopped_by": outcome.stopped_by, "settled": settled})
         return outcome

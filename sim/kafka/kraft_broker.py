@@ -22,7 +22,7 @@ from sim.kafka.broker import Broker
 from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetch
 from sim.kafka.metadata_image import MetadataImage
 
-RETRY_BACKOFF_US = 100_000
+RETRY_BACKOFF_US = V.META_RETRY_BACKOFF_US
 FENCED_HEARTBEAT_US = 10_000  # quorum.retry.backoff.ms is 20 ms; a little longer keeps traces short
 
 

@@ -91,7 +91,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.6", dict(kraft_isr_shrink_bumps_epoch=False)),
     ("3.7", dict(leader_discovery="kip951",  # KIP-951
                  client_backoff="exponential",  # KIP-580, KAFKA-9800
-                 hw_waits_for_min_isr=True)),  # KAFKA-15583
+                 hw_waits_for_min_isr=True,  # KAFKA-15583
+                 kraft_check_quorum=True)),  # KAFKA-15489 (KRaft only)
     # KRaft-era releases a user names (`cluster.mode`, sim.kafka.modes): their switches are
     # 3.7's; 4.0 removed ZooKeeper mode (KIP-833's end), which sim.kafka.modes enforces
     ("3.8", dict()),
@@ -151,6 +152,7 @@ MUTANTS: dict[str, str] = {
     "raft_commits_without_majority": "metadata_log_safety",
     "broker_fetches_past_applied": "metadata_applied_in_order",
     "leader_counts_pending_shrink": "fenced_broker_ack",
+    "quorum_leader_never_resigns": "broker_metadata_stalled",
 }
 
 

@@ -9,8 +9,8 @@ for votes (`rules.raft_grants_vote`). A candidate with a majority leads: it writ
 LeaderChange record first, tells the others (BeginQuorumEpoch), and commits (moves the high watermark) when a majority of voters
 has an offset in its own epoch (`rules.raft_high_watermark`). A Fetch off the leader's log is
 answered with the divergence to truncate to (`rules.raft_diverging_end_offset`). A leader that
-hears from no majority for `quorum_fetch_timeout_ms` resigns (KAFKA-15489's check-quorum; a
-simplification before 3.7). Brokers fetch as observers. Records reach the controller layer
+hears from no majority for 1.5 x `quorum_fetch_timeout_ms` resigns (KAFKA-15489's check-quorum,
+3.7+: switch `kraft_check_quorum`; before it, it stays leader of its epoch). Brokers fetch as observers. Records reach the controller layer
 through `on_committed(entries)` and `on_leadership(claimed)`; nothing here knows record kinds
 beyond LeaderChange.
 """
@@ -30,6 +30,7 @@ from sim.kafka.kraft_messages import (
 )
 
 RAFT_TICK_US = 50_000
+CHECK_QUORUM_TIMEOUT_FACTOR = 3  # halves: 1.5 x the fetch timeout (`LeaderState`, 3.7.0)
 
 
 class RaftQuorum:
@@ -88,10 +89,12 @@ class RaftQuorum:
         return self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
 
     def _check_quorum(self, now: int) -> None:
-        limit = self.cluster.quorum_fetch_timeout_ms * 1000
+        """KAFKA-15489 (3.7): a leader that heard no Fetch from a majority of the voters for
+        1.5 x quorum.fetch.timeout.ms resigns (`LeaderState.timeUntilCheckQuorumExpires`)."""
+        limit = self.cluster.quorum_fetch_timeout_ms * 1000 * CHECK_QUORUM_TIMEOUT_FACTOR // 2
         heard = 1 + sum(1 for v in self.voters if v != self.name
                         and now - self.voter_contact.get(v, -limit - 1) <= limit)
-        if heard < self._majority():
+        if self.rules.raft_resigns(self.protocol, heard, self._majority()):
             self._step_down(self.quorum_epoch, None, "lost quorum")
 
     # -- elections -------------------------------------------------------------------------

@@ -80,6 +80,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "fetch_sessions": (CONSUMER, BROKER),
     # KRaft only: the quorum controller writes the partition change
     "kraft_isr_shrink_bumps_epoch": (CONTROLLER,),
+    # KRaft only: the quorum leader resigns without a majority (KAFKA-15489)
+    "kraft_check_quorum": (CONTROLLER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

@@ -218,6 +218,12 @@ class Protocol:
     # KRaft only: a partition change that shrinks the ISR bumps the leader epoch
     # (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded` to 3.5; KAFKA-15021, 3.6+: not)
     kraft_isr_shrink_bumps_epoch: bool = True
+    # KRaft only: check-quorum, a quorum leader that has heard no Fetch from a majority of the
+    # voters for 1.5 x quorum.fetch.timeout.ms resigns (KAFKA-15489, 3.7.0:
+    # `LeaderState.checkQuorumTimer`, CHECK_QUORUM_TIMEOUT_FACTOR). Before it, a leader cut from
+    # the other voters stays leader of its epoch, and the observers (brokers) that still reach
+    # it go on fetching from it, never learning of the new leader the others elected
+    kraft_check_quorum: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -232,7 +238,7 @@ class Protocol:
 
 
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
-KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch",)
+KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum")
 
 
 CHOICES = {

@@ -21,6 +21,10 @@ RESTART = "restart"
 END = "end"            # end_us, events, stopped_by, settled (bool)
 UNHEALED = "unhealed"  # just before `end`, only if the network is not whole: cut_links (count),
 #                        rules (ids of drop/hold rules still armed or holding messages)
+METADATA_REACH = "metadata_reach"  # KRaft, just before `end`: leader (the live quorum leader
+#                        of the highest epoch, or null), epoch, brokers: [[broker, reaches (both
+#                        ways), slowed (slow_metadata)]] for the live ones, slowed (a delay or
+#                        reorder rule in force)
 UNSETTLED = "unsettled"  # just before `end`, only if a controller's request to a live broker is
 #                        still on its way (due later, stalled on a cut, kept by a hold rule):
 #                        links ([controller, broker] pairs)
@@ -105,6 +109,7 @@ DIRTY_WRITEBACK_US = 5_000_000
 FETCH_BACKOFF_US = 1_000_000
 # extra wait beyond a Fetch's max wait before the follower deems it lost and sends it again
 FETCH_TIMEOUT_US = 2_000_000
+META_RETRY_BACKOFF_US = 100_000  # a KRaft broker's retry after a failed metadata request
 # controller.socket.timeout.ms (default 30 s): how long a broker waits for the controller's
 # answer before it closes the connection and sends the request again
 CONTROLLER_SOCKET_TIMEOUT_US = 30_000_000

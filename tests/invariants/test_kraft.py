@@ -154,3 +154,55 @@ def test_fenced_broker_ack_is_not_judged_with_unclean_election():
     tb, _ = _fenced_leader_acks(())
     tb.header["options"]["cluster"]["unclean_leader_election"] = True
     assert tb.violations("fenced_broker_ack") == []
+
+
+# -- broker_metadata_stalled ------------------------------------------------------------------------
+
+def _stalled_trace(b1_applied: int, fault_at: int = 1_000_000, reach_b2: bool = False,
+                   rules: list | None = None, slowed: bool = False):
+    """c3 leads epoch 3 from t=0 and commits up to offset 14 by 10 s; b1 reaches it, b2 (which
+    applied only 5) does not, unless `reach_b2`; the run ends at 30 s."""
+    tb = TraceBuilder()
+    tb.header["options"]["cluster"].update(mode="kraft", controllers=3)
+    _leader(tb, "c3", 3, 9)
+    tb.at(fault_at).add("nemesis", "fault", step=0, action="split_quorum", params={})
+    _commit(tb.at(max(fault_at, 10_000_000)), "c3", 3, 14, (13, 3, REG))
+    _apply(tb, "b1", 9, b1_applied, 9) if b1_applied > 9 else None
+    _apply(tb, "b2", 0, 5, 0)
+    tb.at(30_000_000)
+    if rules is not None:
+        tb.add("harness", "unhealed", cut_links=2, rules=rules)
+    reach = tb.add("harness", "metadata_reach", leader="c3", epoch=3,
+                   brokers=[["b1", True, False], ["b2", reach_b2, False]], slowed=slowed)
+    tb.end()
+    return tb, reach
+
+
+def _stalled_note(tb) -> str:
+    from invariants.registry import check_events
+    notes: dict = {}
+    check_events(tb.header, tb.events, ["broker_metadata_stalled"], notes=notes)
+    return notes["broker_metadata_stalled"]
+
+
+def test_broker_metadata_stalled_holds_when_each_reaching_broker_caught_up():
+    tb, _ = _stalled_trace(b1_applied=14)  # b2 lags, but it cannot reach the leader
+    assert tb.violations("broker_metadata_stalled") == []
+    assert _stalled_note(tb) == "judged 1 broker"
+
+
+def test_broker_metadata_stalled_violated_by_a_broker_that_reaches_the_leader_and_lags():
+    tb, reach = _stalled_trace(b1_applied=9, reach_b2=True)
+    found = tb.violations("broker_metadata_stalled")
+    assert [(v[0], v[1]) for v in found] == [("broker_metadata_stalled", 30_000_000)] * 2
+    assert all(reach in v[2] for v in found)
+
+
+def test_broker_metadata_stalled_not_judged_without_quiet_time_or_with_rules_in_force():
+    late, _ = _stalled_trace(b1_applied=9, fault_at=25_000_000)  # quiet for 5 s only
+    assert late.violations("broker_metadata_stalled") == []
+    assert "less than" in _stalled_note(late)
+    for tb in (_stalled_trace(b1_applied=9, rules=[0])[0],
+               _stalled_trace(b1_applied=9, slowed=True)[0]):
+        assert tb.violations("broker_metadata_stalled") == []
+        assert "rule" in _stalled_note(tb)

@@ -32,7 +32,7 @@ _ORDER = ("crash", "restart", "isolate", "controlled_shutdown", "power_loss", "l
           "partition",
           "block", "heal", "reset_connections", "rule", "clear_rules", "move_leader",
           "move_all_leaders", "preferred_election", "reassign", "cancel_reassignment",
-          "delete_topic", "create_topic", "retention", "upgrade_format", "upgrade", "bump_ibp", "cut_from_quorum",
+          "delete_topic", "create_topic", "retention", "upgrade_format", "upgrade", "bump_ibp", "cut_from_quorum", "split_quorum",
           "slow_metadata")
 assert sorted(_ORDER) == sorted(_ALL), "every fault action is listed once in _ORDER"
 ACTIONS: dict[str, FaultAction] = {name: _ALL[name] for name in _ORDER}

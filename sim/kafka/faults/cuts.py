@@ -18,7 +18,7 @@ from sim.kafka.faults.action import (
     target_words,
 )
 
-CUT_ACTIONS = ("isolate", "partition", "block", "cut_from_quorum")  # the last: KRaft (faults/kraft.py)
+CUT_ACTIONS = ("isolate", "partition", "block", "cut_from_quorum", "split_quorum")  # the last two: KRaft (faults/kraft.py)
 
 
 def _groups(value, key, checks):

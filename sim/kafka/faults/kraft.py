@@ -1,7 +1,7 @@
 """KRaft faults: a broker cut from the controller quorum but not from its clients and peers,
 and a broker whose metadata fetch and apply run slow.
 
-Contract: `ACTIONS` holds `cut_from_quorum` and `slow_metadata` as `FaultAction`s (see
+Contract: `ACTIONS` holds `cut_from_quorum`, `split_quorum` and `slow_metadata` as `FaultAction`s (see
 `sim.kafka.faults.action`). Both act in KRaft mode only (`cluster.mode = "kraft"`); in
 ZooKeeper mode their outcome says so and nothing changes. The quorum's own failures are the
 generic node faults aimed at a controller (`crash`/`isolate` of `controller`, the active one).
@@ -24,6 +24,24 @@ def _cut_from_quorum(cluster, target, params):
     return cluster.world.network.partition([[target], voters], params.get("cut"))
 
 
+def _split_quorum(cluster, target, params):
+    """Cut one voter (default: the quorum leader) from the other voters, both ways, but not
+    from the brokers or clients: the others elect a new leader, and the brokers that still
+    fetch from the old one learn of it only if it resigns (check-quorum, KAFKA-15489)."""
+    if not cluster.options.kraft:
+        return ZK_ONLY
+    if target is None:
+        active = cluster.active_controller()
+        if active is None:
+            return "no quorum leader: nothing done"
+        target = active.name
+    voters = [c.name for c in cluster.controllers]
+    if target not in voters:
+        return f"{target} is not a controller: nothing done"
+    return cluster.world.network.partition([[target], [v for v in voters if v != target]],
+                                           params.get("cut"))
+
+
 def _slow_metadata(cluster, target, params):
     """From now on every batch of metadata records the broker applies takes `delay_ms` more
     (a slow disk, a long GC, a loaded machine): its metadata offset falls behind the other
@@ -39,6 +57,11 @@ ACTIONS = {a.name: a for a in (
         "cut_from_quorum", "broker", params=CUT, apply=_cut_from_quorum,
         sentence=lambda t, p: f"cut {target_words(t)} from the controller quorum (clients "
                               "and other brokers still reach it)",
+        default_undo="heal", window="cut"),
+    FaultAction(
+        "split_quorum", "node?", params=CUT, apply=_split_quorum,
+        sentence=lambda t, p: (f"cut {target_words(t) if t else 'the quorum leader'} from the "
+                               "other voters (brokers and clients still reach it)"),
         default_undo="heal", window="cut"),
     FaultAction(
         "slow_metadata", "broker", params={"delay_ms": (number(lo=0), 1000)},

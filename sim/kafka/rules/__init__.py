@@ -64,6 +64,7 @@ class Rules:
     raft_grants_vote: Callable = kraft.grants_vote
     raft_high_watermark: Callable = kraft.high_watermark
     raft_diverging_end_offset: Callable = kraft.diverging_end_offset
+    raft_resigns: Callable = kraft.raft_resigns
     kraft_partition_change: Callable = kraft.partition_change
     kraft_alter_partition_error: Callable = kraft.alter_partition_error
     kraft_broker_takes_partition: Callable = kraft.broker_takes_partition

@@ -125,6 +125,14 @@ def broker_takes_partition(local_leader_epoch: int, local_partition_epoch: int,
     return partition_epoch >= local_partition_epoch and leader_epoch >= local_leader_epoch
 
 
+def raft_resigns(proto, voters_heard: int, majority: int) -> bool:
+    """Check-quorum (KAFKA-15489, 3.7: `KafkaRaftClient.pollLeader` resigns once
+    `LeaderState.timeUntilCheckQuorumExpires` is 0): a leader that has heard a Fetch from
+    fewer than a majority of the voters (itself included) within the check-quorum window gives
+    up its epoch. Before 3.7 (`kraft_check_quorum` off) it never does."""
+    return proto.kraft_check_quorum and voters_heard < majority
+
+
 def unfences(fenced: bool, metadata_offset: int, registration_offset: int) -> bool:
     """`BrokerHeartbeatManager.calculateNextBrokerState`: a fenced broker is unfenced once its
     heartbeat shows it has caught up with the metadata log to its own registration

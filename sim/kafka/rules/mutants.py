@@ -177,5 +177,8 @@ SWAPS: dict[str, dict] = {
     "broker_fetches_past_applied": {
         "next_metadata_fetch_offset": lambda applied_end, fetched_end: fetched_end},
     "leader_counts_pending_shrink": {"maximal_isr": _counts_pending_shrink},
+    # KAFKA-15489's split brain on a release that has its fix: a leader cut from the other
+    # voters stays leader, and the brokers that follow it never learn of the new one
+    "quorum_leader_never_resigns": {"raft_resigns": lambda proto, heard, majority: False},
 }
 
