@@ -37,6 +37,8 @@ HEARTBEAT_US = 500_000
 
 class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
              Fetcher, LogDirs, WireFrontEnd, Actor):
+    kraft = False  # a ZooKeeper-mode broker (`KraftBroker` is the KRaft one)
+
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
@@ -73,6 +75,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         self.init_request_queue()
         self.init_wire()
         self.shutting_down = False  # in controlled shutdown: follows no new leader
+        self.fetch_replica_epoch = -1  # the broker epoch the Fetch being read carries
         self.init_offline()
 
     # -- lifecycle -----------------------------------------------------------------------

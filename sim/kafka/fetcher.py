@@ -186,7 +186,8 @@ class Fetcher:
         self.fetch_inflight[leader] = self.fetch_corr
         self.fetch_sent[leader] = (sent, sent_truncating)
         self.send(f"b{leader}", "Fetch", Fetch(self.id, self.fetch_corr, wait_us, reqs,
-                                               session_id, session_epoch, forget))
+                                               session_id, session_epoch, forget,
+                                               replica_epoch=self.broker_epoch))
         self.fetch_deadlines.add((leader, self.fetch_corr), self.now_us + wait_us + V.FETCH_TIMEOUT_US)
 
     def _back_off(self, leader: int, tp: str) -> None:

@@ -20,14 +20,26 @@ class IsrManager:
             return
         f.fetched(fetch_offset, p.log.leo, self.now_us)
         f.epoch = p.leader_epoch
+        f.broker_epoch = self.fetch_replica_epoch
         if self.rules.follower_joins_isr(self.protocol, replica_id in p.isr,
                                          p.pending_isr is not None, fetch_offset, p.log.hw,
                                          p.leader_epoch_start_offset,
-                                         replica_id in self.alive_brokers):
+                                         self.isr_eligible(replica_id, f)):
             self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
             if p.pending_isr is None:  # no controller known yet: the next Fetch asks again
                 self.touch_sessions(p.tp)
         self.maybe_advance_hw(p)
+
+    def isr_eligible(self, replica_id: int, f) -> bool:
+        """`Partition.isReplicaIsrEligible`: the metadata cache lists the follower alive and,
+        in KRaft with KIP-903, its last Fetch came from the incarnation the cache knows."""
+        return replica_id in self.alive_brokers and self.rules.isr_broker_epoch_eligible(
+            self.protocol, self.kraft, f.broker_epoch, self.cached_broker_epoch(replica_id))
+
+    def cached_broker_epoch(self, replica_id: int) -> int | None:
+        """The broker epoch the metadata cache holds for a live broker (None: none known; a
+        ZooKeeper-mode cache keeps none the leader checks)."""
+        return None
 
     def min_isr(self, p) -> int:
         """min.insync.replicas for `p` (`Partition.effectiveMinIsr`)."""

@@ -27,6 +27,8 @@ FENCED_HEARTBEAT_US = 10_000  # quorum.retry.backoff.ms is 20 ms; a little longe
 
 
 class KraftBroker(Broker):
+    kraft = True
+
     def __init__(self, world, broker_id: int, options, protocol, store, voters: list[str]):
         self.voters = voters
         self.metadata_delay_us = 0  # set by the slow_metadata fault; survives a restart
@@ -45,6 +47,12 @@ class KraftBroker(Broker):
         self.registered = False
         self.bootstrap = 0
         self.heartbeat_token = 0
+
+    def cached_broker_epoch(self, replica_id: int) -> int | None:
+        """The broker epoch this broker's image holds for an unfenced broker
+        (`KRaftMetadataCache.getAliveBrokerEpoch`), or None."""
+        reg = self.image.brokers.get(replica_id)
+        return reg.epoch if reg is not None and not reg.fenced else None
 
     # -- registration and heartbeats -------------------------------------------------------
     def _register(self) -> None:

@@ -44,6 +44,7 @@ class LeaderFetch:
         error or a divergence (or it names none, or may not wait), else park it on them."""
         req = msg.body
         touches_before = self.touch_seq
+        self.fetch_replica_epoch = req.replica_epoch  # what `_follower_progress` records
         datas = [self._read(fp, req.replica_id, client_metadata=req.client_metadata)
                  for fp in req.partitions]
         self.flush_hw()

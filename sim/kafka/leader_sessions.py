@@ -57,6 +57,7 @@ class LeaderSessions:
         s.last_fetch_us = self.now_us  # this Fetch reads every clean partition, without news
         if self.check_against_full_reads():
             self._check_clean(s)
+        self.fetch_replica_epoch = req.replica_epoch  # what `_follower_progress` records
         todo, datas = self._read_dirty(s, req.replica_id, True)
         self.flush_hw()
         if req.max_wait_us == 0 or any(d.entries or d.error or d.diverging for d in datas):
@@ -230,7 +231,7 @@ class LeaderSessions:
             return "its replica is not tracked by the session"
         if self.rules.follower_joins_isr(self.protocol, rid in p.isr, p.pending_isr is not None,
                                          cached.fp.fetch_offset, p.log.hw,
-                                         p.leader_epoch_start_offset, rid in self.alive_brokers):
+                                         p.leader_epoch_start_offset, self.isr_eligible(rid, f)):
             return "its follower would join the ISR"
         if self.rules.maybe_increment_leader_hw(
                 self.protocol, p.log.leo, p.log.hw, p.leader_epoch, len(p.isr),

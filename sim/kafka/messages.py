@@ -184,6 +184,8 @@ class Fetch(NamedTuple):
     forgotten: tuple = ()  # ForgottenTopicsData: tps the session stops fetching
     # a consumer's Fetch v11+ carries ClientMetadata (KIP-392), which lets a follower serve it
     client_metadata: bool = False
+    # Fetch v15 ReplicaState.ReplicaEpoch (KIP-903): the follower's broker epoch, -1 if none
+    replica_epoch: int = -1
 
     def brief(self) -> dict:
         out = {"corr": self.corr, "n_parts": len(self.partitions)}

@@ -17,7 +17,7 @@ class Replica:
     """Leader-side view of one follower (Kafka's `Replica` / `ReplicaState`)."""
 
     __slots__ = ("leo", "caught_up_us", "epoch", "last_fetch_leader_leo", "last_fetch_us",
-                 "session")
+                 "session", "broker_epoch")
 
     def __init__(self):
         self.leo = -1
@@ -31,6 +31,7 @@ class Replica:
         # news, each a `fetched` with the follower caught up, not applied one by one: its
         # `last_fetch_us` stands for both times below until `leave_session`
         self.session = None
+        self.broker_epoch = None  # the broker epoch its last Fetch carried (KIP-903)
 
     def reset(self, leader_leo: int, now_us: int) -> None:
         """A new leader epoch (`Replica.resetReplicaState` in makeLeader): caught up now."""

@@ -85,7 +85,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # and no later 3.3 or older release was made
     ("3.4.1", dict(stop_replica_equal_epoch="accept",  # KAFKA-13972
                    hw_before_diverging_truncation=False)),  # KAFKA-14704
-    ("3.5", dict()),
+    ("3.5", dict(kraft_isr_broker_epoch_check=True)),  # KIP-903, KAFKA-14139 (KRaft only)
     # KAFKA-15021 (KRaft: no leader epoch bump on ISR shrink; a ZK controller still bumps it)
     # and KAFKA-15605 (the ZK migration) change only what a ZK-mode run does not read
     ("3.6", dict(kraft_isr_shrink_bumps_epoch=False)),

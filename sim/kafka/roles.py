@@ -82,6 +82,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_isr_shrink_bumps_epoch": (CONTROLLER,),
     # KRaft only: the quorum leader resigns without a majority (KAFKA-15489)
     "kraft_check_quorum": (CONTROLLER,),
+    # KRaft only: the leader checks the broker epoch a follower's Fetch carries (KIP-903)
+    "kraft_isr_broker_epoch_check": (BROKER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

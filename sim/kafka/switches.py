@@ -224,6 +224,12 @@ class Protocol:
     # the other voters stays leader of its epoch, and the observers (brokers) that still reach
     # it go on fetching from it, never learning of the new leader the others elected
     kraft_check_quorum: bool = False
+    # KRaft only: KIP-903 (3.5). A follower's Fetch carries its broker epoch (Fetch v15
+    # ReplicaState.ReplicaEpoch), and a leader proposes it for the ISR only if that epoch is the
+    # one its metadata cache holds (`Partition.isBrokerEpochIsrEligible`), so a Fetch from an
+    # earlier incarnation, delivered late, cannot put a restarted broker whose disk was lost
+    # back in the ISR (KAFKA-14139)
+    kraft_isr_broker_epoch_check: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -238,7 +244,8 @@ class Protocol:
 
 
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
-KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum")
+KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
+                  "kraft_isr_broker_epoch_check")
 
 
 CHOICES = {

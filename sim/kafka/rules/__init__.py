@@ -45,6 +45,7 @@ class Rules:
     maybe_increment_leader_hw: Callable = replication.maybe_increment_leader_hw
     maximal_isr: Callable = replication.maximal_isr
     follower_joins_isr: Callable = replication.follower_joins_isr
+    isr_broker_epoch_eligible: Callable = replication.isr_broker_epoch_eligible
     is_follower_out_of_sync: Callable = replication.is_follower_out_of_sync
     fetch_last_fetched_epoch: Callable = replication.fetch_last_fetched_epoch
     controller_channel_resends: Callable = replication.controller_channel_resends

@@ -64,6 +64,20 @@ def follower_joins_isr(proto, in_isr: bool, isr_change_pending: bool, fetch_offs
             and (alive or not proto.ineligible_replica_check))
 
 
+def isr_broker_epoch_eligible(proto, kraft: bool, stored_epoch: int | None,
+                              cached_epoch: int | None) -> bool:
+    """KIP-903 (3.5, KRaft only: `Partition.isBrokerEpochIsrEligible` at 3.5.0): with
+    `kraft_isr_broker_epoch_check`, a follower may join the ISR only if the broker epoch its
+    last Fetch carried is the one the metadata cache holds for it (-1: a Fetch too old to
+    carry one, accepted), so a Fetch an earlier incarnation sent, delivered late, cannot put
+    a restarted broker with an empty disk into the ISR (KAFKA-14139). ZooKeeper mode: no
+    check."""
+    if not (kraft and proto.kraft_isr_broker_epoch_check):
+        return True
+    return stored_epoch is not None and cached_epoch is not None and \
+        stored_epoch in (-1, cached_epoch)
+
+
 def is_follower_out_of_sync(proto, known: bool, follower_leo: int, leader_leo: int,
                             caught_up_us: int, now_us: int, lag_max_ms: int) -> bool:
     """`Partition.isFollowerOutOfSync`: not caught up for replica.lag.time.max.ms; with

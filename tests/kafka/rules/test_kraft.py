@@ -100,3 +100,12 @@ def test_unfences_once_caught_up_to_its_registration():
 
 def test_next_metadata_fetch_offset_is_after_what_was_applied():
     assert kraft.next_metadata_fetch_offset(5, 9) == 5
+
+
+@pytest.mark.parametrize("profile,heard,resigns", [
+    ("3.6", 1, False),  # before KAFKA-15489: a leader never resigns
+    ("3.7", 1, True),   # check-quorum: heard from itself only, of 3
+    ("3.7", 2, False),  # a majority of 3
+])
+def test_raft_resigns(profile, heard, resigns):
+    assert kraft.raft_resigns(resolve_protocol(profile), heard, 2) is resigns

@@ -72,6 +72,19 @@ def test_isr_expansion(profile):
     assert join(proto, False, False, 10, 10, 8, False) is (not proto.ineligible_replica_check)
 
 
+@pytest.mark.parametrize("profile,kraft,stored,cached,eligible", [
+    ("3.4.1", True, 7, 9, True),    # before KIP-903: no check
+    ("3.6", False, 7, 9, True),     # ZooKeeper mode: no check
+    ("3.6", True, 9, 9, True),      # the incarnation the cache knows
+    ("3.6", True, 7, 9, False),     # a Fetch of an earlier incarnation (KAFKA-14139)
+    ("3.6", True, -1, 9, True),     # a Fetch too old to carry the epoch
+    ("3.6", True, None, 9, False),  # no Fetch seen yet
+    ("3.6", True, 9, None, False),  # the cache holds no live registration
+])
+def test_isr_broker_epoch_eligible(profile, kraft, stored, cached, eligible):
+    assert rep.isr_broker_epoch_eligible(PROFILES[profile], kraft, stored, cached) is eligible
+
+
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_isr_shrink(profile):
     proto = PROFILES[profile]
