@@ -46,9 +46,6 @@ class KraftAdmin:
                 self.move_leader(tp, st.replicas[0])
         return None
 
-    def controlled_shutdown(self, broker: int) -> str:
-        return NOT_MODELLED
-
     def move_all_leaders(self, broker: int) -> str:
         return NOT_MODELLED
 

@@ -47,6 +47,7 @@ class KraftBroker(Broker):
         self.registered = False
         self.bootstrap = 0
         self.heartbeat_token = 0
+        self.want_shutdown = False  # asked for a controlled shutdown (`BrokerLifecycleManager`)
 
     def cached_broker_epoch(self, replica_id: int) -> int | None:
         """The broker epoch this broker's image holds for an unfenced broker
@@ -73,7 +74,7 @@ class KraftBroker(Broker):
             self.send(dst, "BrokerRegistration", BrokerRegistration(self.id, self.incarnation))
         else:
             self.send(dst, "BrokerHeartbeat",
-                      BrokerHeartbeat(self.id, self.broker_epoch, self.applied))
+                      BrokerHeartbeat(self.id, self.broker_epoch, self.applied, self.want_shutdown))
         self._schedule_heartbeat(self.cluster.broker_heartbeat_interval_ms * 1000)
 
     def _schedule_heartbeat(self, delay_us: int) -> None:
@@ -97,6 +98,8 @@ class KraftBroker(Broker):
         resp = msg.body
         if resp.error == E.STALE_BROKER_EPOCH:
             self.registered = False  # the controller lost this incarnation: register again
+        elif resp.error == E.NONE and resp.should_shutdown:
+            self.stop_cleanly()  # the controller let it go: its leaderships have moved
         elif resp.error == E.NONE:
             self._learn_controller(resp.leader)
             if resp.fenced:  # catching up: `BrokerLifecycleManager` asks again after 10 ms
@@ -113,9 +116,17 @@ class KraftBroker(Broker):
         self.controller = name
         self.resend_alters()
 
+    def begin_controlled_shutdown(self) -> None:
+        """`BrokerServer.shutdown` with controlled.shutdown.enable: from now on its heartbeats
+        ask to shut down (WantShutDown), the first at once; it stops when an answer says
+        ShouldShutDown, or when the fault's stop comes first (Kafka waits up to 5 minutes)."""
+        self.want_shutdown = True
+        self._schedule_heartbeat(0)
+
     def stop_cleanly(self) -> None:
-        """A clean stop without a controlled shutdown (not modelled in KRaft mode): HWs
-        checkpointed, logs flushed, the process exits; the controller fences it later."""
+        """A clean stop: HWs checkpointed, logs flushed, the process exits (after a controlled
+        shutdown the controller has fenced it; otherwise it fences it when its session
+        expires)."""
         if self.alive:
             self.checkpoint_hws()
             for _topic_id, log in self.logs.values():

@@ -46,6 +46,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         self.active = False
         self.image = MetadataImage()
         self.heartbeats: dict[int, int] = {}
+        self.heartbeat_offsets: dict[int, int] = {}  # broker -> metadata offset it last reported
+        self.shutdown_offsets: dict[int, int] = {}  # broker -> its controlledShutdownOffset
         self.claimed_us = 0
         self.waiting: list[tuple[int, str, str, object]] = []  # (offset, dst, kind, body)
 
@@ -89,6 +91,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             self.image.replay(offset, record)
         self.active, self.claimed_us = True, self.now_us
         self.heartbeats = {b: self.now_us for b in sorted(self.image.brokers)}
+        self.heartbeat_offsets, self.shutdown_offsets = {}, {}
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.quorum_epoch})
         self._maybe_create_topics()
         self._rebalance()
@@ -187,12 +190,50 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
                       BrokerHeartbeatResponse(E.STALE_BROKER_EPOCH, True, self.name))
             return
         self.heartbeats[req.broker] = self.now_us
+        self.heartbeat_offsets[req.broker] = req.metadata_offset
+        if req.want_shutdown:
+            self._shutdown_step(msg.src, req.broker, reg)
+            return
         if self.rules.kraft_unfences(reg.fenced, req.metadata_offset, reg.epoch):
             self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=req.broker,
                                             broker_epoch=reg.epoch, fenced=False))
             self._rebalance()
         self.send(msg.src, "BrokerHeartbeatResponse",
                   BrokerHeartbeatResponse(E.NONE, reg.fenced, self.name))
+
+    def _shutdown_step(self, src: str, broker: int, reg) -> None:
+        """A heartbeat that asks to shut down (`BrokerHeartbeatManager.calculateNextBrokerState`
+        at 3.7.0): an unfenced broker that leads a partition enters controlled shutdown (a
+        BrokerRegistrationChangeRecord, and the partition changes that move its leaderships
+        and take it out of the ISRs, `handleBrokerInControlledShutdown`); it may stop once it
+        leads nothing and every active broker has applied the metadata log past that point
+        (`controlledShutdownOffset <= lowestActiveOffset`), when it is fenced (SHUTDOWN_NOW,
+        `handleBrokerFenced`). A fenced broker, or one that leads nothing, stops at once. The
+        answer waits for the records to commit."""
+        leads = self.image.has_leaderships(broker)
+        if not reg.fenced and not reg.in_controlled_shutdown and leads:
+            self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=broker, broker_epoch=reg.epoch,
+                                            fenced=False, in_controlled_shutdown=True))
+            self._rebalance()
+            self.shutdown_offsets[broker] = self.end_offset
+            self._answer_when_committed(self.end_offset - 1, src, "BrokerHeartbeatResponse",
+                                        BrokerHeartbeatResponse(E.NONE, False, self.name))
+            return
+        if not reg.fenced and (leads or self.shutdown_offsets.get(broker, 0) > self._lowest_active()):
+            self.send(src, "BrokerHeartbeatResponse", BrokerHeartbeatResponse(E.NONE, False, self.name))
+            return
+        if not reg.fenced:
+            self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=broker, broker_epoch=reg.epoch,
+                                            fenced=True))
+            self._rebalance()
+        self._answer_when_committed(self.end_offset - 1, src, "BrokerHeartbeatResponse",
+                                    BrokerHeartbeatResponse(E.NONE, True, self.name, True))
+
+    def _lowest_active(self) -> int:
+        """`BrokerHeartbeatManager.lowestActiveOffset`: the lowest metadata offset an active
+        (unfenced, not shutting down) broker last reported; -1 for one not heard from yet."""
+        active = [self.heartbeat_offsets.get(b, -1) for b in self.image.usable()]
+        return min(active) if active else 1 << 62
 
     def _check_sessions(self) -> None:
         """Fence every unfenced broker silent for broker.session.timeout.ms

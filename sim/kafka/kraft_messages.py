@@ -116,15 +116,23 @@ class BrokerHeartbeat(NamedTuple):
     broker: int
     broker_epoch: int
     metadata_offset: int  # the broker's applied metadata offset (next offset to apply)
+    want_shutdown: bool = False  # WantShutDown: the broker asks for a controlled shutdown
 
     def brief(self) -> dict:
-        return {"broker_epoch": self.broker_epoch, "metadata_offset": self.metadata_offset}
+        out = {"broker_epoch": self.broker_epoch, "metadata_offset": self.metadata_offset}
+        if self.want_shutdown:
+            out["want_shutdown"] = True
+        return out
 
 
 class BrokerHeartbeatResponse(NamedTuple):
     error: int
     fenced: bool
     leader: str | None
+    should_shutdown: bool = False  # ShouldShutDown: the controller lets it stop now
 
     def brief(self) -> dict:
-        return {"error": self.error, "fenced": self.fenced}
+        out = {"error": self.error, "fenced": self.fenced}
+        if self.should_shutdown:
+            out["should_shutdown"] = True
+        return out

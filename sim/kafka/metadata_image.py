@@ -20,6 +20,7 @@ from sim.kafka.messages import PartitionState
 class BrokerRegistration:
     epoch: int  # the offset of its RegisterBrokerRecord
     fenced: bool
+    in_controlled_shutdown: bool = False  # BrokerRegistrationChangeRecord.InControlledShutdown
 
 
 @dataclass
@@ -29,8 +30,14 @@ class MetadataImage:
     parts: dict = field(default_factory=dict)  # tp -> PartitionState
 
     def usable(self) -> tuple:
-        """The registered, unfenced brokers, in id order."""
-        return tuple(sorted(b for b, r in self.brokers.items() if not r.fenced))
+        """The registered, unfenced brokers not in controlled shutdown, in id order: those that
+        may lead or join an ISR (KIP-841, `ReplicationControlManager.isAcceptableLeader`)."""
+        return tuple(sorted(b for b, r in self.brokers.items()
+                            if not r.fenced and not r.in_controlled_shutdown))
+
+    def has_leaderships(self, broker: int) -> bool:
+        """Does `broker` lead a partition (`BrokerToIsrs.hasLeaderships`)?"""
+        return any(st.leader == broker for st in self.parts.values())
 
     def tps_of(self, topic: str) -> list[str]:
         return sorted((tp for tp in self.parts if tp.rpartition("-")[0] == topic),
@@ -48,6 +55,7 @@ class MetadataImage:
             if reg is None or reg.epoch != get("broker_epoch"):
                 return [], False  # a change for an older incarnation
             reg.fenced = get("fenced")
+            reg.in_controlled_shutdown = get("in_controlled_shutdown", reg.in_controlled_shutdown)
             return [], True
         if record.kind == K.TOPIC:
             self.topics[get("name")] = get("topic_id")

@@ -182,3 +182,23 @@ def test_a_quorum_of_one_answers_a_registration_with_its_own_record_and_drops_a_
     first_apply = next(e for e in events if e["kind"] == "metadata_apply" and e["node"] == "b1"
                        and e["t"] >= 1_700_000)
     assert first_apply["from_offset"] == 0
+
+
+def test_a_kraft_controlled_shutdown_moves_leaderships_before_the_broker_stops():
+    """The broker asks in its heartbeat; the controller moves its leaderships, then fences it
+    and answers ShouldShutDown; the broker stops on that answer, before the fault's own cap."""
+    from epochsim.runner import run_scenario
+    from sim.kafka.faults import CONTROLLED_SHUTDOWN_US
+
+    result = run_scenario(load_scenario(scenario_path("kraft-controlled-shutdown")), 1,
+                          keep_events=True)
+    events = result["_events"]
+    asked = next(e for e in events if e["kind"] == "send" and e.get("want_shutdown"))
+    moved = [e for e in events if e["kind"] == "partition_state" and e["t"] >= asked["t"]
+             and e["t"] < asked["t"] + CONTROLLED_SHUTDOWN_US]
+    allowed = next(e for e in events if e["kind"] == "send" and e.get("should_shutdown"))
+    stopped = next(e for e in events if e["kind"] == "crash" and e["node"] == asked["node"])
+    b = int(asked["node"][1:])
+    assert moved and all(e["leader"] != b and b not in e["isr"] for e in moved[:3])
+    assert moved[0]["t"] < allowed["t"] < stopped["t"] < asked["t"] + CONTROLLED_SHUTDOWN_US
+    assert result["violated"] == []

@@ -58,6 +58,11 @@ def controlled_shutdown(cluster, broker, target: str):
     `CONTROLLED_SHUTDOWN_US` later, which the caller schedules."""
     if broker.alive:
         broker.shutting_down = True  # the broker asked to shut down; a restart clears it
+    if cluster.options.kraft:  # it asks in its heartbeats (`BrokerLifecycleManager`)
+        if not broker.alive:
+            return "already down"
+        broker.begin_controlled_shutdown()
+        return None
     controller = cluster.active_controller()
     return controller.controlled_shutdown(int(target[1:])) if controller else "no active controller"
 
