@@ -58,14 +58,20 @@ class ConsumerSkippedRecord(Invariant):
     truncated goes on from its old position on the new leader, past the records written there
     in between. A consumer still waiting to validate has read nothing of the final log past
     them, so it is not judged yet. A consumer with `auto_offset_reset = "latest"` starts, and
-    may start again, past records it never means to read, so it is not judged."""
+    may start again, past records it never means to read, so it is not judged. Nor are the
+    batches below the lowest offset a reset ever gave the consumer (`reset_position`): the
+    leader it asked said its log started there, and a batch the final log holds below it can
+    only come from a history an unclean election put back (Kafka's reset position carries no
+    epoch, `OffsetFetcherUtils.resetPositionIfNeeded`, and KIP-320 cannot tell the two
+    histories apart when the new leader never had the position's epoch)."""
 
     name = "consumer_skipped_record"
-    handlers = {"consume": "on_consume"}
+    handlers = {"consume": "on_consume", "reset_position": "on_reset"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self.read: dict[tuple, dict] = {}  # (consumer, tp) -> {(base_offset, bid): seq}
+        self.floor: dict[tuple, int] = {}  # (consumer, tp) -> lowest offset a reset gave it
         consumers = ctx.header["options"].get("consumers", [])
         self.latest = {c.get("name") for c in consumers if c.get("auto_offset_reset") == "latest"}
 
@@ -77,13 +83,19 @@ class ConsumerSkippedRecord(Invariant):
         for base, bid in ev.get("read", ()):
             read.setdefault((base, bid), ev["seq"])
 
+    def on_reset(self, ev):
+        if ev["action"] == "reset":
+            key = (ev["node"], ev["tp"])
+            self.floor[key] = min(self.floor.get(key, ev["position"]), ev["position"])
+
     def finish(self):
         for (node, tp), read in sorted(self.read.items()):
             log = final_leader_log(self.ctx, tp)
             if log is None:
                 continue
+            floor = self.floor.get((node, tp), 0)
             committed = [(row[0], row[3]) for row in log.rows_between(log.log_start, log.hw)
-                         if row[0] + row[1] <= log.hw]
+                         if row[0] + row[1] <= log.hw and row[0] >= floor]
             furthest = max((i for i, key in enumerate(committed) if key in read), default=0)
             missed = next((key for key in committed[:furthest] if key not in read), None)
             if missed is not None:

@@ -105,3 +105,41 @@ def test_consumer_skipped_record_violated_by_going_on_from_the_old_position():
     moved = tb.consume("k1", "t-0", (8, "p1#7"))  # no validation: on from offset 8
     tb.at(40).end()
     assert tb.violations("consumer_skipped_record") == [("consumer_skipped_record", 40, (moved,))]
+
+
+def _reset(tb: TraceBuilder, node: str, tp: str, position: int) -> int:
+    return tb.add(node, "reset_position", tp=tp, broker=2, leader_epoch=1, timestamp=-2,
+                  error=0, offset=position, offset_epoch=1, action="reset", position=position)
+
+
+def test_consumer_skipped_record_holds_below_the_offset_a_reset_gave():
+    """Found by the self-test on the correct model: k1 reset to offset 8 (the log start its
+    leader gave) and read on from there; the final log, which an unclean election put back,
+    holds batches below 8 it never had reason to read."""
+    tb = TraceBuilder()
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2])
+    tb.log_created("b1", "t-0")
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"),
+                     batch("t-0", 8, "p1#2"))
+    tb.hw("b1", "leader", "t-0", 12)
+    _reset(tb, "k1", "t-0", 8)
+    tb.consume("k1", "t-0", (8, "p1#2"))
+    tb.at(40).end()
+    assert tb.violations("consumer_skipped_record") == []
+
+
+def test_consumer_skipped_record_violated_above_the_offset_a_reset_gave():
+    """A reset at offset 0 excuses nothing: skipping p1#1 is still a skip."""
+    tb = TraceBuilder()
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2])
+    tb.log_created("b1", "t-0")
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"),
+                     batch("t-0", 8, "p1#2"))
+    tb.hw("b1", "leader", "t-0", 12)
+    _reset(tb, "k1", "t-0", 0)
+    tb.consume("k1", "t-0", (0, "p1#0"))
+    skipped = tb.consume("k1", "t-0", (8, "p1#2"))
+    tb.at(40).end()
+    assert tb.violations("consumer_skipped_record") == [("consumer_skipped_record", 40, (skipped,))]
