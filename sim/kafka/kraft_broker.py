@@ -23,6 +23,7 @@ from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, Quorum
 from sim.kafka.metadata_image import MetadataImage
 
 RETRY_BACKOFF_US = V.META_RETRY_BACKOFF_US
+SHUTDOWN_HEARTBEAT_US = 50_000
 FENCED_HEARTBEAT_US = 10_000  # quorum.retry.backoff.ms is 20 ms; a little longer keeps traces short
 
 
@@ -48,6 +49,7 @@ class KraftBroker(Broker):
         self.bootstrap = 0
         self.heartbeat_token = 0
         self.want_shutdown = False  # asked for a controlled shutdown (`BrokerLifecycleManager`)
+        self.shutdown_answered = False  # a heartbeat answer came since it asked
 
     def cached_broker_epoch(self, replica_id: int) -> int | None:
         """The broker epoch this broker's image holds for an unfenced broker
@@ -104,6 +106,11 @@ class KraftBroker(Broker):
             self._learn_controller(resp.leader)
             if resp.fenced:  # catching up: `BrokerLifecycleManager` asks again after 10 ms
                 self._schedule_heartbeat(FENCED_HEARTBEAT_US)
+            elif self.want_shutdown and not self.shutdown_answered:
+                # the first answer in controlled shutdown: ask again after 50 ms
+                # (`BrokerLifecycleManager.HeartbeatResponseEvent` at 3.7.0)
+                self.shutdown_answered = True
+                self._schedule_heartbeat(SHUTDOWN_HEARTBEAT_US)
         else:
             self.meta_leader = resp.leader if resp.leader != msg.src else None
             self._schedule_heartbeat(RETRY_BACKOFF_US)
