@@ -58,12 +58,13 @@ class ConsumerSkippedRecord(Invariant):
     truncated goes on from its old position on the new leader, past the records written there
     in between. A consumer still waiting to validate has read nothing of the final log past
     them, so it is not judged yet. A consumer with `auto_offset_reset = "latest"` starts, and
-    may start again, past records it never means to read, so it is not judged. Nor are the
-    batches below the lowest offset a reset ever gave the consumer (`reset_position`): the
-    leader it asked said its log started there, and a batch the final log holds below it can
-    only come from a history an unclean election put back (Kafka's reset position carries no
-    epoch, `OffsetFetcherUtils.resetPositionIfNeeded`, and KIP-320 cannot tell the two
-    histories apart when the new leader never had the position's epoch)."""
+    may start again, past records it never means to read, so it is not judged. A reset
+    (`reset_position`) starts a new run at the offset it gave: the leader the consumer asked
+    said its log started (or ended) there, so a run is judged from that offset up, and a batch
+    the final log holds below it, which only a history an unclean election put back can hold,
+    is not the consumer's to read (Kafka's reset position carries no epoch,
+    `OffsetFetcherUtils.resetPositionIfNeeded`, and KIP-320 cannot tell the two histories apart
+    when the new leader never had the position's epoch). A batch read in any run counts."""
 
     name = "consumer_skipped_record"
     handlers = {"consume": "on_consume", "reset_position": "on_reset"}
@@ -71,35 +72,42 @@ class ConsumerSkippedRecord(Invariant):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.read: dict[tuple, dict] = {}  # (consumer, tp) -> {(base_offset, bid): seq}
-        self.floor: dict[tuple, int] = {}  # (consumer, tp) -> lowest offset a reset gave it
+        # (consumer, tp) -> its runs: [start offset, the (base_offset, bid) keys read in it]
+        self.runs: dict[tuple, list] = {}
         consumers = ctx.header["options"].get("consumers", [])
         self.latest = {c.get("name") for c in consumers if c.get("auto_offset_reset") == "latest"}
 
     def on_consume(self, ev):
         if ev["node"] in self.latest:
             return
-        read = self.read.setdefault((ev["node"], ev["tp"]), {})
+        key = (ev["node"], ev["tp"])
+        read = self.read.setdefault(key, {})
+        runs = self.runs.setdefault(key, [])
+        if not runs:
+            runs.append([0, set()])
         # a trace from before consume events named their batches cannot be judged
         for base, bid in ev.get("read", ()):
             read.setdefault((base, bid), ev["seq"])
+            runs[-1][1].add((base, bid))
 
     def on_reset(self, ev):
         if ev["action"] == "reset":
-            key = (ev["node"], ev["tp"])
-            self.floor[key] = min(self.floor.get(key, ev["position"]), ev["position"])
+            self.runs.setdefault((ev["node"], ev["tp"]), []).append([ev["position"], set()])
 
     def finish(self):
         for (node, tp), read in sorted(self.read.items()):
             log = final_leader_log(self.ctx, tp)
             if log is None:
                 continue
-            floor = self.floor.get((node, tp), 0)
             committed = [(row[0], row[3]) for row in log.rows_between(log.log_start, log.hw)
-                         if row[0] + row[1] <= log.hw and row[0] >= floor]
-            furthest = max((i for i, key in enumerate(committed) if key in read), default=0)
-            missed = next((key for key in committed[:furthest] if key not in read), None)
-            if missed is not None:
-                base, bid = committed[furthest]
-                self.violate(self.ctx.end_t, f"{node} read {tp} at offset {base} (batch {bid}) "
-                             f"but never the committed batch {missed[1]} at offset {missed[0]} "
-                             f"below it", read[committed[furthest]])
+                         if row[0] + row[1] <= log.hw]
+            for start, keys in self.runs.get((node, tp), []):
+                mine = [key for key in committed if key[0] >= start]
+                furthest = max((i for i, key in enumerate(mine) if key in keys), default=0)
+                missed = next((key for key in mine[:furthest] if key not in read), None)
+                if missed is not None:
+                    base, bid = mine[furthest]
+                    self.violate(self.ctx.end_t, f"{node} read {tp} at offset {base} (batch "
+                                 f"{bid}) but never the committed batch {missed[1]} at offset "
+                                 f"{missed[0]} below it", read[mine[furthest]])
+                    break

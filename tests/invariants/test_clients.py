@@ -113,9 +113,10 @@ def _reset(tb: TraceBuilder, node: str, tp: str, position: int) -> int:
 
 
 def test_consumer_skipped_record_holds_below_the_offset_a_reset_gave():
-    """Found by the self-test on the correct model: k1 reset to offset 8 (the log start its
-    leader gave) and read on from there; the final log, which an unclean election put back,
-    holds batches below 8 it never had reason to read."""
+    """Found by the self-test on the correct model: k1 reset to offset 0, read nothing, was
+    reset again to offset 8 (the log start its leader then gave) and read on from there; the
+    final log, which an unclean election put back, holds batches below 8 it never had reason
+    to read."""
     tb = TraceBuilder()
     tb.controller()
     tb.partition_state("t-0", 1, 0, [1, 2])
@@ -123,6 +124,7 @@ def test_consumer_skipped_record_holds_below_the_offset_a_reset_gave():
     tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"),
                      batch("t-0", 8, "p1#2"))
     tb.hw("b1", "leader", "t-0", 12)
+    _reset(tb, "k1", "t-0", 0)  # nothing read from there: the next reset starts a new run
     _reset(tb, "k1", "t-0", 8)
     tb.consume("k1", "t-0", (8, "p1#2"))
     tb.at(40).end()
@@ -141,5 +143,24 @@ def test_consumer_skipped_record_violated_above_the_offset_a_reset_gave():
     _reset(tb, "k1", "t-0", 0)
     tb.consume("k1", "t-0", (0, "p1#0"))
     skipped = tb.consume("k1", "t-0", (8, "p1#2"))
+    tb.at(40).end()
+    assert tb.violations("consumer_skipped_record") == [("consumer_skipped_record", 40, (skipped,))]
+
+
+def test_consumer_skipped_record_violated_by_a_skip_before_a_later_reset():
+    """A run judged on its own: the skip of p1#1 in the first run stands though a later reset
+    moves the consumer past it."""
+    tb = TraceBuilder()
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2])
+    tb.log_created("b1", "t-0")
+    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"),
+                     batch("t-0", 8, "p1#2"), batch("t-0", 12, "p1#3"))
+    tb.hw("b1", "leader", "t-0", 16)
+    _reset(tb, "k1", "t-0", 0)
+    tb.consume("k1", "t-0", (0, "p1#0"))
+    skipped = tb.consume("k1", "t-0", (8, "p1#2"))
+    _reset(tb, "k1", "t-0", 12)
+    tb.consume("k1", "t-0", (12, "p1#3"))
     tb.at(40).end()
     assert tb.violations("consumer_skipped_record") == [("consumer_skipped_record", 40, (skipped,))]
