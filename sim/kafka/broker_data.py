@@ -97,6 +97,9 @@ class BrokerData:
             self.protocol, producers_of(p.log).get(batch.pid), batch)
         if dup_offset is not None:
             self.emit(V.DUP_APPEND, {"tp": pp.tp, "bid": batch.bid, "base_offset": dup_offset})
+            # `Partition.appendRecordsToLeader` (3.7.0) recomputes the HW after every append,
+            # a duplicate's included ("ISR could be down to 1")
+            self.maybe_advance_hw(p)
             return ProducePartitionResult(pp.tp, E.NONE, dup_offset, p.log.log_start_offset), \
                 dup_offset + batch.count
         if err:

@@ -115,6 +115,20 @@ def test_the_kraft_planted_bugs_are_caught(name, mutant, invariant):
     assert invariant in verdict["violated"], verdict["violated"]
 
 
+@pytest.mark.parametrize("mutant,invariant", [
+    ("leader_counts_pending_shrink", "fenced_broker_ack"),
+    ("quorum_leader_never_resigns", "broker_metadata_stalled"),
+])
+def test_the_kraft_selftest_bases_story_catches_its_planted_bug(mutant, invariant):
+    """The base's scripted story alone breaks the invariant with the bug and holds without
+    it. leader_counts_pending_shrink needs the leader to recompute its HW on a duplicate
+    append too (`Partition.appendRecordsToLeader`): the producer's retry after its request
+    timeout is the only append while the shrink is pending."""
+    base = f"selftest/{mutant}"
+    assert invariant in run_cached(base, 1)["violated"]
+    assert run_cached(base, 1, (("protocol.mutant", ""),))["violated"] == []
+
+
 def test_a_zookeeper_mode_run_checks_no_kraft_invariant_by_default():
     sc = load_scenario(scenario_path("smoke"))
     assert "metadata_log_safety" not in sc.invariants
