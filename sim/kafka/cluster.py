@@ -100,10 +100,14 @@ class Cluster:
 
     # -- targets -------------------------------------------------------------------------
     def active_controller(self) -> Controller | None:
-        for c in self.controllers:
-            if c.alive and c.active and (self.options.kraft or c.name == self.store.active):
-                return c
-        return None
+        """The live active controller (ZooKeeper: the one the store names; KRaft: of those
+        that think they are active, the one of the highest quorum epoch, since before
+        check-quorum a leader cut from the other voters keeps believing it)."""
+        if not self.options.kraft:
+            return next((c for c in self.controllers
+                         if c.alive and c.active and c.name == self.store.active), None)
+        active = [c for c in self.controllers if c.alive and c.active]
+        return max(active, key=lambda c: (c.quorum_epoch, c.name), default=None)
 
     def resolve(self, target: str) -> str | None:
         if target == "controller":
