@@ -75,7 +75,6 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         self.init_request_queue()
         self.init_wire()
         self.shutting_down = False  # in controlled shutdown: follows no new leader
-        self.fetch_replica_epoch = -1  # the broker epoch the Fetch being read carries
         self.init_offline()
 
     # -- lifecycle -----------------------------------------------------------------------

@@ -33,6 +33,11 @@ def link_spec(spec: NetworkOptions | LinkOptions) -> LinkSpec:
                     drop=float(spec.drop), duplicate=float(spec.duplicate))
 
 
+def _newest(controllers):
+    """Of KRaft controllers, the one of the highest quorum epoch (None if none)."""
+    return max(controllers, key=lambda c: (c.quorum_epoch, c.name), default=None)
+
+
 class Cluster:
     def __init__(self, options: Options, steps: list, seed: int, trace, kernel: Kernel | None = None):
         self.options = options
@@ -106,8 +111,7 @@ class Cluster:
         if not self.options.kraft:
             return next((c for c in self.controllers
                          if c.alive and c.active and c.name == self.store.active), None)
-        active = [c for c in self.controllers if c.alive and c.active]
-        return max(active, key=lambda c: (c.quorum_epoch, c.name), default=None)
+        return _newest(c for c in self.controllers if c.alive and c.active)
 
     def resolve(self, target: str) -> str | None:
         if target == "controller":
@@ -148,8 +152,7 @@ class Cluster:
         check-quorum), and for each live broker whether it reaches that leader both ways and
         whether `slow_metadata` slows it; `slowed`: a delay or reorder rule in force."""
         network = self.world.network
-        leaders = [c for c in self.controllers if c.alive and c.role == "leader"]
-        leader = max(leaders, key=lambda c: (c.quorum_epoch, c.name), default=None)
+        leader = _newest(c for c in self.controllers if c.alive and c.role == "leader")
         brokers = [[b.name, leader is not None and netquery.open_both_ways(network, b.name, leader.name),
                     b.metadata_delay_us > 0]
                    for _id, b in sorted(self.brokers.items()) if b.name in live]

@@ -14,13 +14,14 @@ from sim.kafka.messages import AlterPartition
 
 
 class IsrManager:
-    def _follower_progress(self, p, replica_id: int, fetch_offset: int) -> None:
+    def _follower_progress(self, p, replica_id: int, fetch_offset: int,
+                           replica_epoch: int) -> None:
         f = p.followers.get(replica_id)
         if f is None:
             return
         f.fetched(fetch_offset, p.log.leo, self.now_us)
         f.epoch = p.leader_epoch
-        f.broker_epoch = self.fetch_replica_epoch
+        f.broker_epoch = replica_epoch
         if self.rules.follower_joins_isr(self.protocol, replica_id in p.isr,
                                          p.pending_isr is not None, fetch_offset, p.log.hw,
                                          p.leader_epoch_start_offset,

@@ -124,6 +124,11 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         self.image.replay(offset, record)
         return offset
 
+    def _change_broker(self, broker: int, reg, **fields) -> int:
+        """Write a BrokerRegistrationChangeRecord for `broker`'s registration `reg`."""
+        return self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=broker,
+                                               broker_epoch=reg.epoch, **fields))
+
     # -- topics and partitions -------------------------------------------------------------
     def _maybe_create_topics(self) -> None:
         """Create the scenario's topics (CreateTopics at start) once the brokers they name are
@@ -195,8 +200,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             self._shutdown_step(msg.src, req.broker, reg)
             return
         if self.rules.kraft_unfences(reg.fenced, req.metadata_offset, reg.epoch):
-            self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=req.broker,
-                                            broker_epoch=reg.epoch, fenced=False))
+            self._change_broker(req.broker, reg, fenced=False)
             self._rebalance()
         self.send(msg.src, "BrokerHeartbeatResponse",
                   BrokerHeartbeatResponse(E.NONE, reg.fenced, self.name))
@@ -212,8 +216,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         answer waits for the records to commit."""
         leads = self.image.has_leaderships(broker)
         if not reg.fenced and not reg.in_controlled_shutdown and leads:
-            self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=broker, broker_epoch=reg.epoch,
-                                            fenced=False, in_controlled_shutdown=True))
+            self._change_broker(broker, reg, fenced=False, in_controlled_shutdown=True)
             self._rebalance()
             self.shutdown_offsets[broker] = self.end_offset
             self._answer_when_committed(self.end_offset - 1, src, "BrokerHeartbeatResponse",
@@ -223,8 +226,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             self.send(src, "BrokerHeartbeatResponse", BrokerHeartbeatResponse(E.NONE, False, self.name))
             return
         if not reg.fenced:
-            self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=broker, broker_epoch=reg.epoch,
-                                            fenced=True))
+            self._change_broker(broker, reg, fenced=True)
             self._rebalance()
         self._answer_when_committed(self.end_offset - 1, src, "BrokerHeartbeatResponse",
                                     BrokerHeartbeatResponse(E.NONE, True, self.name, True))
@@ -242,8 +244,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         stale = [b for b, reg in sorted(self.image.brokers.items())
                  if not reg.fenced and self.now_us - self.heartbeats.get(b, 0) > limit]
         for b in stale:
-            self._write(K.MetadataRecord.of(K.BROKER_CHANGE, broker=b,
-                                            broker_epoch=self.image.brokers[b].epoch, fenced=True))
+            self._change_broker(b, self.image.brokers[b], fenced=True)
         if stale:
             self._rebalance()
 

@@ -44,8 +44,8 @@ class LeaderFetch:
         error or a divergence (or it names none, or may not wait), else park it on them."""
         req = msg.body
         touches_before = self.touch_seq
-        self.fetch_replica_epoch = req.replica_epoch  # what `_follower_progress` records
-        datas = [self._read(fp, req.replica_id, client_metadata=req.client_metadata)
+        datas = [self._read(fp, req.replica_id, client_metadata=req.client_metadata,
+                            replica_epoch=req.replica_epoch)
                  for fp in req.partitions]
         self.flush_hw()
         ready = any(d.entries or d.error or d.diverging for d in datas)
@@ -121,8 +121,8 @@ class LeaderFetch:
         for key in wake:
             self.answer_parked(key)
 
-    def _read(self, fp, replica_id: int, record: bool = True,
-              client_metadata: bool = False) -> FetchPartitionData:
+    def _read(self, fp, replica_id: int, record: bool = True, client_metadata: bool = False,
+              replica_epoch: int = -1) -> FetchPartitionData:
         p = self._hosted(fp.tp)
         if p is None:
             err = self._not_hosted_error(fp.tp)
@@ -146,7 +146,7 @@ class LeaderFetch:
                 if answer is not None:
                     return answer
             if record:
-                self._follower_progress(p, replica_id, fp.fetch_offset)
+                self._follower_progress(p, replica_id, fp.fetch_offset, replica_epoch)
                 hw = follower_fetch_high_watermark(self.protocol, hw, log.hw)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
             return self._out_of_range_answer(fp, p, replica_id)

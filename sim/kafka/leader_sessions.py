@@ -57,8 +57,7 @@ class LeaderSessions:
         s.last_fetch_us = self.now_us  # this Fetch reads every clean partition, without news
         if self.check_against_full_reads():
             self._check_clean(s)
-        self.fetch_replica_epoch = req.replica_epoch  # what `_follower_progress` records
-        todo, datas = self._read_dirty(s, req.replica_id, True)
+        todo, datas = self._read_dirty(s, req.replica_id, True, req.replica_epoch)
         self.flush_hw()
         if req.max_wait_us == 0 or any(d.entries or d.error or d.diverging for d in datas):
             self._answer_session(msg, s, todo, datas)
@@ -82,13 +81,15 @@ class LeaderSessions:
             self._untrack(s, tp)
             self.fetch_sessions.forget(s, tp)
 
-    def _read_dirty(self, s, replica_id: int, record: bool) -> tuple[list, list]:
+    def _read_dirty(self, s, replica_id: int, record: bool,
+                    replica_epoch: int = -1) -> tuple[list, list]:
         """Read the session's dirty partitions, in session order; they are clean until the
         answer or a touch says otherwise."""
         todo = s.in_order(s.dirty)
         s.dirty = set()
         parts = s.parts
-        return todo, [self._read(parts[tp].fp, replica_id, record) for tp in todo]
+        return todo, [self._read(parts[tp].fp, replica_id, record, replica_epoch=replica_epoch)
+                      for tp in todo]
 
     def answer_session_fetch(self, msg, s, read: list) -> None:
         """A parked incremental Fetch's answer: what it read when it came (`read`) and what

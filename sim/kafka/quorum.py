@@ -30,7 +30,6 @@ from sim.kafka.kraft_messages import (
 )
 
 RAFT_TICK_US = 50_000
-CHECK_QUORUM_TIMEOUT_FACTOR = 3  # halves: 1.5 x the fetch timeout (`LeaderState`, 3.7.0)
 
 
 class RaftQuorum:
@@ -91,7 +90,7 @@ class RaftQuorum:
     def _check_quorum(self, now: int) -> None:
         """KAFKA-15489 (3.7): a leader that heard no Fetch from a majority of the voters for
         1.5 x quorum.fetch.timeout.ms resigns (`LeaderState.timeUntilCheckQuorumExpires`)."""
-        limit = self.cluster.quorum_fetch_timeout_ms * 1000 * CHECK_QUORUM_TIMEOUT_FACTOR // 2
+        limit = self.cluster.quorum_fetch_timeout_ms * 1500  # µs: CHECK_QUORUM_TIMEOUT_FACTOR 1.5
         heard = 1 + sum(1 for v in self.voters if v != self.name
                         and now - self.voter_contact.get(v, -limit - 1) <= limit)
         if self.rules.raft_resigns(self.protocol, heard, self._majority()):

@@ -112,18 +112,23 @@ def _reset(tb: TraceBuilder, node: str, tp: str, position: int) -> int:
                   error=0, offset=position, offset_epoch=1, action="reset", position=position)
 
 
+def _committed(batches: int) -> TraceBuilder:
+    """b1 leads t-0 and has committed `batches` batches p1#0.. of 4 records each."""
+    tb = TraceBuilder()
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2])
+    tb.log_created("b1", "t-0")
+    tb.at(10).append("b1", "p1", *(batch("t-0", 4 * i, f"p1#{i}") for i in range(batches)))
+    tb.hw("b1", "leader", "t-0", 4 * batches)
+    return tb
+
+
 def test_consumer_skipped_record_holds_below_the_offset_a_reset_gave():
     """Found by the self-test on the correct model: k1 reset to offset 0, read nothing, was
     reset again to offset 8 (the log start its leader then gave) and read on from there; the
     final log, which an unclean election put back, holds batches below 8 it never had reason
     to read."""
-    tb = TraceBuilder()
-    tb.controller()
-    tb.partition_state("t-0", 1, 0, [1, 2])
-    tb.log_created("b1", "t-0")
-    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"),
-                     batch("t-0", 8, "p1#2"))
-    tb.hw("b1", "leader", "t-0", 12)
+    tb = _committed(3)
     _reset(tb, "k1", "t-0", 0)  # nothing read from there: the next reset starts a new run
     _reset(tb, "k1", "t-0", 8)
     tb.consume("k1", "t-0", (8, "p1#2"))
@@ -133,13 +138,7 @@ def test_consumer_skipped_record_holds_below_the_offset_a_reset_gave():
 
 def test_consumer_skipped_record_violated_above_the_offset_a_reset_gave():
     """A reset at offset 0 excuses nothing: skipping p1#1 is still a skip."""
-    tb = TraceBuilder()
-    tb.controller()
-    tb.partition_state("t-0", 1, 0, [1, 2])
-    tb.log_created("b1", "t-0")
-    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"),
-                     batch("t-0", 8, "p1#2"))
-    tb.hw("b1", "leader", "t-0", 12)
+    tb = _committed(3)
     _reset(tb, "k1", "t-0", 0)
     tb.consume("k1", "t-0", (0, "p1#0"))
     skipped = tb.consume("k1", "t-0", (8, "p1#2"))
@@ -150,13 +149,7 @@ def test_consumer_skipped_record_violated_above_the_offset_a_reset_gave():
 def test_consumer_skipped_record_violated_by_a_skip_before_a_later_reset():
     """A run judged on its own: the skip of p1#1 in the first run stands though a later reset
     moves the consumer past it."""
-    tb = TraceBuilder()
-    tb.controller()
-    tb.partition_state("t-0", 1, 0, [1, 2])
-    tb.log_created("b1", "t-0")
-    tb.at(10).append("b1", "p1", batch("t-0", 0, "p1#0"), batch("t-0", 4, "p1#1"),
-                     batch("t-0", 8, "p1#2"), batch("t-0", 12, "p1#3"))
-    tb.hw("b1", "leader", "t-0", 16)
+    tb = _committed(4)
     _reset(tb, "k1", "t-0", 0)
     tb.consume("k1", "t-0", (0, "p1#0"))
     skipped = tb.consume("k1", "t-0", (8, "p1#2"))
