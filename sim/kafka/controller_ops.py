@@ -248,7 +248,10 @@ class ControllerOps:
         return StopReplicaPartition(tp, topic.topic_id, wire, delete, st.leader_epoch)
 
     # -- topics --------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int, rf: int, message_format: int = 2) -> str | None:
+    def create_topic(self, name: str, partitions: int, rf: int, message_format: int = 2,
+                     assignment: list | None = None) -> str | None:
+        """CreateTopics: round robin over the live brokers, or the manual `assignment` as
+        given (`ZkAdminManager.createTopics` checks its shape, not that its brokers live)."""
         if not self._can_write():
             return "controller cannot write"
         if name in self.store.topics:
@@ -256,9 +259,11 @@ class ControllerOps:
         if self.marked_for_deletion(name):
             return f"TOPIC_ALREADY_EXISTS: topic {name} is marked for deletion"
         brokers = sorted(self.live)
-        if len(brokers) < rf:
+        if assignment is None and len(brokers) < rf:
             return f"only {len(brokers)} live brokers for replication factor {rf}"
-        assignment = [[brokers[(p + i) % len(brokers)] for i in range(rf)] for p in range(partitions)]
+        if assignment is None:
+            assignment = [[brokers[(p + i) % len(brokers)] for i in range(rf)]
+                          for p in range(partitions)]
         topic = self.store.create_topic(name, assignment, message_format)
         for i in sorted(topic.partitions):
             tp = f"{name}-{i}"

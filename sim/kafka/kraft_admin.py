@@ -1,11 +1,13 @@
-"""The operator's actions on a KRaft controller: leader moves, and the ones not modelled yet.
+"""The operator's actions on a KRaft controller: leader moves, topic deletion and creation, and
+the ones not modelled yet.
 
 Contract (mixin of `KraftController`): each method is what a fault action of
 `sim.kafka.faults.admin` / `nodes` calls on the active controller, and returns an outcome for
 the trace (None: done). `move_leader` and `preferred_election` write a PartitionChangeRecord
 electing the replica asked for (`ReplicationControlManager.electLeaders`, `PartitionChangeBuilder`
-with a target leader); the others answer that KRaft mode does not model them, and change
-nothing.
+with a target leader); `delete_topic` writes a RemoveTopicRecord and `create_topic` a
+TopicRecord with a PartitionRecord per partition (`ReplicationControlManager.deleteTopic`,
+`createTopic`); the others answer that KRaft mode does not model them, and change nothing.
 """
 
 from __future__ import annotations
@@ -55,11 +57,38 @@ class KraftAdmin:
     def cancel_reassignment(self, tp: str) -> str:
         return NOT_MODELLED
 
-    def delete_topic(self, topic: str) -> str:
-        return NOT_MODELLED
+    def delete_topic(self, topic: str) -> str | None:
+        """DeleteTopics: one RemoveTopicRecord. Each broker deletes its replicas when it applies
+        the record (`ReplicaManager.applyDelta`); no StopReplica, no deletion state."""
+        topic_id = self.image.topics.get(topic)
+        if topic_id is None:
+            return f"UNKNOWN_TOPIC_OR_PARTITION: no topic {topic}"
+        self._write(K.MetadataRecord.of(K.REMOVE_TOPIC, topic_id=topic_id, name=topic))
+        self.store.topics.pop(topic, None)
+        return None
 
-    def create_topic(self, *args, **kwargs) -> str:
-        return NOT_MODELLED
+    def create_topic(self, name: str, partitions: int, rf: int, message_format: int = 2,
+                     assignment: list | None = None) -> str | None:
+        """CreateTopics with a new topic id. Without `assignment` the replicas are placed on
+        the unfenced brokers, round robin (Kafka's `StripedReplicaPlacer` places only on
+        them, with a random start the model leaves out); a manual `assignment` may name
+        fenced brokers. Either way the ISR is the active replicas, and a partition with none
+        is refused (`ReplicationControlManager.createTopic` at 3.6.0)."""
+        if name in self.image.topics:
+            return f"TOPIC_ALREADY_EXISTS: topic {name} exists"
+        usable = self.image.usable()
+        if assignment is None:
+            if len(usable) < rf:
+                return (f"INVALID_REPLICATION_FACTOR: {len(usable)} unfenced brokers for "
+                        f"replication factor {rf}")
+            assignment = [[usable[(p + i) % len(usable)] for i in range(rf)]
+                          for p in range(partitions)]
+        elif any(not any(r in usable for r in replicas) for replicas in assignment):
+            return ("INVALID_REPLICA_ASSIGNMENT: every broker of a partition's manual "
+                    "assignment is fenced or in controlled shutdown")
+        topic = self.store.create_topic(name, assignment, message_format)
+        self.write_topic(name, topic.topic_id, assignment)
+        return None
 
     def send_update_metadata(self, tps: list) -> None:
         """No UpdateMetadata in KRaft: a topic's format change reaches brokers otherwise."""

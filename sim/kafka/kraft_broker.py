@@ -21,6 +21,7 @@ from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
 from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetch
 from sim.kafka.metadata_image import MetadataImage
+from sim.kafka.rules import kraft as kraft_rules
 
 RETRY_BACKOFF_US = V.META_RETRY_BACKOFF_US
 SHUTDOWN_HEARTBEAT_US = 50_000
@@ -50,6 +51,7 @@ class KraftBroker(Broker):
         self.heartbeat_token = 0
         self.want_shutdown = False  # asked for a controlled shutdown (`BrokerLifecycleManager`)
         self.shutdown_answered = False  # a heartbeat answer came since it asked
+        self.published = False  # its first metadata publish since it started is done
 
     def cached_broker_epoch(self, replica_id: int) -> int | None:
         """The broker epoch this broker's image holds for an unfenced broker
@@ -215,7 +217,7 @@ class KraftBroker(Broker):
                 self.formats[record.get("name")] = topic.message_format if topic else 2
         # one delta per batch, as `MetadataLoader` publishes: a replica meets the batch's
         # final state of each partition, not every step of it (a restart replays the log)
-        changes = self._apply_partitions(touched)
+        changes = self._publish(touched)
         self.emit(V.METADATA_APPLY, {"from_offset": committed[0][0], "to_offset": self.applied,
                                      "expected_offset": start,
                                      "records": [r.kind for _o, _e, r in committed]})
@@ -232,9 +234,32 @@ class KraftBroker(Broker):
         self.applied = self.rules.next_metadata_fetch_offset(self.applied, fetched_end)
         self._meta_fetch()
 
-    def _apply_partitions(self, tps: list[str]) -> list:
-        """`ReplicaManager.applyDelta` for the partitions a batch changed; returns the
-        metadata cache's changes."""
+    def _publish(self, touched: list[str]) -> list:
+        """Apply a batch's partition changes; on the first publish since the broker started,
+        delete its stray logs too, before or after making its replicas as its release does
+        (`rules.kraft.replica_made_before_strays_go`, KAFKA-14616). The model's first publish
+        is its first applied batch, which holds every committed record its first Fetch got
+        (Kafka's `MetadataLoader` publishes once caught up to the high watermark)."""
+        first, self.published = not self.published, True
+        held = {tp: topic_id for tp, (topic_id, _log) in self.logs.items()}
+        strays = kraft_rules.stray_logs(self.id, held, self.image.parts) if first else []
+        if not kraft_rules.replica_made_before_strays_go(self.protocol, first):
+            self._delete_strays(strays)
+            return self._apply_partitions(touched)
+        # the replica over another topic id's log dir fails to be made
+        changes = self._apply_partitions(touched, blocked=set(strays))
+        self._delete_strays(strays)
+        return changes
+
+    def _delete_strays(self, tps: list[str]) -> None:
+        """`LogManager.findStrayReplicas`' logs go, with any partition hosted under them."""
+        for tp in tps:
+            if tp in self.logs:
+                self._remove_local(tp, {"reason": "stray"})
+
+    def _apply_partitions(self, tps: list[str], blocked: set = frozenset()) -> list:
+        """`ReplicaManager.applyDelta` for the partitions a batch changed (none of `blocked`
+        is made); returns the metadata cache's changes."""
         changes = []
         for tp in tps:
             st = self.image.parts.get(tp)
@@ -249,22 +274,24 @@ class KraftBroker(Broker):
                 self.metadata[tp] = entry
                 self.touch_sessions(tp)
                 changes.append([tp, st.leader, st.leader_epoch])
-            if self.id in st.replicas and not self.on_failed_disk(tp):
+            if self.id in st.replicas and not self.on_failed_disk(tp) and tp not in blocked:
                 p = self.partitions.get(tp)
                 if p is None or p.topic_id != st.topic_id or self.rules.kraft_broker_takes_partition(
                         p.leader_epoch, p.partition_epoch, st.leader_epoch, st.partition_epoch):
                     self._become(st)
         return changes
 
-    def _remove_local(self, tp: str) -> None:
-        """A partition whose topic was removed: its replica here stops and is deleted."""
+    def _remove_local(self, tp: str, fields: dict | None = None) -> None:
+        """A partition whose topic was removed (or a stray log): its replica here stops and is
+        deleted, the `log_deleted` event carrying `fields`."""
         p = self.partitions.get(tp)
         if p is None and tp not in self.logs:
             return
         self.remove_from_fetchers(tp)
         if p is not None:
             self.fail_waiters(tp)
-        self._delete_replica(tp, self.logs[tp][0] if tp in self.logs else p.topic_id, None)
+        self._delete_replica(tp, self.logs[tp][0] if tp in self.logs else p.topic_id, None,
+                             fields)
 
     _handlers = {**Broker._handlers,
                  "QuorumFetchResponse": on_quorum_fetch_response,

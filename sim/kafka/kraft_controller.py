@@ -13,8 +13,8 @@ its commit. A new active controller rebuilds its image from its log, gives every
 broker a fresh session, and creates the scenario's topics once their brokers are unfenced (or
 a session timeout after it took over). The `partition_state` event is recorded when a
 partition record commits: that is the truth brokers can learn. Operator actions are in
-`KraftAdmin` (leader moves; controlled shutdown, topic deletion and reassignment are not
-modelled in KRaft mode).
+`KraftAdmin` (leader moves, topic deletion and creation; reassignment is not modelled in
+KRaft mode). `topic_deleted` is recorded when a RemoveTopicRecord commits.
 """
 
 from __future__ import annotations
@@ -106,6 +106,9 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
                     "leader_epoch": get("leader_epoch"), "partition_epoch": get("partition_epoch"),
                     "isr": list(get("isr")), "replicas": list(get("replicas")),
                     "reason": record.kind, "controller_epoch": self.quorum_epoch})
+            elif record.kind == K.REMOVE_TOPIC:
+                self.emit(V.TOPIC_DELETED, {"topic": record.get("name"),
+                                            "topic_id": record.get("topic_id")})
         ready = [w for w in self.waiting if w[0] < self.hw]
         self.waiting = [w for w in self.waiting if w[0] >= self.hw]
         for _offset, dst, kind, body in ready:
@@ -133,7 +136,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
     def _maybe_create_topics(self) -> None:
         """Create the scenario's topics (CreateTopics at start) once the brokers they name are
         unfenced, or a session timeout after this controller took over."""
-        todo = [t for t in self.options.topics if t.name not in self.image.topics]
+        todo = [t for t in self.options.topics if t.name not in self.image.named]
         if not todo:
             return
         usable = self.image.usable()
@@ -142,15 +145,20 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             named = sorted({b for replicas in t.assignment for b in replicas})
             if not waited and any(b not in usable for b in named):
                 continue
-            topic_id = self.store.topics[t.name].topic_id
-            self._write(K.MetadataRecord.of(K.TOPIC, name=t.name, topic_id=topic_id))
-            for i, replicas in enumerate(t.assignment):
-                isr = tuple(r for r in replicas if r in usable)
-                leader = isr[0] if isr else E.NO_LEADER
-                self._write(K.MetadataRecord.of(
-                    K.PARTITION, tp=f"{t.name}-{i}", topic_id=topic_id, leader=leader,
-                    leader_epoch=0, partition_epoch=0, isr=isr or tuple(replicas[:1]),
-                    replicas=tuple(replicas)))
+            self.write_topic(t.name, self.store.topics[t.name].topic_id, t.assignment)
+
+    def write_topic(self, name: str, topic_id: int, assignment: list) -> None:
+        """A TopicRecord and a PartitionRecord per partition: the ISR is the usable replicas,
+        the leader the first of them."""
+        usable = self.image.usable()
+        self._write(K.MetadataRecord.of(K.TOPIC, name=name, topic_id=topic_id))
+        for i, replicas in enumerate(assignment):
+            isr = tuple(r for r in replicas if r in usable)
+            leader = isr[0] if isr else E.NO_LEADER
+            self._write(K.MetadataRecord.of(
+                K.PARTITION, tp=f"{name}-{i}", topic_id=topic_id, leader=leader,
+                leader_epoch=0, partition_epoch=0, isr=isr or tuple(replicas[:1]),
+                replicas=tuple(replicas)))
 
     def _rebalance(self) -> None:
         """The partition changes the usable broker set implies: fenced replicas leave the ISR,

@@ -27,6 +27,7 @@ class BrokerRegistration:
 class MetadataImage:
     brokers: dict = field(default_factory=dict)  # id -> BrokerRegistration
     topics: dict = field(default_factory=dict)  # name -> topic id
+    named: set = field(default_factory=set)  # every topic name a TopicRecord ever gave
     parts: dict = field(default_factory=dict)  # tp -> PartitionState
 
     def usable(self) -> tuple:
@@ -59,6 +60,7 @@ class MetadataImage:
             return [], True
         if record.kind == K.TOPIC:
             self.topics[get("name")] = get("topic_id")
+            self.named.add(get("name"))
             return [], False
         if record.kind in (K.PARTITION, K.PARTITION_CHANGE):
             tp = get("tp")

@@ -84,6 +84,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_check_quorum": (CONTROLLER,),
     # KRaft only: the leader checks the broker epoch a follower's Fetch carries (KIP-903)
     "kraft_isr_broker_epoch_check": (BROKER,),
+    # KRaft only: a starting broker deletes its stray logs before making replicas (KAFKA-14616)
+    "kraft_strays_deleted_first": (BROKER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

@@ -230,6 +230,15 @@ class Protocol:
     # earlier incarnation, delivered late, cannot put a restarted broker whose disk was lost
     # back in the ISR (KAFKA-14139)
     kraft_isr_broker_epoch_check: bool = False
+    # KRaft only: KAFKA-14616 (3.7.0). On a broker's first metadata publish after it starts,
+    # the log dirs the image does not place on it (stray: another topic id, or a partition
+    # not assigned here) are deleted before its replicas are made
+    # (`LogManager.deleteStrayKRaftReplicas` in `BrokerMetadataPublisher.initializeManagers`).
+    # Before (3.6.x: `finishInitializingReplicaManager`) they went after `applyDelta`: a
+    # partition of a topic re-created while the broker was down met its predecessor's log dir
+    # (InconsistentTopicIdException) and the stray deletion that followed took the new
+    # partition away too, leaving it unreplicated here until a later change to it
+    kraft_strays_deleted_first: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -245,7 +254,7 @@ class Protocol:
 
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
 KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
-                  "kraft_isr_broker_epoch_check")
+                  "kraft_isr_broker_epoch_check", "kraft_strays_deleted_first")
 
 
 CHOICES = {

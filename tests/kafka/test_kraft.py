@@ -216,3 +216,42 @@ def test_a_kraft_controlled_shutdown_moves_leaderships_before_the_broker_stops()
     assert moved and all(e["leader"] != b and b not in e["isr"] for e in moved[:3])
     assert moved[0]["t"] < allowed["t"] < stopped["t"] < asked["t"] + CONTROLLED_SHUTDOWN_US
     assert result["violated"] == []
+
+
+@pytest.mark.parametrize("kind", ["legacy", "fixed"])
+def test_a_broker_down_while_its_topic_is_recreated_meets_the_old_log_as_a_stray(kind):
+    """KAFKA-14616: b1's first publish after its restart holds the RemoveTopicRecord and the
+    new topic's records. It deletes the old topic id's log as a stray either way; on 3.6 it
+    has not made the new t-0 by then and never does, on 3.7 it makes it right after."""
+    events = _events(f"kafka14616-kraft-recreated-topic-stray-{kind}")
+    deleted = next(e for e in events if e["kind"] == "topic_deleted")
+    restart = next(e for e in events if e["kind"] == "restart" and e["node"] == "b1")
+    stray = [e for e in events if e["kind"] == "log_deleted" and e["node"] == "b1"]
+    assert [(e["topic_id"], e.get("reason")) for e in stray] == [(deleted["topic_id"], "stray")]
+    assert stray[0]["t"] > restart["t"]
+    remade = [e for e in events if e["kind"] == "log_created" and e["node"] == "b1"
+              and e["t"] > restart["t"]]
+    if kind == "legacy":
+        assert remade == []
+    else:
+        assert remade and remade[0]["topic_id"] != deleted["topic_id"]
+        assert remade[0]["seq"] > stray[0]["seq"]
+
+
+def test_a_kraft_topic_is_deleted_when_its_record_commits_and_no_replica_may_be_all_fenced():
+    from epochsim.runner import run_scenario
+    text = open(scenario_path("kafka14616-kraft-recreated-topic-stray-fixed")).read()
+    scenario = parse_scenario(text.replace('assignment = [[1, 2, 3]]', 'assignment = [[1]]'),
+                              "inline.toml")
+    events = run_scenario(scenario, 1, keep_events=True)["_events"]
+    steps = {e["step"]: e["action"] for e in events if e["kind"] == "fault"}
+    outcomes = {steps[e["step"]]: e["outcome"] for e in events if e["kind"] == "fault_outcome"}
+    # every broker named is fenced (b1 is down): Kafka refuses the assignment
+    assert outcomes == {"create_topic": outcomes["create_topic"]}
+    assert outcomes["create_topic"].startswith("INVALID_REPLICA_ASSIGNMENT")
+    commit = next(e for e in events if e["kind"] == "metadata_commit" and any(
+        r[2]["kind"] == "RemoveTopicRecord" for r in e["records"]))
+    deleted = next(e for e in events if e["kind"] == "topic_deleted")
+    assert deleted["t"] == commit["t"] and deleted["topic"] == "t"
+    gone = {e["node"] for e in events if e["kind"] == "log_deleted" and e["t"] >= commit["t"]}
+    assert {"b2", "b3"} <= gone

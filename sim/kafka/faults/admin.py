@@ -37,6 +37,21 @@ def _replicas(value, key, checks):
     return value
 
 
+def _assignment(value, key, checks):
+    """A manual assignment: one list of broker ids per partition, all of one length."""
+    lists = checks.list(value, key)  # refuses an empty list
+    for i, replicas in enumerate(lists):
+        _replicas(replicas, f"{key}[{i}]", checks)
+    if len({len(replicas) for replicas in lists}) != 1:
+        checks.fail(key, f"partitions of different replication factors in {value}",
+                    "give every partition as many replicas")
+    return value
+
+
+def _manual(assignment) -> list | None:
+    return None if assignment is None else [list(replicas) for replicas in assignment]
+
+
 def _to(value, key, checks):
     if checks.str(value, key) == "next":
         return value
@@ -164,10 +179,11 @@ ACTIONS = {a.name: a for a in (
         params={"name": (_topic_name, REQUIRED), "partitions": (integer(1, 1000), 1),
                 "replication_factor": (lambda v, k, c: c.int(v, k, 1, c.names.brokers),
                                        lambda names: min(3, names.brokers)),
-                "message_format": (integer(0, 2), 2)},
+                "message_format": (integer(0, 2), 2),
+                "assignment": (_assignment, OPTIONAL)},
         apply=_with_controller(lambda cl, c, t, p: c.create_topic(
             p["name"], p.get("partitions", 1), p.get("replication_factor", 1),
-            p.get("message_format", 2))),
+            p.get("message_format", 2), _manual(p.get("assignment")))),
         sentence=lambda t, p: f"create topic {p['name']}"),
     FaultAction(
         "retention", "partition|topic", params={"log_start_offset": (integer(lo=0), OPTIONAL)},

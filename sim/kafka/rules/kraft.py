@@ -125,6 +125,29 @@ def broker_takes_partition(local_leader_epoch: int, local_partition_epoch: int,
     return partition_epoch >= local_partition_epoch and leader_epoch >= local_leader_epoch
 
 
+def stray_logs(broker_id: int, logs: dict, parts: dict) -> list[str]:
+    """`LogManager.findStrayReplicas`: the partitions of the logs held here (`logs`: tp ->
+    topic id) that the image (`parts`: tp -> PartitionState) does not place here, because
+    their topic id is gone or the partition's replicas leave this broker out."""
+    stray = []
+    for tp in sorted(logs):
+        st = parts.get(tp)
+        if st is None or st.topic_id != logs[tp] or broker_id not in st.replicas:
+            stray.append(tp)
+    return stray
+
+
+def replica_made_before_strays_go(proto, first_publish: bool) -> bool:
+    """Whether a broker's first metadata publish makes its replicas while its stray logs are
+    still there: up to 3.6 (`BrokerMetadataPublisher.onMetadataUpdate` calls
+    `replicaManager.applyDelta` and only then `finishInitializingReplicaManager`, which
+    deletes them through `ReplicaManager.deleteStrayReplicas`); from 3.7 (KAFKA-14616) they go
+    first. A replica made over another topic id's log dir fails
+    (`LogManager.getOrCreateLog`: InconsistentTopicIdException), and the deletion after it
+    stops the partition (`stopPartitions`) as well as deleting the old log."""
+    return first_publish and not proto.kraft_strays_deleted_first
+
+
 def raft_resigns(proto, voters_heard: int, majority: int) -> bool:
     """Check-quorum (KAFKA-15489, 3.7: `KafkaRaftClient.pollLeader` resigns once
     `LeaderState.timeUntilCheckQuorumExpires` is 0): a leader that has heard a Fetch from

@@ -109,3 +109,23 @@ def test_next_metadata_fetch_offset_is_after_what_was_applied():
 ])
 def test_raft_resigns(profile, heard, resigns):
     assert kraft.raft_resigns(resolve_protocol(profile), heard, 2) is resigns
+
+
+def test_stray_logs_are_the_logs_the_image_does_not_place_here():
+    from sim.kafka.messages import PartitionState
+    parts = {"t-0": PartitionState("t-0", 2, 2, 0, 0, (2, 3), (1, 2, 3)),
+             "u-0": PartitionState("u-0", 5, 2, 0, 0, (2, 3), (2, 3))}
+    held = {"t-0": 1,   # the topic was deleted and created again: another topic id
+            "u-0": 5,   # reassigned away from broker 1
+            "v-0": 7}   # the topic is gone
+    assert kraft.stray_logs(1, held, parts) == ["t-0", "u-0", "v-0"]
+    assert kraft.stray_logs(1, {"t-0": 2}, parts) == []
+
+
+@pytest.mark.parametrize("profile,first,before", [
+    ("3.6", True, True),    # KAFKA-14616: replicas made, then strays deleted
+    ("3.7", True, False),   # strays deleted first
+    ("3.6", False, False),  # only the first publish after a start looks for strays
+])
+def test_replica_made_before_strays_go(profile, first, before):
+    assert kraft.replica_made_before_strays_go(resolve_protocol(profile), first) is before
