@@ -149,3 +149,12 @@ def test_a_leader_whose_metadata_dropped_the_topic_appends_no_more():
     refused = [e for e in events if e["node"] == "b1" and e["kind"] == "produce_result"
                and e["t"] > dropped and e["error"] == 3]  # UNKNOWN_TOPIC_OR_PARTITION
     assert late == [] and refused
+
+
+def test_a_manual_assignment_is_taken_as_given_down_brokers_included():
+    """ZooKeeper mode: `ZkAdminManager.createTopics` checks an assignment's shape, not that
+    its brokers live, so the new topic's replica on b3 (down) is in its replicas and ISR."""
+    verdict = _run(RESTART.replace('partitions = 1\n', 'assignment = [[3, 1]]\n'))
+    created = [e for e in _kinds(verdict, "partition_state") if e["reason"] == "create_topic"]
+    assert [(e["tp"], e["replicas"], e["topic_id"]) for e in created] == [("t-0", [3, 1], 2)]
+    assert created[0]["leader"] in (3, 1)
