@@ -24,6 +24,7 @@ STALE_BROKER_EPOCH = 77
 OFFSET_NOT_AVAILABLE = 78  # KIP-207 (2.2): ListOffsets v5+
 INVALID_UPDATE_VERSION = 95
 INELIGIBLE_REPLICA = 107  # KIP-841 (3.3)
+NEW_LEADER_ELECTED = 108  # KRaft: an AlterPartition that completed a reassignment moving its leader
 # Client-side outcomes that are not broker error codes (negative: never on the wire).
 DELIVERY_TIMEOUT = -1
 IDEMPOTENCE_UNSUPPORTED_FORMAT = -2

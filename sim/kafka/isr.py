@@ -3,8 +3,9 @@
 Contract (mixin of `Broker`): a follower's Fetch updates its `Replica` state, may propose it
 for the ISR (`follower_joins_isr`) and moves the HW (`maybe_increment_leader_hw`); followers
 out of sync for replica.lag.time.max.ms are proposed out (`is_follower_out_of_sync`). ISR
-changes go to the controller as AlterPartition, resent until answered, and never bump the
-leader epoch; an answer for another leader epoch is ignored (ref §1.4 step 5).
+changes go to the controller as AlterPartition, resent until answered; the leader never bumps
+the leader epoch itself (a KRaft controller up to 3.5 does on a shrink), and an answer for
+another leader epoch is ignored (ref §1.4 step 5).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The operator's actions on a KRaft controller: leader moves, topic deletion and creation, and
-the ones not modelled yet.
+"""The operator's actions on a KRaft controller: leader moves, topic deletion and creation,
+reassignment.
 
 Contract (mixin of `KraftController`): each method is what a fault action of
 `sim.kafka.faults.admin` / `nodes` calls on the active controller, and returns an outcome for
@@ -7,15 +7,15 @@ the trace (None: done). `move_leader` and `preferred_election` write a Partition
 electing the replica asked for (`ReplicationControlManager.electLeaders`, `PartitionChangeBuilder`
 with a target leader); `delete_topic` writes a RemoveTopicRecord and `create_topic` a
 TopicRecord with a PartitionRecord per partition (`ReplicationControlManager.deleteTopic`,
-`createTopic`); the others answer that KRaft mode does not model them, and change nothing.
+`createTopic`); `reassign` and `cancel_reassignment` write the PartitionChangeRecords of a
+reassignment.
 """
 
 from __future__ import annotations
 
 from sim.kafka import kraft_messages as K
 from sim.kafka.metadata_image import partition_record
-
-NOT_MODELLED = "not modelled in KRaft mode: nothing done"
+from sim.kafka.rules import kraft as kraft_rules
 
 
 class KraftAdmin:
@@ -35,7 +35,8 @@ class KraftAdmin:
                 return f"b{target} is not another live ISR replica"
         self._write(partition_record(K.PARTITION_CHANGE, st._replace(
             leader=target, leader_epoch=st.leader_epoch + 1,
-            partition_epoch=st.partition_epoch + 1)))
+            partition_epoch=st.partition_epoch + 1),
+            self.image.reassigning.get(tp, ((), ()))))
         return None
 
     def preferred_election(self, tps: list[str]) -> str | None:
@@ -48,14 +49,43 @@ class KraftAdmin:
                 self.move_leader(tp, st.replicas[0])
         return None
 
-    def move_all_leaders(self, broker: int) -> str:
-        return NOT_MODELLED
+    def move_all_leaders(self, broker: int) -> str | None:
+        """Every partition `broker` leads gets another live ISR replica as leader (as
+        `move_leader` does for one), where it has one."""
+        moved = [tp for tp in sorted(self.image.parts)
+                 if self.image.parts[tp].leader == broker and self.move_leader(tp) is None]
+        return None if moved else "no partition moved"
 
-    def reassign(self, tp: str, replicas: list) -> str:
-        return NOT_MODELLED
+    def reassign(self, tp: str, replicas: list) -> str | None:
+        """AlterPartitionReassignments (`ReplicationControlManager.changePartitionReassignment`):
+        one PartitionChangeRecord with the target's replicas then the removed ones, and the
+        adding and removing sets. It completes (`rules.kraft.completed_reassignment`) with the
+        first change whose ISR holds every added replica, which drops the removed ones, and
+        elects a new leader if the old one was removed; a broker that applies a record leaving
+        it out of the replicas deletes its replica."""
+        st = self.image.parts.get(tp)
+        if st is None:
+            return f"UNKNOWN_TOPIC_OR_PARTITION: no partition {tp}"
+        target = tuple(replicas)
+        if any(b not in self.image.brokers for b in target):
+            return "INVALID_REPLICA_ASSIGNMENT: a target broker is not registered"
+        merged, adding, removing = kraft_rules.reassignment_target(st.replicas, target)
+        change = self.change_partition(st, st.isr, merged, (adding, removing), "reassign_start")
+        return None if change is not None else "no change: the partition has these replicas"
 
-    def cancel_reassignment(self, tp: str) -> str:
-        return NOT_MODELLED
+    def cancel_reassignment(self, tp: str) -> str | None:
+        """`cancelPartitionReassignment`: back to the original replicas, the ISR without the
+        ones being added; refused when that needs an unclean election and the topic does not
+        allow one (`PartitionReassignmentRevert`)."""
+        st = self.image.parts.get(tp)
+        if st is None or tp not in self.image.reassigning:
+            return "NO_REASSIGNMENT_IN_PROGRESS"
+        adding, _removing = self.image.reassigning[tp]
+        original, isr, unclean = kraft_rules.reverted_reassignment(st.replicas, adding, st.isr)
+        if unclean and not self.cluster.unclean_leader_election:
+            return "INVALID_REPLICA_ASSIGNMENT: reverting needs an unclean leader election"
+        self.change_partition(st, isr, original, ((), ()), "reassign_cancel", unclean=unclean)
+        return None
 
     def delete_topic(self, topic: str) -> str | None:
         """DeleteTopics: one RemoveTopicRecord. Each broker deletes its replicas when it applies

@@ -274,7 +274,12 @@ class KraftBroker(Broker):
                 self.metadata[tp] = entry
                 self.touch_sessions(tp)
                 changes.append([tp, st.leader, st.leader_epoch])
-            if self.id in st.replicas and not self.on_failed_disk(tp) and tp not in blocked:
+            if self.id not in st.replicas:
+                # `TopicDelta.localChanges` deletes: a reassignment took this broker out
+                if tp in self.partitions or (tp in self.logs and self.logs[tp][0] == st.topic_id):
+                    self._remove_local(tp)
+                continue
+            if not self.on_failed_disk(tp) and tp not in blocked:
                 p = self.partitions.get(tp)
                 if p is None or p.topic_id != st.topic_id or self.rules.kraft_broker_takes_partition(
                         p.leader_epoch, p.partition_epoch, st.leader_epoch, st.partition_epoch):

@@ -5,16 +5,18 @@ Contract: brokers register (RegisterBrokerRecord, fenced; the record's offset is
 epoch), heartbeat every `broker_heartbeat_interval_ms`, are unfenced once caught up to their
 registration (`rules.kraft_unfences`), and fenced when silent for `broker_session_timeout_ms`
 (BrokerRegistrationChangeRecord). Every change of the usable broker set is followed by the
-partition changes it implies (`rules.kraft_partition_change`: elections, ISR shrinks).
-AlterPartition is validated by `rules.kraft_alter_partition_error` and never bumps the leader
-epoch. The active controller replays each record into its image as it appends it
-(`QuorumController` does, with a snapshot to revert to); answers that report a change wait for
-its commit. A new active controller rebuilds its image from its log, gives every registered
+partition changes it implies (`rules.kraft_assignment_change`: elections, ISR shrinks, and a
+reassignment that can then complete).
+AlterPartition is validated by `rules.kraft_alter_partition_error`; its change is built like
+any other, so an ISR shrink bumps the leader epoch only while `kraft_isr_shrink_bumps_epoch`
+(to 3.5), and a reassignment it completes may move the leader (NEW_LEADER_ELECTED). The
+active controller replays each record into its image as it appends it (`QuorumController`
+does, with a snapshot to revert to); answers that report a change wait for its commit. A new active controller rebuilds its image from its log, gives every registered
 broker a fresh session, and creates the scenario's topics once their brokers are unfenced (or
 a session timeout after it took over). The `partition_state` event is recorded when a
 partition record commits: that is the truth brokers can learn. Operator actions are in
-`KraftAdmin` (leader moves, topic deletion and creation; reassignment is not modelled in
-KRaft mode). `topic_deleted` is recorded when a RemoveTopicRecord commits.
+`KraftAdmin` (leader moves, topic deletion and creation, reassignment). `topic_deleted` is
+recorded when a RemoveTopicRecord commits.
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
                     "tp": get("tp"), "topic_id": get("topic_id"), "leader": get("leader"),
                     "leader_epoch": get("leader_epoch"), "partition_epoch": get("partition_epoch"),
                     "isr": list(get("isr")), "replicas": list(get("replicas")),
-                    "reason": record.kind, "controller_epoch": self.quorum_epoch})
+                    "reason": get("reason", record.kind), "controller_epoch": self.quorum_epoch})
             elif record.kind == K.REMOVE_TOPIC:
                 self.emit(V.TOPIC_DELETED, {"topic": record.get("name"),
                                             "topic_id": record.get("topic_id")})
@@ -167,11 +169,31 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         usable = self.image.usable()
         for tp in sorted(self.image.parts):
             st = self.image.parts[tp]
-            change = self.rules.kraft_partition_change(
-                self.protocol, st.leader, st.leader_epoch, st.partition_epoch, st.isr,
-                st.replicas, usable, None, self.cluster.unclean_leader_election)
-            if change is not None:
-                self._write(partition_record(K.PARTITION_CHANGE, st._replace(**change._asdict())))
+            self.change_partition(st, tuple(r for r in st.isr if r in usable))
+
+    def change_partition(self, st, target_isr: tuple, target: tuple | None = None,
+                         moving: tuple | None = None, reason: str = "",
+                         unclean: bool | None = None):
+        """Write the PartitionChangeRecord that takes `st` to `target_isr` and the replicas
+        `target` with `moving` (adding, removing) in progress (default: as they are), as
+        `rules.kraft_assignment_change` builds it; returns the change, or None when there is
+        none. A reassignment that completes is recorded as `reassign_complete`."""
+        adding, removing = self.image.reassigning.get(st.tp, ((), ())) if moving is None \
+            else moving
+        change = self.rules.kraft_assignment_change(
+            self.protocol, st.leader, st.leader_epoch, st.partition_epoch, st.isr, st.replicas,
+            self.image.usable(), target_isr, st.replicas if target is None else target, adding,
+            removing, self.cluster.unclean_leader_election if unclean is None else unclean)
+        if change is None:
+            return None
+        done = bool(adding or removing) and not (change.adding or change.removing)
+        new = st._replace(leader=change.leader, leader_epoch=change.leader_epoch,
+                          partition_epoch=change.partition_epoch, isr=change.isr,
+                          replicas=change.replicas)
+        why = "reassign_complete" if done and reason != "reassign_cancel" else reason
+        self._write(partition_record(K.PARTITION_CHANGE, new, (change.adding, change.removing),
+                                     why))
+        return change
 
     # -- brokers -----------------------------------------------------------------------------
     def _not_controller(self, msg, kind: str, body) -> bool:
@@ -273,10 +295,15 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             self.send(msg.src, "AlterPartitionResponse",
                       AlterPartitionResponse(req.corr, req.tp, error, -1, -1, ()))
             return
-        new = st._replace(isr=tuple(req.isr), partition_epoch=st.partition_epoch + 1)
-        offset = self._write(partition_record(K.PARTITION_CHANGE, new))
-        self._answer_when_committed(offset, msg.src, "AlterPartitionResponse", AlterPartitionResponse(
-            req.corr, req.tp, E.NONE, new.leader_epoch, new.partition_epoch, new.isr))
+        change = self.change_partition(st, tuple(req.isr), unclean=False)
+        if change is None:  # the ISR asked for is the one it has: answer it as it stands
+            change = st
+        # a reassignment that completed and moved the leader away answers NEW_LEADER_ELECTED
+        error = E.NONE if change.leader == req.broker else E.NEW_LEADER_ELECTED
+        self._answer_when_committed(self.end_offset - 1, msg.src, "AlterPartitionResponse",
+                                    AlterPartitionResponse(req.corr, req.tp, error,
+                                                           change.leader_epoch,
+                                                           change.partition_epoch, change.isr))
 
     _handlers = {
         "Vote": RaftQuorum.on_vote,

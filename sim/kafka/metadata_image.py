@@ -29,6 +29,9 @@ class MetadataImage:
     topics: dict = field(default_factory=dict)  # name -> topic id
     named: set = field(default_factory=set)  # every topic name a TopicRecord ever gave
     parts: dict = field(default_factory=dict)  # tp -> PartitionState
+    # tp -> (adding, removing) of a reassignment in progress (PartitionRecord's
+    # AddingReplicas / RemovingReplicas)
+    reassigning: dict = field(default_factory=dict)
 
     def usable(self) -> tuple:
         """The registered, unfenced brokers not in controlled shutdown, in id order: those that
@@ -69,6 +72,11 @@ class MetadataImage:
             self.parts[tp] = PartitionState(tp, get("topic_id"), get("leader"),
                                             get("leader_epoch"), get("partition_epoch"),
                                             get("isr"), replicas)
+            moving = (tuple(get("adding", ())), tuple(get("removing", ())))
+            if moving == ((), ()):
+                self.reassigning.pop(tp, None)
+            else:
+                self.reassigning[tp] = moving
             return [tp], False
         if record.kind == K.REMOVE_TOPIC:
             name = next((n for n, i in self.topics.items() if i == get("topic_id")), None)
@@ -78,13 +86,20 @@ class MetadataImage:
             gone = self.tps_of(name)
             for tp in gone:
                 del self.parts[tp]
+                self.reassigning.pop(tp, None)
             return gone, False
         return [], False
 
 
-def partition_record(kind: str, st: PartitionState) -> K.MetadataRecord:
-    """A PartitionRecord or PartitionChangeRecord carrying `st` whole (the model writes every
-    field; Kafka's change record leaves unchanged ones out)."""
+def partition_record(kind: str, st: PartitionState, moving: tuple = ((), ()),
+                     reason: str = "") -> K.MetadataRecord:
+    """A PartitionRecord or PartitionChangeRecord carrying `st` whole, with the adding and
+    removing replicas `moving` of a reassignment in progress (the model writes every field;
+    Kafka's change record leaves unchanged ones out). `reason`, the model's own, names the
+    change in the trace's `partition_state` (default: the record's kind)."""
+    extra = {"adding": moving[0], "removing": moving[1]} if moving != ((), ()) else {}
+    if reason:
+        extra["reason"] = reason
     return K.MetadataRecord.of(kind, tp=st.tp, topic_id=st.topic_id, leader=st.leader,
                                leader_epoch=st.leader_epoch, partition_epoch=st.partition_epoch,
-                               isr=tuple(st.isr), replicas=tuple(st.replicas))
+                               isr=tuple(st.isr), replicas=tuple(st.replicas), **extra)

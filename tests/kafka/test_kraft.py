@@ -255,3 +255,19 @@ def test_a_kraft_topic_is_deleted_when_its_record_commits_and_no_replica_may_be_
     assert deleted["t"] == commit["t"] and deleted["topic"] == "t"
     gone = {e["node"] for e in events if e["kind"] == "log_deleted" and e["t"] >= commit["t"]}
     assert {"b2", "b3"} <= gone
+
+
+def test_a_kraft_reassignment_completes_on_the_isr_that_adds_the_new_replica():
+    """kraft-reassignment: cancelled while b4 is down, then run again once it is up; the
+    leader's AlterPartition that adds b4 completes it, b1 leaves (it led, so b4 is elected)
+    and deletes its replica when it applies the record."""
+    events = _events("kraft-reassignment")
+    states = [e for e in events if e["kind"] == "partition_state" and e["t"] > 3_000_000]
+    assert [(e["reason"], e["replicas"]) for e in states] == [
+        ("reassign_start", [4, 2, 3, 1]), ("reassign_cancel", [2, 3, 1]),
+        ("reassign_start", [4, 2, 3, 1]), ("reassign_complete", [4, 2, 3])]
+    done = states[-1]
+    assert done["leader"] == 4 and done["isr"] == [2, 3, 4]
+    assert done["leader_epoch"] > states[-2]["leader_epoch"]
+    gone = [e for e in events if e["kind"] == "log_deleted"]
+    assert [(e["node"], e["tp"]) for e in gone] == [("b1", "t-0")] and gone[0]["t"] > done["t"]

@@ -66,7 +66,7 @@ class Rules:
     raft_high_watermark: Callable = kraft.high_watermark
     raft_diverging_end_offset: Callable = kraft.diverging_end_offset
     raft_resigns: Callable = kraft.raft_resigns
-    kraft_partition_change: Callable = kraft.partition_change
+    kraft_assignment_change: Callable = kraft.assignment_change
     kraft_alter_partition_error: Callable = kraft.alter_partition_error
     kraft_broker_takes_partition: Callable = kraft.broker_takes_partition
     kraft_unfences: Callable = kraft.unfences

@@ -90,6 +90,75 @@ def partition_change(proto, leader: int, leader_epoch: int, partition_epoch: int
                            partition_epoch + 1, new_isr)
 
 
+class AssignmentChange(NamedTuple):
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: tuple
+    replicas: tuple
+    adding: tuple
+    removing: tuple
+
+
+def reassignment_target(current: tuple, target: tuple) -> tuple[tuple, tuple, tuple]:
+    """`PartitionReassignmentReplicas(current, target)`: the replicas while it runs (the
+    target's, then the ones it removes), the replicas it adds and those it removes (each in
+    id order)."""
+    removing = tuple(sorted(set(current) - set(target)))
+    adding = tuple(sorted(set(target) - set(current)))
+    return tuple(target) + removing, adding, removing
+
+
+def completed_reassignment(replicas: tuple, adding: tuple, removing: tuple,
+                           isr: tuple) -> tuple[tuple, tuple] | None:
+    """`PartitionReassignmentReplicas.maybeCompleteReassignment`: once every replica being
+    added is in the ISR, the replicas and ISR without the ones being removed; None while it
+    cannot complete (nothing in progress, a replica still to catch up, or an ISR or replica
+    set that would be empty)."""
+    if not adding and not removing:
+        return None
+    new_isr = tuple(r for r in isr if r not in removing)
+    new_replicas = tuple(r for r in replicas if r not in removing)
+    if not new_isr or not new_replicas or any(r not in new_isr for r in adding):
+        return None
+    return new_replicas, new_isr
+
+
+def reverted_reassignment(replicas: tuple, adding: tuple,
+                          isr: tuple) -> tuple[tuple, tuple, bool]:
+    """`PartitionReassignmentRevert`: the original replicas (without the ones being added), the
+    ISR without them, and whether that needs an unclean election (no ISR member left: the
+    first original replica is put in)."""
+    original = tuple(r for r in replicas if r not in adding)
+    kept = tuple(r for r in isr if r not in adding)
+    return (original, kept, False) if kept else (original, original[:1], True)
+
+
+def assignment_change(proto, leader: int, leader_epoch: int, partition_epoch: int, isr: tuple,
+                      replicas: tuple, usable: tuple, target_isr: tuple,
+                      target_replicas: tuple, adding: tuple, removing: tuple,
+                      unclean: bool = False) -> AssignmentChange | None:
+    """`PartitionChangeBuilder.build` with a target assignment: the reassignment completes if
+    it can (`completed_reassignment`), a leader is elected from the target replicas as
+    `partition_change` does, and the leader epoch also moves when a replica leaves the
+    assignment (`triggerLeaderEpochBumpIfNeeded`: "Reassignment"). None: no change."""
+    done = completed_reassignment(target_replicas, adding, removing, target_isr)
+    if done is not None:
+        target_replicas, target_isr = done
+        adding = removing = ()
+    change = partition_change(proto, leader, leader_epoch, partition_epoch, isr,
+                              target_replicas, usable, target_isr, unclean)
+    moved = target_replicas != replicas or (adding, removing) != ((), ())
+    if change is None and not moved:
+        return None
+    if change is None:
+        change = PartitionChange(leader, leader_epoch, partition_epoch + 1, isr)
+    bump = change.leader_epoch == leader_epoch and any(r not in target_replicas for r in replicas)
+    return AssignmentChange(change.leader, change.leader_epoch + (1 if bump else 0),
+                            change.partition_epoch, change.isr, tuple(target_replicas),
+                            tuple(adding), tuple(removing))
+
+
 def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_epoch: int,
                           partition_epoch: int, req_broker: int, req_leader_epoch: int,
                           req_partition_epoch: int, req_isr: tuple, eligible: tuple) -> int:

@@ -129,3 +129,47 @@ def test_stray_logs_are_the_logs_the_image_does_not_place_here():
 ])
 def test_replica_made_before_strays_go(profile, first, before):
     assert kraft.replica_made_before_strays_go(resolve_protocol(profile), first) is before
+
+
+def test_reassignment_target_lists_the_target_then_the_removed_replicas():
+    assert kraft.reassignment_target((1, 2, 3), (4, 2, 3)) == ((4, 2, 3, 1), (4,), (1,))
+    assert kraft.reassignment_target((1, 2), (1, 2)) == ((1, 2), (), ())
+
+
+@pytest.mark.parametrize("isr,done", [
+    ((1, 2, 3), None),                       # 4 has not caught up
+    ((1, 2, 3, 4), ((4, 2, 3), (2, 3, 4))),  # it has: 1 leaves replicas and ISR
+    ((1, 4), ((4, 2, 3), (4,))),
+])
+def test_completed_reassignment(isr, done):
+    assert kraft.completed_reassignment((4, 2, 3, 1), (4,), (1,), isr) == done
+
+
+def test_a_reverted_reassignment_keeps_the_original_replicas_in_the_merged_order():
+    assert kraft.reverted_reassignment((4, 2, 3, 1), (4,), (1, 2, 4)) == ((2, 3, 1), (1, 2), False)
+    # every ISR member was being added: the first original replica, uncleanly
+    assert kraft.reverted_reassignment((4, 5, 1), (4, 5), (4, 5)) == ((1,), (1,), True)
+
+
+def test_an_assignment_change_that_completes_moves_a_removed_leader_and_bumps_the_epoch():
+    change = kraft.assignment_change(P41, 1, 3, 7, (1, 2, 3), (4, 2, 3, 1), (1, 2, 3, 4),
+                                     (1, 2, 3, 4), (4, 2, 3, 1), (4,), (1,))
+    assert change == kraft.AssignmentChange(4, 4, 8, (2, 3, 4), (4, 2, 3), (), ())
+
+
+def test_an_assignment_change_that_only_adds_keeps_the_leader_epoch():
+    change = kraft.assignment_change(P41, 1, 3, 7, (1, 2, 3), (1, 2, 3), (1, 2, 3, 4),
+                                     (1, 2, 3), (4, 1, 2, 3), (4,), ())
+    assert change == kraft.AssignmentChange(1, 3, 8, (1, 2, 3), (4, 1, 2, 3), (4,), ())
+    # nothing asked that the partition does not have: no record
+    assert kraft.assignment_change(P41, 1, 3, 7, (1, 2, 3), (1, 2, 3), (1, 2, 3), (1, 2, 3),
+                                   (1, 2, 3), (), ()) is None
+
+
+@pytest.mark.parametrize("profile,epoch", [("3.5", 4), ("3.6", 3)])
+def test_a_leader_s_own_isr_shrink_bumps_the_leader_epoch_only_before_kafka_15021(profile, epoch):
+    """`alterPartition` builds its change with `PartitionChangeBuilder`, whose
+    `triggerLeaderEpochBumpIfNeeded` (3.5.0) bumps on any ISR that drops a member."""
+    change = kraft.assignment_change(resolve_protocol(profile), 1, 3, 7, (1, 2, 3), (1, 2, 3),
+                                     (1, 2, 3), (1, 2), (1, 2, 3), (), ())
+    assert (change.leader, change.leader_epoch, change.isr) == (1, epoch, (1, 2))
