@@ -43,6 +43,10 @@ KINDS = ("crash", "isolate", "block", "rule:delay", "rule:hold", "rule:reorder",
          "rule:duplicate", "move_leader", "preferred_election", "reassign",
          "controlled_shutdown", "controller_crash", "move_all_leaders", "retention",
          "control_race")
+# The kinds that act only on a ZooKeeper-mode controller's requests (a `reorder` or `hold`
+# takes LeaderAndIsr, StopReplica or UpdateMetadata, which a KRaft run never sends): a KRaft
+# space leaves them out
+ZK_ONLY_KINDS = ("rule:hold", "rule:reorder", "control_race")
 # Kinds a search draws only when asked (`epochsim explore --faults`): adding one to KINDS
 # would change every default search, and the self-test's published figures with them.
 OPT_IN_KINDS = ("power_loss", "reset_connections")
@@ -82,6 +86,7 @@ class FaultSpace:
     max_faults: int = 8
     kinds: tuple = KINDS  # the fault kinds the swarm chooses from, in ALL_KINDS order
     story: tuple = ()  # the scenario's scripted steps every case keeps (explore's base)
+    kraft: bool = False  # a KRaft run: rules draw KRaft's message kinds
 
     @classmethod
     def of(cls, scenario, max_faults: int = 8, kinds: tuple = KINDS,
@@ -89,6 +94,9 @@ class FaultSpace:
         """The space of `scenario`; with `story`, its scripted [[faults]] are every case's
         base and generated episodes are added around them."""
         o = scenario.options
+        kraft = o.kraft
+        if kraft:
+            kinds = tuple(k for k in kinds if k not in ZK_ONLY_KINDS) or kinds
         window = (o.run.duration_ms - o.run.settle_ms) // SLOT_MS * SLOT_MS
         if window < SLOT_MS:
             raise ValueError(f"run.duration_ms - run.settle_ms = {window} ms leaves no time for "
@@ -106,7 +114,7 @@ class FaultSpace:
             assignment=tuple((f"{t.name}-{i}", tuple(r)) for t in o.topics
                              for i, r in enumerate(t.assignment)),
             max_faults=max_faults, kinds=kinds,
-            story=tuple(scenario.steps) if story else ())
+            story=tuple(scenario.steps) if story else (), kraft=kraft)
 
     @property
     def slots(self) -> int:
@@ -136,7 +144,8 @@ class FaultSpace:
     def group(self, name: str) -> tuple:
         return {"brokers": self.brokers, "controllers": self.controllers,
                 "producers": self.producers, "clients": self.producers + self.consumers,
-                "fetchers": self.brokers + self.consumers}[name]
+                "fetchers": self.brokers + self.consumers,
+                "metadata_fetchers": self.brokers + self.controllers}[name]
 
     def nodes(self) -> tuple:
         return self.brokers + self.controllers + self.producers + self.consumers

@@ -177,7 +177,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         """Write the PartitionChangeRecord that takes `st` to `target_isr` and the replicas
         `target` with `moving` (adding, removing) in progress (default: as they are), as
         `rules.kraft_assignment_change` builds it; returns the change, or None when there is
-        none. A reassignment that completes is recorded as `reassign_complete`."""
+        none. A reassignment that completes is recorded as `reassign_complete`, also one
+        that completes in its first record (a new order of the same replicas)."""
         adding, removing = self.image.reassigning.get(st.tp, ((), ())) if moving is None \
             else moving
         change = self.rules.kraft_assignment_change(
@@ -186,7 +187,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             removing, self.cluster.unclean_leader_election if unclean is None else unclean)
         if change is None:
             return None
-        done = bool(adding or removing) and not (change.adding or change.removing)
+        running = bool(change.adding or change.removing)
+        done = not running and (bool(adding or removing) or reason == "reassign_start")
         new = st._replace(leader=change.leader, leader_epoch=change.leader_epoch,
                           partition_epoch=change.partition_epoch, isr=change.isr,
                           replicas=change.replicas)

@@ -33,3 +33,25 @@ def test_episodes_draw_known_actions_inside_the_window(steps):
     for step in steps:
         assert step.action in ACTIONS
         assert 0 <= step.at_us <= SPACE.window_ms * 1000
+
+
+KRAFT_SPACE = FaultSpace.of(load_scenario(os.path.join(ROOT, "scenarios", "kraft-smoke.toml")))
+
+
+def test_a_kraft_space_leaves_out_the_kinds_that_only_touch_zookeeper_mode_requests():
+    from epochsim.explore.strategies import ZK_ONLY_KINDS
+    assert KRAFT_SPACE.kraft and not SPACE.kraft
+    assert not set(ZK_ONLY_KINDS) & set(KRAFT_SPACE.kinds)
+    assert set(ZK_ONLY_KINDS) <= set(SPACE.kinds)
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(episode("rule:drop", KRAFT_SPACE, 500))
+def test_a_kraft_space_draws_rules_on_the_messages_a_kraft_run_sends(steps):
+    from sim.kafka.faults.rules import KRAFT_WEIGHTED_KINDS, ROUTES
+    for step in steps:
+        kind = step.params["kind"]
+        assert kind in KRAFT_WEIGHTED_KINDS
+        senders, receivers = (KRAFT_SPACE.group(g) for g in ROUTES[kind])
+        assert step.params.get("src", senders[0]) in senders
+        assert step.params.get("dst", receivers[0]) in receivers

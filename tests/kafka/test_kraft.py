@@ -271,3 +271,16 @@ def test_a_kraft_reassignment_completes_on_the_isr_that_adds_the_new_replica():
     assert done["leader_epoch"] > states[-2]["leader_epoch"]
     gone = [e for e in events if e["kind"] == "log_deleted"]
     assert [(e["node"], e["tp"]) for e in gone] == [("b1", "t-0")] and gone[0]["t"] > done["t"]
+
+
+def test_a_kraft_reassignment_to_the_same_replicas_in_another_order_completes_at_once():
+    """No replica is added or removed, so nothing stays in progress (a search found the
+    record called `reassign_start` with nothing to complete it: under_replicated_after_heal)."""
+    from epochsim.runner import run_scenario
+    text = open(scenario_path("kraft-reassignment")).read()
+    text = text[:text.index("[[faults]]")] + (
+        '[[faults]]\nat_ms = 4000\naction = "reassign"\ntarget = "t-0"\nreplicas = [3, 2, 1]\n')
+    result = run_scenario(parse_scenario(text, "inline.toml"), 1, keep_events=True)
+    states = [e for e in result["_events"] if e["kind"] == "partition_state" and e["t"] >= 4e6]
+    assert [(e["reason"], e["replicas"]) for e in states] == [("reassign_complete", [3, 2, 1])]
+    assert result["violated"] == []

@@ -16,7 +16,12 @@ MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "Pr
                  "AlterPartitionResponse", "LeaderAndIsrResponse", "StopReplicaResponse",
                  "UpdateMetadataResponse", "OffsetsForLeaderEpoch",
                  "OffsetsForLeaderEpochResponse", "ListOffsets", "ListOffsetsResponse",
-                 "WireRequest", "WireResponse")  # a real client's frames (docs/real-clients.md)
+                 "WireRequest", "WireResponse",  # a real client's frames (docs/real-clients.md)
+                 # KRaft: a broker's registration and heartbeats, the metadata log's Fetch
+                 # (the quorum's own and the brokers'), and the quorum's elections
+                 "BrokerRegistration", "BrokerRegistrationResponse", "BrokerHeartbeat",
+                 "BrokerHeartbeatResponse", "QuorumFetch", "QuorumFetchResponse", "Vote",
+                 "VoteResponse", "BeginQuorumEpoch")
 DELAYS_MS = (1, 10, 100, 500, 1000, 2000, 3000, 5000)  # the delays explore draws
 # Rules pick kinds with these weights: the control requests and the requests that carry an
 # epoch matter most to these protocols.
@@ -35,7 +40,19 @@ ROUTES = {
     "Fetch": ("fetchers", "brokers"), "FetchResponse": ("brokers", "fetchers"),
     "Produce": ("producers", "brokers"), "ProduceResponse": ("brokers", "producers"),
     "Metadata": ("clients", "brokers"), "MetadataResponse": ("brokers", "clients"),
+    "BrokerHeartbeat": ("brokers", "controllers"),
+    "BrokerHeartbeatResponse": ("controllers", "brokers"),
+    "QuorumFetch": ("metadata_fetchers", "controllers"),
+    "QuorumFetchResponse": ("controllers", "metadata_fetchers"),
+    "Vote": ("controllers", "controllers"), "BeginQuorumEpoch": ("controllers", "controllers"),
 }
+# A KRaft run has no LeaderAndIsr, StopReplica or UpdateMetadata: its rules draw these kinds,
+# the control plane's (heartbeats that keep a broker unfenced, the metadata log's Fetch) most.
+KRAFT_WEIGHTED_KINDS = (("BrokerHeartbeat",) * 3 + ("QuorumFetch",) * 3
+                        + ("QuorumFetchResponse",) * 3 + ("Fetch",) * 3 + ("Produce",) * 2
+                        + ("ProduceResponse",) * 2 + ("AlterPartition",) * 2
+                        + ("BrokerHeartbeatResponse", "AlterPartitionResponse", "FetchResponse",
+                           "Metadata", "MetadataResponse", "Vote", "BeginQuorumEpoch"))
 CONTROL_KINDS = ("LeaderAndIsr", "StopReplica", "UpdateMetadata")
 # The kinds a `reorder` or `hold` may take out of order: the controller's requests, whose races
 # KIP-570 and the findings study. A client's or a follower's connection keeps its order both
@@ -71,7 +88,7 @@ def _draw_rule(action: str):
     kinds = REORDERED_KINDS if action in ("reorder", "hold") else WEIGHTED_KINDS
 
     def draw(pick, space, start):
-        kind = pick.one(kinds)
+        kind = pick.one(KRAFT_WEIGHTED_KINDS if space.kraft else kinds)
         senders, receivers = (space.group(g) for g in ROUTES[kind])
         params = {"rule": action, "kind": kind}
         src = pick.one((None,) + senders)
