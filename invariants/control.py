@@ -43,22 +43,31 @@ class StrayReplica(Invariant):
     whose controller still has a request on its way to a live broker at the end (`unsettled`:
     a delay rule can keep one, and the requests queued behind it, past the end; a cut link or
     a hold rule can keep one for good) is not judged: its brokers have not yet heard what the controller decided. A broker down at the
-    end, or with a log directory that failed and no restart since, is not judged. After `finish`,
-    `note` says what was judged, or why nothing was (Jepsen's :unknown, not a pass)."""
+    end, or with a log directory that failed and no restart since, is not judged. In KRaft a
+    broker learns by fetching the metadata log: one that cannot reach the quorum leader both
+    ways at the end, or that `slow_metadata` slows, is not judged (`metadata_reach`), nor is a
+    KRaft run with a delay or reorder rule still in force. After `finish`, `note` says what
+    was judged, or why nothing was (Jepsen's :unknown, not a pass)."""
 
     name = "stray_replica"
     rule = "liveness"
     handlers = {"log_created": "on_created", "log_deleted": "on_deleted",
-                "unsettled": "on_unsettled"}
+                "unsettled": "on_unsettled", "metadata_reach": "on_reach"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self.hosted: dict[tuple, int] = {}  # (node, tp) -> seq of log_created
         self.unsettled = False
+        self.unreached: set[str] = set()  # KRaft: brokers that cannot learn the metadata log
+        self.slowed = False
         self.note = "not judged: the run has not ended"
 
     def on_unsettled(self, ev):
         self.unsettled = True
+
+    def on_reach(self, ev):
+        self.unreached = {b for b, reach, slow in ev["brokers"] if not reach or slow}
+        self.slowed = ev["slowed"]
 
     def on_created(self, ev):
         self.hosted[(ev["node"], ev["tp"])] = (ev["seq"], ev["topic_id"])
@@ -75,8 +84,12 @@ class StrayReplica(Invariant):
             return
         # a broker whose failed log dir is not back yet holds files it cannot serve or delete
         brokers = [f"b{i}" for i in range(1, self.ctx.brokers + 1)
-                   if f"b{i}" not in truth.down and f"b{i}" not in truth.failed_dirs]
+                   if f"b{i}" not in truth.down and f"b{i}" not in truth.failed_dirs
+                   and f"b{i}" not in self.unreached]
         self.note = f"judged {len(brokers)} live broker{'s' if len(brokers) != 1 else ''}"
+        if self.unreached:
+            self.note += (f" (not {', '.join(sorted(self.unreached))}: cut from the quorum "
+                          "leader or slowed)")
         for b in brokers:
             for tp in sorted(truth.parts):
                 st = truth.parts[tp]
@@ -109,4 +122,6 @@ class StrayReplica(Invariant):
         if self.unsettled:
             return ("a controller request was still on its way to a live broker at the end "
                     "(unsettled)")
+        if self.slowed:
+            return "a delay or reorder rule was still in force at the end (KRaft)"
         return None

@@ -181,3 +181,39 @@ def test_stray_replica_waits_for_a_request_a_hold_rule_keeps_for_good():
     unsettled = [e for e in result["_events"] if e["kind"] == "unsettled"]
     assert unsettled and ["c1", "b3"] in unsettled[0]["links"]
     assert "stray_replica" not in result["violated"]
+
+
+@pytest.mark.parametrize("reach,slowed,note", [
+    ([["b1", False, False], ["b2", True, False], ["b3", True, False]], False,
+     "judged 2 live brokers (not b1: cut from the quorum leader or slowed)"),
+    ([["b1", True, True], ["b2", True, False], ["b3", True, False]], False,
+     "judged 2 live brokers (not b1: cut from the quorum leader or slowed)"),
+    ([["b1", True, False], ["b2", True, False], ["b3", True, False]], True,
+     "not judged: a delay or reorder rule was still in force at the end (KRaft)"),
+])
+def test_stray_replica_leaves_out_a_kraft_broker_that_cannot_learn_the_metadata_log(
+        reach, slowed, note):
+    """KRaft: b1, restarted, cannot fetch the metadata log, so it never learns of its replica
+    of t-0; it is not judged (a search of the correct model found it judged and failed)."""
+    tb = TraceBuilder(brokers=3)
+    tb.controller()
+    tb.partition_state("t-0", 2, 0, [1, 2, 3])
+    tb.log_created("b2", "t-0")
+    tb.log_created("b3", "t-0")
+    tb.at(100).add("harness", "metadata_reach", leader="c1", epoch=1, brokers=reach,
+                   slowed=slowed)
+    tb.end()
+    from invariants.registry import check_events
+    notes: dict = {}
+    assert check_events(tb.header, tb.events, ["stray_replica"], notes=notes)[0] == []
+    assert notes["stray_replica"] == note
+    # the same trace judges b1, and fails it, when it reaches the leader
+    tb2 = TraceBuilder(brokers=3)
+    tb2.controller()
+    state = tb2.partition_state("t-0", 2, 0, [1, 2, 3])
+    tb2.log_created("b2", "t-0")
+    tb2.log_created("b3", "t-0")
+    tb2.at(100).add("harness", "metadata_reach", leader="c1", epoch=1,
+                    brokers=[[b, True, False] for b in ("b1", "b2", "b3")], slowed=False)
+    end = tb2.end()
+    assert tb2.violations("stray_replica") == [("stray_replica", 100, (state, end))]
