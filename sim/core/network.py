@@ -326,11 +326,16 @@ class Network:
 
     def _tell_closed(self, end: str, far: str) -> None:
         """`end` learns that its connection with `far` closed one link latency later (a
-        `disconnect`), unless the link far -> end is cut and the news cannot reach it."""
+        `disconnect`), unless the link far -> end is cut and the news cannot reach it, and
+        after what the link still carries in order (a FIN follows the data sent before it), so
+        nothing of a dead connection arrives after its close, as if on a new connection."""
         edge = self.topology.edge(far, end)
         if not edge["blocked"]:
             w = self.world
             delay = edge["spec"].latency.sample(w.streams.get(f"net/{far}>{end}"))
+            link, now = self._links.get((far, end)), self._env._now
+            if link is not None and link.fifo_us > now + delay:
+                delay = link.fifo_us - now
             w.kernel.call_later(delay, self._disconnect, end, far)
 
     def _disconnect(self, peer: str, node: str) -> None:

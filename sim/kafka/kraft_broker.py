@@ -34,6 +34,9 @@ class KraftBroker(Broker):
     def __init__(self, world, broker_id: int, options, protocol, store, voters: list[str]):
         self.voters = voters
         self.metadata_delay_us = 0  # set by the slow_metadata fault; survives a restart
+        # the last metadata Fetch's correlation id; never reset, so no answer to a Fetch of an
+        # earlier incarnation matches one of this one
+        self.meta_corr = 0
         super().__init__(world, broker_id, options, protocol, store)
 
     def _reset_volatile(self) -> None:
@@ -175,14 +178,15 @@ class KraftBroker(Broker):
         else:  # the voter after the one that failed: each is tried in turn
             dst = self.voters[(self.voters.index(avoid) + 1) % len(self.voters)]
         self.meta_dst = dst
+        self.meta_corr += 1
         self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, self.applied,
-                                                  self.applied_epoch, False))
+                                                  self.applied_epoch, False, self.meta_corr))
         wait_us = self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
         self.set_timer(wait_us, "meta_fetch_timeout", self.meta_token)
 
     def on_quorum_fetch_response(self, msg) -> None:
         resp = msg.body
-        if self.applying or not self.awaiting:
+        if self.applying or not self.awaiting or resp.corr != self.meta_corr:
             return  # an answer to a Fetch this broker gave up on, or already had answered
         self.awaiting = False
         self.meta_token += 1

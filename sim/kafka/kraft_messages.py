@@ -77,6 +77,10 @@ class QuorumFetch(NamedTuple):
     fetch_offset: int
     last_fetched_epoch: int
     voter: bool
+    # the request's correlation id, which its answer carries back: the fetcher takes only the
+    # answer to the Fetch it has in flight, as `NetworkClient` matches answers to requests
+    # (an answer on a connection closed since, say the sender's before a restart, is lost)
+    corr: int = 0
 
     def brief(self) -> dict:
         return {"epoch": self.epoch, "fetch_offset": self.fetch_offset}
@@ -89,6 +93,7 @@ class QuorumFetchResponse(NamedTuple):
     entries: tuple  # (offset, epoch, MetadataRecord) after the fetch offset
     high_watermark: int
     diverging: tuple | None  # (epoch, end offset) to truncate to, or None
+    corr: int = 0  # the answered QuorumFetch's
 
     def brief(self) -> dict:
         return {"epoch": self.epoch, "error": self.error, "records": len(self.entries),

@@ -204,7 +204,8 @@ class RaftQuorum:
             self._step_down(req.epoch, None, "higher epoch")
         if self.role != "leader":
             self.send(msg.src, "QuorumFetchResponse", QuorumFetchResponse(
-                self.quorum_epoch, self.leader, E.NOT_LEADER_OR_FOLLOWER, (), -1, None))
+                self.quorum_epoch, self.leader, E.NOT_LEADER_OR_FOLLOWER, (), -1, None,
+                req.corr))
             return
         diverging = self.rules.raft_diverging_end_offset(
             [e for e, _ in self.entries], req.last_fetched_epoch, req.fetch_offset)
@@ -223,7 +224,7 @@ class RaftQuorum:
         entries = () if diverging else tuple(
             (o, *self.entries[o]) for o in range(start, self.end_offset))
         self.send(dst, "QuorumFetchResponse", QuorumFetchResponse(
-            self.quorum_epoch, self.name, E.NONE, entries, self.hw, diverging))
+            self.quorum_epoch, self.name, E.NONE, entries, self.hw, diverging, req.corr))
 
     def on_disconnect(self, peer: str) -> None:
         """`peer`'s connection closed: a Fetch it had parked here goes with it. Kafka answers a

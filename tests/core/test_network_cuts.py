@@ -137,3 +137,21 @@ def test_a_reset_of_every_connection_spares_nodes_never_talked_to_and_cut_ends_h
 def test_unknown_partition_mode_is_refused():
     with pytest.raises(ValueError, match="partition mode"):
         Network(None, "lossy")
+
+
+def test_a_crash_is_heard_after_what_a_delay_rule_keeps_on_the_connection():
+    """A FIN follows the data sent before it: the peer hears of the close only once the
+    delayed message is delivered, so nothing of the dead connection arrives after the close
+    (it would pass for a message of the restarted node's new connection)."""
+    world, _ = make_world(names=())
+    nodes = {n: Listener(n, world) for n in ("a", "b")}
+    net = world.network
+    net.add_rule("delay", kind="K", src="a", dst="b", delay_us=5_000)
+    net.send("a", "b", "K", 0)  # delivered at 6 ms
+    at(world, 2_000, world.crash, "a")
+    world.run()
+    assert [(g[0], g[4]) for g in nodes["b"].got] == [(6_000, 0)]
+    assert nodes["b"].closed == [(6_000, "a")]
+    order = [e["kind"] for e in world.trace.events if e["node"] == "b"
+             and e["kind"] in ("deliver", "disconnect")]
+    assert order == ["deliver", "disconnect"]

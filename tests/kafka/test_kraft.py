@@ -284,3 +284,25 @@ def test_a_kraft_reassignment_to_the_same_replicas_in_another_order_completes_at
     states = [e for e in result["_events"] if e["kind"] == "partition_state" and e["t"] >= 4e6]
     assert [(e["reason"], e["replicas"]) for e in states] == [("reassign_complete", [3, 2, 1])]
     assert result["violated"] == []
+
+
+def test_a_restarted_broker_takes_no_answer_to_its_earlier_incarnation_s_metadata_fetch():
+    """The self-test base of quorum_leader_never_resigns, its planted bug removed, with what a
+    search of the correct model drew: b1's heartbeats to c1 held back 5 s (FIFO, so its next
+    metadata Fetch waits behind them), b1 crashes and restarts. c1 answers that Fetch of the
+    dead incarnation after the restart; the new b1 has a Fetch of its own in flight, and took
+    the answer (records from offset 10 while it expected 0: metadata_applied_in_order). The
+    answer now carries the Fetch's correlation id and the new incarnation ignores it."""
+    from epochsim.runner import run_scenario
+    text = open(scenario_path("selftest/quorum_leader_never_resigns")).read()
+    text = text.replace('mutant = "quorum_leader_never_resigns"', 'mutant = ""')
+    text = text.replace('expect = "violation:broker_metadata_stalled"', 'expect = "pass"')
+    text += ('\n[[faults]]\nat_ms = 21000\naction = "rule"\nrule = "delay"\n'
+             'kind = "BrokerHeartbeat"\nsrc = "b1"\ndst = "c1"\ndelay_ms = 5000\ncount = 2\n'
+             'duration_ms = 800\n\n[[faults]]\nat_ms = 21900\naction = "crash"\ntarget = "b1"\n'
+             '\n[[faults]]\nat_ms = 22000\naction = "restart"\ntarget = "b1"\n')
+    result = run_scenario(parse_scenario(text, "inline.toml"), 2925, keep_events=True)
+    assert "metadata_applied_in_order" not in result["violated"], result["violations"][:2]
+    applied = [e for e in result["_events"] if e["kind"] == "metadata_apply"
+               and e["node"] == "b1" and e["t"] > 22_000_000]
+    assert applied and applied[0]["from_offset"] == 0
