@@ -220,11 +220,16 @@ class RaftQuorum:
         self._answer(msg.src, req, diverging)
 
     def _answer(self, dst: str, req, diverging=None) -> None:
+        """Answer a Fetch with the entries after its offset and the high watermark, which a new
+        leader does not know (-1) until a majority holds its epoch's first record: the one it
+        had as a follower may be behind what the old leader committed (`LeaderState.
+        highWatermark` is empty until `maybeUpdateHighWatermark` passes the epoch start)."""
         start = min(req.fetch_offset, self.end_offset)
         entries = () if diverging else tuple(
             (o, *self.entries[o]) for o in range(start, self.end_offset))
+        hw = self.hw if self.hw > self.epoch_start else -1
         self.send(dst, "QuorumFetchResponse", QuorumFetchResponse(
-            self.quorum_epoch, self.name, E.NONE, entries, self.hw, diverging, req.corr))
+            self.quorum_epoch, self.name, E.NONE, entries, hw, diverging, req.corr))
 
     def on_disconnect(self, peer: str) -> None:
         """`peer`'s connection closed: a Fetch it had parked here goes with it. Kafka answers a

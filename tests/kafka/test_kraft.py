@@ -306,3 +306,28 @@ def test_a_restarted_broker_takes_no_answer_to_its_earlier_incarnation_s_metadat
     applied = [e for e in result["_events"] if e["kind"] == "metadata_apply"
                and e["node"] == "b1" and e["t"] > 22_000_000]
     assert applied and applied[0]["from_offset"] == 0
+
+
+def test_a_new_quorum_leader_tells_no_high_watermark_until_its_epoch_start_commits():
+    """The self-test base of raft_commits_without_majority, its planted bug removed, with what
+    a search of the correct model drew: c2 is cut from c1 and c3 while b1 restarts. The new
+    leader answered b1's first metadata Fetch with the high watermark it had as a follower,
+    behind what c2 had committed, so b1's first publish took t-0 back to an older leader
+    epoch (leader_epoch_monotonic). A new leader now answers -1 until its epoch's first
+    record commits (`LeaderState.highWatermark` is empty until then)."""
+    from epochsim.runner import run_scenario
+    text = open(scenario_path("selftest/raft_commits_without_majority")).read()
+    text = text.replace('mutant = "raft_commits_without_majority"', 'mutant = ""')
+    text = text[:text.index("[[faults]]")] if "[[faults]]" in text else text
+    steps = [(1000, "controlled_shutdown", "b1"), (2000, "restart", "b1"),
+             (9800, "controlled_shutdown", "b1"), (10500, "restart", "b1")]
+    text += "".join(f'\n[[faults]]\nat_ms = {t}\naction = "{a}"\ntarget = "{b}"\n'
+                    for t, a, b in steps)
+    text += ('\n[[faults]]\nat_ms = 6000\naction = "partition"\ngroups = [["c2"], ["c1", "c3"]]\n'
+             '\n[[faults]]\nat_ms = 10000\naction = "heal"\n')
+    text = text.replace('expect = "violation:metadata_log_safety"', 'expect = "pass"')
+    result = run_scenario(parse_scenario(text, "inline.toml"), 4766, keep_events=True)
+    assert "leader_epoch_monotonic" not in result["violated"], result["violations"][:2]
+    answers = [e for e in result["_events"] if e["kind"] == "send" and e.get("msg") == "QuorumFetchResponse"
+               and e.get("error") == 0]
+    assert any(a["high_watermark"] == -1 for a in answers)
