@@ -179,12 +179,12 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         `rules.kraft_assignment_change` builds it; returns the change, or None when there is
         none. A reassignment that completes is recorded as `reassign_complete`, also one
         that completes in its first record (a new order of the same replicas)."""
-        adding, removing = self.image.reassigning.get(st.tp, ((), ())) if moving is None \
-            else moving
+        now = self.image.reassigning.get(st.tp, ((), ()))
+        adding, removing = now if moving is None else moving
         change = self.rules.kraft_assignment_change(
             self.protocol, st.leader, st.leader_epoch, st.partition_epoch, st.isr, st.replicas,
             self.image.usable(), target_isr, st.replicas if target is None else target, adding,
-            removing, self.cluster.unclean_leader_election if unclean is None else unclean)
+            removing, self.cluster.unclean_leader_election if unclean is None else unclean, now)
         if change is None:
             return None
         running = bool(change.adding or change.removing)

@@ -137,18 +137,20 @@ def reverted_reassignment(replicas: tuple, adding: tuple,
 def assignment_change(proto, leader: int, leader_epoch: int, partition_epoch: int, isr: tuple,
                       replicas: tuple, usable: tuple, target_isr: tuple,
                       target_replicas: tuple, adding: tuple, removing: tuple,
-                      unclean: bool = False) -> AssignmentChange | None:
+                      unclean: bool = False,
+                      moving: tuple = ((), ())) -> AssignmentChange | None:
     """`PartitionChangeBuilder.build` with a target assignment: the reassignment completes if
     it can (`completed_reassignment`), a leader is elected from the target replicas as
     `partition_change` does, and the leader epoch also moves when a replica leaves the
-    assignment (`triggerLeaderEpochBumpIfNeeded`: "Reassignment"). None: no change."""
+    assignment (`triggerLeaderEpochBumpIfNeeded`: "Reassignment"). `moving` is the
+    (adding, removing) the partition has now. None: no change (`changeRecordIsNoOp`)."""
     done = completed_reassignment(target_replicas, adding, removing, target_isr)
     if done is not None:
         target_replicas, target_isr = done
         adding = removing = ()
     change = partition_change(proto, leader, leader_epoch, partition_epoch, isr,
                               target_replicas, usable, target_isr, unclean)
-    moved = target_replicas != replicas or (adding, removing) != ((), ())
+    moved = target_replicas != replicas or (adding, removing) != moving
     if change is None and not moved:
         return None
     if change is None:

@@ -173,3 +173,11 @@ def test_a_leader_s_own_isr_shrink_bumps_the_leader_epoch_only_before_kafka_1502
     change = kraft.assignment_change(resolve_protocol(profile), 1, 3, 7, (1, 2, 3), (1, 2, 3),
                                      (1, 2, 3), (1, 2), (1, 2, 3), (), ())
     assert (change.leader, change.leader_epoch, change.isr) == (1, epoch, (1, 2))
+
+
+def test_an_assignment_change_that_changes_nothing_of_a_running_reassignment_writes_no_record():
+    """`_rebalance` asks for every partition on every change of the usable brokers: a partition
+    still being reassigned, its ISR and leader as they were, gets no record (a record once
+    moved its partition epoch for nothing)."""
+    assert kraft.assignment_change(P41, 1, 3, 7, (1, 2, 3), (4, 2, 3, 1), (1, 2, 3), (1, 2, 3),
+                                   (4, 2, 3, 1), (4,), (1,), moving=((4,), (1,))) is None
