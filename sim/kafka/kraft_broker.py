@@ -245,8 +245,9 @@ class KraftBroker(Broker):
         is its first applied batch, which holds every committed record its first Fetch got
         (Kafka's `MetadataLoader` publishes once caught up to the high watermark)."""
         first, self.published = not self.published, True
-        held = {tp: topic_id for tp, (topic_id, _log) in self.logs.items()}
-        strays = kraft_rules.stray_logs(self.id, held, self.image.parts) if first else []
+        strays = kraft_rules.stray_logs(
+            self.id, {tp: held[0] for tp, held in self.logs.items()}, self.image.parts) \
+            if first else []
         if not kraft_rules.replica_made_before_strays_go(self.protocol, first):
             self._delete_strays(strays)
             return self._apply_partitions(touched)

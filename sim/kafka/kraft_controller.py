@@ -11,8 +11,9 @@ AlterPartition is validated by `rules.kraft_alter_partition_error`; its change i
 any other, so an ISR shrink bumps the leader epoch only while `kraft_isr_shrink_bumps_epoch`
 (to 3.5), and a reassignment it completes may move the leader (NEW_LEADER_ELECTED). The
 active controller replays each record into its image as it appends it (`QuorumController`
-does, with a snapshot to revert to); answers that report a change wait for its commit. A new active controller rebuilds its image from its log, gives every registered
-broker a fresh session, and creates the scenario's topics once their brokers are unfenced (or
+does, with a snapshot to revert to); answers that report a change wait for its commit. A new
+active controller rebuilds its image from its log, gives every registered broker a fresh
+session, and creates the scenario's topics once their brokers are unfenced (or
 a session timeout after it took over). The `partition_state` event is recorded when a
 partition record commits: that is the truth brokers can learn. Operator actions are in
 `KraftAdmin` (leader moves, topic deletion and creation, reassignment). `topic_deleted` is
