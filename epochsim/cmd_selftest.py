@@ -3,8 +3,10 @@ must stay clean.
 
 Contract: for each mutant of `sim.kafka.profiles.MUTANTS` (or those named by --mutants),
 explore `scenarios/selftest/<mutant>.toml` with --budget runs and --seed, targeting the
-mutant's expected invariant on schedules that do not break it without the mutant; then explore each distinct base with the mutant removed against
-every invariant. Prints the matrix (mutant, invariant expected, found, runs to first failure,
+mutant's expected invariant on schedules that do not break it without the mutant; then explore
+each distinct base with the mutant removed against every invariant, with --clean-budget runs
+(default --budget). Tasks run costliest first (correct-model bases, then by simulated time);
+results are reported in task order. Prints the matrix (mutant, invariant expected, found, runs to first failure,
 shrunk size in steps, time) and writes OUT/selftest.json plus each counterexample under
 OUT/<mutant>/. Exit 0 only if every mutant was found and the correct model stayed clean.
 """
@@ -15,7 +17,7 @@ import argparse
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from epochsim.common import add_override_args, parse_sets, positive_int, prepare_out_dir, seed_arg
 from epochsim.errors import UsageError
@@ -25,19 +27,27 @@ from sim.core.files import atomic_write
 HELP = """\
 For each planted bug (sim.kafka.profiles.MUTANTS) explore its base scenario
 scenarios/selftest/<mutant>.toml until the invariant expected to catch it breaks on a schedule
-that does not break it without the mutant, shrink the counterexample, and report the matrix; then run the same budget against the correct model
-(each base without its mutant), which must stay clean. Counterexamples go to OUT/<mutant>/.
-Exit 0 only if every mutant is found and the correct model is clean.
+that does not break it without the mutant, shrink the counterexample, and report the matrix;
+then search the correct model (each base without its mutant) with --clean-budget runs, which
+must stay clean. Counterexamples go to OUT/<mutant>/. Exit 0 only if every mutant is found and
+the correct model is clean. The default (150 runs each) takes about three minutes on two cores;
+a deeper search of the correct model takes tens of minutes:
 
   epochsim selftest --seed 1
+  epochsim selftest --seed 1 --clean-budget 2000
   epochsim selftest --mutants no_stop_replica_epoch_check,hw_ignores_isr --budget 100"""
 
 
 def register(subs) -> None:
     p = subs.add_parser("selftest", help="prove each invariant catches its planted bug",
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--budget", type=positive_int, default=2000,
-                   help="generated runs per mutant and per correct-model base (default 2000)")
+    p.add_argument("--budget", type=positive_int, default=150,
+                   help="generated runs per mutant, and per correct-model base unless "
+                        "--clean-budget says otherwise (default 150: every planted bug is "
+                        "expected within it)")
+    p.add_argument("--clean-budget", type=positive_int, metavar="N",
+                   help="generated runs per correct-model base (default: --budget); a deeper "
+                        "search of the correct model, e.g. 2000, takes tens of minutes")
     p.add_argument("--mutants", metavar="A,B", help="only these mutants (default: all)")
     p.add_argument("--seed", type=seed_arg, default=0, help="search seed (default 0)")
     p.add_argument("-o", "--out", default=os.path.join("runs", "selftest"),
@@ -79,7 +89,8 @@ def main(args) -> int:
     out = prepare_out_dir(args.out, allowed=allowed)
     plot = not args.no_plot
     jobs = [(mutant_task, (m, args.budget, args.seed, out, plot, overrides)) for m in mutants]
-    jobs += [(clean_task, (path, ms, args.budget, args.seed, out, plot, overrides))
+    clean_budget = args.clean_budget or args.budget
+    jobs += [(clean_task, (path, ms, clean_budget, args.seed, out, plot, overrides))
              for path, ms in cleans]
     started = time.monotonic()
     results = _run_all(jobs, args.jobs, started)
@@ -101,10 +112,30 @@ def _run_all(jobs: list, workers: int, started: float) -> list[dict]:
                 _progress(bar, results[-1], started)
             return results
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            futures = [pool.submit(fn, job) for fn, job in jobs]
-            for future in futures:
+            # the costliest first, so that no long task starts last and runs alone
+            order = sorted(range(len(jobs)), key=lambda i: _cost(jobs[i]), reverse=True)
+            futures = {pool.submit(*jobs[i]): i for i in order}
+            for future in as_completed(futures):
                 _progress(bar, future.result(), started)
-            return [f.result() for f in futures]
+            return [f.result() for f in sorted(futures, key=futures.get)]
+
+
+def _cost(job: tuple) -> tuple:
+    """How long a task is likely to take, to order them: a correct-model task always runs its
+    whole budget (a mutant's usually stops early), and a run costs about its simulated time."""
+    fn, args = job
+    from epochsim.explore.selftest import base_path, clean_task
+    path = args[0] if fn is clean_task else base_path(args[0])
+    return (fn is clean_task, _duration_ms(path))
+
+
+def _duration_ms(path: str) -> int:
+    import tomllib
+    try:
+        with open(path, "rb") as fh:
+            return int(tomllib.load(fh).get("run", {}).get("duration_ms", 0))
+    except (OSError, ValueError, tomllib.TOMLDecodeError):
+        return 0  # the task itself reports the broken base
 
 
 def _progress(bar: RunProgress, row: dict, started: float) -> None:
@@ -138,12 +169,14 @@ def print_table(rows: list[dict], clean_rows: list[dict], args) -> None:
     times = sorted(r["time_s"] for r in rows)
     median = times[len(times) // 2] if times else 0.0
     print(f"{found}/{len(rows)} mutants found, {clean}/{len(clean_rows)} correct-model bases "
-          f"clean (budget {args.budget}, seed {args.seed}); median mutant {median:.1f}s")
+          f"clean (budget {args.budget}, correct model {args.clean_budget or args.budget}, "
+          f"seed {args.seed}); median mutant {median:.1f}s")
 
 
 def _write(out: str, rows, clean_rows, args, elapsed: float) -> None:
     with atomic_write(os.path.join(out, "selftest.json")) as fh:
-        json.dump({"budget": args.budget, "seed": args.seed, "mutants": rows,
+        json.dump({"budget": args.budget, "clean_budget": args.clean_budget or args.budget,
+                   "seed": args.seed, "mutants": rows,
                    "correct_model": clean_rows, "elapsed_s": round(elapsed, 1)},
                   fh, indent=2, sort_keys=True)
         fh.write("\n")

@@ -327,3 +327,21 @@ def test_selftest_needs_at_least_one_mutant(capsys):
         # an empty list is a mistake, not "all of them"
         assert main(["selftest", "--mutants", names]) == 2
         assert words in capsys.readouterr().err
+
+
+def test_selftest_orders_tasks_costliest_first_and_reports_them_in_task_order(tmp_path):
+    from epochsim.cmd_selftest import _cost
+    from epochsim.explore.selftest import base_path, clean_task, mutant_task
+
+    quick, long_ = "requested_as_required", "quorum_leader_never_resigns"  # 6 s and 30 s bases
+    jobs = [(mutant_task, (quick,)), (mutant_task, (long_,)), (clean_task, (base_path(quick),))]
+    order = sorted(range(3), key=lambda i: _cost(jobs[i]), reverse=True)
+    assert order == [2, 1, 0]  # a correct-model base runs its whole budget: it goes first
+    out = tmp_path / "st"
+    code, _out, err = cli("selftest", "--mutants", f"{quick},client_keeps_first_leader",
+                          "--no-clean", "--no-plot", "--jobs", "2", "--budget", "5", "--seed",
+                          "1", "-o", str(out))
+    assert code == 0, err
+    rows = json.loads((out / "selftest.json").read_text())["mutants"]
+    assert [r["mutant"] for r in rows] == [quick, "client_keeps_first_leader"]
+    assert all(r["found"] for r in rows)
