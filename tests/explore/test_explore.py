@@ -374,3 +374,29 @@ def test_coverage_says_when_a_liveness_rule_never_judged():
     assert "under_replicated_after_heal 1 runs" in printed
     assert "NOT JUDGED: produce_stalled_after_heal judged nothing in any run" in printed
     assert "NOT JUDGED" not in "\n".join(summary(cov, "under_replicated_after_heal"))
+
+
+
+def test_the_search_does_not_draw_the_constants_of_the_modules_loaded(monkeypatch):
+    """Hypothesis draws now and then a literal it finds in any project module imported; a
+    search that did depended on every constant in the code and on which modules were loaded
+    (one seed gave another counterexample from `epochsim explore` after an edit to
+    cmd_selftest.py, which the CLI imports). The search never asks for them, and the hook is
+    back as it was afterwards."""
+    from dataclasses import replace
+
+    from hypothesis.internal.conjecture import providers
+
+    from epochsim.explore.search import explore
+
+    asked = []
+
+    def local_constants():
+        asked.append(1)
+        return providers.Constants(integers={3, 7, 150, 65000})
+
+    monkeypatch.setattr(providers, "_get_local_constants", local_constants)
+    sc = replace(load_scenario(FAST), expect="pass")
+    result = explore(sc, 30, 5, target="metadata_log_safety")  # never broken here
+    assert result.generated == 30 and not asked
+    assert providers._get_local_constants is local_constants
