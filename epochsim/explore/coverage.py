@@ -48,8 +48,12 @@ RELEVANT: dict[str, tuple[str, tuple]] = {
                                ("Produce/*/none", "Produce/*/follower", "Produce/older/*")),
     "duplicate_append": ("a batch was retried after its first attempt had been appended",
                          ("situation:retry of an appended batch",)),
-    "out_of_order_append": ("a batch was retried after its first attempt had been appended",
-                            ("situation:retry of an appended batch",)),
+    "out_of_order_append": ("a Produce was lost or answered OUT_OF_ORDER_SEQUENCE_NUMBER (a "
+                            "later batch may reach the leader before an earlier one), or a "
+                            "batch was retried after its first attempt had been appended",
+                            ("situation:Produce lost",
+                             "situation:produce error OUT_OF_ORDER_SEQUENCE_NUMBER",
+                             "situation:retry of an appended batch")),
     "spurious_out_of_order_sequence": ("a broker answered OUT_OF_ORDER_SEQUENCE_NUMBER or "
                                        "UNKNOWN_PRODUCER_ID",
                                        ("situation:produce error OUT_OF_ORDER_SEQUENCE_NUMBER",
@@ -58,8 +62,10 @@ RELEVANT: dict[str, tuple[str, tuple]] = {
                              ("situation:produce error UNKNOWN_PRODUCER_ID",)),
     "idempotence_mode_violated": ("a producer asked for requested idempotence",
                                   ("situation:idempotence requested",)),
-    "consumer_skipped_record": ("a replica truncated its log (a consumer may have read what it "
-                                "dropped)", ("situation:follower truncated",)),
+    "consumer_skipped_record": ("a replica truncated its log, or an unclean election gave the "
+                                "partition another log (a consumer may have read what it "
+                                "lacks)", ("situation:follower truncated",
+                                           "situation:unclean election")),
     "produce_stalled_after_heal": ("a partition's leader changed while a producer wrote to it",
                                    ("situation:leader election",)),
     "consume_stalled_after_heal": ("a consumer's Fetch failed (its leader moved or was down)",
@@ -89,6 +95,7 @@ class RunFold:
         self._last_mid: dict[tuple, int] = {}
         self._appended: set = set()
         self._fault_label: dict[int, str] = {}
+        self._isr: dict[str, tuple] = {}  # tp -> the ISR the controller last wrote
 
     def step(self, ev: dict) -> None:
         handler = _HANDLERS.get(ev["kind"])
@@ -202,8 +209,12 @@ class RunFold:
 
     def on_partition_state(self, ev: dict) -> None:
         reason = ev["reason"]
+        before = self._isr.get(ev["tp"])
+        self._isr[ev["tp"]] = tuple(ev.get("isr", ()))
         if reason.startswith("elect"):
             self.situations["leader election"] += 1
+            if before is not None and ev["leader"] >= 0 and ev["leader"] not in before:
+                self.situations["unclean election"] += 1  # a leader from outside the ISR
         elif reason in ("reassign_start", "reassign_complete", "reassign_cancel"):
             self.situations[reason.replace("_", " ")] += 1
 
@@ -214,8 +225,8 @@ class RunFold:
         self.situations["consumer fetch error"] += 1
 
     def on_drop(self, ev: dict) -> None:
-        if ev.get("msg") == "AlterPartition":
-            self.situations["AlterPartition lost"] += 1
+        if ev.get("msg") in ("AlterPartition", "Produce"):
+            self.situations[f"{ev['msg']} lost"] += 1
 
     def on_simple(self, ev: dict) -> None:
         self.situations[_SIMPLE[ev["kind"]]] += 1

@@ -364,6 +364,29 @@ def test_coverage_folds_request_situations():
     assert cov.faults["rule:hold"] == 1
 
 
+
+def test_coverage_counts_unclean_elections_and_lost_produces_near_their_invariants():
+    """An election from outside the ISR the controller last wrote is the situation where a
+    consumer may have read what the new leader lacks; a lost Produce, where a later batch may
+    reach the leader before an earlier one. A clean election and a lost Fetch are neither."""
+    def state(leader, isr, reason):
+        return {"kind": "partition_state", "tp": "t-0", "leader": leader, "isr": isr,
+                "reason": reason}
+
+    clean = [state(1, [1, 2], "create"), state(2, [2], "elect:broker_failure"),
+             {"kind": "drop", "node": "b2", "mid": 4, "dst": "b1", "msg": "Fetch"}]
+    unclean = [state(1, [1], "create"), state(2, [2], "elect:broker_failure"),
+               {"kind": "drop", "node": "p1", "mid": 5, "dst": "b1", "msg": "Produce"}]
+    cov = Coverage()
+    cov.add_events(clean)
+    assert cov.relevance("consumer_skipped_record")["runs"] == 0
+    assert cov.relevance("out_of_order_append")["runs"] == 0
+    cov.add_events(unclean)
+    assert cov.situations["unclean election"] == 1 and cov.situations["Produce lost"] == 1
+    assert cov.relevance("consumer_skipped_record")["runs"] == 1
+    assert cov.relevance("out_of_order_append")["runs"] == 1
+
+
 def test_coverage_says_when_a_liveness_rule_never_judged():
     cov = Coverage()
     cov.add_events([], {"under_replicated_after_heal": 3, "produce_stalled_after_heal": 0})
