@@ -48,12 +48,8 @@ RELEVANT: dict[str, tuple[str, tuple]] = {
                                ("Produce/*/none", "Produce/*/follower", "Produce/older/*")),
     "duplicate_append": ("a batch was retried after its first attempt had been appended",
                          ("situation:retry of an appended batch",)),
-    "out_of_order_append": ("a Produce was lost or answered OUT_OF_ORDER_SEQUENCE_NUMBER (a "
-                            "later batch may reach the leader before an earlier one), or a "
-                            "batch was retried after its first attempt had been appended",
-                            ("situation:Produce lost",
-                             "situation:produce error OUT_OF_ORDER_SEQUENCE_NUMBER",
-                             "situation:retry of an appended batch")),
+    "out_of_order_append": ("a batch was retried after its first attempt had been appended",
+                            ("situation:retry of an appended batch",)),
     "spurious_out_of_order_sequence": ("a broker answered OUT_OF_ORDER_SEQUENCE_NUMBER or "
                                        "UNKNOWN_PRODUCER_ID",
                                        ("situation:produce error OUT_OF_ORDER_SEQUENCE_NUMBER",
