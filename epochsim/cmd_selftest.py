@@ -19,7 +19,14 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from epochsim.common import add_override_args, parse_sets, positive_int, prepare_out_dir, seed_arg
+from epochsim.common import (
+    add_override_args,
+    load,
+    parse_sets,
+    positive_int,
+    prepare_out_dir,
+    seed_arg,
+)
 from epochsim.errors import UsageError
 from epochsim.progress import RunProgress
 from sim.core.files import atomic_write
@@ -88,9 +95,9 @@ def main(args) -> int:
     allowed = {"selftest.json", *mutants, *(f"clean-{m[0]}" for _p, m in cleans)}
     out = prepare_out_dir(args.out, allowed=allowed)
     plot = not args.no_plot
+    args.clean_budget = args.clean_budget or args.budget
     jobs = [(mutant_task, (m, args.budget, args.seed, out, plot, overrides)) for m in mutants]
-    clean_budget = args.clean_budget or args.budget
-    jobs += [(clean_task, (path, ms, clean_budget, args.seed, out, plot, overrides))
+    jobs += [(clean_task, (path, ms, args.clean_budget, args.seed, out, plot, overrides))
              for path, ms in cleans]
     started = time.monotonic()
     results = _run_all(jobs, args.jobs, started)
@@ -122,20 +129,16 @@ def _run_all(jobs: list, workers: int, started: float) -> list[dict]:
 
 def _cost(job: tuple) -> tuple:
     """How long a task is likely to take, to order them: a correct-model task always runs its
-    whole budget (a mutant's usually stops early), and a run costs about its simulated time."""
-    fn, args = job
+    whole budget (a mutant's usually stops early), and a run costs about its base's simulated
+    time (as the loader reads it: the default when the base names none)."""
     from epochsim.explore.selftest import base_path, clean_task
+    fn, args = job
     path = args[0] if fn is clean_task else base_path(args[0])
-    return (fn is clean_task, _duration_ms(path))
-
-
-def _duration_ms(path: str) -> int:
-    import tomllib
     try:
-        with open(path, "rb") as fh:
-            return int(tomllib.load(fh).get("run", {}).get("duration_ms", 0))
-    except (OSError, ValueError, tomllib.TOMLDecodeError):
-        return 0  # the task itself reports the broken base
+        duration = load(path).options.run.duration_ms
+    except UsageError:
+        duration = 0  # the task itself reports the broken base
+    return (fn is clean_task, duration)
 
 
 def _progress(bar: RunProgress, row: dict, started: float) -> None:
@@ -169,13 +172,13 @@ def print_table(rows: list[dict], clean_rows: list[dict], args) -> None:
     times = sorted(r["time_s"] for r in rows)
     median = times[len(times) // 2] if times else 0.0
     print(f"{found}/{len(rows)} mutants found, {clean}/{len(clean_rows)} correct-model bases "
-          f"clean (budget {args.budget}, correct model {args.clean_budget or args.budget}, "
+          f"clean (budget {args.budget}, correct model {args.clean_budget}, "
           f"seed {args.seed}); median mutant {median:.1f}s")
 
 
 def _write(out: str, rows, clean_rows, args, elapsed: float) -> None:
     with atomic_write(os.path.join(out, "selftest.json")) as fh:
-        json.dump({"budget": args.budget, "clean_budget": args.clean_budget or args.budget,
+        json.dump({"budget": args.budget, "clean_budget": args.clean_budget,
                    "seed": args.seed, "mutants": rows,
                    "correct_model": clean_rows, "elapsed_s": round(elapsed, 1)},
                   fh, indent=2, sort_keys=True)

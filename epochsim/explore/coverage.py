@@ -71,6 +71,15 @@ RELEVANT: dict[str, tuple[str, tuple]] = {
 }
 
 
+def election_outside_isr(isrs: dict, ev: dict) -> bool:
+    """Fold a `partition_state` event into `isrs` (tp -> the ISR the controller last wrote)
+    and say whether it elected a leader from outside the ISR before it (an unclean election)."""
+    before = isrs.get(ev["tp"])
+    isrs[ev["tp"]] = tuple(ev.get("isr", ()))
+    return (ev["reason"].startswith("elect") and before is not None and ev["leader"] >= 0
+            and ev["leader"] not in before)
+
+
 def relation(request_epoch: int, local_epoch: int) -> str:
     if request_epoch < local_epoch:
         return "older"
@@ -205,12 +214,11 @@ class RunFold:
 
     def on_partition_state(self, ev: dict) -> None:
         reason = ev["reason"]
-        before = self._isr.get(ev["tp"])
-        self._isr[ev["tp"]] = tuple(ev.get("isr", ()))
+        unclean = election_outside_isr(self._isr, ev)
         if reason.startswith("elect"):
             self.situations["leader election"] += 1
-            if before is not None and ev["leader"] >= 0 and ev["leader"] not in before:
-                self.situations["unclean election"] += 1  # a leader from outside the ISR
+            if unclean:
+                self.situations["unclean election"] += 1
         elif reason in ("reassign_start", "reassign_complete", "reassign_cancel"):
             self.situations[reason.replace("_", " ")] += 1
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from epochsim.explore.coverage import election_outside_isr
+
 BUCKETS = (1, 2, 4, 8, 16, 32, 128)  # hit-count classes of a cell within one run
 FOCUS = 3  # how much more a feature near the target's situation weighs
 
@@ -93,14 +95,13 @@ class SignalFold:
         """The controller's changes: why, and whether an election left the ISR (unclean) or
         found no leader."""
         reason = ev["reason"]
-        before = self._isr.get(ev["tp"])
-        self._isr[ev["tp"]] = tuple(ev.get("isr", ()))
+        unclean = election_outside_isr(self._isr, ev)
         if not reason.startswith("elect"):
             return
         self.signals.add(f"election {reason[len('elect:'):]}")
         if ev["leader"] < 0:
             self.signals.add("election found no leader")
-        elif before is not None and ev["leader"] not in before:
+        elif unclean:
             self.signals.add("unclean election")
 
     def _forget(self, node: str, tp: str | None) -> None:

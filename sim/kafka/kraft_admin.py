@@ -14,7 +14,7 @@ reassignment.
 from __future__ import annotations
 
 from sim.kafka import kraft_messages as K
-from sim.kafka.metadata_image import partition_record
+from sim.kafka.metadata_image import NOT_MOVING, partition_record
 from sim.kafka.rules import kraft as kraft_rules
 
 
@@ -36,7 +36,7 @@ class KraftAdmin:
         self._write(partition_record(K.PARTITION_CHANGE, st._replace(
             leader=target, leader_epoch=st.leader_epoch + 1,
             partition_epoch=st.partition_epoch + 1),
-            self.image.reassigning.get(tp, ((), ()))))
+            self.image.moving(tp)))
         return None
 
     def preferred_election(self, tps: list[str]) -> str | None:
@@ -84,7 +84,7 @@ class KraftAdmin:
         original, isr, unclean = kraft_rules.reverted_reassignment(st.replicas, adding, st.isr)
         if unclean and not self.cluster.unclean_leader_election:
             return "INVALID_REPLICA_ASSIGNMENT: reverting needs an unclean leader election"
-        self.change_partition(st, isr, original, ((), ()), "reassign_cancel", unclean=unclean)
+        self.change_partition(st, isr, original, NOT_MOVING, "reassign_cancel", unclean=unclean)
         return None
 
     def delete_topic(self, topic: str) -> str | None:

@@ -180,7 +180,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         `rules.kraft_assignment_change` builds it; returns the change, or None when there is
         none. A reassignment that completes is recorded as `reassign_complete`, also one
         that completes in its first record (a new order of the same replicas)."""
-        now = self.image.reassigning.get(st.tp, ((), ()))
+        now = self.image.moving(st.tp)
         adding, removing = now if moving is None else moving
         change = self.rules.kraft_assignment_change(
             self.protocol, st.leader, st.leader_epoch, st.partition_epoch, st.isr, st.replicas,

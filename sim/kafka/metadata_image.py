@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from sim.kafka import kraft_messages as K
 from sim.kafka.messages import PartitionState
 
+NOT_MOVING = ((), ())  # (adding, removing) of a partition no reassignment is moving
+
 
 @dataclass
 class BrokerRegistration:
@@ -32,6 +34,10 @@ class MetadataImage:
     # tp -> (adding, removing) of a reassignment in progress (PartitionRecord's
     # AddingReplicas / RemovingReplicas)
     reassigning: dict = field(default_factory=dict)
+
+    def moving(self, tp: str) -> tuple:
+        """The (adding, removing) replicas of `tp`'s reassignment in progress (NOT_MOVING: none)."""
+        return self.reassigning.get(tp, NOT_MOVING)
 
     def usable(self) -> tuple:
         """The registered, unfenced brokers not in controlled shutdown, in id order: those that
@@ -73,7 +79,7 @@ class MetadataImage:
                                             get("leader_epoch"), get("partition_epoch"),
                                             get("isr"), replicas)
             moving = (tuple(get("adding", ())), tuple(get("removing", ())))
-            if moving == ((), ()):
+            if moving == NOT_MOVING:
                 self.reassigning.pop(tp, None)
             else:
                 self.reassigning[tp] = moving
@@ -91,13 +97,13 @@ class MetadataImage:
         return [], False
 
 
-def partition_record(kind: str, st: PartitionState, moving: tuple = ((), ()),
+def partition_record(kind: str, st: PartitionState, moving: tuple = NOT_MOVING,
                      reason: str = "") -> K.MetadataRecord:
     """A PartitionRecord or PartitionChangeRecord carrying `st` whole, with the adding and
     removing replicas `moving` of a reassignment in progress (the model writes every field;
     Kafka's change record leaves unchanged ones out). `reason`, the model's own, names the
     change in the trace's `partition_state` (default: the record's kind)."""
-    extra = {"adding": moving[0], "removing": moving[1]} if moving != ((), ()) else {}
+    extra = {"adding": moving[0], "removing": moving[1]} if moving != NOT_MOVING else {}
     if reason:
         extra["reason"] = reason
     return K.MetadataRecord.of(kind, tp=st.tp, topic_id=st.topic_id, leader=st.leader,
