@@ -296,3 +296,13 @@ def test_fetch_sent_reads_the_last_fetch_the_node_sent():
                             '"fetch_sent.fetch_offset:t-9" = "none" }')
     v = _verdict(text)
     assert v["expectation_met"], v.get("expectation_note")
+
+
+@pytest.mark.parametrize("sender", ["p1", "1e9", "b0", "b", "c1"])
+def test_a_brokers_answer_must_come_from_a_broker(sender):
+    # the follower reads the leader's id from the sender's name: any other name is refused
+    # with the key and the fix, not left to fail inside the run
+    bad = FOLLOWER.replace('from = "b2"', f'from = "{sender}"')
+    with pytest.raises(ScenarioError, match=rf"probe.steps\[0\].from: '{sender}' is not a "
+                       "broker: FetchResponse is a broker's answer; name the broker"):
+        parse_scenario(bad, "probe.toml")

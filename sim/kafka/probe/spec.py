@@ -10,6 +10,7 @@ records. The format is taught in docs/scenarios.md ("Probes").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from sim.kafka.probe.state import BROKER_STATE, PRODUCER_STATE
 from sim.kafka.probe.wire import KINDS, off_the_wire
 
 MAX_STEPS = 100
+_BROKER_NAME = re.compile(r"b[1-9][0-9]*")
 MAX_WAIT_MS = 3_600_000
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:]}  # the node names itself
@@ -111,6 +113,9 @@ def _step(raw: Any, key: str, role: str, node: str, protocol) -> Step:
     if src == node:
         raise FieldProblem(f"{key}.from", f"{src!r} is the node under test",
                            "name another node as the sender")
+    if KINDS[kind].from_broker and not _BROKER_NAME.fullmatch(src):
+        raise FieldProblem(f"{key}.from", f"{src!r} is not a broker: {kind} is a broker's answer",
+                           "name the broker that answers, e.g. b2")
     if not (1 <= s["wait_ms"] <= MAX_WAIT_MS):
         raise FieldProblem(f"{key}.wait_ms", f"{s['wait_ms']} is out of range",
                            f"give 1..{MAX_WAIT_MS}")

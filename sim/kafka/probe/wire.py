@@ -34,6 +34,8 @@ class Kind:
     fields: tuple
     build: Callable[[dict, Any], Any]
     doc: str
+    # a broker's answer: its receiver reads the broker id from the sender's name, `b<id>`
+    from_broker: bool = False
 
 
 def _topic_id(part: dict, ctx) -> int:
@@ -213,7 +215,7 @@ KINDS: dict[str, Kind] = {
                                   _offsets_for_leader_epoch, "OffsetsForLeaderEpoch"),
     "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
     "FetchResponse": Kind(BROKER, (Field("corr", "int", 0), _parts(FETCH_DATA)), _fetch_response,
-                          "the leader's answer to this follower's last Fetch"),
+                          "the leader's answer to this follower's last Fetch", True),
     "AlterPartitionResponse": Kind(
         BROKER, (Field("corr", "int", 0), Field("tp", "str"), Field("error", "error", 0),
                  Field("leader_epoch", "int"), Field("partition_epoch", "int"),
@@ -221,10 +223,10 @@ KINDS: dict[str, Kind] = {
         "the controller's answer to this leader's last AlterPartition"),
     "ProduceResponse": Kind(PRODUCER, (Field("corr", "int", 0), _parts(PRODUCE_RESULT, "results"),
                                        Field("node_endpoints", "ints", ())),
-                            _produce_response, "a broker's answer to the producer's Produce"),
+                            _produce_response, "a broker's answer to the producer's Produce", True),
     "MetadataResponse": Kind(PRODUCER, (Field("corr", "int", 0), _parts(METADATA_PARTITION),
                                         Field("brokers", "ints", None)),
-                             _metadata_response, "a broker's Metadata answer"),
+                             _metadata_response, "a broker's Metadata answer", True),
 }
 
 
