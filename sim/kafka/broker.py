@@ -243,8 +243,13 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
             old = [e for e in log.entries if e[3].created_us < horizon]
             log_start_offset = old[-1][0] + old[-1][1] if old else log.log_start_offset
         # an expired active segment is rolled and deleted too, so everything below the HW may go
-        target = min(log_start_offset, log.hw)
-        if log.advance_start(target):
+        self.raise_log_start(tp, topic_id, log, min(log_start_offset, log.hw))
+
+    def raise_log_start(self, tp: str, topic_id: int, log, offset: int) -> None:
+        """`maybeIncrementLogStartOffset`: move the log start up to `offset` (nothing when it
+        is not higher), with a `log_start` event; on profiles <= 2.3 the producer state of
+        producers left wholly below it is evicted (`ProducerStateManager.truncateHead`)."""
+        if log.advance_start(offset):
             self.touch_sessions(tp)
             self.fetch_state_changed(tp)
             self.emit(V.LOG_START, {"tp": tp, "topic_id": topic_id,

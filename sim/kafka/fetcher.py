@@ -240,7 +240,7 @@ class Fetcher:
             self._maybe_fetch(leader)
             return
         parts = self.fetchers.get(leader, {})
-        added, hws = [], []
+        added, hws, starts = [], [], []
         truncating = self.truncating
         sent, sent_truncating = self.fetch_sent[leader]
         for data in resp.partitions:
@@ -273,11 +273,13 @@ class Fetcher:
                 if not self._truncate_diverging(p, data.diverging):
                     self.truncating.add(data.tp)  # ask again from the new log end
             else:
-                self._append_fetched(p, data, added, hws)
+                self._append_fetched(p, data, added, hws, starts)
         if added:
             self.emit(V.REPLICATE, {"leader": leader, "batches": added})
         if hws:
             self.emit(V.HW, {"role": "follower", "hws": hws})
+        for p, start in starts:
+            self.raise_log_start(p.tp, p.topic_id, p.log, start)
         self._maybe_fetch(leader)
 
     def _truncate_diverging(self, p, diverging) -> bool:
@@ -338,7 +340,10 @@ class Fetcher:
             return True
         return False
 
-    def _append_fetched(self, p, data, added: list, hws: list) -> None:
+    def _append_fetched(self, p, data, added: list, hws: list, starts: list) -> None:
+        """Append the answer's batches at the log end, take its HW, and note in `starts`
+        the leader's log start when the follower is to move up to it (after the answer's
+        `replicate` and `hw` events, in Kafka's order)."""
         log = p.log
         first = data.entries[0] if data.entries else None
         if first and first[0] < log.leo < first[0] + first[1] and log.leo == log.log_start_offset:
@@ -350,6 +355,10 @@ class Fetcher:
             record_append(log, entry[3], entry[0], self.now_us, self.protocol.idempotent_batches)
             added.append([p.tp, p.topic_id, entry[0], entry[1], entry[2], entry[3].bid])
         self._follower_hw(p, data.high_watermark, hws)
+        start = self.rules.follower_log_start(self.protocol, data.log_start_offset,
+                                              log.log_start_offset, log.hw)
+        if start is not None:
+            starts.append((p, start))
 
     def _start_at_batch(self, p, base_offset: int) -> None:
         """An empty follower log starts inside the first batch it is sent (the leader's log

@@ -33,7 +33,7 @@ _V0_10_2 = Protocol(
     client_resolves_sequences=False, idempotent_batches=1, producer_id_expiration_ms=_WEEK_MS,
     idempotence_default=False, ineligible_replica_check=False, hw_waits_for_min_isr=False,
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
-    broker_epoch_check=False, non_replica_fetch_error=False,
+    broker_epoch_check=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", consumer_validation=False,
     consumer_ignores_unknown_leader=False, list_offsets_hw_lag_error=False,
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
@@ -44,6 +44,7 @@ _V0_10_2 = Protocol(
 # change is a release a user may name whose switches are all its predecessor's
 _RELEASES: tuple[tuple[str, dict], ...] = (
     ("0.11", dict(idempotent_producer=True,  # KIP-98
+                  follower_log_start_from_leader=True,  # KIP-107
                   follower_truncation="kip101")),  # KIP-101
     ("1.0", dict(survives_log_dir_failure=True,  # KIP-112, KAFKA-4763
                  idempotent_batches=5, client_resolves_sequences=True,  # KAFKA-5494

@@ -55,6 +55,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "isr_epoch_start_check": (BROKER,),
     # KIP-380 (IBP 2.2+): the controller sends the broker epoch, the broker checks it
     "broker_epoch_check": (CONTROLLER, BROKER),
+    # KIP-107 (0.11): the leader's log start rides on every Fetch answer
+    "follower_log_start_from_leader": (BROKER,),
     "fetch_hw_after_follower_update": (BROKER,),
     "non_replica_fetch_error": (BROKER,),
     "leader_and_isr_delete_fence": (BROKER,),

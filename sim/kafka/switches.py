@@ -109,6 +109,12 @@ class Protocol:
     # step 1). Before, a LeaderAndIsr or StopReplica sent before a restart and delivered after
     # it was applied like a new one
     broker_epoch_check: bool = True
+    # a follower moves its log start up to the leader's, which every Fetch answer carries
+    # (FetchResponse v5, KIP-107, 0.11: `ReplicaFetcherThread.processPartitionData` calls
+    # `maybeIncrementLogStartOffset(leaderLogStartOffset)` after each append, at 0.11.0, 2.6.0
+    # and 3.7.0), so a DeleteRecords on the leader reaches its followers. Before (0.10.2, no
+    # DeleteRecords), a follower's log start moves only by its own retention
+    follower_log_start_from_leader: bool = True
     # the HW in a leader's answer to a follower's Fetch is the leader's HW after this Fetch moved
     # the follower's state (`LogReadResult.updateLeaderReplicaInfo`, 1.0-1.1), not the one read
     # with the records (0.10-0.11; 2.0+, KAFKA-7104, apache/kafka PR 5305): the follower learns

@@ -71,17 +71,28 @@ def _upgrade_format(cluster, controller, topic, params):
 
 
 def _retention(cluster, target, params):
-    """Advance logStartOffset on every replica (DeleteRecords / segment deletion)."""
+    """Time retention on every live replica (each broker deletes its own old segments), or,
+    with `log_start_offset`, DeleteRecords: only a broker that leads the partition moves its
+    log start (`ReplicaManager.deleteRecords` -> `Partition.deleteRecordsOnLeader`; any other
+    answers NOT_LEADER_OR_FOLLOWER), and its followers take it from their next Fetch answer
+    (`follower_log_start_from_leader`)."""
     store = cluster.store
     tps = [target] if store.partition(target) else \
         [tp for tp in store.all_tps() if tp.rpartition("-")[0] == target]
     if not tps:
         return f"no partition or topic {target}"
+    offset = params.get("log_start_offset")
     for broker in cluster.brokers.values():
         if broker.alive:
             for tp in tps:
-                broker.apply_retention(tp, params.get("log_start_offset"))
+                if offset is None or _leads(broker, tp):
+                    broker.apply_retention(tp, offset)
     return None
+
+
+def _leads(broker, tp: str) -> bool:
+    p = broker.partitions.get(tp)
+    return p is not None and p.is_leader
 
 
 # -- explore -------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ class Rules:
     fetch_last_fetched_epoch: Callable = replication.fetch_last_fetched_epoch
     controller_channel_resends: Callable = replication.controller_channel_resends
     evicts_producer_state_on_retention: Callable = replication.evicts_producer_state_on_retention
+    follower_log_start: Callable = replication.follower_log_start
     check_producer_append: Callable = producer_state.check_producer_append
     update_partition_metadata: Callable = client_metadata.update_partition_metadata
     update_partition_leadership: Callable = client_metadata.update_partition_leadership

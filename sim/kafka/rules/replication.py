@@ -131,6 +131,19 @@ def evicts_producer_state_on_retention(proto) -> bool:
     return proto.evict_state_on_retention
 
 
+def follower_log_start(proto, leader_log_start: int, log_start: int, hw: int) -> int | None:
+    """The log start a follower moves to after applying a Fetch answer, or None to keep its
+    own: the leader's when it is higher (`ReplicaFetcherThread.processPartitionData` ->
+    `maybeIncrementLogStartOffset(leaderLogStartOffset)`, 0.11+, `follower_log_start_from_leader`).
+    Kafka refuses a start above the follower's HW (OffsetOutOfRangeException, which fails the
+    partition); the follower's HW is the leader's capped at its log end, which is at least the
+    fetch offset the leader found in range, so the model keeps its own start there."""
+    if not proto.follower_log_start_from_leader or leader_log_start <= log_start \
+            or leader_log_start > hw:
+        return None
+    return leader_log_start
+
+
 def follower_fetch_high_watermark(proto, hw_read: int, hw_now: int) -> int:
     """The HW a leader's answer to a follower's Fetch carries: the one read with the records,
     before this Fetch moved the follower's state and perhaps the HW (0.10-0.11, and from 2.0:
