@@ -7,6 +7,8 @@ LEADER_NOT_AVAILABLE = 5  # the model's brokers never send it; a probe's answer 
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
 STALE_CONTROLLER_EPOCH = 11
+CLUSTER_AUTHORIZATION_FAILED = 31  # the model's brokers never send it; a probe's answer may
+UNSUPPORTED_VERSION = 35  # likewise
 NOT_ENOUGH_REPLICAS = 19
 NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
 NOT_CONTROLLER = 41
@@ -14,6 +16,7 @@ INVALID_REQUEST = 42  # KRaft: an AlterPartition from a broker that is not the l
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 DUPLICATE_SEQUENCE_NUMBER = 46
 INVALID_PRODUCER_EPOCH = 47
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53  # likewise
 KAFKA_STORAGE_ERROR = 56
 UNKNOWN_PRODUCER_ID = 59
 FETCH_SESSION_ID_NOT_FOUND = 70  # KIP-227 (1.1)
@@ -40,6 +43,12 @@ NO_LEADER = -1
 # 2.6.0 and 3.7.0)
 INVALID_METADATA = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
                               FENCED_LEADER_EPOCH, KAFKA_STORAGE_ERROR})
+# Errors that put an idempotent producer in its fatal state (`TransactionManager
+# .maybeTransitionToErrorState` at 1.0.0, 2.4.0, 2.5.0 and 3.7.0: ClusterAuthorizationException,
+# TransactionalIdAuthorizationException, UnsupportedVersionException; ProducerFencedException,
+# which INVALID_PRODUCER_EPOCH meant for a Produce before KIP-588 (2.7), is not modelled)
+PRODUCER_FATAL = frozenset({CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION,
+                            TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
 RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
                        REQUEST_TIMED_OUT,
                        NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,

@@ -116,6 +116,8 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
         self.set_timer(linger_ms * 1000, "tick")
 
     def _accumulate(self, records: int) -> None:
+        if self.fatal_error is not None:
+            return  # `KafkaProducer.send` throws once the producer is fatal: nothing is added
         n = len(self.tps)
         per, extra = divmod(records, n)
         for k in range(min(records, n) if per == 0 else n):
@@ -195,6 +197,12 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
                                                    and self.meta_node == node)
 
     def drain(self) -> None:
+        """One send loop (`Sender.runOnce`): a fatal producer fails what it has and sends
+        nothing; an epoch bump asked for since the last loop comes first; then each
+        partition's head batch that may go joins one Produce per leader."""
+        if self.abort_if_fatal():
+            return
+        self.bump_epoch_if_needed()
         by_leader: dict[int, list] = {}
         for tp in self.tps:
             topic_id, leader, epoch = self.meta.entry(tp)

@@ -11,13 +11,16 @@ partition's sequences restart at 0 and the batch is retried; otherwise OutOfOrde
 surfaced. OUT_OF_ORDER_SEQUENCE_NUMBER is retried when it is the consequence of an earlier
 failed batch, and surfaced otherwise. The KIP-360 client (2.5+, `client_retries_out_of_order`)
 retries both instead, and an OUT_OF_ORDER answer to the next expected sequence bumps the epoch
-first. From 1.0 (`client_resolves_sequences`, `TransactionManager`) a batch that failed after it
-was sent (expired, or refused by the broker; not one out of retries, whose fate is unknown and
-whose sequences Kafka leaves as they are) leaves its sequence *unresolved*: the partition
-drains nothing new until its in-flight batches are answered, and unless a later acknowledgement
-covered that sequence the partition restarts at sequence 0 under a new producer id (1.0-2.4) or
-epoch (2.5+), modelled alike as an epoch bump. Other partitions move to the new epoch, from
-sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
+first, at the start of the next send loop, renumbering the partition's batches in flight from 0.
+A batch the broker refused for good leaves no gap: a 1.0-2.4 client moves the later sequences
+down, a 2.5+ client bumps the epoch; an authorization or version error makes an idempotent
+producer fatal, which fails everything it holds. From 1.0 (`client_resolves_sequences`,
+`TransactionManager`) a batch that expired after it was sent (not one out of retries, whose
+fate is unknown and whose sequences Kafka leaves as they are) leaves its sequence
+*unresolved*: the partition drains nothing new until its in-flight batches are answered, and
+unless a later acknowledgement covered that sequence the partition restarts at sequence 0
+under a new producer id (1.0-2.4) or epoch (2.5+), modelled alike as an epoch bump. Other
+partitions move to the new epoch, from sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
 drained, so a batch that expires unsent leaves no gap. The producer id is fixed per producer
 (the InitProducerId round trip is not modelled).
 """
@@ -54,7 +57,8 @@ class IdempotenceMixin:
         self.last_acked_seq: dict[str, int] = {}
         self.part_epoch: dict[str, int] = {}  # the epoch tp's sequences belong to (KIP-360)
         self.unresolved: dict[str, int] = {}  # tp -> last sequence of a failed, sent batch
-        self.bump_required: set[str] = set()  # tps whose next drain bumps the epoch
+        self.bump_required: set[str] = set()  # tps whose next send loop bumps the epoch
+        self.fatal_error: int | None = None  # the error that put the producer in its fatal state
 
     def _format(self, tp: str) -> int:
         """The topic's message format as the client knows it. Only the KIP-185 design puts it
@@ -86,32 +90,39 @@ class IdempotenceMixin:
         return batch.with_sequence(self.pid, self.part_epoch[tp], seq)
 
     def may_send(self, pb) -> bool:
-        """May `pb` be drained now? A batch that already has a sequence (a retry) always may,
-        unless an epoch bump is due first; a new one waits while its partition's sequences are
-        unresolved or its epoch is stale (`RecordAccumulator.shouldStopDrainBatchesForPartition`)."""
-        if pb.stamped and pb.tp not in self.bump_required:
+        """May `pb` be drained now? A batch that already has a sequence (a retry) always may;
+        a new one waits while its partition's sequences are unresolved or its epoch is stale
+        (`RecordAccumulator.shouldStopDrainBatchesForPartition`)."""
+        if pb.stamped:
             return True
         return self.sequences_ready(pb.tp)
 
+    def bump_epoch_if_needed(self) -> None:
+        """`bumpIdempotentEpochAndResetIdIfNeeded`, first thing in every send loop of the
+        KIP-360 client (2.5+): one new epoch for all the partitions that asked for it (an
+        OUT_OF_ORDER answer to the next sequence, a batch the broker refused, an
+        UNKNOWN_PRODUCER_ID after retention), whose batches, in flight or not, are renumbered
+        from sequence 0 (`startSequencesAtBeginning`) without waiting for their answers."""
+        if not self.bump_required:
+            return
+        self.producer_epoch += 1
+        for tp in sorted(self.bump_required):
+            self.unresolved.pop(tp, None)
+            self._restart_sequences(tp)
+        self.bump_required.clear()
+
     def sequences_ready(self, tp: str) -> bool:
         """Resolve `tp`'s sequences if it can be done now, and say whether new batches may go.
-        A bump requested by OUT_OF_ORDER waits for the requests in flight; an unresolved
-        sequence or a stale epoch waits until every sequenced batch of `tp` is done (acked or
-        failed), then bumps unless a later acknowledgement covered the unresolved sequence
-        (`maybeResolveSequences`, `maybeUpdateProducerIdAndEpoch`)."""
+        An unresolved sequence or a stale epoch waits until every sequenced batch of `tp` is
+        done (acked or failed), then bumps unless a later acknowledgement covered the
+        unresolved sequence (`maybeResolveSequences`, `maybeUpdateProducerIdAndEpoch`)."""
         if not self.protocol.client_resolves_sequences or self.idempotence == "off":
             return True
         stale = self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch
-        if not (stale or tp in self.unresolved or tp in self.bump_required):
+        if not (stale or tp in self.unresolved):
             return True
         queue = self.queues[tp]
-        if tp in self.bump_required:
-            if any(pb.in_flight for pb in queue):
-                return False
-            self.bump_required.discard(tp)
-            self.unresolved.pop(tp, None)
-            self.producer_epoch += 1  # bumpIdempotentProducerEpoch: rewrites tp's sequences
-        elif any(pb.stamped for pb in queue):
+        if any(pb.stamped for pb in queue):
             return False
         else:
             unresolved = self.unresolved.pop(tp, None)
@@ -119,6 +130,50 @@ class IdempotenceMixin:
                 self.producer_epoch += 1
         if self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch:
             self._restart_sequences(tp)
+        return True
+
+    def on_batch_refused(self, pb, err: int) -> None:
+        """The broker refused a sent batch for good (`Sender.failBatch` with
+        `adjustSequenceNumbers`, then `TransactionManager.handleFailedBatch`): a fatal error
+        (`PRODUCER_FATAL`) puts an idempotent producer in its fatal state; and a batch of the
+        producer's current epoch leaves no gap behind it: the KIP-360 client (2.5+) bumps the
+        epoch (`requestEpochBumpForPartition`), a 1.0-2.4 client moves the partition's later
+        sequences down by the batch's records (`adjustSequencesDueToFailedBatch`); a 0.11
+        client does neither."""
+        if pb.batch.pid < 0:
+            return
+        if err in E.PRODUCER_FATAL:
+            self.fatal_error = err
+        if not pb.stamped or pb.batch.producer_epoch != self.producer_epoch:
+            return  # sent before a reset: `handleFailedBatch` ignores it
+        if self.protocol.client_retries_out_of_order:
+            self.bump_required.add(pb.tp)
+        elif self.protocol.client_resolves_sequences:
+            self._adjust_sequences(pb)
+
+    def _adjust_sequences(self, failed) -> None:
+        """`adjustSequencesDueToFailedBatch` (1.0-2.4): the partition's next sequence, and each
+        of its sequenced batches after the failed one, move down by its record count."""
+        tp, count = failed.tp, failed.batch.count
+        self.next_seq[tp] = max(0, self.next_seq.get(tp, 0) - count)
+        for queued in self.queues[tp]:
+            b = queued.batch
+            if not queued.stamped or b.pid < 0 or b.base_seq < failed.batch.base_seq:
+                continue
+            queued.batch = b.with_sequence(b.pid, b.producer_epoch, max(0, b.base_seq - count))
+            queued.sequence_reset = True
+
+    def abort_if_fatal(self) -> bool:
+        """In its fatal state the producer sends nothing more, and its send loop fails every
+        incomplete batch, queued or in flight, with the fatal error (`Sender.runOnce`:
+        `maybeAbortBatches`, `RecordAccumulator.abortBatches`); an answer to one in flight is
+        then ignored, as for an expired batch. Returns whether the producer is fatal."""
+        if self.fatal_error is None:
+            return False
+        for tp in self.tps:
+            for pb in list(self.queues[tp]):
+                pb.expired = pb.in_flight
+                self._fail(pb, self.fatal_error, unresolved=False)
         return True
 
     def on_batch_failed(self, pb) -> None:

@@ -64,8 +64,9 @@ class ProduceResults:
             pass
         elif err in E.RETRIABLE:
             self._retry_or_fail(pb, err)
-        else:
-            self._fail(pb, err)
+        else:  # refused for good: `failBatch(..., adjustSequenceNumbers = true)`
+            self._fail(pb, err, unresolved=False)
+            self.on_batch_refused(pb, err)
 
     def _retry_or_fail(self, pb: PendingBatch, err: int, disconnected: bool = False) -> None:
         """Retry `pb` after a retriable `err`, or fail it, as `complete_batch` decides; retried
