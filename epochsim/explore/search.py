@@ -40,6 +40,13 @@ class Found(Exception):
     """Raised inside the hypothesis test when a case violates the target."""
 
 
+class _BudgetSpent(BaseException):
+    """Raised inside the hypothesis test once the budget is spent with nothing found: it ends
+    hypothesis' run at once (a BaseException, which hypothesis does not take for a failure),
+    where returning would let it draw up to its `max_examples` more cases, each a fresh draw
+    of a whole schedule, to run none of them."""
+
+
 @dataclass
 class ExploreResult:
     scenario: object
@@ -94,7 +101,7 @@ class _Search:
         if self.first is not None and self._over_shrink_budget(case):
             return  # past the shrink budget: only known failures still count
         if self.first is None and self.oracle.runs >= self.budget and not self.oracle.known(case):
-            return  # the budget is spent; hypothesis may still draw a few (cases run before)
+            raise _BudgetSpent()
         names = self.oracle.violated(case)
         feats, self._features = self._features, None  # set when this case ran just now
         if self.first is None:
@@ -206,7 +213,7 @@ def _run_hypothesis(strategy, search, examples, seed, database, key: bytes) -> N
     try:
         with _without_local_constants():
             probe()
-    except Found:
+    except (Found, _BudgetSpent):
         pass
     except Flaky as exc:  # cannot happen with a deterministic model; say so if it does
         print(f"warning: hypothesis reported a flaky failure ({type(exc).__name__}); "
