@@ -56,3 +56,22 @@ def test_the_search_does_not_draw_the_constants_of_the_modules_loaded(monkeypatc
     result = explore(sc, 30, 5, target="metadata_log_safety")  # never broken here
     assert result.generated == 30 and not asked
     assert providers._get_local_constants is local_constants
+
+
+def test_the_search_stops_drawing_once_its_budget_is_spent(monkeypatch):
+    """With nothing found, the run that would go past the budget ends hypothesis' run: it
+    used to draw on, up to twice the budget, cases it then did not run."""
+    from epochsim.explore import search
+
+    calls = []
+    probe = search._Search.probe
+
+    def counted(self, case):
+        calls.append(self.oracle.runs)
+        return probe(self, case)
+
+    monkeypatch.setattr(search._Search, "probe", counted)
+    sc = replace(load_scenario(FAST), expect="pass")
+    result = search.explore(sc, 20, 3, target="metadata_log_safety")  # never broken here
+    assert result.generated == 20
+    assert calls.count(20) == 1  # asked once past the budget, and no more
