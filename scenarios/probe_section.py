@@ -10,22 +10,32 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.tables import Bad, Table
-from sim.kafka.options import ClusterOptions
 from sim.kafka.probe.fields import FieldProblem
+from sim.kafka.probe.run import check_probe_state
 from sim.kafka.probe.spec import Probe, parse_probe
 
 
-def probe_section(raw: Any, cluster: ClusterOptions, producers: list, protocol,
-                  faults: list) -> Probe:
+def probe_section(raw: Any, options, faults: list) -> Probe:
+    """The `[probe]` table, checked as far as a run would check it: its fields, and the
+    starting state built on the node under test (nothing runs)."""
     if faults:
         raise Bad("faults", "a probe runs no faults or mixes",
                   "remove them, or drop [probe] to make it a scenario")
+    cluster = options.cluster
     try:
-        return parse_probe(raw, cluster.brokers, cluster.controllers, [p.name for p in producers],
-                           protocol)
+        probe = parse_probe(raw, cluster.brokers, cluster.controllers,
+                            [p.name for p in options.producers], options.protocol)
+        check_probe_state(options, probe)
     except FieldProblem as err:
-        key = err.key if err.key.startswith("probe") else f"probe.{err.key}"
-        raise Bad(key, err.problem, err.fix) from None
+        raise Bad(_key(err.key), err.problem, err.fix) from None
+    return probe
+
+
+def _key(key: str) -> str:
+    """A problem's key as the scenario writes it: the state's `node.` is `probe.state.`."""
+    if key.startswith("node."):
+        return "probe.state." + key[len("node."):]
+    return key if key.startswith("probe") else f"probe.{key}"
 
 
 def probe_expect(top: Table) -> str:

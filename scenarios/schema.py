@@ -250,8 +250,7 @@ def _resolve(data: dict, path: str) -> Scenario:
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)
     mixes = check_mixes(tables(raw["mix"], "mix", False), names, run)
-    probe = probe_section(raw["probe"], cluster, producers, protocol, steps + mixes) \
-        if is_probe else None
+    probe = probe_section(raw["probe"], options, steps + mixes) if is_probe else None
     live = live_section(raw["live"], raw["live_clients"], names)
     return Scenario(name, path, description, expect, seed, options, steps, mixes, invariants,
                     probe, live)

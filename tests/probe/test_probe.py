@@ -96,6 +96,13 @@ BAD = [
      "probe.steps[0].body.partitions[0].leader_epoch: expected an integer"),
     ('profile = "2.5"', "probe.steps[0].body: StopReplica carries no leader_epoch on this "
      "profile: it comes with StopReplica v3 (KIP-570, 2.6)"),
+    # found by mutating the conformance cases: each failed inside the run before
+    ("leader = 0", "probe.state.partitions[0].leader: broker 0 is not in the cluster (brokers 1-2)"),
+    ("replicas = [1, 3]", "probe.state.partitions[0].replicas: broker 3 is not in the cluster"),
+    ("log = [{leader_epoch = 0, record_count = 4}]\nhigh_watermark = 9",
+     "probe.state.partitions[0].high_watermark: 9 is outside the log [0, 4]"),
+    ('body = { partitions = [{ tp = "t-0", delete = true }, { tp = "t-0", delete = true }] }',
+     "probe.steps[0].body.partitions: t-0 is listed twice"),
 ]
 
 

@@ -19,6 +19,7 @@ from sim.core.actor import Actor
 from sim.core.kernel import Kernel, RunOutcome
 from sim.core.network import LinkSpec, Network
 from sim.core.rng import Streams
+from sim.core.trace import Trace
 from sim.core.world import World
 from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
@@ -184,10 +185,15 @@ class ProbeRun:
         return min(held) if held else None
 
     # -- running ---------------------------------------------------------------------------
-    def run(self) -> ProbeOutcome:
+    def prepare(self) -> None:
+        """Start the node and give it the probe's starting state (FieldProblem when the node
+        cannot take it)."""
         self.node.start() if self.probe.role == "broker" else None
         setter = set_broker if self.probe.role == "broker" else set_producer
         setter(self.node, self.probe.state, self.ctx)
+
+    def run(self) -> ProbeOutcome:
+        self.prepare()
         self.kernel.call_later(0, self._step, 0)
         self.outcome.run = self.kernel.run()
         return self.outcome
@@ -244,3 +250,10 @@ def _brief(body) -> dict:
 
 def run_probe(options, probe: Probe, seed: int, trace) -> ProbeOutcome:
     return ProbeRun(options, probe, seed, trace).run()
+
+
+def check_probe_state(options, probe: Probe) -> None:
+    """Build the node with its starting state as a run would, and run nothing, so that a
+    state the node cannot take (a HW outside its log, a batch of another topic, ...) raises
+    FieldProblem when the scenario loads, not in the middle of its run."""
+    ProbeRun(options, probe, 0, Trace({})).prepare()

@@ -86,19 +86,20 @@ def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
     role = _role(top["node"], brokers, producers)
     state_raw = top["state"] if top["state"] is not None else {}
     state = read(state_raw, STATE[role], "probe.state")
+    check_message(state, "probe.state", brokers, once=False)  # a partition holds many batches
     state["name"] = top["node"]
     steps_raw = top["steps"]
     if not isinstance(steps_raw, list) or not steps_raw:
         raise FieldProblem("probe.steps", "no steps", "add at least one [[probe.steps]]")
     if len(steps_raw) > MAX_STEPS:
         raise FieldProblem("probe.steps", f"{len(steps_raw)} steps", f"keep to {MAX_STEPS}")
-    steps = tuple(_step(s, f"probe.steps[{i}]", role, top["node"], protocol)
+    steps = tuple(_step(s, f"probe.steps[{i}]", role, top["node"], protocol, brokers)
                   for i, s in enumerate(steps_raw))
     return Probe(top["kafka_test"], top["kafka_tag"], top["kafka_source"], top["node"], role,
                  state, state_raw, steps)
 
 
-def _step(raw: Any, key: str, role: str, node: str, protocol) -> Step:
+def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int) -> Step:
     s = read(raw, STEP, key)
     kind = s["deliver"]
     if kind not in KINDS:
@@ -121,6 +122,7 @@ def _step(raw: Any, key: str, role: str, node: str, protocol) -> Step:
                            f"give 1..{MAX_WAIT_MS}")
     body_raw = s["body"] if s["body"] is not None else {}
     fields = read(body_raw, KINDS[kind].fields, f"{key}.body")
+    check_message(fields, f"{key}.body", brokers)
     gated = off_the_wire(kind, body_raw, protocol) if protocol is not None else None
     if gated:
         raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "
@@ -131,6 +133,38 @@ def _step(raw: Any, key: str, role: str, node: str, protocol) -> Step:
         raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",
                            "name the node whose answer the checks read")
     return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
+
+
+# the fields that name brokers by id: a leader (-1 for none), replica lists
+BROKER_ID_FIELDS = ("leader", "replicas", "isr")
+
+
+def check_message(value: Any, key: str, brokers: int, once: bool = True) -> None:
+    """What the node could not act on, in a state or a message as read: a broker id outside
+    the cluster (its fetcher or client would reach for a node that does not exist), and, with
+    `once` (a message), a partition listed twice in one list (an answer would settle one batch
+    twice; a Kafka request or answer names each partition once)."""
+    if isinstance(value, dict):
+        for name, sub in value.items():
+            if name in BROKER_ID_FIELDS:
+                _check_ids(sub, f"{key}.{name}", brokers, name == "leader")
+            else:
+                check_message(sub, f"{key}.{name}", brokers, once)
+    elif isinstance(value, (list, tuple)):
+        tps = [v["tp"] for v in value if isinstance(v, dict) and isinstance(v.get("tp"), str)]
+        twice = sorted({tp for tp in tps if tps.count(tp) > 1})
+        if once and twice:
+            raise FieldProblem(key, f"{twice[0]} is listed twice", "list each partition once")
+        for i, sub in enumerate(value):
+            check_message(sub, f"{key}[{i}]", brokers, once)
+
+
+def _check_ids(value: Any, key: str, brokers: int, leader: bool) -> None:
+    for broker in value if isinstance(value, (list, tuple)) else [value]:
+        if isinstance(broker, int) and not (1 <= broker <= brokers or leader and broker == -1):
+            none = ", or -1 for none" if leader else ""
+            raise FieldProblem(key, f"broker {broker} is not in the cluster (brokers 1-{brokers})",
+                               f"name a broker of the cluster{none}")
 
 
 def _expect(raw: Any, key: str, role: str) -> tuple:
