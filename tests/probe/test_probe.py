@@ -313,3 +313,14 @@ def test_a_brokers_answer_must_come_from_a_broker(sender):
     with pytest.raises(ScenarioError, match=rf"probe.steps\[0\].from: '{sender}' is not a "
                        "broker: FetchResponse is a broker's answer; name the broker"):
         parse_scenario(bad, "probe.toml")
+
+
+def test_an_answer_naming_a_broker_outside_the_cluster_is_refused():
+    # the producer would take broker 2 as a node and later ask it for metadata
+    text = KIP951.format(extra="", kind="ProduceResponse", expect="{}",
+                         body='{results = [{tp = "t-0", error = "NONE", base_offset = 0}], '
+                              'node_endpoints = [1, 2]}')
+    with pytest.raises(ScenarioError, match=r"probe.steps\[0\].body.node_endpoints: broker 2 "
+                       r"is not in the cluster \(brokers 1-1\)"):
+        parse_scenario(text, "probe.toml")
+    parse_scenario(text.replace("node_endpoints = [1, 2]", "node_endpoints = [1]"), "probe.toml")

@@ -135,8 +135,9 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int) -> S
     return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
 
 
-# the fields that name brokers by id: a leader (-1 for none), replica lists
-BROKER_ID_FIELDS = ("leader", "replicas", "isr")
+# the fields that name brokers by id: a leader (-1 for none), replica lists, the brokers an
+# answer or a cache lists
+BROKER_ID_FIELDS = ("leader", "replicas", "isr", "node_endpoints", "brokers", "alive")
 
 
 def check_message(value: Any, key: str, brokers: int, once: bool = True) -> None:
