@@ -3,8 +3,10 @@
 Contract: `parse_probe(raw, brokers, controllers, producers, protocol)` checks the `[probe]` table of a
 scenario (the node under test, its starting state, the steps with the message each delivers
 and what Kafka's test expects after it; a request field the profile's request version does
-not carry is refused) and returns a `Probe`; any problem raises
-`FieldProblem` with the key relative to `probe`. `Probe.to_json()` is what the trace header
+not carry is refused, as are a broker id outside the cluster, a partition named twice in one
+message and a broker's answer from a sender that is not a broker) and returns a `Probe`; any
+problem raises `FieldProblem` with the key relative to `probe`. Whether the node can take the
+starting state is checked by building it (`sim.kafka.probe.run.check_probe_state`). `Probe.to_json()` is what the trace header
 records. The format is taught in docs/scenarios.md ("Probes").
 """
 
@@ -20,8 +22,8 @@ from sim.kafka.probe.state import BROKER_STATE, PRODUCER_STATE
 from sim.kafka.probe.wire import KINDS, off_the_wire
 
 MAX_STEPS = 100
-_BROKER_NAME = re.compile(r"b[1-9][0-9]*")
 MAX_WAIT_MS = 3_600_000
+_BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:]}  # the node names itself
 TOP = (Field("kafka_test", "str"), Field("kafka_tag", "str"), Field("kafka_source", "str", ""),
