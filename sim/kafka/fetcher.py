@@ -355,10 +355,11 @@ class Fetcher:
             record_append(log, entry[3], entry[0], self.now_us, self.protocol.idempotent_batches)
             added.append([p.tp, p.topic_id, entry[0], entry[1], entry[2], entry[3].bid])
         self._follower_hw(p, data.high_watermark, hws)
-        start = self.rules.follower_log_start(self.protocol, data.log_start_offset,
-                                              log.log_start_offset, log.hw)
-        if start is not None:
-            starts.append((p, start))
+        if data.log_start_offset > log.log_start_offset:  # else the rule keeps it: no call
+            start = self.rules.follower_log_start(self.protocol, data.log_start_offset,
+                                                  log.log_start_offset, log.hw)
+            if start is not None:
+                starts.append((p, start))
 
     def _start_at_batch(self, p, base_offset: int) -> None:
         """An empty follower log starts inside the first batch it is sent (the leader's log

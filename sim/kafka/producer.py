@@ -200,9 +200,11 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
         """One send loop (`Sender.runOnce`): a fatal producer fails what it has and sends
         nothing; an epoch bump asked for since the last loop comes first; then each
         partition's head batch that may go joins one Produce per leader."""
-        if self.abort_if_fatal():
+        if self.fatal_error is not None:
+            self.abort_batches()
             return
-        self.bump_epoch_if_needed()
+        if self.bump_required:
+            self.bump_epoch()
         by_leader: dict[int, list] = {}
         for tp in self.tps:
             topic_id, leader, epoch = self.meta.entry(tp)

@@ -97,14 +97,13 @@ class IdempotenceMixin:
             return True
         return self.sequences_ready(pb.tp)
 
-    def bump_epoch_if_needed(self) -> None:
-        """`bumpIdempotentEpochAndResetIdIfNeeded`, first thing in every send loop of the
-        KIP-360 client (2.5+): one new epoch for all the partitions that asked for it (an
-        OUT_OF_ORDER answer to the next sequence, a batch the broker refused, an
-        UNKNOWN_PRODUCER_ID after retention), whose batches, in flight or not, are renumbered
-        from sequence 0 (`startSequencesAtBeginning`) without waiting for their answers."""
-        if not self.bump_required:
-            return
+    def bump_epoch(self) -> None:
+        """`bumpIdempotentEpochAndResetIdIfNeeded`, first thing in a send loop of the KIP-360
+        client (2.5+) once `bump_required` names partitions: one new epoch for all the
+        partitions that asked for it (an OUT_OF_ORDER answer to the next sequence, a batch the
+        broker refused, an UNKNOWN_PRODUCER_ID after retention), whose batches, in flight or
+        not, are renumbered from sequence 0 (`startSequencesAtBeginning`) without waiting for
+        their answers."""
         self.producer_epoch += 1
         for tp in sorted(self.bump_required):
             self.unresolved.pop(tp, None)
@@ -121,13 +120,11 @@ class IdempotenceMixin:
         stale = self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch
         if not (stale or tp in self.unresolved):
             return True
-        queue = self.queues[tp]
-        if any(pb.stamped for pb in queue):
+        if any(pb.stamped for pb in self.queues[tp]):
             return False
-        else:
-            unresolved = self.unresolved.pop(tp, None)
-            if unresolved is not None and self.last_acked_seq.get(tp, -1) < unresolved:
-                self.producer_epoch += 1
+        unresolved = self.unresolved.pop(tp, None)
+        if unresolved is not None and self.last_acked_seq.get(tp, -1) < unresolved:
+            self.producer_epoch += 1
         if self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch:
             self._restart_sequences(tp)
         return True
@@ -163,18 +160,15 @@ class IdempotenceMixin:
             queued.batch = b.with_sequence(b.pid, b.producer_epoch, max(0, b.base_seq - count))
             queued.sequence_reset = True
 
-    def abort_if_fatal(self) -> bool:
-        """In its fatal state the producer sends nothing more, and its send loop fails every
-        incomplete batch, queued or in flight, with the fatal error (`Sender.runOnce`:
-        `maybeAbortBatches`, `RecordAccumulator.abortBatches`); an answer to one in flight is
-        then ignored, as for an expired batch. Returns whether the producer is fatal."""
-        if self.fatal_error is None:
-            return False
+    def abort_batches(self) -> None:
+        """The send loop of a producer in its fatal state (`fatal_error` set): it sends nothing
+        more and fails every incomplete batch, queued or in flight, with the fatal error
+        (`Sender.runOnce`: `maybeAbortBatches`, `RecordAccumulator.abortBatches`); an answer
+        to one in flight is then ignored, as for an expired batch."""
         for tp in self.tps:
             for pb in list(self.queues[tp]):
                 pb.expired = pb.in_flight
                 self._fail(pb, self.fatal_error, unresolved=False)
-        return True
 
     def on_batch_failed(self, pb) -> None:
         """A sent idempotent batch failed: its sequence is unresolved (KIP-360 client)."""
