@@ -21,10 +21,10 @@ from __future__ import annotations
 import bisect
 
 from invariants.quiet import AfterHeal, recovery_us
-from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS, ERROR_NAMES
+from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS, OUTCOME_NAMES
 
 # the producer's own error code for an expired batch
-DELIVERY_TIMEOUT = next(code for code, name in ERROR_NAMES.items() if name == "DELIVERY_TIMEOUT")
+DELIVERY_TIMEOUT = next(code for code, name in OUTCOME_NAMES.items() if name == "DELIVERY_TIMEOUT")
 
 
 class UnderReplicatedAfterHeal(AfterHeal):

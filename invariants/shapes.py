@@ -66,6 +66,8 @@ FIELDS: dict[str, dict[str, str]] = {
                        "slowed": _B},
     "metadata_apply": {"from_offset": _I, "to_offset": _I, "expected_offset": _I,
                        "records": "array of string"},
+    "broker_registered": {"broker_epoch": _I, "previous_epoch": _I, "reason": _S,
+                          "known_in_us": _I},
     "replica_state": {**_TP, "role": _S, "leader": _I, "leader_epoch": _I,
                       "partition_epoch": _I, "isr": "array of int", "controller_epoch": _I},
     "lai_rejected": {"controller_epoch": _I, "partitions": "array"},

@@ -11,7 +11,7 @@ from __future__ import annotations
 from reports import style as S
 from reports.declutter import rank
 from reports.model import Model, Span, behind, other_leader
-from reports.words import error_name
+from reports.words import error_name, outcome_name
 
 ROLE_COLOR = {"offline": S.OFFLINE, "stopped": S.STOPPED, "deleted": S.DELETED}
 ROLE_TEXT = {"offline": ["crashed", "\u00d7"], "stopped": ["stopped", "S"],
@@ -196,7 +196,8 @@ def _label_errors(cv: Canvas, y: float, marks) -> None:
             groups.append([m])
     last_end = None
     for g in groups:
-        name = error_name(g[0].error) + (f" \u00d7{len(g)}" if len(g) > 1 else "")
+        label = outcome_name if g[0].what == "failed" else error_name  # a failed batch's outcome
+        name = label(g[0].error) + (f" \u00d7{len(g)}" if len(g) > 1 else "")
         x = g[0].t_us
         if last_end is not None and x < last_end:
             continue  # would overprint the previous label

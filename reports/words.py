@@ -12,9 +12,7 @@ from __future__ import annotations
 from sim.kafka import vocab as V
 from sim.kafka.faults import ACTIONS
 
-
-def error_name(code) -> str:
-    return V.ERROR_NAMES.get(code, str(code))
+error_name, outcome_name = V.error_name, V.outcome_name
 
 
 def broker(broker_id) -> str:
@@ -138,6 +136,11 @@ _SIMPLE = {
     V.HALT: lambda ev: (f"{ev['node']} halted: its log of {ev['tp']} ends at {ev['log_end_offset']}, "
                         f"past its leader's {ev['leader_end_offset']}, and it may not truncate"),
     V.RESTART: lambda ev: f"{ev['node']} restarted",
+    V.BROKER_REGISTERED: lambda ev: (
+        f"{ev['node']} registered again after ZooKeeper expired its session: broker epoch "
+        f"{ev['broker_epoch']} (was {ev['previous_epoch']})"
+        + (f", which it learns {ev['known_in_us'] / 1000:g} ms later" if ev.get("known_in_us")
+           else "")),
     V.CONTROLLER_ELECTED: lambda ev: (f"{ev['node']} became the active controller "
                                       f"(controller epoch {ev['controller_epoch']})"),
     V.CONTROLLER_RESIGNED: lambda ev: (f"{ev['node']} resigned as controller "
@@ -153,7 +156,7 @@ _SIMPLE = {
     V.PRODUCE_ERROR: lambda ev: (f"{ev['node']} got {error_name(ev['error'])} for {ev['bid']} "
                                  f"on {ev['tp']}; {ev.get('action')}"),
     V.PRODUCE_FAILED: lambda ev: (f"{ev['node']} failed {ev.get('bid') or 'a batch'} on "
-                                  f"{ev.get('tp')}: {error_name(ev['error'])}"),
+                                  f"{ev.get('tp')}: {outcome_name(ev['error'])}"),
     V.CLIENT_EPOCH: lambda ev: _client_epoch(ev),
     V.METADATA_REJECTED: lambda ev: (f"{ev['node']} rejected stale metadata for {ev['tp']}: epoch "
                                      f"{ev['leader_epoch']} < known {ev['known_epoch']}"),

@@ -113,14 +113,17 @@ def test_every_field_in_the_library_traces_is_documented(library_fields):
 
 def test_every_error_code_the_model_uses_is_named_and_documented():
     from sim.kafka import errors
-    from sim.kafka.vocab import ERROR_NAMES
+    from sim.kafka.vocab import ERROR_NAMES, OUTCOME_NAMES
 
     sentinels = {"NO_EPOCH", "EPOCH_DURING_DELETE", "NO_LEADER"}
     codes = {v for k, v in vars(errors).items()
              if k.isupper() and isinstance(v, int) and k not in sentinels}
-    assert codes <= set(ERROR_NAMES), sorted(codes - set(ERROR_NAMES))
-    rows = re.findall(r"\| (-?\d+) \| ([A-Z_]+)", DOC.read_text(encoding="utf-8"))
+    assert codes <= set(ERROR_NAMES) | set(OUTCOME_NAMES), sorted(codes - set(ERROR_NAMES))
+    text = DOC.read_text(encoding="utf-8")
+    rows = re.findall(r"\| (-?\d+) \| ([A-Z_]+)", text)
     assert {int(code): name for code, name in rows} == ERROR_NAMES
+    outcomes = re.findall(r"^- `(-\d+)` ([A-Z_]+):", text, re.M)
+    assert {int(code): name for code, name in outcomes} == OUTCOME_NAMES
 
 
 def documented_types(lines: list[str]) -> dict[str, str]:

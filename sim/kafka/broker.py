@@ -51,7 +51,10 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         # durable: tp -> (topic_id, leader epoch) of a replica deleted by StopReplica, kept only
         # with `leader_and_isr_delete_fence`
         self.deleted_epochs: dict[str, tuple[int, int]] = {}
-        self.broker_epoch = -1
+        # the registration the broker's ZooKeeper session holds, and the epoch its request
+        # handlers know (`KafkaController.brokerEpoch`): they differ while a registration made
+        # after a session expiry waits for ZooKeeper's answer
+        self.session_epoch = self.broker_epoch = -1
         self._replication = (None, None, None)  # (protocol, ibp, their replication view)
         self.init_log_dirs()
         # fetch session ids handed out so far: sessions die with the process, their ids are
@@ -115,7 +118,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
             for _topic_id, log in self.logs.values():  # LogManager.shutdown flushes every log
                 log.flush()
             if self.can_reach("zk"):
-                self.store.close_session(self.id, self.broker_epoch)
+                self.store.close_session(self.id, self.session_epoch)
             self.exit_process()
 
     def run_profile(self, profile: str, protocol) -> None:
@@ -165,9 +168,32 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
             self.emit(V.HW, {"role": "recovered", "hws": hws})
 
     def _register(self) -> None:
-        self.broker_epoch = self.store.register_broker(self.id, self.now_us)
+        """A starting broker registers before it serves any request (`KafkaServer.startup`
+        calls `registerBroker` before it starts the socket server), so it knows its epoch."""
+        self.session_epoch = self.broker_epoch = self.store.register_broker(self.id, self.now_us)
         self.set_timer(HEARTBEAT_US, "heartbeat")
         self._arm_timers()
+
+    def _keep_session(self) -> None:
+        """Renew the ZooKeeper session, or, if ZooKeeper expired it while the broker was cut
+        off, register again in a new session (`RegisterBrokerAndReelect`): a new znode, so a
+        new broker epoch (its czxid). The znode exists at once, so the controller may act on
+        it; the broker learns the epoch when ZooKeeper's answer reaches its controller-event
+        thread (`processRegisterBrokerAndReelect`), `cluster.broker_registration_ms` later."""
+        timeout_us = self.cluster.broker_session_timeout_ms * 1000
+        if not self.store.session_expired(self.id, self.session_epoch, self.now_us, timeout_us):
+            self.store.renew_broker(self.id, self.session_epoch, self.now_us)
+            return
+        previous, self.session_epoch = self.session_epoch, self.store.register_broker(
+            self.id, self.now_us)
+        delay_us = self.cluster.broker_registration_ms * 1000
+        self.emit(V.BROKER_REGISTERED, {"broker_epoch": self.session_epoch,
+                                        "previous_epoch": previous, "reason": "session_expired",
+                                        "known_in_us": delay_us})
+        if delay_us:
+            self.set_timer(delay_us, "registered", self.session_epoch)
+        else:
+            self.broker_epoch = self.session_epoch
 
     def _arm_timers(self) -> None:
         """The broker's own periodic work: ISR checks, producer expiration, HW checkpoints,
@@ -184,9 +210,12 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
     def on_timer(self, name: str, data) -> None:
         if name == "heartbeat":
             if self.can_reach("zk"):
-                self.store.renew_broker(self.id, self.broker_epoch, self.now_us)
+                self._keep_session()
                 self.propagate_log_dir_event()
             self.set_timer(HEARTBEAT_US, "heartbeat")
+        elif name == "registered":
+            if data == self.session_epoch:  # not replaced by a later registration meanwhile
+                self.broker_epoch = data
         elif name == "isr_check":
             self.check_isr_shrink()
             self.set_timer(self.cluster.replica_lag_time_max_ms * 500, "isr_check")

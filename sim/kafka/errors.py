@@ -1,5 +1,6 @@
 """Kafka error codes used by the model (exact values, ref §0)."""
 
+UNKNOWN_SERVER_ERROR = -1  # a request the broker failed on (the model's: KAFKA-9839)
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3

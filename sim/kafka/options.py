@@ -131,6 +131,10 @@ class ClusterOptions(_Checked):
     controller_failover_delay_ms: int = option(2000, lo=0)
     zk_session_timeout_ms: int = option(6000, lo=1)
     broker_session_timeout_ms: int = option(6000, lo=1)
+    # how long after a broker registers again in a new ZooKeeper session (its old one expired)
+    # it learns its new broker epoch: ZooKeeper's answer reaching the broker's controller-event
+    # thread. 0: at once, before a controller can act on the registration (KAFKA-9839's window)
+    broker_registration_ms: int = option(0, lo=0)
     replica_lag_time_max_ms: int = option(10000, lo=1)
     replica_fetch_wait_max_ms: int = option(500, lo=0)
     controller_request_retry_ms: int = option(3000, lo=1)

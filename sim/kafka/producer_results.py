@@ -122,7 +122,7 @@ class ProduceResults:
         if pb in self.queues[pb.tp]:
             self.queues[pb.tp].remove(pb)
         fields = {"bid": pb.batch.bid, "tp": pb.tp, "error": err,
-                  "error_name": V.ERROR_NAMES.get(err, str(err))}
+                  "error_name": V.outcome_name(err)}
         if err == E.OUT_OF_ORDER_SEQUENCE_NUMBER:
             # whether the batch was the next the client expected the broker to take, or follows
             # an earlier batch that failed (then OUT_OF_ORDER is that failure's consequence)

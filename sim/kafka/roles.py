@@ -55,6 +55,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "isr_epoch_start_check": (BROKER,),
     # KIP-380 (IBP 2.2+): the controller sends the broker epoch, the broker checks it
     "broker_epoch_check": (CONTROLLER, BROKER),
+    # KAFKA-9839 (2.5.1, 2.6): only the receiving broker compares the epochs
+    "newer_broker_epoch_accepted": (BROKER,),
     # KIP-107 (0.11): the leader's log start rides on every Fetch answer
     "follower_log_start_from_leader": (BROKER,),
     "fetch_hw_after_follower_update": (BROKER,),

@@ -81,6 +81,15 @@ class Store:
         pid, self.next_producer_id = self.next_producer_id, self.next_producer_id + 1
         return pid
 
+    def session_expired(self, broker_id: int, broker_epoch: int, now_us: int,
+                        timeout_us: int) -> bool:
+        """Whether the session holding registration `broker_epoch` is gone: silent for longer
+        than `timeout_us` (ZooKeeper expired it and deleted the ephemeral znode), closed, or
+        replaced. The controllers judge liveness by the same test (`renewed_us`)."""
+        session = self.brokers.get(broker_id)
+        return (session is None or session.epoch != broker_epoch
+                or now_us - session.renewed_us > timeout_us)
+
     def renew_broker(self, broker_id: int, broker_epoch: int, now_us: int) -> None:
         session = self.brokers.get(broker_id)
         if session is not None and session.epoch == broker_epoch:

@@ -109,6 +109,14 @@ class Protocol:
     # step 1). Before, a LeaderAndIsr or StopReplica sent before a restart and delivered after
     # it was applied like a new one
     broker_epoch_check: bool = True
+    # a control request carrying a newer broker epoch than the broker knows is applied
+    # (KAFKA-9839, 2.5.1 and 2.6.0: `KafkaApis.isBrokerEpochStale` only asks whether the
+    # request's epoch is older). Before (2.2.0-2.5.0) it threw IllegalStateException ("larger
+    # than current broker epoch"): the request was answered UNKNOWN_SERVER_ERROR and nothing
+    # in it applied. After a ZooKeeper session expiry the controller can read the broker's new
+    # registration before the broker learns its own new epoch (`processRegisterBrokerAndReelect`
+    # sets it once ZooKeeper answers), and it does not resend what the broker refused
+    newer_broker_epoch_accepted: bool = True
     # a follower moves its log start up to the leader's, which every Fetch answer carries
     # (FetchResponse v5, KIP-107, 0.11: `ReplicaFetcherThread.processPartitionData` calls
     # `maybeIncrementLogStartOffset(leaderLogStartOffset)` after each append, at 0.11.0, 2.6.0

@@ -17,6 +17,10 @@ FAULT = "fault"        # step, action, target?, resolved?, params?, outcome?
 FAULT_OUTCOME = "fault_outcome"  # step, outcome
 DISCONNECT = "disconnect"  # peer: the connection to it closed (it died, or the network reset it)
 CRASH = "crash"
+# a ZooKeeper-mode broker registered again after ZooKeeper expired its session: broker_epoch
+# (the new znode's), previous_epoch, reason ("session_expired"), known_in_us (when its request
+# handlers learn the new epoch, `cluster.broker_registration_ms`)
+BROKER_REGISTERED = "broker_registered"
 RESTART = "restart"
 END = "end"            # end_us, events, stopped_by, settled (bool)
 UNHEALED = "unhealed"  # just before `end`, only if the network is not whole: cut_links (count),
@@ -127,8 +131,23 @@ ERROR_NAMES = {
     71: "INVALID_FETCH_SESSION_EPOCH", 74: "FENCED_LEADER_EPOCH", 75: "UNKNOWN_LEADER_EPOCH",
     77: "STALE_BROKER_EPOCH", 78: "OFFSET_NOT_AVAILABLE", 95: "INVALID_UPDATE_VERSION",
     103: "INCONSISTENT_TOPIC_ID",
-    107: "INELIGIBLE_REPLICA", 108: "NEW_LEADER_ELECTED", -1: "DELIVERY_TIMEOUT", -2: "IDEMPOTENCE_UNSUPPORTED_FORMAT",
+    107: "INELIGIBLE_REPLICA", 108: "NEW_LEADER_ELECTED", -1: "UNKNOWN_SERVER_ERROR",
 }
+# What a producer reports for a batch it gave up on (`produce_failed`): Kafka's code when a
+# broker's answer failed it, else one of these client-side outcomes, which are never on the
+# wire. -1 is also UNKNOWN_SERVER_ERROR's code: only a probe's answer sends that error to a
+# producer, and the batch it fails then reads as DELIVERY_TIMEOUT.
+OUTCOME_NAMES = {-1: "DELIVERY_TIMEOUT", -2: "IDEMPOTENCE_UNSUPPORTED_FORMAT"}
+
+
+def error_name(code) -> str:
+    """The name of a Kafka error code in a broker's answer (the number itself if unknown)."""
+    return ERROR_NAMES.get(code, str(code))
+
+
+def outcome_name(code) -> str:
+    """The name of a producer's outcome code for a failed batch (`produce_failed`)."""
+    return OUTCOME_NAMES.get(code) or error_name(code)
 
 # -- consumer (appended) ---------------------------------------------------------------------
 CONSUME = "consume"  # tp, offset (first consumed), next_offset, batches, count, leader_epoch (of

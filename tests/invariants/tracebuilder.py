@@ -137,7 +137,7 @@ class TraceBuilder:
 
     def produce_failed(self, node: str, tp: str, error: int, bid: str | None = None) -> int:
         return self.add(node, vocab.PRODUCE_FAILED, bid=bid, tp=tp, error=error,
-                        error_name=vocab.ERROR_NAMES.get(error, str(error)))
+                        error_name=vocab.outcome_name(error))
 
     def client_epoch(self, node: str, tp: str, leader: int, leader_epoch: int, topic_id: int = 1,
                      source: str = "metadata", previous_epoch: int | None = None) -> int:

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from typing import Any
 
-from sim.kafka.vocab import ERROR_NAMES
+from sim.kafka.vocab import ERROR_NAMES, OUTCOME_NAMES
 
 REQUIRED = object()
-ERROR_CODES = {name: code for code, name in ERROR_NAMES.items()}
+# an expectation may name a producer's outcome (DELIVERY_TIMEOUT) as well as a Kafka error
+ERROR_CODES = {name: code for names in (OUTCOME_NAMES, ERROR_NAMES) for code, name in names.items()}
 MAX_INT = 2**53
 
 

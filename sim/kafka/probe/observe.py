@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from sim.kafka.probe.fields import error_name
+from sim.kafka.vocab import outcome_name
 
 NONE = "none"
 
@@ -199,8 +200,10 @@ def _batch_state(seen: Seen, bid: str) -> str:
 
 def _batch_error(seen: Seen, bid: str) -> Any:
     for ev in reversed(seen.events):
-        if ev.get("bid") == bid and ev["kind"] in ("produce_error", "produce_failed"):
+        if ev.get("bid") == bid and ev["kind"] == "produce_error":
             return ev["error"]
+        if ev.get("bid") == bid and ev["kind"] == "produce_failed":
+            return outcome_name(ev["error"])  # a client-side outcome, or Kafka's error
     return 0
 
 

@@ -22,11 +22,14 @@ MAX_EPOCH = 2**31 - 1
 def control_request_error(proto, req_broker_epoch: int, broker_epoch: int,
                           req_controller_epoch: int, controller_epoch: int) -> int:
     """STALE_BROKER_EPOCH for a request addressed to an earlier incarnation of this broker
-    (`KafkaApis.isBrokerEpochStale`: -1 means "not sent", 2.2+), else STALE_CONTROLLER_EPOCH
-    for a request from an older controller, else NONE."""
-    if proto.broker_epoch_check and req_broker_epoch not in (-1, broker_epoch) \
-            and req_broker_epoch < broker_epoch:
-        return E.STALE_BROKER_EPOCH
+    (`KafkaApis.isBrokerEpochStale`: -1 means "not sent", 2.2+); UNKNOWN_SERVER_ERROR for one
+    carrying a newer epoch than the broker knows, before KAFKA-9839 (its IllegalStateException);
+    else STALE_CONTROLLER_EPOCH for a request from an older controller, else NONE."""
+    if proto.broker_epoch_check and req_broker_epoch not in (-1, broker_epoch):
+        if req_broker_epoch < broker_epoch:
+            return E.STALE_BROKER_EPOCH
+        if not proto.newer_broker_epoch_accepted:
+            return E.UNKNOWN_SERVER_ERROR
     if req_controller_epoch < controller_epoch:
         return E.STALE_CONTROLLER_EPOCH
     return E.NONE

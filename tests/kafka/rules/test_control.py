@@ -19,7 +19,18 @@ def test_a_stale_broker_epoch_is_judged_before_a_stale_controller_epoch(profile)
     assert control.control_request_error(proto, 9, 10, 4, 5) == stale_broker
     assert control.control_request_error(proto, 10, 10, 4, 5) == E.STALE_CONTROLLER_EPOCH
     assert control.control_request_error(proto, -1, 10, 5, 5) == E.NONE
-    assert control.control_request_error(proto, 11, 10, 6, 5) == E.NONE  # a newer one
+    newer = E.UNKNOWN_SERVER_ERROR if proto.broker_epoch_check and not \
+        proto.newer_broker_epoch_accepted else E.NONE
+    assert control.control_request_error(proto, 11, 10, 6, 5) == newer  # a newer one
+
+
+@pytest.mark.parametrize("profile,newer", [("2.1", E.NONE), ("2.2", E.UNKNOWN_SERVER_ERROR),
+                                           ("2.5", E.UNKNOWN_SERVER_ERROR), ("2.6", E.NONE)])
+def test_a_newer_broker_epoch_threw_from_2_2_until_kafka_9839(profile, newer):
+    """2.2.0-2.5.0's `isBrokerEpochStale` threw IllegalStateException for a newer broker
+    epoch (answered UNKNOWN_SERVER_ERROR); 2.5.1/2.6.0 apply the request. Before 2.2 there is
+    no broker epoch to compare."""
+    assert control.control_request_error(PROFILES[profile], 31, 30, 1, 1) == newer
 
 
 def _lai(profile, hosted=True, same_topic_id=True, local=5, local_pe=5, epoch=6, pe=6,
