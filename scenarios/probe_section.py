@@ -24,7 +24,8 @@ def probe_section(raw: Any, options, faults: list) -> Probe:
     cluster = options.cluster
     try:
         probe = parse_probe(raw, cluster.brokers, cluster.controllers,
-                            [p.name for p in options.producers], options.protocol)
+                            [p.name for p in options.producers], options.protocol,
+                            [c.name for c in options.consumers])
         check_probe_state(options, probe)
     except FieldProblem as err:
         raise Bad(_key(err.key), err.problem, err.fix) from None

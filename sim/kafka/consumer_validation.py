@@ -9,11 +9,12 @@ current leader the metadata does not know is ignored from 2.6, KAFKA-9840), a po
 ref §3.3.1), sent once a leader is known; a position without one just takes the new leader. One OffsetsForLeaderEpoch per leader broker asks, for each waiting
 partition, the end offset of its `offset_epoch`, with `CurrentLeaderEpoch` = the epoch known
 (ref §1.2 table). The answer, per `SubscriptionState.maybeCompleteValidation`:
+- an undefined epoch or offset: the position waits for a reset by `auto.offset.reset`
+  (`requestOffsetReset`; `consumer_reset.py`), from 2.6 (`rules.validation_outcome`);
 - an end offset below the position: the log was truncated under it, so the position moves back
   to that offset and takes the answered epoch ("Truncation detected ... resetting offset to the
-  first offset known to diverge"; the consumer has a reset policy);
-- an undefined epoch or offset: the position waits for a reset by `auto.offset.reset`
-  (`requestOffsetReset`; `consumer_reset.py`);
+  first offset known to diverge"; the consumer has a reset policy); before 2.6 also an
+  undefined end offset, -1;
 - otherwise the position is valid and fetching resumes;
 - an error: the partition waits `retry.backoff.ms` and metadata is refreshed
   (`OffsetsForLeaderEpochClient`, `setNextAllowedRetry`).
@@ -97,12 +98,12 @@ class PositionValidator:
             self.request_update()
         else:
             del self.awaiting[tp]
-            action = "valid"
-            if answer.end_offset < 0 or answer.leader_epoch < 0:
-                action = "reset"
+            action = self.rules.validation_outcome(self.protocol, before, answer.leader_epoch,
+                                                   answer.end_offset)
+            if action == "reset":
                 self.request_reset(tp)
-            elif answer.end_offset < before:
-                action, self.position[tp] = "truncate", answer.end_offset
+            elif action == "truncate":
+                self.position[tp] = answer.end_offset
                 self.offset_epoch[tp] = answer.leader_epoch
         self.emit(V.VALIDATE_POSITION, {
             "tp": tp, "broker": broker, "leader_epoch": epoch, "offset": before,

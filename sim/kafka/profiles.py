@@ -35,7 +35,8 @@ _V0_10_2 = Protocol(
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", consumer_validation=False,
-    consumer_ignores_unknown_leader=False, list_offsets_hw_lag_error=False,
+    consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
+    list_offsets_hw_lag_error=False,
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
     follower_fetch=False, fetch_sessions=False)
 
@@ -70,7 +71,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("2.5", dict(unknown_producer="accept", client_retries_out_of_order=True)),  # KIP-360
     ("2.6", dict(stop_replica_epoch=True,  # KIP-570, KAFKA-9539
                  newer_broker_epoch_accepted=True,  # KAFKA-9839 (also in 2.5.1)
-                 consumer_ignores_unknown_leader=True)),  # KAFKA-9840
+                 consumer_ignores_unknown_leader=True,  # KAFKA-9840
+                 consumer_resets_undefined_end_offset=True)),  # KAFKA-9840
     ("2.7", dict()),
     ("2.8", dict(follower_truncation="diverging_epoch",  # KAFKA-10554
                  hw_before_diverging_truncation=True)),  # until KAFKA-14704

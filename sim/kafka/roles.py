@@ -71,6 +71,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "consumer_validation": (CONSUMER,),
     # KAFKA-9840 (2.6): a consumer whose metadata names no leader keeps its last one
     "consumer_ignores_unknown_leader": (CONSUMER,),
+    "consumer_resets_undefined_end_offset": (CONSUMER,),
     # KIP-207 (2.2): the leader answers a consumer's ListOffsets
     "list_offsets_hw_lag_error": (BROKER,),
     "out_of_range_halts": (BROKER,),

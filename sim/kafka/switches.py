@@ -198,6 +198,14 @@ class Protocol:
     # `SubscriptionState.maybeValidatePosition`); off (2.3-2.5): the position takes the epoch
     # without a leader and fetches nothing until metadata names one, then validates (ref §3.3.1)
     consumer_ignores_unknown_leader: bool = True
+    # with `consumer_validation`: an OffsetsForLeaderEpoch answer with an undefined epoch or
+    # end offset makes the position wait for a reset by `auto.offset.reset`
+    # (`SubscriptionState.maybeCompleteValidation` -> `requestOffsetReset`, KAFKA-9840, 2.6.0:
+    # "Raise an out of range error if the leader returns an undefined offset"). Before (2.3-2.5)
+    # only the end offset was compared: below the position (UNDEFINED_EPOCH_OFFSET is -1) the
+    # position moved to the answered offset and epoch as for a truncation, so to offset -1, which
+    # its next Fetch finds out of range; at or past it, the position was valid
+    consumer_resets_undefined_end_offset: bool = True
     # KIP-207 (KAFKA-2334, ListOffsets v5, 2.2): a leader whose HW is still below the start
     # offset of its current epoch (just after an election) answers a consumer's ListOffsets
     # for the latest offset with OFFSET_NOT_AVAILABLE, and the consumer retries, so the offset

@@ -31,6 +31,7 @@ ARRIVALS = {
     "fetch_epoch_check": [("0.10.2", False), ("2.1", True)],  # KIP-320
     "broker_epoch_check": [("0.10.2", False), ("2.2", True)],  # KIP-380
     "newer_broker_epoch_accepted": [("0.10.2", False), ("2.6", True)],  # KAFKA-9839
+    "consumer_resets_undefined_end_offset": [("0.10.2", False), ("2.6", True)],  # KAFKA-9840
     "follower_log_start_from_leader": [("0.10.2", False), ("0.11", True)],  # KIP-107
     "client_rejects_stale_metadata": [("0.10.2", False), ("2.2", True)],  # KAFKA-7738
     "consumer_validation": [("0.10.2", False), ("2.3", True)],  # KAFKA-7747

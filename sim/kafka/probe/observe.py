@@ -1,7 +1,8 @@
 """What a probe can check after a step: the node's answer, its state, and what it did next.
 
 Contract: an expectation key is `name` or `name:arg` (`arg` is a partition such as `t-0`, a
-batch id, or `t-0/<producer id>`). `BROKER` and `PRODUCER` map each name to an `Observable`
+batch id, or `t-0/<producer id>`). `BROKER` and `PRODUCER` (and the consumer's `CONSUMER`, in
+`observe_consumer`) map each name to an `Observable`
 (does it take an argument, how to read it from a `Seen` — the node, the answer it sent to the
 step's sender, everything it sent and every trace event it recorded during the step). `value`
 reads one key; `normalise` puts an expected and an observed value in one comparable form
@@ -264,6 +265,15 @@ PRODUCER = {
                                    "whether the client wants a metadata update"),
 }
 ROLES = {"broker": BROKER, "producer": PRODUCER}
+
+
+def _role_checks(role: str) -> dict:
+    """The checks of a role; the consumer's live in `observe_consumer`, which reads this
+    module's helpers (so it is imported here, on first use)."""
+    if role == "consumer":
+        from sim.kafka.probe.observe_consumer import CONSUMER
+        return CONSUMER
+    return ROLES[role]
 ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
                  "current_leader", "log_end_offset", "leader_epoch", "end_offset",
                  "base_offset", "topic_id", "leader")
@@ -295,7 +305,10 @@ def observable(role: str, name: str) -> Observable | None:
             return Obs(True, _fetch_sent_field(fld), f"the {fld} of the partition in the last "
                        "Fetch the node sent during the step (a follower's)")
         return None
-    return ROLES[role].get(name)
+    if role == "consumer" and "." in name:
+        from sim.kafka.probe.observe_consumer import sent_observable
+        return sent_observable(name)
+    return _role_checks(role).get(name)
 
 
 def split_key(key: str) -> tuple[str, str]:
@@ -345,4 +358,7 @@ def normalise(v: Any, is_error: bool = False) -> Any:
 def names(role: str) -> list[str]:
     extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in FETCH_SENT_FIELDS]
              if role == "broker" else [])
-    return sorted(ROLES[role]) + extra
+    if role == "consumer":
+        from sim.kafka.probe.observe_consumer import SENT
+        extra = [f"{prefix}.{f}" for prefix, (_kind, fields) in SENT.items() for f in fields]
+    return sorted(_role_checks(role)) + extra

@@ -1,7 +1,7 @@
 """Run one probe: a node set to a starting state, sent one message per step, then judged.
 
 Contract: `run_probe(options, probe, seed, trace)` builds a world holding only the node under
-test (a `Broker` or a `Producer`, the model's own classes) and, for every other name it may talk
+test (a `Broker`, a `Producer` or a `Consumer`, the model's own classes) and, for every other name it may talk
 to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
 state (`sim.kafka.probe.state`), then for each step in turn: records a `probe_step` event, sends
@@ -23,16 +23,19 @@ from sim.core.trace import Trace
 from sim.core.world import World
 from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
+from sim.kafka.consumer import Consumer
 from sim.kafka.probe import observe
 from sim.kafka.probe.spec import Probe
-from sim.kafka.probe.state import set_broker, set_producer
+from sim.kafka.probe.state import set_broker, set_consumer, set_producer
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.producer import Producer
 from sim.kafka.store import Store
 
 # the request each deliverable answer answers
 ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
-           "ProduceResponse": "Produce", "MetadataResponse": "Metadata"}
+           "ProduceResponse": "Produce", "MetadataResponse": "Metadata",
+           "OffsetsForLeaderEpochResponse": "OffsetsForLeaderEpoch",
+           "ListOffsetsResponse": "ListOffsets"}
 
 
 class Peer(Actor):
@@ -130,6 +133,10 @@ class ProbeRun:
         o, name = self.options, self.probe.node
         if self.probe.role == "broker":
             return Broker(self.world, int(name[1:]), o, o.protocol_of(name), self.store)
+        if self.probe.role == "consumer":
+            spec = next(c for c in o.consumers if c.name == name)
+            topic = next(t for t in o.topics if t.name == spec.topic)
+            return Consumer(self.world, spec, topic, o.protocol_of(name))
         spec = next(p for p in o.producers if p.name == name)
         topic = next(t for t in o.topics if t.name == spec.topic)
         return Producer(self.world, spec, topic, o.protocol_of(name),
@@ -172,14 +179,14 @@ class ProbeRun:
 
     def preset_corr(self, peer: str, kind: str) -> int | None:
         """A producer's batches set in flight to `peer` by the starting state: their request's
-        correlation id (the lowest, when several); for Metadata, the request the state put in
-        flight there."""
-        if self.probe.role != "producer" or not peer[1:].isdigit():
+        correlation id (the lowest, when several); for Metadata, the request a client's state
+        put in flight there."""
+        if self.probe.role == "broker" or not peer[1:].isdigit():
             return None
         if kind == "Metadata":  # the state's `metadata_in_flight_to`
             node = self.node
             return node.meta_inflight if node.meta_node == int(peer[1:]) else None
-        if kind != "Produce":
+        if kind != "Produce" or self.probe.role != "producer":
             return None
         held = self.node.inflight.get(int(peer[1:]), {})
         return min(held) if held else None
@@ -189,7 +196,8 @@ class ProbeRun:
         """Start the node and give it the probe's starting state (FieldProblem when the node
         cannot take it)."""
         self.node.start() if self.probe.role == "broker" else None
-        setter = set_broker if self.probe.role == "broker" else set_producer
+        setter = {"broker": set_broker, "producer": set_producer,
+                  "consumer": set_consumer}[self.probe.role]
         setter(self.node, self.probe.state, self.ctx)
 
     def run(self) -> ProbeOutcome:

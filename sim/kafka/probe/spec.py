@@ -1,6 +1,6 @@
 """A probe: one Kafka unit test posed to the model, read from a scenario's `[probe]` table.
 
-Contract: `parse_probe(raw, brokers, controllers, producers, protocol)` checks the `[probe]` table of a
+Contract: `parse_probe(raw, brokers, controllers, producers, protocol, consumers)` checks the `[probe]` table of a
 scenario (the node under test, its starting state, the steps with the message each delivers
 and what Kafka's test expects after it; a request field the profile's request version does
 not carry is refused, as are a broker id outside the cluster, a partition named twice in one
@@ -18,14 +18,15 @@ from typing import Any
 
 from sim.kafka.probe import observe
 from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
-from sim.kafka.probe.state import BROKER_STATE, PRODUCER_STATE
+from sim.kafka.probe.state import BROKER_STATE, CONSUMER_STATE, PRODUCER_STATE
 from sim.kafka.probe.wire import KINDS, off_the_wire
 
 MAX_STEPS = 100
 MAX_WAIT_MS = 3_600_000
 _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
-STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:]}  # the node names itself
+STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
+         "consumer": CONSUMER_STATE[1:]}
 TOP = (Field("kafka_test", "str"), Field("kafka_tag", "str"), Field("kafka_source", "str", ""),
        Field("node", "str"), Field("state", "any", None), Field("steps", "any"))
 STEP = (Field("deliver", "str"), Field("from", "str", ""), Field("wait_ms", "int", 100),
@@ -72,20 +73,22 @@ def _step_json(s: Step) -> dict:
     return out
 
 
-def _role(node: str, brokers: int, producers: list[str]) -> str:
+def _role(node: str, brokers: int, producers: list[str], consumers: list[str]) -> str:
     if node[:1] == "b" and node[1:].isdigit() and 1 <= int(node[1:]) <= brokers:
         return "broker"
     if node in producers:
         return "producer"
-    choices = [f"b{i}" for i in range(1, brokers + 1)] + producers
-    raise FieldProblem("probe.node", f"{node!r} is neither a broker nor a producer of the "
+    if node in consumers:
+        return "consumer"
+    choices = [f"b{i}" for i in range(1, brokers + 1)] + producers + consumers
+    raise FieldProblem("probe.node", f"{node!r} is not a broker, producer or consumer of the "
                        "scenario", suggest(node, choices))
 
 
 def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
-                protocol=None) -> Probe:
+                protocol=None, consumers: list[str] = ()) -> Probe:
     top = read(raw, TOP, "probe")
-    role = _role(top["node"], brokers, producers)
+    role = _role(top["node"], brokers, producers, list(consumers))
     state_raw = top["state"] if top["state"] is not None else {}
     state = read(state_raw, STATE[role], "probe.state")
     check_message(state, "probe.state", brokers, once=False)  # a partition holds many batches

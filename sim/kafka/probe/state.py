@@ -1,6 +1,6 @@
 """A probe's starting state: set a broker's or a producer's state directly, as a unit test does.
 
-Contract: `BROKER_STATE` and `PRODUCER_STATE` are the fields a probe's `[probe.node]` table may
+Contract: `BROKER_STATE`, `PRODUCER_STATE` and `CONSUMER_STATE` are the fields a probe's `[probe.node]` table may
 hold for each role (`sim.kafka.probe.fields`). `set_broker(broker, state, ctx)` gives a broker
 its controller epoch, metadata cache and partitions: each with its log (batches at contiguous
 offsets from the log start, or at the offsets given), HW, leader-epoch cache (derived from the
@@ -9,8 +9,10 @@ state (leader, epochs, ISR, replicas, the leader's view of each follower's log e
 fetcher; by default the partition is in the broker's metadata cache too). `set_producer(producer, state, ctx)` gives a producer its id, epoch, metadata cache,
 sequences, batches queued or in flight (each in flight under a correlation id the probe's
 answers then name by default, drained under the cached leader epoch), and optionally a Metadata
-request in flight (`metadata_in_flight_to`). Nothing is sent while state is set, except a follower's first
-Fetch, which the fetcher sends at once as Kafka's does.
+request in flight (`metadata_in_flight_to`). `set_consumer(consumer, state, ctx)` gives a
+consumer its metadata cache and positions (`set_consumer` says how). Nothing is sent while
+state is set, except a follower's first Fetch, which the fetcher sends at once as Kafka's
+does, and a consumer's first requests, which it sends as soon as it has its state.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ BATCH = (Field("batch_id", "str"), Field("tp", "str"), Field("record_count", "in
          Field("base_sequence", "int", NO), Field("producer_epoch", "int", NO),
          Field("in_flight_to", "int", NO), Field("corr", "int", 1), Field("attempts", "int", 0),
          Field("created_ms", "int", 0))
+POSITION = (Field("tp", "str"), Field("offset", "int"), Field("offset_epoch", "int", NO),
+            Field("leader", "int", NO), Field("leader_epoch", "int", NO),
+            Field("awaiting_validation", "bool", False))
+CONSUMER_STATE = (Field("name", "str"), Field("metadata", "tables", (), METADATA),
+                  Field("brokers", "ints", None), Field("positions", "tables", (), POSITION),
+                  Field("metadata_in_flight_to", "int", NO))
 PRODUCER_STATE = (Field("name", "str"), Field("producer_id", "int", NO),
                   Field("producer_epoch", "int", 0), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("sequences", "tables", (), SEQUENCES),
@@ -135,10 +143,7 @@ def set_producer(producer, state: dict, ctx) -> None:
     if state["producer_id"] != NO:
         producer.pid = state["producer_id"]
     producer.producer_epoch = state["producer_epoch"]
-    brokers = ctx.alive() if state["brokers"] is None else state["brokers"]
-    parts = tuple((m["tp"], _tid(m, ctx), m["leader"], m["leader_epoch"]) for m in state["metadata"])
-    producer.meta.apply_response(MetadataResponse(0, brokers, parts), "probe")
-    producer.need_update = False  # so a probe sees what its answers make the client ask for
+    _set_client_metadata(producer, state["metadata"], state["brokers"], ctx)
     for s in state["sequences"]:
         _known_tp(producer, s["tp"], "node.sequences")
         tp = s["tp"]
@@ -154,14 +159,54 @@ def set_producer(producer, state: dict, ctx) -> None:
         _metadata_in_flight(producer, state["metadata_in_flight_to"], ctx)
 
 
-def _metadata_in_flight(producer, broker: int, ctx) -> None:
+# -- consumer -----------------------------------------------------------------------------
+def set_consumer(consumer, state: dict, ctx) -> None:
+    """The consumer's metadata cache and positions, then its first requests: each position is
+    an offset with the leader epoch of the record before it (`offset_epoch`, -1: none) and the
+    (leader, epoch) it was last fetched from or validated against (by default the metadata's
+    current leader), or waits for validation (`awaiting_validation`, Kafka's
+    `seekUnvalidated`); a partition without a position waits for a reset (ListOffsets)."""
+    _set_client_metadata(consumer, state["metadata"], state["brokers"], ctx)
+    if state["metadata_in_flight_to"] != NO:
+        _metadata_in_flight(consumer, state["metadata_in_flight_to"], ctx)
+    for i, pos in enumerate(state["positions"]):
+        _set_position(consumer, pos, f"node.positions[{i}]")
+    consumer.running = True
+    consumer.fetch()  # what it can send at once: Fetch, OffsetsForLeaderEpoch, ListOffsets
+
+
+def _set_position(consumer, pos: dict, key: str) -> None:
+    tp = pos["tp"]
+    if tp not in consumer.position:
+        raise FieldProblem(f"{key}.tp", f"{tp!r} is not a partition of {consumer.name}'s topic",
+                           f"use one of {', '.join(consumer.tps)}")
+    if (pos["leader"] == NO) != (pos["leader_epoch"] == NO):
+        raise FieldProblem(key, "a position's leader needs its leader_epoch",
+                           "give both, or neither for the metadata's current leader")
+    consumer.awaiting_reset.pop(tp, None)
+    consumer.position[tp], consumer.offset_epoch[tp] = pos["offset"], pos["offset_epoch"]
+    leader = (consumer.meta.current_leader(tp) if pos["leader"] == NO
+              else (pos["leader"], pos["leader_epoch"]))
+    consumer.position_leader[tp] = leader
+    if pos["awaiting_validation"]:
+        consumer.awaiting[tp] = leader
+
+
+def _set_client_metadata(client, metadata: tuple, brokers, ctx) -> None:
+    brokers = ctx.alive() if brokers is None else brokers
+    parts = tuple((m["tp"], _tid(m, ctx), m["leader"], m["leader_epoch"]) for m in metadata)
+    client.meta.apply_response(MetadataResponse(0, brokers, parts), "probe")
+    client.need_update = False  # so a probe sees what its answers make the client ask for
+
+
+def _metadata_in_flight(client, broker: int, ctx) -> None:
     """A Metadata request in flight to `broker`, as after `Metadata.requestUpdate`: its answer
     is the one the client takes (`MetadataResponse` names it by default)."""
     if broker not in ctx.alive():
         raise FieldProblem("node.metadata_in_flight_to", f"broker {broker} does not exist",
                            f"name one of {', '.join(str(b) for b in ctx.alive())}")
-    producer.corr += 1
-    producer.meta_inflight, producer.meta_node = producer.corr, broker
+    client.corr += 1
+    client.meta_inflight, client.meta_node = client.corr, broker
 
 
 def _known_tp(producer, tp: str, key: str) -> None:

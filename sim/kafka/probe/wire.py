@@ -30,7 +30,7 @@ class Context(Protocol):
 
 @dataclass(frozen=True)
 class Kind:
-    roles: tuple  # "broker", "producer"
+    roles: tuple  # "broker", "producer", "consumer"
     fields: tuple
     build: Callable[[dict, Any], Any]
     doc: str
@@ -189,11 +189,31 @@ def _metadata_response(f: dict, ctx) -> M.MetadataResponse:
     return M.MetadataResponse(_corr(f, ctx, "Metadata"), brokers, parts)
 
 
+EPOCH_END_OFFSET = (Field("tp", "str"), Field("error", "error", 0), Field("leader_epoch", "int", NO),
+                    Field("end_offset", "int", NO))
+
+
+def _offsets_for_leader_epoch_response(f: dict, ctx) -> M.OffsetsForLeaderEpochResponse:
+    parts = tuple(M.EpochEndOffset(p["tp"], p["error"], p["leader_epoch"], p["end_offset"])
+                  for p in f["partitions"])
+    return M.OffsetsForLeaderEpochResponse(_corr(f, ctx, "OffsetsForLeaderEpoch"), parts)
+
+
+LIST_OFFSETS_RESULT = (Field("tp", "str"), Field("error", "error", 0), Field("offset", "int", NO),
+                       Field("leader_epoch", "int", NO))
+
+
+def _list_offsets_response(f: dict, ctx) -> M.ListOffsetsResponse:
+    parts = tuple(M.ListOffsetsPartitionResponse(p["tp"], p["error"], p["offset"], p["leader_epoch"])
+                  for p in f["partitions"])
+    return M.ListOffsetsResponse(_corr(f, ctx, "ListOffsets"), parts)
+
+
 def _parts(sub: tuple, name: str = "partitions") -> Field:
     return Field(name, "tables", REQUIRED, sub)
 
 
-BROKER, PRODUCER = ("broker",), ("producer",)
+BROKER, PRODUCER, CONSUMER = ("broker",), ("producer",), ("consumer",)
 
 KINDS: dict[str, Kind] = {
     "LeaderAndIsr": Kind(BROKER, CONTROL + (_parts(PARTITION_STATE), Field("full", "bool", False)),
@@ -214,8 +234,9 @@ KINDS: dict[str, Kind] = {
                                            _parts(EPOCH_PARTITION)),
                                   _offsets_for_leader_epoch, "OffsetsForLeaderEpoch"),
     "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
-    "FetchResponse": Kind(BROKER, (Field("corr", "int", 0), _parts(FETCH_DATA)), _fetch_response,
-                          "the leader's answer to this follower's last Fetch", True),
+    "FetchResponse": Kind(BROKER + CONSUMER, (Field("corr", "int", 0), _parts(FETCH_DATA)),
+                          _fetch_response, "the leader's answer to this follower's or "
+                          "consumer's last Fetch", True),
     "AlterPartitionResponse": Kind(
         BROKER, (Field("corr", "int", 0), Field("tp", "str"), Field("error", "error", 0),
                  Field("leader_epoch", "int"), Field("partition_epoch", "int"),
@@ -224,9 +245,17 @@ KINDS: dict[str, Kind] = {
     "ProduceResponse": Kind(PRODUCER, (Field("corr", "int", 0), _parts(PRODUCE_RESULT, "results"),
                                        Field("node_endpoints", "ints", ())),
                             _produce_response, "a broker's answer to the producer's Produce", True),
-    "MetadataResponse": Kind(PRODUCER, (Field("corr", "int", 0), _parts(METADATA_PARTITION),
-                                        Field("brokers", "ints", None)),
+    "MetadataResponse": Kind(PRODUCER + CONSUMER, (Field("corr", "int", 0),
+                                                   _parts(METADATA_PARTITION),
+                                                   Field("brokers", "ints", None)),
                              _metadata_response, "a broker's Metadata answer", True),
+    "OffsetsForLeaderEpochResponse": Kind(
+        CONSUMER, (Field("corr", "int", 0), _parts(EPOCH_END_OFFSET)),
+        _offsets_for_leader_epoch_response,
+        "the leader's answer to the consumer's position validation (KIP-320)", True),
+    "ListOffsetsResponse": Kind(
+        CONSUMER, (Field("corr", "int", 0), _parts(LIST_OFFSETS_RESULT)), _list_offsets_response,
+        "the leader's answer to the consumer's offset reset", True),
 }
 
 

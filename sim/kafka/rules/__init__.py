@@ -61,6 +61,7 @@ class Rules:
     should_backoff: Callable = client_producer.should_backoff
     retry_backoff_us: Callable = client_producer.retry_backoff_us
     validates_positions: Callable = client_consumer.validates_positions
+    validation_outcome: Callable = client_consumer.validation_outcome
     rest_after_fetch_error: Callable = client_consumer.rest_after_fetch_error
     bumps_leader_epoch: Callable = controller.bumps_leader_epoch
     raft_grants_vote: Callable = kraft.grants_vote

@@ -13,6 +13,18 @@ def validates_positions(proto) -> bool:
     return proto.consumer_validation
 
 
+def validation_outcome(proto, position: int, end_epoch: int, end_offset: int) -> str:
+    """What an OffsetsForLeaderEpoch answer (no error) does to a position waiting for
+    validation (`SubscriptionState.maybeCompleteValidation`, with a reset policy): "reset" (it
+    waits for a reset) for an undefined epoch or end offset (-1) from 2.6
+    (`consumer_resets_undefined_end_offset`, KAFKA-9840); "truncate" (it moves to the answered
+    offset and epoch) for an end offset below the position, which before 2.6 includes the
+    undefined -1; else "valid"."""
+    if proto.consumer_resets_undefined_end_offset and (end_epoch < 0 or end_offset < 0):
+        return "reset"
+    return "truncate" if end_offset < position else "valid"
+
+
 def rest_after_fetch_error(action: str, now_us: int, backoff_us: int,
                            leader_epoch: int) -> tuple[int, int] | None:
     """How long a partition rests after a failed Fetch: `(until_us, leader_epoch)` when the

@@ -201,6 +201,20 @@ def test_the_position_follows_the_current_leader(profile):
     assert proto.consumer_ignores_unknown_leader is not newer("2.6", profile)  # KAFKA-9840
 
 
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_an_undefined_validation_answer_resets_from_2_6(profile):
+    """`SubscriptionState.maybeCompleteValidation` (position 5): an end offset below the
+    position is a truncation, at or past it the position is valid; an undefined epoch or end
+    offset asks for a reset from 2.6.0 (KAFKA-9840), where 2.3-2.5 compared only the offset (so
+    -1 was a truncation to -1, and an undefined epoch with end offset 9 was valid)."""
+    proto, outcome = PROFILES[profile], cc.validation_outcome
+    assert outcome(proto, 5, 3, 2) == "truncate" and outcome(proto, 5, 3, 9) == "valid"
+    from_2_6 = not newer("2.6", profile)
+    assert proto.consumer_resets_undefined_end_offset is from_2_6
+    assert outcome(proto, 5, 2, -1) == ("reset" if from_2_6 else "truncate")
+    assert outcome(proto, 5, -1, 9) == ("reset" if from_2_6 else "valid")
+
+
 @pytest.mark.parametrize("profile", ["1.0", "2.4", "2.5", "3.7"])
 def test_the_last_acknowledged_sequence_only_moves_forward(profile):
     """`maybeUpdateLastAckedSequence`: an answer that completes out of order (the batch ending

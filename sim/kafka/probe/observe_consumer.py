@@ -1,0 +1,99 @@
+"""What a probe can check on a consumer under test (`sim.kafka.probe.observe` for the others).
+
+Contract: `CONSUMER` maps each check name to its `Observable`, read from the model's `Consumer`
+after a step: a partition's position as Kafka's `SubscriptionState` holds it (the offset,
+`offset_epoch`, the (leader, epoch) it was last fetched from or validated against, its fetch
+state: `fetching`, `await_validation` or `await_reset`), the records it consumed during the
+step, the client's metadata cache, and the fields of the requests it sent during the step
+(`SENT`: `<prefix>.<field>:<tp>`, the partition's entry in the last such request).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sim.kafka.probe.observe import COMMON, NONE, PRODUCER, Obs, Seen
+
+# prefix -> (the request kind, the partition fields a check may read)
+SENT = {"fetch_sent": ("Fetch", ("fetch_offset", "current_leader_epoch")),
+        "validation_sent": ("OffsetsForLeaderEpoch", ("current_leader_epoch", "leader_epoch")),
+        "list_offsets_sent": ("ListOffsets", ("current_leader_epoch", "timestamp"))}
+
+
+def fetch_state(seen: Seen, tp: str) -> str:
+    """Kafka's `FetchStates` of the position: AWAIT_RESET, AWAIT_VALIDATION or FETCHING."""
+    node = seen.node
+    if tp in node.awaiting_reset:
+        return "await_reset"
+    return "await_validation" if tp in node.awaiting else "fetching"
+
+
+def _position(seen: Seen, tp: str) -> Any:
+    """The position's offset; "none" while it waits for a reset (`position(tp)` is null)."""
+    return NONE if tp in seen.node.awaiting_reset else seen.node.position[tp]
+
+
+def _offset_epoch(seen: Seen, tp: str) -> Any:
+    epoch = seen.node.offset_epoch[tp]
+    return NONE if tp in seen.node.awaiting_reset or epoch < 0 else epoch
+
+
+def _position_leader(index: int) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        leader = seen.node.position_leader.get(tp)
+        return NONE if leader is None or leader[index] < 0 else leader[index]
+    return read
+
+
+def _consumed(seen: Seen, tp: str) -> int:
+    return sum(ev["count"] for ev in seen.events if ev["kind"] == "consume" and ev["tp"] == tp)
+
+
+def _fetch_error(seen: Seen, tp: str) -> Any:
+    for ev in reversed(seen.events):
+        if ev["kind"] == "fetch_error" and ev["tp"] == tp:
+            return ev["error"]
+    return 0
+
+
+def sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
+    """The `name` field of `tp` in the last `kind` request the node sent during the step."""
+    def read(seen: Seen, tp: str) -> Any:
+        for _dst, sent_kind, body in reversed(seen.sent):
+            if sent_kind == kind:
+                for part in body.partitions:
+                    if part.tp == tp:
+                        return getattr(part, name)
+        return NONE
+    return read
+
+
+def sent_observable(name: str) -> Obs | None:
+    prefix, _, field = name.partition(".")
+    kind, fields = SENT.get(prefix, ("", ()))
+    if field not in fields:
+        return None
+    return Obs(True, sent_field(kind, field), f"the {field} of the partition in the last {kind} "
+               "the consumer sent during the step")
+
+
+CLIENT = ("leader", "leader_epoch", "last_seen_epoch", "known", "nodes",
+          "metadata_update_requested")
+CONSUMER = {
+    **COMMON,
+    **{name: PRODUCER[name] for name in CLIENT},
+    "position": Obs(True, _position, "the position's offset (none while it waits for a reset)"),
+    "offset_epoch": Obs(True, _offset_epoch, "the leader epoch of the record before the position "
+                        "(`FetchPosition.offsetEpoch`; none if unknown)"),
+    "position_leader": Obs(True, _position_leader(0), "the leader the position was last fetched "
+                           "from or validated against (`FetchPosition.currentLeader`)"),
+    "position_leader_epoch": Obs(True, _position_leader(1), "that leader's epoch"),
+    "fetch_state": Obs(True, fetch_state, "fetching, await_validation or await_reset"),
+    "awaiting_validation": Obs(True, lambda s, tp: fetch_state(s, tp) == "await_validation",
+                               "whether the position waits for validation (KIP-320)"),
+    "offset_reset_needed": Obs(True, lambda s, tp: fetch_state(s, tp) == "await_reset",
+                               "whether the position waits for a reset (`isOffsetResetNeeded`)"),
+    "consumed": Obs(True, _consumed, "the records of tp the consumer took during the step"),
+    "fetch_error": Obs(True, _fetch_error, "the error tp's last Fetch answer of the step carried "
+                       "(NONE if none)", True),
+}
