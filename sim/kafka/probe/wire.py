@@ -189,24 +189,24 @@ def _metadata_response(f: dict, ctx) -> M.MetadataResponse:
     return M.MetadataResponse(_corr(f, ctx, "Metadata"), brokers, parts)
 
 
+def _answer(response, part, request: str, fields: tuple) -> Callable[[dict, Any], Any]:
+    """The builder of an answer to the node's last `request`: one `part(tp, *fields)` per
+    partition the probe lists."""
+    def build(f: dict, ctx) -> Any:
+        parts = tuple(part(p["tp"], *(p[name] for name in fields)) for p in f["partitions"])
+        return response(_corr(f, ctx, request), parts)
+    return build
+
+
 EPOCH_END_OFFSET = (Field("tp", "str"), Field("error", "error", 0), Field("leader_epoch", "int", NO),
                     Field("end_offset", "int", NO))
-
-
-def _offsets_for_leader_epoch_response(f: dict, ctx) -> M.OffsetsForLeaderEpochResponse:
-    parts = tuple(M.EpochEndOffset(p["tp"], p["error"], p["leader_epoch"], p["end_offset"])
-                  for p in f["partitions"])
-    return M.OffsetsForLeaderEpochResponse(_corr(f, ctx, "OffsetsForLeaderEpoch"), parts)
-
-
+_offsets_for_leader_epoch_response = _answer(
+    M.OffsetsForLeaderEpochResponse, M.EpochEndOffset, "OffsetsForLeaderEpoch",
+    ("error", "leader_epoch", "end_offset"))
 LIST_OFFSETS_RESULT = (Field("tp", "str"), Field("error", "error", 0), Field("offset", "int", NO),
                        Field("leader_epoch", "int", NO))
-
-
-def _list_offsets_response(f: dict, ctx) -> M.ListOffsetsResponse:
-    parts = tuple(M.ListOffsetsPartitionResponse(p["tp"], p["error"], p["offset"], p["leader_epoch"])
-                  for p in f["partitions"])
-    return M.ListOffsetsResponse(_corr(f, ctx, "ListOffsets"), parts)
+_list_offsets_response = _answer(M.ListOffsetsResponse, M.ListOffsetsPartitionResponse,
+                                 "ListOffsets", ("error", "offset", "leader_epoch"))
 
 
 def _parts(sub: tuple, name: str = "partitions") -> Field:
