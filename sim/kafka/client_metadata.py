@@ -8,7 +8,8 @@ each partition, from Metadata answers, hints, or out of band (`update_last_seen_
 the hook a ListOffsets answer calls); Kafka removes an entry only for a topic the client stops
 asking about, and a recreated topic resets it. `apply_response` takes a partition's entry as
 `update_partition_metadata` decides against the last seen epoch and the cache's topic id, and
-keeps the cached entry on a rejection (KAFKA-7738); an answer without brokers is not taken
+keeps the cached entry on a rejection (KAFKA-7738); an entry without a leader epoch (an old
+answer) is taken as it is and the partition's last seen epoch forgotten; an answer without brokers is not taken
 (see `client_refresh`). `apply_hint` accepts a CurrentLeader hint only when both fields are
 present, the epoch is strictly newer than the last seen, the node is known (from the cluster
 nodes or the response's NodeEndpoints, which then join the nodes), and the partition is
@@ -103,7 +104,10 @@ class ClientMetadata:
             entry = (topic_id, leader, epoch)
             parts[tp] = entry
             current = old is not None and self.is_current(tp)
-            self.last_seen[tp] = (epoch, topic_id)
+            if update.forget:
+                self.last_seen.pop(tp, None)
+            else:
+                self.last_seen[tp] = (epoch, topic_id)
             if old != entry or not current:
                 self._emit_epoch(tp, entry, {"source": "metadata", "from": source})
         self._drop_unlisted(parts, source)

@@ -18,13 +18,16 @@ class MetadataUpdate(NamedTuple):
     """`take`: cache the answer's entry and make its epoch the last seen one; `reject`: keep
     the cached entry, if any, and record the rejection (neither: keep it silently). `news`: the
     answer brought something new (a first epoch, a newer epoch, a recreated topic), which
-    resets `Metadata.equivalentResponseCount`."""
+    resets `Metadata.equivalentResponseCount`. `forget`: the entry has no leader epoch, so the
+    last seen one is forgotten rather than replaced."""
     take: bool
     reject: bool = False
     news: bool = False
+    forget: bool = False
 
 
 REJECT = MetadataUpdate(False, True)
+NO_EPOCH = MetadataUpdate(True, news=True, forget=True)
 
 
 def update_partition_metadata(proto, last_seen: int | None, known_topic_id: int | None,
@@ -53,7 +56,14 @@ def known_topic_id(proto, cached_id: int | None, last_seen_id: int | None) -> in
 
 def take_newer_metadata(proto, last_seen: int | None, known_topic_id: int | None,
                         topic_id: int, leader_epoch: int, reject_older: bool) -> MetadataUpdate:
-    """`update_partition_metadata` with the KAFKA-7738 rejection given as `reject_older`."""
+    """`update_partition_metadata` with the KAFKA-7738 rejection given as `reject_older`. An
+    entry without a leader epoch (-1: an answer too old to carry one, Metadata before v7 or,
+    from 2.6, before v9, or a partition error) is taken as it is and the last seen epoch of the
+    partition forgotten ("Handle old cluster formats as well as error responses where leader
+    and epoch are missing": `lastSeenLeaderEpochs.remove(tp)` at 2.3.0-3.7.0; 2.2.0 cleared
+    every partition's)."""
+    if leader_epoch < 0:
+        return NO_EPOCH
     if last_seen is None:
         return MetadataUpdate(True, news=True)
     recreated = known_topic_id != topic_id and proto.client_accepts_recreated_topic

@@ -20,16 +20,26 @@ def test_partition_metadata_by_epoch(profile):
     """`updateLatestMetadata` compares the last seen epoch (6, topic id 1 cached)."""
     proto = PROFILES[profile]
     decide = cm.update_partition_metadata
-    assert decide(proto, None, None, 1, 0) == (True, False, True)  # nothing seen yet
-    assert decide(proto, 6, 1, 1, 6) == (True, False, False)  # equal
-    assert decide(proto, 6, 1, 1, 7) == (True, False, True)
+    assert decide(proto, None, None, 1, 0) == (True, False, True, False)  # nothing seen yet
+    assert decide(proto, 6, 1, 1, 6) == (True, False, False, False)  # equal
+    assert decide(proto, 6, 1, 1, 7) == (True, False, True, False)
     older = decide(proto, 6, 1, 1, 5)
-    assert older == (cm.REJECT if proto.client_rejects_stale_metadata else (True, False, False))
+    assert older == (cm.REJECT if proto.client_rejects_stale_metadata else (True, False, False, False))
     recreated = decide(proto, 6, 1, 2, 0)
     if proto.client_accepts_recreated_topic:
-        assert recreated == (True, False, True)
+        assert recreated == (True, False, True, False)
     else:
         assert recreated.take is not proto.client_rejects_stale_metadata
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_an_entry_without_an_epoch_is_taken_and_the_last_seen_epoch_forgotten(profile):
+    """`updateLatestMetadata`'s "old cluster formats" branch: an answer without a (reliable)
+    leader epoch is taken whatever was seen, and `lastSeenLeaderEpochs.remove(tp)`."""
+    proto = PROFILES[profile]
+    for last_seen in (None, 6):
+        assert cm.update_partition_metadata(proto, last_seen, 1, 1, -1) == cm.NO_EPOCH
+    assert cm.NO_EPOCH.take and cm.NO_EPOCH.forget and not cm.NO_EPOCH.reject
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -40,14 +50,14 @@ def test_a_partition_dropped_from_the_cache_is_judged_by_its_last_seen_epoch(pro
     proto = PROFILES[profile]
     decide = cm.update_partition_metadata
     recreated_rule = proto.client_accepts_recreated_topic  # a new id is news, as a new epoch
-    assert decide(proto, 6, None, 1, 6) == (True, False, recreated_rule)
+    assert decide(proto, 6, None, 1, 6) == (True, False, recreated_rule, False)
     back = decide(proto, 6, None, 1, 5)
     if recreated_rule:
-        assert back == (True, False, True)
+        assert back == (True, False, True, False)
     elif proto.client_rejects_stale_metadata:
         assert back == cm.REJECT
     else:
-        assert back == (True, False, False)
+        assert back == (True, False, False, False)
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
