@@ -2,7 +2,7 @@
 
 Contract: an expectation key is `name` or `name:arg` (`arg` is a partition such as `t-0`, a
 batch id, or `t-0/<producer id>`). `BROKER` and `PRODUCER` (and the consumer's `CONSUMER`, in
-`observe_consumer`) map each name to an `Observable`
+`observe_consumer`, joined to the client checks here) map each name to an `Observable`
 (does it take an argument, how to read it from a `Seen` — the node, the answer it sent to the
 step's sender, everything it sent and every trace event it recorded during the step). `value`
 reads one key; `normalise` puts an expected and an observed value in one comparable form
@@ -12,32 +12,15 @@ wrong with a key for a role, or None.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from sim.kafka.probe import observe_consumer
 from sim.kafka.probe.fields import error_name
+from sim.kafka.probe.observable import NONE, Observable, Seen
 from sim.kafka.vocab import outcome_name
 
-NONE = "none"
-
-
-@dataclass
-class Seen:
-    """What one step showed: the node, its answer to the step's sender (None: no answer), the
-    messages it sent (dst, kind, body) and the trace events it recorded."""
-
-    node: Any
-    answer: Any = None
-    sent: list = field(default_factory=list)
-    events: list = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Observable:
-    takes_arg: bool
-    read: Callable[[Seen, str], Any]
-    doc: str
-    error: bool = False  # the value is an error code, shown by its name
+__all__ = ["NONE", "Observable", "Seen", "check_key", "expected", "is_error", "names",
+           "normalise", "observable", "split_key", "value"]
 
 
 # -- the answer ---------------------------------------------------------------------------
@@ -264,16 +247,11 @@ PRODUCER = {
     "metadata_update_requested": Obs(False, lambda s, a: bool(s.node.need_update),
                                    "whether the client wants a metadata update"),
 }
-ROLES = {"broker": BROKER, "producer": PRODUCER}
-
-
-def _role_checks(role: str) -> dict:
-    """The checks of a role; the consumer's live in `observe_consumer`, which reads this
-    module's helpers (so it is imported here, on first use)."""
-    if role == "consumer":
-        from sim.kafka.probe.observe_consumer import CONSUMER
-        return CONSUMER
-    return ROLES[role]
+# the client metadata checks a consumer shares with the producer
+CLIENT = ("leader", "leader_epoch", "last_seen_epoch", "known", "nodes",
+          "metadata_update_requested")
+CONSUMER = {**COMMON, **{name: PRODUCER[name] for name in CLIENT}, **observe_consumer.CONSUMER}
+ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER}
 ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
                  "current_leader", "log_end_offset", "leader_epoch", "end_offset",
                  "base_offset", "topic_id", "leader")
@@ -306,9 +284,8 @@ def observable(role: str, name: str) -> Observable | None:
                        "Fetch the node sent during the step (a follower's)")
         return None
     if role == "consumer" and "." in name:
-        from sim.kafka.probe.observe_consumer import sent_observable
-        return sent_observable(name)
-    return _role_checks(role).get(name)
+        return observe_consumer.sent_observable(name)
+    return ROLES[role].get(name)
 
 
 def split_key(key: str) -> tuple[str, str]:
@@ -359,6 +336,6 @@ def names(role: str) -> list[str]:
     extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in FETCH_SENT_FIELDS]
              if role == "broker" else [])
     if role == "consumer":
-        from sim.kafka.probe.observe_consumer import SENT
-        extra = [f"{prefix}.{f}" for prefix, (_kind, fields) in SENT.items() for f in fields]
-    return sorted(_role_checks(role)) + extra
+        extra = [f"{prefix}.{f}" for prefix, (_kind, fields) in observe_consumer.SENT.items()
+                 for f in fields]
+    return sorted(ROLES[role]) + extra

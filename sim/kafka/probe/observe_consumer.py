@@ -1,6 +1,6 @@
 """What a probe can check on a consumer under test (`sim.kafka.probe.observe` for the others).
 
-Contract: `CONSUMER` maps each check name to its `Observable`, read from the model's `Consumer`
+Contract: `CONSUMER` maps each consumer-only check name to its `Observable`, read from the model's `Consumer`
 after a step: a partition's position as Kafka's `SubscriptionState` holds it (the offset,
 `offset_epoch`, the (leader, epoch) it was last fetched from or validated against, its fetch
 state: `fetching`, `await_validation` or `await_reset`), the records it consumed during the
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from sim.kafka.probe.observe import COMMON, NONE, PRODUCER, Obs, Seen
+from sim.kafka.probe.observable import NONE, Seen
+from sim.kafka.probe.observable import Observable as Obs
 
 # prefix -> (the request kind, the partition fields a check may read)
 SENT = {"fetch_sent": ("Fetch", ("fetch_offset", "current_leader_epoch")),
@@ -77,11 +78,8 @@ def sent_observable(name: str) -> Obs | None:
                "the consumer sent during the step")
 
 
-CLIENT = ("leader", "leader_epoch", "last_seen_epoch", "known", "nodes",
-          "metadata_update_requested")
+# the consumer's own checks (`observe.CONSUMER` adds the common and client-metadata ones)
 CONSUMER = {
-    **COMMON,
-    **{name: PRODUCER[name] for name in CLIENT},
     "position": Obs(True, _position, "the position's offset (none while it waits for a reset)"),
     "offset_epoch": Obs(True, _offset_epoch, "the leader epoch of the record before the position "
                         "(`FetchPosition.offsetEpoch`; none if unknown)"),

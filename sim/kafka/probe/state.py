@@ -165,7 +165,8 @@ def set_consumer(consumer, state: dict, ctx) -> None:
     an offset with the leader epoch of the record before it (`offset_epoch`, -1: none) and the
     (leader, epoch) it was last fetched from or validated against (by default the metadata's
     current leader), or waits for validation (`awaiting_validation`, Kafka's
-    `seekUnvalidated`); a partition without a position waits for a reset (ListOffsets)."""
+    `seekUnvalidated`: only with an offset epoch and a leader epoch, else it fetches); a
+    partition without a position waits for a reset (ListOffsets)."""
     _set_client_metadata(consumer, state["metadata"], state["brokers"], ctx)
     if state["metadata_in_flight_to"] != NO:
         _metadata_in_flight(consumer, state["metadata_in_flight_to"], ctx)
@@ -188,7 +189,15 @@ def _set_position(consumer, pos: dict, key: str) -> None:
     leader = (consumer.meta.current_leader(tp) if pos["leader"] == NO
               else (pos["leader"], pos["leader_epoch"]))
     consumer.position_leader[tp] = leader
-    if pos["awaiting_validation"]:
+    if not pos["awaiting_validation"]:
+        return
+    if not consumer.validates:
+        raise FieldProblem(f"{key}.awaiting_validation", "this consumer does not validate "
+                           "positions (KIP-320's client side came in 2.3)",
+                           "leave it out, or pick a 2.3 or later profile")
+    # `seekUnvalidated` -> `validatePosition`: only a position with an offset epoch, against a
+    # leader with an epoch, waits; another starts fetching
+    if pos["offset_epoch"] >= 0 and leader[1] >= 0:
         consumer.awaiting[tp] = leader
 
 
