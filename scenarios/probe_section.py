@@ -25,7 +25,7 @@ def probe_section(raw: Any, options, faults: list) -> Probe:
     try:
         probe = parse_probe(raw, cluster.brokers, cluster.controllers,
                             [p.name for p in options.producers], options.protocol,
-                            [c.name for c in options.consumers])
+                            [c.name for c in options.consumers], options.kraft)
         check_probe_state(options, probe)
     except FieldProblem as err:
         raise Bad(_key(err.key), err.problem, err.fix) from None

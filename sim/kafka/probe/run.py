@@ -24,6 +24,7 @@ from sim.core.world import World
 from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
 from sim.kafka.consumer import Consumer
+from sim.kafka.kraft_broker import KraftBroker
 from sim.kafka.probe import observe
 from sim.kafka.probe.spec import Probe
 from sim.kafka.probe.state import set_broker, set_consumer, set_producer
@@ -35,7 +36,7 @@ from sim.kafka.store import Store
 ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
            "ProduceResponse": "Produce", "MetadataResponse": "Metadata",
            "OffsetsForLeaderEpochResponse": "OffsetsForLeaderEpoch",
-           "ListOffsetsResponse": "ListOffsets"}
+           "ListOffsetsResponse": "ListOffsets", "MetadataFetchResponse": "QuorumFetch"}
 
 
 class Peer(Actor):
@@ -84,6 +85,16 @@ class _Context:
         topic = self.run.store.topics.get(tp.rpartition("-")[0])
         return topic.topic_id if topic is not None else 1
 
+    def metadata_offset(self) -> int:
+        """The offset the KRaft broker's last Fetch of the metadata log to the sender asked
+        from (0 if it asked none): where the records of an answer start."""
+        last = self.run.last_request(self.src, "QuorumFetch")
+        return last.fetch_offset if last is not None else 0
+
+    def metadata_image(self):
+        """The KRaft broker's metadata image (None for a ZooKeeper-mode node)."""
+        return getattr(self.run.node, "image", None)
+
     def alive(self) -> tuple:
         return tuple(range(1, self.run.options.cluster.brokers + 1))
 
@@ -131,6 +142,10 @@ class ProbeRun:
 
     def _node(self):
         o, name = self.options, self.probe.node
+        if self.probe.role == "broker" and o.kraft:
+            voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]
+            return KraftBroker(self.world, int(name[1:]), o, o.protocol_of(name), self.store,
+                               voters)
         if self.probe.role == "broker":
             return Broker(self.world, int(name[1:]), o, o.protocol_of(name), self.store)
         if self.probe.role == "consumer":
@@ -222,7 +237,7 @@ class ProbeRun:
                 and self.preset_corr(step.src, asked) is None:
             fields["unsolicited"] = True  # the node asked the sender nothing: it may ignore it
         self.world.trace.emit(start, "harness", V.PROBE_STEP, fields)
-        self.peers[step.src].send(self.probe.node, step.kind, body)
+        self.peers[step.src].send(self.probe.node, KINDS[step.kind].wire_kind or step.kind, body)
         self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, n_events)
 
     def _judge(self, i: int, marks: dict, n_events: int) -> None:

@@ -1,6 +1,6 @@
 """A probe: one Kafka unit test posed to the model, read from a scenario's `[probe]` table.
 
-Contract: `parse_probe(raw, brokers, controllers, producers, protocol, consumers)` checks the `[probe]` table of a
+Contract: `parse_probe(raw, brokers, controllers, producers, protocol, consumers, kraft)` checks the `[probe]` table of a
 scenario (the node under test, its starting state, the steps with the message each delivers
 and what Kafka's test expects after it; a request field the profile's request version does
 not carry is refused, as are a broker id outside the cluster, a partition named twice in one
@@ -18,6 +18,7 @@ from typing import Any
 
 from sim.kafka.probe import observe
 from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
+from sim.kafka.probe.metadata_records import check_records
 from sim.kafka.probe.state import BROKER_STATE, CONSUMER_STATE, PRODUCER_STATE
 from sim.kafka.probe.wire import KINDS, off_the_wire
 
@@ -86,7 +87,7 @@ def _role(node: str, brokers: int, producers: list[str], consumers: list[str]) -
 
 
 def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
-                protocol=None, consumers: list[str] = ()) -> Probe:
+                protocol=None, consumers: list[str] = (), kraft: bool = False) -> Probe:
     top = read(raw, TOP, "probe")
     role = _role(top["node"], brokers, producers, list(consumers))
     state_raw = top["state"] if top["state"] is not None else {}
@@ -98,13 +99,15 @@ def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
         raise FieldProblem("probe.steps", "no steps", "add at least one [[probe.steps]]")
     if len(steps_raw) > MAX_STEPS:
         raise FieldProblem("probe.steps", f"{len(steps_raw)} steps", f"keep to {MAX_STEPS}")
-    steps = tuple(_step(s, f"probe.steps[{i}]", role, top["node"], protocol, brokers)
+    steps = tuple(_step(s, f"probe.steps[{i}]", role, top["node"], protocol, brokers, kraft)
                   for i, s in enumerate(steps_raw))
+    check_records(steps, state, lambda i: f"probe.steps[{i}]")
     return Probe(top["kafka_test"], top["kafka_tag"], top["kafka_source"], top["node"], role,
                  state, state_raw, steps)
 
 
-def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int) -> Step:
+def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
+          kraft: bool = False) -> Step:
     s = read(raw, STEP, key)
     kind = s["deliver"]
     if kind not in KINDS:
@@ -113,6 +116,11 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int) -> S
         takes = sorted(k for k, v in KINDS.items() if role in v.roles)
         raise FieldProblem(f"{key}.deliver", f"a {role} does not take {kind}",
                            f"deliver one of: {', '.join(takes)}")
+    mode = "kraft" if kraft else "zk"
+    if KINDS[kind].mode not in ("", mode):
+        raise FieldProblem(f"{key}.deliver", f"a {mode} broker does not take {kind}",
+                           "KRaft brokers take MetadataFetchResponse, ZooKeeper-mode brokers "
+                           "the controller's requests (cluster.mode)")
     src = s["from"] or ("c1" if kind in CONTROL_KINDS else "")
     if not src:
         raise FieldProblem(f"{key}.from", "missing", f"name the node that sends {kind}, e.g. b2")

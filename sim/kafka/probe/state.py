@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sim.kafka.idempotence import record_append
 from sim.kafka.log import Log
-from sim.kafka.messages import Batch, MetadataResponse
+from sim.kafka.messages import Batch, MetadataResponse, PartitionState
 from sim.kafka.partition import Partition, Replica
 from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.probe.fields import Field, FieldProblem
@@ -71,6 +71,11 @@ def set_broker(broker, state: dict, ctx) -> None:
     broker.alive_brokers = ctx.alive() if state["alive"] is None else state["alive"]
     for i, part in enumerate(state["partitions"]):
         _set_partition(broker, part, ctx, f"node.partitions[{i}]")
+    if broker.kraft:  # the image its metadata log would have built
+        for p in broker.partitions.values():
+            broker.image.parts[p.tp] = PartitionState(p.tp, p.topic_id, p.leader, p.leader_epoch,
+                                                      p.partition_epoch, p.isr, p.replicas)
+            broker.image.topics[p.tp.rpartition("-")[0]] = p.topic_id
 
 
 def _tid(part: dict, ctx) -> int:

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from sim.kafka import messages as M
+from sim.kafka.kraft_messages import QuorumFetchResponse
 from sim.kafka.probe.fields import REQUIRED, Field
+from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
+from sim.kafka.probe.metadata_records import build_records
 
 NO = -1
 
@@ -23,6 +26,8 @@ class Context(Protocol):
     src: str
 
     def corr(self, kind: str) -> int: ...
+    def metadata_offset(self) -> int: ...
+    def metadata_image(self) -> Any: ...
     def topic_id(self, tp: str) -> int: ...
     def alive(self) -> tuple: ...
     def batch_id(self) -> str: ...
@@ -36,6 +41,11 @@ class Kind:
     doc: str
     # a broker's answer: its receiver reads the broker id from the sender's name, `b<id>`
     from_broker: bool = False
+    # the control plane a broker must run to take it: "zk" (the ZooKeeper controller's
+    # requests), "kraft" (the metadata log), or "" for either
+    mode: str = ""
+    # the model's message kind on the wire, when it is not the probe's name for it
+    wire_kind: str = ""
 
 
 def _topic_id(part: dict, ctx) -> int:
@@ -209,6 +219,17 @@ _list_offsets_response = _answer(M.ListOffsetsResponse, M.ListOffsetsPartitionRe
                                  "ListOffsets", ("error", "offset", "leader_epoch"))
 
 
+def _metadata_fetch_response(f: dict, ctx) -> Any:
+    """The quorum leader's answer to the KRaft broker's last Fetch of the metadata log: the
+    records from the offset it asked for, all committed unless `high_watermark` says less."""
+    start = ctx.metadata_offset()
+    records = build_records(f["records"], ctx.metadata_image(), ctx)
+    entries = tuple((start + i, f["leader_epoch"], r) for i, r in enumerate(records))
+    hw = start + len(entries) if f["high_watermark"] == NO else f["high_watermark"]
+    return QuorumFetchResponse(f["leader_epoch"], ctx.src, 0, entries, hw, None,
+                               _corr(f, ctx, "QuorumFetch"))
+
+
 def _parts(sub: tuple, name: str = "partitions") -> Field:
     return Field(name, "tables", REQUIRED, sub)
 
@@ -217,12 +238,17 @@ BROKER, PRODUCER, CONSUMER = ("broker",), ("producer",), ("consumer",)
 
 KINDS: dict[str, Kind] = {
     "LeaderAndIsr": Kind(BROKER, CONTROL + (_parts(PARTITION_STATE), Field("full", "bool", False)),
-                         _leader_and_isr, "the controller's LeaderAndIsr"),
+                         _leader_and_isr, "the controller's LeaderAndIsr", mode="zk"),
     "UpdateMetadata": Kind(BROKER, CONTROL + (_parts(PARTITION_STATE), Field("alive", "ints", None),
                                               Field("deleted", "strs", ())),
-                           _update_metadata, "the controller's UpdateMetadata"),
+                           _update_metadata, "the controller's UpdateMetadata", mode="zk"),
     "StopReplica": Kind(BROKER, CONTROL + (_parts(STOP_PARTITION),), _stop_replica,
-                        "the controller's StopReplica"),
+                        "the controller's StopReplica", mode="zk"),
+    "MetadataFetchResponse": Kind(
+        BROKER, (Field("corr", "int", 0), Field("leader_epoch", "int", 1),
+                 Field("high_watermark", "int", NO), _parts(METADATA_RECORD, "records")),
+        _metadata_fetch_response, "the quorum leader's answer to a KRaft broker's Fetch of "
+        "the metadata log", mode="kraft", wire_kind="QuorumFetchResponse"),
     "Produce": Kind(BROKER, (Field("acks", "int", -1), Field("timeout_ms", "int", 30000),
                              Field("corr", "int", 0), _parts(PRODUCE_PARTITION)),
                     _produce, "a producer's Produce"),
