@@ -129,6 +129,9 @@ Obs = Observable
 COMMON = {
     "sent": Obs(False, _sent, "the kinds of message the node sent during the step, in order"),
     "sent_to": Obs(False, _sent_to, "the same as `kind>destination`, e.g. \"Produce>b2\""),
+    "sent_count": Obs(True, lambda s, kind: sum(k == kind for _d, k, _b in s.sent),
+                      "how many `Kind` messages the node sent during the step, whatever their "
+                      "order among the others (arg Kind, e.g. AlterPartition)"),
     "emitted": Obs(False, _emitted, "the trace event kinds the node recorded during the step"),
     "alive": Obs(False, lambda s, a: bool(s.node.alive), "whether the node still runs (a halt stops it)"),
 }

@@ -165,7 +165,8 @@ def check_message(value: Any, key: str, brokers: int, once: bool = True) -> None
             else:
                 check_message(sub, f"{key}.{name}", brokers, once)
     elif isinstance(value, (list, tuple)):
-        tps = [v["tp"] for v in value if isinstance(v, dict) and isinstance(v.get("tp"), str)]
+        tps = [v["tp"] for v in value if isinstance(v, dict) and isinstance(v.get("tp"), str)
+               and v["tp"]]  # a metadata record that names no partition has tp ""
         twice = sorted({tp for tp in tps if tps.count(tp) > 1})
         if once and twice:
             raise FieldProblem(key, f"{twice[0]} is listed twice", "list each partition once")

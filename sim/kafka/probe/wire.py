@@ -128,7 +128,7 @@ def _fetch(f: dict, ctx) -> M.Fetch:
     parts = tuple(M.FetchPartition(p["tp"], p["fetch_offset"], p["current_leader_epoch"],
                                    p["last_fetched_epoch"]) for p in f["partitions"])
     return M.Fetch(_replica_id(f, ctx), _corr(f, ctx, "Fetch"), f["max_wait_ms"] * 1000, parts,
-                   client_metadata=f["client_metadata"])
+                   client_metadata=f["client_metadata"], replica_epoch=f["replica_epoch"])
 
 
 EPOCH_PARTITION = (Field("tp", "str"), Field("current_leader_epoch", "int", NO),
@@ -254,7 +254,8 @@ KINDS: dict[str, Kind] = {
                     _produce, "a producer's Produce"),
     "Fetch": Kind(BROKER, (Field("replica_id", "int", -2), Field("max_wait_ms", "int", 0),
                            Field("corr", "int", 0), _parts(FETCH_PARTITION),
-                           Field("client_metadata", "bool", False)),
+                           Field("client_metadata", "bool", False),
+                           Field("replica_epoch", "int", NO)),
                   _fetch, "a follower's (replica_id >= 0) or a consumer's (-1) Fetch"),
     "OffsetsForLeaderEpoch": Kind(BROKER, (Field("replica_id", "int", -2), Field("corr", "int", 0),
                                            _parts(EPOCH_PARTITION)),
@@ -301,6 +302,8 @@ GATES = {
 # The same for a request-level field, set when true or not -1.
 REQUEST_GATES = {
     ("Fetch", "client_metadata"): (lambda p: p.follower_fetch, "Fetch v11 (KIP-392, 2.4)"),
+    ("Fetch", "replica_epoch"): (lambda p: p.kraft_isr_broker_epoch_check,
+                                 "Fetch v15 (KIP-903, 3.5)"),
 }
 
 
