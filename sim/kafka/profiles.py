@@ -97,7 +97,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  client_backoff="exponential",  # KIP-580, KAFKA-9800
                  hw_waits_for_min_isr=True,  # KAFKA-15583
                  kraft_check_quorum=True,  # KAFKA-15489 (KRaft only)
-                 kraft_strays_deleted_first=True)),  # KAFKA-14616 (KRaft only)
+                 kraft_strays_deleted_first=True,  # KAFKA-14616 (KRaft only)
+                 kraft_stale_fetch_fenced=True)),  # KAFKA-15221 (KRaft only)
     # KRaft-era releases a user names (`cluster.mode`, sim.kafka.modes): their switches are
     # 3.7's; 4.0 removed ZooKeeper mode (KIP-833's end), which sim.kafka.modes enforces
     ("3.8", dict()),

@@ -90,6 +90,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KRaft only: the leader checks the broker epoch a follower's Fetch carries (KIP-903)
     "kraft_isr_broker_epoch_check": (BROKER,),
     # KRaft only: a starting broker deletes its stray logs before making replicas (KAFKA-14616)
+    "kraft_stale_fetch_fenced": (BROKER,),
     "kraft_strays_deleted_first": (BROKER,),
 }
 

@@ -252,6 +252,12 @@ class Protocol:
     # earlier incarnation, delivered late, cannot put a restarted broker whose disk was lost
     # back in the ISR (KAFKA-14139)
     kraft_isr_broker_epoch_check: bool = False
+    # KRaft only: KAFKA-15221 (3.7.0). A follower's Fetch carrying an older broker epoch than
+    # the one the leader's metadata cache holds for it (a Fetch of an earlier incarnation,
+    # delivered after the restarted broker's own) is answered NOT_LEADER_OR_FOLLOWER and leaves
+    # the follower's fetch state alone (`Replica.updateFetchStateOrThrow`). Before, it moved the
+    # state back to the old incarnation's log end and fetch time
+    kraft_stale_fetch_fenced: bool = False
     # KRaft only: KAFKA-14616 (3.7.0). On a broker's first metadata publish after it starts,
     # the log dirs the image does not place on it (stray: another topic id, or a partition
     # not assigned here) are deleted before its replicas are made
@@ -276,7 +282,8 @@ class Protocol:
 
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
 KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
-                  "kraft_isr_broker_epoch_check", "kraft_strays_deleted_first")
+                  "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
+                  "kraft_strays_deleted_first")
 
 
 CHOICES = {

@@ -58,8 +58,16 @@ def _caches_updated_us(events: list, broker: str, after_us: int) -> int:
 @needs_kafka_python
 def test_librdkafka_follows_a_fresh_hint_without_metadata(tmp_path_factory):
     verdict, events = _run("librdkafka-leader-move-fresh-hint", tmp_path_factory)
-    _every_record_once(verdict)
     move = leader_move(events, "rd1", "t-0")
+    if move["metadata_requests"]:
+        # librdkafka applies a hint on its main thread while its broker thread schedules the
+        # retry: on a machine starved of CPU the retry can go out first, find the old leader,
+        # and ask for metadata. That is wall-clock timing, not the protocol; one more run
+        # tells the two apart (a client that ignores hints asks for metadata every time)
+        verdict, events = _served("librdkafka-leader-move-fresh-hint",
+                                  str(tmp_path_factory.mktemp("fresh-hint-again")))
+        move = leader_move(events, "rd1", "t-0")
+    _every_record_once(verdict)
     assert move["produce_versions"] == [10]  # KIP-951's Produce
     assert move["errors"] >= 1  # the old leader refused, with its hint
     assert move["recovered_us"] is not None

@@ -46,6 +46,7 @@ class Rules:
     maximal_isr: Callable = replication.maximal_isr
     follower_joins_isr: Callable = replication.follower_joins_isr
     isr_broker_epoch_eligible: Callable = replication.isr_broker_epoch_eligible
+    stale_follower_fetch: Callable = replication.stale_follower_fetch
     is_follower_out_of_sync: Callable = replication.is_follower_out_of_sync
     fetch_last_fetched_epoch: Callable = replication.fetch_last_fetched_epoch
     controller_channel_resends: Callable = replication.controller_channel_resends

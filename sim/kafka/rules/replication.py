@@ -78,6 +78,15 @@ def isr_broker_epoch_eligible(proto, kraft: bool, stored_epoch: int | None,
         stored_epoch in (-1, cached_epoch)
 
 
+def stale_follower_fetch(proto, kraft: bool, replica_epoch: int, cached_epoch: int | None) -> bool:
+    """KAFKA-15221 (3.7.0, KRaft only, `kraft_stale_fetch_fenced`): a follower's Fetch that
+    carries an older broker epoch than the one the leader's metadata cache holds for that
+    broker comes from an earlier incarnation (`Replica.updateFetchStateOrThrow` throws
+    NotLeaderOrFollowerException); -1 (a Fetch too old to carry one) is never stale."""
+    return (kraft and proto.kraft_stale_fetch_fenced and replica_epoch != -1
+            and cached_epoch is not None and cached_epoch > replica_epoch)
+
+
 def is_follower_out_of_sync(proto, known: bool, follower_leo: int, leader_leo: int,
                             caught_up_us: int, now_us: int, lag_max_ms: int) -> bool:
     """`Partition.isFollowerOutOfSync`: not caught up for replica.lag.time.max.ms; with
