@@ -99,7 +99,7 @@ def print_summary(verdict: dict, scenario_path: str, out: str | None,
         print(f"  acked {m['acked']}  failed {m['failed']}  retries {m['retries']}  "
               f"p99 {m['produce_latency_p99_ms']} ms  stale-epoch appends "
               f"{m['stale_epoch_appends']}  acks=1 lost {m['acks1_lost']}")
-    if "metadata_lag" in m:  # KRaft: how far behind each broker's metadata is
+    if m.get("metadata_lag"):  # KRaft: how far behind each broker's metadata is
         lags = "  ".join(f"{b} {v['applied_offset']}/{m['metadata_high_watermark']} "
                          f"(max {v['max_ms']} ms)" for b, v in m["metadata_lag"].items())
         print(f"  metadata applied: {lags}")

@@ -289,7 +289,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         error = self.rules.kraft_alter_partition_error(
             self.protocol, self.active, st is not None, st.leader if st else -1,
             st.leader_epoch if st else -1, st.partition_epoch if st else -1, req.broker,
-            req.leader_epoch, req.partition_epoch, req.isr, usable)
+            req.leader_epoch, req.partition_epoch, req.isr, usable, st.replicas if st else ())
         self.emit(V.ALTER_PARTITION, {"tp": req.tp, "from": req.broker,
                                       "leader_epoch": req.leader_epoch,
                                       "partition_epoch": req.partition_epoch,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from epochsim.runner import run_scenario
 from scenarios.schema import ScenarioError, parse_scenario
+from tests.probe.helpers import assert_refused, probe_checks
 
 VALIDATE = """
 [protocol]
@@ -41,13 +41,10 @@ def _text(profile="3.7", position=AWAITING, deliver="OffsetsForLeaderEpochRespon
                            expect=expect)
 
 
-def _checks(text: str) -> dict:
-    verdict = run_scenario(parse_scenario(text, "probe.toml"), 1)
-    return {c["check"]: (c["kafka"], c["model"]) for c in verdict["probe"]}
 
 
 def test_a_truncated_log_moves_the_position_back_to_the_divergence():
-    checks = _checks(_text(expect='"position:t-0" = 5, "offset_epoch:t-0" = 7, '
+    checks = probe_checks(_text(expect='"position:t-0" = 5, "offset_epoch:t-0" = 7, '
                                   '"awaiting_validation:t-0" = false, '
                                   '"sent" = ["OffsetsForLeaderEpoch", "Fetch"], '
                                   '"fetch_sent.fetch_offset:t-0" = 5'))
@@ -55,7 +52,7 @@ def test_a_truncated_log_moves_the_position_back_to_the_divergence():
 
 
 def test_a_check_that_kafka_does_not_meet_is_a_disagreement():
-    checks = _checks(_text(expect='"position:t-0" = 10'))
+    checks = probe_checks(_text(expect='"position:t-0" = 10'))
     assert checks["position:t-0"] == (10, 5)
 
 
@@ -63,14 +60,14 @@ def test_a_position_on_the_metadatas_leader_is_fetched_at_once():
     """No leader change and no `seekUnvalidated`: the first request is a Fetch at the offset,
     carrying the metadata's epoch; an OffsetsForLeaderEpoch answer nobody asked for is
     dropped."""
-    checks = _checks(_text(position="", expect='"fetch_sent.fetch_offset:t-0" = 10, '
+    checks = probe_checks(_text(position="", expect='"fetch_sent.fetch_offset:t-0" = 10, '
                                                '"fetch_sent.current_leader_epoch:t-0" = 10, '
                                                '"position:t-0" = 10, "fetch_state:t-0" = "fetching"'))
     assert all(kafka == model for kafka, model in checks.values()), checks
 
 
 def test_a_leader_change_since_the_position_makes_it_wait_for_validation():
-    checks = _checks(_text(position=", leader = 1, leader_epoch = 8",
+    checks = probe_checks(_text(position=", leader = 1, leader_epoch = 8",
                            expect='"validation_sent.current_leader_epoch:t-0" = 10, '
                                   '"validation_sent.leader_epoch:t-0" = 5, '
                                   '"position_leader_epoch:t-0" = 10'))
@@ -87,10 +84,7 @@ def test_a_leader_change_since_the_position_makes_it_wait_for_validation():
     (dict(answer="leader_epoch = 7, end_offset = 5, offset = 3"), "probe.steps[0].body"),
 ])
 def test_bad_consumer_probes_are_one_line_errors_naming_the_key(change, key):
-    with pytest.raises(ScenarioError) as err:
-        parse_scenario(_text(**change), "probe.toml")
-    message = str(err.value)
-    assert "\n" not in message and key in message, message
+    assert_refused(_text(**change), key)
 
 
 def test_a_position_of_another_topic_is_refused():

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from epochsim.runner import run_scenario
-from scenarios.schema import ScenarioError, parse_scenario
+from tests.probe.helpers import assert_refused, probe_checks
 
 KRAFT = """
 [protocol]
@@ -43,25 +42,22 @@ def _text(mode="kraft", create=CREATE, deliver="MetadataFetchResponse", change=C
     return KRAFT.format(mode=mode, create=create, deliver=deliver, change=change, expect=expect)
 
 
-def _checks(text: str) -> dict:
-    verdict = run_scenario(parse_scenario(text, "probe.toml"), 1)
-    return {f"{c['step']}:{c['check']}": (c["kafka"], c["model"]) for c in verdict["probe"]}
 
 
 def test_a_change_record_naming_a_leader_bumps_both_epochs():
-    checks = _checks(_text())
+    checks = probe_checks(_text(), by_step=True)
     assert all(kafka == model for kafka, model in checks.values()), checks
 
 
 def test_an_isr_change_alone_bumps_the_partition_epoch_only():
-    checks = _checks(_text(change='{ type = "PartitionChangeRecord", tp = "foo-0", isr = [1] }',
+    checks = probe_checks(_text(change='{ type = "PartitionChangeRecord", tp = "foo-0", isr = [1] }',
                            expect='"isr:foo-0" = [1], "leader_epoch:foo-0" = 0, '
-                                  '"partition_epoch:foo-0" = 1'))
+                                  '"partition_epoch:foo-0" = 1'), by_step=True)
     assert all(kafka == model for kafka, model in checks.values()), checks
 
 
 def test_a_wrong_expectation_is_a_disagreement():
-    checks = _checks(_text(expect='"leader_epoch:foo-0" = 0'))
+    checks = probe_checks(_text(expect='"leader_epoch:foo-0" = 0'), by_step=True)
     assert checks["1:leader_epoch:foo-0"] == (0, 1)
 
 
@@ -80,7 +76,4 @@ def test_a_wrong_expectation_is_a_disagreement():
     (dict(change='{ type = "RemoveTopicRecord" }'), "probe.steps[1].body.records[0]"),
 ])
 def test_bad_kraft_probes_are_one_line_errors_naming_the_key(change, key):
-    with pytest.raises(ScenarioError) as err:
-        parse_scenario(_text(**change), "probe.toml")
-    message = str(err.value)
-    assert "\n" not in message and key in message, message
+    assert_refused(_text(**change), key)

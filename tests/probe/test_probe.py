@@ -311,7 +311,7 @@ def test_a_brokers_answer_must_come_from_a_broker(sender):
     # with the key and the fix, not left to fail inside the run
     bad = FOLLOWER.replace('from = "b2"', f'from = "{sender}"')
     with pytest.raises(ScenarioError, match=rf"probe.steps\[0\].from: '{sender}' is not a "
-                       "broker: FetchResponse is a broker's answer; name the broker"):
+                       "broker: FetchResponse comes from a broker; name the broker"):
         parse_scenario(bad, "probe.toml")
 
 

@@ -41,23 +41,29 @@ UNSET = ("", None)
 
 
 def check_records(steps, state: dict, key_of) -> None:
-    """The load-time checks of every MetadataFetchResponse of `steps`, in order (`key_of(i)` is
-    step i's key)."""
+    """The load-time checks of a controller's starting `records` and of every
+    MetadataFetchResponse of `steps`, in order (`key_of(i)` is step i's key)."""
     created = {p["tp"] for p in state.get("partitions", ())}
+    _check_list(state.get("records", ()), "node.records", created)
     for i, step in enumerate(steps):
-        if step.kind != "MetadataFetchResponse":
-            continue
-        for j, rec in enumerate(step.fields["records"]):
-            key = f"{key_of(i)}.body.records[{j}]"
-            _check_record(rec, key)
-            if rec["type"] == K.PARTITION:
-                created.add(rec["tp"])
-            elif rec["type"] == K.PARTITION_CHANGE and rec["tp"] not in created:
-                raise FieldProblem(f"{key}.tp", f"{rec['tp']!r} has no PartitionRecord before it",
-                                   "create the partition first (a PartitionRecord, or the state)")
-            elif rec["type"] == K.REMOVE_TOPIC and rec["name"] == "" and rec["topic_id"] is None:
-                raise FieldProblem(key, "a RemoveTopicRecord names no topic",
-                                   "give its name or topic_id")
+        if step.kind == "MetadataFetchResponse":
+            _check_list(step.fields["records"], f"{key_of(i)}.body.records", created)
+
+
+def _check_list(records, prefix: str, created: set) -> None:
+    """`records` in order, `created` the partitions made so far (grown by their
+    PartitionRecords)."""
+    for j, rec in enumerate(records):
+        key = f"{prefix}[{j}]"
+        _check_record(rec, key)
+        if rec["type"] == K.PARTITION:
+            created.add(rec["tp"])
+        elif rec["type"] == K.PARTITION_CHANGE and rec["tp"] not in created:
+            raise FieldProblem(f"{key}.tp", f"{rec['tp']!r} has no PartitionRecord before it",
+                               "create the partition first (a PartitionRecord, or the state)")
+        elif rec["type"] == K.REMOVE_TOPIC and rec["name"] == "" and rec["topic_id"] is None:
+            raise FieldProblem(key, "a RemoveTopicRecord names no topic",
+                               "give its name or topic_id")
 
 
 def _check_record(rec: dict, key: str) -> None:
@@ -76,16 +82,20 @@ def _check_record(rec: dict, key: str) -> None:
                            f"a {kind} takes: {', '.join(allowed)}")
 
 
-def build_records(records: tuple, image, ctx) -> list:
-    """The model's records for `records`, each read against the image as it will be once the
-    records before it are applied (a scratch copy: the broker's own image is not touched)."""
+def build_records(records: tuple, image, ctx, first_offset: int = 0) -> list:
+    """The model's records for `records`, to be written from `first_offset` on, each read
+    against the image as it will be once the records before it are applied (a scratch copy:
+    the node's own image is not touched); a broker registered among them has the offset of its
+    RegisterBrokerRecord as its epoch."""
     parts = dict(image.parts) if image is not None else {}
     topics = dict(image.topics) if image is not None else {}
     brokers = {b: r.epoch for b, r in image.brokers.items()} if image is not None else {}
     out = []
-    for rec in records:
+    for i, rec in enumerate(records):
         record = _record(rec, parts, topics, brokers, ctx)
-        if record.kind in (K.PARTITION, K.PARTITION_CHANGE):
+        if record.kind == K.REGISTER_BROKER:
+            brokers[rec["broker"]] = first_offset + i
+        elif record.kind in (K.PARTITION, K.PARTITION_CHANGE):
             parts[rec["tp"]] = _state_of(record)
         elif record.kind == K.TOPIC:
             topics[rec["name"]] = record.get("topic_id")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from sim.kafka.probe import observe_consumer
+from sim.kafka.probe import observe_consumer, observe_controller
 from sim.kafka.probe.fields import error_name
 from sim.kafka.probe.observable import NONE, Observable, Seen
 from sim.kafka.vocab import outcome_name
@@ -254,7 +254,8 @@ PRODUCER = {
 CLIENT = ("leader", "leader_epoch", "last_seen_epoch", "known", "nodes",
           "metadata_update_requested")
 CONSUMER = {**COMMON, **{name: PRODUCER[name] for name in CLIENT}, **observe_consumer.CONSUMER}
-ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER}
+CONTROLLER = {**COMMON, **observe_controller.CONTROLLER}
+ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER, "controller": CONTROLLER}
 ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
                  "current_leader", "log_end_offset", "leader_epoch", "end_offset",
                  "base_offset", "topic_id", "leader")

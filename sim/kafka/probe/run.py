@@ -25,9 +25,10 @@ from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
 from sim.kafka.consumer import Consumer
 from sim.kafka.kraft_broker import KraftBroker
+from sim.kafka.kraft_controller import KraftController
 from sim.kafka.probe import observe
 from sim.kafka.probe.spec import Probe
-from sim.kafka.probe.state import set_broker, set_consumer, set_producer
+from sim.kafka.probe.state import set_broker, set_consumer, set_controller, set_producer
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.producer import Producer
 from sim.kafka.store import Store
@@ -142,6 +143,9 @@ class ProbeRun:
 
     def _node(self):
         o, name = self.options, self.probe.node
+        if self.probe.role == "controller":
+            voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]
+            return KraftController(self.world, name, o, o.protocol, self.store, voters)
         if self.probe.role == "broker" and o.kraft:
             voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]
             return KraftBroker(self.world, int(name[1:]), o, o.protocol_of(name), self.store,
@@ -211,8 +215,8 @@ class ProbeRun:
         """Start the node and give it the probe's starting state (FieldProblem when the node
         cannot take it)."""
         self.node.start() if self.probe.role == "broker" else None
-        setter = {"broker": set_broker, "producer": set_producer,
-                  "consumer": set_consumer}[self.probe.role]
+        setter = {"broker": set_broker, "producer": set_producer, "consumer": set_consumer,
+                  "controller": set_controller}[self.probe.role]
         setter(self.node, self.probe.state, self.ctx)
 
     def run(self) -> ProbeOutcome:

@@ -19,7 +19,7 @@ from typing import Any
 from sim.kafka.probe import observe
 from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
 from sim.kafka.probe.metadata_records import check_records
-from sim.kafka.probe.state import BROKER_STATE, CONSUMER_STATE, PRODUCER_STATE
+from sim.kafka.probe.state import BROKER_STATE, CONSUMER_STATE, CONTROLLER_STATE, PRODUCER_STATE
 from sim.kafka.probe.wire import KINDS, off_the_wire
 
 MAX_STEPS = 100
@@ -27,7 +27,7 @@ MAX_WAIT_MS = 3_600_000
 _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
-         "consumer": CONSUMER_STATE[1:]}
+         "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:]}
 TOP = (Field("kafka_test", "str"), Field("kafka_tag", "str"), Field("kafka_source", "str", ""),
        Field("node", "str"), Field("state", "any", None), Field("steps", "any"))
 STEP = (Field("deliver", "str"), Field("from", "str", ""), Field("wait_ms", "int", 100),
@@ -74,9 +74,19 @@ def _step_json(s: Step) -> dict:
     return out
 
 
-def _role(node: str, brokers: int, producers: list[str], consumers: list[str]) -> str:
+def _role(node: str, brokers: int, producers: list[str], consumers: list[str],
+          controllers: int = 0, kraft: bool = False) -> str:
     if node[:1] == "b" and node[1:].isdigit() and 1 <= int(node[1:]) <= brokers:
         return "broker"
+    if node[:1] == "c" and node[1:].isdigit() and 1 <= int(node[1:]) <= controllers:
+        if not kraft:
+            raise FieldProblem("probe.node", f"{node!r} is a ZooKeeper-mode controller, which a "
+                               "probe cannot set up", 'probe a KRaft controller (cluster.mode = '
+                               '"kraft"), or a broker or client')
+        if controllers != 1:
+            raise FieldProblem("probe.node", "a controller probe runs a quorum of one",
+                               "set cluster.controllers = 1")
+        return "controller"
     if node in producers:
         return "producer"
     if node in consumers:
@@ -89,7 +99,7 @@ def _role(node: str, brokers: int, producers: list[str], consumers: list[str]) -
 def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
                 protocol=None, consumers: list[str] = (), kraft: bool = False) -> Probe:
     top = read(raw, TOP, "probe")
-    role = _role(top["node"], brokers, producers, list(consumers))
+    role = _role(top["node"], brokers, producers, list(consumers), controllers, kraft)
     state_raw = top["state"] if top["state"] is not None else {}
     state = read(state_raw, STATE[role], "probe.state")
     check_message(state, "probe.state", brokers, once=False)  # a partition holds many batches
@@ -128,8 +138,8 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.from", f"{src!r} is the node under test",
                            "name another node as the sender")
     if KINDS[kind].from_broker and not _BROKER_NAME.fullmatch(src):
-        raise FieldProblem(f"{key}.from", f"{src!r} is not a broker: {kind} is a broker's answer",
-                           "name the broker that answers, e.g. b2")
+        raise FieldProblem(f"{key}.from", f"{src!r} is not a broker: {kind} comes from a broker",
+                           "name the broker that sends it, e.g. b2")
     if not (1 <= s["wait_ms"] <= MAX_WAIT_MS):
         raise FieldProblem(f"{key}.wait_ms", f"{s['wait_ms']} is out of range",
                            f"give 1..{MAX_WAIT_MS}")

@@ -17,12 +17,16 @@ does, and a consumer's first requests, which it sends as soon as it has its stat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sim.kafka.idempotence import record_append
 from sim.kafka.log import Log
 from sim.kafka.messages import Batch, MetadataResponse, PartitionState
 from sim.kafka.partition import Partition, Replica
 from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.probe.fields import Field, FieldProblem
+from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
+from sim.kafka.probe.metadata_records import build_records
 from sim.kafka.probe.wire import NO, RECORD
 
 LOG_RECORD = (Field("base_offset", "int", NO),) + RECORD[1:]
@@ -53,6 +57,7 @@ POSITION = (Field("tp", "str"), Field("offset", "int"), Field("offset_epoch", "i
 CONSUMER_STATE = (Field("name", "str"), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("positions", "tables", (), POSITION),
                   Field("metadata_in_flight_to", "int", NO))
+CONTROLLER_STATE = (Field("name", "str"), Field("records", "tables", (), METADATA_RECORD))
 PRODUCER_STATE = (Field("name", "str"), Field("producer_id", "int", NO),
                   Field("producer_epoch", "int", 0), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("sequences", "tables", (), SEQUENCES),
@@ -162,6 +167,21 @@ def set_producer(producer, state: dict, ctx) -> None:
         _add_batch(producer, b)
     if state["metadata_in_flight_to"] != NO:
         _metadata_in_flight(producer, state["metadata_in_flight_to"], ctx)
+
+
+# -- KRaft controller ---------------------------------------------------------------------
+def set_controller(controller, state: dict, ctx) -> None:
+    """A KRaft controller, the only voter of its quorum, made the active controller at once
+    (its own vote wins; its LeaderChange record commits), with `records` written to its
+    metadata log and image as its own, committed. It creates none of the scenario's topics
+    itself (a probe's records say what exists), and the brokers its records register have
+    just heartbeated."""
+    controller.options = replace(controller.options, topics=())
+    controller.start()
+    controller._stand()
+    for record in build_records(state["records"], controller.image, ctx, controller.end_offset):
+        controller._write(record)
+    controller.heartbeats = {b: controller.now_us for b in sorted(controller.image.brokers)}
 
 
 # -- consumer -----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from sim.kafka import messages as M
-from sim.kafka.kraft_messages import QuorumFetchResponse
+from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetchResponse
 from sim.kafka.probe.fields import REQUIRED, Field
 from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
 from sim.kafka.probe.metadata_records import build_records
@@ -35,11 +35,12 @@ class Context(Protocol):
 
 @dataclass(frozen=True)
 class Kind:
-    roles: tuple  # "broker", "producer", "consumer"
+    roles: tuple  # "broker", "producer", "consumer", "controller"
     fields: tuple
     build: Callable[[dict, Any], Any]
     doc: str
-    # a broker's answer: its receiver reads the broker id from the sender's name, `b<id>`
+    # from a broker (an answer, or a broker's request to the controller): its receiver reads
+    # the broker id from the sender's name, `b<id>`
     from_broker: bool = False
     # the control plane a broker must run to take it: "zk" (the ZooKeeper controller's
     # requests), "kraft" (the metadata log), or "" for either
@@ -223,7 +224,7 @@ def _metadata_fetch_response(f: dict, ctx) -> Any:
     """The quorum leader's answer to the KRaft broker's last Fetch of the metadata log: the
     records from the offset it asked for, all committed unless `high_watermark` says less."""
     start = ctx.metadata_offset()
-    records = build_records(f["records"], ctx.metadata_image(), ctx)
+    records = build_records(f["records"], ctx.metadata_image(), ctx, start)
     entries = tuple((start + i, f["leader_epoch"], r) for i, r in enumerate(records))
     hw = start + len(entries) if f["high_watermark"] == NO else f["high_watermark"]
     return QuorumFetchResponse(f["leader_epoch"], ctx.src, 0, entries, hw, None,
@@ -234,7 +235,25 @@ def _parts(sub: tuple, name: str = "partitions") -> Field:
     return Field(name, "tables", REQUIRED, sub)
 
 
-BROKER, PRODUCER, CONSUMER = ("broker",), ("producer",), ("consumer",)
+BROKER, PRODUCER, CONSUMER, CONTROLLER = ("broker",), ("producer",), ("consumer",), ("controller",)
+
+
+def _sender_id(f: dict, ctx) -> int:
+    return f["broker"] if f["broker"] != NO else int(ctx.src[1:])
+
+
+def _alter_partition(f: dict, ctx) -> M.AlterPartition:
+    return M.AlterPartition(_corr(f, ctx, "AlterPartition"), _sender_id(f, ctx), f["tp"],
+                            f["leader_epoch"], f["partition_epoch"], tuple(f["isr"]))
+
+
+def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
+    return BrokerHeartbeat(_sender_id(f, ctx), f["broker_epoch"], f["metadata_offset"],
+                           f["want_shutdown"])
+
+
+def _broker_registration(f: dict, ctx) -> BrokerRegistration:
+    return BrokerRegistration(_sender_id(f, ctx), f["incarnation"])
 
 KINDS: dict[str, Kind] = {
     "LeaderAndIsr": Kind(BROKER, CONTROL + (_parts(PARTITION_STATE), Field("full", "bool", False)),
@@ -276,6 +295,18 @@ KINDS: dict[str, Kind] = {
                                                    _parts(METADATA_PARTITION),
                                                    Field("brokers", "ints", None)),
                              _metadata_response, "a broker's Metadata answer", True),
+    "AlterPartition": Kind(
+        CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO), Field("tp", "str"),
+                     Field("leader_epoch", "int"), Field("partition_epoch", "int"),
+                     Field("isr", "ints")),
+        _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
+    "BrokerHeartbeat": Kind(
+        CONTROLLER, (Field("broker", "int", NO), Field("broker_epoch", "int"),
+                     Field("metadata_offset", "int", 0), Field("want_shutdown", "bool", False)),
+        _broker_heartbeat, "a KRaft broker's heartbeat (KIP-631)", True),
+    "BrokerRegistration": Kind(
+        CONTROLLER, (Field("broker", "int", NO), Field("incarnation", "int", 1)),
+        _broker_registration, "a KRaft broker's registration (KIP-631)", True),
     "OffsetsForLeaderEpochResponse": Kind(
         CONSUMER, (Field("corr", "int", 0), _parts(EPOCH_END_OFFSET)),
         _offsets_for_leader_epoch_response,

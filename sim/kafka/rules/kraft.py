@@ -163,22 +163,31 @@ def assignment_change(proto, leader: int, leader_epoch: int, partition_epoch: in
 
 def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_epoch: int,
                           partition_epoch: int, req_broker: int, req_leader_epoch: int,
-                          req_partition_epoch: int, req_isr: tuple, eligible: tuple) -> int:
-    """`ReplicationControlManager.alterPartition` / `validateAlterPartitionData`: NOT_CONTROLLER
-    off the active controller, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST from a broker that
-    is not the leader, FENCED_LEADER_EPOCH for another leader epoch, INVALID_UPDATE_VERSION for
-    another partition epoch, and with KIP-841 INELIGIBLE_REPLICA for an ISR naming a broker
-    that is fenced or shutting down (not in `eligible`)."""
+                          req_partition_epoch: int, req_isr: tuple, eligible: tuple,
+                          replicas: tuple = ()) -> int:
+    """`ReplicationControlManager.alterPartition` / `validateAlterPartitionData`, in its order
+    (read at 3.3.0-3.7.0): NOT_CONTROLLER off the active controller; UNKNOWN_TOPIC_OR_PARTITION;
+    NOT_CONTROLLER for a leader or partition epoch above the controller's (the sender likely
+    knows a newer controller); FENCED_LEADER_EPOCH for an older leader epoch; INVALID_REQUEST
+    from a broker that is not the leader; INVALID_UPDATE_VERSION for an older partition epoch;
+    INVALID_REQUEST for an ISR that names a broker twice or one that is no replica
+    (`Replicas.validateIsr`) or leaves the leader out; and with KIP-841 INELIGIBLE_REPLICA for
+    an ISR naming a broker that is fenced or shutting down (not in `eligible`)."""
     if not active:
         return E.NOT_CONTROLLER
     if not known:
         return E.UNKNOWN_TOPIC_OR_PARTITION
+    if req_leader_epoch > leader_epoch or req_partition_epoch > partition_epoch:
+        return E.NOT_CONTROLLER
+    if req_leader_epoch < leader_epoch:
+        return E.FENCED_LEADER_EPOCH
     if req_broker != leader:
         return E.INVALID_REQUEST
-    if req_leader_epoch != leader_epoch:
-        return E.FENCED_LEADER_EPOCH
-    if req_partition_epoch != partition_epoch:
+    if req_partition_epoch < partition_epoch:
         return E.INVALID_UPDATE_VERSION
+    if len(set(req_isr)) != len(req_isr) or any(r not in replicas for r in req_isr) \
+            or leader not in req_isr:
+        return E.INVALID_REQUEST
     if proto.ineligible_replica_check and any(r not in eligible for r in req_isr):
         return E.INELIGIBLE_REPLICA
     return E.NONE

@@ -1,0 +1,65 @@
+"""What a probe can check on a KRaft controller under test (`sim.kafka.probe.observe` for the
+others).
+
+Contract: `CONTROLLER` maps each controller-only check name to its `Observable`: a field of the
+controller's answer to the step's sender (`answer.<field>`, no argument), a partition's state
+or a broker's registration in the controller's metadata image, and the types of the records it
+appended to the metadata log during the step (`records`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sim.kafka.probe.observable import NONE, Seen
+from sim.kafka.probe.observable import Observable as Obs
+
+ANSWER = ("error", "leader_epoch", "partition_epoch", "isr", "broker_epoch", "fenced",
+          "should_shutdown")
+
+
+def _answer(name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, _arg: str) -> Any:
+        value = getattr(seen.answer, name, NONE) if seen.answer is not None else NONE
+        return list(value) if isinstance(value, tuple) else value
+    return read
+
+
+def _partition(name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        st = seen.node.image.parts.get(tp)
+        if st is None:
+            return NONE
+        value = getattr(st, name)
+        return list(value) if isinstance(value, tuple) else value
+    return read
+
+
+def _broker(name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, broker: str) -> Any:
+        reg = seen.node.image.brokers.get(int(broker)) if broker.isdigit() else None
+        return NONE if reg is None else getattr(reg, name)
+    return read
+
+
+def _records(seen: Seen, _arg: str) -> list:
+    return [ev["record"]["kind"] for ev in seen.events if ev["kind"] == "metadata_append"]
+
+
+CONTROLLER = {
+    "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
+    "error": Obs(False, _answer("error"), "the answer's error (the same as answer.error)", True),
+    **{f"answer.{name}": Obs(False, _answer(name), f"the answer's {name}", name == "error")
+       for name in ANSWER},
+    "leader": Obs(True, _partition("leader"), "the partition's leader in the controller's image"),
+    "leader_epoch": Obs(True, _partition("leader_epoch"), "its leader epoch"),
+    "partition_epoch": Obs(True, _partition("partition_epoch"), "its partition epoch"),
+    "isr": Obs(True, _partition("isr"), "its ISR"),
+    "replicas": Obs(True, _partition("replicas"), "its replicas"),
+    "fenced": Obs(True, _broker("fenced"), "whether the broker (arg: its id) is fenced"),
+    "broker_epoch": Obs(True, _broker("epoch"), "the broker's epoch (its registration's offset)"),
+    "in_controlled_shutdown": Obs(True, _broker("in_controlled_shutdown"),
+                                  "whether the broker is in controlled shutdown"),
+    "records": Obs(False, _records, "the types of the records the controller appended during "
+                   "the step, in order"),
+}

@@ -1,0 +1,23 @@
+"""Shared helpers of the probe tests: run a probe's text, and check a refused one."""
+
+from __future__ import annotations
+
+import pytest
+
+from epochsim.runner import run_scenario
+from scenarios.schema import ScenarioError, parse_scenario
+
+
+def probe_checks(text: str, by_step: bool = False) -> dict:
+    """`check` (or `step:check`) -> (Kafka's value, the model's) of the probe `text`, run."""
+    verdict = run_scenario(parse_scenario(text, "probe.toml"), 1)
+    return {(f"{c['step']}:{c['check']}" if by_step else c["check"]): (c["kafka"], c["model"])
+            for c in verdict["probe"]}
+
+
+def assert_refused(text: str, key: str) -> None:
+    """The probe `text` is refused when it loads, in one line naming `key`."""
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(text, "probe.toml")
+    message = str(err.value)
+    assert "\n" not in message and key in message, message
