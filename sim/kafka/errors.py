@@ -56,4 +56,6 @@ RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEA
                        FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
                        KAFKA_STORAGE_ERROR})
 INCONSISTENT_TOPIC_ID = 103
+# KRaft: a registration with a new incarnation while the old one's session is valid (KIP-631)
+DUPLICATE_BROKER_REGISTRATION = 101
 UNSUPPORTED_FOR_MESSAGE_FORMAT = 43

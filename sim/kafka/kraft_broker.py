@@ -93,8 +93,9 @@ class KraftBroker(Broker):
         resp = msg.body
         if resp.incarnation != self.incarnation or self.registered:
             return
-        if resp.error:  # not the active controller: try another soon (after-failure backoff)
-            self.meta_leader = None
+        if resp.error:  # refused: try again soon (after-failure backoff)
+            if resp.error == E.NOT_CONTROLLER:  # ... at another controller
+                self.meta_leader = None
             self._schedule_heartbeat(RETRY_BACKOFF_US)
             return
         self.registered, self.broker_epoch = True, resp.broker_epoch

@@ -210,8 +210,17 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         if self._not_controller(msg, "BrokerRegistrationResponse",
                                 BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, req.incarnation)):
             return
+        reg = self.image.brokers.get(req.broker)
+        limit = self.cluster.broker_session_timeout_ms * 1000
+        if self.rules.kraft_duplicate_registration(
+                reg is not None, reg is not None and reg.incarnation == req.incarnation,
+                reg is not None and not reg.fenced
+                and self.now_us - self.heartbeats.get(req.broker, -limit - 1) <= limit):
+            self.send(msg.src, "BrokerRegistrationResponse", BrokerRegistrationResponse(
+                E.DUPLICATE_BROKER_REGISTRATION, -1, req.incarnation))
+            return
         offset = self._write(K.MetadataRecord.of(K.REGISTER_BROKER, broker=req.broker,
-                                                 fenced=True))
+                                                 fenced=True, incarnation=req.incarnation))
         self.heartbeats[req.broker] = self.now_us
         self._rebalance()  # the previous incarnation, if any, is fenced by the new one
         self._answer_when_committed(offset, msg.src, "BrokerRegistrationResponse",

@@ -23,6 +23,7 @@ class BrokerRegistration:
     epoch: int  # the offset of its RegisterBrokerRecord
     fenced: bool
     in_controlled_shutdown: bool = False  # BrokerRegistrationChangeRecord.InControlledShutdown
+    incarnation: int = 0  # RegisterBrokerRecord.IncarnationId: the broker process that registered
 
 
 @dataclass
@@ -58,7 +59,8 @@ class MetadataImage:
         broker set changed)."""
         get = record.get
         if record.kind == K.REGISTER_BROKER:
-            self.brokers[get("broker")] = BrokerRegistration(offset, get("fenced"))
+            self.brokers[get("broker")] = BrokerRegistration(offset, get("fenced"),
+                                                             incarnation=get("incarnation", 0))
             return [], True
         if record.kind == K.BROKER_CHANGE:
             reg = self.brokers.get(get("broker"))

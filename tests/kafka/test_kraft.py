@@ -183,15 +183,22 @@ def test_a_metadata_fetch_that_timed_out_asks_another_voter(leader, timed_out, t
 
 
 def test_a_quorum_of_one_answers_a_registration_with_its_own_record_and_drops_a_dead_fetch():
-    """kraft-broker-bounce-one-controller: b1 bounces at 1.7 s. The controller answers its new
-    registration with the broker epoch of that registration's own record (a quorum of one
+    """kraft-broker-bounce-one-controller: b1 bounces at 1.7 s. The controller refuses the new
+    incarnation's registration until the old session expires, then answers it with the broker
+    epoch of that registration's own record (a quorum of one
     commits inside the append), and the Fetch the dead incarnation had parked is not answered
     to the new one, which applies the log from offset 0."""
     events = _events("kraft-broker-bounce-one-controller")
     registered = [e["offset"] for e in events if e["kind"] == "metadata_append"
                   and e["t"] >= 1_700_000 and e["record"]["kind"] == "RegisterBrokerRecord"]
     answers = [e["broker_epoch"] for e in events if e.get("msg") == "BrokerRegistrationResponse"
-               and e["kind"] == "send" and e["t"] >= 1_700_000]
+               and e["kind"] == "send" and e["t"] >= 1_700_000 and e["error"] == 0]
+    refused = [e for e in events if e.get("msg") == "BrokerRegistrationResponse"
+               and e["kind"] == "send" and e["t"] >= 1_700_000 and e["error"]]
+    # the new incarnation waits for the old one's session (DUPLICATE_BROKER_REGISTRATION)
+    assert refused and refused[-1]["t"] < next(e["t"] for e in events if e["kind"] ==
+                                               "metadata_append" and e["t"] >= 1_700_000
+                                               and e["record"]["kind"] == "RegisterBrokerRecord")
     assert registered and answers[0] == registered[0]
     first_apply = next(e for e in events if e["kind"] == "metadata_apply" and e["node"] == "b1"
                        and e["t"] >= 1_700_000)

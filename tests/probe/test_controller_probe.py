@@ -78,3 +78,50 @@ def test_a_wrong_expectation_is_a_disagreement():
 ])
 def test_bad_controller_probes_are_one_line_errors_naming_the_key(change, key):
     assert_refused(_text(**change), key)
+
+
+
+REGISTER = """
+[protocol]
+profile = "3.7"
+[cluster]
+mode = "kraft"
+brokers = 2
+controllers = 1
+[probe]
+kafka_test = "ClusterControlManager.registerBroker"
+kafka_tag = "3.7.0"
+node = "c1"
+[probe.state]
+records = [{ type = "RegisterBrokerRecord", broker = 1 }, { type = "RegisterBrokerRecord", broker = 2 }]
+[[probe.steps]]
+deliver = "BrokerHeartbeat"
+from = "b2"
+wait_ms = 3500
+body = { broker_epoch = 2, metadata_offset = 10 }
+[[probe.steps]]
+deliver = "BrokerHeartbeat"
+from = "b2"
+wait_ms = 3000
+body = { broker_epoch = 2, metadata_offset = 10 }
+expect = { "fenced:1" = true, "fenced:2" = false }
+[[probe.steps]]
+deliver = "BrokerRegistration"
+from = "b2"
+body = { incarnation = 1 }
+expect = { "error" = "DUPLICATE_BROKER_REGISTRATION", "records" = [], "broker_epoch:2" = 2 }
+[[probe.steps]]
+deliver = "BrokerRegistration"
+from = "b1"
+body = { incarnation = 1 }
+expect = { "error" = "NONE", "records" = ["RegisterBrokerRecord"], "answer.broker_epoch" = 4 }
+"""
+
+
+def test_a_new_incarnation_waits_for_the_old_session_to_expire():
+    """`ClusterControlManager.registerBroker` (3.3.0-3.7.0): at 6.5 s b1, silent since the
+    start, has been fenced (its 6 s session expired; the change record is offset 3), while b2
+    heartbeated at 3.5 s. A restarted b2 (incarnation 1) is refused while its old session is
+    valid; a restarted b1 registers at once, with the next offset as its broker epoch."""
+    checks = probe_checks(REGISTER)
+    assert all(kafka == model for kafka, model in checks.values()), checks

@@ -26,7 +26,7 @@ RECORD = (Field("type", "str"), Field("name", "str", ""), Field("topic_id", "int
           Field("partition_epoch", "int", None), Field("isr", "ints", None),
           Field("replicas", "ints", None), Field("broker", "int", None),
           Field("fenced", "bool", None), Field("broker_epoch", "int", None),
-          Field("in_controlled_shutdown", "bool", None))
+          Field("in_controlled_shutdown", "bool", None), Field("incarnation", "int", None))
 # type -> (fields it needs, fields it may set besides `type`)
 TYPES = {
     K.TOPIC: (("name",), ("name", "topic_id")),
@@ -34,7 +34,7 @@ TYPES = {
                   ("tp", "topic_id", "leader", "leader_epoch", "partition_epoch", "isr", "replicas")),
     K.PARTITION_CHANGE: (("tp",), ("tp", "leader", "isr", "replicas")),
     K.REMOVE_TOPIC: ((), ("name", "topic_id")),
-    K.REGISTER_BROKER: (("broker",), ("broker", "fenced")),
+    K.REGISTER_BROKER: (("broker",), ("broker", "fenced", "incarnation")),
     K.BROKER_CHANGE: (("broker",), ("broker", "fenced", "broker_epoch", "in_controlled_shutdown")),
 }
 UNSET = ("", None)
@@ -136,7 +136,8 @@ def _record(rec: dict, parts: dict, topics: dict, brokers: dict, ctx) -> Any:
         topic_id = rec["topic_id"] if rec["topic_id"] is not None else topics.get(rec["name"], -1)
         return K.MetadataRecord.of(kind, topic_id=topic_id)
     if kind == K.REGISTER_BROKER:
-        return K.MetadataRecord.of(kind, broker=rec["broker"], fenced=bool(rec["fenced"]))
+        return K.MetadataRecord.of(kind, broker=rec["broker"], fenced=bool(rec["fenced"]),
+                                   incarnation=_or(rec["incarnation"], 0))
     return K.MetadataRecord.of(kind, broker=rec["broker"], fenced=bool(rec["fenced"]),
                                broker_epoch=_or(rec["broker_epoch"], brokers.get(rec["broker"], -1)),
                                in_controlled_shutdown=bool(rec["in_controlled_shutdown"]))

@@ -71,6 +71,7 @@ class Rules:
     raft_resigns: Callable = kraft.raft_resigns
     kraft_assignment_change: Callable = kraft.assignment_change
     kraft_alter_partition_error: Callable = kraft.alter_partition_error
+    kraft_duplicate_registration: Callable = kraft.duplicate_registration
     kraft_broker_takes_partition: Callable = kraft.broker_takes_partition
     kraft_unfences: Callable = kraft.unfences
     next_metadata_fetch_offset: Callable = kraft.next_metadata_fetch_offset

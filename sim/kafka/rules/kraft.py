@@ -193,6 +193,15 @@ def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_
     return E.NONE
 
 
+def duplicate_registration(registered: bool, same_incarnation: bool, session_valid: bool) -> bool:
+    """`ClusterControlManager.registerBroker` (3.3.0-3.7.0): a registration from another
+    incarnation (a restarted process) of a broker whose registered incarnation still has a
+    valid session (unfenced, heard from within broker.session.timeout.ms:
+    `BrokerHeartbeatManager.hasValidSession`) is refused DUPLICATE_BROKER_REGISTRATION; the
+    broker tries again until that session expires."""
+    return registered and not same_incarnation and session_valid
+
+
 def broker_takes_partition(local_leader_epoch: int, local_partition_epoch: int,
                            leader_epoch: int, partition_epoch: int) -> bool:
     """`Partition.makeLeader` / `makeFollower` as `ReplicaManager.applyDelta` calls them on a

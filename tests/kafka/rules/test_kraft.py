@@ -189,3 +189,14 @@ def test_an_assignment_change_that_changes_nothing_of_a_running_reassignment_wri
     moved its partition epoch for nothing)."""
     assert kraft.assignment_change(P41, 1, 3, 7, (1, 2, 3), (4, 2, 3, 1), (1, 2, 3), (1, 2, 3),
                                    (4, 2, 3, 1), (4,), (1,), moving=((4,), (1,))) is None
+
+
+@pytest.mark.parametrize("registered,same,valid,refused", [
+    (False, False, False, False),   # a first registration
+    (True, True, True, False),      # the same process again (its answer was lost)
+    (True, False, True, True),      # a restarted process while the old session is valid
+    (True, False, False, False),    # ... once it expired (or the old one was fenced)
+])
+def test_a_restarted_broker_is_refused_while_its_old_session_is_valid(registered, same, valid,
+                                                                       refused):
+    assert kraft.duplicate_registration(registered, same, valid) is refused
