@@ -211,11 +211,9 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
                                 BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, req.incarnation)):
             return
         reg = self.image.brokers.get(req.broker)
-        limit = self.cluster.broker_session_timeout_ms * 1000
         if self.rules.kraft_duplicate_registration(
                 reg is not None, reg is not None and reg.incarnation == req.incarnation,
-                reg is not None and not reg.fenced
-                and self.now_us - self.heartbeats.get(req.broker, -limit - 1) <= limit):
+                reg is not None and not reg.fenced and self._heard_within_session(req.broker)):
             self.send(msg.src, "BrokerRegistrationResponse", BrokerRegistrationResponse(
                 E.DUPLICATE_BROKER_REGISTRATION, -1, req.incarnation))
             return
@@ -279,12 +277,17 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         active = [self.heartbeat_offsets.get(b, -1) for b in self.image.usable()]
         return min(active) if active else 1 << 62
 
+    def _heard_within_session(self, broker: int) -> bool:
+        """Whether `broker` heartbeated (or registered) within broker.session.timeout.ms: an
+        unfenced broker's session is then valid (`BrokerHeartbeatManager.hasValidSession`)."""
+        limit = self.cluster.broker_session_timeout_ms * 1000
+        return self.now_us - self.heartbeats.get(broker, 0) <= limit
+
     def _check_sessions(self) -> None:
         """Fence every unfenced broker silent for broker.session.timeout.ms
         (`BrokerHeartbeatManager.findOneStaleBroker`)."""
-        limit = self.cluster.broker_session_timeout_ms * 1000
         stale = [b for b, reg in sorted(self.image.brokers.items())
-                 if not reg.fenced and self.now_us - self.heartbeats.get(b, 0) > limit]
+                 if not reg.fenced and not self._heard_within_session(b)]
         for b in stale:
             self._change_broker(b, self.image.brokers[b], fenced=True)
         if stale:

@@ -145,10 +145,12 @@ class LeaderFetch:
                 answer = self._divergence(fp, p, replica_id)
                 if answer is not None:
                     return answer
-            if record and self.rules.stale_follower_fetch(
-                    self.protocol, self.kraft, replica_epoch, self.cached_broker_epoch(replica_id)):
-                return FetchPartitionData(fp.tp, E.NOT_LEADER_OR_FOLLOWER)
             if record:
+                # KAFKA-15221 reads the broker epochs of a KRaft image: a ZooKeeper-mode leader,
+                # on this per-partition path, asks nothing
+                if self.kraft and self.rules.stale_follower_fetch(
+                        self.protocol, True, replica_epoch, self.cached_broker_epoch(replica_id)):
+                    return FetchPartitionData(fp.tp, E.NOT_LEADER_OR_FOLLOWER)
                 self._follower_progress(p, replica_id, fp.fetch_offset, replica_epoch)
                 hw = follower_fetch_high_watermark(self.protocol, hw, log.hw)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:

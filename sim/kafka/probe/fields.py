@@ -59,10 +59,6 @@ def error_code(value: Any, key: str) -> int:
                        'write a name such as "FENCED_LEADER_EPOCH"')
 
 
-def error_name(code: int) -> str:
-    return ERROR_NAMES.get(code, str(code))
-
-
 def _int(value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise FieldProblem(key, f"expected an integer, got {value!r}", "write a whole number")

@@ -15,9 +15,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sim.kafka.probe import observe_consumer, observe_controller
-from sim.kafka.probe.fields import error_name
 from sim.kafka.probe.observable import NONE, Observable, Seen
-from sim.kafka.vocab import outcome_name
+from sim.kafka.vocab import error_name, outcome_name
 
 __all__ = ["NONE", "Observable", "Seen", "check_key", "expected", "is_error", "names",
            "normalise", "observable", "split_key", "value"]

@@ -1,7 +1,8 @@
 """Run one probe: a node set to a starting state, sent one message per step, then judged.
 
 Contract: `run_probe(options, probe, seed, trace)` builds a world holding only the node under
-test (a `Broker`, a `Producer` or a `Consumer`, the model's own classes) and, for every other name it may talk
+test (a ZooKeeper-mode or KRaft broker, a `Producer`, a `Consumer` or a KRaft controller, the
+model's own classes) and, for every other name it may talk
 to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
 state (`sim.kafka.probe.state`), then for each step in turn: records a `probe_step` event, sends
@@ -143,11 +144,10 @@ class ProbeRun:
 
     def _node(self):
         o, name = self.options, self.probe.node
+        voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]  # KRaft's quorum
         if self.probe.role == "controller":
-            voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]
             return KraftController(self.world, name, o, o.protocol, self.store, voters)
         if self.probe.role == "broker" and o.kraft:
-            voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]
             return KraftBroker(self.world, int(name[1:]), o, o.protocol_of(name), self.store,
                                voters)
         if self.probe.role == "broker":
