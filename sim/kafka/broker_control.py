@@ -123,9 +123,7 @@ class ControlPlane:
             p.partition_epoch = -1
             p.leader_epoch = min(p.leader_epoch, st.leader_epoch - 1)
         if st.leader == self.id:
-            if p.make_leader(st, self.now_us, self.protocol.epoch_cached_on_election):
-                for f in p.followers.values():
-                    f.reset(p.log.leo, self.now_us)
+            p.make_leader(st, self.now_us, self.protocol.epoch_cached_on_election)
             self.remove_from_fetchers(st.tp)
         else:
             leader_changed = p.leader != st.leader

@@ -20,8 +20,8 @@ class IsrManager:
         f = p.followers.get(replica_id)
         if f is None:
             return
+        known_leo = f.leo
         f.fetched(fetch_offset, p.log.leo, self.now_us)
-        f.epoch = p.leader_epoch
         f.broker_epoch = replica_epoch
         if self.rules.follower_joins_isr(self.protocol, replica_id in p.isr,
                                          p.pending_isr is not None, fetch_offset, p.log.hw,
@@ -30,7 +30,8 @@ class IsrManager:
             self._alter_isr(p, tuple(sorted(p.isr + (replica_id,))))
             if p.pending_isr is None:  # no controller known yet: the next Fetch asks again
                 self.touch_sessions(p.tp)
-        self.maybe_advance_hw(p)
+        if f.leo != known_leo:  # `updateFollowerFetchState`: only a moved log end moves the HW
+            self.maybe_advance_hw(p)
 
     def isr_eligible(self, replica_id: int, f) -> bool:
         """`Partition.isReplicaIsrEligible`: the metadata cache lists the follower alive and,
@@ -53,16 +54,20 @@ class IsrManager:
         if not p.is_leader:
             return
         log = p.log
-        hw = self.rules.maybe_increment_leader_hw(
-            self.protocol, log.leo, log.hw, p.leader_epoch, len(p.isr),
-            self.cluster.min_insync_replicas, len(p.replicas),
-            self.rules.maximal_isr(p.isr, p.pending_isr), p.followers, self.id)
+        hw = self.leader_hw_candidate(p)
         if hw is not None:
             log.set_hw(hw)
             self.touch_sessions(p.tp)
             self.hw_buf.append([p.tp, p.topic_id, hw, p.leader_epoch])
             self._check_waiters(p.tp)
             self._wake_parked(p.tp, "consumers")
+
+    def leader_hw_candidate(self, p) -> int | None:
+        """The HW `maybe_increment_leader_hw` moves `p` to now, or None when it stays."""
+        return self.rules.maybe_increment_leader_hw(
+            self.protocol, p.log.leo, p.log.hw, len(p.isr), self.cluster.min_insync_replicas,
+            len(p.replicas), self.rules.maximal_isr(p.isr, p.pending_isr), p.followers,
+            self.now_us, self.cluster.replica_lag_time_max_ms, self.isr_eligible)
 
     def flush_hw(self) -> None:
         if self.hw_buf:

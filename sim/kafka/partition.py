@@ -12,32 +12,44 @@ from sim.kafka import errors as E
 from sim.kafka.log import Log
 from sim.kafka.model_bug import ModelBug
 
+# a time before any run: Kafka's 0 ms, the epoch, for "never caught up" / "never fetched"
+NEVER_US = -(1 << 62)
+
 
 class Replica:
     """Leader-side view of one follower (Kafka's `Replica` / `ReplicaState`)."""
 
-    __slots__ = ("leo", "caught_up_us", "epoch", "last_fetch_leader_leo", "last_fetch_us",
-                 "session", "broker_epoch")
+    __slots__ = ("leo", "caught_up_us", "last_fetch_leader_leo", "last_fetch_us", "session",
+                 "broker_epoch")
 
     def __init__(self):
-        self.leo = -1
+        self.leo = -1  # -1: unknown (not fetched since this broker became leader)
         # lastCaughtUpTimeMs: the latest time at which the follower's fetch offset reached the
         # leader's log end offset of that time
-        self.caught_up_us = -1
-        self.epoch = -1  # leader epoch at which it last fetched
-        self.last_fetch_leader_leo = 0  # the leader's log end offset at its previous fetch
-        self.last_fetch_us = 0  # ... and when that fetch came
+        self.caught_up_us = NEVER_US
+        self.last_fetch_leader_leo = -1  # the leader's log end offset at its previous fetch
+        self.last_fetch_us = NEVER_US  # ... and when that fetch came
         # the fetch session (sim.kafka.fetch_session) whose Fetches read this partition without
         # news, each a `fetched` with the follower caught up, not applied one by one: its
         # `last_fetch_us` stands for both times below until `leave_session`
         self.session = None
         self.broker_epoch = None  # the broker epoch its last Fetch carried (KIP-903)
 
-    def reset(self, leader_leo: int, now_us: int) -> None:
-        """A new leader epoch (`Replica.resetReplicaState` in makeLeader): caught up now."""
-        self.caught_up_us = self.last_fetch_us = now_us
-        self.last_fetch_leader_leo = leader_leo
+    def reset(self, leader_leo: int, now_us: int, in_sync: bool, new_leader: bool) -> None:
+        """A new leader epoch (`Replica.resetReplicaState` in `Partition.makeLeader`): a
+        follower in the new ISR is caught up now, one outside it never was (so it does not
+        hold the HW back as caught up). A broker that becomes leader (`isNewLeader`) forgets
+        the follower's log end and fetch history; one that already led keeps its log end."""
+        self.caught_up_us = now_us if in_sync else NEVER_US
         self.session = None
+        if new_leader:
+            self.leo = -1
+            self.last_fetch_leader_leo = -1
+            self.last_fetch_us = NEVER_US
+            self.broker_epoch = None
+        else:
+            self.last_fetch_leader_leo = leader_leo
+            self.last_fetch_us = now_us if in_sync else NEVER_US
 
     def caught_up_as_of(self) -> int:
         """`caught_up_us` with the Fetches of its session counted."""
@@ -93,20 +105,18 @@ class Partition:
         return self.leader == self.broker_id
 
     def make_leader(self, state, now_us: int, cache_epoch: bool = True) -> bool:
-        """Apply LeaderAndIsr as leader; returns whether the leader epoch is new. With
-        `cache_epoch` (KAFKA-7415, 2.1) a new epoch enters the leader-epoch cache now, at the
-        log end; before, only with the first batch appended in it."""
+        """Apply LeaderAndIsr as leader; returns whether the leader epoch is new. A new epoch
+        resets what the leader knows of each follower (`Replica.reset`). With `cache_epoch`
+        (KAFKA-7415, 2.1) a new epoch enters the leader-epoch cache now, at the log end;
+        before, only with the first batch appended in it."""
         if state.partition_epoch < self.partition_epoch:
             return False
         self._check_epoch(state.leader_epoch)
         self.replicas, self.isr = state.replicas, state.isr
         new_epoch = state.leader_epoch > self.leader_epoch
-        if new_epoch:
-            self.leader_epoch_start_offset = self.log.leo
-            if cache_epoch:
-                self.log.assign_epoch_start(state.leader_epoch, self.log.leo)
-            self.followers = {r: Replica() for r in state.replicas if r != self.broker_id}
-            self.leader_epoch = state.leader_epoch
+        new_leader = not self.is_leader
+        if new_leader:
+            self.followers = {}
         # `updateAssignmentAndIsr` commits the state it was given, so an ISR change in flight
         # is dropped and its answer ignored, at a new leader epoch or not
         self.pending_isr = None
@@ -117,6 +127,13 @@ class Partition:
         for r in list(self.followers):
             if r not in state.replicas:
                 del self.followers[r]
+        if new_epoch:
+            self.leader_epoch_start_offset = self.log.leo
+            if cache_epoch:
+                self.log.assign_epoch_start(state.leader_epoch, self.log.leo)
+            for r, f in self.followers.items():
+                f.reset(self.log.leo, now_us, r in state.isr, new_leader)
+            self.leader_epoch = state.leader_epoch
         self.partition_epoch = state.partition_epoch
         self.leader = self.broker_id
         return new_epoch

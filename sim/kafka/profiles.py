@@ -32,6 +32,7 @@ _V0_10_2 = Protocol(
     client_log_start_check=False, client_retries_out_of_order=False,
     client_resolves_sequences=False, idempotent_batches=1, producer_id_expiration_ms=_WEEK_MS,
     idempotence_default=False, ineligible_replica_check=False, hw_waits_for_min_isr=False,
+    hw_caught_up_eligible_only=False,
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", consumer_validation=False,
@@ -90,9 +91,11 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.4.1", dict(stop_replica_equal_epoch="accept",  # KAFKA-13972
                    hw_before_diverging_truncation=False)),  # KAFKA-14704
     ("3.5", dict(kraft_isr_broker_epoch_check=True)),  # KIP-903, KAFKA-14139 (KRaft only)
-    # KAFKA-15021 (KRaft: no leader epoch bump on ISR shrink; a ZK controller still bumps it)
-    # and KAFKA-15605 (the ZK migration) change only what a ZK-mode run does not read
-    ("3.6", dict(kraft_isr_shrink_bumps_epoch=False)),
+    # KAFKA-15021: no leader epoch bump on a KRaft ISR shrink (a ZK controller still bumps it),
+    # and in both modes the HW waits only for caught-up followers that are ISR-eligible.
+    # KAFKA-15605 (the ZK migration) changes only what a ZK-mode run does not read
+    ("3.6", dict(kraft_isr_shrink_bumps_epoch=False,
+                 hw_caught_up_eligible_only=True)),
     ("3.7", dict(leader_discovery="kip951",  # KIP-951
                  client_backoff="exponential",  # KIP-580, KAFKA-9800
                  hw_waits_for_min_isr=True,  # KAFKA-15583

@@ -50,6 +50,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     # the controller refuses the AlterPartition; the leader proposes only live followers
     "ineligible_replica_check": (CONTROLLER, BROKER),
     "hw_waits_for_min_isr": (BROKER,),
+    "hw_caught_up_eligible_only": (BROKER,),
     "epoch_cached_on_election": (BROKER,),
     "idle_follower_in_sync": (BROKER,),
     "isr_epoch_start_check": (BROKER,),

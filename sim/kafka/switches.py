@@ -86,6 +86,12 @@ class Protocol:
     # `effectiveMinIsr`; KAFKA-15583, apache/kafka PR 14594, 3.7.0). Before, the HW followed
     # the ISR down to one replica, so consumers read records only that replica held
     hw_waits_for_min_isr: bool = True
+    # a follower outside the ISR but caught up within replica.lag.time.max.ms holds the leader's
+    # high watermark only while it is ISR-eligible (`shouldWaitForReplicaToJoinIsr`: alive, in
+    # KRaft not fenced or shutting down; KAFKA-15021, apache/kafka PR 13765, 3.6.0). Before,
+    # any caught-up follower held it, so a leader whose follower had just been shut down or
+    # fenced out of the ISR kept its HW for up to the lag time (`Partition.maybeIncrementLeaderHW`)
+    hw_caught_up_eligible_only: bool = True
     # a new leader writes its epoch, starting at its log end, into its leader-epoch cache when
     # it takes over (`Partition.makeLeader` -> `maybeAssignEpochStartOffset`, KAFKA-7415,
     # apache/kafka PR 5678, 2.1). Before, the epoch entered the cache only with the first batch

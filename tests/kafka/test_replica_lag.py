@@ -6,9 +6,12 @@ that stops fetching, or falls behind, leaves it after replica.lag.time.max.ms.""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from epochsim.runner import run_scenario
 from scenarios.schema import parse_scenario
-from sim.kafka.partition import Replica
+from sim.kafka.log import Log
+from sim.kafka.partition import NEVER_US, Partition, Replica
 
 STEADY_LOAD = """
 name = "steady-load-isr"
@@ -37,20 +40,48 @@ linger_ms = 1
 
 def test_a_fetch_from_the_leaders_log_end_is_caught_up_now():
     r = Replica()
-    r.reset(leader_leo=10, now_us=0)
+    r.reset(leader_leo=10, now_us=0, in_sync=True, new_leader=False)
     r.fetched(10, leader_leo=10, now_us=500)
     assert r.caught_up_us == 500
 
 
 def test_a_fetch_from_the_log_end_of_the_previous_fetch_is_caught_up_as_of_then():
     r = Replica()
-    r.reset(leader_leo=0, now_us=0)
+    r.reset(leader_leo=0, now_us=0, in_sync=True, new_leader=False)
     r.fetched(0, leader_leo=10, now_us=100)  # the leader had 10 by now: caught up as of 0 only
     assert r.caught_up_us == 0
     r.fetched(10, leader_leo=20, now_us=200)  # reached what the leader had at 100
     assert r.caught_up_us == 100
     r.fetched(15, leader_leo=30, now_us=300)  # short of the 20 the leader had at 200
     assert r.caught_up_us == 100
+
+
+def _state(epoch: int, isr: tuple) -> SimpleNamespace:
+    return SimpleNamespace(leader_epoch=epoch, partition_epoch=epoch, replicas=(1, 2, 3), isr=isr)
+
+
+def test_a_new_leader_epoch_makes_isr_members_caught_up_now_and_others_never():
+    """`Replica.resetReplicaState`: lastCaughtUpTimeMs is now for a member of the new ISR and
+    0 (never) for the rest, so a follower outside the ISR does not hold the HW back as
+    caught up (`Partition.makeLeader`, 3.7.0)."""
+    p = Partition("t-0", 1, Log(), 1)
+    p.make_leader(_state(1, (1, 2)), 5_000)
+    assert p.followers[2].caught_up_us == 5_000
+    assert p.followers[3].caught_up_us == NEVER_US
+
+
+def test_a_leader_re_elected_at_a_new_epoch_keeps_its_followers_log_ends():
+    """`resetReplicaState` with isNewLeader false keeps the follower's log end; a broker that
+    becomes leader forgets it (UNKNOWN_OFFSET_METADATA), so the HW waits for a Fetch."""
+    p = Partition("t-0", 1, Log(), 1)
+    p.make_leader(_state(1, (1, 2, 3)), 0)
+    p.followers[2].fetched(0, leader_leo=0, now_us=10)
+    p.make_leader(_state(2, (1, 2)), 20)
+    assert p.followers[2].leo == 0 and p.followers[3].leo == -1
+    p.make_follower(SimpleNamespace(leader=2, leader_epoch=3, partition_epoch=3,
+                                    replicas=(1, 2, 3), isr=(1, 2, 3)))
+    p.make_leader(_state(4, (1, 2, 3)), 30)
+    assert p.followers[2].leo == -1
 
 
 def test_a_follower_one_round_trip_behind_under_steady_load_stays_in_the_isr():

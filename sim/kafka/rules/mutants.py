@@ -49,22 +49,22 @@ def _under_min_isr(proto, isr_size, min_isr, replicas):
                                                                             replicas)
 
 
-def _hw_ignores_isr(proto, leo, hw, leader_epoch, isr_size, min_isr, replicas, maximal_isr,
-                    followers, me):
+def _hw_ignores_isr(proto, leo, hw, isr_size, min_isr, replicas, maximal_isr, followers,
+                    now_us, lag_max_ms, eligible):
     """The HW follows the leader's own log end: a write is committed on the leader alone."""
     if _under_min_isr(proto, isr_size, min_isr, replicas):
         return None
     return leo if leo > hw else None
 
 
-def _hw_not_monotonic(proto, leo, hw, leader_epoch, isr_size, min_isr, replicas, maximal_isr,
-                      followers, me):
-    """Every replica fetched in this epoch counts, ISR or not, and the HW may go back."""
+def _hw_not_monotonic(proto, leo, hw, isr_size, min_isr, replicas, maximal_isr, followers,
+                      now_us, lag_max_ms, eligible):
+    """Every replica whose log end is known counts, ISR or not, and the HW may go back."""
     if _under_min_isr(proto, isr_size, min_isr, replicas):
         return None
     candidate = leo
     for f in followers.values():
-        if f.epoch == leader_epoch:
+        if f.leo >= 0:
             candidate = min(candidate, f.leo)
     return candidate if candidate != hw else None
 

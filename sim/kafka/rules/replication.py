@@ -29,26 +29,31 @@ def maximal_isr(isr: tuple, pending_isr: tuple | None) -> tuple:
     return tuple(sorted(set(isr) | set(pending_isr)))
 
 
-def maybe_increment_leader_hw(proto, leo: int, hw: int, leader_epoch: int, isr_size: int,
-                              min_isr: int, replicas: int, maximal_isr: tuple, followers,
-                              me: int) -> int | None:
+def maybe_increment_leader_hw(proto, leo: int, hw: int, isr_size: int, min_isr: int,
+                              replicas: int, maximal_isr: tuple, followers,
+                              now_us: int, lag_max_ms: int, eligible) -> int | None:
     """`Partition.maybeIncrementLeaderHW`: the new HW, or None when it stays. The candidate is
-    the least log end over the maximal ISR (KIP-497), the leader's own included; a follower
-    not yet fetched in this leader epoch holds the HW where it is. With `hw_waits_for_min_isr`
-    (KAFKA-15583, 3.7) nothing moves while the ISR is below min.insync.replicas. The HW never
-    goes back. `min_isr` is the configured min.insync.replicas, `replicas` the assignment's
-    size."""
+    the least log end over the leader and every follower that holds it back: a member of the
+    maximal ISR (KIP-497), or a follower caught up within replica.lag.time.max.ms though
+    outside the ISR (`isCaughtUp`, as since 0.10), which with `hw_caught_up_eligible_only`
+    (KAFKA-15021, 3.6) counts only while `eligible(replica_id, replica)` (ISR-eligible: alive,
+    not fenced or shutting down). A follower whose log end the leader does not know yet (-1,
+    not fetched since this broker became leader) holds the HW where it is. With
+    `hw_waits_for_min_isr` (KAFKA-15583, 3.7) nothing moves while the ISR is below
+    min.insync.replicas. The HW never goes back. `min_isr` is the configured
+    min.insync.replicas, `replicas` the assignment's size; `followers` maps each assigned
+    replica but the leader to its `Replica` (`leo`, `caught_up_as_of()`): as Kafka iterates
+    `remoteReplicasMap`, an ISR member that is not assigned does not count."""
     if proto.hw_waits_for_min_isr and isr_size < effective_min_isr(proto, min_isr, replicas):
         return None
     candidate = leo
-    for r in maximal_isr:
-        if r == me:
+    lag_us = lag_max_ms * 1000
+    for r, f in followers.items():
+        if f.leo >= candidate:
             continue
-        f = followers.get(r)
-        if f is None or f.epoch != leader_epoch:
-            candidate = min(candidate, hw)
-            break
-        candidate = min(candidate, f.leo)
+        if r in maximal_isr or (now_us - f.caught_up_as_of() <= lag_us and (
+                not proto.hw_caught_up_eligible_only or eligible(r, f))):
+            candidate = f.leo
     return candidate if candidate > hw else None
 
 

@@ -11,9 +11,20 @@ from sim.kafka import errors as E
 from sim.kafka.profiles import PROFILES, newer, resolve_protocol
 from sim.kafka.rules import replication as rep
 
+NOW_US = 100_000_000
+LAG_MS = 10_000
+NEVER = -(1 << 62)
 
-def _f(leo, epoch=3):
-    return SimpleNamespace(leo=leo, epoch=epoch)
+
+def _f(leo, caught_up_us=NEVER):
+    return SimpleNamespace(leo=leo, caught_up_as_of=lambda: caught_up_us)
+
+
+def _hw(proto, leo, hw, isr, followers, isr_size=None, min_isr=1, eligible=lambda r, f: True):
+    """`maybe_increment_leader_hw` for leader 1 of three replicas, at NOW_US, lag LAG_MS."""
+    return rep.maybe_increment_leader_hw(
+        proto, leo, hw, len(isr) if isr_size is None else isr_size, min_isr, 3, isr, followers,
+        NOW_US, LAG_MS, eligible)
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -26,11 +37,11 @@ def test_effective_min_isr_counts_at_most_the_replicas_from_3_7(profile):
 def test_the_hw_is_the_least_log_end_of_the_maximal_isr():
     proto = resolve_protocol("3.7")
     followers = {2: _f(7), 3: _f(9)}
-    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 3, 1, 3, (1, 2, 3), followers, 1) == 7
-    assert rep.maybe_increment_leader_hw(proto, 10, 7, 3, 3, 1, 3, (1, 2, 3), followers, 1) is None
-    assert rep.maybe_increment_leader_hw(proto, 10, 8, 3, 3, 1, 3, (1, 2, 3), followers, 1) is None
-    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 1, 1, 3, (1, 3), followers, 1) == 9
-    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 1, 1, 3, (1,), followers, 1) == 10
+    assert _hw(proto, 10, 5, (1, 2, 3), followers) == 7
+    assert _hw(proto, 10, 7, (1, 2, 3), followers) is None
+    assert _hw(proto, 10, 8, (1, 2, 3), followers) is None
+    assert _hw(proto, 10, 5, (1, 3), followers) == 9
+    assert _hw(proto, 10, 5, (1,), followers) == 10
 
 
 @pytest.mark.parametrize("isr,pending,maximal", [
@@ -43,18 +54,34 @@ def test_the_maximal_isr_counts_an_expansion_at_once_and_a_shrink_once_committed
     assert rep.maximal_isr(isr, pending) == maximal
 
 
-def test_a_follower_not_fetched_in_this_epoch_holds_the_hw():
+def test_an_isr_member_whose_log_end_is_unknown_holds_the_hw():
+    """A follower not fetched since this broker became leader (log end -1) holds the HW; an
+    ISR member the leader tracks no replica for (not assigned) does not count, as Kafka
+    iterates `remoteReplicasMap`."""
     proto = resolve_protocol("3.7")
-    followers = {2: _f(9, epoch=2), 3: _f(9)}
-    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 3, 1, 3, (1, 2, 3), followers, 1) is None
-    assert rep.maybe_increment_leader_hw(proto, 10, 5, 3, 3, 1, 3, (1, 3, 4), followers, 1) is None
+    followers = {2: _f(-1), 3: _f(9)}
+    assert _hw(proto, 10, 5, (1, 2, 3), followers) is None
+    assert _hw(proto, 10, 5, (1, 3, 4), followers) == 9
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_a_caught_up_follower_outside_the_isr_holds_the_hw(profile):
+    """`maybeIncrementLeaderHW`: a follower caught up within replica.lag.time.max.ms holds the
+    HW though outside the ISR; from 3.6 (KAFKA-15021) only while it is ISR-eligible."""
+    proto = PROFILES[profile]
+    recent = _f(12, caught_up_us=NOW_US - LAG_MS * 1000)
+    stale = _f(12, caught_up_us=NOW_US - LAG_MS * 1000 - 1)
+    assert _hw(proto, 20, 10, (1,), {2: recent}) == 12
+    assert _hw(proto, 20, 10, (1,), {2: stale}) == 20
+    ineligible = _hw(proto, 20, 10, (1,), {2: recent}, eligible=lambda r, f: False)
+    assert ineligible == (20 if proto.hw_caught_up_eligible_only else 12)
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_the_hw_waits_for_min_isr_from_kafka_15583(profile):
     """An ISR of one under min.insync.replicas 2: 3.7+ holds the HW (`isUnderMinIsr`)."""
     proto = PROFILES[profile]
-    moved = rep.maybe_increment_leader_hw(proto, 10, 5, 3, 1, 2, 3, (1,), {}, 1)
+    moved = _hw(proto, 10, 5, (1,), {}, min_isr=2)
     assert moved == (None if proto.hw_waits_for_min_isr else 10)
 
 
