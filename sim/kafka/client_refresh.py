@@ -7,8 +7,13 @@ with a request timeout; `on_metadata_timer` handles the `meta_age`, `refresh` an
 `refresh_allowed`, `retry_backoff_us`, `retry_backoff_max_us`, `request_timeout_us`,
 `in_flight_limit`, `arm_refresh`, `close_connection` (which must call `metadata_failed` when it
 drops a Metadata request in flight, and request an update) and `after_metadata`; it calls
-`init_refresh` when it (re)starts. An answer that lists no brokers counts as a failed refresh
-(`NetworkClient`'s metadata updater), so it changes no cached metadata.
+`init_refresh` when it (re)starts and `arm_metadata_expiry` when it begins to run. An answer
+that lists no brokers counts as a failed refresh (`NetworkClient`'s metadata updater), so it
+changes no cached metadata.
+
+Metadata expires `metadata.max.age.ms` after the last successful refresh
+(`Metadata.timeToNextUpdate`: `lastSuccessfulRefreshMs + metadataExpireMs`, 0.11.0-3.7.0), so
+a refresh an error asked for also puts off the next periodic one.
 
 The backoff is `Metadata.timeToAllowUpdate`, by `client_backoff`: `constant` (before 3.7)
 waits `retry.backoff.ms` after the last answer or failure; `exponential` (KIP-580, 3.7+) waits
@@ -33,6 +38,12 @@ class MetadataRefresher:
         self.meta_failures = 0  # Metadata.attempts: failed refreshes since the last answer
         self.meta_equivalent = 0  # Metadata.equivalentResponseCount
         self.meta_factors = (1.0, 1.0)  # jitter of the two backoffs since the last refresh
+
+    def arm_metadata_expiry(self) -> None:
+        """Start the expiry clock: the metadata expires `metadata.max.age.ms` from now unless
+        a successful refresh comes first (`meta_age` checks `meta_expires_us` when it fires)."""
+        self.meta_expires_us = self.now_us + self.spec.metadata_max_age_ms * 1000
+        self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
 
     def refresh_allowed(self) -> bool:
         return True
@@ -102,15 +113,19 @@ class MetadataRefresher:
         self.need_update = False
         self.meta_failures = 0
         self._refreshed()
+        self.meta_expires_us = self.now_us + self.spec.metadata_max_age_ms * 1000
         progressed = self.meta.apply_response(msg.body, msg.src)
         self.meta_equivalent = 0 if progressed else self.meta_equivalent + 1
         self.after_metadata()
 
     def on_metadata_timer(self, name: str, data) -> bool:
         if name == "meta_age":
+            if self.now_us < self.meta_expires_us:  # refreshed since: expires later
+                self.set_timer(self.meta_expires_us - self.now_us, "meta_age")
+                return True
             self.meta_equivalent = 0  # expired metadata is asked for without that backoff
             self.request_update()
-            self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
+            self.arm_metadata_expiry()
         elif name == "refresh":
             self.maybe_refresh()
         elif name == "meta_timeout":

@@ -101,7 +101,7 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
         if name == "begin":
             self.running = True
             self.maybe_refresh()
-            self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
+            self.arm_metadata_expiry()
         elif self.on_metadata_timer(name, data):
             pass
         elif name in ("fetch_timeout", "validate_timeout", "reset_timeout"):

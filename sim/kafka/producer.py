@@ -92,7 +92,7 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
             self._tick()
         elif name == "begin":
             self.maybe_refresh()
-            self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
+            self.arm_metadata_expiry()
             self.set_timer(self.spec.linger_ms * 1000, "tick")
         elif name == "drain":
             self.drain()

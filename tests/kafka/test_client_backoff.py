@@ -105,8 +105,27 @@ def test_expired_metadata_resets_the_equivalent_answer_backoff():
     client = _Client("3.7")
     client.gaps_ms([5, 5, 5, 5])
     assert client.meta_equivalent == 3
+    client.now_us += 300_000_000  # metadata.max.age.ms after the last answer
     client.on_metadata_timer("meta_age", None)
     assert client.meta_equivalent == 0
+
+
+def test_metadata_expires_max_age_after_the_last_successful_refresh():
+    """`Metadata.timeToNextUpdate` counts metadata.max.age.ms from `lastSuccessfulRefreshMs`
+    (0.11.0-3.7.0): a refresh an error asked for puts off the periodic one, which then comes
+    a full max age after that refresh, not on a fixed period from the client's start."""
+    client = _Client("3.4.1")
+    client.arm_metadata_expiry()  # at 0: expires at 300 s unless refreshed
+    client.now_us = 100_000_000
+    client.request_update()
+    client.answer(5)  # an error-driven refresh at 100 s
+    client.now_us = 300_000_000
+    client.timers.clear()
+    client.on_metadata_timer("meta_age", None)  # the clock armed at the start fires
+    assert client.need_update is False and client.timers == [("meta_age", 100_000_000)]
+    client.now_us = 400_000_000
+    client.on_metadata_timer("meta_age", None)  # 300 s after the refresh: expired
+    assert client.meta_inflight is not None and ("meta_age", 300_000_000) in client.timers
 
 
 def test_a_failed_refresh_counts_as_an_attempt_only_from_3_7():
