@@ -16,6 +16,9 @@ depends on the seed alone):
   requests of a kind the parent's run delivered (`sent`), from the step's time for 1-30
   slots, until a later control request of another kind reaches the same broker (as
   `control_race` does), or reorder them; armed just before the step acts;
+- align two units on one node: a broker (or controller, client) one unit names becomes the
+  one another unit names, so that faults meet on the same node (a LeaderAndIsr held from a
+  broker and leadership moved to that broker);
 - revert a reassignment to the scenario's replicas a few slots later;
 - another run seed; the donor's workload tweaks.
 Spliced and copied units get cut names of their own (`m<n>`), so their heals end their cuts
@@ -37,8 +40,8 @@ CONTROL_CHANGES = ("reassign", "move_leader", "move_all_leaders", "preferred_ele
 SLOT_US = 100_000
 NEEDS = {"race": ("rule:hold", "rule:reorder", "control_race"),
          "revert": ("reassign", "control_race")}
-EDITS = ("shift", "stretch", "retarget", "kinds", "drop", "splice", "splice", "copy", "race",
-         "race", "revert", "seed", "workload")
+EDITS = ("shift", "stretch", "retarget", "align", "kinds", "drop", "splice", "splice", "copy",
+         "race", "race", "revert", "seed", "workload")
 
 
 def mutate(parent, rng, space, fresh: list | None = None, donor=None, sent: tuple = ()):
@@ -149,8 +152,23 @@ def _retarget(units, rng, space, _fresh, _donor):
     if not names:
         return units
     old = rng.choice(names)
-    new = rng.choice([p for p in peers(old, space) if p != old])
+    return _swap_name(units, i, old, rng.choice([p for p in peers(old, space) if p != old]))
 
+
+def _align(units, rng, space, _fresh, _donor):
+    """One unit's node becomes a node of the same sort that another unit names."""
+    named = [(i, n) for i, u in enumerate(units) for n in _names(u) if len(peers(n, space)) > 1]
+    if len({i for i, _n in named}) < 2:
+        return units
+    i, old = rng.choice(named)
+    choices = [n for j, n in named if j != i and n != old and n in peers(old, space)]
+    if not choices:
+        return units
+    return _swap_name(units, i, old, rng.choice(choices))
+
+
+def _swap_name(units, i: int, old: str, new: str) -> list:
+    """`units` with the name `old` replaced by `new` in unit `i` (target and node params)."""
     def swap(s: FaultStep) -> FaultStep:
         params = {k: (new if k in NODE_PARAMS and v == old else v) for k, v in s.params.items()}
         return replace(s, target=new if s.target == old else s.target, params=params)
@@ -247,5 +265,6 @@ def _revert(units, rng, space, _fresh, _donor):
     return units + [[FaultStep(at, "reassign", move.target, {"replicas": list(back)})]]
 
 
-_EDITS = {"revert": _revert, "shift": _shift, "stretch": _stretch, "retarget": _retarget, "kinds": _kinds,
+_EDITS = {"revert": _revert, "shift": _shift, "stretch": _stretch, "retarget": _retarget,
+          "align": _align, "kinds": _kinds,
           "drop": _drop, "splice": _splice, "copy": _copy}

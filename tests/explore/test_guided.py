@@ -148,6 +148,23 @@ def test_mutants_retarget_race_and_revert():
     assert len(units_of(PARENT.steps)) == 2
 
 
+def test_align_makes_two_units_meet_on_one_node():
+    """A rule held from one broker and a leadership move to another become one broker's: the
+    align edit copies a node one unit names into another unit, never a node of another sort."""
+    from epochsim.explore.mutate import _align
+    units = [[FaultStep(0, "rule", None, {"rule": "hold", "kind": "LeaderAndIsr", "dst": "b2",
+                                          "release_kind": "StopReplica", "duration_ms": 100})],
+             [FaultStep(600_000, "move_leader", "t-0", {"to": "b3"})]]
+    met = set()
+    for seed in range(40):
+        out = _align(units, random.Random(seed), SPACE, [], None)
+        dst, to = out[0][0].params["dst"], out[1][0].params["to"]
+        assert out[1][0].target == "t-0" and {dst, to} <= {"b2", "b3"}
+        met.add(dst == to)
+    assert met == {True}
+    assert _align(units[:1], random.Random(1), SPACE, [], None) == units[:1]
+
+
 @given(guided_cases(SPACE, Corpus(), loader_check(BASE)))
 @settings(max_examples=20, phases=[Phase.generate], database=None, deadline=None,
           suppress_health_check=list(HealthCheck))
