@@ -220,17 +220,21 @@ class KraftBroker(Broker):
             if record.kind == K.TOPIC:
                 topic = self.store.topics.get(record.get("name"))
                 self.formats[record.get("name")] = topic.message_format if topic else 2
+        # the metadata cache takes the new image before the replicas meet the delta
+        # (`BrokerMetadataPublisher.onMetadataUpdate`: `metadataCache.setImage`, then
+        # `replicaManager.applyDelta`, 3.7.0), so a leader made or changed here already sees
+        # a broker fenced or shutting down in the same batch as ISR-ineligible
+        if alive_changed and self.image.usable() != self.alive_brokers:
+            self.alive_brokers = self.image.usable()
+            self.touch_all_sessions()
+        else:
+            alive_changed = False
         # one delta per batch, as `MetadataLoader` publishes: a replica meets the batch's
         # final state of each partition, not every step of it (a restart replays the log)
         changes = self._publish(touched)
         self.emit(V.METADATA_APPLY, {"from_offset": committed[0][0], "to_offset": self.applied,
                                      "expected_offset": start,
                                      "records": [r.kind for _o, _e, r in committed]})
-        if alive_changed and self.image.usable() != self.alive_brokers:
-            self.alive_brokers = self.image.usable()
-            self.touch_all_sessions()
-        else:
-            alive_changed = False
         if changes or alive_changed:
             self.emit(V.METADATA, {"controller_epoch": self.controller_epoch, "changes": changes,
                                    "alive": list(self.alive_brokers)})
