@@ -324,3 +324,18 @@ def test_an_answer_naming_a_broker_outside_the_cluster_is_refused():
                        r"is not in the cluster \(brokers 1-1\)"):
         parse_scenario(text, "probe.toml")
     parse_scenario(text.replace("node_endpoints = [1, 2]", "node_endpoints = [1]"), "probe.toml")
+
+
+def test_a_followers_last_caught_up_time_is_named_by_the_step_it_fell_in():
+    """`follower_last_caught_up` reads "never" for a follower outside the ISR of a new leader
+    epoch (`resetReplicaState`), then the step whose Fetch caught it up, which a change at the
+    same leader epoch keeps; a new leader epoch with the follower outside the ISR makes it
+    "never" again."""
+    from tests.probe.helpers import probe_checks
+    path = ROOT / "scenarios" / "conformance" / "control-lai-same-epoch-keeps-replica-state-3.7.toml"
+    bumped = path.read_text(encoding="utf-8").replace(
+        "leader_epoch = 8, partition_epoch = 2", "leader_epoch = 9, partition_epoch = 2")
+    checks = probe_checks(bumped, by_step=True)
+    assert checks["1:follower_last_caught_up:test-topic-0/2"][1] == "step 1"
+    assert checks["2:follower_last_caught_up:test-topic-0/2"][1] == "never"
+    assert checks["2:follower_log_end_offset:test-topic-0/2"][1] == 0  # re-elected: kept

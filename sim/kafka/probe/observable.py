@@ -17,12 +17,15 @@ NONE = "none"
 @dataclass
 class Seen:
     """What one step showed: the node, its answer to the step's sender (None: no answer), the
-    messages it sent (dst, kind, body) and the trace events it recorded."""
+    messages it sent (dst, kind, body), the trace events it recorded and when each step so far
+    began, this one last (a Kafka test's mock clock stands still; the model's moves by
+    latencies, so a time is named by the step it fell in)."""
 
     node: Any
     answer: Any = None
     sent: list = field(default_factory=list)
     events: list = field(default_factory=list)
+    step_starts: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from sim.kafka.partition import NEVER_US
 from sim.kafka.probe import observe_consumer, observe_controller
 from sim.kafka.probe.observable import NONE, Observable, Seen
 from sim.kafka.vocab import error_name, outcome_name
@@ -95,6 +96,23 @@ def _follower_leo(seen: Seen, arg: str) -> Any:
     return replica.leo if replica is not None else NONE
 
 
+def _follower_caught_up(seen: Seen, arg: str) -> Any:
+    """A leader's `lastCaughtUpTimeMs` for one follower (arg tp/broker id): "never" (Kafka's
+    0), or "step N", the step during which it was last caught up (Kafka's tests assert it
+    against a mock clock that stands still, where a step is an instant), or the time in ms
+    when that was before the first step."""
+    tp, _, broker = arg.rpartition("/")
+    p = seen.node.partitions.get(tp)
+    replica = p.followers.get(int(broker)) if p is not None and broker.isdigit() else None
+    if replica is None:
+        return NONE
+    at = replica.caught_up_as_of()
+    if at == NEVER_US:
+        return "never"
+    steps = [i for i, start in enumerate(seen.step_starts) if start <= at]
+    return f"step {steps[-1]}" if steps else at // 1000
+
+
 def _metadata(index: int) -> Callable[[Seen, str], Any]:
     def read(seen: Seen, tp: str) -> Any:
         entry = seen.node.metadata.get(tp)
@@ -152,6 +170,9 @@ BROKER = {
                      "the leader-epoch cache as [[epoch, start offset], ...]"),
     "follower_log_end_offset": Obs(True, _follower_leo, "a leader's view of a follower's log "
                                    "end (arg tp/broker id), -1 before it fetches"),
+    "follower_last_caught_up": Obs(True, _follower_caught_up, "a leader's lastCaughtUpTimeMs "
+                                   "for a follower (arg tp/broker id): never, or \"step N\", "
+                                   "the step it fell in"),
     "fetching_from": Obs(True, _fetching_from, "the leader whose fetcher holds the partition, or -1"),
     "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch, "the controller epoch known"),
     "metadata_leader": Obs(True, _metadata(1), "the leader in the broker's metadata cache"),

@@ -123,6 +123,7 @@ def _empty(tp: str):
 class ProbeRun:
     def __init__(self, options, probe: Probe, seed: int, trace):
         self.options, self.probe = options, probe
+        self.step_starts: list[int] = []  # when each step judged so far began
         until_us = sum(s.wait_ms for s in probe.steps) * 1000 + 1
         self.kernel = Kernel(until_us, options.run.max_events)
         net = Network(LinkSpec(latency=options.network.latency), options.network.partition)
@@ -242,11 +243,13 @@ class ProbeRun:
             fields["unsolicited"] = True  # the node asked the sender nothing: it may ignore it
         self.world.trace.emit(start, "harness", V.PROBE_STEP, fields)
         self.peers[step.src].send(self.probe.node, KINDS[step.kind].wire_kind or step.kind, body)
-        self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, n_events)
+        self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, n_events, start)
 
-    def _judge(self, i: int, marks: dict, n_events: int) -> None:
+    def _judge(self, i: int, marks: dict, n_events: int, start_us: int) -> None:
         step = self.probe.steps[i]
-        seen = observe.Seen(self.node, events=self.events[n_events:])
+        self.step_starts.append(start_us)
+        seen = observe.Seen(self.node, events=self.events[n_events:],
+                            step_starts=tuple(self.step_starts))
         arrived = sorted((t, msg.mid, name, msg) for name, p in self.peers.items()
                          for t, msg in p.inbox[marks[name]:])
         for _t, _mid, name, msg in arrived:
