@@ -38,12 +38,17 @@ class MetadataRefresher:
         self.meta_failures = 0  # Metadata.attempts: failed refreshes since the last answer
         self.meta_equivalent = 0  # Metadata.equivalentResponseCount
         self.meta_factors = (1.0, 1.0)  # jitter of the two backoffs since the last refresh
+        self.meta_expires_us = 0  # when the metadata expires (`arm_metadata_expiry` sets it)
+
+    def _expires_from_now(self) -> None:
+        """The metadata expires `metadata.max.age.ms` from now."""
+        self.meta_expires_us = self.now_us + self.spec.metadata_max_age_ms * 1000
 
     def arm_metadata_expiry(self) -> None:
         """Start the expiry clock: the metadata expires `metadata.max.age.ms` from now unless
         a successful refresh comes first (`meta_age` checks `meta_expires_us` when it fires)."""
-        self.meta_expires_us = self.now_us + self.spec.metadata_max_age_ms * 1000
-        self.set_timer(self.spec.metadata_max_age_ms * 1000, "meta_age")
+        self._expires_from_now()
+        self.set_timer(self.meta_expires_us - self.now_us, "meta_age")
 
     def refresh_allowed(self) -> bool:
         return True
@@ -113,7 +118,7 @@ class MetadataRefresher:
         self.need_update = False
         self.meta_failures = 0
         self._refreshed()
-        self.meta_expires_us = self.now_us + self.spec.metadata_max_age_ms * 1000
+        self._expires_from_now()
         progressed = self.meta.apply_response(msg.body, msg.src)
         self.meta_equivalent = 0 if progressed else self.meta_equivalent + 1
         self.after_metadata()

@@ -38,16 +38,12 @@ class Replica:
     def reset(self, leader_leo: int, now_us: int, in_sync: bool, new_leader: bool) -> None:
         """A new leader epoch (`Replica.resetReplicaState` in `Partition.makeLeader`): a
         follower in the new ISR is caught up now, one outside it never was (so it does not
-        hold the HW back as caught up). A broker that becomes leader (`isNewLeader`) forgets
-        the follower's log end and fetch history; one that already led keeps its log end."""
+        hold the HW back as caught up). A broker that becomes leader (`isNewLeader`) knows
+        nothing else of the follower: `make_leader` gives it a fresh `Replica`, whose log end
+        and fetch history are already unknown. One that already led keeps the log end."""
         self.caught_up_us = now_us if in_sync else NEVER_US
         self.session = None
-        if new_leader:
-            self.leo = -1
-            self.last_fetch_leader_leo = -1
-            self.last_fetch_us = NEVER_US
-            self.broker_epoch = None
-        else:
+        if not new_leader:
             self.last_fetch_leader_leo = leader_leo
             self.last_fetch_us = now_us if in_sync else NEVER_US
 

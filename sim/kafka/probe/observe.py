@@ -88,11 +88,16 @@ def _producer(attr: str) -> Callable[[Seen, str], Any]:
     return read
 
 
-def _follower_leo(seen: Seen, arg: str) -> Any:
-    """A leader's view of one follower's log end (arg tp/broker id): -1 until it fetches."""
+def _follower(seen: Seen, arg: str):
+    """The leader's `Replica` for one follower (arg tp/broker id), or None."""
     tp, _, broker = arg.rpartition("/")
     p = seen.node.partitions.get(tp)
-    replica = p.followers.get(int(broker)) if p is not None and broker.isdigit() else None
+    return p.followers.get(int(broker)) if p is not None and broker.isdigit() else None
+
+
+def _follower_leo(seen: Seen, arg: str) -> Any:
+    """A leader's view of one follower's log end (arg tp/broker id): -1 until it fetches."""
+    replica = _follower(seen, arg)
     return replica.leo if replica is not None else NONE
 
 
@@ -101,9 +106,7 @@ def _follower_caught_up(seen: Seen, arg: str) -> Any:
     0), or "step N", the step during which it was last caught up (Kafka's tests assert it
     against a mock clock that stands still, where a step is an instant), or the time in ms
     when that was before the first step."""
-    tp, _, broker = arg.rpartition("/")
-    p = seen.node.partitions.get(tp)
-    replica = p.followers.get(int(broker)) if p is not None and broker.isdigit() else None
+    replica = _follower(seen, arg)
     if replica is None:
         return NONE
     at = replica.caught_up_as_of()
