@@ -35,7 +35,7 @@ FIELDS: dict[str, dict[str, str]] = {
     "stall": {"mid": _I},
     "hold": {"mid": _I, "rule": _I},
     "fault": {"step": _I, "action": _S, "target": _S, "resolved": "string or null",
-              "params": "object", "outcome": _S},
+              "params": "object", "outcome": _S, "part_of": _S},
     "fault_outcome": {"step": _I, "outcome": _S},
     "disconnect": {"peer": _S},
     "crash": {},

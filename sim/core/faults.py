@@ -111,6 +111,7 @@ class Nemesis:
         # oldest node of its kind still open on that role: every node struck comes back.
         self.last_hit: dict[str, str] = {}
         self.open_hits: dict[tuple[str, str], list[str]] = {}  # (role, undo) -> nodes, oldest first
+        self.current_step = -1  # the index of the step being applied (a driver's parts name it)
 
     def start(self) -> None:
         for index, step in enumerate(self.schedule):
@@ -142,7 +143,23 @@ class Nemesis:
             self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault", fields)
             return
         self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault", fields)
+        self.current_step = index
         outcome = self.handlers[step.action](resolved, step.params)
+        if outcome:
+            self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault_outcome",
+                                  {"step": index, "outcome": outcome})
+
+    def fire_part(self, index: int, action: str, target: str, params: dict, part_of: str,
+                  apply: Callable[[], Any]) -> None:
+        """One part of step `index`, an action (`part_of`) that acts over time (a rolling
+        restart's controlled shutdown of one broker): traced as a `fault` event of its own
+        action with `part_of`, then applied, its outcome traced as that step's."""
+        fields: dict[str, Any] = {"step": index, "action": action, "target": target,
+                                  "resolved": target, "part_of": part_of}
+        if params:
+            fields["params"] = params
+        self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault", fields)
+        outcome = apply()
         if outcome:
             self.world.trace.emit(self.world.kernel.now_us, "nemesis", "fault_outcome",
                                   {"step": index, "outcome": outcome})

@@ -2,7 +2,8 @@
 
 Contract: `ACTIONS` maps each action name to its `FaultAction` (`sim.kafka.faults.action`),
 in the order `epochsim list actions` shows them. The family modules hold the actions:
-`nodes` (crash, restart, controlled_shutdown, power_loss, log_dir_failure), `cuts` (isolate,
+`nodes` (crash, restart, controlled_shutdown, power_loss, log_dir_failure), `rolling`
+(rolling_restart), `cuts` (isolate,
 partition, block, heal, reset_connections), `rules` (rule, clear_rules), `admin` (the
 controller's actions and retention), `versions` (upgrade, bump_ibp) and `kraft`
 (cut_from_quorum, slow_metadata). The tables below are
@@ -21,15 +22,15 @@ This package imports no actor: the loader, explore and reports read it; the clus
 from __future__ import annotations
 
 from sim.core.faults import LAPSE
-from sim.kafka.faults import admin, cuts, kraft, nodes, rules, versions
+from sim.kafka.faults import admin, cuts, kraft, nodes, rolling, rules, versions
 from sim.kafka.faults.action import OPTIONAL, REQUIRED, FaultAction
 from sim.kafka.faults.cuts import CUT_ACTIONS
 from sim.kafka.faults.nodes import CONTROLLED_SHUTDOWN_US
 
-_ALL = {**nodes.ACTIONS, **cuts.ACTIONS, **rules.ACTIONS, **admin.ACTIONS, **versions.ACTIONS,
+_ALL = {**nodes.ACTIONS, **rolling.ACTIONS, **cuts.ACTIONS, **rules.ACTIONS, **admin.ACTIONS, **versions.ACTIONS,
         **kraft.ACTIONS}
-_ORDER = ("crash", "restart", "isolate", "controlled_shutdown", "power_loss", "log_dir_failure",
-          "partition",
+_ORDER = ("crash", "restart", "isolate", "controlled_shutdown", "rolling_restart", "power_loss",
+          "log_dir_failure", "partition",
           "block", "heal", "reset_connections", "rule", "clear_rules", "move_leader",
           "move_all_leaders", "preferred_election", "reassign", "cancel_reassignment",
           "delete_topic", "create_topic", "retention", "upgrade_format", "upgrade", "bump_ibp", "cut_from_quorum", "split_quorum",

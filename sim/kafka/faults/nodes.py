@@ -2,8 +2,10 @@
 
 Contract: `ACTIONS` holds `crash`, `restart`, `controlled_shutdown`, `power_loss` and
 `log_dir_failure` as `FaultAction`s (see `sim.kafka.faults.action`); `CONTROLLED_SHUTDOWN_US`
-is how long after its controlled shutdown a broker stops, read by the cluster, explore and
-the shrinker alike.
+is how long after its controlled shutdown a broker stops by default, read by the cluster,
+explore and the shrinker alike; `shut_down_when_allowed(cluster, broker)` is the shutdown a
+broker runs when it waits for the controller's leave (`stop = "when_allowed"`, and each broker
+of a `rolling_restart`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,19 @@ from sim.kafka.faults.action import (
 )
 
 # A controlled shutdown stops the broker this long after it asked the controller to move its
-# leaderships away.
+# leaderships away (`stop = "after"`, the default: an operator who does not wait).
 CONTROLLED_SHUTDOWN_US = 500_000
+# `stop = "when_allowed"`: the broker stops once the controller lets it, as Kafka's does.
+STOP_MODES = ("after", "when_allowed")
+# ZooKeeper mode: the ControlledShutdown round trip; a broker whose request failed, or whose
+# answer still lists partitions it leads, asks again after controlled.shutdown.retry.backoff.ms;
+# controlled.shutdown.max.retries counts every attempt, the first included, and after the last
+# it stops anyway (`KafkaServer.controlledShutdown` at 3.7.0)
+ZK_ANSWER_US = 1_000
+ZK_SHUTDOWN_ATTEMPTS, ZK_SHUTDOWN_BACKOFF_US = 3, 5_000_000
+# KRaft: `BrokerServer.shutdown` waits this long for a heartbeat answer with ShouldShutDown,
+# then stops anyway
+KRAFT_SHUTDOWN_WAIT_US = 300_000_000
 # How a power loss decides what a log had on disk (`power_loss`'s flush).
 FLUSH_MODES = ("age", "writeback")
 UNFLUSHED_MS = (30_000, 5_000, 1_000, 100)  # power_loss windows explore draws, the default first
@@ -69,9 +82,52 @@ def controlled_shutdown(cluster, broker, target: str):
 
 def _controlled_shutdown(cluster, target, params):
     broker = cluster.brokers[int(target[1:])]
+    if params.get("stop") == "when_allowed":
+        return shut_down_when_allowed(cluster, broker)
     outcome = controlled_shutdown(cluster, broker, target)
     cluster.kernel.call_later(CONTROLLED_SHUTDOWN_US, broker.stop_cleanly)
     return outcome
+
+
+def shut_down_when_allowed(cluster, broker) -> str | None:
+    """A controlled shutdown that stops the broker once the controller lets it go, as Kafka's
+    broker does: in KRaft mode on the heartbeat answer that says ShouldShutDown (the broker
+    model stops itself), or after `KRAFT_SHUTDOWN_WAIT_US`; in ZooKeeper mode once a
+    ControlledShutdown answer lists no partition it still leads, or after its last attempt.
+    Returns the first attempt's outcome."""
+    incarnation = broker.incarnation
+    if cluster.options.kraft:
+        outcome = controlled_shutdown(cluster, broker, broker.name)
+        cluster.kernel.call_later(KRAFT_SHUTDOWN_WAIT_US, _stop_if, broker, incarnation)
+        return outcome
+    return _zk_attempt(cluster, broker, incarnation, ZK_SHUTDOWN_ATTEMPTS)
+
+
+def _zk_attempt(cluster, broker, incarnation: int, attempts_left: int) -> str | None:
+    """One ControlledShutdown round trip: the broker stops when it succeeded or was the last
+    attempt, and otherwise tries again after the backoff."""
+    if not (broker.alive and broker.incarnation == incarnation):
+        return "already down"
+    outcome = controlled_shutdown(cluster, broker, broker.name)
+    if (outcome is None and not _still_leads(cluster, broker.id)) or attempts_left <= 1:
+        cluster.kernel.call_later(ZK_ANSWER_US, _stop_if, broker, incarnation)
+    else:
+        cluster.kernel.call_later(ZK_SHUTDOWN_BACKOFF_US, _zk_attempt, cluster, broker,
+                                  incarnation, attempts_left - 1)
+    return outcome
+
+
+def _still_leads(cluster, broker_id: int) -> bool:
+    """`KafkaController.doControlledShutdown`'s partitionsRemaining: partitions of more than
+    one replica the broker still leads."""
+    return any(st is not None and st.leader == broker_id and len(st.replicas) > 1
+               for st in map(cluster.partition_truth, cluster.partition_names()))
+
+
+def _stop_if(broker, incarnation: int) -> None:
+    """Stop the broker cleanly unless it stopped (and perhaps started again) meanwhile."""
+    if broker.alive and broker.incarnation == incarnation:
+        broker.stop_cleanly()
 
 
 def _power_loss(cluster, target, params):
@@ -137,8 +193,10 @@ ACTIONS = {a.name: a for a in (
         ends="down", mark_colour="tab:green"),
     FaultAction(
         "controlled_shutdown", "broker", apply=_controlled_shutdown,
+        params={"stop": (choice(STOP_MODES), OPTIONAL)},
         sentence=lambda t, p: (f"controlled shutdown of {target_words(t)} (it stops "
-                               f"{CONTROLLED_SHUTDOWN_US / 1e6:g} s later)"),
+                               + ("once the controller lets it)" if p.get("stop") == "when_allowed"
+                                  else f"{CONTROLLED_SHUTDOWN_US / 1e6:g} s later)")),
         # a restart must come after the broker stopped (and a slot more), or it finds it up
         undo_after_us=CONTROLLED_SHUTDOWN_US + 100_000, mark_colour="tab:red",
         draws={"controlled_shutdown": _draw_controlled_shutdown}),
