@@ -5,9 +5,11 @@ allows; the Metadata request goes to the least loaded known broker (ref §3.1), 
 with a request timeout; `on_metadata_timer` handles the `meta_age`, `refresh` and
 `meta_timeout` timers and returns whether it did. The client supplies the settings and hooks:
 `refresh_allowed`, `retry_backoff_us`, `retry_backoff_max_us`, `request_timeout_us`,
-`in_flight_limit`, `arm_refresh`, `close_connection` (which must call `metadata_failed` when it
-drops a Metadata request in flight, and request an update) and `after_metadata`; it calls
-`init_refresh` when it (re)starts and `arm_metadata_expiry` when it begins to run. An answer
+`in_flight_limit`, `in_flight_to`, `reconnect_at`, `arm_refresh`, `close_connection` (which must
+call `lose_connection`, call `metadata_failed` when it drops a Metadata request in flight, and
+request an update) and `after_metadata`; it calls `init_refresh` when it (re)starts and
+`arm_metadata_expiry` when it begins to run. The mixin's `send` keeps which brokers the
+client has a connection to, and when it last opened each, for `least_loaded_node`. An answer
 that lists no brokers counts as a failed refresh (`NetworkClient`'s metadata updater), so it
 changes no cached metadata.
 
@@ -39,6 +41,23 @@ class MetadataRefresher:
         self.meta_equivalent = 0  # Metadata.equivalentResponseCount
         self.meta_factors = (1.0, 1.0)  # jitter of the two backoffs since the last refresh
         self.meta_expires_us = 0  # when the metadata expires (`arm_metadata_expiry` sets it)
+        self.connected: set[int] = set()  # brokers with an open connection
+        self.connect_attempts: dict[int, int] = {}  # broker -> when it was last connected to
+
+    def send(self, dst: str, kind: str, body) -> int:
+        """Every request goes on the connection to `dst`, opened first if there is none (the
+        model opens it at once; `leastLoadedNode` prefers open ones, from 2.3)."""
+        if dst[0] == "b":
+            node = int(dst[1:])
+            if node not in self.connected:
+                self.connected.add(node)
+                self.connect_attempts[node] = self.now_us
+        return super().send(dst, kind, body)
+
+    def lose_connection(self, node: int) -> None:
+        """The connection to `node` closed: it is left alone for `reconnect.backoff.ms`."""
+        self.connected.discard(node)
+        self.reconnect_at[node] = self.now_us + RECONNECT_BACKOFF_US
 
     def _expires_from_now(self) -> None:
         """The metadata expires `metadata.max.age.ms` from now."""
@@ -69,7 +88,9 @@ class MetadataRefresher:
             return
         candidates = self.meta.brokers or self.bootstrap
         offset = self.rng("metadata").randrange(len(candidates))
-        node = least_loaded_node(candidates, self.in_flight_to, self.in_flight_limit(), offset)
+        node = least_loaded_node(candidates, self.in_flight_to, self.in_flight_limit(), offset,
+                                 self.protocol.least_loaded_node, self.connected,
+                                 self.connect_attempts)
         self.meta_blocked = node is None
         if node is None:  # every node is in reconnect backoff or full
             self.set_timer(RECONNECT_BACKOFF_US, "refresh")

@@ -110,17 +110,35 @@ class RequestQueue:
             del self.serving[src]
 
 
-def least_loaded_node(nodes: tuple, in_flight, limit: int, offset: int) -> int | None:
-    """`NetworkClient.leastLoadedNode`: scanning `nodes` from `offset` (a random start), the
-    first node with nothing in flight, else the one with the fewest requests in flight among
-    those below `limit`, else None (every connection is full; the caller retries when a
-    response frees one)."""
-    best, fewest = None, limit
+def least_loaded_node(nodes: tuple, in_flight, limit: int, offset: int,
+                      rule: str = "oldest_attempt", connected=frozenset(),
+                      attempts: dict | None = None) -> int | None:
+    """`NetworkClient.leastLoadedNode` by the switch `least_loaded_node` (`rule`), scanning
+    `nodes` from `offset` (a random start); `in_flight(node)` counts a node's requests in flight
+    (`limit` or more: full, or in reconnect backoff), `connected` holds the nodes with an open
+    connection, `attempts` when each was last connected to. A connected node with nothing in
+    flight is taken at once. Otherwise `fewest_in_flight` (0.10.2-2.2) takes the node with the
+    fewest in flight, a node without a connection counting as none, the first of equals;
+    `established_first` (2.3-2.6) a connected node with the fewest in flight, and without one
+    the last node it may connect to; `oldest_attempt` (2.7+) likewise, but of the nodes to
+    connect to the one last attempted longest ago (never: 0), the first of equals. None: every
+    node is full or backing off (the caller retries when a response frees one)."""
+    best, fewest, spare = None, limit, None
+    attempts = attempts or {}
     for i in range(len(nodes)):
         node = nodes[(offset + i) % len(nodes)]
         count = in_flight(node)
-        if count == 0:
-            return node
-        if count < fewest:
-            best, fewest = node, count
-    return best
+        if count >= limit:
+            continue
+        if node in connected:
+            if count == 0:
+                return node
+            if count < fewest:
+                best, fewest = node, count
+        elif rule == "fewest_in_flight":
+            if count < fewest:
+                best, fewest = node, count
+        elif rule == "established_first" or spare is None \
+                or attempts.get(spare, 0) > attempts.get(node, 0):
+            spare = node
+    return best if best is not None else spare

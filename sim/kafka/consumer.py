@@ -41,7 +41,6 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher
-from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.consumer_reset import OffsetResetter
 from sim.kafka.consumer_validation import PositionValidator
 from sim.kafka.fetch_session import FetchSessionHandler
@@ -129,7 +128,7 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
     def close_connection(self, broker: int) -> None:
         """The connection to `broker` closed: what was in flight on it is lost, the node waits
         out `reconnect.backoff.ms`, and metadata is refreshed (`handleServerDisconnect`)."""
-        self.reconnect_at[broker] = self.now_us + RECONNECT_BACKOFF_US
+        self.lose_connection(broker)
         if self.meta_inflight is not None and self.meta_node == broker:
             self.metadata_failed()
         if self.fetching.pop(broker, None) is not None:

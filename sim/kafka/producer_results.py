@@ -14,7 +14,6 @@ from __future__ import annotations
 from sim.core.trace import json_str
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
-from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.rules.backoff import JITTER
 from sim.kafka.rules.client_producer import retry_drops_stale_batch
@@ -150,7 +149,7 @@ class ProduceResults:
         failed), the node waits out `reconnect.backoff.ms`, and metadata is refreshed, in flight
         or not (`NetworkClient`: "The disconnect may be the result of stale metadata, so request
         an update"); the only news an acks=0 producer gets of a moved leader."""
-        self.reconnect_at[leader] = self.now_us + RECONNECT_BACKOFF_US
+        self.lose_connection(leader)
         failed = self.inflight.pop(leader, {})
         for corr in sorted(failed):
             for pb in failed[corr]:

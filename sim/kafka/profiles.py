@@ -28,7 +28,8 @@ _WEEK_MS = 604_800_000
 _V0_10_2 = Protocol(
     fetch_epoch_check=False, stop_replica_epoch=False, stop_replica_equal_epoch="reject",
     client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
-    client_backoff="constant", unknown_producer="out_of_order", evict_state_on_retention=True,
+    client_backoff="constant", least_loaded_node="fewest_in_flight",
+    unknown_producer="out_of_order", evict_state_on_retention=True,
     client_log_start_check=False, client_retries_out_of_order=False,
     client_resolves_sequences=False, idempotent_batches=1, producer_id_expiration_ms=_WEEK_MS,
     idempotence_default=False, ineligible_replica_check=False, hw_waits_for_min_isr=False,
@@ -66,7 +67,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("2.2", dict(client_rejects_stale_metadata=True,  # KAFKA-7738
                  broker_epoch_check=True,  # KIP-380
                  list_offsets_hw_lag_error=True)),  # KIP-207, KAFKA-2334
-    ("2.3", dict(consumer_validation=True)),  # KIP-320 client, KAFKA-7747
+    ("2.3", dict(consumer_validation=True,  # KIP-320 client, KAFKA-7747
+                 least_loaded_node="established_first")),  # KAFKA-8376
     ("2.4", dict(evict_state_on_retention=False,  # KAFKA-7190
                  follower_fetch=True)),  # KIP-392
     ("2.5", dict(unknown_producer="accept", client_retries_out_of_order=True)),  # KIP-360
@@ -74,7 +76,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  newer_broker_epoch_accepted=True,  # KAFKA-9839 (also in 2.5.1)
                  consumer_ignores_unknown_leader=True,  # KAFKA-9840
                  consumer_resets_undefined_end_offset=True)),  # KAFKA-9840
-    ("2.7", dict()),
+    ("2.7", dict(least_loaded_node="oldest_attempt")),  # KIP-601, KAFKA-9893
     ("2.8", dict(follower_truncation="diverging_epoch",  # KAFKA-10554
                  hw_before_diverging_truncation=True)),  # until KAFKA-14704
     # KAFKA-12257's rule needs both topic ids, which the model lacks; enable.idempotence's

@@ -34,6 +34,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     # the broker sends KIP-951's CurrentLeader hints; a client applies them
     "leader_discovery": (BROKER, *CLIENTS),
     "client_backoff": CLIENTS,
+    "least_loaded_node": CLIENTS,
     "unknown_producer": (BROKER,),
     "evict_state_on_retention": (BROKER,),
     "old_duplicate": (BROKER,),

@@ -41,6 +41,14 @@ class Protocol:
     # * 2^n with ±20% jitter up to retry.backoff.max.ms, and metadata refreshes also back off
     # exponentially while answers bring no newer leader epoch (`equivalentResponseCount`)
     client_backoff: str = "exponential"
+    # which broker a client's Metadata request goes to (`NetworkClient.leastLoadedNode`, ref
+    # §3.1): fewest_in_flight (0.10.2-2.2): a connected node with nothing in flight, else the
+    # node with the fewest requests in flight, one without a connection counting as none;
+    # established_first (2.3-2.6, KAFKA-8376): a connected node (an idle one at once, else the
+    # one with the fewest in flight), and only without one a node to connect to (the last the
+    # scan finds); oldest_attempt (2.7+, KIP-601, KAFKA-9893): as established_first, but of the
+    # nodes to connect to, the one whose last connection attempt is oldest
+    least_loaded_node: str = "oldest_attempt"
     # broker answer to an unknown producer with seq != 0: out_of_order (0.11) |
     # unknown_producer_id (1.0-2.4) | accept (2.5+, KIP-360) (ref §2.4)
     unknown_producer: str = "accept"
@@ -296,6 +304,7 @@ CHOICES = {
     "stop_replica_equal_epoch": ("reject", "accept"),
     "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
     "client_backoff": ("constant", "exponential"),
+    "least_loaded_node": ("fewest_in_flight", "established_first", "oldest_attempt"),
     "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
     "old_duplicate": ("duplicate_sequence", "out_of_order"),
     "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",

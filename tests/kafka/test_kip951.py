@@ -23,6 +23,7 @@ from sim.kafka.profiles import resolve_protocol
 from sim.kafka.rules.client_producer import in_flight_stops_drain, retry_backoff_us, should_backoff
 from sim.kafka.rules.leader_discovery import current_leader_hint, node_endpoints
 from tests.conftest import scenario_path
+from tests.kafka import build_cluster
 
 
 class _Owner:
@@ -231,11 +232,36 @@ def test_a_closed_connection_loses_its_unread_requests_and_the_new_one_starts_un
     assert q.handled == [1, 3, 4]
 
 
-def test_least_loaded_node_prefers_an_idle_node_then_the_fewest_in_flight():
-    load = {1: 2, 2: 0, 3: 1}.get
-    assert least_loaded_node((1, 2, 3), load, 5, offset=0) == 2
-    assert least_loaded_node((1, 3), load, 5, offset=0) == 3
-    assert least_loaded_node((1, 3), lambda n: 5, 5, offset=1) is None
+@pytest.mark.parametrize("rule, busy, idle_connected, none_connected", [
+    # b1 and b3 connected (2 and 1 in flight), b2 not: before 2.3 a node without a connection
+    # counts as idle; from 2.3 an open connection comes first
+    ("fewest_in_flight", 2, 3, 1),
+    # without any connection, 2.3-2.6 take the last node the scan finds, 2.7+ the one
+    # attempted longest ago (b2 at 100 µs)
+    ("established_first", 3, 3, 3),
+    ("oldest_attempt", 3, 3, 2),
+])
+def test_least_loaded_node_by_release(rule, busy, idle_connected, none_connected):
+    """`NetworkClient.leastLoadedNode` at 2.2.0, 2.3.0 (KAFKA-8376) and 3.7.0 (KIP-601)."""
+    def pick(load, connected, attempts=None):
+        return least_loaded_node((1, 2, 3), load.get, 5, 0, rule, connected, attempts)
+    assert pick({1: 2, 2: 0, 3: 1}, {1, 3}) == busy
+    assert pick({1: 2, 2: 0, 3: 0}, {1, 3}) == idle_connected  # connected and idle: at once
+    assert pick({1: 0, 2: 0, 3: 0}, set(), {1: 500, 2: 100, 3: 300}) == none_connected
+    assert least_loaded_node((1, 3), lambda n: 5, 5, 1, rule, {1, 3}) is None  # all full
+
+
+@pytest.mark.parametrize("profile, to_connected", [("2.2", False), ("3.7", True)])
+def test_a_metadata_request_prefers_an_open_connection_from_2_3(profile, to_connected):
+    """A producer with a request in flight to its one connected broker asks that broker for
+    metadata from 2.3 on; before, a broker it has no connection to counts as idle and wins."""
+    text = ("name = \"llm\"\nexpect = \"pass\"\n[protocol]\nprofile = \"" + profile + "\"\n"
+            "[[topics]]\nname = \"t\"\n[[producers]]\ntopic = \"t\"\n")
+    cluster, _ = build_cluster(text)
+    producer = cluster.clients[0]
+    producer.connected, producer.inflight = {1}, {1: {99: []}}
+    producer.request_update(immediate=True)
+    assert (producer.meta_node == 1) is to_connected
 
 
 # -- scenarios: the lagging broker and the planted mutants ---------------------------------

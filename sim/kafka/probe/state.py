@@ -241,6 +241,7 @@ def _metadata_in_flight(client, broker: int, ctx) -> None:
                            f"name one of {', '.join(str(b) for b in ctx.alive())}")
     client.corr += 1
     client.meta_inflight, client.meta_node = client.corr, broker
+    client.connected.add(broker)
 
 
 def _known_tp(producer, tp: str, key: str) -> None:
@@ -264,4 +265,5 @@ def _add_batch(producer, b: dict) -> None:
         # set at drain), so a retry sees a leader change only when a newer epoch arrives
         pb.current_leader_epoch = producer.meta.epoch(b["tp"])
         producer.inflight.setdefault(b["in_flight_to"], {}).setdefault(b["corr"], []).append(pb)
+        producer.connected.add(b["in_flight_to"])  # a request in flight: its connection is open
         producer.corr = max(producer.corr, b["corr"])
