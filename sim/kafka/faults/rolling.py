@@ -1,9 +1,10 @@
 """A rolling restart: every broker in turn, as an operator runs one.
 
 Contract: `ACTIONS` holds `rolling_restart` as a `FaultAction` (see `sim.kafka.faults.action`).
-Kafka's operations guide has brokers restarted one at a time with controlled shutdown on, and
-the next one only once the cluster is whole again (UnderReplicatedPartitions back to 0). So for
-each broker of `brokers`, in order:
+Kafka's operations guide restarts brokers "in a rolling fashion" with controlled shutdown on
+(`controlled.shutdown.enable`, "Graceful shutdown") and gives UnderReplicatedPartitions a normal
+value of 0; an operator waits for it to be 0 again before the next broker. So for each broker of
+`brokers`, in order:
 1. a controlled shutdown that stops the broker once the controller lets it go
    (`nodes.shut_down_when_allowed`, as `controlled_shutdown` with `stop = "when_allowed"`);
 2. `down_ms` after the operator sees it stopped, a restart;
