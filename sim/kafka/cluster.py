@@ -121,7 +121,7 @@ class Cluster:
             return self.store.active
         role, _, tp = target.partition(":")
         if role in ("leader", "follower") and tp:
-            st = self.partition_truth(tp)
+            st = self._partition_truth(tp)
             if st is None:
                 return None
             if role == "leader":
@@ -130,7 +130,7 @@ class Cluster:
             return f"b{followers[0]}" if followers else None
         return target
 
-    def partition_truth(self, tp: str):
+    def _partition_truth(self, tp: str):
         """A partition's state as the controller knows it (KRaft: the active controller's
         image; None without an active controller)."""
         if self.options.kraft:
@@ -139,13 +139,14 @@ class Cluster:
         found = self.store.partition(tp)
         return found[1] if found is not None else None
 
-    def partition_names(self) -> list[str]:
-        """Every partition the controller knows ("t-0"), sorted as the store lists them
-        (KRaft: the active controller's image; none without an active controller)."""
+    def partition_states(self) -> list:
+        """Every partition's state as the controller knows it, in partition order (KRaft: the
+        active controller's image, none without an active controller)."""
         if self.options.kraft:
             active = self.active_controller()
-            return sorted(active.image.parts) if active is not None else []
-        return self.store.all_tps()
+            parts = active.image.parts if active is not None else {}
+            return [parts[tp] for tp in sorted(parts)]
+        return [self.store.partition(tp)[1] for tp in self.store.all_tps()]
 
     def under_replicated(self) -> int | None:
         """How many partitions have a replica outside the ISR, as the controller knows them
@@ -153,8 +154,7 @@ class Cluster:
         controller, when nobody can tell."""
         if self.active_controller() is None:
             return None
-        states = [self.partition_truth(tp) for tp in self.partition_names()]
-        return sum(1 for st in states if st is not None and set(st.isr) != set(st.replicas))
+        return sum(1 for st in self.partition_states() if set(st.isr) != set(st.replicas))
 
     def _undelivered_control(self, end_t: int, live: set) -> list[list[str]]:
         """The [controller, broker] links on which a controller's message to a live broker has

@@ -120,8 +120,8 @@ def _zk_attempt(cluster, broker, incarnation: int, attempts_left: int) -> str | 
 def _still_leads(cluster, broker_id: int) -> bool:
     """`KafkaController.doControlledShutdown`'s partitionsRemaining: partitions of more than
     one replica the broker still leads."""
-    return any(st is not None and st.leader == broker_id and len(st.replicas) > 1
-               for st in map(cluster.partition_truth, cluster.partition_names()))
+    return any(st.leader == broker_id and len(st.replicas) > 1
+               for st in cluster.partition_states())
 
 
 def _stop_if(broker, incarnation: int) -> None:
