@@ -6,14 +6,17 @@ Contract:
   StopReplica<LeaderAndIsr`: a StopReplica delivered after a later-sent LeaderAndIsr), per
   partition the relation between two brokers' leader epochs when one of them changes role
   (`epochs follower older vs leader`), and two brokers leading one partition at once;
-- `features(fold, signals)` is the run's set of coverage features: its request cells (each
-  with a hit-count bucket, as coverage-guided fuzzers count edges), its named situations, the
-  fault kinds that acted, and its signals;
+- `features(fold, signals, chains, stages)` is the run's set of coverage features: its
+  request cells (each with a hit-count bucket, as coverage-guided fuzzers count edges), its
+  named situations, the fault kinds that acted, its signals, and the steps of the target's
+  chain (`stages`) it reached;
 - `Corpus` keeps the cases whose runs reached a feature no earlier run had, counts the runs
   reaching each feature, and picks a parent to mutate, favouring cases that hold rare
   features, and most those with rare features near the target's situation (`focus_words`:
-  for stop_replica_out_of_order, any feature naming StopReplica); `over_time` records, per generated run, how many request cells and features the
-  search had reached by then (only the runs that raised one of the counts, and the last).
+  for stop_replica_out_of_order, any feature naming StopReplica), and a case the more, the
+  more steps of the target's chain (`chains.STAGES`) its run got through; `over_time`
+  records, per generated run, how many request cells and features the search had reached by
+  then (only the runs that raised one of the counts, and the last).
 Everything is ordered by sorted names or insertion order; nothing depends on set order.
 """
 
@@ -21,10 +24,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+from epochsim.explore.chains import leading
 from epochsim.explore.coverage import election_outside_isr
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 128)  # hit-count classes of a cell within one run
 FOCUS = 3  # how much more a feature near the target's situation weighs
+CHAIN = 5  # per step of the target's chain a case reached, its weight grows by this many times
 
 
 def focus_words(patterns) -> tuple:
@@ -110,21 +115,26 @@ class SignalFold:
                 self._state[name].pop(node, None)
 
 
-def features(fold, signals: SignalFold) -> frozenset:
-    """The run's coverage features (see the module contract); `fold` is a coverage.RunFold."""
+def features(fold, signals: SignalFold, chains=None, stages: tuple = ()) -> frozenset:
+    """The run's coverage features (see the module contract); `fold` is a coverage.RunFold,
+    `chains` a chains.ChainFold, of which the steps among `stages` (the target's chain)
+    become features `chain <step>`."""
     out = {f"cell {c} x{bucket(n)}" for c, n in fold.cells.items()}
     out |= {f"cell {c}" for c in fold.cells}
     out |= {f"situation {s}" for s in fold.situations}
     out |= {f"fault {f}" for f in fold.faults}
     out |= {f"signal {s}" for s in signals.signals}
+    if chains is not None:
+        out |= {f"chain {s}" for s in stages if s in chains.stages}
     return frozenset(out)
 
 
 class Corpus:
     """Cases that reached something new, and how often each feature was reached."""
 
-    def __init__(self, focus: tuple = ()):
+    def __init__(self, focus: tuple = (), stages: tuple = ()):
         self.focus = focus  # words of the features near the target's situation
+        self.stages = tuple(f"chain {s}" for s in stages)  # the target's chain, in order
         self.entries: list[tuple] = []  # (case, its features), in the order they were kept
         self.runs = 0  # passing runs counted
         self.hits: Counter = Counter()  # feature -> runs that reached it
@@ -156,15 +166,20 @@ class Corpus:
 
     def weights(self) -> list[float]:
         """Per entry, how rare its rarest feature is (1 / runs reaching it), plus FOCUS times
-        how rare its rarest feature near the target is: the cases that hold what few runs
-        reach are mutated most, those near the target's situation most of all."""
+        how rare its rarest feature near the target is, the sum times 1 + CHAIN per step of
+        the target's chain reached: the cases that hold what few runs reach are mutated most,
+        those near the target's situation more, those furthest along its chain most of all."""
         return [self._weight(feats) for _case, feats in self.entries]
 
     def _weight(self, feats: frozenset) -> float:
         rare = max((1.0 / self.hits[f] for f in sorted(feats)), default=1.0)
         near = max((1.0 / self.hits[f] for f in sorted(feats)
                     if any(word in f for word in self.focus)), default=0.0)
-        return rare + FOCUS * near
+        return (rare + FOCUS * near) * (1 + CHAIN * self.depth(feats))
+
+    def depth(self, feats: frozenset) -> int:
+        """How many leading steps of the target's chain a run with `feats` reached."""
+        return leading(feats, self.stages)
 
     def pick(self, rng) -> tuple:
         """A parent (case, features) drawn with `weights` by `rng` (a seeded random.Random)."""

@@ -1,6 +1,7 @@
 """What explore and shrink print and write once the search is over.
 
-Contract: `finish_explore(result, out, plot)` prints the coverage summary and, when a
+Contract: `finish_explore(result, out, plot)` prints the coverage summary (with the target's
+chain, when it has one: how many passing runs got through each step) and, when a
 counterexample was found, writes it (`output.write_counterexample`) and prints the shrunk
 schedule in plain words, one line a step; it always writes `explore.json`, and returns the
 exit code (1 found, 0 not found). `shrink_run(run, target, progress)` minimises a recorded
@@ -33,7 +34,8 @@ def explore_report(result) -> dict:
               "elapsed_s": round(result.elapsed_s, 3),
               "coverage": result.coverage.to_json(result.invariant or result.asked),
               "coverage_over_time": [list(p) for p in result.over_time],
-              "corpus_size": result.corpus_size, "story_steps": result.story}
+              "corpus_size": result.corpus_size, "story_steps": result.story,
+              "chain": result.chain}
     if result.found:
         report["counterexample"] = case_json(result.case)
         report["first_failure"] = case_json(result.first_case)
@@ -47,6 +49,8 @@ def finish_explore(result, out: str, plot: bool = True) -> int:
     for line in summary(result.coverage, result.invariant or result.asked):
         print(line)
     print(over_time_line(result.over_time, result.corpus_size))
+    for line in chain_lines(result.chain, result.asked):
+        print(line)
     report = explore_report(result)
     if not result.found:
         what = result.asked or "every invariant"
@@ -65,6 +69,15 @@ def finish_explore(result, out: str, plot: bool = True) -> int:
           f"steps; {result.runs - result.runs_to_first} runs spent shrinking)")
     _print_case(result.case, result.invariant, verdict, out, result.error)
     return 1
+
+
+def chain_lines(chain: list, target: str | None) -> list[str]:
+    """How many passing runs got through each step of the target's chain (none without one)."""
+    if not chain:
+        return []
+    lines = [f"  chain to {target} (passing runs that got this far):"]
+    lines += [f"    {i}. {step}: {runs} runs" for i, (step, runs) in enumerate(chain, 1)]
+    return lines
 
 
 def over_time_line(points: list, corpus_size: int) -> str:

@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
+from epochsim.explore.chains import STAGES, ChainFold
 from epochsim.explore.coverage import RELEVANT, Coverage
 from epochsim.explore.guided import guided_cases, loader_check
 from epochsim.explore.novelty import Corpus, SignalFold, features, focus_words
@@ -68,6 +69,7 @@ class ExploreResult:
     over_time: list = field(default_factory=list)  # (run, request cells, features) reached
     corpus_size: int = 0  # generated cases kept for reaching something new
     story: int = 0  # scripted steps of the scenario every case kept
+    chain: list = field(default_factory=list)  # [step, passing runs that reached it] in order
 
     @property
     def found(self) -> bool:
@@ -81,7 +83,8 @@ class _Search:
         ref = None if reference is None else Oracle(reference, target)
         self.oracle = Oracle(scenario, target, keep_events=True, reference=ref)
         self.coverage = Coverage()
-        self.corpus = Corpus(focus_words(RELEVANT.get(target, ("", ()))[1]))
+        self.stages = STAGES.get(target, ())  # the steps towards the target's violation
+        self.corpus = Corpus(focus_words(RELEVANT.get(target, ("", ()))[1]), self.stages)
         self.oracle.on_events = self._fold
         self._features: frozenset | None = None
         self.budget = budget
@@ -93,9 +96,9 @@ class _Search:
         self.started = time.monotonic()
 
     def _fold(self, events, judged) -> None:
-        signals = SignalFold()
-        fold = self.coverage.add_events(events, judged, also=(signals,))
-        self._features = features(fold, signals)
+        signals, chains = SignalFold(), ChainFold()
+        fold = self.coverage.add_events(events, judged, also=(signals, chains))
+        self._features = features(fold, signals, chains, self.stages)
 
     def probe(self, case) -> None:
         if self.first is not None and self._over_shrink_budget(case):
@@ -169,6 +172,7 @@ def explore(scenario, budget: int, seed: int, target: str | None = None, max_fau
     search.corpus.finish(result.generated)
     result.over_time = list(search.corpus.over_time)
     result.corpus_size = len(search.corpus.entries)
+    result.chain = [[step, search.corpus.hits.get(f"chain {step}", 0)] for step in search.stages]
     result.seen = search.seen if search.first is not None else dict(oracle.seen)
     if search.last is not None:
         result.invariant = oracle.target

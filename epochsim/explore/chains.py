@@ -1,0 +1,124 @@
+"""How far along the chain to an invariant's violation a run got.
+
+Some violations need several things to happen in order, each rare: a StopReplica overtaken
+by a newer LeaderAndIsr needs, first, a StopReplica in flight and then a LeaderAndIsr at a
+newer epoch sent behind it; an election that reuses a leader epoch breaks
+`single_leader_per_epoch` only if it names a broker that missed the epoch the previous
+leader led at. A run that got to the second step is closer than one that got to the first,
+and the search should mutate it more, even where neither step is rare on its own.
+
+Contract:
+- `ChainFold` reads one run's events in trace order and records `stages`, the names of
+  the steps below it saw (each a sentence);
+- `STAGES` names, per invariant, its chain of steps in order (the last one before the
+  violation itself); `depth(stages, invariant)` is how many leading steps of that chain a
+  run reached (0 for an invariant without a chain; `leading` counts for any sequence).
+Everything is ordered by names or trace order; nothing depends on set order.
+"""
+
+from __future__ import annotations
+
+STOP_REPLICA_SENT = "a StopReplica was in flight"
+STOP_REPLICA_BEHIND = "a LeaderAndIsr at a newer epoch was sent behind an in-flight StopReplica"
+REPLICA_LAGGED = ("a partition's state changed while an in-sync replica lagged the epoch its "
+                  "leader led at")
+LAGGING_ELECTED = "an election named an in-sync replica that lagged the epoch the leader led at"
+
+STAGES: dict[str, tuple[str, ...]] = {
+    "stop_replica_out_of_order": (STOP_REPLICA_SENT, STOP_REPLICA_BEHIND),
+    "single_leader_per_epoch": (REPLICA_LAGGED, LAGGING_ELECTED),
+}
+
+
+def depth(stages, invariant: str | None) -> int:
+    """How many leading steps of `invariant`'s chain are among `stages`."""
+    return leading(stages, STAGES.get(invariant, ()))
+
+
+def leading(reached, chain: tuple) -> int:
+    """How many leading items of `chain` are in `reached`."""
+    n = 0
+    while n < len(chain) and chain[n] in reached:
+        n += 1
+    return n
+
+
+class ChainFold:
+    """The chain steps one run reached; feed it every event in trace order."""
+
+    def __init__(self):
+        self.stages: set[str] = set()
+        self._stop_replicas: dict[int, tuple] = {}  # mid -> (dst, {tp: epoch}) in flight
+        self._written: dict[str, tuple] = {}  # tp -> (leader epoch, ISR) the controller last wrote
+        self._applied: dict[tuple, int] = {}  # (broker id, tp) -> applied leader epoch
+        self._led: dict[tuple, int] = {}  # (tp, leader epoch) -> the broker that led at it
+        self._down: set[int] = set()  # broker ids crashed and not restarted
+
+    def step(self, ev: dict) -> None:
+        handler = _HANDLERS.get(ev["kind"])
+        if handler is not None:
+            handler(self, ev)
+
+    def on_send(self, ev: dict) -> None:
+        if ev["msg"] == "StopReplica" and ev["parts"]:
+            self._stop_replicas[ev["mid"]] = (ev["dst"], {tp: epoch for tp, epoch, *_ in ev["parts"]})
+            self.stages.add(STOP_REPLICA_SENT)
+        elif ev["msg"] == "LeaderAndIsr":
+            self._behind(ev["dst"], ev["parts"])
+
+    def _behind(self, dst: str, parts) -> None:
+        for s_dst, stopped in self._stop_replicas.values():
+            if s_dst == dst and any(epoch > stopped.get(tp, epoch) for tp, _leader, epoch in parts):
+                self.stages.add(STOP_REPLICA_BEHIND)
+
+    def on_gone(self, ev: dict) -> None:
+        """A message delivered or dropped is no longer in flight."""
+        self._stop_replicas.pop(ev["mid"], None)
+
+    def on_replica_state(self, ev: dict) -> None:
+        self._applied[(_broker_id(ev["node"]), ev["tp"])] = ev["leader_epoch"]
+        if ev["role"] == "leader":
+            self._led.setdefault((ev["tp"], ev["leader_epoch"]), _broker_id(ev["node"]))
+
+    def on_crash(self, ev: dict) -> None:
+        """A crashed broker loses its state, and what was in flight to it with its
+        connections."""
+        for mid in sorted(m for m, sent in self._stop_replicas.items() if sent[0] == ev["node"]):
+            del self._stop_replicas[mid]
+        node = _broker_id(ev["node"])
+        self._down.add(node)
+        for key in sorted(k for k in self._applied if k[0] == node):
+            del self._applied[key]
+
+    def on_restart(self, ev: dict) -> None:
+        self._down.discard(_broker_id(ev["node"]))
+
+    def on_log_deleted(self, ev: dict) -> None:
+        self._applied.pop((_broker_id(ev["node"]), ev["tp"]), None)
+
+    def on_partition_state(self, ev: dict) -> None:
+        tp = ev["tp"]
+        written, isr = self._written.get(tp, (None, ()))
+        self._written[tp] = (ev["leader_epoch"], tuple(ev.get("isr", ())))
+        led_by = self._led.get((tp, written))
+        if led_by is None:
+            return
+        lagging = [r for r in isr if r not in self._down and r != led_by
+                   and self._applied.get((r, tp), -1) < written]
+        if lagging:
+            self.stages.add(REPLICA_LAGGED)
+        if ev["reason"].startswith("elect") and ev["leader"] in lagging:
+            self.stages.add(LAGGING_ELECTED)
+
+
+def _broker_id(node: str) -> int:
+    """`b3` -> 3; any other node name -> -1 (it hosts no replica)."""
+    return int(node[1:]) if node[:1] == "b" and node[1:].isdigit() else -1
+
+
+_HANDLERS = {
+    "send": ChainFold.on_send, "deliver": ChainFold.on_gone, "drop": ChainFold.on_gone,
+    "replica_state": ChainFold.on_replica_state, "crash": ChainFold.on_crash,
+    "restart": ChainFold.on_restart, "log_deleted": ChainFold.on_log_deleted,
+    "partition_state": ChainFold.on_partition_state,
+}

@@ -1,0 +1,128 @@
+"""The chain steps towards a violation, and how the corpus weighs a case by them."""
+
+from __future__ import annotations
+
+import os
+
+from epochsim.explore.chains import (
+    LAGGING_ELECTED,
+    REPLICA_LAGGED,
+    STAGES,
+    STOP_REPLICA_BEHIND,
+    STOP_REPLICA_SENT,
+    ChainFold,
+    depth,
+)
+from epochsim.explore.coverage import RunFold
+from epochsim.explore.novelty import CHAIN, Corpus, SignalFold, features
+from epochsim.explore.report import chain_lines
+from epochsim.explore.search import explore
+from scenarios.schema import load_scenario
+from tests.conftest import ROOT
+
+
+def fold(events) -> set:
+    chains = ChainFold()
+    for ev in events:
+        chains.step(ev)
+    return chains.stages
+
+
+def stop_replica(mid, dst, epoch):
+    return {"kind": "send", "mid": mid, "msg": "StopReplica", "node": "c1", "dst": dst,
+            "parts": [["t-0", epoch, False]]}
+
+
+def leader_and_isr(mid, dst, leader, epoch):
+    return {"kind": "send", "mid": mid, "msg": "LeaderAndIsr", "node": "c1", "dst": dst,
+            "parts": [["t-0", leader, epoch]]}
+
+
+def test_a_newer_leader_and_isr_sent_behind_an_in_flight_stop_replica():
+    behind = [stop_replica(1, "b2", 1), leader_and_isr(2, "b2", 3, 2)]
+    assert fold(behind) == {STOP_REPLICA_SENT, STOP_REPLICA_BEHIND}
+    # one StopReplica for two partitions: the LeaderAndIsr of either may overtake it
+    two = dict(stop_replica(1, "b2", 1), parts=[["t-0", 1, False], ["t-1", 4, True]])
+    newer_t1 = dict(leader_and_isr(2, "b2", 3, 5), parts=[["t-1", 3, 5]])
+    assert fold([two, newer_t1]) == {STOP_REPLICA_SENT, STOP_REPLICA_BEHIND}
+    assert fold([two, dict(newer_t1, parts=[["t-1", 3, 4]])]) == {STOP_REPLICA_SENT}
+    # to another broker, at the same epoch, or once the StopReplica arrived: the first step only
+    for events in ([stop_replica(1, "b2", 1), leader_and_isr(2, "b3", 3, 2)],
+                   [stop_replica(1, "b2", 2), leader_and_isr(2, "b2", 3, 2)],
+                   [stop_replica(1, "b2", 1), {"kind": "deliver", "mid": 1, "src": "c1",
+                                               "node": "b2"}, leader_and_isr(2, "b2", 3, 2)],
+                   [stop_replica(1, "b2", 1), {"kind": "drop", "mid": 1, "dst": "b2"},
+                    leader_and_isr(2, "b2", 3, 2)],
+                   [stop_replica(1, "b2", 1), {"kind": "crash", "node": "b2"},
+                    {"kind": "restart", "node": "b2"}, leader_and_isr(2, "b2", 3, 2)]):
+        assert fold(events) == {STOP_REPLICA_SENT}
+
+
+def state(tp_leader, epoch, isr, reason):
+    return {"kind": "partition_state", "tp": "t-0", "leader": tp_leader, "leader_epoch": epoch,
+            "isr": isr, "replicas": [1, 2, 3], "reason": reason}
+
+
+def applied(node, role, epoch):
+    return {"kind": "replica_state", "node": node, "tp": "t-0", "role": role,
+            "leader_epoch": epoch}
+
+
+def test_an_election_naming_an_in_sync_replica_that_missed_the_leaders_epoch():
+    start = [state(1, 0, [1, 2, 3], "controller_failover"), applied("b1", "leader", 0),
+             applied("b2", "follower", 0), applied("b3", "follower", 0),
+             state(1, 1, [1, 2], "controlled_shutdown"), applied("b1", "leader", 1)]
+    # b2 never applied epoch 1, at which b1 led, and is elected
+    assert fold(start + [state(2, 1, [2], "elect:controlled_shutdown")]) == {
+        REPLICA_LAGGED, LAGGING_ELECTED}
+    # b2 caught up before: nothing
+    assert fold(start + [applied("b2", "follower", 1),
+                         state(2, 2, [2], "elect:controlled_shutdown")]) == set()
+    # a lagging replica out of the ISR, or down, is not one an election could name
+    assert fold(start[:-2] + [state(1, 1, [1, 3], "isr_remove_offline"),
+                              applied("b1", "leader", 1), applied("b3", "follower", 1),
+                              state(3, 2, [3], "elect:controlled_shutdown")]) == set()
+    assert fold(start + [{"kind": "crash", "node": "b2"},
+                         state(1, 2, [1, 2], "isr_remove_offline")]) == set()
+    # the broker that led at the epoch is not behind it, whatever it applied since
+    assert fold(start + [{"kind": "crash", "node": "b1"}, {"kind": "restart", "node": "b1"},
+                         applied("b2", "follower", 1),
+                         state(1, 2, [1, 2], "elect:preferred")]) == set()
+
+
+def test_depth_counts_the_leading_steps_of_the_chain():
+    assert depth({STOP_REPLICA_SENT, STOP_REPLICA_BEHIND}, "stop_replica_out_of_order") == 2
+    assert depth({STOP_REPLICA_BEHIND}, "stop_replica_out_of_order") == 0
+    assert depth({LAGGING_ELECTED, REPLICA_LAGGED}, "single_leader_per_epoch") == 2
+    assert depth({STOP_REPLICA_SENT}, "duplicate_append") == 0
+    assert all(len(steps) >= 2 for steps in STAGES.values())
+
+
+def test_only_the_targets_chain_becomes_features_and_deeper_weighs_more():
+    chains = ChainFold()
+    for ev in [stop_replica(1, "b2", 1), leader_and_isr(2, "b2", 3, 2)]:
+        chains.step(ev)
+    target = STAGES["stop_replica_out_of_order"]
+    assert features(RunFold(), SignalFold(), chains, target) == {
+        f"chain {STOP_REPLICA_SENT}", f"chain {STOP_REPLICA_BEHIND}"}
+    assert features(RunFold(), SignalFold(), chains, STAGES["single_leader_per_epoch"]) == set()
+    corpus = Corpus((), target)
+    corpus.add("none", frozenset({"x", "w"}), 1, 1)
+    corpus.add("one", frozenset({"x", "y", f"chain {STOP_REPLICA_SENT}"}), 2, 1)
+    corpus.add("two", frozenset({"x", "z", f"chain {STOP_REPLICA_SENT}",
+                                 f"chain {STOP_REPLICA_BEHIND}"}), 3, 1)
+    none, one, two = corpus.weights()
+    assert (none, one, two) == (1.0, 1.0 + CHAIN, 1.0 + 2 * CHAIN)
+
+
+def test_explore_reports_how_far_along_the_targets_chain_its_runs_got():
+    scenario = load_scenario(os.path.join(ROOT, "scenarios", "selftest",
+                                          "no_stop_replica_epoch_check.toml"))
+    result = explore(scenario, 6, 3, "stop_replica_out_of_order")
+    assert [step for step, _runs in result.chain] == list(STAGES["stop_replica_out_of_order"])
+    # a later step is never reached by more runs than the one before it
+    assert result.chain[0][1] >= result.chain[1][1] >= 0 and result.chain[0][1] <= 6
+    lines = chain_lines(result.chain, "stop_replica_out_of_order")
+    assert lines[1] == f"    1. {STOP_REPLICA_SENT}: {result.chain[0][1]} runs"
+    assert explore(scenario, 2, 3, "duplicate_append").chain == []
+    assert chain_lines([], "duplicate_append") == []
