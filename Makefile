@@ -14,10 +14,12 @@ demo: java $(STAMP)
 	$(PY) -m epochsim report runs/demo/sweep -o runs/demo/sweep/report.html
 	@echo "reports: runs/demo/suite/report.html  runs/demo/sweep/report.html"
 
-# Set up and run the tests (lint, unit, scenario, determinism, property and self tests).
+# Set up and run the tests (lint, unit, scenario, determinism, property and self tests), on
+# every core (TEST_WORKERS=0 runs them in this one process).
+TEST_WORKERS ?= auto
 test: java chromium $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n $(TEST_WORKERS)
 
 venv: $(STAMP)
 
