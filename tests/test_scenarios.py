@@ -26,6 +26,24 @@ def test_scenario_meets_expectation(name):
     assert verdict["expectation_met"], (name, verdict["expect"], verdict["violations"][:3])
 
 
+# A search's finding that breaks an invariant: the README's main job runs the suite at three
+# seeds (its own and the next two), so its story must break the invariant at each, not only
+# at the seed it was found at.
+FINDINGS = sorted(os.path.basename(p)[:-5]
+                  for p in glob.glob(os.path.join(ROOT, "scenarios", "finding-*.toml"))
+                  if 'expect = "violation:' in open(p, encoding="utf-8").read())
+
+
+@pytest.mark.parametrize("name", FINDINGS)
+def test_a_finding_reproduces_at_the_suites_three_seeds(name):
+    from scenarios.schema import load_scenario
+    from tests.conftest import scenario_path
+    seed = load_scenario(scenario_path(name)).seed
+    for s in (seed + 1, seed + 2):
+        verdict = run_cached(name, s)
+        assert verdict["expectation_met"], (name, s, verdict["expect"], verdict["violations"][:3])
+
+
 @pytest.mark.parametrize("name,mutant,invariant", [
     ("kip359-stale-leader-fixed", "no_produce_epoch_check", "stale_leader_append"),
     ("kip570-stop-replica-reorder-fixed", "no_stop_replica_epoch_check", "stop_replica_out_of_order"),
