@@ -139,13 +139,20 @@ class IsrManager:
         if p is None or not p.is_leader or p.alter_request is None \
                 or p.alter_request.corr != resp.corr:
             return  # an answer to a request this leader no longer waits for
+        outcome = self.rules.alter_partition_answer(
+            self.protocol, resp.error, resp.leader_epoch, p.leader_epoch, resp.partition_epoch,
+            p.partition_epoch)
+        if outcome == "retry":
+            self._send_alter(p)
+            return
+        # "pending": the change stays in flight, answered, until new metadata replaces it
+        p.alter_request = None
+        if outcome == "pending":
+            return
         p.pending_isr = None
         self.touch_sessions(p.tp)
-        p.alter_request = None
-        # ref §1.4 step 5: ignore results for another leader epoch
-        if resp.error or resp.leader_epoch != p.leader_epoch:
-            return
-        p.isr = resp.isr
-        p.partition_epoch = resp.partition_epoch
-        self.maybe_advance_hw(p)
+        if outcome == "commit":
+            p.isr = resp.isr
+            p.partition_epoch = resp.partition_epoch
+            self.maybe_advance_hw(p)
         self.flush_hw()

@@ -35,6 +35,7 @@ _V0_10_2 = Protocol(
     idempotence_default=False, ineligible_replica_check=False, hw_waits_for_min_isr=False,
     hw_caught_up_eligible_only=False,
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
+    isr_change_stays_pending=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", consumer_validation=False,
     consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
@@ -76,7 +77,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  newer_broker_epoch_accepted=True,  # KAFKA-9839 (also in 2.5.1)
                  consumer_ignores_unknown_leader=True,  # KAFKA-9840
                  consumer_resets_undefined_end_offset=True)),  # KAFKA-9840
-    ("2.7", dict(least_loaded_node="oldest_attempt")),  # KIP-601, KAFKA-9893
+    ("2.7", dict(least_loaded_node="oldest_attempt",  # KIP-601, KAFKA-9893
+                 isr_change_stays_pending=True)),  # KIP-497
     ("2.8", dict(follower_truncation="diverging_epoch",  # KAFKA-10554
                  hw_before_diverging_truncation=True)),  # until KAFKA-14704
     # KAFKA-12257's rule needs both topic ids, which the model lacks; enable.idempotence's

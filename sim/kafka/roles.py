@@ -55,6 +55,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "epoch_cached_on_election": (BROKER,),
     "idle_follower_in_sync": (BROKER,),
     "isr_epoch_start_check": (BROKER,),
+    "isr_change_stays_pending": (BROKER,),
     # KIP-380 (IBP 2.2+): the controller sends the broker epoch, the broker checks it
     "broker_epoch_check": (CONTROLLER, BROKER),
     # KAFKA-9839 (2.5.1, 2.6): only the receiving broker compares the epochs

@@ -118,6 +118,14 @@ class Protocol:
     # leader's HW can trail its log end by a round trip, so a lagging follower could join the
     # ISR without batches the old leader had acknowledged, and be elected cleanly
     isr_epoch_start_check: bool = True
+    # a leader whose AlterPartition is refused (a stale partition epoch, a fenced leader epoch,
+    # an unknown partition) or answered for another epoch keeps the ISR change pending, and
+    # proposes no other, until a LeaderAndIsr (or metadata record) brings the partition's state
+    # (`Partition.handleAlterPartitionError` and `handleAlterPartitionUpdate`, KIP-497, 2.7;
+    # read at 2.7.0 and 3.7.0). Before, the leader wrote the ISR to ZooKeeper itself, and a
+    # write refused for a stale version left the ISR as it was with nothing pending, so its next
+    # Fetch or lag check proposed again (`Partition.updateIsr` at 2.6.0)
+    isr_change_stays_pending: bool = True
     # KIP-380 (2.2): control requests carry the broker epoch the controller knew, and a broker
     # answers STALE_BROKER_EPOCH to one addressed to its previous incarnation (ref §1.4 broker
     # step 1). Before, a LeaderAndIsr or StopReplica sent before a restart and delivered after

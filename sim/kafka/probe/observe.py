@@ -63,6 +63,16 @@ def _part(attr: str) -> Callable[[Seen, str], Any]:
     return read
 
 
+def _proposed_isr(seen: Seen, tp: str) -> Any:
+    p = seen.node.partitions.get(tp)
+    return p.pending_isr if p is not None and p.pending_isr is not None else NONE
+
+
+def _maximal_isr(seen: Seen, tp: str) -> Any:
+    p = seen.node.partitions.get(tp)
+    return seen.node.rules.maximal_isr(p.isr, p.pending_isr) if p is not None else NONE
+
+
 def _log(read_log: Callable) -> Callable[[Seen, str], Any]:
     def read(seen: Seen, tp: str) -> Any:
         held = seen.node.logs.get(tp)
@@ -163,6 +173,10 @@ BROKER = {
     "partition_epoch": Obs(True, _part("partition_epoch"), "the replica's partition epoch"),
     "leader": Obs(True, _part("leader"), "the leader the replica knows"),
     "isr": Obs(True, _part("isr"), "the replica's ISR (as leader)"),
+    "maximal_isr": Obs(True, _maximal_isr, "the ISR the leader counts while an AlterPartition "
+                       "is in flight (Kafka's `partitionState.maximalIsr`)"),
+    "proposed_isr": Obs(True, _proposed_isr, "the ISR of the leader's AlterPartition in "
+                        "flight (Kafka's pending state's `sentLeaderAndIsr`), none when none is"),
     "replicas": Obs(True, _part("replicas"), "the replica's assignment"),
     "hosted": Obs(True, lambda s, tp: tp in s.node.partitions, "whether the partition is online here"),
     "log_exists": Obs(True, lambda s, tp: tp in s.node.logs, "whether the log is on disk (not deleted)"),

@@ -44,6 +44,7 @@ class Rules:
     effective_min_isr: Callable = replication.effective_min_isr
     maybe_increment_leader_hw: Callable = replication.maybe_increment_leader_hw
     maximal_isr: Callable = replication.maximal_isr
+    alter_partition_answer: Callable = replication.alter_partition_answer
     follower_joins_isr: Callable = replication.follower_joins_isr
     isr_broker_epoch_eligible: Callable = replication.isr_broker_epoch_eligible
     stale_follower_fetch: Callable = replication.stale_follower_fetch

@@ -9,6 +9,39 @@ from __future__ import annotations
 
 from sim.kafka import errors as E
 
+# errors after which a leader keeps its ISR change pending until new metadata arrives
+# (`Partition.handleAlterPartitionError` at 3.7.0: "we simply give up")
+ALTER_PARTITION_GIVE_UP = frozenset({E.UNKNOWN_TOPIC_OR_PARTITION, E.FENCED_LEADER_EPOCH,
+                                     E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST,
+                                     E.NEW_LEADER_ELECTED})
+
+
+def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_epoch: int,
+                           answer_partition_epoch: int, partition_epoch: int) -> str:
+    """What a leader does with the answer to its AlterPartition: `"commit"` the answer's ISR
+    and partition epoch, `"reset"` to its last committed ISR (nothing pending, so the next
+    Fetch or lag check may propose again), `"pending"` (keep the change pending, proposing
+    nothing, until a LeaderAndIsr or metadata record brings the partition's state), or
+    `"retry"` (send it again).
+
+    With `isr_change_stays_pending` (KIP-497, 2.7; `Partition.submitAlterPartition`,
+    `handleAlterPartitionUpdate` and `handleAlterPartitionError` at 3.7.0): an answer for
+    another leader epoch or an older partition epoch is ignored and the change stays pending;
+    INELIGIBLE_REPLICA (KIP-841) resets; UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH,
+    INVALID_UPDATE_VERSION, INVALID_REQUEST and NEW_LEADER_ELECTED give up, pending; any other
+    error retries. Before 2.7 the leader wrote the ISR to ZooKeeper itself: a write refused
+    for a stale version left the ISR as it was and nothing pending (`Partition.updateIsr`,
+    "skip updating ISR" at 2.6.0), which the model carries as a reset; a write that succeeded
+    is the ISR, whatever version the model's answer carries."""
+    stays = proto.isr_change_stays_pending
+    if error == E.NONE:
+        if answer_leader_epoch != leader_epoch:
+            return "pending" if stays else "reset"
+        return "pending" if stays and answer_partition_epoch < partition_epoch else "commit"
+    if not stays or error == E.INELIGIBLE_REPLICA:
+        return "reset"
+    return "pending" if error in ALTER_PARTITION_GIVE_UP else "retry"
+
 
 def effective_min_isr(proto, configured: int, replicas: int) -> int:
     """min.insync.replicas for a partition; with `hw_waits_for_min_isr` (KAFKA-15583, 3.7)

@@ -173,3 +173,25 @@ def test_a_fenced_fetch_stops_fetching_the_partition(error, request_epoch, curre
     proto = PROFILES["2.4"]
     assert rep.fenced_fetch_stops_fetching(proto, getattr(E, error), request_epoch,
                                            current_epoch) is stops
+
+
+def test_a_refused_alter_partition_stays_pending_from_2_7():
+    """`Partition.handleAlterPartitionError`/`handleAlterPartitionUpdate` (2.7.0, 3.7.0); before,
+    a refused ZooKeeper write left nothing pending (`Partition.updateIsr` at 2.6.0)."""
+    new, old = resolve_protocol("3.7"), resolve_protocol("2.6")
+    answer = rep.alter_partition_answer
+    for proto in (new, old):  # an answer at the leader's epoch commits, a newer version too
+        assert answer(proto, E.NONE, 5, 5, 2, 1) == "commit"
+        assert answer(proto, E.NONE, 5, 5, 1, 1) == "commit"
+    assert answer(new, E.NONE, 4, 5, 2, 1) == "pending"  # another leader epoch: ignored
+    assert answer(new, E.NONE, 5, 5, 1, 2) == "pending"  # an older partition epoch: ignored
+    assert answer(old, E.NONE, 4, 5, 2, 1) == "reset"
+    assert answer(old, E.NONE, 5, 5, 1, 2) == "commit"
+    for error in (E.INVALID_UPDATE_VERSION, E.FENCED_LEADER_EPOCH, E.UNKNOWN_TOPIC_OR_PARTITION,
+                  E.INVALID_REQUEST, E.NEW_LEADER_ELECTED):
+        assert answer(new, error, 5, 5, 1, 1) == "pending", error
+        assert answer(old, error, 5, 5, 1, 1) == "reset", error
+    assert answer(new, E.INELIGIBLE_REPLICA, 5, 5, 1, 1) == "reset"
+    assert answer(new, E.NOT_CONTROLLER, 5, 5, 1, 1) == "retry"
+    assert answer(old, E.NOT_CONTROLLER, 5, 5, 1, 1) == "reset"
+    assert newer("2.7", "2.6") and resolve_protocol("2.7").isr_change_stays_pending
