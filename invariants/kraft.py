@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from invariants.base import Invariant
-from sim.kafka.vocab import FETCH_TIMEOUT_US, META_RETRY_BACKOFF_US
+from sim.kafka.vocab import FETCH_TIMEOUT_US, META_RETRY_BACKOFF_US, broker_id
 
 
 class MetadataLogSafety(Invariant):
@@ -136,7 +136,7 @@ class FencedBrokerAck(Invariant):
         found = self.pending.pop((ev["node"], ev["dst"], ev.get("corr")), None)
         if found is None or not self.judged:
             return
-        broker = _broker_id(ev["node"])
+        broker = broker_id(ev["node"])
         if broker not in self.fenced:
             return
         failed = {tp for tp, _error in ev.get("errs", ())}
@@ -158,10 +158,6 @@ class FencedBrokerAck(Invariant):
                          f"{', '.join(f'b{r}' for r in lacking)} of that ISR lack",
                          self.fenced[broker], self.ctx.truth.state_seq.get(row["tp"]),
                          append_seq, ev["seq"])
-
-
-def _broker_id(node: str) -> int:
-    return int(node[1:]) if node[:1] == "b" and node[1:].isdigit() else -1
 
 
 def _holds(log, bid: str) -> bool:

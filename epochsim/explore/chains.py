@@ -11,12 +11,14 @@ Contract:
 - `ChainFold` reads one run's events in trace order and records `stages`, the names of
   the steps below it saw (each a sentence);
 - `STAGES` names, per invariant, its chain of steps in order (the last one before the
-  violation itself); `depth(stages, invariant)` is how many leading steps of that chain a
-  run reached (0 for an invariant without a chain; `leading` counts for any sequence).
+  violation itself); `leading(reached, chain)` is how many leading steps of a chain a run
+  reached.
 Everything is ordered by names or trace order; nothing depends on set order.
 """
 
 from __future__ import annotations
+
+from sim.kafka.vocab import broker_id
 
 STOP_REPLICA_SENT = "a StopReplica was in flight"
 STOP_REPLICA_BEHIND = "a LeaderAndIsr at a newer epoch was sent behind an in-flight StopReplica"
@@ -28,11 +30,6 @@ STAGES: dict[str, tuple[str, ...]] = {
     "stop_replica_out_of_order": (STOP_REPLICA_SENT, STOP_REPLICA_BEHIND),
     "single_leader_per_epoch": (REPLICA_LAGGED, LAGGING_ELECTED),
 }
-
-
-def depth(stages, invariant: str | None) -> int:
-    """How many leading steps of `invariant`'s chain are among `stages`."""
-    return leading(stages, STAGES.get(invariant, ()))
 
 
 def leading(reached, chain: tuple) -> int:
@@ -76,25 +73,25 @@ class ChainFold:
         self._stop_replicas.pop(ev["mid"], None)
 
     def on_replica_state(self, ev: dict) -> None:
-        self._applied[(_broker_id(ev["node"]), ev["tp"])] = ev["leader_epoch"]
+        self._applied[(broker_id(ev["node"]), ev["tp"])] = ev["leader_epoch"]
         if ev["role"] == "leader":
-            self._led.setdefault((ev["tp"], ev["leader_epoch"]), _broker_id(ev["node"]))
+            self._led.setdefault((ev["tp"], ev["leader_epoch"]), broker_id(ev["node"]))
 
     def on_crash(self, ev: dict) -> None:
         """A crashed broker loses its state, and what was in flight to it with its
         connections."""
         for mid in sorted(m for m, sent in self._stop_replicas.items() if sent[0] == ev["node"]):
             del self._stop_replicas[mid]
-        node = _broker_id(ev["node"])
+        node = broker_id(ev["node"])
         self._down.add(node)
         for key in sorted(k for k in self._applied if k[0] == node):
             del self._applied[key]
 
     def on_restart(self, ev: dict) -> None:
-        self._down.discard(_broker_id(ev["node"]))
+        self._down.discard(broker_id(ev["node"]))
 
     def on_log_deleted(self, ev: dict) -> None:
-        self._applied.pop((_broker_id(ev["node"]), ev["tp"]), None)
+        self._applied.pop((broker_id(ev["node"]), ev["tp"]), None)
 
     def on_partition_state(self, ev: dict) -> None:
         tp = ev["tp"]
@@ -109,11 +106,6 @@ class ChainFold:
             self.stages.add(REPLICA_LAGGED)
         if ev["reason"].startswith("elect") and ev["leader"] in lagging:
             self.stages.add(LAGGING_ELECTED)
-
-
-def _broker_id(node: str) -> int:
-    """`b3` -> 3; any other node name -> -1 (it hosts no replica)."""
-    return int(node[1:]) if node[:1] == "b" and node[1:].isdigit() else -1
 
 
 _HANDLERS = {

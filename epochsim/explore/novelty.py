@@ -115,6 +115,11 @@ class SignalFold:
                 self._state[name].pop(node, None)
 
 
+def chain_feature(step: str) -> str:
+    """The feature naming a step of a chain (`chains.STAGES`) that a run reached."""
+    return f"chain {step}"
+
+
 def features(fold, signals: SignalFold, chains=None, stages: tuple = ()) -> frozenset:
     """The run's coverage features (see the module contract); `fold` is a coverage.RunFold,
     `chains` a chains.ChainFold, of which the steps among `stages` (the target's chain)
@@ -125,7 +130,7 @@ def features(fold, signals: SignalFold, chains=None, stages: tuple = ()) -> froz
     out |= {f"fault {f}" for f in fold.faults}
     out |= {f"signal {s}" for s in signals.signals}
     if chains is not None:
-        out |= {f"chain {s}" for s in stages if s in chains.stages}
+        out |= {chain_feature(s) for s in stages if s in chains.stages}
     return frozenset(out)
 
 
@@ -134,7 +139,7 @@ class Corpus:
 
     def __init__(self, focus: tuple = (), stages: tuple = ()):
         self.focus = focus  # words of the features near the target's situation
-        self.stages = tuple(f"chain {s}" for s in stages)  # the target's chain, in order
+        self.stages = tuple(map(chain_feature, stages))  # the target's chain, in order
         self.entries: list[tuple] = []  # (case, its features), in the order they were kept
         self.runs = 0  # passing runs counted
         self.hits: Counter = Counter()  # feature -> runs that reached it

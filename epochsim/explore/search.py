@@ -31,7 +31,7 @@ from hypothesis.errors import Flaky
 from epochsim.explore.chains import STAGES, ChainFold
 from epochsim.explore.coverage import RELEVANT, Coverage
 from epochsim.explore.guided import guided_cases, loader_check
-from epochsim.explore.novelty import Corpus, SignalFold, features, focus_words
+from epochsim.explore.novelty import Corpus, SignalFold, chain_feature, features, focus_words
 from epochsim.explore.oracle import Oracle
 from epochsim.explore.shrink import minimise
 from epochsim.explore.strategies import KINDS, Case, FaultSpace
@@ -96,8 +96,11 @@ class _Search:
         self.started = time.monotonic()
 
     def _fold(self, events, judged) -> None:
-        signals, chains = SignalFold(), ChainFold()
-        fold = self.coverage.add_events(events, judged, also=(signals, chains))
+        signals = SignalFold()
+        # the chain's fold only where the target has a chain: the others would drop its steps
+        chains = ChainFold() if self.stages else None
+        also = (signals, chains) if chains is not None else (signals,)
+        fold = self.coverage.add_events(events, judged, also=also)
         self._features = features(fold, signals, chains, self.stages)
 
     def probe(self, case) -> None:
@@ -172,7 +175,8 @@ def explore(scenario, budget: int, seed: int, target: str | None = None, max_fau
     search.corpus.finish(result.generated)
     result.over_time = list(search.corpus.over_time)
     result.corpus_size = len(search.corpus.entries)
-    result.chain = [[step, search.corpus.hits.get(f"chain {step}", 0)] for step in search.stages]
+    result.chain = [[step, search.corpus.hits.get(chain_feature(step), 0)]
+                    for step in search.stages]
     result.seen = search.seen if search.first is not None else dict(oracle.seen)
     if search.last is not None:
         result.invariant = oracle.target

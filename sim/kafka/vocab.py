@@ -140,6 +140,12 @@ ERROR_NAMES = {
 OUTCOME_NAMES = {-1: "DELIVERY_TIMEOUT", -2: "IDEMPOTENCE_UNSUPPORTED_FORMAT"}
 
 
+def broker_id(node: str) -> int:
+    """A broker's id from its node name (`b3` -> 3); -1 for any other node (a controller,
+    client or the nemesis), which hosts no replica."""
+    return int(node[1:]) if node[:1] == "b" and node[1:].isdigit() else -1
+
+
 def error_name(code) -> str:
     """The name of a Kafka error code in a broker's answer (the number itself if unknown)."""
     return ERROR_NAMES.get(code, str(code))

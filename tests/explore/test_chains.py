@@ -11,7 +11,7 @@ from epochsim.explore.chains import (
     STOP_REPLICA_BEHIND,
     STOP_REPLICA_SENT,
     ChainFold,
-    depth,
+    leading,
 )
 from epochsim.explore.coverage import RunFold
 from epochsim.explore.novelty import CHAIN, Corpus, SignalFold, features
@@ -88,6 +88,10 @@ def test_an_election_naming_an_in_sync_replica_that_missed_the_leaders_epoch():
     assert fold(start + [{"kind": "crash", "node": "b1"}, {"kind": "restart", "node": "b1"},
                          applied("b2", "follower", 1),
                          state(1, 2, [1, 2], "elect:preferred")]) == set()
+
+
+def depth(stages, invariant: str) -> int:
+    return leading(stages, STAGES.get(invariant, ()))
 
 
 def test_depth_counts_the_leading_steps_of_the_chain():
