@@ -23,7 +23,7 @@ FIELDS: dict[str, dict[str, str]] = {
     "send": {"mid": _I, "dst": _S, "msg": _S, "controller_epoch": _I, "parts": "array",
              "full": _B, "n_parts": _I, "corr": _I, "error": _I, "errs": "array",
              "n_batches": _I, "tp": _S, "leader_epoch": _I, "isr": "array of int",
-             "session_id": _I, "session_epoch": _I, "n_forgotten": _I, "conn": _I, "hash": _S,
+             "isr_epochs": "array of int", "session_id": _I, "session_epoch": _I, "n_forgotten": _I, "conn": _I, "hash": _S,
              "bytes": _I, "api": _S, "v": _I, "wire_corr": _I, "batches": "array",
              "topics": "array of string", "producer_id": _I, "epoch": _I,
              "last_epoch": _I, "last_offset": _I, "granted": _B, "fetch_offset": _I,

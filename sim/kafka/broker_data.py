@@ -236,6 +236,8 @@ class BrokerData:
                 self.answer_parked(key)
         elif name == "alter_timeout":
             self._alter_timeout(*data)
+        elif name == "alter_retry":
+            self._alter_retry(*data)
         elif name == "resend_alters":
             self.resend_alters()
         else:

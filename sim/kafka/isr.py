@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sim.kafka import vocab as V
 from sim.kafka.messages import AlterPartition
+from sim.kafka.rules.replication import ALTER_PARTITION_RETRY_MS
 
 
 class IsrManager:
@@ -100,8 +101,11 @@ class IsrManager:
         self.alter_corr += 1
         p.pending_isr = isr
         self.touch_sessions(p.tp)
+        epochs = self.rules.alter_partition_isr_epochs(
+            self.protocol, self.kraft, isr, self.id, self.broker_epoch,
+            {r: f.broker_epoch for r, f in p.followers.items()})
         p.alter_request = AlterPartition(self.alter_corr, self.id, p.tp, p.leader_epoch,
-                                         p.partition_epoch, isr)
+                                         p.partition_epoch, isr, isr_epochs=epochs)
         self._send_alter(p)
 
     def _send_alter(self, p) -> None:
@@ -109,6 +113,8 @@ class IsrManager:
         knows. Kafka's BrokerToControllerChannelManager keeps the request queued until it is
         answered: a closed connection or a timeout (`controller.socket.timeout.ms`) sends it
         again, to whichever controller the metadata cache names by then."""
+        # each send carries the broker epoch the broker has then (`brokerEpochSupplier`)
+        p.alter_request = p.alter_request._replace(broker_epoch=self.broker_epoch)
         self.send(self.controller, "AlterPartition", p.alter_request)
         p.alter_sends += 1
         # the timer names this send, so a resend to a new controller starts the only clock
@@ -123,6 +129,14 @@ class IsrManager:
             p = self.partitions[tp]
             if p.alter_request is not None and p.is_leader:
                 self._send_alter(p)
+
+    def _alter_retry(self, tp: str, corr: int, send: int) -> None:
+        """Send again an AlterPartition refused as a whole (STALE_BROKER_EPOCH), unless it was
+        answered, replaced or sent again meanwhile."""
+        p = self.partitions.get(tp)
+        if p is not None and p.is_leader and p.alter_request is not None \
+                and p.alter_request.corr == corr and p.alter_sends == send:
+            self._send_alter(p)
 
     def _alter_timeout(self, tp: str, corr: int, send: int) -> None:
         p = self.partitions.get(tp)
@@ -144,6 +158,10 @@ class IsrManager:
             p.partition_epoch)
         if outcome == "retry":
             self._send_alter(p)
+            return
+        if outcome == "retry_later":
+            self.set_timer(ALTER_PARTITION_RETRY_MS * 1000, "alter_retry",
+                           (p.tp, p.alter_request.corr, p.alter_sends))
             return
         # "pending": the change stays in flight, answered, until new metadata replaces it
         p.alter_request = None

@@ -298,10 +298,12 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         req = msg.body
         st = self.image.parts.get(req.tp) if self.active else None
         usable = self.image.usable()
+        registered = {b: reg.epoch for b, reg in self.image.brokers.items()}
         error = self.rules.kraft_alter_partition_error(
             self.protocol, self.active, st is not None, st.leader if st else -1,
             st.leader_epoch if st else -1, st.partition_epoch if st else -1, req.broker,
-            req.leader_epoch, req.partition_epoch, req.isr, usable, st.replicas if st else ())
+            req.leader_epoch, req.partition_epoch, req.isr, usable, st.replicas if st else (),
+            registered, req.broker_epoch, req.isr_epochs)
         self.emit(V.ALTER_PARTITION, {"tp": req.tp, "from": req.broker,
                                       "leader_epoch": req.leader_epoch,
                                       "partition_epoch": req.partition_epoch,

@@ -111,9 +111,16 @@ class AlterPartition(NamedTuple):
     leader_epoch: int
     partition_epoch: int
     isr: tuple
+    broker_epoch: int = -1  # the sender's broker epoch when sent (the request's BrokerEpoch)
+    # KIP-903 (AlterPartition v3, 3.5): the broker epoch of each ISR member, in `isr`'s order
+    # (-1: not checked); empty when the version carries none (`NewIsrWithEpochs`)
+    isr_epochs: tuple = ()
 
     def brief(self) -> dict:
-        return {"tp": self.tp, "leader_epoch": self.leader_epoch, "isr": list(self.isr)}
+        out = {"tp": self.tp, "leader_epoch": self.leader_epoch, "isr": list(self.isr)}
+        if self.isr_epochs:
+            out["isr_epochs"] = list(self.isr_epochs)
+        return out
 
 
 class AlterPartitionResponse(NamedTuple):

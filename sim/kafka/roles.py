@@ -90,8 +90,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_isr_shrink_bumps_epoch": (CONTROLLER,),
     # KRaft only: the quorum leader resigns without a majority (KAFKA-15489)
     "kraft_check_quorum": (CONTROLLER,),
-    # KRaft only: the leader checks the broker epoch a follower's Fetch carries (KIP-903)
-    "kraft_isr_broker_epoch_check": (BROKER,),
+    # KRaft only (KIP-903): the leader checks the broker epoch a follower's Fetch carries and
+    # sends the ISR's epochs in AlterPartition v3; the controller checks what arrives
+    "kraft_isr_broker_epoch_check": (CONTROLLER, BROKER),
     # KRaft only: a starting broker deletes its stray logs before making replicas (KAFKA-14616)
     "kraft_stale_fetch_fenced": (BROKER,),
     "kraft_strays_deleted_first": (BROKER,),

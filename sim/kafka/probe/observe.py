@@ -68,6 +68,16 @@ def _proposed_isr(seen: Seen, tp: str) -> Any:
     return p.pending_isr if p is not None and p.pending_isr is not None else NONE
 
 
+def _proposed_isr_epochs(seen: Seen, tp: str) -> Any:
+    """The broker epochs the in-flight AlterPartition carries for its ISR, -1 for each when
+    its version carries none (as Kafka's `isrWithBrokerEpoch` then is)."""
+    p = seen.node.partitions.get(tp)
+    req = p.alter_request if p is not None else None
+    if req is None:
+        return NONE
+    return list(req.isr_epochs) if req.isr_epochs else [-1] * len(req.isr)
+
+
 def _maximal_isr(seen: Seen, tp: str) -> Any:
     p = seen.node.partitions.get(tp)
     return seen.node.rules.maximal_isr(p.isr, p.pending_isr) if p is not None else NONE
@@ -177,6 +187,10 @@ BROKER = {
                        "is in flight (Kafka's `partitionState.maximalIsr`)"),
     "proposed_isr": Obs(True, _proposed_isr, "the ISR of the leader's AlterPartition in "
                         "flight (Kafka's pending state's `sentLeaderAndIsr`), none when none is"),
+    "proposed_isr_epochs": Obs(True, _proposed_isr_epochs, "the broker epoch of each member of "
+                               "that ISR, in its order, as the AlterPartition carries them "
+                               "(KIP-903's `NewIsrWithEpochs`; -1 not checked, and -1 each "
+                               "for a version that carries none), none when none is in flight"),
     "replicas": Obs(True, _part("replicas"), "the replica's assignment"),
     "hosted": Obs(True, lambda s, tp: tp in s.node.partitions, "whether the partition is online here"),
     "log_exists": Obs(True, lambda s, tp: tp in s.node.logs, "whether the log is on disk (not deleted)"),

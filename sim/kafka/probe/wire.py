@@ -243,8 +243,19 @@ def _sender_id(f: dict, ctx) -> int:
 
 
 def _alter_partition(f: dict, ctx) -> M.AlterPartition:
-    return M.AlterPartition(_corr(f, ctx, "AlterPartition"), _sender_id(f, ctx), f["tp"],
-                            f["leader_epoch"], f["partition_epoch"], tuple(f["isr"]))
+    broker = _sender_id(f, ctx)
+    return M.AlterPartition(_corr(f, ctx, "AlterPartition"), broker, f["tp"],
+                            f["leader_epoch"], f["partition_epoch"], tuple(f["isr"]),
+                            _registered_epoch(broker, ctx) if f["broker_epoch"] is None
+                            else f["broker_epoch"], tuple(f["isr_epochs"]))
+
+
+def _registered_epoch(broker: int, ctx) -> int:
+    """The epoch the node's metadata image registers `broker` with (-1: none), the broker
+    epoch a request from it carries unless the probe says otherwise."""
+    image = ctx.metadata_image()
+    reg = image.brokers.get(broker) if image is not None else None
+    return reg.epoch if reg is not None else -1
 
 
 def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
@@ -298,7 +309,8 @@ KINDS: dict[str, Kind] = {
     "AlterPartition": Kind(
         CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO), Field("tp", "str"),
                      Field("leader_epoch", "int"), Field("partition_epoch", "int"),
-                     Field("isr", "ints")),
+                     Field("isr", "ints"), Field("broker_epoch", "int", None),
+                     Field("isr_epochs", "ints", ())),
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
     "BrokerHeartbeat": Kind(
         CONTROLLER, (Field("broker", "int", NO), Field("broker_epoch", "int"),

@@ -45,6 +45,7 @@ class Rules:
     maybe_increment_leader_hw: Callable = replication.maybe_increment_leader_hw
     maximal_isr: Callable = replication.maximal_isr
     alter_partition_answer: Callable = replication.alter_partition_answer
+    alter_partition_isr_epochs: Callable = replication.alter_partition_isr_epochs
     follower_joins_isr: Callable = replication.follower_joins_isr
     isr_broker_epoch_eligible: Callable = replication.isr_broker_epoch_eligible
     stale_follower_fetch: Callable = replication.stale_follower_fetch

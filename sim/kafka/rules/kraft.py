@@ -164,17 +164,26 @@ def assignment_change(proto, leader: int, leader_epoch: int, partition_epoch: in
 def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_epoch: int,
                           partition_epoch: int, req_broker: int, req_leader_epoch: int,
                           req_partition_epoch: int, req_isr: tuple, eligible: tuple,
-                          replicas: tuple = ()) -> int:
+                          replicas: tuple = (), registered: dict | None = None,
+                          req_broker_epoch: int = -1, isr_epochs: tuple = ()) -> int:
     """`ReplicationControlManager.alterPartition` / `validateAlterPartitionData`, in its order
-    (read at 3.3.0-3.7.0): NOT_CONTROLLER off the active controller; UNKNOWN_TOPIC_OR_PARTITION;
+    (read at 3.3.0-3.7.0): NOT_CONTROLLER off the active controller; STALE_BROKER_EPOCH, for the
+    whole request, when the sender is not registered or its registration has another epoch
+    than the request's BrokerEpoch (`ClusterControlManager.checkBrokerEpoch`; checked only
+    given the `registered` epochs, broker -> epoch); UNKNOWN_TOPIC_OR_PARTITION;
     NOT_CONTROLLER for a leader or partition epoch above the controller's (the sender likely
     knows a newer controller); FENCED_LEADER_EPOCH for an older leader epoch; INVALID_REQUEST
     from a broker that is not the leader; INVALID_UPDATE_VERSION for an older partition epoch;
     INVALID_REQUEST for an ISR that names a broker twice or one that is no replica
     (`Replicas.validateIsr`) or leaves the leader out; and with KIP-841 INELIGIBLE_REPLICA for
-    an ISR naming a broker that is fenced or shutting down (not in `eligible`)."""
+    an ISR naming a broker that is fenced or shutting down (not in `eligible`), or, with
+    KIP-903 (`kraft_isr_broker_epoch_check`, 3.5), one whose epoch in `isr_epochs` (the
+    request's `NewIsrWithEpochs`) is neither -1 nor the epoch it is registered with
+    (`ineligibleReplicasForIsr`: a Fetch from a previous incarnation)."""
     if not active:
         return E.NOT_CONTROLLER
+    if registered is not None and registered.get(req_broker) != req_broker_epoch:
+        return E.STALE_BROKER_EPOCH
     if not known:
         return E.UNKNOWN_TOPIC_OR_PARTITION
     if req_leader_epoch > leader_epoch or req_partition_epoch > partition_epoch:
@@ -190,7 +199,20 @@ def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_
         return E.INVALID_REQUEST
     if proto.ineligible_replica_check and any(r not in eligible for r in req_isr):
         return E.INELIGIBLE_REPLICA
+    if stale_isr_epochs(proto, req_isr, isr_epochs, registered):
+        return E.INELIGIBLE_REPLICA
     return E.NONE
+
+
+def stale_isr_epochs(proto, isr: tuple, isr_epochs: tuple, registered: dict | None) -> tuple:
+    """The ISR members an AlterPartition names with a broker epoch other than their
+    registration's (KIP-903, 3.5: `ineligibleReplicasForIsr`, "broker epoch mismatch"); -1
+    is not checked, and neither is anything without `kraft_isr_broker_epoch_check` or the
+    request's epochs."""
+    if not (proto.kraft_isr_broker_epoch_check and isr_epochs and registered is not None):
+        return ()
+    return tuple(r for r, epoch in zip(isr, isr_epochs)
+                 if epoch != -1 and registered.get(r, epoch) != epoch)
 
 
 def duplicate_registration(registered: bool, same_incarnation: bool, session_valid: bool) -> bool:

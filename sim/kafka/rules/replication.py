@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from sim.kafka import errors as E
 
+# `AlterPartitionManager`: a whole-request error is retried after 50 ms
+ALTER_PARTITION_RETRY_MS = 50
 # errors after which a leader keeps its ISR change pending until new metadata arrives
 # (`Partition.handleAlterPartitionError` at 3.7.0: "we simply give up")
 ALTER_PARTITION_GIVE_UP = frozenset({E.UNKNOWN_TOPIC_OR_PARTITION, E.FENCED_LEADER_EPOCH,
@@ -22,7 +24,12 @@ def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_e
     and partition epoch, `"reset"` to its last committed ISR (nothing pending, so the next
     Fetch or lag check may propose again), `"pending"` (keep the change pending, proposing
     nothing, until a LeaderAndIsr or metadata record brings the partition's state), or
-    `"retry"` (send it again).
+    `"retry"` (send it again), or `"retry_later"` (send it again after
+    `ALTER_PARTITION_RETRY_MS`).
+
+    STALE_BROKER_EPOCH answers the whole request (the controller does not know the sender's
+    broker epoch yet, or any more): `AlterPartitionManager` keeps the change queued and sends
+    it again 50 ms later, with the broker epoch it then has (read at 2.7.0 and 3.7.0).
 
     With `isr_change_stays_pending` (KIP-497, 2.7; `Partition.submitAlterPartition`,
     `handleAlterPartitionUpdate` and `handleAlterPartitionError` at 3.7.0): an answer for
@@ -33,6 +40,8 @@ def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_e
     for a stale version left the ISR as it was and nothing pending (`Partition.updateIsr`,
     "skip updating ISR" at 2.6.0), which the model carries as a reset; a write that succeeded
     is the ISR, whatever version the model's answer carries."""
+    if error == E.STALE_BROKER_EPOCH:  # a whole-request error: sent again shortly
+        return "retry_later"
     stays = proto.isr_change_stays_pending
     if error == E.NONE:
         if answer_leader_epoch != leader_epoch:
@@ -41,6 +50,22 @@ def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_e
     if not stays or error == E.INELIGIBLE_REPLICA:
         return "reset"
     return "pending" if error in ALTER_PARTITION_GIVE_UP else "retry"
+
+
+def alter_partition_isr_epochs(proto, kraft: bool, isr: tuple, local_id: int,
+                               local_epoch: int, fetched: dict) -> tuple:
+    """The broker epoch of each member of a proposed ISR, as the leader's AlterPartition v3
+    carries them (KIP-903, 3.5: `Partition.addBrokerEpochToIsr` at 3.5.0-3.7.0): its own
+    epoch for itself, for a follower the one its last Fetch carried (`fetched`, replica ->
+    epoch or None), -1 when none did. Empty (the request carries none) in ZooKeeper mode
+    and without `kraft_isr_broker_epoch_check`."""
+    if not (kraft and proto.kraft_isr_broker_epoch_check):
+        return ()
+    return tuple(local_epoch if r == local_id else _or_unknown(fetched.get(r)) for r in isr)
+
+
+def _or_unknown(epoch: int | None) -> int:
+    return -1 if epoch is None else epoch
 
 
 def effective_min_isr(proto, configured: int, replicas: int) -> int:

@@ -89,6 +89,39 @@ def test_alter_partition_error(active, known, broker, le, pe, isr, error):
                                        (1, 2), (1, 2, 3)) == error
 
 
+# brokers 1-3 registered at epochs 10, 20 and 30 (1 and 2 eligible, 3 fenced)
+REGISTERED = {1: 10, 2: 20, 3: 30}
+
+
+@pytest.mark.parametrize("profile,active,broker,sender_epoch,isr,epochs,error", [
+    ("4.1", False, 1, 9, (1, 2), (), E.NOT_CONTROLLER),        # before the broker epoch
+    ("4.1", True, 1, 9, (1, 2), (), E.STALE_BROKER_EPOCH),     # an older epoch of the sender
+    ("4.1", True, 1, -1, (1, 2), (), E.STALE_BROKER_EPOCH),
+    ("4.1", True, 4, 40, (1, 2), (), E.STALE_BROKER_EPOCH),    # b4 is not registered
+    ("4.1", True, 2, 21, (1, 2), (), E.STALE_BROKER_EPOCH),    # before the leader check
+    ("4.1", True, 1, 10, (1, 2), (10, 20), E.NONE),
+    ("4.1", True, 1, 10, (1, 2), (10, 19), E.INELIGIBLE_REPLICA),  # b2's previous incarnation
+    ("4.1", True, 1, 10, (1, 2), (10, -1), E.NONE),            # -1 is not checked
+    ("4.1", True, 1, 10, (1, 2), (), E.NONE),                  # v2: no epochs carried
+    ("4.1", True, 1, 10, (1, 3), (10, 30), E.INELIGIBLE_REPLICA),  # fenced (KIP-841) first
+    ("3.4.1", True, 1, 10, (1, 2), (10, 19), E.NONE),          # before KIP-903: not checked
+    ("3.3", True, 1, 9, (1, 2), (), E.STALE_BROKER_EPOCH),      # checkBrokerEpoch from 3.3
+])
+def test_alter_partition_broker_epochs(profile, active, broker, sender_epoch, isr, epochs,
+                                       error):
+    """`ClusterControlManager.checkBrokerEpoch` on the whole request (3.3.0-3.7.0), then
+    KIP-903's `ineligibleReplicasForIsr` "broker epoch mismatch" (3.5.0-3.7.0)."""
+    proto = resolve_protocol(profile)
+    assert kraft.alter_partition_error(proto, active, True, 1, 4, 7, broker, 4, 7, isr, (1, 2),
+                                       (1, 2, 3), REGISTERED, sender_epoch, epochs) == error
+
+
+def test_stale_isr_epochs_names_the_mismatched_members():
+    assert kraft.stale_isr_epochs(P41, (1, 2, 3), (10, 21, 31), REGISTERED) == (2, 3)
+    assert kraft.stale_isr_epochs(P41, (1, 2, 3), (10, -1, 30), REGISTERED) == ()
+    assert kraft.stale_isr_epochs(resolve_protocol("3.4.1"), (1, 2), (10, 21), REGISTERED) == ()
+
+
 @pytest.mark.parametrize("local,incoming,takes", [
     ((-1, -1), (0, 0), True),    # a new replica
     ((4, 7), (4, 7), True),      # an equal partition epoch is taken (KAFKA-13790)

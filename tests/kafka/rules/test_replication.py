@@ -195,3 +195,24 @@ def test_a_refused_alter_partition_stays_pending_from_2_7():
     assert answer(new, E.NOT_CONTROLLER, 5, 5, 1, 1) == "retry"
     assert answer(old, E.NOT_CONTROLLER, 5, 5, 1, 1) == "reset"
     assert newer("2.7", "2.6") and resolve_protocol("2.7").isr_change_stays_pending
+
+
+def test_a_stale_broker_epoch_answer_is_sent_again_later():
+    """`AlterPartitionManager` (2.7.0, 3.7.0): STALE_BROKER_EPOCH refuses the whole request;
+    the change stays queued and goes again 50 ms later, with the broker epoch of that time."""
+    for profile in ("2.7", "3.7", "4.1"):
+        assert rep.alter_partition_answer(resolve_protocol(profile), E.STALE_BROKER_EPOCH,
+                                          -1, 5, -1, 1) == "retry_later"
+    assert rep.ALTER_PARTITION_RETRY_MS == 50
+
+
+def test_alter_partition_carries_isr_epochs_from_kip903():
+    """`Partition.addBrokerEpochToIsr` (3.5.0-3.7.0): the leader's own epoch, a follower's
+    from its last Fetch, -1 for one with none; nothing before 3.5 or in ZooKeeper mode."""
+    epochs = rep.alter_partition_isr_epochs
+    fetched = {2: 20, 3: None}
+    p35, p34 = resolve_protocol("3.5"), resolve_protocol("3.4.1")
+    assert epochs(p35, True, (1, 2, 3), 1, 10, fetched) == (10, 20, -1)
+    assert epochs(p35, True, (1, 4), 1, 10, fetched) == (10, -1)  # never fetched at all
+    assert epochs(p35, False, (1, 2), 1, 10, fetched) == ()  # ZooKeeper mode
+    assert epochs(p34, True, (1, 2), 1, 10, fetched) == ()
