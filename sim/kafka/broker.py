@@ -21,6 +21,7 @@ from sim.kafka.broker_data import BrokerData
 from sim.kafka.broker_storage import LogDirs
 from sim.kafka.connection import RequestQueue
 from sim.kafka.fetcher import Fetcher
+from sim.kafka.follower_hw import FollowerHw
 from sim.kafka.idempotence import evict_below_log_start, expire_producers
 from sim.kafka.isr import IsrManager
 from sim.kafka.leader_fetch import LeaderFetch
@@ -36,7 +37,7 @@ HEARTBEAT_US = 500_000
 
 
 class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
-             Fetcher, LogDirs, WireFrontEnd, Actor):
+             Fetcher, FollowerHw, LogDirs, WireFrontEnd, Actor):
     kraft = False  # a ZooKeeper-mode broker (`KraftBroker` is the KRaft one)
 
     def __init__(self, world, broker_id: int, options: Options, protocol, store):

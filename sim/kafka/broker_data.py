@@ -43,6 +43,10 @@ class BrokerData:
         self.parked_count = 0
         self.init_fetch_sessions()
         self.alter_corr = 0
+        # tp -> the AlterPartition `AlterPartitionManager` holds for it until answered
+        # (`unsentIsrUpdates`, 2.7+), whatever becomes of the partition's own pending state
+        self.alter_slots: dict = {}
+        self.alter_sends: dict[str, int] = {}  # tp -> sends so far: only the last one's timer resends
         self.produce_deadlines = Deadlines(self, "produce_timeout")
         self.fetch_wait_deadlines = Deadlines(self, "fetch_wait")
 

@@ -55,6 +55,7 @@ from sim.kafka.rules.fetch_session import (
 from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch, follower_fetch_sessions
 from sim.kafka.rules.replication import (
     LEADER_CHANGE_ONLY,
+    epoch_answer_stale,
     fenced_fetch_stops_fetching,
     offset_truncation_state,
 )
@@ -134,7 +135,8 @@ class Fetcher:
             self.set_timer(min(parts.values()) - now, "fetch_retry", leader)
             return
         reqs = tuple(self._fetch_partitions(ready).values())
-        sent_truncating = self.truncating.intersection(ready) if self.truncating else ()
+        sent_truncating = self._asked_epochs(self.truncating.intersection(ready)) \
+            if self.truncating else ()
         self._send_fetch(leader, reqs, {fp.tp: fp for fp in reqs}, sent_truncating)
 
     def _fetch_in_session(self, leader: int, parts: dict) -> None:
@@ -163,9 +165,15 @@ class Fetcher:
             self.set_timer(min(parts.values()) - now, "fetch_retry", leader)
             return
         sent = handler.parts
-        sent_truncating = {tp for tp in self.truncating if tp in sent} if self.truncating else ()
+        sent_truncating = self._asked_epochs(tp for tp in self.truncating if tp in sent) \
+            if self.truncating else ()
         self._send_fetch(leader, send, sent, sent_truncating, handler.session_id,
                          handler.epoch, forget)
+
+    def _asked_epochs(self, tps) -> dict:
+        """tp -> the leader epoch of each truncating partition a Fetch asks about (the
+        OffsetsForLeaderEpoch request's CurrentLeaderEpoch, whatever the wire carries)."""
+        return {tp: self.partitions[tp].leader_epoch for tp in sorted(tps)}
 
     def _check_session_build(self, leader: int, handler, parts: dict) -> None:
         """The session a build leaves must be what a full build would name."""
@@ -254,6 +262,10 @@ class Fetcher:
                 # truncated, or made to truncate, since this Fetch went out: processFetchRequest
                 # applies only a response for the current offset of a partition ready to fetch
                 continue
+            if data.tp in sent_truncating and epoch_answer_stale(
+                    self.protocol, self.replication.follower_truncation,
+                    sent_truncating[data.tp], p.leader_epoch):
+                continue  # still truncating: the next Fetch asks again at the new epoch
             if data.error:
                 recovered = data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)
                 if not self.alive:
@@ -277,7 +289,7 @@ class Fetcher:
         if added:
             self.emit(V.REPLICATE, {"leader": leader, "batches": added})
         if hws:
-            self.emit(V.HW, {"role": "follower", "hws": hws})
+            self._follower_hws_moved(hws)
         for p, start in starts:
             self.raise_log_start(p.tp, p.topic_id, p.log, start)
         self._maybe_fetch(leader)
@@ -369,21 +381,3 @@ class Fetcher:
         p.log.truncate_fully_and_start_at(base_offset)
         p.log.producers = {}
         self.emit(V.LOG_START, {"tp": p.tp, "topic_id": p.topic_id, "log_start_offset": base_offset})
-
-    @staticmethod
-    def _follower_hw(p, leader_hw: int, hws: list) -> None:
-        """A follower's HW is the leader's, capped at its own log end (`updateHighWatermark`);
-        a change is added to `hws` for the `hw` event."""
-        hw = min(leader_hw, p.log.leo)
-        if hw != p.log.hw and hw >= 0:
-            p.log.set_hw(hw)
-            hws.append([p.tp, p.topic_id, hw, p.leader_epoch])
-
-    def _hw_before_truncation(self, p, leader_hw: int) -> None:
-        """KAFKA-14704 (2.8-3.4): `processPartitionData` took the HW of a response that carried
-        a DivergingEpoch before the truncation ran, so for a moment the follower's HW covers
-        records it is about to drop, which a reader of that follower could see."""
-        hws: list = []
-        self._follower_hw(p, leader_hw, hws)
-        if hws:
-            self.emit(V.HW, {"role": "follower", "hws": hws})

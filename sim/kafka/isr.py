@@ -10,6 +10,7 @@ another leader epoch is ignored (ref §1.4 step 5).
 
 from __future__ import annotations
 
+from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import AlterPartition
 from sim.kafka.rules.replication import ALTER_PARTITION_RETRY_MS
@@ -98,6 +99,12 @@ class IsrManager:
     def _alter_isr(self, p, isr: tuple) -> None:
         if self.controller is None:
             return
+        if p.tp in self.alter_slots and self.rules.one_alter_partition_per_partition(
+                self.protocol):
+            # `AlterPartitionManager.submit` refuses a second change while one is unanswered
+            # (OPERATION_NOT_ATTEMPTED), and `handleAlterPartitionError` leaves the partition
+            # as committed: nothing is sent and nothing is pending
+            return
         self.alter_corr += 1
         p.pending_isr = isr
         self.touch_sessions(p.tp)
@@ -115,40 +122,55 @@ class IsrManager:
         again, to whichever controller the metadata cache names by then."""
         # each send carries the broker epoch the broker has then (`brokerEpochSupplier`)
         p.alter_request = p.alter_request._replace(broker_epoch=self.broker_epoch)
-        self.send(self.controller, "AlterPartition", p.alter_request)
-        p.alter_sends += 1
+        self.alter_slots[p.tp] = p.alter_request
+        self._send_slot(p.tp)
+
+    def _send_slot(self, tp: str) -> None:
+        """Send the AlterPartition held for `tp`, with the timer that sends it again."""
+        req = self.alter_slots[tp]
+        self.send(self.controller, "AlterPartition", req)
+        sends = self.alter_sends[tp] = self.alter_sends.get(tp, 0) + 1
         # the timer names this send, so a resend to a new controller starts the only clock
-        self.set_timer(V.CONTROLLER_SOCKET_TIMEOUT_US, "alter_timeout",
-                       (p.tp, p.alter_request.corr, p.alter_sends))
+        self.set_timer(V.CONTROLLER_SOCKET_TIMEOUT_US, "alter_timeout", (tp, req.corr, sends))
 
     def resend_alters(self) -> None:
         """A new controller took over: unanswered AlterPartitions go to it."""
         if not self.rules.controller_channel_resends(self.protocol):
             return
-        for tp in sorted(self.partitions):
-            p = self.partitions[tp]
-            if p.alter_request is not None and p.is_leader:
-                self._send_alter(p)
+        for tp in sorted(self.alter_slots):
+            if self._still_wanted(tp, self.alter_slots[tp].corr):
+                self._send_slot(tp)
+
+    def _still_wanted(self, tp: str, corr: int) -> bool:
+        """Whether the AlterPartition `corr` for `tp` is still to be sent until answered: the
+        one the manager holds (2.7+, even once the partition's state moved on), else the one
+        the partition, still led here, waits for."""
+        if self.rules.one_alter_partition_per_partition(self.protocol):
+            slot = self.alter_slots.get(tp)
+            return slot is not None and slot.corr == corr
+        p = self.partitions.get(tp)
+        return p is not None and p.is_leader and p.alter_request is not None \
+            and p.alter_request.corr == corr
 
     def _alter_retry(self, tp: str, corr: int, send: int) -> None:
         """Send again an AlterPartition refused as a whole (STALE_BROKER_EPOCH), unless it was
-        answered, replaced or sent again meanwhile."""
-        p = self.partitions.get(tp)
-        if p is not None and p.is_leader and p.alter_request is not None \
-                and p.alter_request.corr == corr and p.alter_sends == send:
-            self._send_alter(p)
+        answered, replaced or sent again meanwhile; with the broker epoch it has now."""
+        if send == self.alter_sends.get(tp) and self._still_wanted(tp, corr):
+            self.alter_slots[tp] = self.alter_slots[tp]._replace(broker_epoch=self.broker_epoch)
+            self._send_slot(tp)
 
     def _alter_timeout(self, tp: str, corr: int, send: int) -> None:
-        p = self.partitions.get(tp)
         if not self.rules.controller_channel_resends(self.protocol):
             return
-        if p is not None and p.is_leader and p.alter_request is not None \
-                and p.alter_request.corr == corr and p.alter_sends == send:
+        if send == self.alter_sends.get(tp) and self._still_wanted(tp, corr):
             self.reset_connection(self.controller)
-            self._send_alter(p)
+            self._send_slot(tp)
 
     def on_alter_partition_response(self, msg) -> None:
         resp = msg.body
+        slot = self.alter_slots.get(resp.tp)
+        if slot is not None and slot.corr == resp.corr and resp.error != E.STALE_BROKER_EPOCH:
+            del self.alter_slots[resp.tp]  # answered: the manager takes the next change
         p = self.partitions.get(resp.tp)
         if p is None or not p.is_leader or p.alter_request is None \
                 or p.alter_request.corr != resp.corr:
@@ -161,7 +183,7 @@ class IsrManager:
             return
         if outcome == "retry_later":
             self.set_timer(ALTER_PARTITION_RETRY_MS * 1000, "alter_retry",
-                           (p.tp, p.alter_request.corr, p.alter_sends))
+                           (p.tp, p.alter_request.corr, self.alter_sends[p.tp]))
             return
         # "pending": the change stays in flight, answered, until new metadata replaces it
         p.alter_request = None

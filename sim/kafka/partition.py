@@ -91,7 +91,6 @@ class Partition:
         self.followers: dict[int, Replica] = {}
         self.pending_isr: tuple | None = None  # AlterPartition in flight
         self.alter_request = None  # that AlterPartition, resent until answered
-        self.alter_sends = 0  # sends of it so far: only the last send's timeout resends it
         self.leader_epoch_start_offset = -1
         # (controller epoch, correlation id) of the LeaderAndIsr that last applied to it
         self.lai_stamp = (-1, -1)

@@ -37,11 +37,12 @@ _V0_10_2 = Protocol(
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
     isr_change_stays_pending=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
-    follower_truncation="high_watermark", consumer_validation=False,
+    follower_truncation="high_watermark", epoch_answer_checks_leader_epoch=False,
+    consumer_validation=False,
     consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
     list_offsets_hw_lag_error=False,
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
-    follower_fetch=False, fetch_sessions=False)
+    follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False)
 
 # Each later release, oldest first, with what it changed against the release before it (the
 # ZooKeeper-mode broker and the Java client of the X.Y.0 release, read at its tag); an empty
@@ -67,6 +68,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  out_of_range_halts=False)),  # KAFKA-7414
     ("2.2", dict(client_rejects_stale_metadata=True,  # KAFKA-7738
                  broker_epoch_check=True,  # KIP-380
+                 epoch_answer_checks_leader_epoch=True,  # KAFKA-7786 (also in 2.1.1)
                  list_offsets_hw_lag_error=True)),  # KIP-207, KAFKA-2334
     ("2.3", dict(consumer_validation=True,  # KIP-320 client, KAFKA-7747
                  least_loaded_node="established_first")),  # KAFKA-8376
@@ -88,7 +90,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.2", dict(idempotence_default=True)),  # KIP-679, in effect with KAFKA-13598
     ("3.3", dict(ineligible_replica_check=True,  # KIP-841, KAFKA-14140
                  non_replica_fetch_error=True)),  # KAFKA-13837
-    ("3.4.0", dict(producer_id_expiration_ms=86_400_000)),  # KIP-854
+    ("3.4.0", dict(producer_id_expiration_ms=86_400_000,  # KIP-854
+                   follower_hw_completes_fetches=True)),  # KAFKA-14334 (also in 3.3.2)
     # KAFKA-14704's fix (bd32d98bd7c, Feb 2023) went to the 3.3 and 3.4 branches as it was, and
     # to 3.2 and earlier as a separate port (apache/kafka PR 13245): 3.4.0 (Feb 7) predates it,
     # and no later 3.3 or older release was made

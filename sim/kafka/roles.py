@@ -70,6 +70,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "client_keeps_unlisted_topic_id": CLIENTS,
     "update_metadata_fence": (BROKER,),
     "follower_truncation": (BROKER,),
+    # KAFKA-7786 (2.2): the follower drops an epoch answer from before its epoch changed
+    "epoch_answer_checks_leader_epoch": (BROKER,),
     "hw_before_diverging_truncation": (BROKER,),
     "consumer_validation": (CONSUMER,),
     # KAFKA-9840 (2.6): a consumer whose metadata names no leader keeps its last one
@@ -84,6 +86,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "idempotent_producer": (BROKER, PRODUCER),
     # KIP-392 (2.4): a follower serves a consumer's Fetch that carries ClientMetadata
     "follower_fetch": (BROKER,),
+    # KAFKA-14334 (3.4.0): the follower completes consumer Fetches parked on it
+    "follower_hw_completes_fetches": (BROKER,),
     # KIP-227 (1.1): a consumer or follower (IBP) opens a fetch session; the leader keeps it
     "fetch_sessions": (CONSUMER, BROKER),
     # KRaft only: the quorum controller writes the partition change

@@ -205,6 +205,13 @@ class Protocol:
     # the follower's last epoch and the leader answers with the divergence, so a follower that
     # missed an epoch change still truncates
     follower_truncation: str = "diverging_epoch"
+    # a follower drops the answer to its OffsetsForLeaderEpoch when the partition's leader
+    # epoch changed while the request was out (a LeaderAndIsr re-added it), and asks again
+    # (`AbstractFetcherThread.truncateToEpochEndOffsets`, KAFKA-7786, 2.1.1 and 2.2.0).
+    # Before, an answer about the previous epoch was applied if the partition was still
+    # fetched from that leader. Read where the follower asks (follower_truncation kip101,
+    # kip279_leader_change, kip279)
+    epoch_answer_checks_leader_epoch: bool = True
     # with follower_truncation = diverging_epoch: the follower applies the HW of a Fetch
     # response that carries a DivergingEpoch before it truncates, so its HW briefly covers
     # records it is about to drop (KAFKA-14704, 2.8-3.4.0; fixed in 3.4.1 and 3.5, ref §4 row 15)
@@ -252,6 +259,10 @@ class Protocol:
     # (`ReplicaManager.fetchMessages`: fetchOnlyFromLeader = isFromFollower || clientMetadata
     # is empty). The model's own consumer reads from the leader only; a probe may send the field
     follower_fetch: bool = True
+    # with follower_fetch: an answer that moves a follower's HW completes the consumer Fetches
+    # parked on it (`ReplicaFetcherThread.completeDelayedFetchRequests`, KAFKA-14334, 3.4.0
+    # and 3.3.2); before, they waited for data past their position or their max wait
+    follower_hw_completes_fetches: bool = True
     # KIP-227 incremental fetch sessions (1.1+, Fetch v7): a follower's or consumer's first Fetch
     # to a broker opens a session there; later Fetches name only the partitions whose fetch
     # state changed (and those to forget), and the leader answers only with partitions that

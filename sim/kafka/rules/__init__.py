@@ -52,6 +52,7 @@ class Rules:
     is_follower_out_of_sync: Callable = replication.is_follower_out_of_sync
     fetch_last_fetched_epoch: Callable = replication.fetch_last_fetched_epoch
     controller_channel_resends: Callable = replication.controller_channel_resends
+    one_alter_partition_per_partition: Callable = replication.one_alter_partition_per_partition
     evicts_producer_state_on_retention: Callable = replication.evicts_producer_state_on_retention
     follower_log_start: Callable = replication.follower_log_start
     check_producer_append: Callable = producer_state.check_producer_append

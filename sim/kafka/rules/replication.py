@@ -197,6 +197,30 @@ def controller_channel_resends(proto) -> bool:
     return True
 
 
+def epoch_answer_stale(proto, follower_truncation: str, asked_epoch: int,
+                       leader_epoch: int) -> bool:
+    """Whether a follower drops the answer to its OffsetsForLeaderEpoch because the
+    partition's leader epoch changed while it was out (`asked_epoch`, now `leader_epoch`):
+    with `epoch_answer_checks_leader_epoch` (`AbstractFetcherThread.truncateToEpochEndOffsets`,
+    KAFKA-7786, 2.1.1 and 2.2.0). Only where the follower asks for an epoch's end, which the
+    model's truncating Fetch stands for (`follower_truncation` other than diverging_epoch)."""
+    return proto.epoch_answer_checks_leader_epoch and asked_epoch != leader_epoch \
+        and follower_truncation != "diverging_epoch"
+
+
+def one_alter_partition_per_partition(proto) -> bool:
+    """Whether a leader holds at most one unanswered AlterPartition per partition: with
+    `isr_change_stays_pending` (KIP-497's `AlterPartitionManager`, 2.7; read at 2.7.0 and
+    3.7.0), `submit` puts a change in `unsentIsrUpdates` only if none is there
+    (`putIfAbsent`), and only the answer to that request takes it out. A change proposed
+    while an earlier one is unanswered, even after a LeaderAndIsr or metadata record reset
+    the partition's own state, fails at once with OPERATION_NOT_ATTEMPTED and leaves the
+    partition as committed (`Partition.handleAlterPartitionError`); the earlier request is
+    still sent again until answered, and its answer is ignored by the partition whose state
+    moved on. Before 2.7 the leader wrote the ISR to ZooKeeper itself, one write at a time."""
+    return proto.isr_change_stays_pending
+
+
 def evicts_producer_state_on_retention(proto) -> bool:
     """`ProducerStateManager.truncateHead` on 0.11-2.3 (`evict_state_on_retention`): producers
     left wholly below a new log start are forgotten (ref §2.3)."""

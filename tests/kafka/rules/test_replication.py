@@ -216,3 +216,21 @@ def test_alter_partition_carries_isr_epochs_from_kip903():
     assert epochs(p35, True, (1, 4), 1, 10, fetched) == (10, -1)  # never fetched at all
     assert epochs(p35, False, (1, 2), 1, 10, fetched) == ()  # ZooKeeper mode
     assert epochs(p34, True, (1, 2), 1, 10, fetched) == ()
+
+
+def test_an_epoch_answer_from_before_an_epoch_change_is_dropped_from_2_2():
+    """`AbstractFetcherThread.truncateToEpochEndOffsets` (KAFKA-7786: 2.1.1, 2.2.0); 2.1.0
+    checked only that the partition was still fetched."""
+    stale = rep.epoch_answer_stale
+    p22, p21 = resolve_protocol("2.2"), resolve_protocol("2.1")
+    assert stale(p22, "kip279", 4, 5)
+    assert not stale(p22, "kip279", 5, 5)
+    assert not stale(p21, "kip279", 4, 5)
+    assert not stale(p22, "diverging_epoch", 4, 5)  # no OffsetsForLeaderEpoch asked
+
+
+def test_one_alter_partition_in_flight_per_partition_from_2_7():
+    """`AlterPartitionManager.submit`'s `putIfAbsent` (2.7.0, 3.7.0); before, the leader's own
+    ZooKeeper write."""
+    assert rep.one_alter_partition_per_partition(resolve_protocol("2.7"))
+    assert not rep.one_alter_partition_per_partition(resolve_protocol("2.6"))
