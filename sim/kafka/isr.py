@@ -10,10 +10,9 @@ another leader epoch is ignored (ref §1.4 step 5).
 
 from __future__ import annotations
 
-from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import AlterPartition
-from sim.kafka.rules.replication import ALTER_PARTITION_RETRY_MS
+from sim.kafka.rules.replication import ALTER_PARTITION_RETRY_MS, alter_partition_request_retried
 
 
 class IsrManager:
@@ -169,7 +168,11 @@ class IsrManager:
     def on_alter_partition_response(self, msg) -> None:
         resp = msg.body
         slot = self.alter_slots.get(resp.tp)
-        if slot is not None and slot.corr == resp.corr and resp.error != E.STALE_BROKER_EPOCH:
+        if slot is not None and slot.corr == resp.corr:
+            if alter_partition_request_retried(resp.error):
+                self.set_timer(ALTER_PARTITION_RETRY_MS * 1000, "alter_retry",
+                               (resp.tp, resp.corr, self.alter_sends[resp.tp]))
+                return
             del self.alter_slots[resp.tp]  # answered: the manager takes the next change
         p = self.partitions.get(resp.tp)
         if p is None or not p.is_leader or p.alter_request is None \
@@ -180,10 +183,6 @@ class IsrManager:
             p.partition_epoch)
         if outcome == "retry":
             self._send_alter(p)
-            return
-        if outcome == "retry_later":
-            self.set_timer(ALTER_PARTITION_RETRY_MS * 1000, "alter_retry",
-                           (p.tp, p.alter_request.corr, self.alter_sends[p.tp]))
             return
         # "pending": the change stays in flight, answered, until new metadata replaces it
         p.alter_request = None

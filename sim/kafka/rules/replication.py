@@ -24,12 +24,8 @@ def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_e
     and partition epoch, `"reset"` to its last committed ISR (nothing pending, so the next
     Fetch or lag check may propose again), `"pending"` (keep the change pending, proposing
     nothing, until a LeaderAndIsr or metadata record brings the partition's state), or
-    `"retry"` (send it again), or `"retry_later"` (send it again after
-    `ALTER_PARTITION_RETRY_MS`).
-
-    STALE_BROKER_EPOCH answers the whole request (the controller does not know the sender's
-    broker epoch yet, or any more): `AlterPartitionManager` keeps the change queued and sends
-    it again 50 ms later, with the broker epoch it then has (read at 2.7.0 and 3.7.0).
+    `"retry"` (send it again). An answer refusing the whole request never reaches the
+    partition (`alter_partition_request_retried`).
 
     With `isr_change_stays_pending` (KIP-497, 2.7; `Partition.submitAlterPartition`,
     `handleAlterPartitionUpdate` and `handleAlterPartitionError` at 3.7.0): an answer for
@@ -40,8 +36,6 @@ def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_e
     for a stale version left the ISR as it was and nothing pending (`Partition.updateIsr`,
     "skip updating ISR" at 2.6.0), which the model carries as a reset; a write that succeeded
     is the ISR, whatever version the model's answer carries."""
-    if error == E.STALE_BROKER_EPOCH:  # a whole-request error: sent again shortly
-        return "retry_later"
     stays = proto.isr_change_stays_pending
     if error == E.NONE:
         if answer_leader_epoch != leader_epoch:
@@ -50,6 +44,15 @@ def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_e
     if not stays or error == E.INELIGIBLE_REPLICA:
         return "reset"
     return "pending" if error in ALTER_PARTITION_GIVE_UP else "retry"
+
+
+def alter_partition_request_retried(error: int) -> bool:
+    """Whether an AlterPartition answer refuses the whole request, so that
+    `AlterPartitionManager` keeps its changes queued, whatever became of their partitions,
+    and sends them again `ALTER_PARTITION_RETRY_MS` later with the broker epoch it then has:
+    STALE_BROKER_EPOCH, the controller not knowing the sender's broker epoch (yet, or any
+    more) (read at 2.7.0 and 3.7.0)."""
+    return error == E.STALE_BROKER_EPOCH
 
 
 def alter_partition_isr_epochs(proto, kraft: bool, isr: tuple, local_id: int,
