@@ -43,8 +43,7 @@ class ControlPlane:
         if error:
             self._reply(msg, msg.kind + "Response", ControlResponse(req.corr, error))
             return True
-        if req.controller_epoch > self.controller_epoch and any(
-                p.alter_request is not None for p in self.partitions.values()):
+        if req.controller_epoch > self.controller_epoch and self.alters_to_resend():
             # a new controller: unanswered AlterPartitions go to it once this request is handled
             self.set_timer(0, "resend_alters")
         self.controller_epoch = req.controller_epoch

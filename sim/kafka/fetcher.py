@@ -173,7 +173,7 @@ class Fetcher:
     def _asked_epochs(self, tps) -> dict:
         """tp -> the leader epoch of each truncating partition a Fetch asks about (the
         OffsetsForLeaderEpoch request's CurrentLeaderEpoch, whatever the wire carries)."""
-        return {tp: self.partitions[tp].leader_epoch for tp in sorted(tps)}
+        return {tp: self.partitions[tp].leader_epoch for tp in tps}
 
     def _check_session_build(self, leader: int, handler, parts: dict) -> None:
         """The session a build leaves must be what a full build would name."""

@@ -136,9 +136,13 @@ class IsrManager:
         """A new controller took over: unanswered AlterPartitions go to it."""
         if not self.rules.controller_channel_resends(self.protocol):
             return
-        for tp in sorted(self.alter_slots):
-            if self._still_wanted(tp, self.alter_slots[tp].corr):
-                self._send_slot(tp)
+        for tp in self.alters_to_resend():
+            self._send_slot(tp)
+
+    def alters_to_resend(self) -> list[str]:
+        """The partitions whose AlterPartition is still to be sent until answered, in order."""
+        return [tp for tp in sorted(self.alter_slots)
+                if self._still_wanted(tp, self.alter_slots[tp].corr)]
 
     def _still_wanted(self, tp: str, corr: int) -> bool:
         """Whether the AlterPartition `corr` for `tp` is still to be sent until answered: the
