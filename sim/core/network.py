@@ -13,7 +13,8 @@ Contract:
   connection never loses one message yet delivers a later one;
 - `reset_connections(node, peer)` is the network resetting connections (a middlebox's RST):
   everything in flight on them is lost (`connection_reset`) and both ends are told
-  (`disconnect`), unless a cut keeps the news from them;
+  (`disconnect`); news of a close that meets a cut link is lost (`drop`) or told at the heal
+  (`stall`), as `sim.core.connections` says;
 - `Rule`s act on messages of one kind (and/or source, destination) while active: delay, drop,
   reorder, duplicate or hold them (`sim.core.netrules`);
 - every send, deliver and drop is a trace event (`send`, `deliver`, `drop`) carrying the message
@@ -29,6 +30,7 @@ from typing import Any
 
 from simpy.core import NORMAL
 
+from sim.core.connections import Connections
 from sim.core.host import Host
 from sim.core.links import Link, LinkSpec, Message
 from sim.core.netrules import RULE_ACTIONS, Rule, rule_effects
@@ -49,7 +51,7 @@ _DELIVER_KEYS = ("mid", "src")
 PARTITION_MODES = ("drop", "stall")
 
 
-class Network:
+class Network(Connections):
     def __init__(self, default_link: LinkSpec | None = None, partition_mode: str = "drop"):
         if partition_mode not in PARTITION_MODES:
             raise ValueError(f"unknown partition mode {partition_mode!r}; use one of {PARTITION_MODES}")
@@ -65,6 +67,7 @@ class Network:
         self._version = 0  # bumped by every change to an edge (cut, heal, spec, new node)
         self._deliver_bound = self._deliver  # one bound method for every queued delivery
         self.world: Host | None = None
+        self.init_connections()
 
     def attach(self, world: Host, direct: bool = False) -> None:
         """Run in `world`. `direct`: its `is_alive` and `deliver` are the plain ones (an actor
@@ -107,6 +110,7 @@ class Network:
         held = self.topology.heal(cut)
         self._version += 1
         self._release_stalled()
+        self._tell_waiting_closes()
         if held:
             return f"{held} of its links still cut by another fault"
         return None
@@ -127,44 +131,6 @@ class Network:
                 continue
             for msg in link.take_stalled():
                 self._schedule(msg, edge["spec"], link.rng, 0, True, now)
-
-    def reset(self, a: str, b: str) -> None:
-        """An end closes the connection between `a` and `b`: what a cut link still holds for
-        it, in either direction, is lost (the peers reconnect on their next send)."""
-        for key in ((a, b), (b, a)):
-            link = self._links.get(key)
-            if link is not None and link.stalled:
-                for msg in link.take_stalled():
-                    self._drop(msg, "connection_closed")
-
-    def close_connection(self, node: str, peer: str) -> None:
-        """`node` closes its connection with `peer`, as a server closes one it cannot answer on:
-        what a cut link still holds for it is lost, and `peer` learns of the close one link
-        latency later (`disconnect`), unless the link from `node` is cut."""
-        self.reset(node, peer)
-        self._tell_closed(peer, node)
-
-    def reset_connections(self, node: str, peer: str | None = None) -> str | None:
-        """The network resets the connections between `node` and `peer` (default: every node
-        it has exchanged messages with), as a TCP RST from a middlebox or a flapping interface
-        does: what is in flight on them, either way, is lost (`drop`, `connection_reset`,
-        when it would have arrived), and each end that can hear the other learns of the close
-        one link latency later (`disconnect`). Returns a fault outcome, or None."""
-        if peer is None:
-            peers = self._peers(node)
-        else:
-            peers = [peer] if peer != node else []
-        if not peers:
-            return "no connection"
-        for other in peers:
-            for key in ((node, other), (other, node)):
-                link = self._link(key)
-                link.reset_mid = self._next_mid
-                for msg in link.take_stalled():
-                    self._drop(msg, "connection_reset")
-            self._tell_closed(node, other)
-            self._tell_closed(other, node)
-        return None
 
     def unhealed(self, now_us: int) -> dict | None:
         """What still stands between the nodes at `now_us`, or None: cut links, and the rules
@@ -307,48 +273,6 @@ class Network:
         elif at > link.late_us:
             link.late_us = at
         self.world.kernel.call_later(at - now, self._deliver, msg, link)
-
-    def node_down(self, node: str) -> None:
-        """A process died: the OS closes its sockets, so each connected peer that can still hear
-        from it learns of the close one link latency later (`disconnect` event). A partition,
-        unlike a crash, closes nothing: peers find out only by their own timeouts."""
-        peers = self._peers(node)
-        for peer in peers:
-            self.reset(node, peer)
-        for peer in peers:
-            self._tell_closed(peer, node)
-
-    def _peers(self, node: str) -> list[str]:
-        """The nodes `node` has a connection with: links that have carried traffic, either
-        way."""
-        linked = {d for (s, d) in self._links if s == node} | {s for (s, d) in self._links if d == node}
-        return sorted(linked - {node})
-
-    def _tell_closed(self, end: str, far: str) -> None:
-        """`end` learns that its connection with `far` closed one link latency later (a
-        `disconnect`), unless the link far -> end is cut and the news cannot reach it, and
-        after what the link still carries in order (a FIN follows the data sent before it), so
-        nothing of a dead connection arrives after its close, as if on a new connection."""
-        edge = self.topology.edge(far, end)
-        if not edge["blocked"]:
-            w = self.world
-            delay = edge["spec"].latency.sample(w.streams.get(f"net/{far}>{end}"))
-            link, now = self._links.get((far, end)), self._env._now
-            if link is not None and link.fifo_us > now + delay:
-                delay = link.fifo_us - now
-            w.kernel.call_later(delay, self._disconnect, end, far)
-
-    def _disconnect(self, peer: str, node: str) -> None:
-        w = self.world
-        if w.is_alive(peer):
-            w.trace.emit(self._env._now, peer, "disconnect", {"peer": node})
-            w.actors[peer].on_disconnect(node)
-
-    def _refused(self, msg: Message) -> None:
-        """Nobody listens at the destination: the message is lost and, as a TCP reset would,
-        the sender's connection closes one link latency later."""
-        self._drop(msg, "dst_down")
-        self._tell_closed(msg.src, msg.dst)
 
     def _drop(self, msg: Message, reason: str) -> int:
         w = self.world

@@ -15,7 +15,7 @@ answer, per partition (`handleListOffsetResponse`, `resetOffsetIfNeeded` /
 - an error (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
   KAFKA_STORAGE_ERROR, OFFSET_NOT_AVAILABLE, ...): the partition rests `retry.backoff.ms` and
   metadata is refreshed (`requestFailed`, `metadata.requestUpdate()`), then asks again.
-A partition whose leader is unknown waits for metadata. An answer for a partition whose reset
+A partition whose leader the metadata does not know waits for metadata, and asks for it. An answer for a partition whose reset
 was asked again since is dropped. Every answer is a `reset_position` event. Kafka also records
 the answered leader epoch as the last seen one if newer (`updateLastSeenEpochIfNewer`); the
 model's consumer does not, as it does not for fetched batches either.
@@ -49,7 +49,11 @@ class OffsetResetter:
         for tp in sorted(self.awaiting_reset):
             leader, epoch = self.meta.current_leader(tp)  # `Metadata.currentLeader`
             if leader < 0 or leader not in self.meta.brokers:
-                continue  # `fetch` asked for metadata
+                # `groupListOffsetRequests` asks for metadata itself: from 2.6 the position
+                # keeps its last leader when the metadata knows none, so `fetch` does not
+                # (`Fetcher` 2.6.0, `OffsetFetcher` 3.7.0: `metadata.requestUpdate`)
+                self.request_update()
+                continue
             if leader not in self.resetting and self._fetchable(tp, epoch):
                 by_leader.setdefault(leader, []).append(ListOffsetsPartition(tp, epoch, self.reset_ts))
         for leader in sorted(by_leader):

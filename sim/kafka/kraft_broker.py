@@ -3,7 +3,9 @@
 Contract (a `Broker` whose control plane is the metadata log): it registers with the active
 controller (its broker epoch is the offset of its RegisterBrokerRecord), heartbeats every
 `broker_heartbeat_interval_ms` with its applied metadata offset, and fetches the metadata log
-from the quorum leader as an observer. It applies only committed records, in log order, each
+from the quorum leader as an observer, from the end of its own copy: it keeps the uncommitted
+records it fetched, and a new leader's divergence truncates them (`KafkaRaftClient`'s
+follower path). It applies only committed records, in log order, each
 costing `metadata_apply_us` (plus `metadata_delay_us`, which the `slow_metadata` fault sets):
 its metadata offset lags the controller's by its fetch round trip and its apply time. Partition
 records are applied as `ReplicaManager.applyDelta` does: a replica becomes leader or follower
@@ -43,7 +45,10 @@ class KraftBroker(Broker):
         super()._reset_volatile()
         self.image = MetadataImage()
         self.applied = 0  # the next metadata offset to apply
-        self.applied_epoch = 0
+        # the local metadata log beyond what was applied: fetched records, uncommitted when
+        # fetched, as (offset, epoch, record); the next Fetch starts at its end
+        self.meta_tail: list[tuple] = []
+        self.meta_end, self.meta_end_epoch = 0, 0
         self.meta_leader: str | None = None
         self.meta_token = 0  # names the Fetch in flight (a timeout for an older one is void)
         self.meta_dst: str | None = None  # the voter the last metadata Fetch went to
@@ -180,8 +185,8 @@ class KraftBroker(Broker):
             dst = self.voters[(self.voters.index(avoid) + 1) % len(self.voters)]
         self.meta_dst = dst
         self.meta_corr += 1
-        self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, self.applied,
-                                                  self.applied_epoch, False, self.meta_corr))
+        self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, self.meta_end,
+                                                  self.meta_end_epoch, False, self.meta_corr))
         wait_us = self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
         self.set_timer(wait_us, "meta_fetch_timeout", self.meta_token)
 
@@ -191,24 +196,44 @@ class KraftBroker(Broker):
             return  # an answer to a Fetch this broker gave up on, or already had answered
         self.awaiting = False
         self.meta_token += 1
-        if resp.error or resp.diverging is not None:
-            self.meta_leader = resp.leader
+        self.meta_leader = resp.leader
+        if resp.error or (resp.diverging is not None and not self._truncate_tail(resp.diverging)):
             self.set_timer(RETRY_BACKOFF_US, "meta_fetch")
             return
-        self.meta_leader = resp.leader
         self._learn_controller(resp.leader)
-        # records below its metadata offset came in an answer to an earlier Fetch, sent again
-        committed = [e for e in resp.entries if self.applied <= e[0] < resp.high_watermark]
-        fetched_end = resp.entries[-1][0] + 1 if resp.entries else self.applied
+        # records below its log end came in an answer to an earlier Fetch, sent again
+        for entry in resp.entries:
+            if entry[0] == self.meta_end:
+                self.meta_tail.append(entry)
+                self.meta_end, self.meta_end_epoch = entry[0] + 1, entry[1]
+        done = self.rules.publishable_metadata(tuple(self.meta_tail), resp.high_watermark)
+        committed, self.meta_tail = self.meta_tail[:done], self.meta_tail[done:]
         if not committed:
             self._meta_fetch()
             return
         self.applying = True
         cost = len(committed) * self.cluster.metadata_apply_us + self.metadata_delay_us
-        self.set_timer(cost, "meta_apply", (committed, fetched_end))
+        self.set_timer(cost, "meta_apply", committed)
 
-    def _apply(self, data) -> None:
-        committed, fetched_end = data
+    def _truncate_tail(self, diverging: tuple) -> bool:
+        """Cut the local metadata log back to where it agrees with the leader's
+        (`KafkaRaftClient.handleFetchResponse`'s `truncateToEndOffset`: the end of its last
+        epoch at or below the diverging one, at most the diverging end offset). False, and
+        nothing cut, if that is below what the broker applied: Kafka's raft client refuses
+        to truncate below its high watermark (a `KafkaException`), so the broker is stuck."""
+        epoch, end = diverging
+        own = [e[0] + 1 for e in self.meta_tail if e[1] <= epoch]
+        to = min(end, own[-1] if own else self.applied)
+        if to < self.applied or (not own and self.applied_epoch > epoch):
+            return False
+        if to < self.meta_end:
+            self.emit(V.METADATA_TRUNCATE, {"to_offset": to, "end_offset": self.meta_end})
+            del self.meta_tail[to - self.applied:]
+            self.meta_end, self.meta_end_epoch = to, \
+                self.meta_tail[-1][1] if self.meta_tail else self.applied_epoch
+        return True
+
+    def _apply(self, committed: list) -> None:
         start = self.applied
         touched, alive_changed = [], False
         for offset, epoch, record in committed:
@@ -240,7 +265,6 @@ class KraftBroker(Broker):
                                    "alive": list(self.alive_brokers)})
         self.flush_hw()
         self.applying = False
-        self.applied = self.rules.next_metadata_fetch_offset(self.applied, fetched_end)
         self._meta_fetch()
 
     def _publish(self, touched: list[str]) -> list:

@@ -166,7 +166,7 @@ MUTANTS: dict[str, str] = {
     "client_keeps_first_leader": "produce_stalled_after_heal",
     "consumer_rests_for_good": "consume_stalled_after_heal",
     "raft_commits_without_majority": "metadata_log_safety",
-    "broker_fetches_past_applied": "metadata_applied_in_order",
+    "broker_applies_uncommitted": "metadata_applied_in_order",
     "leader_counts_pending_shrink": "fenced_broker_ack",
     "quorum_leader_never_resigns": "broker_metadata_stalled",
 }

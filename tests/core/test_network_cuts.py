@@ -155,3 +155,34 @@ def test_a_crash_is_heard_after_what_a_delay_rule_keeps_on_the_connection():
     order = [e["kind"] for e in world.trace.events if e["node"] == "b"
              and e["kind"] in ("deliver", "disconnect")]
     assert order == ["deliver", "disconnect"]
+
+
+def _crash_while_cut(mode: str, also_crash_peer: bool = False):
+    """a and b talk; b is cut from a, crashes, and the cut heals at 5 ms."""
+    world, _ = make_world(names=())
+    world.network.partition_mode = mode
+    nodes = {n: Listener(n, world) for n in ("a", "b")}
+    net = world.network
+    net.send("a", "b", "Request", 0)
+    at(world, 2_000, net.block, "b", "a")
+    at(world, 3_000, world.crash, "b")
+    if also_crash_peer:
+        at(world, 4_000, world.crash, "a")
+        at(world, 4_500, world.restart, "a")
+    at(world, 5_000, net.heal)
+    world.run()
+    return nodes
+
+
+def test_the_news_of_a_crash_waits_for_the_heal_under_stall_and_is_lost_under_drop():
+    """A process that died leaves its sockets to the OS, which retransmits the FIN as it
+    would data: under `stall` the cut peer hears of the close once the link heals; under
+    `drop` (datagram semantics) the news is lost like a message."""
+    assert _crash_while_cut("stall")["a"].closed == [(6_000, "b")]
+    assert _crash_while_cut("drop")["a"].closed == []
+
+
+def test_the_news_of_a_close_dies_with_the_peer_it_was_going_to():
+    """a crashed (and came back) before the heal: the old connection's close is not told
+    to the new process."""
+    assert _crash_while_cut("stall", also_crash_peer=True)["a"].closed == []

@@ -77,7 +77,7 @@ class Rules:
     kraft_duplicate_registration: Callable = kraft.duplicate_registration
     kraft_broker_takes_partition: Callable = kraft.broker_takes_partition
     kraft_unfences: Callable = kraft.unfences
-    next_metadata_fetch_offset: Callable = kraft.next_metadata_fetch_offset
+    publishable_metadata: Callable = kraft.publishable_metadata
 
 
 @cache

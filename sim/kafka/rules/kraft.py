@@ -274,9 +274,12 @@ def unfences(fenced: bool, metadata_offset: int, registration_offset: int) -> bo
     return fenced and metadata_offset >= registration_offset
 
 
-def next_metadata_fetch_offset(applied_end: int, fetched_end: int) -> int:
-    """Where a broker's next metadata Fetch starts: after the last record it applied. The
-    leader sends observers uncommitted records too (`KafkaRaftClient.handleFetchRequest` reads
-    to the log end); a broker publishes only committed ones (`MetadataLoader` below the high
-    watermark), so what it fetched beyond them is fetched again."""
-    return applied_end
+def publishable_metadata(log_tail: tuple, high_watermark: int) -> int:
+    """How many records at the head of a broker's unapplied metadata log (`(offset, epoch,
+    record)`, in log order) it may publish: those below the high watermark. The leader sends
+    observers uncommitted records too (`KafkaRaftClient.handleFetchRequest` reads to the log
+    end) and the broker's raft client appends them to its own log (`appendAsFollower`), but
+    hands its listeners only what is committed (`updateListenersProgress` reads up to the
+    high watermark, 3.7.0); a divergence the next leader reports truncates the rest
+    (`truncateToEndOffset`)."""
+    return sum(1 for entry in log_tail if entry[0] < high_watermark)

@@ -172,10 +172,9 @@ SWAPS: dict[str, dict] = {
         "update_partition_leadership": lambda proto, cached_epoch, leader, epoch, known: False},
     "consumer_rests_for_good": {"rest_after_fetch_error": _rest_for_good},
     "raft_commits_without_majority": {"raft_high_watermark": _commits_without_majority},
-    # the broker takes what it fetched, uncommitted records too, as consumed and fetches on
-    # after them: the records it dropped as uncommitted are never applied
-    "broker_fetches_past_applied": {
-        "next_metadata_fetch_offset": lambda applied_end, fetched_end: fetched_end},
+    # the broker publishes every record it fetched, uncommitted ones too, which a new
+    # leader may yet truncate
+    "broker_applies_uncommitted": {"publishable_metadata": lambda log_tail, hw: len(log_tail)},
     "leader_counts_pending_shrink": {"maximal_isr": _counts_pending_shrink},
     # KAFKA-15489's split brain on a release that has its fix: a leader cut from the other
     # voters stays leader, and the brokers that follow it never learn of the new one

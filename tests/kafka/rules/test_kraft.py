@@ -139,8 +139,9 @@ def test_unfences_once_caught_up_to_its_registration():
     assert not kraft.unfences(False, 20, 12)
 
 
-def test_next_metadata_fetch_offset_is_after_what_was_applied():
-    assert kraft.next_metadata_fetch_offset(5, 9) == 5
+def test_a_broker_publishes_only_the_committed_head_of_its_metadata_log():
+    tail = ((7, 2, "a"), (8, 2, "b"), (9, 3, "c"))
+    assert [kraft.publishable_metadata(tail, hw) for hw in (7, 8, 9, 12)] == [0, 1, 2, 3]
 
 
 @pytest.mark.parametrize("profile,heard,resigns", [

@@ -73,7 +73,7 @@ _BATCH = Batch("b", "p", 5, 0, pid=7, producer_epoch=0, base_seq=5)
     ("hint_accepts_equal_epoch", "update_partition_leadership", (_PROTO, 6, 3, 6, True), False),
     ("client_keeps_first_leader", "update_partition_leadership", (_PROTO, 6, 3, 7, True), True),
     ("raft_commits_without_majority", "raft_high_watermark", ([9, 4, 2], 2, 3), 4),
-    ("broker_fetches_past_applied", "next_metadata_fetch_offset", (5, 8), 5),
+    ("broker_applies_uncommitted", "publishable_metadata", (((5, 1, "r"), (6, 1, "s")), 6), 1),
     ("leader_counts_pending_shrink", "maximal_isr", ((1, 2, 3), (1,)), (1, 2, 3)),
 ])
 def test_each_swap_answers_otherwise_than_kafka(mutant, rule, args, right):
