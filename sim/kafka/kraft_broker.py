@@ -2,7 +2,7 @@
 
 Contract (a `Broker` whose control plane is the metadata log): it registers with the active
 controller (its broker epoch is the offset of its RegisterBrokerRecord), heartbeats every
-`broker_heartbeat_interval_ms` with its applied metadata offset, and fetches the metadata log
+`broker_heartbeat_interval_ms` with the offset of the last metadata record it applied, and fetches the metadata log
 from the quorum leader as an observer, from the end of its own copy: it keeps the uncommitted
 records it fetched, and a new leader's divergence truncates them (`KafkaRaftClient`'s
 follower path). It applies only committed records, in log order, each
@@ -86,7 +86,8 @@ class KraftBroker(Broker):
             self.send(dst, "BrokerRegistration", BrokerRegistration(self.id, self.incarnation))
         else:
             self.send(dst, "BrokerHeartbeat",
-                      BrokerHeartbeat(self.id, self.broker_epoch, self.applied, self.want_shutdown))
+                      BrokerHeartbeat(self.id, self.broker_epoch, self.applied - 1,
+                                      self.want_shutdown))
         self._schedule_heartbeat(self.cluster.broker_heartbeat_interval_ms * 1000)
 
     def _schedule_heartbeat(self, delay_us: int) -> None:

@@ -258,7 +258,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         if not reg.fenced and not reg.in_controlled_shutdown and leads:
             self._change_broker(broker, reg, fenced=False, in_controlled_shutdown=True)
             self._rebalance()
-            self.shutdown_offsets[broker] = self.end_offset
+            # the last offset of the batch just written (`processBatchEndOffset`)
+            self.shutdown_offsets[broker] = self.end_offset - 1
             self._answer_when_committed(self.end_offset - 1, src, "BrokerHeartbeatResponse",
                                         BrokerHeartbeatResponse(E.NONE, False, self.name))
             return

@@ -120,7 +120,9 @@ class BrokerRegistrationResponse(NamedTuple):
 class BrokerHeartbeat(NamedTuple):
     broker: int
     broker_epoch: int
-    metadata_offset: int  # the broker's applied metadata offset (next offset to apply)
+    # CurrentMetadataOffset: the offset of the last metadata record the broker applied, -1
+    # for none (`MetadataLoader.lastAppliedOffset`, 3.7.0)
+    metadata_offset: int
     want_shutdown: bool = False  # WantShutDown: the broker asks for a controlled shutdown
 
     def brief(self) -> dict:
