@@ -14,7 +14,7 @@ wait (`replica_fetch_wait_max_ms`) plus the fetch timeout; a failed Fetch backs 
 the leader's AlterPartition adds it back to the ISR. An AlterPartition (or its response) lost
 on a live link is sent again only after `controller.socket.timeout.ms`, so such a loss holds
 the judgement off for that much longer (not a `dst_down` drop, which a new controller's
-arrival repairs, nor a `connection_reset` one, which both ends hear of: the broker sends its
+arrival repairs, nor a `refused` one, which the sender hears of at once, nor a `connection_reset` one, which both ends hear of: the broker sends its
 unanswered AlterPartitions again at once; a `connection_closed` one may be the controller
 closing its side of the link, which the broker does not notice).
 A network cut, or a drop or hold rule still in force at the end (the harness's `unhealed`
@@ -31,7 +31,7 @@ from sim.kafka.vocab import CONTROLLER_SOCKET_TIMEOUT_US, FETCH_BACKOFF_US, FETC
 SLOW_RETRY = frozenset({"AlterPartition", "AlterPartitionResponse", None})
 # Losses the broker hears of and repairs at once: the controller gone (its successor gets the
 # requests) or the connection reset under both ends (`Broker.on_disconnect` resends them).
-REPAIRED_AT_ONCE = frozenset({"dst_down", "connection_reset"})
+REPAIRED_AT_ONCE = frozenset({"dst_down", "refused", "connection_reset"})
 
 
 def recovery_us(cluster: dict) -> int:

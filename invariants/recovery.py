@@ -212,7 +212,7 @@ class ConsumeStalledAfterHeal(AfterHeal):
         self.deleted_topics: set[str] = set()
 
     def on_drop(self, ev):
-        if ev["reason"] == "dst_down":
+        if ev["reason"] in ("dst_down", "refused"):  # the sender hears of it at once
             return
         msg, dst = ev.get("msg"), ev.get("dst")
         # an answer counts only on its way to a consumer (any answer, in a trace whose drops

@@ -4,7 +4,9 @@ Contract: an actor never touches the network or the clock directly. It receives
 `on_message(msg)` and `on_timer(name, data)` calls, and acts through `send`, `set_timer` and
 `emit` (trace events), all provided by the `World` it belongs to. `crash()` ends the current
 incarnation: timers set before it never fire and `on_crash` must drop volatile state;
-`restart()` starts a new incarnation and calls `on_restart`.
+`restart()` starts a new incarnation and calls `on_restart`. While `port_closed`, a live
+actor's server port is not open: the network refuses each message `refuses(kind)` names (one
+that needs a new connection to it), as a TCP reset would.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
 
 class Actor:
     """Base class for every simulated node."""
+
+    port_closed = False  # its server port is not open (yet): see `refuses`
 
     def __init__(self, name: str, world: World):
         self.name = name
@@ -34,6 +38,11 @@ class Actor:
 
     def on_message(self, msg) -> None:
         """A message delivered by the network."""
+
+    def refuses(self, kind: str) -> bool:
+        """Whether a message of `kind` is refused while `port_closed`: one that would open a
+        connection to this node's server port (by default every message)."""
+        return True
 
     def on_timer(self, name: str, data: Any) -> None:
         """A timer set by this incarnation fired."""

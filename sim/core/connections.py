@@ -8,8 +8,9 @@ Contract (a mixin of `sim.core.network.Network`, whose links, topology and world
   `drop` mode; in `stall` mode it waits for the heal, as the kernel's retransmitted FIN does
   (a process that died leaves its sockets to the OS), and is told then unless the end
   learned of the close otherwise or died meanwhile;
-- a message to a node that is down is refused (`drop` with reason `dst_down`) and its sender's
-  connection closes.
+- a message to a node that is down is refused (`drop` with reason `dst_down`), and so is one
+  that needs a connection to a node whose port is closed (`refused`); its sender's connection
+  closes.
 """
 
 from __future__ import annotations
@@ -114,8 +115,8 @@ class Connections:
             w.trace.emit(self._env._now, peer, "disconnect", {"peer": node})
             w.actors[peer].on_disconnect(node)
 
-    def _refused(self, msg: Message) -> None:
+    def _refused(self, msg: Message, reason: str = "dst_down") -> None:
         """Nobody listens at the destination: the message is lost and, as a TCP reset would,
         the sender's connection closes one link latency later."""
-        self._drop(msg, "dst_down")
+        self._drop(msg, reason)
         self._tell_closed(msg.src, msg.dst)

@@ -27,5 +27,9 @@ class Host(Protocol):
     def is_alive(self, name: str) -> bool:
         """Is there a live actor called `name`?"""
 
+    def accepts(self, msg: Message) -> bool:
+        """Does the live actor `msg` goes to take it (its server port is open, or `msg` needs
+        none)?"""
+
     def deliver(self, msg: Message) -> None:
         """Hand `msg` to the actor it is addressed to."""

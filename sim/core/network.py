@@ -18,7 +18,8 @@ Contract:
 - `Rule`s act on messages of one kind (and/or source, destination) while active: delay, drop,
   reorder, duplicate or hold them (`sim.core.netrules`);
 - every send, deliver and drop is a trace event (`send`, `deliver`, `drop`) carrying the message
-  id `mid`; a message whose destination is down at delivery time is dropped (`dst_down`).
+  id `mid`; a message whose destination is down at delivery time is dropped (`dst_down`), and
+  one whose destination runs with its port closed (`Actor.port_closed`) too (`refused`).
 The network knows message kinds only as strings; it never looks inside a body except to ask
 for its `brief()` (a small JSON dict for the trace).
 """
@@ -292,8 +293,14 @@ class Network(Connections):
             if actor is None or not actor.alive:
                 self._refused(msg)
                 return
+            if actor.port_closed and actor.refuses(msg.kind):
+                self._refused(msg, "refused")
+                return
         elif not w.is_alive(msg.dst):
             self._refused(msg)
+            return
+        elif not w.accepts(msg):
+            self._refused(msg, "refused")
             return
         if link.deliver_text is None:
             self._trace.emit(self._env._now, msg.dst, "deliver", {"mid": msg.mid, "src": msg.src})

@@ -21,7 +21,8 @@ class World:
         self.network = network
         self.actors: dict = {}
         # the network may look actors up itself unless a subclass changed how
-        direct = type(self).is_alive is World.is_alive and type(self).deliver is World.deliver
+        direct = (type(self).is_alive is World.is_alive and type(self).deliver is World.deliver
+                  and type(self).accepts is World.accepts)
         network.attach(self, direct)
 
     def add_actor(self, actor) -> None:
@@ -36,6 +37,12 @@ class World:
     def is_alive(self, name: str) -> bool:
         actor = self.actors.get(name)
         return actor is not None and actor.alive
+
+    def accepts(self, msg) -> bool:
+        """Whether the live actor `msg` goes to takes it: not if its port is closed and the
+        message would open a connection to it (`Actor.port_closed`, `Actor.refuses`)."""
+        actor = self.actors[msg.dst]
+        return not (actor.port_closed and actor.refuses(msg.kind))
 
     def crash(self, name: str) -> bool:
         actor = self.actors[name]

@@ -60,6 +60,11 @@ class KraftBroker(Broker):
         self.want_shutdown = False  # asked for a controlled shutdown (`BrokerLifecycleManager`)
         self.shutdown_answered = False  # a heartbeat answer came since it asked
         self.published = False  # its first metadata publish since it started is done
+        # request processing (`SocketServer.enableRequestProcessing`) has not begun: see
+        # `serve`; until then its ports are closed (3.5+) or the requests wait (3.3-3.4)
+        self.processing = False
+        self.port_closed = self.protocol.kraft_port_opens_when_unfenced
+        self.held_requests: list = []
 
     def cached_broker_epoch(self, replica_id: int) -> int | None:
         """The broker epoch this broker's image holds for an unfenced broker
@@ -116,6 +121,8 @@ class KraftBroker(Broker):
             self.stop_cleanly()  # the controller let it go: its leaderships have moved
         elif resp.error == E.NONE:
             self._learn_controller(resp.leader)
+            if not resp.fenced:
+                self.serve()
             if resp.fenced:  # catching up: `BrokerLifecycleManager` asks again after 10 ms
                 self._schedule_heartbeat(FENCED_HEARTBEAT_US)
             elif self.want_shutdown and not self.shutdown_answered:
@@ -134,6 +141,36 @@ class KraftBroker(Broker):
             return
         self.controller = name
         self.resend_alters()
+
+    # -- request processing ----------------------------------------------------------------
+    def refuses(self, kind: str) -> bool:
+        """While its ports are closed, what comes to them is refused: requests. Answers come
+        back on the connections this broker opened (to controllers and leaders)."""
+        return not kind.endswith("Response")
+
+    def serve(self) -> None:
+        """Request processing begins, once the controller has unfenced this broker (its first
+        heartbeat answer saying so). From 3.5 (`kraft_port_opens_when_unfenced`, KAFKA-14658)
+        its ports open only now; before, they were open from the start and the requests that
+        came since, held unread, are read now in the order they came. Kafka 3.3-3.4 begins
+        once the controller says it caught up, one heartbeat before it unfences it; the
+        model's controller does both on the same heartbeat."""
+        if self.processing:
+            return
+        self.processing, self.port_closed = True, False
+        held, self.held_requests = self.held_requests, []
+        for msg in held:
+            Broker.on_message(self, msg)
+
+    def on_message(self, msg) -> None:
+        if not self.processing and not msg.kind.endswith("Response"):
+            self.held_requests.append(msg)  # unread in its socket until processing begins
+            return
+        Broker.on_message(self, msg)
+
+    def on_disconnect(self, peer: str) -> None:
+        self.held_requests = [m for m in self.held_requests if m.src != peer]
+        Broker.on_disconnect(self, peer)
 
     def begin_controlled_shutdown(self) -> None:
         """`BrokerServer.shutdown` with controlled.shutdown.enable: from now on its heartbeats

@@ -97,7 +97,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # and no later 3.3 or older release was made
     ("3.4.1", dict(stop_replica_equal_epoch="accept",  # KAFKA-13972
                    hw_before_diverging_truncation=False)),  # KAFKA-14704
-    ("3.5", dict(kraft_isr_broker_epoch_check=True)),  # KIP-903, KAFKA-14139 (KRaft only)
+    ("3.5", dict(kraft_isr_broker_epoch_check=True,  # KIP-903, KAFKA-14139 (KRaft only)
+                 kraft_port_opens_when_unfenced=True)),  # KAFKA-14658 (KRaft only)
     # KAFKA-15021: no leader epoch bump on a KRaft ISR shrink (a ZK controller still bumps it),
     # and in both modes the HW waits only for caught-up followers that are ISR-eligible.
     # KAFKA-15605 (the ZK migration) changes only what a ZK-mode run does not read

@@ -97,9 +97,12 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KRaft only (KIP-903): the leader checks the broker epoch a follower's Fetch carries and
     # sends the ISR's epochs in AlterPartition v3; the controller checks what arrives
     "kraft_isr_broker_epoch_check": (CONTROLLER, BROKER),
-    # KRaft only: a starting broker deletes its stray logs before making replicas (KAFKA-14616)
+    # KRaft only: a leader refuses a Fetch of an earlier incarnation (KAFKA-15221)
     "kraft_stale_fetch_fenced": (BROKER,),
+    # KRaft only: a starting broker deletes its stray logs before making replicas (KAFKA-14616)
     "kraft_strays_deleted_first": (BROKER,),
+    # KRaft only: a starting broker opens its ports once unfenced (KAFKA-14658)
+    "kraft_port_opens_when_unfenced": (BROKER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

@@ -300,6 +300,13 @@ class Protocol:
     # (InconsistentTopicIdException) and the stray deletion that followed took the new
     # partition away too, leaving it unreplicated here until a later change to it
     kraft_strays_deleted_first: bool = False
+    # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its listeners' ports only once
+    # the controller has unfenced it (`BrokerServer.startup`: `enableRequestProcessing` after
+    # `setReadyToUnfence`, the Acceptor opening its socket in `start`): until then clients and
+    # other brokers are refused. Before (3.3-3.4) the ports open at once (the Acceptor's
+    # socket is opened as it is built) but requests are read only once the controller says the
+    # broker caught up (`initialCatchUpFuture`), so they wait in the socket
+    kraft_port_opens_when_unfenced: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -316,7 +323,7 @@ class Protocol:
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
 KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
-                  "kraft_strays_deleted_first")
+                  "kraft_strays_deleted_first", "kraft_port_opens_when_unfenced")
 
 
 CHOICES = {

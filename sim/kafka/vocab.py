@@ -10,7 +10,7 @@ be recreated, qualified by `topic_id`. Full documentation: docs/trace.md.
 SEND = "send"          # mid, dst, msg (message kind), + the message's brief fields
 DELIVER = "deliver"    # mid, src
 DROP = "drop"          # mid, dst, msg (message kind), reason: partition | loss | rule:<id> | dst_down |
-#                        connection_closed | connection_reset
+#                        refused | connection_closed | connection_reset
 STALL = "stall"        # mid: waits on a cut link until it heals (network.partition = "stall")
 HOLD = "hold"          # mid, rule
 FAULT = "fault"        # step, action, target?, resolved?, params?, outcome?

@@ -186,3 +186,29 @@ def test_the_news_of_a_close_dies_with_the_peer_it_was_going_to():
     """a crashed (and came back) before the heal: the old connection's close is not told
     to the new process."""
     assert _crash_while_cut("stall", also_crash_peer=True)["a"].closed == []
+
+
+class _Starting(Listener):
+    """A server whose port is not open yet: it refuses what would open a connection to it."""
+
+    port_closed = True
+
+    def refuses(self, kind):
+        return kind == "Request"
+
+
+def test_a_node_whose_port_is_closed_refuses_requests_and_takes_answers():
+    """A request to a running node whose port is closed is lost (`refused`) and its sender
+    hears of the close as after a crash; an answer on a connection the node opened arrives.
+    Once the port opens, requests arrive."""
+    world, _ = make_world(names=())
+    a, b = Listener("a", world), _Starting("b", world)
+    net = world.network
+    net.send("a", "b", "Request", 0)
+    net.send("a", "b", "Answer", 1)
+    at(world, 5_000, setattr, b, "port_closed", False)
+    at(world, 5_000, net.send, "a", "b", "Request", 2)
+    world.run()
+    assert drops(world) == {0: "refused"}
+    assert [g[4] for g in b.got] == [1, 2]
+    assert a.closed == [(2_000, "b")]

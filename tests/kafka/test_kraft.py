@@ -343,26 +343,3 @@ def test_a_new_quorum_leader_tells_no_high_watermark_until_its_epoch_start_commi
                and e.get("error") == 0]
     assert any(a["high_watermark"] == -1 for a in answers)
 
-
-def test_a_heartbeat_reports_the_last_record_applied_and_unfences_only_past_registration():
-    """A broker's heartbeat carries CurrentMetadataOffset, the offset of the last record it
-    applied (`MetadataLoader.lastAppliedOffset`, -1 for none), and the controller unfences it
-    once that reaches its RegisterBrokerRecord's offset (`currentMetadataOffset >=
-    registerBrokerRecordOffset`): never before the broker applied its own registration."""
-    events = _events("kraft-smoke")
-    applied: dict[str, int] = {}  # broker -> offset of the last record applied so far
-    registered: dict[str, int] = {}  # broker -> offset of its RegisterBrokerRecord
-    heartbeats = 0
-    for e in events:
-        if e["kind"] == "metadata_apply":
-            applied[e["node"]] = e["to_offset"] - 1
-        elif e["kind"] in ("crash", "restart"):
-            applied.pop(e["node"], None)
-        elif e["kind"] == "send" and e["msg"] == "BrokerRegistrationResponse":
-            registered[e["dst"]] = e["broker_epoch"]
-        elif e["kind"] == "send" and e["msg"] == "BrokerHeartbeat":
-            heartbeats += 1
-            assert e["metadata_offset"] == applied.get(e["node"], -1), e
-        elif e["kind"] == "send" and e["msg"] == "BrokerHeartbeatResponse" and not e["fenced"]:
-            assert applied.get(e["dst"], -1) >= registered[e["dst"]], e
-    assert heartbeats and registered

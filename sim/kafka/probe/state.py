@@ -76,7 +76,8 @@ def set_broker(broker, state: dict, ctx) -> None:
     broker.alive_brokers = ctx.alive() if state["alive"] is None else state["alive"]
     for i, part in enumerate(state["partitions"]):
         _set_partition(broker, part, ctx, f"node.partitions[{i}]")
-    if broker.kraft:  # the image its metadata log would have built
+    if broker.kraft:  # a running broker: unfenced, serving; the image its log would have built
+        broker.serve()
         for p in broker.partitions.values():
             broker.image.parts[p.tp] = PartitionState(p.tp, p.topic_id, p.leader, p.leader_epoch,
                                                       p.partition_epoch, p.isr, p.replicas)
