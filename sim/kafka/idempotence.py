@@ -68,16 +68,17 @@ def rebuild(log, retain: int = NUM_BATCHES_TO_RETAIN) -> None:
 
 
 def evict_below_log_start(log) -> list[int]:
-    """0.11-2.3 `truncateHead`: drop producers whose last offset fell below logStartOffset,
-    and the remaining producers' batch metadata below it (ref §2.3), so a retry of a batch
-    retention deleted is no longer recognised as a duplicate. Returns the evicted ids."""
+    """0.11-2.3 `truncateHead`: drop producers whose last offset fell below logStartOffset
+    (ref §2.3). Returns the evicted ids. A producer that stays keeps all its batch metadata,
+    below the log start too, so a retry of a batch retention deleted is still recognised as a
+    duplicate: the same method's `removeBatchesOlderThan(logStartOffset)` is a no-op at 1.0.0
+    and 2.3.0 (`batchMetadata.dropWhile(...)` on a `mutable.Queue` returns a new queue, which
+    is discarded), and 2.4.0 removed it."""
     producers = producers_of(log)
     start = log.log_start_offset
     gone = sorted(pid for pid, e in producers.items() if e.last_offset < start)
     for pid in gone:
         del producers[pid]
-    for entry in producers.values():
-        entry.batches = [b for b in entry.batches if b[3] >= start]
     return gone
 
 

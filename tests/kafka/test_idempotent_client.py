@@ -99,12 +99,15 @@ def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profil
         (E.NONE, None)
 
 
-@pytest.mark.parametrize("profile,answer", [("0.11", E.OUT_OF_ORDER_SEQUENCE_NUMBER),
-                                            ("1.0", E.DUPLICATE_SEQUENCE_NUMBER)])
-def test_retention_on_old_brokers_forgets_batches_below_the_log_start(profile, answer):
-    """0.11-2.3 `truncateHead`: the metadata of batches retention deleted goes too, so their
-    retry is no longer a duplicate at its old offset (ref §2.3); 1.0.0 answers an old sequence
-    DUPLICATE_SEQUENCE_NUMBER (§2.4), 0.11 OUT_OF_ORDER."""
+@pytest.mark.parametrize("profile,answer", [("0.11", (E.OUT_OF_ORDER_SEQUENCE_NUMBER, None)),
+                                            ("1.0", (E.NONE, 0)), ("2.3", (E.NONE, 0))])
+def test_retention_keeps_a_surviving_producers_batches_below_the_log_start(profile, answer):
+    """0.11-2.3 `truncateHead` evicts only producers wholly below the log start (ref §2.3); one
+    that has data above it keeps the metadata of every batch it remembers, below the log start
+    too (`removeBatchesOlderThan` is a no-op at 1.0.0 and 2.3.0: `dropWhile` on a
+    `mutable.Queue` returns a new queue). So from 1.0, which remembers five batches, the retry
+    of a batch retention deleted is still a duplicate, answered with its old offset; 0.11
+    remembers only the last batch and answers an older sequence OUT_OF_ORDER."""
 
     from sim.kafka.idempotence import evict_below_log_start, producers_of, record_append
     from sim.kafka.log import Log
@@ -112,16 +115,17 @@ def test_retention_on_old_brokers_forgets_batches_below_the_log_start(profile, a
     from sim.kafka.profiles import resolve_protocol
     from sim.kafka.rules.producer_state import check_producer_append
 
+    proto = resolve_protocol(profile)
     log = Log()
     batches = [Batch(f"p#{i}", "p", 5, 0, pid=7, producer_epoch=0, base_seq=5 * i) for i in range(3)]
     for b in batches:
-        record_append(log, b, log.append(5, 0, b, 0), 0)
+        record_append(log, b, log.append(5, 0, b, 0), 0, proto.idempotent_batches)
     log.hw = 15
     log.advance_start(10)
     assert evict_below_log_start(log) == []  # producer 7 still has data at 10-14
-    assert [b[0] for b in producers_of(log)[7].batches] == [10]
-    assert check_producer_append(resolve_protocol(profile), producers_of(log)[7], batches[0]) == \
-        (answer, None)
+    kept = [0, 5, 10][-proto.idempotent_batches:]
+    assert [b[0] for b in producers_of(log)[7].batches] == kept
+    assert check_producer_append(proto, producers_of(log)[7], batches[0]) == answer
 
 
 @pytest.mark.parametrize("profile,in_flight,remembered", [("0.11", 1, 1), ("1.0", 5, 5)])
