@@ -265,6 +265,8 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
         already = False
         if not writable:
             error = E.NOT_CONTROLLER
+        elif self.rules.zk_alter_partition_epoch_stale(req.broker_epoch, self.live.get(req.broker)):
+            error = E.STALE_BROKER_EPOCH
         elif st is None:
             error = E.UNKNOWN_TOPIC_OR_PARTITION
         elif req.partition_epoch > st.partition_epoch or req.leader_epoch > st.leader_epoch:

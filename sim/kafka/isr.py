@@ -120,7 +120,8 @@ class IsrManager:
         answered: a closed connection or a timeout (`controller.socket.timeout.ms`) sends it
         again, to whichever controller the metadata cache names by then."""
         # each send carries the broker epoch the broker has then (`brokerEpochSupplier`)
-        p.alter_request = p.alter_request._replace(broker_epoch=self.broker_epoch)
+        p.alter_request = p.alter_request._replace(
+            broker_epoch=self.rules.alter_partition_broker_epoch(self.protocol, self.broker_epoch))
         self.alter_slots[p.tp] = p.alter_request
         self._send_slot(p.tp)
 
@@ -159,7 +160,9 @@ class IsrManager:
         """Send again an AlterPartition refused as a whole (STALE_BROKER_EPOCH), unless it was
         answered, replaced or sent again meanwhile; with the broker epoch it has now."""
         if send == self.alter_sends.get(tp) and self._still_wanted(tp, corr):
-            self.alter_slots[tp] = self.alter_slots[tp]._replace(broker_epoch=self.broker_epoch)
+            self.alter_slots[tp] = self.alter_slots[tp]._replace(
+                broker_epoch=self.rules.alter_partition_broker_epoch(self.protocol,
+                                                                    self.broker_epoch))
             self._send_slot(tp)
 
     def _alter_timeout(self, tp: str, corr: int, send: int) -> None:

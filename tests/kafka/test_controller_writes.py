@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from epochsim.runner import run_scenario
 from scenarios.schema import parse_scenario
+from sim.kafka import errors as E
 
 HEAD = """
 name = "controller-writes"
@@ -270,3 +271,31 @@ count = 1
     assert len(expand) == 3, sends
     assert expand[2] - expand[1] == 30_000_000 and expand[1] - expand[0] > 1_000_000, sends
     assert _states(verdict)[-1]["isr"] == [1, 2, 3]
+
+
+def test_an_alter_partition_from_a_registration_the_controller_dropped_is_refused_whole():
+    """b1 loses its ZooKeeper session, so the controller takes it for dead and elects b2; b1,
+    still leading in its own view, asks to shrink the ISR to itself. The controller refuses
+    the request as a whole, STALE_BROKER_EPOCH (`processAlterPartition`: b1 is no live broker
+    it knows), and b1's AlterPartitionManager sends it again every 50 ms; once b1 registered
+    again, with a new broker epoch, the request reaches the partition checks and is fenced
+    (FENCED_LEADER_EPOCH: b2 leads a newer epoch)."""
+    body = """
+[[faults]]
+at_ms = 1000
+action = "block"
+target = "b1"
+dst = "zk"
+[[faults]]
+at_ms = 5000
+action = "heal"
+"""
+    verdict = _events(body, brokers=3)
+    answers = [(e["t"], e["error"]) for e in verdict["_events"]
+               if e["kind"] == "alter_partition" and e["from"] == 1]
+    registered = next(e["t"] for e in verdict["_events"] if e["kind"] == "broker_registered"
+                      and e["node"] == "b1" and e["reason"] == "session_expired")
+    stale = [t for t, error in answers if error == E.STALE_BROKER_EPOCH]
+    assert len(stale) > 2 and all(t < registered for t in stale)
+    assert any(t > registered and error == E.FENCED_LEADER_EPOCH for t, error in answers)
+    assert not verdict["violations"]

@@ -53,6 +53,8 @@ class Rules:
     fetch_last_fetched_epoch: Callable = replication.fetch_last_fetched_epoch
     controller_channel_resends: Callable = replication.controller_channel_resends
     one_alter_partition_per_partition: Callable = replication.one_alter_partition_per_partition
+    alter_partition_broker_epoch: Callable = replication.alter_partition_broker_epoch
+    zk_alter_partition_epoch_stale: Callable = replication.zk_alter_partition_epoch_stale
     evicts_producer_state_on_retention: Callable = replication.evicts_producer_state_on_retention
     follower_log_start: Callable = replication.follower_log_start
     check_producer_append: Callable = producer_state.check_producer_append

@@ -55,6 +55,25 @@ def alter_partition_request_retried(error: int) -> bool:
     return error == E.STALE_BROKER_EPOCH
 
 
+def alter_partition_broker_epoch(proto, broker_epoch: int) -> int:
+    """The BrokerEpoch a leader's AlterPartition carries: the broker epoch it has as it sends
+    (`AlterPartitionManager`'s `brokerEpochSupplier`, 2.7.0-3.7.0), which the controller
+    checks, STALE_BROKER_EPOCH for the whole request if it is not the registration it knows.
+    Before KIP-497 (`isr_change_stays_pending`, 2.7) the leader wrote the ISR to ZooKeeper
+    itself, with no broker epoch: the model's stand-in for that write carries -1, which the
+    controller does not check."""
+    return broker_epoch if proto.isr_change_stays_pending else -1
+
+
+def zk_alter_partition_epoch_stale(req_broker_epoch: int, live_epoch: int | None) -> bool:
+    """A ZooKeeper-mode controller refuses an AlterPartition as a whole, STALE_BROKER_EPOCH,
+    when its sender is not a live broker it knows or the request's BrokerEpoch is not the
+    live registration's (`KafkaController.processAlterPartition` at 2.7.0, 3.7.0), before it
+    looks at any partition. A request carrying -1 (the model's stand-in for a pre-2.7 leader's
+    own ZooKeeper write, `alter_partition_broker_epoch`) is not checked."""
+    return req_broker_epoch != -1 and live_epoch != req_broker_epoch
+
+
 def alter_partition_isr_epochs(proto, kraft: bool, isr: tuple, local_id: int,
                                local_epoch: int, fetched: dict) -> tuple:
     """The broker epoch of each member of a proposed ISR, as the leader's AlterPartition v3

@@ -234,3 +234,21 @@ def test_one_alter_partition_in_flight_per_partition_from_2_7():
     ZooKeeper write."""
     assert rep.one_alter_partition_per_partition(resolve_protocol("2.7"))
     assert not rep.one_alter_partition_per_partition(resolve_protocol("2.6"))
+
+
+@pytest.mark.parametrize("profile,sent", [("2.6", -1), ("2.7", 12), ("3.7", 12)])
+def test_an_alter_partition_carries_the_broker_epoch_from_kip_497(profile, sent):
+    """2.7's AlterPartitionManager stamps the broker epoch; before, the leader wrote the ISR
+    to ZooKeeper itself and the model's stand-in request carries -1."""
+    assert rep.alter_partition_broker_epoch(resolve_protocol(profile), 12) == sent
+
+
+@pytest.mark.parametrize("req_epoch,live_epoch,stale", [
+    (12, 12, False),
+    (11, 12, True),     # an older registration of the sender
+    (12, None, True),   # not a live broker the controller knows
+    (-1, None, False),  # a pre-2.7 leader's own ZooKeeper write: nothing to check
+])
+def test_a_zk_controller_refuses_an_alter_partition_from_a_stale_registration(
+        req_epoch, live_epoch, stale):
+    assert rep.zk_alter_partition_epoch_stale(req_epoch, live_epoch) is stale
