@@ -81,11 +81,14 @@ class Fetcher:
         self.remove_from_fetchers(tp)
         self.fetchers.setdefault(leader, {})[tp] = 0
         self.fetch_state_changed(tp)
-        mode = self.replication.follower_truncation  # bounded by the IBP
-        # before KAFKA-7164 (2.1), makeFollowers truncates only on a new leader
-        if mode == "kip279" and new_epoch or mode in LEADER_CHANGE_ONLY and leader_changed:
+        # *when* a follower is re-added is its own release's (`makes_follower`: before
+        # KAFKA-7164, 2.1, only on a new leader); *how* it truncates then is what the IBP lets
+        # it ask (`initialFetchOffset`: OffsetsForLeaderEpoch from IBP 0.11, its HW below)
+        mode = self.replication.follower_truncation
+        restarted = leader_changed or new_epoch  # not a probe's initial state
+        if restarted and (mode == "kip279" or mode in LEADER_CHANGE_ONLY):
             self.truncating.add(tp)
-        elif mode == "high_watermark" and leader_changed:
+        elif mode == "high_watermark" and restarted:
             p = self.partitions[tp]
             self._truncate(p, p.log.hw, "high_watermark")
         # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
