@@ -53,7 +53,7 @@ QUORUM_RESIGNED = "quorum_resigned"  # the leader gave up its epoch: epoch, reas
 METADATA_APPEND = "metadata_append"  # the leader appended: offset, epoch, record ({kind, ...})
 METADATA_COMMIT = "metadata_commit"  # the leader's high watermark moved: epoch,
 #                                      high_watermark, records: [[offset, epoch, record]]
-METADATA_TRUNCATE = "metadata_truncate"  # a voter cut its log: to_offset, end_offset
+METADATA_TRUNCATE = "metadata_truncate"  # a voter or broker cut its log: to_offset, end_offset
 METADATA_APPLY = "metadata_apply"    # a broker applied committed records: from_offset,
 #                                      to_offset (its metadata offset after), expected_offset
 #                                      (its offset before), records (kinds)
