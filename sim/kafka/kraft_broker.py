@@ -2,10 +2,11 @@
 
 Contract (a `Broker` whose control plane is the metadata log): it registers with the active
 controller (its broker epoch is the offset of its RegisterBrokerRecord), heartbeats every
-`broker_heartbeat_interval_ms` with the offset of the last metadata record it applied, and fetches the metadata log
-from the quorum leader as an observer, from the end of its own copy: it keeps the uncommitted
-records it fetched, and a new leader's divergence truncates them (`KafkaRaftClient`'s
-follower path). It applies only committed records, in log order, each
+`broker_heartbeat_interval_ms` with the offset of the last metadata record it applied, and
+fetches the metadata log from the quorum leader as an observer, from the end of its own copy:
+it keeps the uncommitted records it fetched, and a new leader's divergence truncates them
+(`KafkaRaftClient`'s follower path). Until the controller unfences it, it reads no request
+(its ports are closed from 3.5, KAFKA-14658). It applies only committed records, in log order, each
 costing `metadata_apply_us` (plus `metadata_delay_us`, which the `slow_metadata` fault sets):
 its metadata offset lags the controller's by its fetch round trip and its apply time. Partition
 records are applied as `ReplicaManager.applyDelta` does: a replica becomes leader or follower
