@@ -37,12 +37,15 @@ def record_append(log, batch, base_offset: int, now_us: int,
     from `now_us`, the time of the append; Kafka counts from the batch's own timestamp (its
     maxTimestamp), which is earlier by the batch's time in the accumulator and in flight.
     The entry keeps the metadata of its last `retain` batches (the profile's
-    `idempotent_batches`)."""
+    `idempotent_batches`). A batch of another producer epoch starts the entry afresh, a lower
+    one too: a leader refuses a lower epoch before it appends, but a follower (or a reload from
+    the log) only warns and takes it (`checkProducerEpoch` for REPLICATION, then
+    `maybeUpdateProducerEpoch`'s `!=`, 3.7.0; `maybeUpdateEpoch` at 1.0.0)."""
     if batch.pid < 0:
         return
     producers = producers_of(log)
     entry = producers.get(batch.pid)
-    if entry is None or batch.producer_epoch > entry.epoch:
+    if entry is None or batch.producer_epoch != entry.epoch:
         entry = producers[batch.pid] = ProducerEntry(batch.producer_epoch)
     last_off = base_offset + batch.count - 1
     entry.batches.append((batch.base_seq, last_sequence(batch), base_offset, last_off))

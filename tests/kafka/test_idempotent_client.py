@@ -208,3 +208,21 @@ def test_the_client_numbers_sequences_past_integer_max_value_from_zero():
     assert (big.batch.base_seq, nxt.batch.base_seq) == (2**31 - 2, 1)
     _ack(client, big, 0)
     assert client.last_acked_seq["t-0"] == 0 and client.next_in_sequence(nxt)
+
+
+def test_a_follower_takes_a_lower_producer_epoch_as_the_entrys_new_one():
+    """A follower appends what its leader wrote: a batch with a lower producer epoch than its
+    entry's (an old leader's, after a truncation) only warns, and the entry takes that epoch
+    with its batch metadata cleared (`checkProducerEpoch` for REPLICATION, then
+    `maybeUpdateProducerEpoch`, 3.7.0)."""
+    from sim.kafka.idempotence import producers_of, record_append
+    from sim.kafka.log import Log
+    from sim.kafka.messages import Batch
+
+    log = Log()
+    newer = Batch("p#0", "p", 5, 0, pid=7, producer_epoch=2, base_seq=0)
+    older = Batch("p#1", "p", 5, 0, pid=7, producer_epoch=1, base_seq=5)
+    record_append(log, newer, log.append(5, 0, newer, 0), 0)
+    record_append(log, older, log.append(5, 0, older, 0), 0)
+    entry = producers_of(log)[7]
+    assert entry.epoch == 1 and [b[0] for b in entry.batches] == [5]
