@@ -178,8 +178,9 @@ class ProduceStalledAfterHeal(AfterHeal):
 
 
 # Lost on a live link, these leave a consumer waiting out its request.timeout.ms. A
-# `connection_closed` loss counts too: a broker that crashes while its link to the consumer is
-# cut closes the connection unheard, and the consumer waits out its timeout.
+# `connection_closed` loss counts too, conservatively: the consumer now hears of a close that
+# met a cut link once the link heals (`sim.core.connections`) and asks again at once, so such a
+# loss no longer costs it the timeout, but the rule still holds the judgement off for it.
 CONSUMER_REQUESTS = frozenset({"Fetch", "Metadata", "OffsetsForLeaderEpoch", "ListOffsets"})
 CONSUMER_ANSWERS = frozenset({"FetchResponse", "MetadataResponse", "OffsetsForLeaderEpochResponse",
                               "ListOffsetsResponse"})
