@@ -177,11 +177,11 @@ class ProduceStalledAfterHeal(AfterHeal):
         return held
 
 
-# Lost on a live link, these leave a consumer waiting out its request.timeout.ms. A
-# `connection_closed` loss counts too, conservatively: the consumer now hears of a close that
-# met a cut link once the link heals (`sim.core.connections`) and asks again at once, so such a
-# loss no longer costs it the timeout, but the rule still holds the judgement off for it.
+# Lost on a live link, these leave a consumer waiting out its request.timeout.ms. Not a loss
+# whose connection closed: the consumer hears of the close (at once, or once a cut link heals:
+# `sim.core.connections`) and asks again, as after a crash it sees.
 CONSUMER_REQUESTS = frozenset({"Fetch", "Metadata", "OffsetsForLeaderEpoch", "ListOffsets"})
+HEARD_OF = frozenset({"dst_down", "refused", "connection_closed", "connection_reset"})
 CONSUMER_ANSWERS = frozenset({"FetchResponse", "MetadataResponse", "OffsetsForLeaderEpochResponse",
                               "ListOffsetsResponse"})
 CATCH_UP_US = 2_000_000  # two retry.backoff.max.ms: a rest after an error, then a validation
@@ -213,7 +213,7 @@ class ConsumeStalledAfterHeal(AfterHeal):
         self.deleted_topics: set[str] = set()
 
     def on_drop(self, ev):
-        if ev["reason"] in ("dst_down", "refused"):  # the sender hears of it at once
+        if ev["reason"] in HEARD_OF:
             return
         msg, dst = ev.get("msg"), ev.get("dst")
         # an answer counts only on its way to a consumer (any answer, in a trace whose drops

@@ -257,14 +257,11 @@ def test_consume_stalled_after_heal_holds_for_a_consumer_that_caught_up():
     assert tb.violations(CONSUMED) == []
 
 
-@pytest.mark.parametrize("case", ["quiet_too_short", "answer_lost", "answer_lost_unheard",
-                                  "replica_down"])
+@pytest.mark.parametrize("case", ["quiet_too_short", "answer_lost", "replica_down"])
 def test_consume_stalled_after_heal_holds_when_the_consumer_had_no_chance(case):
     """Not judged: the quiet time had not passed by the cutoff; a FetchResponse lost on a live
-    link (the consumer waits out its 30 s request timeout), or with a connection that closed
-    while its link was cut (a broker crash the consumer cannot hear); a replica down."""
+    link (the consumer waits out its 30 s request timeout); a replica down."""
     extra = {"answer_lost": {"drop": "FetchResponse"},
-             "answer_lost_unheard": {"drop": ("FetchResponse", "connection_closed", "k1")},
              "replica_down": {"crash_b3": True}}
     tb, _ = _reading(position=50, end_s=10 if case == "quiet_too_short" else 12,
                      **extra.get(case, {}))
@@ -273,6 +270,15 @@ def test_consume_stalled_after_heal_holds_when_the_consumer_had_no_chance(case):
     # a lost answer's 30 s request timeout ends past the run: the note says by how much
     why = "no consumer had committed records" if "lost" not in case else "before its quiet time"
     assert judged == 0 and note.startswith("not judged: ") and why in note, note
+
+
+@pytest.mark.parametrize("reason", ["connection_closed", "connection_reset", "dst_down"])
+def test_consume_stalled_after_heal_judges_past_a_loss_whose_connection_closed(reason):
+    """An answer lost with its connection (a broker crash, heard at once or once a cut link
+    heals; a reset) costs the consumer no request timeout: it hears of the close and asks
+    again, so the run is judged, and a consumer left behind breaks the rule."""
+    tb, _ = _reading(position=50, end_s=12, drop=("FetchResponse", reason, "k1"))
+    assert [v[0] for v in tb.violations(CONSUMED)] == [CONSUMED]
 
 
 def test_consume_stalled_after_heal_waits_out_the_consumers_own_request_timeout():
