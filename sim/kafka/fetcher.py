@@ -54,7 +54,6 @@ from sim.kafka.rules.fetch_session import (
 )
 from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch, follower_fetch_sessions
 from sim.kafka.rules.replication import (
-    LEADER_CHANGE_ONLY,
     epoch_answer_stale,
     fenced_fetch_stops_fetching,
     offset_truncation_state,
@@ -85,12 +84,12 @@ class Fetcher:
         # KAFKA-7164, 2.1, only on a new leader); *how* it truncates then is what the IBP lets
         # it ask (`initialFetchOffset`: OffsetsForLeaderEpoch from IBP 0.11, its HW below)
         mode = self.replication.follower_truncation
-        restarted = leader_changed or new_epoch  # not a probe's initial state
-        if restarted and (mode == "kip279" or mode in LEADER_CHANGE_ONLY):
-            self.truncating.add(tp)
-        elif mode == "high_watermark" and restarted:
-            p = self.partitions[tp]
-            self._truncate(p, p.log.hw, "high_watermark")
+        if leader_changed or new_epoch:  # not a probe's initial state
+            if mode == "high_watermark":
+                p = self.partitions[tp]
+                self._truncate(p, p.log.hw, "high_watermark")
+            elif mode != "diverging_epoch":  # OffsetsForLeaderEpoch (kip101, kip279*)
+                self.truncating.add(tp)
         # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
         # every partition of the request: one Fetch then names all of them, not just the first
         self.set_timer(0, "fetch_retry", leader)

@@ -119,11 +119,15 @@ class IsrManager:
         knows. Kafka's BrokerToControllerChannelManager keeps the request queued until it is
         answered: a closed connection or a timeout (`controller.socket.timeout.ms`) sends it
         again, to whichever controller the metadata cache names by then."""
-        # each send carries the broker epoch the broker has then (`brokerEpochSupplier`)
-        p.alter_request = p.alter_request._replace(
-            broker_epoch=self.rules.alter_partition_broker_epoch(self.protocol, self.broker_epoch))
+        p.alter_request = self._stamped(p.alter_request)
         self.alter_slots[p.tp] = p.alter_request
         self._send_slot(p.tp)
+
+    def _stamped(self, req):
+        """`req` carrying the broker epoch this broker has now, as each send does
+        (`AlterPartitionManager`'s `brokerEpochSupplier`)."""
+        return req._replace(
+            broker_epoch=self.rules.alter_partition_broker_epoch(self.protocol, self.broker_epoch))
 
     def _send_slot(self, tp: str) -> None:
         """Send the AlterPartition held for `tp`, with the timer that sends it again."""
@@ -160,9 +164,7 @@ class IsrManager:
         """Send again an AlterPartition refused as a whole (STALE_BROKER_EPOCH), unless it was
         answered, replaced or sent again meanwhile; with the broker epoch it has now."""
         if send == self.alter_sends.get(tp) and self._still_wanted(tp, corr):
-            self.alter_slots[tp] = self.alter_slots[tp]._replace(
-                broker_epoch=self.rules.alter_partition_broker_epoch(self.protocol,
-                                                                    self.broker_epoch))
+            self.alter_slots[tp] = self._stamped(self.alter_slots[tp])
             self._send_slot(tp)
 
     def _alter_timeout(self, tp: str, corr: int, send: int) -> None:

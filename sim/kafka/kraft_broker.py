@@ -46,10 +46,10 @@ class KraftBroker(Broker):
         super()._reset_volatile()
         self.image = MetadataImage()
         self.applied = 0  # the next metadata offset to apply
+        self.applied_epoch = 0  # the epoch of the last record applied
         # the local metadata log beyond what was applied: fetched records, uncommitted when
-        # fetched, as (offset, epoch, record); the next Fetch starts at its end
+        # fetched, as (offset, epoch, record); the next Fetch starts at its end (`_log_end`)
         self.meta_tail: list[tuple] = []
-        self.meta_end, self.meta_end_epoch = 0, 0
         self.meta_leader: str | None = None
         self.meta_token = 0  # names the Fetch in flight (a timeout for an older one is void)
         self.meta_dst: str | None = None  # the voter the last metadata Fetch went to
@@ -164,7 +164,7 @@ class KraftBroker(Broker):
             Broker.on_message(self, msg)
 
     def on_message(self, msg) -> None:
-        if not self.processing and not msg.kind.endswith("Response"):
+        if not self.processing and self.refuses(msg.kind):  # a request, not an answer
             self.held_requests.append(msg)  # unread in its socket until processing begins
             return
         Broker.on_message(self, msg)
@@ -224,8 +224,9 @@ class KraftBroker(Broker):
             dst = self.voters[(self.voters.index(avoid) + 1) % len(self.voters)]
         self.meta_dst = dst
         self.meta_corr += 1
-        self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, self.meta_end,
-                                                  self.meta_end_epoch, False, self.meta_corr))
+        end, end_epoch = self._log_end()
+        self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, end, end_epoch, False,
+                                                  self.meta_corr))
         wait_us = self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
         self.set_timer(wait_us, "meta_fetch_timeout", self.meta_token)
 
@@ -242,9 +243,8 @@ class KraftBroker(Broker):
         self._learn_controller(resp.leader)
         # records below its log end came in an answer to an earlier Fetch, sent again
         for entry in resp.entries:
-            if entry[0] == self.meta_end:
+            if entry[0] == self._log_end()[0]:
                 self.meta_tail.append(entry)
-                self.meta_end, self.meta_end_epoch = entry[0] + 1, entry[1]
         done = self.rules.publishable_metadata(tuple(self.meta_tail), resp.high_watermark)
         committed, self.meta_tail = self.meta_tail[:done], self.meta_tail[done:]
         if not committed:
@@ -265,12 +265,20 @@ class KraftBroker(Broker):
         to = min(end, own[-1] if own else self.applied)
         if to < self.applied or (not own and self.applied_epoch > epoch):
             return False
-        if to < self.meta_end:
-            self.emit(V.METADATA_TRUNCATE, {"to_offset": to, "end_offset": self.meta_end})
+        log_end = self._log_end()[0]
+        if to < log_end:
+            self.emit(V.METADATA_TRUNCATE, {"to_offset": to, "end_offset": log_end})
             del self.meta_tail[to - self.applied:]
-            self.meta_end, self.meta_end_epoch = to, \
-                self.meta_tail[-1][1] if self.meta_tail else self.applied_epoch
         return True
+
+    def _log_end(self) -> tuple[int, int]:
+        """The end offset of this broker's metadata log and the epoch of its last record:
+        after the fetched records it holds unapplied, else after what it applied. (Read only
+        between applies: while one runs, the records it applies are in neither.)"""
+        if self.meta_tail:
+            offset, epoch, _record = self.meta_tail[-1]
+            return offset + 1, epoch
+        return self.applied, self.applied_epoch
 
     def _apply(self, committed: list) -> None:
         start = self.applied

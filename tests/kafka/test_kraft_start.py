@@ -5,14 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.schema import load_scenario
-from tests.conftest import scenario_path
-
-
-def _events(name: str, overrides: tuple = ()) -> list[dict]:
-    from epochsim.runner import run_scenario
-    scenario = load_scenario(scenario_path(name), dict(overrides))
-    return run_scenario(scenario, scenario.seed, keep_events=True)["_events"]
+from tests.kafka.test_kraft import _events
 
 
 def test_a_heartbeat_reports_the_last_record_applied_and_unfences_only_past_registration():
