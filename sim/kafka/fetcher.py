@@ -88,8 +88,9 @@ class Fetcher:
             if mode == "high_watermark":
                 p = self.partitions[tp]
                 self._truncate(p, p.log.hw, "high_watermark")
-            elif mode != "diverging_epoch":  # OffsetsForLeaderEpoch (kip101, kip279*)
-                self.truncating.add(tp)
+            elif mode != "diverging_epoch" or self.rules.truncates_to_hw_unasked(
+                    self.protocol, mode, self.partitions[tp].log.last_epoch()):
+                self.truncating.add(tp)  # OffsetsForLeaderEpoch (kip101, kip279*), or its HW
         # fetch once the whole LeaderAndIsr is applied, as `addFetcherForPartitions` runs after
         # every partition of the request: one Fetch then names all of them, not just the first
         self.set_timer(0, "fetch_retry", leader)
@@ -128,6 +129,8 @@ class Fetcher:
             self.fetch_handlers.pop(leader, None)
             self.fetch_backoffs.pop(leader, None)
             return
+        if self.truncating:
+            self._truncate_unasked(parts)
         if follower_fetch_sessions(self.protocol, self.store.ibp):
             self._fetch_in_session(leader, parts)
             return
@@ -140,6 +143,18 @@ class Fetcher:
         sent_truncating = self._asked_epochs(self.truncating.intersection(ready)) \
             if self.truncating else ()
         self._send_fetch(leader, reqs, {fp.tp: fp for fp in reqs}, sent_truncating)
+
+    def _truncate_unasked(self, parts: dict) -> None:
+        """Truncate to its HW each ready truncating partition of `parts` its leader is not asked
+        about (a log with no epoch), as `doWork`'s `maybeTruncate` does before the Fetch."""
+        now, mode, unasked = self.now_us, self.replication.follower_truncation, \
+            self.rules.truncates_to_hw_unasked
+        for tp in sorted(self.truncating.intersection(parts)):
+            p = self.partitions[tp]
+            if parts[tp] <= now and unasked(self.protocol, mode, p.log.last_epoch()):
+                self.truncating.discard(tp)
+                self._truncate(p, p.log.hw, "high_watermark")
+                self.fetch_state_changed(tp)
 
     def _fetch_in_session(self, leader: int, parts: dict) -> None:
         """KIP-227: a full Fetch opens the session; later ones name only the partitions whose

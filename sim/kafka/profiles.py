@@ -38,6 +38,7 @@ _V0_10_2 = Protocol(
     isr_change_stays_pending=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", epoch_answer_checks_leader_epoch=False,
+    epochless_truncates_to_hw=False,
     consumer_validation=False,
     consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
     list_offsets_hw_lag_error=False,
@@ -62,6 +63,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  fetch_hw_after_follower_update=False)),  # KAFKA-7104
     ("2.1", dict(fetch_epoch_check=True,  # KIP-320, KAFKA-7395
                  follower_truncation="kip279",  # KAFKA-7164
+                 epochless_truncates_to_hw=True,  # KAFKA-6859
                  epoch_cached_on_election=True,  # KAFKA-7415
                  idle_follower_in_sync=True,  # KAFKA-7152
                  isr_epoch_start_check=True,  # KAFKA-7128

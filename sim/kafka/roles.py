@@ -72,6 +72,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "follower_truncation": (BROKER,),
     # KAFKA-7786 (2.2): the follower drops an epoch answer from before its epoch changed
     "epoch_answer_checks_leader_epoch": (BROKER,),
+    # KAFKA-6859 (2.1): a follower whose log has no epoch truncates to its HW unasked
+    "epochless_truncates_to_hw": (BROKER,),
     "hw_before_diverging_truncation": (BROKER,),
     "consumer_validation": (CONSUMER,),
     # KAFKA-9840 (2.6): a consumer whose metadata names no leader keeps its last one

@@ -212,6 +212,13 @@ class Protocol:
     # fetched from that leader. Read where the follower asks (follower_truncation kip101,
     # kip279_leader_change, kip279)
     epoch_answer_checks_leader_epoch: bool = True
+    # a truncating partition whose log has no leader epoch (an empty epoch cache) is not asked
+    # about: the fetcher truncates it to its HW, its initial fetch offset, at once (KAFKA-6859,
+    # 2.1.0: `ReplicaFetcherThread.fetchEpochsFromLeader` answers an undefined epoch itself;
+    # from KAFKA-7897, 2.1.1 and 2.2.0, `fetchTruncatingPartitions`' partitionsWithoutEpochs).
+    # Before, it asked about epoch -1 and the leader's undefined answer sent it to its HW a
+    # round trip later
+    epochless_truncates_to_hw: bool = True
     # with follower_truncation = diverging_epoch: the follower applies the HW of a Fetch
     # response that carries a DivergingEpoch before it truncates, so its HW briefly covers
     # records it is about to drop (KAFKA-14704, 2.8-3.4.0; fixed in 3.4.1 and 3.5, ref §4 row 15)

@@ -51,6 +51,7 @@ class Rules:
     stale_follower_fetch: Callable = replication.stale_follower_fetch
     is_follower_out_of_sync: Callable = replication.is_follower_out_of_sync
     fetch_last_fetched_epoch: Callable = replication.fetch_last_fetched_epoch
+    truncates_to_hw_unasked: Callable = replication.truncates_to_hw_unasked
     controller_channel_resends: Callable = replication.controller_channel_resends
     one_alter_partition_per_partition: Callable = replication.one_alter_partition_per_partition
     alter_partition_broker_epoch: Callable = replication.alter_partition_broker_epoch

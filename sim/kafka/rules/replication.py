@@ -230,6 +230,21 @@ def epoch_answer_stale(proto, follower_truncation: str, asked_epoch: int,
         and follower_truncation != "diverging_epoch"
 
 
+def truncates_to_hw_unasked(proto, follower_truncation: str, last_epoch: int) -> bool:
+    """Whether a follower truncates a partition it must truncate (added at a new leader or
+    epoch) to its own HW at once, without asking its leader: when the partition's log has no
+    leader epoch (`last_epoch` -1, an empty epoch cache) and `epochless_truncates_to_hw`
+    (KAFKA-6859, 2.1.0: `ReplicaFetcherThread.fetchEpochsFromLeader` sends no request for an
+    undefined epoch and answers it undefined itself; from 2.1.1 and 2.2.0 to 3.7.0
+    `AbstractFetcherThread.fetchTruncatingPartitions` puts it among partitionsWithoutEpochs and
+    `maybeTruncate` calls `truncateToHighWatermark`). From 2.8 at
+    IBP 2.7+ (`diverging_epoch`) too: `initialFetchOffset` is the HW for a log with no epoch,
+    and the partition starts truncating instead of fetching (`addPartitions`). Below IBP 0.11
+    (`high_watermark`) every follower truncates to its HW anyway."""
+    return last_epoch < 0 and proto.epochless_truncates_to_hw \
+        and follower_truncation != "high_watermark"
+
+
 def one_alter_partition_per_partition(proto) -> bool:
     """Whether a leader holds at most one unanswered AlterPartition per partition: with
     `isr_change_stays_pending` (KIP-497's `AlterPartitionManager`, 2.7; read at 2.7.0 and

@@ -229,6 +229,20 @@ def test_an_epoch_answer_from_before_an_epoch_change_is_dropped_from_2_2():
     assert not stale(p22, "diverging_epoch", 4, 5)  # no OffsetsForLeaderEpoch asked
 
 
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_a_log_with_no_epoch_truncates_to_its_hw_unasked_from_2_1(profile):
+    """KAFKA-6859 (2.1.0) and KAFKA-7897 (2.1.1, 2.2.0): a truncating partition with no latest
+    epoch is not asked about; 2.0.0 sent OffsetsForLeaderEpoch for epoch -1. A log with an
+    epoch is asked about in every release, and below IBP 0.11 every follower truncates to its
+    HW anyway."""
+    proto, unasked = PROFILES[profile], rep.truncates_to_hw_unasked
+    from_6859 = not newer("2.1", profile)
+    for mode in ("kip101", "kip279_leader_change", "kip279", "diverging_epoch"):
+        assert unasked(proto, mode, -1) is from_6859
+        assert not unasked(proto, mode, 0)
+    assert not unasked(proto, "high_watermark", -1)
+
+
 def test_one_alter_partition_in_flight_per_partition_from_2_7():
     """`AlterPartitionManager.submit`'s `putIfAbsent` (2.7.0, 3.7.0); before, the leader's own
     ZooKeeper write."""
