@@ -252,9 +252,9 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
 
     def on_alter_partition(self, msg) -> None:
         """KIP-497 AlterPartition, validated as in ref §1.4 (never bumps the leader epoch), in
-        KafkaController.processAlterPartition's order. A request that asks for the state the
-        partition already has (same leader, leader epoch and ISR, partition epoch not newer) is
-        answered with that state: it is a retry whose first answer was lost
+        KafkaController.processAlterPartition's order (`zk_alter_partition_error`). A request
+        that asks for the state the partition already has (same leader, leader epoch and ISR)
+        is answered with that state: it is a retry whose first answer was lost
         (`LeaderAndIsr.equalsAllowStalePartitionEpoch`; before AlterPartition, the leader's own
         conditional ZK write took a write of equal data as its own the same way)."""
         req = msg.body
@@ -269,26 +269,26 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
             error = E.STALE_BROKER_EPOCH
         elif st is None:
             error = E.UNKNOWN_TOPIC_OR_PARTITION
-        elif req.partition_epoch > st.partition_epoch or req.leader_epoch > st.leader_epoch:
-            error = E.NOT_CONTROLLER  # ahead of this controller: the leader should find the new one
-        elif req.leader_epoch < st.leader_epoch:
-            error = E.FENCED_LEADER_EPOCH
-        elif st.leader == req.broker and isr == st.isr:
-            error, already = E.NONE, True
-        elif req.partition_epoch < st.partition_epoch:
-            error = E.INVALID_UPDATE_VERSION
-        elif self.protocol.ineligible_replica_check and any(
-                r not in self.live or r in self.shutting_down for r in isr):
-            error = E.INELIGIBLE_REPLICA  # KIP-841: `isr -- liveBrokerIds`, the last check
         else:
-            error = E.NONE
+            # KIP-841's eligibility: `isr -- liveBrokerIds`, which leaves out those shutting down
+            ineligible = any(r not in self.live or r in self.shutting_down for r in isr)
+            error, already = self.rules.zk_alter_partition_error(
+                self.protocol, req.broker, req.leader_epoch, req.partition_epoch, isr, st,
+                ineligible)
         fields = {"tp": req.tp, "from": req.broker, "leader_epoch": req.leader_epoch,
                   "partition_epoch": req.partition_epoch, "isr": list(req.isr), "error": error}
         self.emit(V.ALTER_PARTITION, {**fields, "already": True} if already else fields)
+        if error == E.NONE and not already:
+            self.change(req.tp, "alter_partition", isr=isr, bump_epoch=False)
+            self.flush(leader_and_isr=False)
+        elif writable and error != E.STALE_BROKER_EPOCH and req.broker_epoch != -1:
+            # a request past the whole-request checks sends UpdateMetadata for its partitions,
+            # whatever became of them, to every live or shutting-down broker (an unknown one
+            # adds none): `processUpdateNotifications` at 2.7.0, `sendUpdateMetadataRequest`
+            # in `processAlterPartition` at 3.7.0. (The stand-in for a pre-2.7 leader's own
+            # ZooKeeper write, broker epoch -1, notifies the controller only of a write.)
+            self.send_update_metadata([req.tp] if st is not None else [])
         if error == E.NONE:
-            if not already:
-                self.change(req.tp, "alter_partition", isr=isr, bump_epoch=False)
-                self.flush(leader_and_isr=False)
             resp = AlterPartitionResponse(req.corr, req.tp, E.NONE, st.leader_epoch, st.partition_epoch, st.isr)
         else:
             resp = AlterPartitionResponse(req.corr, req.tp, error, -1, -1, ())

@@ -50,6 +50,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "isr_shrink_bumps_epoch": (CONTROLLER, BROKER),
     # the controller refuses the AlterPartition; the leader proposes only live followers
     "ineligible_replica_check": (CONTROLLER, BROKER),
+    # KAFKA-14154 (3.3): read by the ZooKeeper-mode controller answering an AlterPartition
+    "alter_partition_ahead_not_controller": (CONTROLLER,),
     "hw_waits_for_min_isr": (BROKER,),
     "hw_caught_up_eligible_only": (BROKER,),
     "epoch_cached_on_election": (BROKER,),

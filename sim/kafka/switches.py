@@ -89,6 +89,13 @@ class Protocol:
     # (`KafkaController.processAlterPartition`, `liveBrokerIds`). Before, a broker cut off from
     # ZooKeeper but not from its leader could rejoin the ISR it was just removed from
     ineligible_replica_check: bool = True
+    # ZK mode: KAFKA-14154 (3.3.0). The controller answers NOT_CONTROLLER to an AlterPartition
+    # whose partition or leader epoch is ahead of its own (it is likely a zombie: the leader
+    # looks for the new controller and sends it again), checked before the leader epoch
+    # fence. Before (2.7-3.2) it fenced only a lower leader epoch and tried the ZooKeeper
+    # write at the request's partition epoch, which a newer one fails (INVALID_UPDATE_VERSION,
+    # on which the leader gives up until new metadata)
+    alter_partition_ahead_not_controller: bool = True
     # the leader's high watermark does not advance while its ISR is below min.insync.replicas,
     # and min.insync.replicas counts as at most the partition's replicas (`isUnderMinIsr`,
     # `effectiveMinIsr`; KAFKA-15583, apache/kafka PR 14594, 3.7.0). Before, the HW followed

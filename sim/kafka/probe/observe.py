@@ -306,7 +306,9 @@ CLIENT = ("leader", "leader_epoch", "last_seen_epoch", "known", "nodes",
           "metadata_update_requested")
 CONSUMER = {**COMMON, **{name: PRODUCER[name] for name in CLIENT}, **observe_consumer.CONSUMER}
 CONTROLLER = {**COMMON, **observe_controller.CONTROLLER}
-ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER, "controller": CONTROLLER}
+ZK_CONTROLLER = {**COMMON, **observe_controller.ZK_CONTROLLER}
+ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER, "controller": CONTROLLER,
+         "zk_controller": ZK_CONTROLLER}
 ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
                  "current_leader", "log_end_offset", "leader_epoch", "end_offset",
                  "base_offset", "topic_id", "leader")

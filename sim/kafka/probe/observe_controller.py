@@ -1,10 +1,12 @@
-"""What a probe can check on a KRaft controller under test (`sim.kafka.probe.observe` for the
-others).
+"""What a probe can check on a controller under test (`sim.kafka.probe.observe` for the others).
 
-Contract: `CONTROLLER` maps each controller-only check name to its `Observable`: a field of the
-controller's answer to the step's sender (`answer.<field>`, no argument), a partition's state
-or a broker's registration in the controller's metadata image, and the types of the records it
-appended to the metadata log during the step (`records`).
+Contract: `CONTROLLER` maps each KRaft-controller-only check name to its `Observable`: a field
+of the controller's answer to the step's sender (`answer.<field>`, no argument), a partition's
+state or a broker's registration in the controller's metadata image, and the types of the
+records it appended to the metadata log during the step (`records`). `ZK_CONTROLLER` is the
+same for a ZooKeeper-mode controller: its answer, a partition's state as ZooKeeper holds it
+(the controller's only copy in the model), and the brokers it counts live (with their broker
+epochs) or shutting down.
 """
 
 from __future__ import annotations
@@ -62,4 +64,34 @@ CONTROLLER = {
                                   "whether the broker is in controlled shutdown"),
     "records": Obs(False, _records, "the types of the records the controller appended during "
                    "the step, in order"),
+}
+
+
+def _zk_partition(name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, tp: str) -> Any:
+        found = seen.node.store.partition(tp)
+        if found is None:
+            return NONE
+        value = getattr(found[1], name)
+        return list(value) if isinstance(value, tuple) else value
+    return read
+
+
+def _live_epoch(seen: Seen, broker: str) -> Any:
+    epoch = seen.node.live.get(int(broker)) if broker.isdigit() else None
+    return NONE if epoch is None else epoch
+
+
+ZK_ANSWER = ("error", "leader_epoch", "partition_epoch", "isr")
+ZK_CONTROLLER = {
+    "answered": CONTROLLER["answered"],
+    "error": CONTROLLER["error"],
+    **{f"answer.{name}": CONTROLLER[f"answer.{name}"] for name in ZK_ANSWER},
+    **{name: Obs(True, _zk_partition(name), CONTROLLER[name].doc.replace(
+        "in the controller's image", "as ZooKeeper holds it"))
+       for name in ("leader", "leader_epoch", "partition_epoch", "isr", "replicas")},
+    "broker_epoch": Obs(True, _live_epoch, "the broker epoch the controller holds for a live "
+                        "broker (arg: its id; none when it is not live)"),
+    "shutting_down": Obs(True, lambda s, b: b.isdigit() and int(b) in s.node.shutting_down,
+                         "whether the broker (arg: its id) is in controlled shutdown"),
 }

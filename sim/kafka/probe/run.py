@@ -1,8 +1,8 @@
 """Run one probe: a node set to a starting state, sent one message per step, then judged.
 
 Contract: `run_probe(options, probe, seed, trace)` builds a world holding only the node under
-test (a ZooKeeper-mode or KRaft broker, a `Producer`, a `Consumer` or a KRaft controller, the
-model's own classes) and, for every other name it may talk
+test (a ZooKeeper-mode or KRaft broker, a `Producer`, a `Consumer`, or a ZooKeeper-mode or
+KRaft controller, the model's own classes) and, for every other name it may talk
 to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
 state (`sim.kafka.probe.state`), then for each step in turn: records a `probe_step` event, sends
@@ -25,11 +25,18 @@ from sim.core.world import World
 from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
 from sim.kafka.consumer import Consumer
+from sim.kafka.controller import Controller
 from sim.kafka.kraft_broker import KraftBroker
 from sim.kafka.kraft_controller import KraftController
 from sim.kafka.probe import observe
 from sim.kafka.probe.spec import Probe
-from sim.kafka.probe.state import set_broker, set_consumer, set_controller, set_producer
+from sim.kafka.probe.state import (
+    set_broker,
+    set_consumer,
+    set_controller,
+    set_producer,
+    set_zk_controller,
+)
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.producer import Producer
 from sim.kafka.store import Store
@@ -97,6 +104,15 @@ class _Context:
         """The KRaft broker's metadata image (None for a ZooKeeper-mode node)."""
         return getattr(self.run.node, "image", None)
 
+    def registered_epoch(self, broker: int) -> int:
+        """The broker epoch the node holds for `broker` (-1: none): a KRaft node's metadata
+        image registration, a ZooKeeper-mode controller's live broker."""
+        image = self.metadata_image()
+        if image is not None:
+            reg = image.brokers.get(broker)
+            return reg.epoch if reg is not None else -1
+        return getattr(self.run.node, "live", {}).get(broker, -1)
+
     def alive(self) -> tuple:
         return tuple(range(1, self.run.options.cluster.brokers + 1))
 
@@ -148,6 +164,8 @@ class ProbeRun:
         voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]  # KRaft's quorum
         if self.probe.role == "controller":
             return KraftController(self.world, name, o, o.protocol, self.store, voters)
+        if self.probe.role == "zk_controller":
+            return Controller(self.world, name, o, o.protocol, self.store)
         if self.probe.role == "broker" and o.kraft:
             return KraftBroker(self.world, int(name[1:]), o, o.protocol_of(name), self.store,
                                voters)
@@ -217,7 +235,7 @@ class ProbeRun:
         cannot take it)."""
         self.node.start() if self.probe.role == "broker" else None
         setter = {"broker": set_broker, "producer": set_producer, "consumer": set_consumer,
-                  "controller": set_controller}[self.probe.role]
+                  "controller": set_controller, "zk_controller": set_zk_controller}[self.probe.role]
         setter(self.node, self.probe.state, self.ctx)
 
     def run(self) -> ProbeOutcome:

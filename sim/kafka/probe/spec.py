@@ -19,7 +19,13 @@ from typing import Any
 from sim.kafka.probe import observe
 from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
 from sim.kafka.probe.metadata_records import check_records
-from sim.kafka.probe.state import BROKER_STATE, CONSUMER_STATE, CONTROLLER_STATE, PRODUCER_STATE
+from sim.kafka.probe.state import (
+    BROKER_STATE,
+    CONSUMER_STATE,
+    CONTROLLER_STATE,
+    PRODUCER_STATE,
+    ZK_CONTROLLER_STATE,
+)
 from sim.kafka.probe.wire import KINDS, off_the_wire
 
 MAX_STEPS = 100
@@ -27,7 +33,8 @@ MAX_WAIT_MS = 3_600_000
 _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
-         "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:]}
+         "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
+         "zk_controller": ZK_CONTROLLER_STATE[1:]}
 TOP = (Field("kafka_test", "str"), Field("kafka_tag", "str"), Field("kafka_source", "str", ""),
        Field("node", "str"), Field("state", "any", None), Field("steps", "any"))
 STEP = (Field("deliver", "str"), Field("from", "str", ""), Field("wait_ms", "int", 100),
@@ -80,9 +87,7 @@ def _role(node: str, brokers: int, producers: list[str], consumers: list[str],
         return "broker"
     if node[:1] == "c" and node[1:].isdigit() and 1 <= int(node[1:]) <= controllers:
         if not kraft:
-            raise FieldProblem("probe.node", f"{node!r} is a ZooKeeper-mode controller, which a "
-                               "probe cannot set up", 'probe a KRaft controller (cluster.mode = '
-                               '"kraft"), or a broker or client')
+            return "zk_controller"
         if controllers != 1:
             raise FieldProblem("probe.node", "a controller probe runs a quorum of one",
                                "set cluster.controllers = 1")
@@ -127,6 +132,10 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.deliver", f"a {role} does not take {kind}",
                            f"deliver one of: {', '.join(takes)}")
     mode = "kraft" if kraft else "zk"
+    if role == "zk_controller" and protocol is not None and not protocol.isr_change_stays_pending:
+        raise FieldProblem(f"{key}.deliver", "a ZooKeeper-mode controller takes AlterPartition "
+                           "from 2.7 (KIP-497); before, the leader wrote its ISR to ZooKeeper "
+                           "itself", "pick a 2.7 or later profile")
     if KINDS[kind].mode not in ("", mode):
         raise FieldProblem(f"{key}.deliver", f"a {mode} broker does not take {kind}",
                            "KRaft brokers take MetadataFetchResponse, ZooKeeper-mode brokers "

@@ -1,7 +1,9 @@
-"""A probe's starting state: set a broker's or a producer's state directly, as a unit test does.
+"""A probe's starting state: set a node's state directly, as a unit test does.
 
-Contract: `BROKER_STATE`, `PRODUCER_STATE` and `CONSUMER_STATE` are the fields a probe's `[probe.node]` table may
-hold for each role (`sim.kafka.probe.fields`). `set_broker(broker, state, ctx)` gives a broker
+Contract: `BROKER_STATE`, `PRODUCER_STATE`, `CONSUMER_STATE`, `CONTROLLER_STATE` (KRaft) and
+`ZK_CONTROLLER_STATE` are the fields a probe's `[probe.state]` table may hold for each role
+(`sim.kafka.probe.fields`); `set_controller` and `set_zk_controller` say what a controller's
+state means. `set_broker(broker, state, ctx)` gives a broker
 its controller epoch, metadata cache and partitions: each with its log (batches at contiguous
 offsets from the log start, or at the offsets given), HW, leader-epoch cache (derived from the
 batches unless given), producer state (rebuilt from the batches), and, when hosted, its replica
@@ -58,6 +60,14 @@ CONSUMER_STATE = (Field("name", "str"), Field("metadata", "tables", (), METADATA
                   Field("brokers", "ints", None), Field("positions", "tables", (), POSITION),
                   Field("metadata_in_flight_to", "int", NO))
 CONTROLLER_STATE = (Field("name", "str"), Field("records", "tables", (), METADATA_RECORD))
+ZK_PARTITION = (Field("tp", "str"), Field("leader", "int", NO), Field("leader_epoch", "int", NO),
+                Field("partition_epoch", "int", NO), Field("isr", "ints", None),
+                Field("replicas", "ints", None))
+LIVE_BROKER = (Field("id", "int"), Field("epoch", "int", NO))
+ZK_CONTROLLER_STATE = (Field("name", "str"), Field("controller_epoch", "int", NO),
+                       Field("partitions", "tables", (), ZK_PARTITION),
+                       Field("live_brokers", "tables", None, LIVE_BROKER),
+                       Field("shutting_down", "ints", ()))
 PRODUCER_STATE = (Field("name", "str"), Field("producer_id", "int", NO),
                   Field("producer_epoch", "int", 0), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("sequences", "tables", (), SEQUENCES),
@@ -183,6 +193,63 @@ def set_controller(controller, state: dict, ctx) -> None:
     for record in build_records(state["records"], controller.image, ctx, controller.end_offset):
         controller._write(record)
     controller.heartbeats = {b: controller.now_us for b in sorted(controller.image.brokers)}
+
+
+# -- ZooKeeper-mode controller -----------------------------------------------------------
+def set_zk_controller(controller, state: dict, ctx) -> None:
+    """A ZooKeeper-mode controller made the active one at once (at `controller_epoch`, default
+    1), ZooKeeper holding the scenario's topics with each partition's state as `partitions`
+    sets it (the rest as created: all replicas in the ISR, the first leading, epochs 0) and
+    `live_brokers` registered (by default every broker; a broker epoch not given is its
+    registration's zxid, 1, 2, ... in list order). It reads them as it becomes active (electing
+    a leader for a partition whose leader is not live, as Kafka's does), the brokers take the
+    requests it sends then, and their sessions outlast the probe. `shutting_down` brokers are
+    in controlled shutdown (`shuttingDownBrokerIds`)."""
+    store = controller.store
+    for i, part in enumerate(state["partitions"]):
+        _set_zk_partition(store, part, f"node.partitions[{i}]")
+    live = state["live_brokers"]
+    live = [{"id": b, "epoch": NO} for b in ctx.alive()] if live is None else live
+    for i, b in enumerate(live):
+        _known_broker(b["id"], ctx, f"node.live_brokers[{i}].id")
+        store.register_broker(b["id"], 0)
+        if b["epoch"] != NO:
+            store.brokers[b["id"]].epoch = b["epoch"]
+    if state["controller_epoch"] != NO:
+        store.controller_epoch = state["controller_epoch"] - 1
+    # the brokers took what it sent on becoming active: none of it reaches the probe's steps
+    send, controller.send = controller.send, lambda dst, kind, body: None
+    controller._become_active()
+    controller.send, controller.outstanding = send, {}
+    for b in state["shutting_down"]:
+        if b not in controller.live:
+            raise FieldProblem("node.shutting_down", f"broker {b} is not live",
+                               "list live brokers only")
+    controller.shutting_down = set(state["shutting_down"])
+
+
+def _set_zk_partition(store, part: dict, key: str) -> None:
+    found = store.partition(part["tp"])
+    if found is None:
+        raise FieldProblem(f"{key}.tp", f"{part['tp']!r} is not a partition of the scenario's "
+                           "topics", "name one of " + ", ".join(store.all_tps()))
+    st = found[1]
+    for name in ("leader", "leader_epoch", "partition_epoch"):
+        if part[name] != NO:
+            setattr(st, name, part[name])
+    for name in ("replicas", "isr"):
+        if part[name] is not None:
+            setattr(st, name, tuple(part[name]))
+    if not set(st.isr) <= set(st.replicas) or st.leader not in (-1, *st.replicas):
+        raise FieldProblem(key, f"leader {st.leader} and ISR {list(st.isr)} must be among the "
+                           f"replicas {list(st.replicas)}", "give a leader (or -1) and an ISR "
+                           "from the replicas")
+
+
+def _known_broker(broker: int, ctx, key: str) -> None:
+    if broker not in ctx.alive():
+        raise FieldProblem(key, f"broker {broker} is not in the cluster",
+                           f"name one of {', '.join(str(b) for b in ctx.alive())}")
 
 
 # -- consumer -----------------------------------------------------------------------------

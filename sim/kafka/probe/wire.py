@@ -236,6 +236,7 @@ def _parts(sub: tuple, name: str = "partitions") -> Field:
 
 
 BROKER, PRODUCER, CONSUMER, CONTROLLER = ("broker",), ("producer",), ("consumer",), ("controller",)
+ZK_CONTROLLER = ("zk_controller",)
 
 
 def _sender_id(f: dict, ctx) -> int:
@@ -251,11 +252,10 @@ def _alter_partition(f: dict, ctx) -> M.AlterPartition:
 
 
 def _registered_epoch(broker: int, ctx) -> int:
-    """The epoch the node's metadata image registers `broker` with (-1: none), the broker
-    epoch a request from it carries unless the probe says otherwise."""
-    image = ctx.metadata_image()
-    reg = image.brokers.get(broker) if image is not None else None
-    return reg.epoch if reg is not None else -1
+    """The epoch the node registers `broker` with (-1: none; a KRaft controller's metadata
+    image, a ZooKeeper-mode controller's live brokers), the broker epoch a request from it
+    carries unless the probe says otherwise."""
+    return ctx.registered_epoch(broker)
 
 
 def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
@@ -307,7 +307,7 @@ KINDS: dict[str, Kind] = {
                                                    Field("brokers", "ints", None)),
                              _metadata_response, "a broker's Metadata answer", True),
     "AlterPartition": Kind(
-        CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO), Field("tp", "str"),
+        CONTROLLER + ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO), Field("tp", "str"),
                      Field("leader_epoch", "int"), Field("partition_epoch", "int"),
                      Field("isr", "ints"), Field("broker_epoch", "int", None),
                      Field("isr_epochs", "ints", ())),

@@ -71,6 +71,7 @@ class Rules:
     validation_outcome: Callable = client_consumer.validation_outcome
     rest_after_fetch_error: Callable = client_consumer.rest_after_fetch_error
     bumps_leader_epoch: Callable = controller.bumps_leader_epoch
+    zk_alter_partition_error: Callable = controller.zk_alter_partition_error
     raft_grants_vote: Callable = kraft.grants_vote
     raft_high_watermark: Callable = kraft.high_watermark
     raft_diverging_end_offset: Callable = kraft.diverging_end_offset

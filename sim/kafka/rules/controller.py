@@ -1,5 +1,6 @@
-"""The controller's rules: the leader epoch of a partition state change, and which replicas
-are offline after a broker's LeaderAndIsr answer.
+"""The controller's rules: the leader epoch of a partition state change, which replicas are
+offline after a broker's LeaderAndIsr answer, and the ZooKeeper-mode controller's answer to a
+partition of an AlterPartition.
 
 Contract: pure functions of plain values (ref §1.4 table, ZK column).
 """
@@ -27,3 +28,37 @@ def offline_replicas_after_leader_and_isr(previous: frozenset, errors: dict) -> 
     offline = {tp for tp, err in errors.items() if err == E.KAFKA_STORAGE_ERROR}
     current = frozenset((set(previous) - online) | offline)
     return current, frozenset(current - previous)
+
+
+def zk_alter_partition_error(proto, broker: int, leader_epoch: int, partition_epoch: int,
+                             isr: tuple, current, ineligible: bool) -> tuple[int, bool]:
+    """A ZooKeeper-mode controller's answer to one partition of an AlterPartition from leader
+    `broker` (the request's leader and partition epochs and ISR), against the partition's
+    `current` state (leader, leader_epoch, partition_epoch, isr); `ineligible` when the ISR
+    names a broker that is not live or is shutting down. Returns (error, already): already
+    when the partition has the asked state, answered with it and not written again.
+
+    With `alter_partition_ahead_not_controller` (KAFKA-14154, 3.3.0;
+    `KafkaController.processAlterPartition` at 3.3.0 and 3.7.0): NOT_CONTROLLER when the
+    request's partition or leader epoch is ahead of the controller's (it is likely a zombie),
+    FENCED_LEADER_EPOCH when its leader epoch is behind, the current state when it matches
+    (`equalsAllowStalePartitionEpoch`), INVALID_UPDATE_VERSION for an older partition epoch,
+    then KIP-841's INELIGIBLE_REPLICA (`ineligible_replica_check`). Before (2.7.0-3.2.0,
+    `processAlterIsr`/`processAlterPartition`): FENCED_LEADER_EPOCH only for a lower leader
+    epoch, the current state when leader, leader epoch and ISR match (`equalsIgnoreZk`),
+    and otherwise a ZooKeeper write conditional on the request's partition epoch (its zkVersion),
+    which a different one fails with INVALID_UPDATE_VERSION, higher or lower. (A request whose
+    leader epoch is ahead at the current partition epoch, which no leader can send, is
+    written there with the controller's leader epoch.)"""
+    if proto.alter_partition_ahead_not_controller:
+        if partition_epoch > current.partition_epoch or leader_epoch > current.leader_epoch:
+            return E.NOT_CONTROLLER, False
+    if leader_epoch < current.leader_epoch:
+        return E.FENCED_LEADER_EPOCH, False
+    if current.leader == broker and leader_epoch == current.leader_epoch and isr == current.isr:
+        return E.NONE, True
+    if partition_epoch != current.partition_epoch:
+        return E.INVALID_UPDATE_VERSION, False
+    if proto.ineligible_replica_check and ineligible:
+        return E.INELIGIBLE_REPLICA, False
+    return E.NONE, False

@@ -8,6 +8,8 @@ import pytest
 from sim.kafka import errors as E
 from sim.kafka.profiles import PROFILES, resolve_protocol
 from sim.kafka.rules import control
+from sim.kafka.rules.controller import zk_alter_partition_error
+from sim.kafka.store import PState
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -111,3 +113,36 @@ def test_a_metadata_answer_names_no_leader_for_one_the_cache_does_not_list_alive
     assert control.metadata_answer_leader(2, (1, 2, 3)) == 2
     assert control.metadata_answer_leader(2, (1, 3)) == E.NO_LEADER
     assert control.metadata_answer_leader(E.NO_LEADER, (1, 2)) == E.NO_LEADER
+
+
+def _zk_answer(profile: str, leader_epoch: int, partition_epoch: int, isr=(1, 2),
+               ineligible: bool = False):
+    current = PState(replicas=(1, 2, 3), isr=(1, 2, 3), leader=1, leader_epoch=4,
+                     partition_epoch=7)
+    return zk_alter_partition_error(resolve_protocol(profile), 1, leader_epoch,
+                                    partition_epoch, isr, current, ineligible)
+
+
+@pytest.mark.parametrize("profile", ["2.7", "3.2"])
+def test_a_zk_controller_before_kafka_14154_fences_only_a_lower_epoch_and_writes_at_the_version(
+        profile):
+    """`processAlterIsr`/`processAlterPartition` at 2.7.0-3.2.0."""
+    assert _zk_answer(profile, 3, 7) == (E.FENCED_LEADER_EPOCH, False)
+    assert _zk_answer(profile, 4, 9, (1, 2, 3)) == (E.NONE, True)  # equalsIgnoreZk
+    assert _zk_answer(profile, 4, 9) == (E.INVALID_UPDATE_VERSION, False)  # the ZK write
+    assert _zk_answer(profile, 4, 6) == (E.INVALID_UPDATE_VERSION, False)
+    assert _zk_answer(profile, 4, 7, ineligible=True) == (E.NONE, False)  # no KIP-841 yet
+
+
+@pytest.mark.parametrize("profile", ["3.3", "3.7"])
+def test_a_zk_controller_from_kafka_14154_sends_a_leader_ahead_of_it_to_the_new_controller(
+        profile):
+    """`processAlterPartition` at 3.3.0 and 3.7.0."""
+    assert _zk_answer(profile, 4, 9) == (E.NOT_CONTROLLER, False)
+    assert _zk_answer(profile, 5, 7) == (E.NOT_CONTROLLER, False)
+    assert _zk_answer(profile, 4, 9, (1, 2, 3)) == (E.NOT_CONTROLLER, False)
+    assert _zk_answer(profile, 3, 7) == (E.FENCED_LEADER_EPOCH, False)
+    assert _zk_answer(profile, 4, 6, (1, 2, 3)) == (E.NONE, True)
+    assert _zk_answer(profile, 4, 6) == (E.INVALID_UPDATE_VERSION, False)
+    assert _zk_answer(profile, 4, 7, ineligible=True) == (E.INELIGIBLE_REPLICA, False)
+    assert _zk_answer(profile, 4, 7) == (E.NONE, False)

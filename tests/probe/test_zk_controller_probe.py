@@ -1,0 +1,106 @@
+"""A ZooKeeper-mode controller under test: active at once, ZooKeeper holding the probe's
+partition states and live brokers; leaders' AlterPartition delivered by hand, its answers,
+ZooKeeper's state and the UpdateMetadata it sends judged; bad probes refused when the
+scenario loads."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.probe.helpers import assert_refused, probe_checks
+
+ZK_CONTROLLER = """
+[protocol]
+profile = "{profile}"
+[cluster]
+brokers = 3
+controllers = 1
+[[topics]]
+name = "t"
+partitions = 1
+replication_factor = 3
+[probe]
+kafka_test = "ControllerIntegrationTest.testAlterPartitionErrors"
+kafka_tag = "3.7.0"
+node = "c1"
+[probe.state]
+partitions = [{{ tp = "t-0", leader = 1, leader_epoch = 2, partition_epoch = 5, isr = [1, 2, 3] }}]
+live_brokers = {live}
+shutting_down = {shutting_down}
+[[probe.steps]]
+deliver = "{deliver}"
+from = "b1"
+body = {{ {body} }}
+expect = {{ {expect} }}
+"""
+
+
+def _text(profile="3.7", live="[{ id = 1, epoch = 7 }, { id = 2 }, { id = 3 }]",
+          shutting_down="[]", deliver="AlterPartition",
+          body='tp = "t-0", leader_epoch = 2, partition_epoch = 5, isr = [1, 2]',
+          expect='"error" = "NONE"'):
+    return ZK_CONTROLLER.format(profile=profile, live=live, shutting_down=shutting_down,
+                                deliver=deliver, body=body, expect=expect)
+
+
+def test_a_shrink_is_written_answered_and_sent_to_every_live_broker():
+    checks = probe_checks(_text(expect='"error" = "NONE", "answer.partition_epoch" = 6, '
+                                       '"isr:t-0" = [1, 2], "sent_count:UpdateMetadata" = 3, '
+                                       '"broker_epoch:1" = 7'))
+    assert all(kafka == model for kafka, model in checks.values()), checks
+
+
+@pytest.mark.parametrize("body,error", [
+    ('tp = "t-0", leader_epoch = 2, partition_epoch = 4, isr = [1, 2]', "INVALID_UPDATE_VERSION"),
+    ('tp = "t-0", leader_epoch = 1, partition_epoch = 5, isr = [1, 2]', "FENCED_LEADER_EPOCH"),
+    ('tp = "t-0", leader_epoch = 2, partition_epoch = 4, isr = [1, 2, 3]', "NONE"),  # already
+])
+def test_a_request_past_the_whole_request_checks_sends_update_metadata_whatever_its_outcome(
+        body, error):
+    """`KafkaController.processAlterPartition` (3.7.0) sends UpdateMetadata for the request's
+    partitions to every live or shutting-down broker, written or not."""
+    checks = probe_checks(_text(body=body, expect=f'"error" = "{error}", '
+                                                  '"sent_count:UpdateMetadata" = 3, '
+                                                  '"partition_epoch:t-0" = 5'))
+    assert all(kafka == model for kafka, model in checks.values()), checks
+
+
+def test_a_stale_broker_epoch_is_refused_whole_and_sends_nothing():
+    checks = probe_checks(_text(body='tp = "t-0", leader_epoch = 2, partition_epoch = 5, '
+                                     'isr = [1, 2], broker_epoch = 6',
+                                expect='"error" = "STALE_BROKER_EPOCH", '
+                                       '"sent_count:UpdateMetadata" = 0'))
+    assert all(kafka == model for kafka, model in checks.values()), checks
+
+
+def test_a_broker_shutting_down_is_not_eligible_for_the_isr():
+    """KIP-841 (3.3): `isr -- liveBrokerIds` names every member, so even a shrink that keeps
+    a broker in controlled shutdown is refused."""
+    checks = probe_checks(_text(shutting_down="[3]", body='tp = "t-0", leader_epoch = 2, '
+                                'partition_epoch = 5, isr = [1, 3]',
+                                expect='"error" = "NONE", "shutting_down:3" = true'))
+    assert checks["error"] == ("NONE", "INELIGIBLE_REPLICA")
+
+
+def test_epochs_ahead_of_the_controller_are_not_controller_from_3_3_and_a_bad_version_before():
+    body = 'tp = "t-0", leader_epoch = 2, partition_epoch = 9, isr = [1, 2]'
+    assert probe_checks(_text(body=body))["error"][1] == "NOT_CONTROLLER"
+    assert probe_checks(_text(profile="3.2", body=body))["error"][1] == "INVALID_UPDATE_VERSION"
+
+
+@pytest.mark.parametrize("change,key", [
+    (dict(profile="2.6"), "probe.steps[0].deliver"),
+    (dict(deliver="BrokerHeartbeat", body="broker_epoch = 1"), "probe.steps[0].deliver"),
+    (dict(live="[{ id = 9 }]"), "probe.state.live_brokers[0].id"),
+    (dict(shutting_down="[2]", live="[{ id = 1 }]"), "probe.state.shutting_down"),
+    (dict(expect='"records" = []'), "probe.steps[0].expect.records"),
+])
+def test_bad_zk_controller_probes_are_one_line_errors_naming_the_key(change, key):
+    assert_refused(_text(**change), key)
+
+
+def test_a_partition_state_outside_its_replicas_or_topics_is_refused():
+    text = _text().replace('isr = [1, 2, 3] }]', 'isr = [1, 2, 3], replicas = [1, 2] }]')
+    assert_refused(text, "probe.state.partitions[0]")
+    assert_refused(_text().replace('tp = "t-0", leader = 1', 'tp = "u-0", leader = 1'),
+                   "probe.state.partitions[0].tp")
