@@ -12,6 +12,12 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
+from sim.kafka.rules.elections import (
+    leader_for_controlled_shutdown,
+    leader_for_offline,
+    preferred_replica_partition_leader_election,
+    reassign_partition_leader_election,
+)
 from sim.kafka.rules.inter_broker import stop_replica_carries_epoch
 
 
@@ -41,30 +47,47 @@ class ControllerOps:
 
     def elect(self, tp: str, reason: str, candidates: list[int] | None = None,
               exclude: tuple = ()) -> bool:
-        """Clean election: first live ISR member in assignment order (unclean if allowed). A
-        replica in a failed log directory is not live (`isReplicaOnline`)."""
+        """Elect `tp`'s leader and write it; returns whether anything was written. Kafka's
+        election for the reason (`sim.kafka.rules.elections`): a reassignment's among
+        `candidates`, its target replicas (the ISR kept; none found: nothing written); a
+        controlled shutdown's (`reason` "controlled_shutdown": the ISR loses the brokers
+        shutting down; none found: the leader stays); else a new or offline partition's (none
+        found, the partition is left leaderless, as the replica state machine's ISR removal
+        writes it). `exclude` (the harness's `move_all_leaders`) moves leadership off those
+        brokers to the first live ISR member, leading the live ISR without them. A replica in
+        a failed log directory, or on a broker shutting down, is not live
+        (`isReplicaOnline`)."""
         _topic, st = self.store.partition(tp)
-        pool = candidates if candidates is not None else list(st.replicas)
-        online = self.replica_online
-        live_isr = [r for r in pool if r in st.isr and online(r, tp) and r not in exclude]
-        isr = tuple(r for r in st.isr if online(r, tp) and r not in exclude)
-        if live_isr:
-            leader = live_isr[0]
+        live = self._election_live(tp, st.replicas, reason == "controlled_shutdown")
+        if candidates is not None:
+            leader, isr = reassign_partition_leader_election(candidates, st.isr, live), st.isr
+            if leader is None:
+                return False
+        elif reason == "controlled_shutdown":
+            elected = leader_for_controlled_shutdown(st.replicas, st.isr, live,
+                                                     self.shutting_down | set(exclude))
+            if elected is None:
+                return False
+            leader, isr = elected
         elif exclude:
-            # a controlled shutdown or leader move finds no other live ISR member: the election
-            # fails and writes nothing, so the current leader keeps the partition (ZK's
-            # ControlledShutdownLeaderSelector; the broker-failure path elects later)
-            return False
-        elif self.cluster.unclean_leader_election:
-            live = [r for r in pool if online(r, tp) and r not in exclude]
-            leader = live[0] if live else E.NO_LEADER
-            isr = (leader,) if live else st.isr
+            moved = [r for r in st.replicas if r in st.isr and r in live and r not in exclude]
+            if not moved:
+                return False  # no other live ISR member: the current leader keeps it
+            leader, isr = moved[0], tuple(r for r in st.isr if r in live and r not in exclude)
         else:
-            leader, isr = E.NO_LEADER, st.isr
+            leader, isr = leader_for_offline(st.replicas, st.isr, live,
+                                             self.cluster.unclean_leader_election) \
+                or (E.NO_LEADER, st.isr)
         if leader == st.leader and isr == st.isr:
             return False  # nothing to write: a failed election does not bump the epoch either
         self.change(tp, f"elect:{reason}", leader=leader, isr=isr or st.isr)
         return True
+
+    def _election_live(self, tp: str, replicas, with_shutting_down: bool) -> set:
+        """The replicas of `tp` an election counts live (`isReplicaOnline`, with
+        `includeShuttingDownBrokers` for a controlled shutdown's)."""
+        return {r for r in replicas if self.replica_online(r, tp)
+                and (with_shutting_down or r not in self.shutting_down)}
 
     # -- broker lifecycle ----------------------------------------------------------------
     def on_brokers_failure(self, failed: list[int]) -> None:
@@ -153,9 +176,10 @@ class ControllerOps:
                 continue
             _topic, st = self.store.partition(tp)
             preferred = st.replicas[0]
+            live = self._election_live(tp, st.replicas, False)
             if st.leader == preferred:
                 refused = f"ELECTION_NOT_NEEDED: b{preferred} already leads {tp}"
-            elif preferred in st.isr and self.replica_online(preferred, tp):
+            elif preferred_replica_partition_leader_election(st.replicas, st.isr, live) is not None:
                 self.change(tp, "elect:preferred", leader=preferred)
             else:
                 refused = (f"PREFERRED_LEADER_NOT_AVAILABLE: b{preferred} is not a live ISR "
@@ -193,8 +217,11 @@ class ControllerOps:
         removing = [r for r in st.replicas if r not in target]
         if st.leader not in target or not self.replica_online(st.leader, tp):
             self.elect(tp, "reassignment", candidates=list(target))
+        # a leader no election could move goes with its replica, leaving the partition
+        # leaderless (`stopRemovedReplicasOfReassignment`: OfflineReplica leaves the ISR)
         self.change(tp, "reassign_complete", replicas=target,
-                    isr=tuple(r for r in st.isr if r in target))
+                    isr=tuple(r for r in st.isr if r in target),
+                    leader=st.leader if st.leader in target else E.NO_LEADER)
         stops = {r: self._stop_part(tp, delete=True) for r in removing}
         self.flush()
         for r in removing:
@@ -224,8 +251,9 @@ class ControllerOps:
         if st.leader not in original and self.elect(tp, "reassignment_cancel",
                                                     candidates=list(original)):
             self.change(tp, "reassign_cancel", state_written=False, replicas=original)
-        else:
-            self.change(tp, "reassign_cancel", replicas=original)
+        else:  # a leader outside `original` no election could move goes, as above
+            self.change(tp, "reassign_cancel", replicas=original,
+                        leader=st.leader if st.leader in original else E.NO_LEADER)
         self.flush()
         for r in adding:
             if r in self.live:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from scenarios.schema import parse_scenario
+from sim.core.trace import Trace
+from sim.kafka.probe.run import ProbeRun
 from tests.probe.helpers import assert_refused, probe_checks
 
 ZK_CONTROLLER = """
@@ -104,3 +107,71 @@ def test_a_partition_state_outside_its_replicas_or_topics_is_refused():
     assert_refused(text, "probe.state.partitions[0]")
     assert_refused(_text().replace('tp = "t-0", leader = 1', 'tp = "u-0", leader = 1'),
                    "probe.state.partitions[0].tp")
+
+
+# -- elections, driven on the probe's controller directly -----------------------------------
+def _controller(state: str, unclean: bool = False):
+    """The probe's ZooKeeper-mode controller, active over `state`, for calling its
+    operations directly (a probe step delivers only messages)."""
+    text = f"""
+[protocol]
+profile = "3.7"
+[cluster]
+brokers = 3
+controllers = 1
+unclean_leader_election = {str(unclean).lower()}
+[[topics]]
+name = "t"
+partitions = 1
+replication_factor = 2
+assignment = [[1, 2]]
+[probe]
+kafka_test = "PartitionStateMachineTest"
+kafka_tag = "3.7.0"
+node = "c1"
+[probe.state]
+{state}
+[[probe.steps]]
+deliver = "AlterPartition"
+from = "b1"
+body = {{ tp = "t-0", leader_epoch = 0, partition_epoch = 0, isr = [1] }}
+"""
+    scenario = parse_scenario(text, "probe.toml")
+    run = ProbeRun(scenario.options, scenario.probe, 1, Trace({}))
+    run.prepare()
+    return run.node
+
+
+def _fail(controller, broker: int) -> None:
+    del controller.live[broker]
+    controller.on_brokers_failure([broker])
+
+
+def test_an_unclean_election_passes_over_a_broker_in_controlled_shutdown():
+    """`isReplicaOnline` leaves out brokers shutting down (`liveBrokerIds`, 3.7.0), so the
+    offline election finds no leader; the model elected it."""
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1] }]\n'
+                    'shutting_down = [2]', unclean=True)
+    _fail(c, 1)
+    assert c.store.partition("t-0")[1].leader == -1
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1] }]', unclean=True)
+    _fail(c, 1)
+    assert c.store.partition("t-0")[1].leader == 2  # the same election, b2 not shutting down
+
+
+def test_a_reassignment_election_is_never_unclean_and_a_failed_one_writes_nothing():
+    """`reassignPartitionLeaderElection` picks a live target replica in the ISR or none."""
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1] }]', unclean=True)
+    before = c.store.partition("t-0")[1].partition_epoch
+    assert not c.elect("t-0", "reassignment", candidates=[2])
+    assert c.store.partition("t-0")[1].partition_epoch == before
+
+
+def test_a_controlled_shutdown_election_keeps_the_isr_members_not_shutting_down():
+    """`leaderForControlledShutdown`: the ISR loses the brokers shutting down, nothing else
+    (b3, not live, stays until its own failure handling takes it out)."""
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1, 2, 3], '
+                    'replicas = [1, 2, 3] }]\nlive_brokers = [{ id = 1 }, { id = 2 }]')
+    c.controlled_shutdown(1)
+    st = c.store.partition("t-0")[1]
+    assert (st.leader, st.isr) == (2, (2, 3))
