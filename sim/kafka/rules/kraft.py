@@ -65,17 +65,21 @@ class PartitionChange(NamedTuple):
 def partition_change(proto, leader: int, leader_epoch: int, partition_epoch: int, isr: tuple,
                      replicas: tuple, usable: tuple, target_isr: tuple | None = None,
                      unclean: bool = False) -> PartitionChange | None:
-    """`PartitionChangeBuilder.build`: the partition with ISR `target_isr` (default: the ISR
-    without replicas that are not `usable`, i.e. fenced or shutting down) and a leader elected
-    if the current one is not usable (the first usable ISR replica in assignment order; with
-    `unclean`, any usable replica; else none, -1, keeping the last ISR member). The leader
-    epoch moves with a new leader, and on an ISR shrink while
+    """`PartitionChangeBuilder.build` (3.3.0-3.7.0, without ELR): the partition with ISR
+    `target_isr` (default: the ISR as it is; the builder does not filter it, so a caller that
+    takes fenced or shutting-down brokers out passes the ISR without them, as
+    `generateLeaderAndIsrUpdates` does) and a new leader if the current one is not a valid one
+    (`electAnyLeader`: in the target ISR and `usable`, i.e. unfenced and not shutting down,
+    `isAcceptableLeader`): the first valid replica in assignment order; with `unclean`, any
+    usable replica, which leads an ISR of itself; else none, -1, an empty ISR keeping its
+    last member. The leader epoch moves with a new leader, and on an ISR shrink while
     `kraft_isr_shrink_bumps_epoch` (`triggerLeaderEpochBumpIfNeeded`; KAFKA-15021 ended it
-    from MetadataVersion 3.6); the partition epoch moves with every change. None: no change."""
-    new_isr = tuple(r for r in (isr if target_isr is None else target_isr) if r in usable)
+    from MetadataVersion 3.6); the partition epoch moves with every change. None: no change
+    (`changeRecordIsNoOp`)."""
+    new_isr = tuple(isr if target_isr is None else target_isr)
     new_leader = leader
     if leader not in usable or leader not in new_isr:
-        clean = [r for r in replicas if r in new_isr]
+        clean = [r for r in replicas if r in new_isr and r in usable]
         dirty = [r for r in replicas if r in usable] if unclean else []
         new_leader = (clean or dirty or [E.NO_LEADER])[0]
         if new_leader != E.NO_LEADER and new_leader not in new_isr:

@@ -49,7 +49,7 @@ def test_diverging_end_offset(epochs, last_epoch, fetch_offset, expected):
 def test_partition_change_shrink_bumps_the_leader_epoch_only_before_kafka_15021():
     """b3 fenced: it leaves the ISR; the leader stays. 3.5 bumps the leader epoch, 4.1 not;
     the partition epoch moves either way."""
-    args = (1, 4, 7, (1, 2, 3), (1, 2, 3), (1, 2))
+    args = (1, 4, 7, (1, 2, 3), (1, 2, 3), (1, 2), (1, 2))  # the ISR without b3, as fencing asks
     assert kraft.partition_change(P35, *args) == kraft.PartitionChange(1, 5, 8, (1, 2))
     assert kraft.partition_change(P41, *args) == kraft.PartitionChange(1, 4, 8, (1, 2))
 
@@ -63,7 +63,10 @@ def test_partition_change_shrink_bumps_the_leader_epoch_only_before_kafka_15021(
     (1, (1, 2, 3), (1, 2, 3), False, None),                    # nothing to change
 ])
 def test_partition_change_elections(leader, isr, usable, unclean, expected):
-    change = kraft.partition_change(P41, leader, 4, 7, isr, (1, 2, 3), usable, None, unclean)
+    """The controller fences a broker by asking for the ISR without it
+    (`generateLeaderAndIsrUpdates`), as `_rebalance` does."""
+    target = tuple(r for r in isr if r in usable)
+    change = kraft.partition_change(P41, leader, 4, 7, isr, (1, 2, 3), usable, target, unclean)
     assert change == (None if expected is None else kraft.PartitionChange(*expected))
 
 
