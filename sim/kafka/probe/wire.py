@@ -142,6 +142,22 @@ def _offsets_for_leader_epoch(f: dict, ctx) -> M.OffsetsForLeaderEpoch:
     return M.OffsetsForLeaderEpoch(_replica_id(f, ctx), _corr(f, ctx, "OffsetsForLeaderEpoch"), parts)
 
 
+LIST_OFFSETS_PARTITION = (Field("tp", "str"), Field("current_leader_epoch", "int", NO),
+                          Field("timestamp", "int", -1))
+
+
+def _list_offsets(f: dict, ctx) -> M.ListOffsets:
+    """A ListOffsets from the sender: a broker `b<id>` names its id, anyone else is a
+    consumer (-1), unless `replica_id` says otherwise (-2: the debugging id, which a follower
+    may answer)."""
+    src = ctx.src
+    replica = f["replica_id"] if f["replica_id"] is not None else \
+        int(src[1:]) if src[:1] == "b" and src[1:].isdigit() else -1
+    parts = tuple(M.ListOffsetsPartition(p["tp"], p["current_leader_epoch"], p["timestamp"])
+                  for p in f["partitions"])
+    return M.ListOffsets(replica, _corr(f, ctx, "ListOffsets"), parts)
+
+
 def _metadata(f: dict, ctx) -> M.MetadataRequest:
     return M.MetadataRequest(_corr(f, ctx, "Metadata"))
 
@@ -290,6 +306,10 @@ KINDS: dict[str, Kind] = {
     "OffsetsForLeaderEpoch": Kind(BROKER, (Field("replica_id", "int", -2), Field("corr", "int", 0),
                                            _parts(EPOCH_PARTITION)),
                                   _offsets_for_leader_epoch, "OffsetsForLeaderEpoch"),
+    "ListOffsets": Kind(BROKER, (Field("replica_id", "int", None), Field("corr", "int", 0),
+                                 _parts(LIST_OFFSETS_PARTITION)),
+                        _list_offsets, "a consumer's (or a replica's) ListOffsets, timestamp -1 "
+                        "LATEST or -2 EARLIEST"),
     "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
     "FetchResponse": Kind(BROKER + CONSUMER, (Field("corr", "int", 0), _parts(FETCH_DATA)),
                           _fetch_response, "the leader's answer to this follower's or "
@@ -339,6 +359,8 @@ GATES = {
                                       "Fetch v12 (KIP-595, 2.7)"),
     ("OffsetsForLeaderEpoch", "current_leader_epoch"): (lambda p: p.fetch_epoch_check,
                                                         "OffsetsForLeaderEpoch v2 (KIP-320, 2.1)"),
+    ("ListOffsets", "current_leader_epoch"): (lambda p: p.fetch_epoch_check,
+                                              "ListOffsets v4 (KIP-320, 2.1)"),
 }
 
 
