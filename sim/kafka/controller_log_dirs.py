@@ -73,18 +73,14 @@ class LogDirFailureOps:
     def on_replicas_offline(self, broker: int, tps: list[str]) -> None:
         self.emit(V.REPLICAS_OFFLINE, {"broker": broker, "tps": tps})
         offline = set(tps)
-        stops = []
-        for tp in self.store.all_tps():
-            _topic, st = self.store.partition(tp)
-            leader_offline = st.leader == broker and tp in offline
-            if leader_offline or st.leader == E.NO_LEADER:
+        for tp in self.store.all_tps():  # as on a broker failure (`onReplicasBecomeOffline`)
+            leader = self.store.partition(tp)[1].leader
+            if (leader == broker and tp in offline) or leader not in self.live:
                 self.elect(tp, "log_dir_failure")
-            if tp not in offline:
-                continue
-            stops.append(self._stop_part(tp, delete=False))
-            if not leader_offline and broker in st.isr and len(st.isr) > 1:
-                self.change(tp, "isr_remove_offline", self.protocol.isr_shrink_bumps_epoch,
-                            isr=tuple(r for r in st.isr if r != broker))
+        # OfflineReplica: the StopReplica at the epoch the election left, then the ISR removal
+        mine = [tp for tp in self.store.all_tps() if tp in offline]
+        stops = [self._stop_part(tp, delete=False) for tp in mine]
+        self.remove_from_isr(broker, mine)
         if not self.dirty:
             self.send_update_metadata([])
         self.flush()

@@ -52,8 +52,8 @@ class ControllerOps:
         `candidates`, its target replicas (the ISR kept; none found: nothing written); a
         controlled shutdown's (`reason` "controlled_shutdown": the ISR loses the brokers
         shutting down; none found: the leader stays); else a new or offline partition's (none
-        found, the partition is left leaderless, as the replica state machine's ISR removal
-        writes it). `exclude` (the harness's `move_all_leaders`) moves leadership off those
+        found: nothing written, the partition stays offline; `remove_from_isr` then writes it
+        leaderless if its leader's replica went offline). `exclude` (the harness's `move_all_leaders`) moves leadership off those
         brokers to the first live ISR member, leading the live ISR without them. A replica in
         a failed log directory, or on a broker shutting down, is not live
         (`isReplicaOnline`)."""
@@ -75,9 +75,15 @@ class ControllerOps:
                 return False  # no other live ISR member: the current leader keeps it
             leader, isr = moved[0], tuple(r for r in st.isr if r in live and r not in exclude)
         else:
-            leader, isr = leader_for_offline(st.replicas, st.isr, live,
-                                             self.cluster.unclean_leader_election) \
-                or (E.NO_LEADER, st.isr)
+            elected = leader_for_offline(st.replicas, st.isr, live,
+                                         self.cluster.unclean_leader_election)
+            if elected is None:
+                return False  # it stays offline: the replicas' ISR removal may write it
+            leader, isr = elected
+            # an offline partition's new state is written even when its restarted leader is
+            # elected again (`newLeaderAndIsr`: a new leader epoch)
+            self.change(tp, f"elect:{reason}", leader=leader, isr=isr)
+            return True
         if leader == st.leader and isr == st.isr:
             return False  # nothing to write: a failed election does not bump the epoch either
         self.change(tp, f"elect:{reason}", leader=leader, isr=isr or st.isr)
@@ -91,25 +97,47 @@ class ControllerOps:
 
     # -- broker lifecycle ----------------------------------------------------------------
     def on_brokers_failure(self, failed: list[int]) -> None:
+        """`KafkaController.onBrokerFailure` -> `onReplicasBecomeOffline`: elect a leader for
+        every partition whose leader is not live (`triggerOnlinePartitionStateChange`), then
+        take the failed brokers' replicas out of the ISRs one broker at a time
+        (`OfflineReplica`; Kafka's order is a hash set's, the model's by broker id)."""
         self.forget_offline_replicas(failed)
-        for tp in self.store.all_tps():
-            _topic, st = self.store.partition(tp)
-            if st.leader in failed or st.leader == E.NO_LEADER:
+        tps = self.store.all_tps()
+        for tp in tps:
+            if self.store.partition(tp)[1].leader not in self.live:
                 self.elect(tp, "broker_failure")
-            elif any(r in failed for r in st.isr):
-                self.change(tp, "isr_remove_offline", self.protocol.isr_shrink_bumps_epoch,
-                            isr=tuple(r for r in st.isr if r not in failed))
+        for broker in sorted(failed):
+            self.remove_from_isr(broker, tps)
         if not self.dirty:  # `onReplicasBecomeOffline`: no leader or ISR changed, yet the live
             self.send_update_metadata([])  # brokers must hear that these are gone
         self.flush()
 
+    def remove_from_isr(self, broker: int, tps) -> None:
+        """`ReplicaStateMachine.doRemoveReplicasFromIsr` for `broker`'s replicas of `tps`: every
+        partition whose ISR holds it is written, leaderless if it led, without it unless it is
+        the ISR's last member (ZooKeeper keeps that one); each write takes a new leader epoch
+        (`newLeaderAndIsr`)."""
+        for tp in tps:
+            _topic, st = self.store.partition(tp)
+            if broker not in st.isr:
+                continue
+            leader = E.NO_LEADER if st.leader == broker else st.leader
+            self.change(tp, "isr_remove_offline",
+                        leader != st.leader or self.protocol.isr_shrink_bumps_epoch,
+                        leader=leader,
+                        isr=st.isr if len(st.isr) == 1 else tuple(r for r in st.isr if r != broker))
+
     def on_brokers_startup(self, started: list[int]) -> None:
+        """`onBrokerStartup`: UpdateMetadata and LeaderAndIsr, then an election for every
+        offline partition: leaderless, led by a broker not live, or led by one that just
+        started (left as its leader when nobody could take over at a failover)."""
         self.forget_offline_replicas(started)
         self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps())
         for b in started:
             self.send_assignments(b)
         for tp in self.store.all_tps():
-            if self.store.partition(tp)[1].leader == E.NO_LEADER:
+            leader = self.store.partition(tp)[1].leader
+            if leader not in self.live or leader in started:
                 self.elect(tp, "broker_startup")
         self.flush()
         self.resume_deletions(started)

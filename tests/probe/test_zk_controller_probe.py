@@ -175,3 +175,36 @@ def test_a_controlled_shutdown_election_keeps_the_isr_members_not_shutting_down(
     c.controlled_shutdown(1)
     st = c.store.partition("t-0")[1]
     assert (st.leader, st.isr) == (2, (2, 3))
+
+
+def test_a_double_failure_keeps_the_last_isr_member_and_writes_once_per_broker():
+    """`onReplicasBecomeOffline`: the election finds nobody, then `doRemoveReplicasFromIsr`
+    runs per failed broker: b1 leaves (leaderless, ISR [2]), b2 is the last member and stays;
+    each removal is written with a new leader epoch."""
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1, 2] }]')
+    del c.live[1], c.live[2]
+    c.on_brokers_failure([1, 2])
+    st = c.store.partition("t-0")[1]
+    assert (st.leader, st.isr, st.leader_epoch) == (-1, (2,), 2)
+
+
+def test_followers_failing_together_are_removed_one_write_each():
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1, 2, 3], '
+                    'replicas = [1, 2, 3] }]')
+    del c.live[2], c.live[3]
+    c.on_brokers_failure([2, 3])
+    st = c.store.partition("t-0")[1]
+    assert (st.leader, st.isr, st.leader_epoch) == (1, (1,), 2)
+
+
+def test_a_dead_leader_nobody_can_replace_stays_at_a_failover_and_is_reelected_on_return():
+    """A new controller finds t-0 led by b1, not live, with no live ISR member: the election
+    fails and writes nothing (the partition is offline). When b1 starts again the offline
+    partition is elected anew, b1 again, at a new leader epoch."""
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1] }]\n'
+                    'live_brokers = [{ id = 2 }]')
+    st = c.store.partition("t-0")[1]
+    assert (st.leader, st.leader_epoch) == (1, 0)
+    c.live[1] = 9
+    c.on_brokers_startup([1])
+    assert (st.leader, st.isr, st.leader_epoch) == (1, (1,), 1)
