@@ -96,6 +96,7 @@ def test_epochs_ahead_of_the_controller_are_not_controller_from_3_3_and_a_bad_ve
     (dict(deliver="BrokerHeartbeat", body="broker_epoch = 1"), "probe.steps[0].deliver"),
     (dict(live="[{ id = 9 }]"), "probe.state.live_brokers[0].id"),
     (dict(shutting_down="[2]", live="[{ id = 1 }]"), "probe.state.shutting_down"),
+    (dict(live="[{ id = 1 }, { id = 1 }]"), "probe.state.live_brokers[1].id"),
     (dict(expect='"records" = []'), "probe.steps[0].expect.records"),
 ])
 def test_bad_zk_controller_probes_are_one_line_errors_naming_the_key(change, key):
@@ -208,3 +209,10 @@ def test_a_dead_leader_nobody_can_replace_stays_at_a_failover_and_is_reelected_o
     c.live[1] = 9
     c.on_brokers_startup([1])
     assert (st.leader, st.isr, st.leader_epoch) == (1, (1,), 1)
+
+
+def test_a_partition_may_be_set_leaderless():
+    """`leader = -1` is a state (no leader), not "left as created"."""
+    c = _controller('partitions = [{ tp = "t-0", leader = -1, isr = [1] }]\n'
+                    'live_brokers = [{ id = 2 }]')
+    assert c.store.partition("t-0")[1].leader == -1

@@ -60,7 +60,7 @@ CONSUMER_STATE = (Field("name", "str"), Field("metadata", "tables", (), METADATA
                   Field("brokers", "ints", None), Field("positions", "tables", (), POSITION),
                   Field("metadata_in_flight_to", "int", NO))
 CONTROLLER_STATE = (Field("name", "str"), Field("records", "tables", (), METADATA_RECORD))
-ZK_PARTITION = (Field("tp", "str"), Field("leader", "int", NO), Field("leader_epoch", "int", NO),
+ZK_PARTITION = (Field("tp", "str"), Field("leader", "int", None), Field("leader_epoch", "int", NO),
                 Field("partition_epoch", "int", NO), Field("isr", "ints", None),
                 Field("replicas", "ints", None))
 LIVE_BROKER = (Field("id", "int"), Field("epoch", "int", NO))
@@ -212,6 +212,9 @@ def set_zk_controller(controller, state: dict, ctx) -> None:
     live = [{"id": b, "epoch": NO} for b in ctx.alive()] if live is None else live
     for i, b in enumerate(live):
         _known_broker(b["id"], ctx, f"node.live_brokers[{i}].id")
+        if b["id"] in store.brokers:
+            raise FieldProblem(f"node.live_brokers[{i}].id", f"broker {b['id']} is listed twice",
+                               "list each live broker once")
         store.register_broker(b["id"], 0)
         if b["epoch"] != NO:
             store.brokers[b["id"]].epoch = b["epoch"]
@@ -234,7 +237,9 @@ def _set_zk_partition(store, part: dict, key: str) -> None:
         raise FieldProblem(f"{key}.tp", f"{part['tp']!r} is not a partition of the scenario's "
                            "topics", "name one of " + ", ".join(store.all_tps()))
     st = found[1]
-    for name in ("leader", "leader_epoch", "partition_epoch"):
+    if part["leader"] is not None:  # -1: leaderless
+        st.leader = part["leader"]
+    for name in ("leader_epoch", "partition_epoch"):
         if part[name] != NO:
             setattr(st, name, part[name])
     for name in ("replicas", "isr"):
