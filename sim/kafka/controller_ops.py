@@ -53,40 +53,30 @@ class ControllerOps:
         controlled shutdown's (`reason` "controlled_shutdown": the ISR loses the brokers
         shutting down; none found: the leader stays); else a new or offline partition's (none
         found: nothing written, the partition stays offline; `remove_from_isr` then writes it
-        leaderless if its leader's replica went offline). `exclude` (the harness's `move_all_leaders`) moves leadership off those
-        brokers to the first live ISR member, leading the live ISR without them. A replica in
-        a failed log directory, or on a broker shutting down, is not live
-        (`isReplicaOnline`)."""
+        leaderless if its leader's replica went offline; found: written even when its
+        restarted leader is elected again, `newLeaderAndIsr` taking a new leader epoch).
+        `exclude` (the harness's `move_all_leaders`) moves leadership off those brokers to the
+        first live ISR member, leading the live ISR without them. A replica in a failed log
+        directory, or on a broker shutting down, is not live (`isReplicaOnline`)."""
         _topic, st = self.store.partition(tp)
         live = self._election_live(tp, st.replicas, reason == "controlled_shutdown")
+        offline = candidates is None and reason != "controlled_shutdown" and not exclude
         if candidates is not None:
-            leader, isr = reassign_partition_leader_election(candidates, st.isr, live), st.isr
-            if leader is None:
-                return False
+            leader = reassign_partition_leader_election(candidates, st.isr, live)
+            elected = None if leader is None else (leader, st.isr)
         elif reason == "controlled_shutdown":
             elected = leader_for_controlled_shutdown(st.replicas, st.isr, live,
                                                      self.shutting_down | set(exclude))
-            if elected is None:
-                return False
-            leader, isr = elected
         elif exclude:
             moved = [r for r in st.replicas if r in st.isr and r in live and r not in exclude]
-            if not moved:
-                return False  # no other live ISR member: the current leader keeps it
-            leader, isr = moved[0], tuple(r for r in st.isr if r in live and r not in exclude)
+            elected = (moved[0], tuple(r for r in st.isr if r in live and r not in exclude)) \
+                if moved else None  # none: the current leader keeps it
         else:
             elected = leader_for_offline(st.replicas, st.isr, live,
                                          self.cluster.unclean_leader_election)
-            if elected is None:
-                return False  # it stays offline: the replicas' ISR removal may write it
-            leader, isr = elected
-            # an offline partition's new state is written even when its restarted leader is
-            # elected again (`newLeaderAndIsr`: a new leader epoch)
-            self.change(tp, f"elect:{reason}", leader=leader, isr=isr)
-            return True
-        if leader == st.leader and isr == st.isr:
+        if elected is None or (not offline and elected == (st.leader, st.isr)):
             return False  # nothing to write: a failed election does not bump the epoch either
-        self.change(tp, f"elect:{reason}", leader=leader, isr=isr or st.isr)
+        self.change(tp, f"elect:{reason}", leader=elected[0], isr=elected[1])
         return True
 
     def _election_live(self, tp: str, replicas, with_shutting_down: bool) -> set:

@@ -253,7 +253,7 @@ def _set_zk_partition(store, part: dict, key: str) -> None:
 
 def _known_broker(broker: int, ctx, key: str) -> None:
     if broker not in ctx.alive():
-        raise FieldProblem(key, f"broker {broker} is not in the cluster",
+        raise FieldProblem(key, f"broker {broker} does not exist",
                            f"name one of {', '.join(str(b) for b in ctx.alive())}")
 
 
@@ -309,9 +309,7 @@ def _set_client_metadata(client, metadata: tuple, brokers, ctx) -> None:
 def _metadata_in_flight(client, broker: int, ctx) -> None:
     """A Metadata request in flight to `broker`, as after `Metadata.requestUpdate`: its answer
     is the one the client takes (`MetadataResponse` names it by default)."""
-    if broker not in ctx.alive():
-        raise FieldProblem("node.metadata_in_flight_to", f"broker {broker} does not exist",
-                           f"name one of {', '.join(str(b) for b in ctx.alive())}")
+    _known_broker(broker, ctx, "node.metadata_in_flight_to")
     client.corr += 1
     client.meta_inflight, client.meta_node = client.corr, broker
     client.connected.add(broker)

@@ -118,11 +118,14 @@ FETCH_PARTITION = (Field("tp", "str"), Field("fetch_offset", "int"),
                    Field("current_leader_epoch", "int", NO), Field("last_fetched_epoch", "int", NO))
 
 
-def _replica_id(f: dict, ctx) -> int:
-    if f["replica_id"] != -2:
-        return f["replica_id"]
+def _sender_broker(ctx) -> int:
+    """The sender's broker id (`b<id>`), or -1 for a sender that is no broker."""
     src = ctx.src
     return int(src[1:]) if src[:1] == "b" and src[1:].isdigit() else NO
+
+
+def _replica_id(f: dict, ctx) -> int:
+    return f["replica_id"] if f["replica_id"] != -2 else _sender_broker(ctx)
 
 
 def _fetch(f: dict, ctx) -> M.Fetch:
@@ -150,9 +153,7 @@ def _list_offsets(f: dict, ctx) -> M.ListOffsets:
     """A ListOffsets from the sender: a broker `b<id>` names its id, anyone else is a
     consumer (-1), unless `replica_id` says otherwise (-2: the debugging id, which a follower
     may answer)."""
-    src = ctx.src
-    replica = f["replica_id"] if f["replica_id"] is not None else \
-        int(src[1:]) if src[:1] == "b" and src[1:].isdigit() else -1
+    replica = f["replica_id"] if f["replica_id"] is not None else _sender_broker(ctx)
     parts = tuple(M.ListOffsetsPartition(p["tp"], p["current_leader_epoch"], p["timestamp"])
                   for p in f["partitions"])
     return M.ListOffsets(replica, _corr(f, ctx, "ListOffsets"), parts)
@@ -263,15 +264,8 @@ def _alter_partition(f: dict, ctx) -> M.AlterPartition:
     broker = _sender_id(f, ctx)
     return M.AlterPartition(_corr(f, ctx, "AlterPartition"), broker, f["tp"],
                             f["leader_epoch"], f["partition_epoch"], tuple(f["isr"]),
-                            _registered_epoch(broker, ctx) if f["broker_epoch"] is None
+                            ctx.registered_epoch(broker) if f["broker_epoch"] is None
                             else f["broker_epoch"], tuple(f["isr_epochs"]))
-
-
-def _registered_epoch(broker: int, ctx) -> int:
-    """The epoch the node registers `broker` with (-1: none; a KRaft controller's metadata
-    image, a ZooKeeper-mode controller's live brokers), the broker epoch a request from it
-    carries unless the probe says otherwise."""
-    return ctx.registered_epoch(broker)
 
 
 def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
@@ -327,10 +321,10 @@ KINDS: dict[str, Kind] = {
                                                    Field("brokers", "ints", None)),
                              _metadata_response, "a broker's Metadata answer", True),
     "AlterPartition": Kind(
-        CONTROLLER + ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO), Field("tp", "str"),
-                     Field("leader_epoch", "int"), Field("partition_epoch", "int"),
-                     Field("isr", "ints"), Field("broker_epoch", "int", None),
-                     Field("isr_epochs", "ints", ())),
+        CONTROLLER + ZK_CONTROLLER,
+        (Field("corr", "int", 0), Field("broker", "int", NO), Field("tp", "str"),
+         Field("leader_epoch", "int"), Field("partition_epoch", "int"), Field("isr", "ints"),
+         Field("broker_epoch", "int", None), Field("isr_epochs", "ints", ())),
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
     "BrokerHeartbeat": Kind(
         CONTROLLER, (Field("broker", "int", NO), Field("broker_epoch", "int"),
