@@ -20,13 +20,19 @@ from sim.kafka import vocab as V
 from sim.kafka.log import Log
 from sim.kafka.messages import ControlResponse, MetadataResponse
 from sim.kafka.partition import Partition
-from sim.kafka.rules import control
+from sim.kafka.rules import control, inter_broker
 from sim.kafka.rules.replication import makes_follower
 
 
 class ControlPlane:
     def _reply(self, msg, kind: str, body) -> None:
         self.send(msg.src, kind, body)
+
+    def controlled_shutdown_broker_epoch(self) -> int:
+        """The BrokerEpoch of this broker's ControlledShutdown: the epoch it last registered
+        with from v2 (KIP-380, IBP 2.2; `KafkaServer.controlledShutdown`), else -1."""
+        carried = inter_broker.control_carries_broker_epoch(self.protocol, self.store.ibp)
+        return self.broker_epoch if carried else E.NO_EPOCH
 
     def _fenced_controller(self, msg) -> bool:
         """STALE_BROKER_EPOCH / STALE_CONTROLLER_EPOCH for a whole control request, in that

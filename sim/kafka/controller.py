@@ -21,6 +21,7 @@ from sim.kafka.controller_log_dirs import LogDirFailureOps
 from sim.kafka.controller_ops import ControllerOps
 from sim.kafka.messages import (
     AlterPartitionResponse,
+    ControlledShutdownResponse,
     LeaderAndIsr,
     PartitionState,
     StopReplica,
@@ -225,13 +226,14 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
             self.send_assignments(b)
         self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps())
 
-    def flush(self, leader_and_isr: bool = True) -> None:
-        """Propagate partitions changed since the last flush: LeaderAndIsr, then UpdateMetadata."""
+    def flush(self, leader_and_isr: bool = True, without: int | None = None) -> None:
+        """Propagate partitions changed since the last flush: LeaderAndIsr to their replicas
+        but `without` (the replica `OfflineReplica` took out), then UpdateMetadata to all."""
         tps, self.dirty = sorted(set(self.dirty)), []
         if not tps:
             return
         if leader_and_isr:
-            for b in sorted(self.live):
+            for b in sorted(b for b in self.live if b != without):
                 # not to a replica in a failed log directory (`isReplicaOnline`)
                 mine = [tp for tp in tps if b in self.store.partition(tp)[1].replicas
                         and self.replica_online(b, tp)]
@@ -243,12 +245,25 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
     def on_message(self, msg) -> None:
         if msg.kind == "AlterPartition":
             self.on_alter_partition(msg)
+        elif msg.kind == "ControlledShutdown":
+            self.on_controlled_shutdown(msg)
         elif msg.kind.endswith("Response"):
             entry = self.outstanding.pop(msg.body.corr, None)
             if entry is not None and msg.kind == "StopReplicaResponse":
                 self.on_stop_replica_response(entry[0], entry[2], msg.body)
             elif entry is not None and msg.kind == "LeaderAndIsrResponse":
                 self.on_leader_and_isr_response(entry[0], entry[2], msg.body)
+
+    def on_controlled_shutdown(self, msg) -> None:
+        """`KafkaApis.handleControlledShutdownRequest`: the controller's `controlled_shutdown`,
+        answered with the refusal's error, or with the partitions the broker still leads."""
+        req = msg.body
+        error = self.controlled_shutdown_error(req.broker, req.broker_epoch)
+        if error == E.NONE:
+            self.controlled_shutdown(req.broker, req.broker_epoch)
+        remaining = tuple(self.leads_after_shutdown(req.broker)) if error == E.NONE else ()
+        self.send(msg.src, "ControlledShutdownResponse",
+                  ControlledShutdownResponse(req.corr, error, remaining))
 
     def on_alter_partition(self, msg) -> None:
         """KIP-497 AlterPartition, validated as in ref §1.4 (never bumps the leader epoch), in

@@ -12,6 +12,7 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
+from sim.kafka.rules.controller import zk_controlled_shutdown_error
 from sim.kafka.rules.elections import (
     leader_for_controlled_shutdown,
     leader_for_offline,
@@ -102,18 +103,18 @@ class ControllerOps:
             self.send_update_metadata([])  # brokers must hear that these are gone
         self.flush()
 
-    def remove_from_isr(self, broker: int, tps) -> None:
+    def remove_from_isr(self, broker: int, tps, reason: str = "isr_remove_offline") -> None:
         """`ReplicaStateMachine.doRemoveReplicasFromIsr` for `broker`'s replicas of `tps`: every
         partition whose ISR holds it is written, leaderless if it led, without it unless it is
         the ISR's last member (ZooKeeper keeps that one); each write takes a new leader epoch
-        (`newLeaderAndIsr`)."""
+        (`newLeaderAndIsr`). `OfflineReplica` sends the new state to the other replicas only
+        (callers `flush(without=broker)`, which matters when the broker is still up)."""
         for tp in tps:
             _topic, st = self.store.partition(tp)
             if broker not in st.isr:
                 continue
             leader = E.NO_LEADER if st.leader == broker else st.leader
-            self.change(tp, "isr_remove_offline",
-                        leader != st.leader or self.protocol.isr_shrink_bumps_epoch,
+            self.change(tp, reason, leader != st.leader or self.protocol.isr_shrink_bumps_epoch,
                         leader=leader,
                         isr=st.isr if len(st.isr) == 1 else tuple(r for r in st.isr if r != broker))
 
@@ -132,24 +133,57 @@ class ControllerOps:
         self.flush()
         self.resume_deletions(started)
 
-    def controlled_shutdown(self, broker: int) -> str | None:
-        if not self._can_write():
-            return "controller cannot write"
-        if broker in self.live:  # Kafka refuses a broker that is not live (BrokerNotAvailable)
-            self.shutting_down.add(broker)  # `shuttingDownBrokerIds`: kept out of ISRs (KIP-841)
-        stops = []
-        for tp in self.store.all_tps():
-            topic, st = self.store.partition(tp)
-            if st.leader == broker:
+    def controlled_shutdown(self, broker: int, broker_epoch: int = E.NO_EPOCH) -> str | None:
+        """`KafkaController.doControlledShutdown` (the same from 1.1 to 3.7): refused when this
+        controller cannot write, when `broker_epoch` (ControlledShutdown v2, KIP-380; -1: not
+        carried) is older than the registration it holds, or when the broker is not live.
+        Otherwise the broker counts as shutting down, and of the partitions it hosts with more
+        than one replica (a topic queued for deletion is no longer among them): those it leads
+        get the controlled shutdown election (written and sent first); those it follows, in the
+        ISR or not, are stopped (StopReplica, delete false) at the leader epoch they have, then lose
+        it from their ISR (`OfflineReplica`: `remove_from_isr`, LeaderAndIsr to the other
+        replicas only) and are stopped once more at that same epoch, read before the removal.
+        Returns a refusal's reason, else None; `leads_after_shutdown` is the answer's list."""
+        error = self.controlled_shutdown_error(broker, broker_epoch)
+        if error != E.NONE:
+            return self._refusal(error, broker, broker_epoch)
+        self.shutting_down.add(broker)  # `shuttingDownBrokerIds`: kept out of ISRs (KIP-841)
+        acted = [tp for tp in self.store.all_tps() if self._shutdown_acts_on(tp, broker)]
+        followed = [tp for tp in acted if self.store.partition(tp)[1].leader != broker]
+        for tp in acted:
+            if tp not in followed:
                 self.elect(tp, "controlled_shutdown", exclude=(broker,))
-            elif broker in st.isr and len(st.isr) > 1:
-                self.change(tp, "controlled_shutdown", self.protocol.isr_shrink_bumps_epoch,
-                            isr=tuple(r for r in st.isr if r != broker))
-                stops.append(self._stop_part(tp, delete=False))
         self.flush()
-        if stops and broker in self.live:
-            self.send_stop_replica(broker, tuple(stops))
+        stops = tuple(self._stop_part(tp, delete=False) for tp in followed)
+        if stops:
+            self.send_stop_replica(broker, stops)
+        self.remove_from_isr(broker, followed, "controlled_shutdown")
+        self.flush(without=broker)
+        if stops:
+            self.send_stop_replica(broker, stops)
         return None
+
+    def controlled_shutdown_error(self, broker: int, broker_epoch: int) -> int:
+        """The error `doControlledShutdown` throws before acting, or NONE."""
+        return zk_controlled_shutdown_error(self._can_write(), broker_epoch, self.live.get(broker))
+
+    def _refusal(self, error: int, broker: int, broker_epoch: int) -> str:
+        if error == E.NOT_CONTROLLER:
+            return "controller cannot write"  # as every other operation says it
+        why = (f"b{broker} asked at broker epoch {broker_epoch} < {self.live.get(broker)}"
+               if error == E.STALE_BROKER_EPOCH else f"b{broker} is not live")
+        return f"{V.ERROR_NAMES[error]}: {why}"
+
+    def _shutdown_acts_on(self, tp: str, broker: int) -> bool:
+        # a topic queued for deletion has left `store.topics`, so `all_tps` skips it already
+        replicas = self.store.partition(tp)[1].replicas
+        return broker in replicas and len(replicas) > 1
+
+    def leads_after_shutdown(self, broker: int) -> list[str]:
+        """`partitionLeadersOnBroker`: the partitions `broker` still leads that a controlled
+        shutdown moves (more than one replica, topic not queued for deletion)."""
+        return [tp for tp in self.store.all_tps() if self._shutdown_acts_on(tp, broker)
+                and self.store.partition(tp)[1].leader == broker]
 
     # -- leadership moves ----------------------------------------------------------------
     def move_leader(self, tp: str, to: str | int = "next") -> str | None:

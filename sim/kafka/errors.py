@@ -7,6 +7,7 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5  # the model's brokers never send it; a probe's answer may
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
+BROKER_NOT_AVAILABLE = 8  # a ZooKeeper-mode controller's answer to a ControlledShutdown
 STALE_CONTROLLER_EPOCH = 11
 CLUSTER_AUTHORIZATION_FAILED = 31  # the model's brokers never send it; a probe's answer may
 UNSUPPORTED_VERSION = 35  # likewise

@@ -135,6 +135,27 @@ class AlterPartitionResponse(NamedTuple):
         return {"tp": self.tp, "error": self.error}
 
 
+class ControlledShutdown(NamedTuple):
+    """A ZooKeeper-mode broker asks the controller to move its leaderships away; the model's
+    brokers call the controller directly (`faults.nodes.controlled_shutdown`), a probe sends
+    it as Kafka's broker does."""
+    corr: int
+    broker: int
+    broker_epoch: int = -1  # ControlledShutdown v2 (KIP-380, IBP 2.2); -1: not carried
+
+    def brief(self) -> dict:
+        return {"broker": self.broker, "broker_epoch": self.broker_epoch}
+
+
+class ControlledShutdownResponse(NamedTuple):
+    corr: int
+    error: int
+    remaining: tuple  # the partitions the broker still leads (`partitionLeadersOnBroker`)
+
+    def brief(self) -> dict:
+        return {"error": self.error, "remaining": list(self.remaining)}
+
+
 class ProducePartition(NamedTuple):
     tp: str
     batch: Batch

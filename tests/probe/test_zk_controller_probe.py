@@ -32,7 +32,7 @@ live_brokers = {live}
 shutting_down = {shutting_down}
 [[probe.steps]]
 deliver = "{deliver}"
-from = "b1"
+from = "{src}"
 body = {{ {body} }}
 expect = {{ {expect} }}
 """
@@ -41,9 +41,9 @@ expect = {{ {expect} }}
 def _text(profile="3.7", live="[{ id = 1, epoch = 7 }, { id = 2 }, { id = 3 }]",
           shutting_down="[]", deliver="AlterPartition",
           body='tp = "t-0", leader_epoch = 2, partition_epoch = 5, isr = [1, 2]',
-          expect='"error" = "NONE"'):
+          expect='"error" = "NONE"', src="b1"):
     return ZK_CONTROLLER.format(profile=profile, live=live, shutting_down=shutting_down,
-                                deliver=deliver, body=body, expect=expect)
+                                deliver=deliver, body=body, expect=expect, src=src)
 
 
 def test_a_shrink_is_written_answered_and_sent_to_every_live_broker():
@@ -111,7 +111,7 @@ def test_a_partition_state_outside_its_replicas_or_topics_is_refused():
 
 
 # -- elections, driven on the probe's controller directly -----------------------------------
-def _controller(state: str, unclean: bool = False):
+def _controller(state: str, unclean: bool = False, assignment: str = "[[1, 2]]"):
     """The probe's ZooKeeper-mode controller, active over `state`, for calling its
     operations directly (a probe step delivers only messages)."""
     text = f"""
@@ -123,9 +123,9 @@ controllers = 1
 unclean_leader_election = {str(unclean).lower()}
 [[topics]]
 name = "t"
-partitions = 1
+partitions = {assignment.count("[") - 1}
 replication_factor = 2
-assignment = [[1, 2]]
+assignment = {assignment}
 [probe]
 kafka_test = "PartitionStateMachineTest"
 kafka_tag = "3.7.0"
@@ -216,3 +216,67 @@ def test_a_partition_may_be_set_leaderless():
     c = _controller('partitions = [{ tp = "t-0", leader = -1, isr = [1] }]\n'
                     'live_brokers = [{ id = 2 }]')
     assert c.store.partition("t-0")[1].leader == -1
+
+
+# -- controlled shutdown -----------------------------------------------------------------
+def _recording(controller) -> list:
+    """Every message `controller` sends from now on, as (destination, kind, body)."""
+    sent: list = []
+    controller.send = lambda dst, kind, body: sent.append((dst, kind, body))
+    return sent
+
+
+def test_a_controlled_shutdown_stops_each_followed_partition_twice_at_its_epoch_before_removal():
+    """`doControlledShutdown` (1.1.0-3.7.0): b2 follows t-0 in its ISR and t-1 outside it, and
+    leads t-2. t-2 gets the controlled shutdown election (b1, sent to both replicas); t-0 and
+    t-1 are stopped on b2 at leader epoch 0, then `OfflineReplica` takes b2 out of t-0's ISR
+    (leader epoch 1, sent to b1 only) and stops both again at epoch 0, read before the removal.
+    The model stopped only t-0, once, at epoch 1, after sending b2 its removal."""
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1, 2] }, '
+                    '{ tp = "t-1", leader = 1, isr = [1] }, '
+                    '{ tp = "t-2", leader = 2, isr = [2, 1], replicas = [2, 1] }]',
+                    assignment="[[1, 2], [1, 2], [2, 1]]")
+    sent = _recording(c)
+    assert c.controlled_shutdown(2, c.live[2]) is None
+    stops = [(dst, [(p.tp, p.leader_epoch, p.delete) for p in body.partitions])
+             for dst, kind, body in sent if kind == "StopReplica"]
+    assert stops == [("b2", [("t-0", 0, False), ("t-1", 0, False)])] * 2
+    to_b2 = [[p.tp for p in body.partitions] for dst, kind, body in sent
+             if kind == "LeaderAndIsr" and dst == "b2"]
+    assert to_b2 == [["t-2"]]
+    states = {tp: (st.leader, st.isr, st.leader_epoch) for tp in ("t-0", "t-1", "t-2")
+              for st in [c.store.partition(tp)[1]]}
+    assert states == {"t-0": (1, (1,), 1), "t-1": (1, (1,), 0), "t-2": (1, (1,), 1)}
+    assert c.leads_after_shutdown(2) == []
+
+
+def test_a_controlled_shutdown_leaves_single_replica_partitions_alone_and_lists_what_it_leads():
+    """Partitions of one replica are not acted on; one the broker still leads after a failed
+    election is listed in the answer (`partitionLeadersOnBroker`)."""
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1] }, '
+                    '{ tp = "t-1", leader = 1, isr = [1], replicas = [1] }]',
+                    assignment="[[1, 2], [1, 2]]")
+    sent = _recording(c)
+    assert c.controlled_shutdown(1, c.live[1]) is None
+    assert c.leads_after_shutdown(1) == ["t-0"]
+    assert not [kind for _dst, kind, _body in sent if kind in ("StopReplica", "LeaderAndIsr")]
+    assert c.shutting_down == {1}
+
+
+@pytest.mark.parametrize("live,epoch,error", [
+    ("[{ id = 1 }, { id = 2, epoch = 9 }]", 8, "STALE_BROKER_EPOCH"),
+    ("[{ id = 1 }, { id = 2, epoch = 9 }]", 10, "NONE"),  # newer: the controller acts
+    ("[{ id = 1 }, { id = 2, epoch = 9 }]", -1, "NONE"),  # not carried (before v2): no check
+    ("[{ id = 1 }]", -1, "BROKER_NOT_AVAILABLE"),
+    ("[{ id = 1 }]", 8, "UNKNOWN_SERVER_ERROR"),  # `liveBrokerIdAndEpochs(id)` throws
+])
+def test_a_controlled_shutdown_is_refused_before_acting(live, epoch, error):
+    """`doControlledShutdown`'s checks (2.2.0, 3.7.0), in its order; a refused one changes
+    nothing and sends nothing."""
+    accepted = error == "NONE"
+    checks = probe_checks(_text(live=live, deliver="ControlledShutdown", src="b2",
+                                body=f"broker_epoch = {epoch}",
+                                expect=f'"error" = "{error}", "shutting_down:2" = '
+                                       f'{str(accepted).lower()}, '
+                                       f'"sent_count:StopReplica" = {2 * accepted}'))
+    assert all(kafka == model for kafka, model in checks.values()), checks

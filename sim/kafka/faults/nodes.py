@@ -77,7 +77,9 @@ def controlled_shutdown(cluster, broker, target: str):
         broker.begin_controlled_shutdown()
         return None
     controller = cluster.active_controller()
-    return controller.controlled_shutdown(int(target[1:])) if controller else "no active controller"
+    if controller is None:
+        return "no active controller"
+    return controller.controlled_shutdown(int(target[1:]), broker.controlled_shutdown_broker_epoch())
 
 
 def _controlled_shutdown(cluster, target, params):

@@ -39,6 +39,7 @@ from sim.kafka.probe.state import (
 )
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.producer import Producer
+from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 from sim.kafka.store import Store
 
 # the request each deliverable answer answers
@@ -115,6 +116,11 @@ class _Context:
 
     def alive(self) -> tuple:
         return tuple(range(1, self.run.options.cluster.brokers + 1))
+
+    def sends_broker_epoch(self) -> bool:
+        """Whether a broker of this run's profile and IBP puts its broker epoch in its
+        ControlledShutdown (v2, KIP-380)."""
+        return control_carries_broker_epoch(self.run.options.protocol, self.run.store.ibp)
 
     def batch_id(self) -> str:
         self._bid += 1

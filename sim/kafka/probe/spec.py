@@ -132,7 +132,8 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.deliver", f"a {role} does not take {kind}",
                            f"deliver one of: {', '.join(takes)}")
     mode = "kraft" if kraft else "zk"
-    if role == "zk_controller" and protocol is not None and not protocol.isr_change_stays_pending:
+    if (kind == "AlterPartition" and role == "zk_controller" and protocol is not None
+            and not protocol.isr_change_stays_pending):
         raise FieldProblem(f"{key}.deliver", "a ZooKeeper-mode controller takes AlterPartition "
                            "from 2.7 (KIP-497); before, the leader wrote its ISR to ZooKeeper "
                            "itself", "pick a 2.7 or later profile")

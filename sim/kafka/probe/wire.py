@@ -31,6 +31,8 @@ class Context(Protocol):
     def topic_id(self, tp: str) -> int: ...
     def alive(self) -> tuple: ...
     def batch_id(self) -> str: ...
+    def registered_epoch(self, broker: int) -> int: ...
+    def sends_broker_epoch(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,16 @@ def _alter_partition(f: dict, ctx) -> M.AlterPartition:
                             else f["broker_epoch"], tuple(f["isr_epochs"]))
 
 
+def _controlled_shutdown(f: dict, ctx) -> M.ControlledShutdown:
+    """Its broker epoch left out: the one the controller holds for the sender, on a profile
+    whose ControlledShutdown carries one (v2, IBP 2.2), else -1."""
+    broker = _sender_id(f, ctx)
+    epoch = f["broker_epoch"]
+    if epoch is None:
+        epoch = ctx.registered_epoch(broker) if ctx.sends_broker_epoch() else -1
+    return M.ControlledShutdown(_corr(f, ctx, "ControlledShutdown"), broker, epoch)
+
+
 def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
     return BrokerHeartbeat(_sender_id(f, ctx), f["broker_epoch"], f["metadata_offset"],
                            f["want_shutdown"])
@@ -326,6 +338,10 @@ KINDS: dict[str, Kind] = {
          Field("leader_epoch", "int"), Field("partition_epoch", "int"), Field("isr", "ints"),
          Field("broker_epoch", "int", None), Field("isr_epochs", "ints", ())),
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
+    "ControlledShutdown": Kind(
+        ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO),
+                        Field("broker_epoch", "int", None)),
+        _controlled_shutdown, "a ZooKeeper-mode broker's ControlledShutdown", True),
     "BrokerHeartbeat": Kind(
         CONTROLLER, (Field("broker", "int", NO), Field("broker_epoch", "int"),
                      Field("metadata_offset", "int", 0), Field("want_shutdown", "bool", False)),
@@ -363,6 +379,8 @@ REQUEST_GATES = {
     ("Fetch", "client_metadata"): (lambda p: p.follower_fetch, "Fetch v11 (KIP-392, 2.4)"),
     ("Fetch", "replica_epoch"): (lambda p: p.kraft_isr_broker_epoch_check,
                                  "Fetch v15 (KIP-903, 3.5)"),
+    ("ControlledShutdown", "broker_epoch"): (lambda p: p.broker_epoch_check,
+                                             "ControlledShutdown v2 (KIP-380, 2.2)"),
 }
 
 

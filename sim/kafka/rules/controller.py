@@ -1,6 +1,6 @@
 """The controller's rules: the leader epoch of a partition state change, which replicas are
-offline after a broker's LeaderAndIsr answer, and the ZooKeeper-mode controller's answer to a
-partition of an AlterPartition.
+offline after a broker's LeaderAndIsr answer, and the ZooKeeper-mode controller's answers to a
+partition of an AlterPartition and to a ControlledShutdown it refuses.
 
 Contract: pure functions of plain values (ref §1.4 table, ZK column).
 """
@@ -62,3 +62,21 @@ def zk_alter_partition_error(proto, broker: int, leader_epoch: int, partition_ep
     if proto.ineligible_replica_check and ineligible:
         return E.INELIGIBLE_REPLICA, False
     return E.NONE, False
+
+
+def zk_controlled_shutdown_error(active: bool, broker_epoch: int, known_epoch: int | None) -> int:
+    """The error `KafkaController.doControlledShutdown` (2.2.0, 3.7.0) throws before it acts,
+    as the ControlledShutdown answer carries it (`Errors.forException`), or NONE: NOT_CONTROLLER
+    when this controller is not active; for a request carrying a broker epoch (v2, KIP-380; -1
+    means "not carried"), UNKNOWN_SERVER_ERROR when the broker is not live (the epoch lookup,
+    `liveBrokerIdAndEpochs(id)`, throws NoSuchElementException) and STALE_BROKER_EPOCH when the
+    epoch is older than the registration the controller holds (`known_epoch`, None when not
+    live); then BROKER_NOT_AVAILABLE when the broker is not live or shutting down."""
+    if not active:
+        return E.NOT_CONTROLLER
+    if broker_epoch != E.NO_EPOCH:
+        if known_epoch is None:
+            return E.UNKNOWN_SERVER_ERROR
+        if broker_epoch < known_epoch:
+            return E.STALE_BROKER_EPOCH
+    return E.BROKER_NOT_AVAILABLE if known_epoch is None else E.NONE

@@ -29,9 +29,10 @@ def stop_replica_carries_epoch(proto, ibp) -> bool:
 
 
 def control_carries_broker_epoch(proto, ibp) -> bool:
-    """Whether LeaderAndIsr, UpdateMetadata and StopReplica carry the receiver's broker epoch
-    (KIP-380): from IBP 2.2 (LeaderAndIsr v2 at `KAFKA_2_2_IV0`); without it the broker
-    reads -1 and checks nothing."""
+    """Whether LeaderAndIsr, UpdateMetadata and StopReplica carry the receiver's broker epoch,
+    and a broker's ControlledShutdown its own (KIP-380): from IBP 2.2 (LeaderAndIsr v2 at
+    `KAFKA_2_2_IV0`; ControlledShutdown v2, `KafkaServer.controlledShutdown`); without it the
+    receiver reads -1 and checks nothing."""
     return proto.broker_epoch_check and ibp.broker_epoch_check
 
 
