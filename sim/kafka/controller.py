@@ -137,20 +137,30 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
                 if self.now_us - s.renewed_us <= limit}
 
     def check_brokers(self) -> None:
+        """`processBrokerChange` (2.2.0-3.7.0) over ZooKeeper's registrations: new brokers
+        start first, then bounced ones (registered again, a newer broker epoch) fail and start,
+        then the dead ones fail, each step seeing the brokers of the steps before it live."""
         current = self._registered_live()
-        failed = sorted(b for b in self.live if current.get(b) != self.live[b])
-        started = sorted(b for b in current if self.live.get(b) != current[b])
-        if failed:
-            for b in failed:
-                del self.live[b]
-                self.shutting_down.discard(b)
-            self.on_brokers_failure(failed)
-        if started:
-            self.shutting_down.difference_update(started)  # a new incarnation (or a bounce)
-            self.live.update({b: current[b] for b in started})
-            self.on_brokers_startup(started)
+        new = sorted(b for b in current if b not in self.live)
+        bounced = sorted(b for b in current if b in self.live and current[b] != self.live[b])
+        dead = sorted(b for b in self.live if b not in current)
+        if new:
+            self.live.update({b: current[b] for b in new})
+            self.on_brokers_startup(new)
+        if bounced:
+            self._remove_live(bounced)
+            self.live.update({b: current[b] for b in bounced})
+            self.on_brokers_startup(bounced)
+        if dead:
+            self._remove_live(dead)
 
-    # -- sending -------------------------------------------------------------------------
+    def _remove_live(self, brokers: list[int]) -> None:
+        """`removeLiveBrokers` and `onBrokerFailure` (which forgets their controlled shutdown)."""
+        for b in brokers:
+            del self.live[b]
+            self.shutting_down.discard(b)
+        self.on_brokers_failure(brokers)
+
     def _send_control(self, broker: int, kind: str, make) -> None:
         self.corr += 1
         body = make(self.corr)
@@ -247,6 +257,8 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
             self.on_alter_partition(msg)
         elif msg.kind == "ControlledShutdown":
             self.on_controlled_shutdown(msg)
+        elif msg.kind == "BrokerChange" and self._can_write():
+            self.check_brokers()
         elif msg.kind.endswith("Response"):
             entry = self.outstanding.pop(msg.body.corr, None)
             if entry is not None and msg.kind == "StopReplicaResponse":

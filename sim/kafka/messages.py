@@ -135,6 +135,16 @@ class AlterPartitionResponse(NamedTuple):
         return {"tp": self.tp, "error": self.error}
 
 
+class BrokerChange(NamedTuple):
+    """ZooKeeper's notification that /brokers/ids changed: the controller reads the
+    registrations anew (`processBrokerChange`). The model's controller reads them every tick
+    anyway; a probe delivers the notification to have them read at once."""
+    brokers: tuple  # the registered broker ids after the change, for the trace
+
+    def brief(self) -> dict:
+        return {"brokers": list(self.brokers)}
+
+
 class ControlledShutdown(NamedTuple):
     """A ZooKeeper-mode broker asks the controller to move its leaderships away; the model's
     brokers call the controller directly (`faults.nodes.controlled_shutdown`), a probe sends

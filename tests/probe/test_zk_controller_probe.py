@@ -280,3 +280,33 @@ def test_a_controlled_shutdown_is_refused_before_acting(live, epoch, error):
                                        f'{str(accepted).lower()}, '
                                        f'"sent_count:StopReplica" = {2 * accepted}'))
     assert all(kafka == model for kafka, model in checks.values()), checks
+
+
+# -- ZooKeeper's broker notifications -----------------------------------------------------
+def test_a_broker_change_starts_new_brokers_before_it_fails_dead_ones():
+    """`processBrokerChange` (2.2.0-3.7.0): b1's registration goes as b2's comes, unclean
+    election on, t-0 led by b1 alone. Kafka starts b2 first (t-0 is not offline yet: b1 still
+    counts live), then fails b1, whose offline election takes b2 uncleanly: one write, leader
+    epoch 1. The model failed b1 first (leaderless, epoch 1) and elected b2 at epoch 2."""
+    c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1] }]\n'
+                    'live_brokers = [{ id = 1 }]', unclean=True)
+    del c.store.brokers[1]
+    c.store.register_broker(2, c.now_us)
+    c.check_brokers()
+    st = c.store.partition("t-0")[1]
+    assert (st.leader, st.isr, st.leader_epoch) == (2, (2,), 1)
+    assert sorted(c.live) == [2]
+
+
+@pytest.mark.parametrize("change,key", [
+    ('live_brokers = [{ id = 4 }]', "probe.steps[0].body.live_brokers[0].id"),
+    ('live_brokers = [{ id = 1 }, { id = 1 }]', "probe.steps[0].body.live_brokers[1].id"),
+])
+def test_a_broker_change_names_brokers_of_the_cluster_once(change, key):
+    assert_refused(_text(deliver="BrokerChange", src="zk", body=change), key)
+
+
+def test_a_broker_change_comes_from_zookeeper_only():
+    assert_refused(_text(deliver="BrokerChange", src="b1", body="live_brokers = []"),
+                   "probe.steps[0].from")
+    assert_refused(_text(src="zk"), "probe.steps[0].from")  # an AlterPartition from zk

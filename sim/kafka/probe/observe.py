@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from sim.kafka.partition import NEVER_US
 from sim.kafka.probe import observe_consumer, observe_controller
-from sim.kafka.probe.observable import NONE, Observable, Seen
+from sim.kafka.probe.observable import COMMON, NONE, Observable, Seen
 from sim.kafka.vocab import error_name, outcome_name
 
 __all__ = ["NONE", "Observable", "Seen", "check_key", "expected", "is_error", "names",
@@ -143,18 +143,6 @@ def _metadata(index: int) -> Callable[[Seen, str], Any]:
     return read
 
 
-def _sent(seen: Seen, arg: str) -> list:
-    return [kind for _dst, kind, _body in seen.sent]
-
-
-def _sent_to(seen: Seen, arg: str) -> list:
-    return [f"{kind}>{dst}" for dst, kind, _body in seen.sent]
-
-
-def _emitted(seen: Seen, arg: str) -> list:
-    return [ev["kind"] for ev in seen.events]
-
-
 def _sent_error(seen: Seen, arg: str) -> Any:
     """The error for a partition in the last message of a kind the node sent during the step,
     to anyone (arg `Kind/tp`): an answer the step released, e.g. a parked Produce's."""
@@ -166,15 +154,6 @@ def _sent_error(seen: Seen, arg: str) -> Any:
 
 
 Obs = Observable
-COMMON = {
-    "sent": Obs(False, _sent, "the kinds of message the node sent during the step, in order"),
-    "sent_to": Obs(False, _sent_to, "the same as `kind>destination`, e.g. \"Produce>b2\""),
-    "sent_count": Obs(True, lambda s, kind: sum(k == kind for _d, k, _b in s.sent),
-                      "how many `Kind` messages the node sent during the step, whatever their "
-                      "order among the others (arg Kind, e.g. AlterPartition)"),
-    "emitted": Obs(False, _emitted, "the trace event kinds the node recorded during the step"),
-    "alive": Obs(False, lambda s, a: bool(s.node.alive), "whether the node still runs (a halt stops it)"),
-}
 BROKER = {
     **COMMON,
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),

@@ -117,6 +117,21 @@ class _Context:
     def alive(self) -> tuple:
         return tuple(range(1, self.run.options.cluster.brokers + 1))
 
+    def set_registrations(self, brokers: list) -> None:
+        """ZooKeeper's /brokers/ids made `brokers` ({id, epoch}), each session renewed now: a
+        broker left out is gone; one listed keeps its registration unless `epoch` says
+        otherwise, and one not registered registers (its epoch the new zxid unless given)."""
+        store, now = self.run.store, self.run.kernel.now_us
+        for b in [b for b in store.brokers if b not in {r["id"] for r in brokers}]:
+            del store.brokers[b]
+        for r in brokers:
+            if r["id"] not in store.brokers:
+                store.register_broker(r["id"], now)
+            session = store.brokers[r["id"]]
+            session.renewed_us = now
+            if r["epoch"] != -1:
+                session.epoch = r["epoch"]
+
     def sends_broker_epoch(self) -> bool:
         """Whether a broker of this run's profile and IBP puts its broker epoch in its
         ControlledShutdown (v2, KIP-380)."""
@@ -155,11 +170,12 @@ class ProbeRun:
         for t in options.topics:
             self.store.create_topic(t.name, t.assignment, t.message_format, t.retention_ms,
                                     t.segment_ms)
-        Actor("zk", self.world)
+        self.zk = Peer("zk", self.world)  # ZooKeeper: the sender of its notifications
         self.node = self._node()
         self.node_sent: list[tuple[str, str, object]] = []  # (dst, kind, body), as sent
         self._record_sends()
-        self.peers = {name: Peer(name, self.world) for name in self._peer_names()}
+        self.peers = {"zk": self.zk,
+                      **{name: Peer(name, self.world) for name in self._peer_names()}}
         self.ctx = _Context(self)
         self.outcome = ProbeOutcome()
         self.events: list = []
@@ -194,7 +210,7 @@ class ProbeRun:
         names += [s.src for s in self.probe.steps]
         out = []
         for n in names:
-            if n != self.probe.node and n not in out:
+            if n not in (self.probe.node, "zk") and n not in out:
                 out.append(n)
         return out
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from sim.kafka.probe import observe
 from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
+from sim.kafka.probe.gates import off_the_wire
 from sim.kafka.probe.metadata_records import check_records
 from sim.kafka.probe.state import (
     BROKER_STATE,
@@ -26,12 +27,13 @@ from sim.kafka.probe.state import (
     PRODUCER_STATE,
     ZK_CONTROLLER_STATE,
 )
-from sim.kafka.probe.wire import KINDS, off_the_wire
+from sim.kafka.probe.wire import KINDS
 
 MAX_STEPS = 100
 MAX_WAIT_MS = 3_600_000
 _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
+ZK_KINDS = ("BrokerChange",)  # ZooKeeper's notifications, sent by the "zk" node
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:]}
@@ -141,7 +143,11 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.deliver", f"a {mode} broker does not take {kind}",
                            "KRaft brokers take MetadataFetchResponse, ZooKeeper-mode brokers "
                            "the controller's requests (cluster.mode)")
-    src = s["from"] or ("c1" if kind in CONTROL_KINDS else "")
+    src = s["from"] or ("c1" if kind in CONTROL_KINDS else "zk" if kind in ZK_KINDS else "")
+    if (kind in ZK_KINDS) != (src == "zk"):
+        raise FieldProblem(f"{key}.from", f"{src!r} cannot send {kind}" if src == "zk" else
+                           f"{kind} comes from ZooKeeper, not {src!r}",
+                           "leave `from` out" if src != "zk" else "name the node that sends it")
     if not src:
         raise FieldProblem(f"{key}.from", "missing", f"name the node that sends {kind}, e.g. b2")
     if src == node:
@@ -156,6 +162,8 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     body_raw = s["body"] if s["body"] is not None else {}
     fields = read(body_raw, KINDS[kind].fields, f"{key}.body")
     check_message(fields, f"{key}.body", brokers)
+    if kind == "BrokerChange":
+        _check_registrations(fields["live_brokers"], f"{key}.body.live_brokers", brokers)
     gated = off_the_wire(kind, body_raw, protocol) if protocol is not None else None
     if gated:
         raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "
@@ -166,6 +174,19 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",
                            "name the node whose answer the checks read")
     return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
+
+
+def _check_registrations(live: list, key: str, brokers: int) -> None:
+    """ZooKeeper holds one registration per broker of the cluster."""
+    seen: set = set()
+    for i, b in enumerate(live):
+        if not 1 <= b["id"] <= brokers:
+            raise FieldProblem(f"{key}[{i}].id", f"broker {b['id']} is not in the cluster "
+                               f"(brokers 1-{brokers})", "name a broker of the cluster")
+        if b["id"] in seen:
+            raise FieldProblem(f"{key}[{i}].id", f"broker {b['id']} is listed twice",
+                               "list each live broker once")
+        seen.add(b["id"])
 
 
 # the fields that name brokers by id: a leader (-1 for none), replica lists, the brokers an

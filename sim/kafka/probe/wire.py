@@ -33,6 +33,7 @@ class Context(Protocol):
     def batch_id(self) -> str: ...
     def registered_epoch(self, broker: int) -> int: ...
     def sends_broker_epoch(self) -> bool: ...
+    def set_registrations(self, brokers: list) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -280,6 +281,16 @@ def _controlled_shutdown(f: dict, ctx) -> M.ControlledShutdown:
     return M.ControlledShutdown(_corr(f, ctx, "ControlledShutdown"), broker, epoch)
 
 
+LIVE_BROKER = (Field("id", "int"), Field("epoch", "int", NO))
+
+
+def _broker_change(f: dict, ctx) -> M.BrokerChange:
+    """ZooKeeper's registrations become `live_brokers` as the step begins (`ctx`), and the
+    controller is told."""
+    ctx.set_registrations(f["live_brokers"])
+    return M.BrokerChange(tuple(b["id"] for b in f["live_brokers"]))
+
+
 def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
     return BrokerHeartbeat(_sender_id(f, ctx), f["broker_epoch"], f["metadata_offset"],
                            f["want_shutdown"])
@@ -342,6 +353,9 @@ KINDS: dict[str, Kind] = {
         ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO),
                         Field("broker_epoch", "int", None)),
         _controlled_shutdown, "a ZooKeeper-mode broker's ControlledShutdown", True),
+    "BrokerChange": Kind(
+        ZK_CONTROLLER, (_parts(LIVE_BROKER, "live_brokers"),), _broker_change,
+        "ZooKeeper's notification that the registered brokers changed (from zk)"),
     "BrokerHeartbeat": Kind(
         CONTROLLER, (Field("broker", "int", NO), Field("broker_epoch", "int"),
                      Field("metadata_offset", "int", 0), Field("want_shutdown", "bool", False)),
@@ -357,43 +371,3 @@ KINDS: dict[str, Kind] = {
         CONSUMER, (Field("corr", "int", 0), _parts(LIST_OFFSETS_RESULT)), _list_offsets_response,
         "the leader's answer to the consumer's offset reset", True),
 }
-
-
-# A field that the request version a profile sends does not carry: (kind, partition field) ->
-# (whether the profile's version carries it, which version and KIP bring it).
-GATES = {
-    ("StopReplica", "leader_epoch"): (lambda p: p.stop_replica_epoch, "StopReplica v3 (KIP-570, 2.6)"),
-    ("Produce", "current_leader_epoch"): (lambda p: p.produce_epoch_check, "KIP-359 (never shipped)"),
-    ("Fetch", "current_leader_epoch"): (lambda p: p.fetch_epoch_check, "Fetch v9 (KIP-320, 2.1)"),
-    ("Fetch", "last_fetched_epoch"): (lambda p: p.follower_truncation == "diverging_epoch",
-                                      "Fetch v12 (KIP-595, 2.7)"),
-    ("OffsetsForLeaderEpoch", "current_leader_epoch"): (lambda p: p.fetch_epoch_check,
-                                                        "OffsetsForLeaderEpoch v2 (KIP-320, 2.1)"),
-    ("ListOffsets", "current_leader_epoch"): (lambda p: p.fetch_epoch_check,
-                                              "ListOffsets v4 (KIP-320, 2.1)"),
-}
-
-
-# The same for a request-level field, set when true or not -1.
-REQUEST_GATES = {
-    ("Fetch", "client_metadata"): (lambda p: p.follower_fetch, "Fetch v11 (KIP-392, 2.4)"),
-    ("Fetch", "replica_epoch"): (lambda p: p.kraft_isr_broker_epoch_check,
-                                 "Fetch v15 (KIP-903, 3.5)"),
-    ("ControlledShutdown", "broker_epoch"): (lambda p: p.broker_epoch_check,
-                                             "ControlledShutdown v2 (KIP-380, 2.2)"),
-}
-
-
-def off_the_wire(kind: str, body: dict, protocol) -> tuple[str, str] | None:
-    """(field, what brings it) of the first request or partition field `body` sets that the
-    profile's request version cannot carry, or None."""
-    for (k, name), (carried, since) in REQUEST_GATES.items():
-        if k == kind and not carried(protocol) and body.get(name, NO) not in (NO, False):
-            return name, since
-    for (k, name), (carried, since) in GATES.items():
-        if k != kind or carried(protocol):
-            continue
-        for part in body.get("partitions", ()):
-            if isinstance(part, dict) and name in part and part[name] != NO:
-                return name, since
-    return None
