@@ -32,6 +32,7 @@ from sim.kafka.rules import rules_for
 from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 
 TICK_US = 100_000
+ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PreferredReplicaElection")
 
 
 class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
@@ -257,14 +258,26 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
             self.on_alter_partition(msg)
         elif msg.kind == "ControlledShutdown":
             self.on_controlled_shutdown(msg)
-        elif msg.kind == "BrokerChange" and self._can_write():
-            self.check_brokers()
+        elif msg.kind in ZK_NOTIFICATIONS and self._can_write():
+            self.on_zk_notification(msg.kind, msg.body)
         elif msg.kind.endswith("Response"):
             entry = self.outstanding.pop(msg.body.corr, None)
             if entry is not None and msg.kind == "StopReplicaResponse":
                 self.on_stop_replica_response(entry[0], entry[2], msg.body)
             elif entry is not None and msg.kind == "LeaderAndIsrResponse":
                 self.on_leader_and_isr_response(entry[0], entry[2], msg.body)
+
+    def on_zk_notification(self, kind: str, body) -> None:
+        """A ZooKeeper watch fired (a probe's step; a run's controller reads the store every
+        tick instead): registered brokers changed, a topic was created, or partitions were
+        named for a preferred leader election."""
+        if kind == "BrokerChange":
+            self.check_brokers()
+        elif kind == "TopicChange" and body.topic not in self.store.topics:
+            a = body.assignment
+            self.create_topic(body.topic, len(a), len(a[0]), assignment=[list(r) for r in a])
+        elif kind == "PreferredReplicaElection":
+            self.preferred_election(list(body.partitions))
 
     def on_controlled_shutdown(self, msg) -> None:
         """`KafkaApis.handleControlledShutdownRequest`: the controller's `controlled_shutdown`,

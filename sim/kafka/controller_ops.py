@@ -331,7 +331,12 @@ class ControllerOps:
     def create_topic(self, name: str, partitions: int, rf: int, message_format: int = 2,
                      assignment: list | None = None) -> str | None:
         """CreateTopics: round robin over the live brokers, or the manual `assignment` as
-        given (`ZkAdminManager.createTopics` checks its shape, not that its brokers live)."""
+        given (`ZkAdminManager.createTopics` checks its shape, not that its brokers live).
+        Each new partition starts as `initializeLeaderAndIsrForPartitions` (2.0.0-3.7.0) makes
+        it: its first online replica leads, the online ones form the ISR, leader epoch 0. One
+        with no online replica gets no state in Kafka (it stays NewPartition until a replica's
+        broker starts): here it is leaderless with every replica in its ISR, sent to nobody,
+        and the next broker startup elects it (at leader epoch 1, where Kafka's would be 0)."""
         if not self._can_write():
             return "controller cannot write"
         if name in self.store.topics:
@@ -346,8 +351,12 @@ class ControllerOps:
                           for p in range(partitions)]
         topic = self.store.create_topic(name, assignment, message_format)
         for i in sorted(topic.partitions):
-            tp = f"{name}-{i}"
-            self._emit_state(tp, topic, topic.partitions[i], "create_topic")
-            self.dirty.append(tp)
+            tp, st = f"{name}-{i}", topic.partitions[i]
+            online = self._election_live(tp, st.replicas, False)
+            isr = tuple(r for r in st.replicas if r in online)
+            st.leader, st.isr = (isr[0], isr) if isr else (E.NO_LEADER, st.replicas)
+            self._emit_state(tp, topic, st, "create_topic")
+            if isr:
+                self.dirty.append(tp)
         self.flush()
         return None

@@ -145,6 +145,26 @@ class BrokerChange(NamedTuple):
         return {"brokers": list(self.brokers)}
 
 
+class TopicChange(NamedTuple):
+    """ZooKeeper's notification that a topic was created (`processTopicChange`), with the
+    replica assignment the admin wrote (carried here: the model's store holds a topic only
+    with its partition states, which the controller writes)."""
+    topic: str
+    assignment: tuple  # one tuple of broker ids per partition, in partition order
+
+    def brief(self) -> dict:
+        return {"topic": self.topic, "assignment": [list(a) for a in self.assignment]}
+
+
+class PreferredReplicaElection(NamedTuple):
+    """ZooKeeper's notification that /admin/preferred_replica_election names partitions
+    (`processReplicaLeaderElection`): the controller moves each to its preferred replica."""
+    partitions: tuple  # tps
+
+    def brief(self) -> dict:
+        return {"partitions": list(self.partitions)}
+
+
 class ControlledShutdown(NamedTuple):
     """A ZooKeeper-mode broker asks the controller to move its leaderships away; the model's
     brokers call the controller directly (`faults.nodes.controlled_shutdown`), a probe sends

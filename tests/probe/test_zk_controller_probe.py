@@ -310,3 +310,31 @@ def test_a_broker_change_comes_from_zookeeper_only():
     assert_refused(_text(deliver="BrokerChange", src="b1", body="live_brokers = []"),
                    "probe.steps[0].from")
     assert_refused(_text(src="zk"), "probe.steps[0].from")  # an AlterPartition from zk
+
+
+@pytest.mark.parametrize("body,key", [
+    ('topic = "", partitions = [{ replicas = [1] }]', "probe.steps[0].body.topic"),
+    ('topic = "u", partitions = []', "probe.steps[0].body.partitions"),
+    ('topic = "u", partitions = [{ replicas = [1, 1] }]', "probe.steps[0].body.partitions[0].replicas"),
+    ('topic = "u", partitions = [{ replicas = [1, 2] }, { replicas = [1] }]',
+     "probe.steps[0].body.partitions[1].replicas"),
+    ('topic = "u", partitions = [{ replicas = [4] }]', "probe.steps[0].body.partitions[0].replicas"),
+])
+def test_a_topic_change_is_a_topic_kafka_would_create(body, key):
+    assert_refused(_text(deliver="TopicChange", src="zk", body=body), key)
+
+
+def test_a_new_partition_with_no_online_replica_waits_for_one_to_start():
+    """`initializeLeaderAndIsrForPartitions`: the first online replica leads, the online ones
+    form the ISR; with none online nothing is sent, and a replica's broker starting elects it."""
+    c = _controller('live_brokers = [{ id = 1 }]')
+    sent = _recording(c)
+    assert c.create_topic("u", 2, 2, assignment=[[3, 1], [2, 3]]) is None
+    first, second = c.store.partition("u-0")[1], c.store.partition("u-1")[1]
+    assert (first.leader, first.isr, first.leader_epoch) == (1, (1,), 0)
+    assert (second.leader, second.isr) == (-1, (2, 3))
+    assert all("u-1" not in [p.tp for p in body.partitions] for _d, kind, body in sent
+               if kind in ("LeaderAndIsr", "UpdateMetadata"))
+    c.live[3] = 9
+    c.on_brokers_startup([3])
+    assert (second.leader, second.isr) == (3, (3,))

@@ -33,7 +33,7 @@ MAX_STEPS = 100
 MAX_WAIT_MS = 3_600_000
 _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
-ZK_KINDS = ("BrokerChange",)  # ZooKeeper's notifications, sent by the "zk" node
+ZK_KINDS = ("BrokerChange", "TopicChange", "PreferredReplicaElection")  # ZooKeeper's notifications, sent by the "zk" node
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:]}
@@ -164,6 +164,8 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     check_message(fields, f"{key}.body", brokers)
     if kind == "BrokerChange":
         _check_registrations(fields["live_brokers"], f"{key}.body.live_brokers", brokers)
+    if kind == "TopicChange":
+        _check_assignment(fields, f"{key}.body")
     gated = off_the_wire(kind, body_raw, protocol) if protocol is not None else None
     if gated:
         raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "
@@ -187,6 +189,24 @@ def _check_registrations(live: list, key: str, brokers: int) -> None:
             raise FieldProblem(f"{key}[{i}].id", f"broker {b['id']} is listed twice",
                                "list each live broker once")
         seen.add(b["id"])
+
+
+def _check_assignment(fields: dict, key: str) -> None:
+    """What `AdminZkClient.validateTopicCreate` refuses: a topic with no name or partition, an
+    empty replica list, a broker listed twice in one, replica lists of different sizes."""
+    if not fields["topic"]:
+        raise FieldProblem(f"{key}.topic", "is empty", "name the topic")
+    parts = fields["partitions"]
+    if not parts:
+        raise FieldProblem(f"{key}.partitions", "is empty", "list one table per partition")
+    for i, p in enumerate(parts):
+        replicas, where = p["replicas"], f"{key}.partitions[{i}].replicas"
+        if not replicas or len(set(replicas)) != len(replicas):
+            raise FieldProblem(where, "is empty" if not replicas else "names a broker twice",
+                               "list each replica's broker once")
+        if len(replicas) != len(parts[0]["replicas"]):
+            raise FieldProblem(where, f"has {len(replicas)} replicas, partition 0 has "
+                               f"{len(parts[0]['replicas'])}", "give every partition as many")
 
 
 # the fields that name brokers by id: a leader (-1 for none), replica lists, the brokers an

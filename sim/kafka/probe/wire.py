@@ -291,6 +291,10 @@ def _broker_change(f: dict, ctx) -> M.BrokerChange:
     return M.BrokerChange(tuple(b["id"] for b in f["live_brokers"]))
 
 
+def _topic_change(f: dict, ctx) -> M.TopicChange:
+    return M.TopicChange(f["topic"], tuple(tuple(p["replicas"]) for p in f["partitions"]))
+
+
 def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
     return BrokerHeartbeat(_sender_id(f, ctx), f["broker_epoch"], f["metadata_offset"],
                            f["want_shutdown"])
@@ -356,6 +360,14 @@ KINDS: dict[str, Kind] = {
     "BrokerChange": Kind(
         ZK_CONTROLLER, (_parts(LIVE_BROKER, "live_brokers"),), _broker_change,
         "ZooKeeper's notification that the registered brokers changed (from zk)"),
+    "TopicChange": Kind(
+        ZK_CONTROLLER, (Field("topic", "str"), _parts((Field("replicas", "ints"),))),
+        _topic_change, "ZooKeeper's notification that a topic was created (from zk)"),
+    "PreferredReplicaElection": Kind(
+        ZK_CONTROLLER, (Field("partitions", "strs"),),
+        lambda f, ctx: M.PreferredReplicaElection(f["partitions"]),
+        "ZooKeeper's notification that partitions were named for a preferred leader "
+        "election (from zk)"),
     "BrokerHeartbeat": Kind(
         CONTROLLER, (Field("broker", "int", NO), Field("broker_epoch", "int"),
                      Field("metadata_offset", "int", 0), Field("want_shutdown", "bool", False)),
