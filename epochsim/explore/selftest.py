@@ -6,7 +6,7 @@ counting a case only if the same case does not break the invariant without the m
 model bug the mutant did not plant cannot pass for its detection), and returns a row: found or not, runs to the first failure, shrunk size, wall time, and when not
 found, why (the guarded situation was never reached, or it was and held, plus what broke
 instead). `clean_bases` turns the bases into correct-model scenarios (mutant removed, expect
-"pass"), one per distinct configuration; `clean_task` explores one against every invariant.
+"pass"), one per distinct configuration and story; `clean_task` explores one against every invariant.
 Tasks take and return plain data, so they can run in worker processes.
 """
 
@@ -89,14 +89,16 @@ def not_found_reason(result, expected: str) -> str:
 
 
 def clean_bases(mutants: list[str], overrides: dict | None = None) -> list[tuple[str, list[str]]]:
-    """(path of one base, mutants sharing its configuration) for each distinct correct model."""
+    """(path of one base, mutants sharing its configuration and story) for each distinct
+    correct model: a base's scripted steps are every case's start, so they count too."""
     groups: dict[str, tuple[str, list[str]]] = {}
     for mutant in mutants:
         path = base_path(mutant)
         if not os.path.isfile(path):
             continue
         sc = without_mutant(load(path, overrides))
-        key = json.dumps([sc.options.to_json(), sc.invariants], sort_keys=True)
+        key = json.dumps([sc.options.to_json(), sc.invariants,
+                          [step.to_json() for step in sc.steps]], sort_keys=True)
         groups.setdefault(key, (path, []))[1].append(mutant)
     return list(groups.values())
 

@@ -7,8 +7,9 @@ the active one's session has been silent for `zk_session_timeout_ms` plus
 flight; brokers fence them with STALE_CONTROLLER_EPOCH (ref §1.4.1). Leader epochs are bumped
 only here (ref §1.4: elections, controller-initiated ISR removal, reassignment); AlterPartition
 never bumps them. Control requests are retried until answered while the broker is alive.
-Operations (reassignment, elections) live in `ControllerOps`, topic deletion in
-`TopicDeletionOps`, failed log directories in `LogDirFailureOps`.
+Operations (elections, broker changes, topic creation) live in `ControllerOps`, reassignment in
+`ReassignmentOps`, topic deletion in `TopicDeletionOps`, failed log directories in
+`LogDirFailureOps`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sim.kafka import vocab as V
 from sim.kafka.controller_deletion import TopicDeletionOps
 from sim.kafka.controller_log_dirs import LogDirFailureOps
 from sim.kafka.controller_ops import ControllerOps
+from sim.kafka.controller_reassign import ReassignmentOps
 from sim.kafka.messages import (
     AlterPartitionResponse,
     ControlledShutdownResponse,
@@ -32,10 +34,11 @@ from sim.kafka.rules import rules_for
 from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 
 TICK_US = 100_000
-ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PreferredReplicaElection")
+ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PreferredReplicaElection",
+                    "PartitionReassignment")
 
 
-class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
+class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailureOps, Actor):
     def __init__(self, world, name: str, options: Options, protocol, store):
         super().__init__(name, world)
         self.cluster = options.cluster
@@ -130,6 +133,8 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
                 self.elect(tp, "offline_partition")
         self.dirty = []
         self.send_full_state(sorted(self.live))
+        self.resume_reassignments(None)  # `initializePartitionReassignments`
+        self.flush()
         self.resume_deletions(sorted(self.live))  # TopicDeletionManager.init + tryTopicDeletion
 
     def _registered_live(self) -> dict[int, int]:
@@ -278,6 +283,9 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
             self.create_topic(body.topic, len(a), len(a[0]), assignment=[list(r) for r in a])
         elif kind == "PreferredReplicaElection":
             self.preferred_election(list(body.partitions))
+        elif kind == "PartitionReassignment":
+            for tp, target in body.reassignments:
+                self.reassign(tp, list(target))
 
     def on_controlled_shutdown(self, msg) -> None:
         """`KafkaApis.handleControlledShutdownRequest`: the controller's `controlled_shutdown`,
@@ -321,6 +329,7 @@ class Controller(ControllerOps, TopicDeletionOps, LogDirFailureOps, Actor):
         if error == E.NONE and not already:
             self.change(req.tp, "alter_partition", isr=isr, bump_epoch=False)
             self.flush(leader_and_isr=False)
+            self.check_reassignments([req.tp])  # the ISR change watch of a reassigning partition
         elif writable and error != E.STALE_BROKER_EPOCH and req.broker_epoch != -1:
             # a request past the whole-request checks sends UpdateMetadata for its partitions,
             # whatever became of them, to every live or shutting-down broker (an unknown one

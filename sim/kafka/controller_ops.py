@@ -1,4 +1,4 @@
-"""Controller operations: elections, broker failure/startup, reassignment, topic creation.
+"""Controller operations: elections, broker failure/startup, controlled shutdown, topic creation.
 
 Contract (mixin of `Controller`): every change to a partition goes through `change`, which bumps
 the partition epoch (and the leader epoch when asked, ref §1.4 table, ZK column), records a
@@ -130,6 +130,7 @@ class ControllerOps:
             leader = self.store.partition(tp)[1].leader
             if leader not in self.live or leader in started:
                 self.elect(tp, "broker_startup")
+        self.resume_reassignments(started)
         self.flush()
         self.resume_deletions(started)
 
@@ -240,77 +241,6 @@ class ControllerOps:
         # Kafka's ElectLeaders answers per partition (KIP-460); a step naming one partition
         # says why nothing happened, a cluster-wide one only that it ran
         return refused if len(tps) == 1 else None
-
-    # -- reassignment (ZK-style, ref §4 rows 6-7) -----------------------------------------
-    def reassign(self, tp: str, target: list[int]) -> str | None:
-        if not self._can_write():
-            return "controller cannot write"
-        if self.store.partition(tp) is None:
-            return f"no partition {tp} (its topic was deleted)"
-        _topic, st = self.store.partition(tp)
-        target = tuple(target)
-        original = self.store.reassignments.get(tp, (None, st.replicas))[1]
-        rs = target + tuple(r for r in st.replicas if r not in target)
-        self.store.reassignments[tp] = (target, original)
-        self.change(tp, "reassign_start", replicas=rs)
-        self.flush()
-        return None
-
-    def check_reassignments(self) -> None:
-        for tp in sorted(self.store.reassignments):
-            target, _original = self.store.reassignments[tp]
-            _topic, st = self.store.partition(tp)
-            if all(r in st.isr for r in target):
-                self._complete_reassignment(tp, target)
-
-    def _complete_reassignment(self, tp: str, target: tuple) -> None:
-        _topic, st = self.store.partition(tp)
-        del self.store.reassignments[tp]
-        removing = [r for r in st.replicas if r not in target]
-        if st.leader not in target or not self.replica_online(st.leader, tp):
-            self.elect(tp, "reassignment", candidates=list(target))
-        # a leader no election could move goes with its replica, leaving the partition
-        # leaderless (`stopRemovedReplicasOfReassignment`: OfflineReplica leaves the ISR)
-        self.change(tp, "reassign_complete", replicas=target,
-                    isr=tuple(r for r in st.isr if r in target),
-                    leader=st.leader if st.leader in target else E.NO_LEADER)
-        stops = {r: self._stop_part(tp, delete=True) for r in removing}
-        self.flush()
-        for r in removing:
-            if r in self.live:
-                self.send_stop_replica(r, (stops[r],))
-
-    def cancel_reassignment(self, tp: str) -> str | None:
-        """Revert to the original replicas as the ZK controller does (a reassignment back to
-        them, `onPartitionReassignment`): `updateCurrentReassignment` stops the adding replicas
-        first, at the leader epoch they already have (KAFKA-13972, ref §4 row 7), and only then
-        does the reassignment's completion move the leader or bump its epoch
-        (`moveReassignedPartitionLeaderIfRequired` -> `updateLeaderEpochAndSendRequest`)."""
-        if not self._can_write():
-            return "controller cannot write"
-        if tp not in self.store.reassignments:
-            return "no reassignment in progress"
-        _target, original = self.store.reassignments.pop(tp)
-        _topic, st = self.store.partition(tp)
-        adding = [r for r in st.replicas if r not in original]
-        isr = tuple(r for r in st.isr if r in original)
-        if isr != st.isr:
-            # an adding replica had joined the ISR: taking it out (OfflineReplica) is a
-            # controller-initiated ISR removal, which bumps the leader epoch like any other
-            # (ref §1.4 table), before its StopReplica is sent
-            self.change(tp, "reassign_cancel_isr", self.protocol.isr_shrink_bumps_epoch, isr=isr)
-        stops = {r: self._stop_part(tp, delete=True) for r in adding}
-        if st.leader not in original and self.elect(tp, "reassignment_cancel",
-                                                    candidates=list(original)):
-            self.change(tp, "reassign_cancel", state_written=False, replicas=original)
-        else:  # a leader outside `original` no election could move goes, as above
-            self.change(tp, "reassign_cancel", replicas=original,
-                        leader=st.leader if st.leader in original else E.NO_LEADER)
-        self.flush()
-        for r in adding:
-            if r in self.live:
-                self.send_stop_replica(r, (stops[r],))
-        return None
 
     def _stop_part(self, tp: str, delete: bool) -> StopReplicaPartition:
         topic, st = self.store.partition(tp)

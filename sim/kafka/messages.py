@@ -165,6 +165,15 @@ class PreferredReplicaElection(NamedTuple):
         return {"partitions": list(self.partitions)}
 
 
+class PartitionReassignment(NamedTuple):
+    """ZooKeeper's notification that /admin/reassign_partitions was written
+    (`processZkPartitionReassignment`): each partition's target replicas."""
+    reassignments: tuple  # (tp, tuple of target broker ids)
+
+    def brief(self) -> dict:
+        return {"reassignments": [[tp, list(t)] for tp, t in self.reassignments]}
+
+
 class ControlledShutdown(NamedTuple):
     """A ZooKeeper-mode broker asks the controller to move its leaderships away; the model's
     brokers call the controller directly (`faults.nodes.controlled_shutdown`), a probe sends

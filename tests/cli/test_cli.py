@@ -345,3 +345,15 @@ def test_selftest_orders_tasks_costliest_first_and_reports_them_in_task_order(tm
     rows = json.loads((out / "selftest.json").read_text())["mutants"]
     assert [r["mutant"] for r in rows] == [quick, "client_keeps_first_leader"]
     assert all(r["found"] for r in rows)
+
+
+def test_selftest_searches_the_correct_model_of_each_distinct_story():
+    """Bases that share options and invariants but not their scripted steps are searched
+    apart: a story is every case's start. controller_reuses_leader_epoch's base bounces its
+    leader; the others of its configuration script nothing."""
+    from epochsim.explore.selftest import clean_bases
+
+    groups = clean_bases(["no_stop_replica_epoch_check", "lai_accepts_older_epoch",
+                          "controller_reuses_leader_epoch"])
+    assert sorted(sorted(mutants) for _path, mutants in groups) == [
+        ["controller_reuses_leader_epoch"], ["lai_accepts_older_epoch", "no_stop_replica_epoch_check"]]

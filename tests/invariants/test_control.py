@@ -151,9 +151,9 @@ def test_stray_replica_holds_while_a_controller_request_is_still_on_its_way():
 
 
 def test_stray_replica_waits_for_stop_replicas_queued_behind_a_delayed_leader_and_isr():
-    """Found by a self-test search of the correct model: a LeaderAndIsr delayed 5 s is due at
-    the very end, and the StopReplicas the reassignment sent wait behind it on the in-order
-    links. The harness marks the end `unsettled` and stray_replica does not judge it."""
+    """Found by a self-test search of the correct model: a control request (UpdateMetadata)
+    delayed 5 s is due at the very end, and the StopReplicas the reassignment sent wait behind
+    it on the in-order links. The harness marks the end `unsettled` and stray_replica does not judge it."""
     import os
 
     from epochsim.runner import run_scenario

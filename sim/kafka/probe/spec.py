@@ -33,7 +33,7 @@ MAX_STEPS = 100
 MAX_WAIT_MS = 3_600_000
 _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
-ZK_KINDS = ("BrokerChange", "TopicChange", "PreferredReplicaElection")  # ZooKeeper's notifications, sent by the "zk" node
+ZK_KINDS = ("BrokerChange", "TopicChange", "PreferredReplicaElection", "PartitionReassignment")  # ZooKeeper's notifications, sent by the "zk" node
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:]}
@@ -166,6 +166,12 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         _check_registrations(fields["live_brokers"], f"{key}.body.live_brokers", brokers)
     if kind == "TopicChange":
         _check_assignment(fields, f"{key}.body")
+    if kind == "PartitionReassignment":
+        for i, p in enumerate(fields["partitions"]):
+            if not p["replicas"] or len(set(p["replicas"])) != len(p["replicas"]):
+                raise FieldProblem(f"{key}.body.partitions[{i}].replicas", "is empty" if not
+                                   p["replicas"] else "names a broker twice",
+                                   "list each target replica's broker once")
     gated = off_the_wire(kind, body_raw, protocol) if protocol is not None else None
     if gated:
         raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "

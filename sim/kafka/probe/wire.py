@@ -368,6 +368,11 @@ KINDS: dict[str, Kind] = {
         lambda f, ctx: M.PreferredReplicaElection(f["partitions"]),
         "ZooKeeper's notification that partitions were named for a preferred leader "
         "election (from zk)"),
+    "PartitionReassignment": Kind(
+        ZK_CONTROLLER, (_parts((Field("tp", "str"), Field("replicas", "ints"))),),
+        lambda f, ctx: M.PartitionReassignment(tuple((p["tp"], tuple(p["replicas"]))
+                                                     for p in f["partitions"])),
+        "ZooKeeper's notification that partitions were named for a reassignment (from zk)"),
     "BrokerHeartbeat": Kind(
         CONTROLLER, (Field("broker", "int", NO), Field("broker_epoch", "int"),
                      Field("metadata_offset", "int", 0), Field("want_shutdown", "bool", False)),
