@@ -144,7 +144,7 @@ def test_kip570_page_in_chromium(kip570_dir, browser, shots):
     # hover: the StopReplica that deleted b3's log, with its fields
     witness = embedded(path)["violations"][0]["seqs"][-1]
     tip = hover(page, witness)
-    assert f"seq{witness}" in tip and "kindstop_replica" in tip and "issued_epoch2" in tip
+    assert f"seq{witness}" in tip and "kindstop_replica" in tip and "issued_epoch1" in tip
     assert "witness of stop_replica_out_of_order" in tip
     page.screenshot(str(shots / "kip570-1-hover.png"))
     # a filter hides a node (its lane and its rows)

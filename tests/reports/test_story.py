@@ -23,7 +23,8 @@ def test_kip570_story_tells_the_reorder(kip570_run):
     assert "hold StopReplica to b3 until a later LeaderAndIsr" in text
     assert "the network released StopReplica(delete) t-0" in text
     verdict_line = next(ln for ln in lines if "VIOLATION" in ln)
-    assert verdict_line.startswith("t=4.002s b3 applied StopReplica(delete) for t-0")
+    assert verdict_line.startswith("t=4.002s b3 applied StopReplica for t-0 issued at leader "
+                                   "epoch 1 (own leader epoch 3)")
     assert verdict_line.endswith("VIOLATION stop_replica_out_of_order")
     # the LeaderAndIsr at epoch 3 comes before the StopReplica that undoes it
     assert text.index("leader epoch 3 (follower of b1)") < text.index("VIOLATION")
