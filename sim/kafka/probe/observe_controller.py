@@ -82,6 +82,15 @@ def _live_epoch(seen: Seen, broker: str) -> Any:
     return NONE if epoch is None else epoch
 
 
+def _sent_alive(seen: Seen, broker: str) -> Any:
+    """The live brokers the last UpdateMetadata the controller sent `b<broker>` during the
+    step lists: what that broker's metadata cache holds alive once it applies it."""
+    for dst, kind, body in reversed(seen.sent):
+        if kind == "UpdateMetadata" and dst == f"b{broker}":
+            return list(body.alive)
+    return NONE
+
+
 ZK_ANSWER = ("error", "leader_epoch", "partition_epoch", "isr")
 ZK_CONTROLLER = {
     "answered": CONTROLLER["answered"],
@@ -96,4 +105,7 @@ ZK_CONTROLLER = {
                         "broker (arg: its id; none when it is not live)"),
     "shutting_down": Obs(True, lambda s, b: b.isdigit() and int(b) in s.node.shutting_down,
                          "whether the broker (arg: its id) is in controlled shutdown"),
+    "update_metadata_alive": Obs(True, _sent_alive, "the live brokers of the last "
+                                 "UpdateMetadata sent to the broker (arg: its id) during the "
+                                 "step, none when none was"),
 }
