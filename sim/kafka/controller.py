@@ -167,6 +167,7 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
             self.shutting_down.discard(b)
         self.on_brokers_failure(brokers)
 
+    # -- sending -------------------------------------------------------------------------
     def _send_control(self, broker: int, kind: str, make) -> None:
         self.corr += 1
         body = make(self.corr)
@@ -275,7 +276,7 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
     def on_zk_notification(self, kind: str, body) -> None:
         """A ZooKeeper watch fired (a probe's step; a run's controller reads the store every
         tick instead): registered brokers changed, a topic was created, or partitions were
-        named for a preferred leader election."""
+        named for a preferred leader election or for a reassignment."""
         if kind == "BrokerChange":
             self.check_brokers()
         elif kind == "TopicChange" and body.topic not in self.store.topics:
