@@ -149,11 +149,11 @@ class ControllerOps:
         if error != E.NONE:
             return self._refusal(error, broker, broker_epoch)
         self.shutting_down.add(broker)  # `shuttingDownBrokerIds`: kept out of ISRs (KIP-841)
-        acted = [tp for tp in self.store.all_tps() if self._shutdown_acts_on(tp, broker)]
-        followed = [tp for tp in acted if self.store.partition(tp)[1].leader != broker]
-        for tp in acted:
-            if tp not in followed:
-                self.elect(tp, "controlled_shutdown", exclude=(broker,))
+        led = self.leads_after_shutdown(broker)  # before: the partitions it leads now
+        followed = [tp for tp in self.store.all_tps()
+                    if self._shutdown_acts_on(tp, broker) and tp not in led]
+        for tp in led:
+            self.elect(tp, "controlled_shutdown", exclude=(broker,))
         self.flush()
         stops = tuple(self._stop_part(tp, delete=False) for tp in followed)
         if stops:
@@ -181,8 +181,9 @@ class ControllerOps:
         return broker in replicas and len(replicas) > 1
 
     def leads_after_shutdown(self, broker: int) -> list[str]:
-        """`partitionLeadersOnBroker`: the partitions `broker` still leads that a controlled
-        shutdown moves (more than one replica, topic not queued for deletion)."""
+        """`partitionLeadersOnBroker`: the partitions `broker` leads that a controlled shutdown
+        moves (more than one replica, topic not queued for deletion); after one, those it
+        still leads, which its answer lists."""
         return [tp for tp in self.store.all_tps() if self._shutdown_acts_on(tp, broker)
                 and self.store.partition(tp)[1].leader == broker]
 

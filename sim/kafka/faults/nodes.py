@@ -111,19 +111,15 @@ def _zk_attempt(cluster, broker, incarnation: int, attempts_left: int) -> str | 
     if not (broker.alive and broker.incarnation == incarnation):
         return "already down"
     outcome = controlled_shutdown(cluster, broker, broker.name)
-    if (outcome is None and not _still_leads(cluster, broker.id)) or attempts_left <= 1:
+    # the answer lists the partitions it still leads (`partitionLeadersOnBroker`); an answered
+    # attempt (outcome None) had an active controller
+    if (outcome is None and not cluster.active_controller().leads_after_shutdown(broker.id)) \
+            or attempts_left <= 1:
         cluster.kernel.call_later(ZK_ANSWER_US, _stop_if, broker, incarnation)
     else:
         cluster.kernel.call_later(ZK_SHUTDOWN_BACKOFF_US, _zk_attempt, cluster, broker,
                                   incarnation, attempts_left - 1)
     return outcome
-
-
-def _still_leads(cluster, broker_id: int) -> bool:
-    """`KafkaController.doControlledShutdown`'s partitionsRemaining: partitions of more than
-    one replica the broker still leads."""
-    return any(st.leader == broker_id and len(st.replicas) > 1
-               for st in cluster.partition_states())
 
 
 def _stop_if(broker, incarnation: int) -> None:

@@ -33,7 +33,8 @@ MAX_STEPS = 100
 MAX_WAIT_MS = 3_600_000
 _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
-ZK_KINDS = ("BrokerChange", "TopicChange", "PreferredReplicaElection", "PartitionReassignment")  # ZooKeeper's notifications, sent by the "zk" node
+# ZooKeeper's notifications, sent by the "zk" node
+ZK_KINDS = ("BrokerChange", "TopicChange", "PreferredReplicaElection", "PartitionReassignment")
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:]}
@@ -168,10 +169,7 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         _check_assignment(fields, f"{key}.body")
     if kind == "PartitionReassignment":
         for i, p in enumerate(fields["partitions"]):
-            if not p["replicas"] or len(set(p["replicas"])) != len(p["replicas"]):
-                raise FieldProblem(f"{key}.body.partitions[{i}].replicas", "is empty" if not
-                                   p["replicas"] else "names a broker twice",
-                                   "list each target replica's broker once")
+            _check_replicas(p["replicas"], f"{key}.body.partitions[{i}].replicas")
     gated = off_the_wire(kind, body_raw, protocol) if protocol is not None else None
     if gated:
         raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "
@@ -197,6 +195,13 @@ def _check_registrations(live: list, key: str, brokers: int) -> None:
         seen.add(b["id"])
 
 
+def _check_replicas(replicas: tuple, key: str) -> None:
+    """A replica list names at least one broker, each once."""
+    if not replicas or len(set(replicas)) != len(replicas):
+        raise FieldProblem(key, "is empty" if not replicas else "names a broker twice",
+                           "list each replica's broker once")
+
+
 def _check_assignment(fields: dict, key: str) -> None:
     """What `AdminZkClient.validateTopicCreate` refuses: a topic with no name or partition, an
     empty replica list, a broker listed twice in one, replica lists of different sizes."""
@@ -207,9 +212,7 @@ def _check_assignment(fields: dict, key: str) -> None:
         raise FieldProblem(f"{key}.partitions", "is empty", "list one table per partition")
     for i, p in enumerate(parts):
         replicas, where = p["replicas"], f"{key}.partitions[{i}].replicas"
-        if not replicas or len(set(replicas)) != len(replicas):
-            raise FieldProblem(where, "is empty" if not replicas else "names a broker twice",
-                               "list each replica's broker once")
+        _check_replicas(replicas, where)
         if len(replicas) != len(parts[0]["replicas"]):
             raise FieldProblem(where, f"has {len(replicas)} replicas, partition 0 has "
                                f"{len(parts[0]['replicas'])}", "give every partition as many")
