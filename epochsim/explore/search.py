@@ -8,8 +8,9 @@ cluster, topics, workload and protocol with the generated schedule in place of t
 scenario's own faults (or, with `story`, added to them; the story alone runs first), and
 stops at the first case that
 violates `target` (or any invariant when `target` is None: the first one violated becomes the
-target). It then shrinks with hypothesis' own shrinker while that same invariant fails, then
-polishes the result with `shrink.minimise`. The phases are generate and shrink only (the
+target). It then shrinks with hypothesis' own shrinker while that same invariant fails (at
+most `max_shrink_runs` runs), then polishes the result with `shrink.minimise`, which also
+tries the scenario's own seed. The phases are generate and shrink only (the
 explain phase multiplies shrink time several-fold for nothing a schedule needs). Same scenario,
 budget and seed give the same result. Coverage, and coverage over time, are folded from
 every generated run.
@@ -42,10 +43,11 @@ class Found(Exception):
 
 
 class _BudgetSpent(BaseException):
-    """Raised inside the hypothesis test once the budget is spent with nothing found: it ends
-    hypothesis' run at once (a BaseException, which hypothesis does not take for a failure),
-    where returning would let it draw up to its `max_examples` more cases, each a fresh draw
-    of a whole schedule, to run none of them."""
+    """Raised inside the hypothesis test once the budget is spent with nothing found, or the
+    shrink budget with a failure found: it ends hypothesis' run at once (a BaseException,
+    which hypothesis does not take for a failure), where returning would let it draw up to its
+    `max_examples` more cases (or shrink candidates), each a fresh draw of a whole schedule,
+    to run none of them."""
 
 
 @dataclass
@@ -105,7 +107,9 @@ class _Search:
 
     def probe(self, case) -> None:
         if self.first is not None and self._over_shrink_budget(case):
-            return  # past the shrink budget: only known failures still count
+            # past the shrink budget: end hypothesis' shrinking now, where returning would
+            # let it draw (and discard) hundreds more candidates; the last failure stands
+            raise _BudgetSpent()
         if self.first is None and self.oracle.runs >= self.budget and not self.oracle.known(case):
             raise _BudgetSpent()
         names = self.oracle.violated(case)
@@ -183,7 +187,7 @@ def explore(scenario, budget: int, seed: int, target: str | None = None, max_fau
         result.first_case = search.first
         result.runs_to_first = search.runs_to_first
         progress(f"shrunk to {len(search.last.steps)} steps by hypothesis; polishing")
-        result.case = minimise(oracle.fails, search.last, progress)
+        result.case = minimise(oracle.fails, search.last, progress, space.base_seed)
         result.error = oracle.errors.get(result.case.key())
     result.runs = oracle.all_runs
     result.shared = oracle.shared

@@ -1,7 +1,9 @@
 """Minimise a concrete failing schedule while the same invariant still fails.
 
-Contract: `minimise(fails, case)` returns a case no larger than `case` for which `fails` (a
-deterministic predicate, normally `Oracle.fails`) still holds, by
+Contract: `minimise(fails, case, seed=None)` returns a case no larger than `case` for which
+`fails` (a deterministic predicate, normally `Oracle.fails`) still holds, by
+0. seed simplification: with `seed` (the scenario's own), the case at that seed if it still
+   fails there, tried before and after step 1;
 1. delta debugging (Zeller's ddmin) over *units*: a fault together with the step that undoes
    it (crash/restart, isolate/heal, rule/clear_rules, reassign/cancel_reassignment: each
    undo's `undoes` and `pairs` in `sim.kafka.faults`), so a
@@ -85,18 +87,28 @@ def ddmin(units: list, fails) -> list:
     return units
 
 
-def minimise(fails, case, progress=None):
+def minimise(fails, case, progress=None, seed=None):
     """The smallest case found for which `fails` still holds (see the module contract)."""
     if case.steps and fails(replace(case, steps=())):
         return replace(case, steps=())
+    case = _simplify_seed(fails, case, seed)
     units = units_of(case.steps)
     units = ddmin(units, lambda us: fails(replace(case, steps=_flatten(us))))
     case = _drop_single_steps(fails, replace(case, steps=_flatten(units)))
+    case = _simplify_seed(fails, case, seed)
     if progress:
         kept = len(case.steps)
         progress(f"delta debugging kept {kept} step{'s' if kept != 1 else ''}; simplifying times")
     case = _simplify_times(fails, case)
     return _simplify_params(fails, case)
+
+
+def _simplify_seed(fails, case, seed):
+    """`case` at the scenario's own `seed` if it still fails there."""
+    if seed is None or case.seed == seed:
+        return case
+    trial = replace(case, seed=seed)
+    return trial if fails(trial) else case
 
 
 def _drop_single_steps(fails, case):

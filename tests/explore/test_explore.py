@@ -231,6 +231,17 @@ def test_minimise_drops_noise_and_rounds_times():
     assert small.steps[0].at_us == 1_000_000
 
 
+def test_minimise_tries_the_scenarios_own_seed():
+    steps = (FaultStep(1_000_000, "crash", "b1"), FaultStep(2_000_000, "retention", "b1"))
+    any_seed = minimise(lambda c: any(s.action == "crash" for s in c.steps), Case(4711, steps),
+                        seed=1)
+    assert any_seed.seed == 1 and [s.action for s in any_seed.steps] == ["crash"]
+    only_its_own = minimise(lambda c: c.seed == 4711 and len(c.steps) > 0, Case(4711, steps),
+                            seed=1)
+    assert only_its_own.seed == 4711 and len(only_its_own.steps) == 1
+    assert minimise(lambda c: bool(c.steps), Case(4711, steps)).seed == 4711  # no seed: kept
+
+
 def test_minimise_drops_a_fault_whose_undo_is_needed_for_another_reason():
     """The restart at 5.5 s is needed (it revives b1, halted meanwhile in the real case), so
     its unit stays; the second power loss of b1 in that unit did nothing and goes alone."""

@@ -194,6 +194,23 @@ def test_the_story_is_the_base_its_first_run_the_scenario_as_written():
     assert FaultSpace.of(sc).story == ()
 
 
+def test_the_shrink_budget_ends_hypothesis_shrinking(monkeypatch):
+    """Past --shrink-runs the first candidate not run before ends hypothesis' shrinking: it is
+    not drawn on (each draw a whole schedule) for nothing."""
+    from epochsim.explore import search
+    over, real = [], search._Search._over_shrink_budget
+
+    def counted(self, case):
+        over.append(real(self, case))
+        return over[-1]
+
+    monkeypatch.setattr(search._Search, "_over_shrink_budget", counted)
+    base = load_scenario(os.path.join(ROOT, "scenarios", "selftest", "no_dedup_cache.toml"))
+    kept = explore(base, 10, 1, "duplicate_append", story=True, max_shrink_runs=2)
+    assert kept.found and kept.runs_to_first > 1  # hypothesis found it, and shrank it
+    assert over.count(True) == 1
+
+
 def test_explore_prints_and_draws_coverage_over_time(tmp_path, capsys):
     out = tmp_path / "o"
     code = main(["explore", KIP570, "--budget", "3", "--seed", "1", "--out", str(out),
