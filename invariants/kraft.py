@@ -1,10 +1,13 @@
 """KRaft invariants: the metadata log's safety, brokers applying it in order, a fenced
-broker's acknowledgements, and brokers that reach the quorum leader catching up with it.
+broker's acknowledgements, a demoted leader's appends, and brokers that reach the quorum
+leader catching up with it.
 
 Contract: folds over the KRaft trace kinds (`quorum_leader`, `metadata_commit`,
-`metadata_apply`, `crash`, `restart`) and, for `fenced_broker_ack`, the data plane's
-`append`, the ProduceResponse `send` and the shared folds; a ZooKeeper-mode trace has no
-metadata log, so all three hold there vacuously. What is committed is what a quorum leader's
+`metadata_apply`, `metadata`, `crash`, `restart`) and, for `fenced_broker_ack` and
+`demoted_leader_append`, the data plane's `append`, the ProduceResponse `send` and the shared
+folds; a ZooKeeper-mode trace has no metadata log, so they hold there vacuously (a ZooKeeper
+broker's `metadata` is UpdateMetadata's, which may run ahead of its LeaderAndIsr by design:
+`demoted_leader_append` judges KRaft runs only). What is committed is what a quorum leader's
 `metadata_commit` says.
 """
 
@@ -220,6 +223,46 @@ def metadata_catch_up_us(cluster: dict) -> tuple[int, int]:
     find = (cluster.get("quorum_fetch_timeout_ms", 2000) * 1500
             + cluster.get("controllers", 3) * per_voter_us)
     return find, 2 * fetch_wait_us + 1_000_000
+
+
+class DemotedLeaderAppend(Invariant):
+    """A KRaft broker appends as leader of a partition only at the leader epoch its own
+    metadata image holds: once it has published a newer epoch for the partition (its
+    `metadata` event; `BrokerMetadataPublisher` sets the image and applies the delta to the
+    replica manager together), an append at an older epoch is a leader its own image says is
+    gone, its replica manager having skipped the record (KAFKA-14296: 3.3.0-3.3.1 skipped every
+    record that made a shutting-down broker a follower, so it went on taking Produce requests
+    as leader at its old epoch until it stopped)."""
+
+    name = "demoted_leader_append"
+    handlers = {"metadata": "on_metadata", "append": "on_append", "crash": "on_crash"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.judged = ctx.header["options"]["cluster"].get("mode") == "kraft"
+        self.image: dict[tuple[str, str], tuple[int, int, int]] = {}  # -> (leader, epoch, seq)
+
+    def on_metadata(self, ev):
+        if not self.judged:
+            return
+        for tp, leader, epoch in ev["changes"]:
+            if epoch < 0:  # the topic is gone from the image
+                self.image.pop((ev["node"], tp), None)
+            else:
+                self.image[(ev["node"], tp)] = (leader, epoch, ev["seq"])
+
+    def on_crash(self, ev):  # the image is built again from the log after a restart
+        for key in [k for k in self.image if k[0] == ev["node"]]:
+            del self.image[key]
+
+    def on_append(self, ev):
+        for b in ev["batches"]:
+            held = self.image.get((ev["node"], b["tp"]))
+            if held is not None and held[1] > b["leader_epoch"]:
+                self.violate(ev["t"], f"{ev['node']} appended {b['bid']} to {b['tp']} as leader "
+                             f"at epoch {b['leader_epoch']} though its own metadata image has "
+                             f"b{held[0]} leading at epoch {held[1]}", held[2], ev["seq"])
+                return
 
 
 class BrokerMetadataStalled(Invariant):

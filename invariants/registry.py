@@ -35,7 +35,7 @@ _CLASSES = [
     clients.ClientLeaderEpochRegression, clients.LeaderHintMisapplied,
     clients.ConsumerSkippedRecord,
     kraft.MetadataLogSafety, kraft.MetadataAppliedInOrder, kraft.FencedBrokerAck,
-    kraft.BrokerMetadataStalled,
+    kraft.DemotedLeaderAppend, kraft.BrokerMetadataStalled,
 ]
 INVARIANTS = {cls.name: cls for cls in _CLASSES}
 

@@ -109,6 +109,11 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         self._recover_hws()
         self._register()
 
+    def begin_shutdown(self) -> None:
+        """`KafkaServer.shutdown` with controlled.shutdown.enable begins: the replica manager is
+        shutting down from now on (`isShuttingDown`; a restart clears it)."""
+        self.shutting_down = True
+
     def stop_cleanly(self) -> None:
         """Shut down as `KafkaServer.shutdown` does (after a controlled shutdown, or on a fatal
         error that exits the JVM through its shutdown hook): the HWs are checkpointed first,

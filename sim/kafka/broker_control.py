@@ -21,7 +21,7 @@ from sim.kafka.log import Log
 from sim.kafka.messages import ControlResponse, MetadataResponse
 from sim.kafka.partition import Partition
 from sim.kafka.rules import control, inter_broker
-from sim.kafka.rules.replication import makes_follower
+from sim.kafka.rules.replication import follower_fetch_change
 
 
 class ControlPlane:
@@ -133,13 +133,15 @@ class ControlPlane:
         else:
             leader_changed = p.leader != st.leader
             new_epoch = p.make_follower(st)
-            if st.leader < 0 or makes_follower(self.protocol, leader_changed, new_epoch):
+            change = follower_fetch_change(self.protocol, self.kraft, self.shutting_down,
+                                           st.leader, self.id in st.isr, leader_changed,
+                                           new_epoch)
+            if change != "keep":
                 self.fail_waiters(st.tp)
-                if st.leader >= 0 and not self.shutting_down:  # ReplicaManager.makeFollowers:
-                    # a shutting-down broker adds no fetcher, so it cannot rejoin the ISR
-                    self.add_to_fetcher(st.tp, st.leader, leader_changed, new_epoch)
-                else:
-                    self.remove_from_fetchers(st.tp)
+            if change == "restart":
+                self.add_to_fetcher(st.tp, st.leader, leader_changed, new_epoch)
+            elif change == "stop":
+                self.remove_from_fetchers(st.tp)
         self.touch_sessions(st.tp)
         self.fetch_state_changed(st.tp)
         self.emit(V.REPLICA_STATE, {"tp": st.tp, "topic_id": st.topic_id,

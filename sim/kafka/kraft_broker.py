@@ -173,6 +173,11 @@ class KraftBroker(Broker):
         self.held_requests = [m for m in self.held_requests if m.src != peer]
         Broker.on_disconnect(self, peer)
 
+    def begin_shutdown(self) -> None:
+        """`BrokerServer.shutdown` begins: in controlled shutdown (`isInControlledShutdown`)."""
+        Broker.begin_shutdown(self)
+        self.begin_controlled_shutdown()
+
     def begin_controlled_shutdown(self) -> None:
         """`BrokerServer.shutdown` with controlled.shutdown.enable: from now on its heartbeats
         ask to shut down (WantShutDown), the first at once; it stops when an answer says
@@ -360,8 +365,12 @@ class KraftBroker(Broker):
                 if tp in self.partitions or (tp in self.logs and self.logs[tp][0] == st.topic_id):
                     self._remove_local(tp)
                 continue
+            p = self.partitions.get(tp)
+            if self.rules.kraft_skips_follower_delta(
+                    self.protocol, self.shutting_down, st.leader == self.id,
+                    p is not None and p.leader == self.id):
+                continue  # KAFKA-14296: a leader moved away stays leader while it shuts down
             if not self.on_failed_disk(tp) and tp not in blocked:
-                p = self.partitions.get(tp)
                 if p is None or p.topic_id != st.topic_id or self.rules.kraft_broker_takes_partition(
                         p.leader_epoch, p.partition_epoch, st.leader_epoch, st.partition_epoch):
                     self._become(st)

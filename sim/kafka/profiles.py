@@ -95,7 +95,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  alter_partition_ahead_not_controller=True,  # KAFKA-14154
                  non_replica_fetch_error=True)),  # KAFKA-13837
     ("3.4.0", dict(producer_id_expiration_ms=86_400_000,  # KIP-854
-                   follower_hw_completes_fetches=True)),  # KAFKA-14334 (also in 3.3.2)
+                   follower_hw_completes_fetches=True,  # KAFKA-14334 (also in 3.3.2)
+                   kraft_shutdown_applies_deltas=True)),  # KAFKA-14296 (also in 3.3.2; KRaft only)
     # KAFKA-14704's fix (bd32d98bd7c, Feb 2023) went to the 3.3 and 3.4 branches as it was, and
     # to 3.2 and earlier as a separate port (apache/kafka PR 13245): 3.4.0 (Feb 7) predates it,
     # and no later 3.3 or older release was made
@@ -174,6 +175,7 @@ MUTANTS: dict[str, str] = {
     "broker_applies_uncommitted": "metadata_applied_in_order",
     "leader_counts_pending_shrink": "fenced_broker_ack",
     "quorum_leader_never_resigns": "broker_metadata_stalled",
+    "kraft_leader_ignores_demotion": "demoted_leader_append",
 }
 
 

@@ -107,6 +107,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_strays_deleted_first": (BROKER,),
     # KRaft only: a starting broker opens its ports once unfenced (KAFKA-14658)
     "kraft_port_opens_when_unfenced": (BROKER,),
+    # KRaft only: a shutting-down broker still applies the records that make it a follower
+    # (KAFKA-14296)
+    "kraft_shutdown_applies_deltas": (BROKER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

@@ -321,6 +321,13 @@ class Protocol:
     # socket is opened as it is built) but requests are read only once the controller says the
     # broker caught up (`initialCatchUpFuture`), so they wait in the socket
     kraft_port_opens_when_unfenced: bool = False
+    # KRaft only: KAFKA-14296 (3.3.2, 3.4.0). A broker that has begun to shut down still
+    # applies the metadata records that make it a follower (`applyLocalFollowersDelta`): a
+    # leader the controller moved away steps down at once, and in controlled shutdown a
+    # partition with no leader, or whose ISR leaves the broker out, stops fetching. Before
+    # (3.3.0-3.3.1) it skipped them from the moment its shutdown began (`isShuttingDown`): a
+    # leader moved away stayed leader at its old epoch, taking Produce requests, until it stopped
+    kraft_shutdown_applies_deltas: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -337,7 +344,8 @@ class Protocol:
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
 KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
-                  "kraft_strays_deleted_first", "kraft_port_opens_when_unfenced")
+                  "kraft_strays_deleted_first", "kraft_port_opens_when_unfenced",
+                  "kraft_shutdown_applies_deltas")
 
 
 CHOICES = {

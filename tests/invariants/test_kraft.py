@@ -158,6 +158,41 @@ def test_fenced_broker_ack_is_not_judged_with_unclean_election():
 
 # -- broker_metadata_stalled ------------------------------------------------------------------------
 
+# -- demoted_leader_append ---------------------------------------------------------------------
+
+def _demoted(image_epoch: int, mode: str = "kraft", crash: bool = False) -> tuple:
+    """b1 leads t-0 at epoch 0 and publishes a metadata image giving t-0 to b2 at
+    `image_epoch`, then appends a batch at epoch 0 (after a crash and restart, if `crash`).
+    Returns (builder, the image's seq, the append's seq)."""
+    from tests.invariants.tracebuilder import batch
+    tb = TraceBuilder()
+    tb.header["options"]["cluster"]["mode"] = mode
+    tb.add("b1", "metadata", controller_epoch=1, changes=[["t-0", 1, 0]], alive=[1, 2, 3])
+    image = tb.at(10).add("b1", "metadata", controller_epoch=1,
+                          changes=[["t-0", 2, image_epoch]], alive=[1, 2, 3])
+    if crash:
+        tb.at(15).add("b1", "crash")
+    append = tb.at(20).append("b1", "p1", batch("t-0", 0, "p1#1"), acks=1)
+    return tb, image, append
+
+
+def test_demoted_leader_append_holds_while_the_image_has_the_same_epoch():
+    assert _demoted(0)[0].violations("demoted_leader_append") == []
+
+
+def test_demoted_leader_append_violated_by_an_append_below_the_images_epoch():
+    tb, image, append = _demoted(1)
+    assert tb.violations("demoted_leader_append") == [("demoted_leader_append", 20,
+                                                       (image, append))]
+    assert "its own metadata image has b2 leading at epoch 1" in \
+        tb.check("demoted_leader_append")[0][0].message
+
+
+def test_demoted_leader_append_forgets_a_crashed_brokers_image_and_judges_kraft_only():
+    assert _demoted(1, crash=True)[0].violations("demoted_leader_append") == []
+    assert _demoted(1, mode="zk")[0].violations("demoted_leader_append") == []
+
+
 def _stalled_trace(b1_applied: int, fault_at: int = 1_000_000, reach_b2: bool = False,
                    rules: list | None = None, slowed: bool = False):
     """c3 leads epoch 3 from t=0 and commits up to offset 14 by 10 s; b1 reaches it, b2 (which

@@ -18,8 +18,8 @@ NONE = "none"
 @dataclass
 class Seen:
     """What one step showed: the node, its answer to the step's sender (None: no answer), the
-    messages it sent (dst, kind, body), the trace events it recorded and when each step so far
-    began, this one last (a Kafka test's mock clock stands still; the model's moves by
+    messages it sent (dst, kind, body), the trace events it recorded, the partitions a broker
+    (re)added to its fetchers, and when each step so far began, this one last (a Kafka test's mock clock stands still; the model's moves by
     latencies, so a time is named by the step it fell in)."""
 
     node: Any
@@ -27,6 +27,7 @@ class Seen:
     sent: list = field(default_factory=list)
     events: list = field(default_factory=list)
     step_starts: tuple = ()
+    fetcher_added: list = field(default_factory=list)  # (tp, leader) as the step (re)added them
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,12 @@ def _fetching_from(seen: Seen, tp: str) -> int:
     return -1
 
 
+def _fetcher_added(seen: Seen, tp: str) -> int:
+    """The leader the step last (re)started tp's fetcher toward, -1 if it did not."""
+    leaders = [leader for added, leader in seen.fetcher_added if added == tp]
+    return leaders[-1] if leaders else -1
+
+
 def _producer(attr: str) -> Callable[[Seen, str], Any]:
     def read(seen: Seen, arg: str) -> Any:
         tp, _, pid = arg.rpartition("/")
@@ -184,6 +190,8 @@ BROKER = {
                                    "for a follower (arg tp/broker id): never, or \"step N\", "
                                    "the step it fell in"),
     "fetching_from": Obs(True, _fetching_from, "the leader whose fetcher holds the partition, or -1"),
+    "fetcher_added": Obs(True, _fetcher_added, "the leader the step (re)started the partition's "
+                         "fetcher toward (`addFetcherForPartitions`), -1 if it did not"),
     "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch, "the controller epoch known"),
     "metadata_leader": Obs(True, _metadata(1), "the leader in the broker's metadata cache"),
     "metadata_leader_epoch": Obs(True, _metadata(2), "the leader epoch in the metadata cache"),

@@ -29,7 +29,7 @@ from sim.kafka.controller import Controller
 from sim.kafka.kraft_broker import KraftBroker
 from sim.kafka.kraft_controller import KraftController
 from sim.kafka.probe import observe
-from sim.kafka.probe.spec import Probe
+from sim.kafka.probe.spec import PSEUDO_SENDERS, Probe
 from sim.kafka.probe.state import (
     set_broker,
     set_consumer,
@@ -174,6 +174,8 @@ class ProbeRun:
         self.node = self._node()
         self.node_sent: list[tuple[str, str, object]] = []  # (dst, kind, body), as sent
         self._record_sends()
+        self.fetcher_adds: list[tuple[str, int]] = []  # (tp, leader), as the node added them
+        self._record_fetcher_adds()
         self.peers = {"zk": self.zk,
                       **{name: Peer(name, self.world) for name in self._peer_names()}}
         self.ctx = _Context(self)
@@ -210,7 +212,7 @@ class ProbeRun:
         names += [s.src for s in self.probe.steps]
         out = []
         for n in names:
-            if n not in (self.probe.node, "zk") and n not in out:
+            if n not in (self.probe.node, *PSEUDO_SENDERS) and n not in out:
                 out.append(n)
         return out
 
@@ -229,6 +231,19 @@ class ProbeRun:
             self.node_sent.append((dst, kind, body))
             return send(dst, kind, body)
         self.node.send = recorded
+
+    def _record_fetcher_adds(self) -> None:
+        """Keep every partition a broker (re)adds to its fetchers (Kafka's
+        `removeFetcherForPartitions` then `addFetcherForPartitions`), with the leader it fetches
+        from: whether a change restarts the fetcher is what some tests assert."""
+        add = getattr(self.node, "add_to_fetcher", None)
+        if add is None:
+            return
+
+        def recorded(tp: str, leader: int, *args, **kwargs):
+            self.fetcher_adds.append((tp, leader))
+            return add(tp, leader, *args, **kwargs)
+        self.node.add_to_fetcher = recorded
 
     def last_request(self, peer: str, kind: str):
         """The body of the node's last `kind` message to `peer`, sent or delivered, or None."""
@@ -274,7 +289,7 @@ class ProbeRun:
         body = KINDS[step.kind].build(step.fields, self.ctx)
         start = self.kernel.now_us
         marks = {name: len(p.inbox) for name, p in self.peers.items()}
-        n_events = len(self.events)
+        seen_before = len(self.events), len(self.fetcher_adds)
         fields = {"step": i, "deliver": step.kind, "from": step.src, "to": self.probe.node,
                   "body": _brief(body)}
         asked = ANSWERS.get(step.kind)
@@ -282,14 +297,19 @@ class ProbeRun:
                 and self.preset_corr(step.src, asked) is None:
             fields["unsolicited"] = True  # the node asked the sender nothing: it may ignore it
         self.world.trace.emit(start, "harness", V.PROBE_STEP, fields)
-        self.peers[step.src].send(self.probe.node, KINDS[step.kind].wire_kind or step.kind, body)
-        self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, n_events, start)
+        kind = KINDS[step.kind]
+        if kind.act is not None:
+            kind.act(self.node)
+        else:
+            self.peers[step.src].send(self.probe.node, kind.wire_kind or step.kind, body)
+        self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, seen_before, start)
 
-    def _judge(self, i: int, marks: dict, n_events: int, start_us: int) -> None:
+    def _judge(self, i: int, marks: dict, seen_before: tuple, start_us: int) -> None:
         step = self.probe.steps[i]
         self.step_starts.append(start_us)
-        seen = observe.Seen(self.node, events=self.events[n_events:],
-                            step_starts=tuple(self.step_starts))
+        seen = observe.Seen(self.node, events=self.events[seen_before[0]:],
+                            step_starts=tuple(self.step_starts),
+                            fetcher_added=self.fetcher_adds[seen_before[1]:])
         arrived = sorted((t, msg.mid, name, msg) for name, p in self.peers.items()
                          for t, msg in p.inbox[marks[name]:])
         for _t, _mid, name, msg in arrived:
@@ -314,6 +334,8 @@ def _is_answer(step, dst: str, kind: str) -> bool:
 
 
 def _brief(body) -> dict:
+    if body is None:  # an act on the node (the operator's), not a message
+        return {}
     brief = getattr(body, "brief", None)
     return brief() if brief is not None else {"corr": body.corr}
 

@@ -35,6 +35,10 @@ _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 # ZooKeeper's notifications, sent by the "zk" node
 ZK_KINDS = ("BrokerChange", "TopicChange", "PreferredReplicaElection", "PartitionReassignment")
+# what an operator does to the node itself (no message), "from" the "operator"
+OPERATOR_KINDS = ("Shutdown",)
+# the senders that stand for no node of the cluster, and the only kinds each sends
+PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS}
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:]}
@@ -144,11 +148,7 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.deliver", f"a {mode} broker does not take {kind}",
                            "KRaft brokers take MetadataFetchResponse, ZooKeeper-mode brokers "
                            "the controller's requests (cluster.mode)")
-    src = s["from"] or ("c1" if kind in CONTROL_KINDS else "zk" if kind in ZK_KINDS else "")
-    if (kind in ZK_KINDS) != (src == "zk"):
-        raise FieldProblem(f"{key}.from", f"{src!r} cannot send {kind}" if src == "zk" else
-                           f"{kind} comes from ZooKeeper, not {src!r}",
-                           "leave `from` out" if src != "zk" else "name the node that sends it")
+    src = _sender(s["from"], kind, key)
     if not src:
         raise FieldProblem(f"{key}.from", "missing", f"name the node that sends {kind}, e.g. b2")
     if src == node:
@@ -180,6 +180,20 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",
                            "name the node whose answer the checks read")
     return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
+
+
+def _sender(given: str, kind: str, key: str) -> str:
+    """The step's sender: as given, or its kind's own default (c1 for a controller's
+    request, zk or operator for theirs); a pseudo-sender sends its own kinds only."""
+    own = next((name for name, kinds in PSEUDO_SENDERS.items() if kind in kinds), "")
+    src = given or ("c1" if kind in CONTROL_KINDS else own)
+    if src in PSEUDO_SENDERS and src != own:
+        raise FieldProblem(f"{key}.from", f"{src!r} cannot send {kind}",
+                           "name the node that sends it")
+    if own and src != own:
+        what = "comes from ZooKeeper" if own == "zk" else "is the operator's act on the node"
+        raise FieldProblem(f"{key}.from", f"{kind} {what}, not {src!r}", "leave `from` out")
+    return src
 
 
 def _check_registrations(live: list, key: str, brokers: int) -> None:

@@ -50,6 +50,9 @@ class Kind:
     mode: str = ""
     # the model's message kind on the wire, when it is not the probe's name for it
     wire_kind: str = ""
+    # an act on the node itself rather than a message (the operator's): called with the node
+    # as the step begins, nothing is sent
+    act: Callable[[Any], None] | None = None
 
 
 def _topic_id(part: dict, ctx) -> int:
@@ -353,6 +356,8 @@ KINDS: dict[str, Kind] = {
          Field("leader_epoch", "int"), Field("partition_epoch", "int"), Field("isr", "ints"),
          Field("broker_epoch", "int", None), Field("isr_epochs", "ints", ())),
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
+    "Shutdown": Kind(BROKER, (), lambda f, ctx: None, "the operator begins the broker's "
+                     "(controlled) shutdown: no message", act=lambda b: b.begin_shutdown()),
     "ControlledShutdown": Kind(
         ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO),
                         Field("broker_epoch", "int", None)),

@@ -80,6 +80,7 @@ class Rules:
     kraft_alter_partition_error: Callable = kraft.alter_partition_error
     kraft_duplicate_registration: Callable = kraft.duplicate_registration
     kraft_broker_takes_partition: Callable = kraft.broker_takes_partition
+    kraft_skips_follower_delta: Callable = kraft.skips_follower_delta
     kraft_unfences: Callable = kraft.unfences
     publishable_metadata: Callable = kraft.publishable_metadata
 

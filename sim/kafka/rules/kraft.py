@@ -240,6 +240,17 @@ def broker_takes_partition(local_leader_epoch: int, local_partition_epoch: int,
     return partition_epoch >= local_partition_epoch and leader_epoch >= local_leader_epoch
 
 
+def skips_follower_delta(proto, shutting_down: bool, leads: bool, led: bool) -> bool:
+    """Whether a KRaft broker leaves a partition's new state unapplied: before KAFKA-14296's fix
+    (3.3.0-3.3.1, `kraft_shutdown_applies_deltas` off) `applyLocalFollowersDelta` skips every
+    partition that makes it a follower once its shutdown has begun (`isShuttingDown`, set as
+    `BrokerServer.shutdown` starts, before the controlled shutdown), so a leader the
+    controller moved away stays leader at its old epoch until it stops. A state that makes it
+    leader (`applyLocalLeadersDelta`) is applied either way. (`led`: whether it leads the
+    partition now, which Kafka's rule does not read.)"""
+    return shutting_down and not leads and not proto.kraft_shutdown_applies_deltas
+
+
 def stray_logs(broker_id: int, logs: dict, parts: dict) -> list[str]:
     """`LogManager.findStrayReplicas`: the partitions of the logs held here (`logs`: tp ->
     topic id) that the image (`parts`: tp -> PartitionState) does not place here, because

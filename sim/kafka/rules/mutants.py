@@ -179,5 +179,9 @@ SWAPS: dict[str, dict] = {
     # KAFKA-15489's split brain on a release that has its fix: a leader cut from the other
     # voters stays leader, and the brokers that follow it never learn of the new one
     "quorum_leader_never_resigns": {"raft_resigns": lambda proto, heard, majority: False},
+    # KAFKA-14296 made worse: a KRaft broker skips every record that moves a partition it
+    # leads to another leader, shutting down or not, so it stays leader at its old epoch
+    "kraft_leader_ignores_demotion": {
+        "kraft_skips_follower_delta": lambda proto, shutting_down, leads, led: led and not leads},
 }
 

@@ -200,6 +200,25 @@ def makes_follower(proto, leader_changed: bool, new_leader_epoch: bool) -> bool:
     return leader_changed or new_leader_epoch
 
 
+def follower_fetch_change(proto, kraft: bool, shutting_down: bool, leader: int, in_isr: bool,
+                          leader_changed: bool, new_leader_epoch: bool) -> str:
+    """What a follower's new state does to its fetcher: "restart" (removed, then added toward
+    `leader`), "stop" (removed; parked requests answered) or "keep".
+    ZooKeeper mode (`ReplicaManager.makeFollowers`): a state with no leader stops it; one that
+    `makes_follower` restarts it, but a broker shutting down adds no fetcher (stop).
+    KRaft (`applyLocalFollowersDelta`, 3.3.2 and 3.4.0 on, KAFKA-14296): in controlled shutdown
+    a partition with no leader, or whose ISR leaves this broker out, stops
+    (`partitionsToStopFetching`); otherwise a new leader epoch restarts it, shutting down or not
+    (a leader that is gone leaves it stopped)."""
+    if kraft and shutting_down and (leader < 0 or not in_isr):
+        return "stop"
+    if leader < 0:
+        return "stop"
+    if not makes_follower(proto, leader_changed, new_leader_epoch):
+        return "keep"
+    return "stop" if shutting_down and not kraft else "restart"
+
+
 def fetch_last_fetched_epoch(proto, truncating: bool, last_epoch: int) -> int:
     """The epoch a follower's Fetch names for a partition (-1: none), by `follower_truncation`:
     every Fetch (`diverging_epoch`, Fetch v12's LastFetchedEpoch), only the first after an
