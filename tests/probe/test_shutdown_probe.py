@@ -87,3 +87,9 @@ def test_the_rule_by_mode():
 def test_a_shutdown_comes_from_the_operator_only(sender, key):
     assert_refused(KRAFT.format(profile="3.7", leader=2, change="leader = 2",
                                 expect='"leader:foo-0" = 2', sender=sender), key)
+
+
+def test_a_shutdown_takes_no_body():
+    text = KRAFT.format(profile="3.7", leader=2, change="leader = 2", expect='"leader:foo-0" = 2',
+                        sender="body = { delay_ms = 5 }")
+    assert_refused(text, "probe.steps[1].body.delay_ms")

@@ -116,7 +116,8 @@ def read(table: Any, fields: tuple, where: str) -> dict:
     for key in table:
         if key not in known:
             raise FieldProblem(f"{where}.{key}" if where else key, "unknown field",
-                               suggest(key, known))
+                               suggest(key, known) if known else "it takes no fields: leave "
+                               "them out")
     out = {}
     for f in fields:
         key = f"{where}.{f.name}" if where else f.name
