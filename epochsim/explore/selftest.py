@@ -29,14 +29,15 @@ def base_path(mutant: str) -> str:
     return os.path.join(SELFTEST_DIR, f"{mutant}.toml")
 
 
-def _explore(scenario, budget, seed, target, out, plot, reference=None):
+def _explore(scenario, budget, seed, target, out, plot, reference=None, shrink_runs=300):
     from epochsim.explore.output import write_counterexample, write_report
     from epochsim.explore.report import explore_report
     from epochsim.explore.search import explore
 
     started = time.monotonic()
     # the base's scripted faults are every case's base, as `epochsim explore` keeps them
-    result = explore(scenario, budget, seed, target, reference=reference, story=True)
+    result = explore(scenario, budget, seed, target, reference=reference, story=True,
+                     max_shrink_runs=shrink_runs)
     os.makedirs(out, exist_ok=True)
     report = explore_report(result)
     if result.found:
@@ -47,7 +48,7 @@ def _explore(scenario, budget, seed, target, out, plot, reference=None):
 
 
 def mutant_task(job: tuple) -> dict:
-    mutant, budget, seed, out, plot, overrides = job
+    mutant, budget, seed, out, plot, overrides, shrink_runs = job
     expected = MUTANTS[mutant]
     row = {"mutant": mutant, "expected": expected, "found": False, "runs_to_first": None,
            "steps": None, "time_s": 0.0, "reason": "", "dir": None}
@@ -64,7 +65,7 @@ def mutant_task(job: tuple) -> dict:
         row["reason"] = f"the base scenario plants {scenario.options.protocol.mutant!r}"
         return row
     result, elapsed = _explore(scenario, budget, seed, expected, os.path.join(out, mutant), plot,
-                               reference=without_mutant(scenario))
+                               reference=without_mutant(scenario), shrink_runs=shrink_runs)
     row.update(found=result.found, time_s=round(elapsed, 1), runs=result.runs,
                seen=dict(sorted(result.seen.items())), dir=os.path.join(out, mutant))
     if result.found:

@@ -347,6 +347,24 @@ def test_selftest_orders_tasks_costliest_first_and_reports_them_in_task_order(tm
     assert all(r["found"] for r in rows)
 
 
+def test_selftest_shrinks_with_its_own_budget(tmp_path, monkeypatch):
+    from epochsim.explore import search
+    asked, real = [], search.explore
+
+    def recorded(*args, **kwargs):
+        asked.append(kwargs["max_shrink_runs"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search, "explore", recorded)
+    out = tmp_path / "st"
+    from epochsim.cli import main
+    code = main(["selftest", "--mutants", "requested_as_required", "--no-clean", "--no-plot",
+                 "--jobs", "1", "--budget", "5", "--shrink-runs", "7", "-o", str(out)])
+    assert code == 0
+    assert asked == [7] and json.loads((out / "selftest.json").read_text())["shrink_runs"] == 7
+    assert cli("selftest", "--shrink-runs", "0")[0] == 2
+
+
 def test_selftest_searches_the_correct_model_of_each_distinct_story():
     """Bases that share options and invariants but not their scripted steps are searched
     apart: a story is every case's start. controller_reuses_leader_epoch's base bounces its
