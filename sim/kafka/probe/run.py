@@ -6,10 +6,12 @@ KRaft controller, the model's own classes) and, for every other name it may talk
 to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
 state (`sim.kafka.probe.state`), then for each step in turn: records a `probe_step` event, sends
-the step's message from its sender through the simulated network, lets the step's `wait_ms`
+the step's message from its sender through the simulated network (or, for the operator's act,
+`Kind.act`, acts on the node itself), lets the step's `wait_ms`
 pass, and records one `probe_check` event per expectation (Kafka's value, the model's, agree or
-not). Returns the `ProbeOutcome`: the checks, and the kernel's run outcome. Same inputs, same
-trace.
+not); what a check reads includes every partition a broker (re)added to its fetchers during
+the step (`fetcher_added`). Returns the `ProbeOutcome`: the checks, and the kernel's run outcome.
+Same inputs, same trace.
 """
 
 from __future__ import annotations

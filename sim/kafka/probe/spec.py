@@ -4,7 +4,9 @@ Contract: `parse_probe(raw, brokers, controllers, producers, protocol, consumers
 scenario (the node under test, its starting state, the steps with the message each delivers
 and what Kafka's test expects after it; a request field the profile's request version does
 not carry is refused, as are a broker id outside the cluster, a partition named twice in one
-message and a broker's answer from a sender that is not a broker) and returns a `Probe`; any
+message, a broker's answer from a sender that is not a broker, and a step from a pseudo-sender
+(`zk`, `operator`) of a kind it does not send, or of its kind from anyone else) and returns a
+`Probe`; any
 problem raises `FieldProblem` with the key relative to `probe`. Whether the node can take the
 starting state is checked by building it (`sim.kafka.probe.run.check_probe_state`). `Probe.to_json()` is what the trace header
 records. The format is taught in docs/scenarios.md ("Probes").
