@@ -69,13 +69,13 @@ def controlled_shutdown(cluster, broker, target: str):
     """The broker asks the active controller to move its leaderships away (Kafka's
     ControlledShutdown request); returns the controller's outcome. It stops
     `CONTROLLED_SHUTDOWN_US` later, which the caller schedules."""
-    if broker.alive:
-        broker.shutting_down = True  # the broker asked to shut down; a restart clears it
     if cluster.options.kraft:  # it asks in its heartbeats (`BrokerLifecycleManager`)
         if not broker.alive:
             return "already down"
-        broker.begin_controlled_shutdown()
+        broker.begin_shutdown()
         return None
+    if broker.alive:
+        broker.begin_shutdown()  # the broker asked to shut down; a restart clears it
     controller = cluster.active_controller()
     if controller is None:
         return "no active controller"

@@ -210,9 +210,7 @@ def follower_fetch_change(proto, kraft: bool, shutting_down: bool, leader: int, 
     a partition with no leader, or whose ISR leaves this broker out, stops
     (`partitionsToStopFetching`); otherwise a new leader epoch restarts it, shutting down or not
     (a leader that is gone leaves it stopped)."""
-    if kraft and shutting_down and (leader < 0 or not in_isr):
-        return "stop"
-    if leader < 0:
+    if leader < 0 or (kraft and shutting_down and not in_isr):
         return "stop"
     if not makes_follower(proto, leader_changed, new_leader_epoch):
         return "keep"
