@@ -30,11 +30,14 @@ Writes DIR/study.txt (the table) and DIR/study.json (every run's numbers).
 With --kraft every scenario runs on a KRaft cluster instead (3 controllers, each broker
 learning metadata when it fetches and applies it; the timeline starts 3 s later, after the
 quorum's start): --metadata-apply-us, --metadata-fetch-wait-ms and --slow-metadata set how far
-behind brokers fall, and a table of each broker's metadata lag follows the others.
+behind brokers fall, --kraft-profile which release the cluster runs (4.1: brokers learn a
+commit without waiting for the log to grow, KIP-1166), and a table of each broker's metadata
+lag follows the others.
 
   epochsim study --seeds 3 --out runs/study
   epochsim study scenarios/study/kip951-move-all-leaders.toml --seeds 1 --check
-  epochsim study --kraft --slow-metadata b2:200 --seeds 1 --out runs/study-kraft-slow"""
+  epochsim study --kraft --slow-metadata b2:200 --seeds 1 --out runs/study-kraft-slow
+  epochsim study --kraft --kraft-profile 4.1 --seeds 3 --out runs/study-kraft-4.1"""
 
 # what a study directory may already hold (the pictures of an earlier version, per mode, too)
 OUTPUTS = {"study.txt", "study.json"} | {f"latency-{m}.png" for m in
@@ -64,12 +67,28 @@ def register(subs) -> None:
     k.add_argument("--slow-metadata", type=slow_arg, metavar="BROKER:MS",
                    help="with --kraft: BROKER applies every metadata batch MS late from the "
                         "start (the slow_metadata fault)")
+    k.add_argument("--kraft-profile", type=kraft_profile_arg, metavar="VERSION",
+                   help="with --kraft: the release the cluster runs, 3.7 (the first with "
+                        "KIP-951) and later (default: the scenario's own, 3.7)")
     p.set_defaults(func=main)
 
 
 def non_negative_int(text: str) -> int:
     """argparse type of a count that may be 0."""
     return 0 if text.strip() == "0" else positive_int(text)
+
+
+def kraft_profile_arg(text: str) -> str:
+    """argparse type of --kraft-profile: a release from 3.7 (the first with KIP-951, whose
+    study this is) that has KRaft mode."""
+    from sim.kafka.profiles import PROFILES, release_order
+
+    if text not in PROFILES or text == "proposed" or release_order(text) < release_order("3.7"):
+        known = [p for p in PROFILES if p != "proposed" and
+                 release_order(p) >= release_order("3.7")]
+        raise argparse.ArgumentTypeError(f"{text!r}: name a release from 3.7 on: "
+                                         + ", ".join(known))
+    return text
 
 
 def slow_arg(text: str) -> tuple[str, float]:
@@ -90,12 +109,14 @@ def kraft_settings(args):
 
     given = [f for f, v in (("--metadata-apply-us", args.metadata_apply_us),
                             ("--metadata-fetch-wait-ms", args.metadata_fetch_wait_ms),
-                            ("--slow-metadata", args.slow_metadata)) if v is not None]
+                            ("--slow-metadata", args.slow_metadata),
+                            ("--kraft-profile", args.kraft_profile)) if v is not None]
     if not args.kraft:
         if given:
-            raise UsageError(f"{given[0]} sets a KRaft cluster's metadata lag; add --kraft")
+            raise UsageError(f"{given[0]} sets up the KRaft cluster; add --kraft")
         return None
-    return KraftSettings(args.metadata_apply_us, args.metadata_fetch_wait_ms, args.slow_metadata)
+    return KraftSettings(args.metadata_apply_us, args.metadata_fetch_wait_ms, args.slow_metadata,
+                         args.kraft_profile)
 
 
 def load_all(paths: list[str], settings) -> list:

@@ -3,15 +3,15 @@ metadata log each broker fetches and applies at its own pace (docs/kip-951-study
 
 Contract: `KraftSettings` names the variant (`apply_us`, `fetch_wait_ms`: the cluster's
 `metadata_apply_us` / `metadata_fetch_wait_ms` when given; `slow`: (broker, delay_ms) for a
-`slow_metadata` step at 0 ms). `kraft_text(text, path, settings)` validates the study scenario
+`slow_metadata` step at 0 ms; `profile`: the release profile, when given). `kraft_text(text, path, settings)` validates the study scenario
 TOML `text` as that variant, `kraft_scenario(path, settings)` the file at `path`: the scenario
 as written, with `cluster.mode = "kraft"`, `cluster.controllers = 3`, its own profile (3.7 for
-the study's, the first release with KIP-951), and every `[[network.links]]` to or from a
+the study's, the first release with KIP-951) or the one `profile` names, and every `[[network.links]]` to or from a
 controller dropped. Those links gave the ZooKeeper-mode controller a constant latency so that
 every broker learned a leadership change at the same instant (assumption 4 of the study); on
 KRaft there is nothing to hold constant: a broker learns a change when its own Fetch of the
 metadata log returns and it has applied the records. The variant's name says what it is
-(`<name>-kraft`, `<name>-kraft-slow-b2-200ms`), so its rows never merge with the
+(`<name>-kraft`, `<name>-kraft-slow-b2-200ms`, `<name>-kraft-4.1`), so its rows never merge with the
 ZooKeeper-mode rows. The variant's timeline starts `START_SHIFT_MS` later (its faults, its
 clients' start and stop, its end; `warmup_us` gives its warm-up). A bad value is a `ScenarioError` naming the key, as any scenario's.
 """
@@ -42,10 +42,11 @@ class KraftSettings:
     apply_us: int | None = None  # cluster.metadata_apply_us (None: the scenario's or default)
     fetch_wait_ms: int | None = None  # cluster.metadata_fetch_wait_ms
     slow: tuple[str, float] | None = None  # (broker, delay_ms): slow_metadata from 0 ms
+    profile: str | None = None  # protocol.profile (None: the scenario's own)
 
     def suffix(self) -> str:
         """What the variant adds to a scenario's name."""
-        out = "-kraft"
+        out = "-kraft" if self.profile is None else f"-kraft-{self.profile}"
         if self.apply_us is not None:
             out += f"-apply-{self.apply_us}us"
         if self.fetch_wait_ms is not None:
@@ -64,6 +65,8 @@ def overrides(data: dict, name: str, settings: KraftSettings) -> dict:
         out["cluster.metadata_apply_us"] = settings.apply_us
     if settings.fetch_wait_ms is not None:
         out["cluster.metadata_fetch_wait_ms"] = settings.fetch_wait_ms
+    if settings.profile is not None:
+        out["protocol.profile"] = settings.profile
     network = data.get("network")
     if isinstance(network, dict) and isinstance(network.get("links"), list):
         out["network.links"] = [link for link in network["links"]

@@ -217,12 +217,14 @@ def metadata_catch_up_us(cluster: dict) -> tuple[int, int]:
     quorum.fetch.timeout.ms (check-quorum), and each voter it tries in turn costs a Fetch's
     wait plus its timeout and a retry backoff; `fetch` is how long it may then take to apply
     what the leader had committed: two Fetch waits (a parked Fetch, then the one that carries
-    the high watermark) and a second for the apply work and the round trips."""
+    the high watermark), the leader's append linger, and a second for the apply work and the
+    round trips."""
     fetch_wait_us = cluster.get("metadata_fetch_wait_ms", 500) * 1000
     per_voter_us = fetch_wait_us + FETCH_TIMEOUT_US + META_RETRY_BACKOFF_US
     find = (cluster.get("quorum_fetch_timeout_ms", 2000) * 1500
             + cluster.get("controllers", 3) * per_voter_us)
-    return find, 2 * fetch_wait_us + 1_000_000
+    linger_us = cluster.get("quorum_append_linger_ms", 25) * 1000
+    return find, 2 * fetch_wait_us + linger_us + 1_000_000
 
 
 class DemotedLeaderAppend(Invariant):

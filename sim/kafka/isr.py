@@ -130,7 +130,10 @@ class IsrManager:
             broker_epoch=self.rules.alter_partition_broker_epoch(self.protocol, self.broker_epoch))
 
     def _send_slot(self, tp: str) -> None:
-        """Send the AlterPartition held for `tp`, with the timer that sends it again."""
+        """Send the AlterPartition held for `tp`, with the timer that sends it again; with no
+        controller known it waits for the next (`resend_alters`)."""
+        if self.controller is None:
+            return
         req = self.alter_slots[tp]
         self.send(self.controller, "AlterPartition", req)
         sends = self.alter_sends[tp] = self.alter_sends.get(tp, 0) + 1

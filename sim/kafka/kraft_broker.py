@@ -12,8 +12,10 @@ its metadata offset lags the controller's by its fetch round trip and its apply 
 records are applied as `ReplicaManager.applyDelta` does: a replica becomes leader or follower
 (`Partition.makeLeader` / `makeFollower`, taking an equal partition epoch, KAFKA-13790,
 `rules.kraft_broker_takes_partition`); a removed topic's replicas are deleted. Metadata
-answers come from this broker's own applied image. AlterPartition goes to the quorum leader
-this broker last heard of. The data plane is `Broker`'s. Nothing of ZooKeeper is used.
+answers come from this broker's own applied image. AlterPartition goes to the active
+controller it last heard of; when that one dies, the unanswered ones wait for the next it learns
+of, the same node restarted too (`NodeToControllerRequestThread` re-queues them and forgets
+the controller's address). The data plane is `Broker`'s. Nothing of ZooKeeper is used.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class KraftBroker(Broker):
         # the local metadata log beyond what was applied: fetched records, uncommitted when
         # fetched, as (offset, epoch, record); the next Fetch starts at its end (`_log_end`)
         self.meta_tail: list[tuple] = []
+        self.meta_hw = -1  # the highest high watermark a Fetch answer has carried
         self.meta_leader: str | None = None
         self.meta_token = 0  # names the Fetch in flight (a timeout for an older one is void)
         self.meta_dst: str | None = None  # the voter the last metadata Fetch went to
@@ -136,8 +139,7 @@ class KraftBroker(Broker):
             self._schedule_heartbeat(RETRY_BACKOFF_US)
 
     def _learn_controller(self, name: str | None) -> None:
-        """The active controller is `name`: AlterPartitions go there from now on, and the
-        unanswered ones are sent to it again (`BrokerToControllerChannelManager`)."""
+        """The active controller is `name`: AlterPartitions go there, the unanswered ones again."""
         if name is None or name == self.controller:
             return
         self.controller = name
@@ -171,6 +173,8 @@ class KraftBroker(Broker):
 
     def on_disconnect(self, peer: str) -> None:
         self.held_requests = [m for m in self.held_requests if m.src != peer]
+        if peer == self.controller and not self.peer_alive(peer):  # its AlterPartitions wait
+            self.controller = None  # for the next one learned, be it this node restarted
         Broker.on_disconnect(self, peer)
 
     def begin_shutdown(self) -> None:
@@ -186,9 +190,8 @@ class KraftBroker(Broker):
         self._schedule_heartbeat(0)
 
     def stop_cleanly(self) -> None:
-        """A clean stop: HWs checkpointed, logs flushed, the process exits (after a controlled
-        shutdown the controller has fenced it; otherwise it fences it when its session
-        expires)."""
+        """A clean stop: HWs checkpointed, logs flushed, the process exits (fenced by the
+        controlled shutdown, else when its session expires)."""
         if self.alive:
             self.checkpoint_hws()
             for _topic_id, log in self.logs.values():
@@ -230,8 +233,9 @@ class KraftBroker(Broker):
         self.meta_dst = dst
         self.meta_corr += 1
         end, end_epoch = self._log_end()
+        known_hw = self.meta_hw if self.protocol.kraft_fetch_completes_on_hw else None
         self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, end, end_epoch, False,
-                                                  self.meta_corr))
+                                                  self.meta_corr, known_hw))
         wait_us = self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
         self.set_timer(wait_us, "meta_fetch_timeout", self.meta_token)
 
@@ -246,6 +250,7 @@ class KraftBroker(Broker):
             self.set_timer(RETRY_BACKOFF_US, "meta_fetch")
             return
         self._learn_controller(resp.leader)
+        self.meta_hw = max(self.meta_hw, resp.high_watermark)
         # records below its log end came in an answer to an earlier Fetch, sent again
         for entry in resp.entries:
             if entry[0] == self._log_end()[0]:

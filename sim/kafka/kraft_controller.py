@@ -75,6 +75,24 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
                 self._check_sessions()
                 self._maybe_create_topics()
             self.set_timer(RAFT_TICK_US, "tick")
+        elif name == "linger":
+            self.on_linger_end(data)
+        elif name == "noop":
+            self._write_no_op(data)
+
+    def _schedule_no_op(self) -> None:
+        interval_ms = self.cluster.metadata_max_idle_interval_ms
+        if interval_ms:
+            self.set_timer(interval_ms * 1000, "noop", self.quorum_epoch)
+
+    def _write_no_op(self, epoch: int) -> None:
+        """KIP-835 (3.3+): the active controller writes a NoOpRecord every
+        `metadata_max_idle_interval_ms`, the next scheduled as each is written
+        (`QuorumController.maybeScheduleNextWriteNoOpRecord`), so the log's end and its high
+        watermark move even when nothing changes."""
+        if self.active and epoch == self.quorum_epoch:
+            self._write(K.MetadataRecord.of(K.NO_OP))
+            self._schedule_no_op()
 
     def on_message(self, msg) -> None:
         handler = self._handlers.get(msg.kind)
@@ -96,6 +114,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         self.heartbeats = {b: self.now_us for b in sorted(self.image.brokers)}
         self.heartbeat_offsets, self.shutdown_offsets = {}, {}
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.quorum_epoch})
+        self._schedule_no_op()
         self._maybe_create_topics()
         self._rebalance()
 
@@ -119,7 +138,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
 
     def _answer_when_committed(self, offset: int, dst: str, kind: str, body) -> None:
         """Answer once the record at `offset` is committed: at once if it already is (a quorum
-        of one commits inside `append`, before this is called), else from `on_committed`."""
+        of one with no linger commits inside `append`, before this is called), else from
+        `on_committed`."""
         if offset < self.hw:
             self.send(dst, kind, body)
         else:

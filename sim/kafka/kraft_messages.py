@@ -21,6 +21,7 @@ TOPIC = "TopicRecord"
 PARTITION = "PartitionRecord"
 PARTITION_CHANGE = "PartitionChangeRecord"
 REMOVE_TOPIC = "RemoveTopicRecord"
+NO_OP = "NoOpRecord"  # KIP-835: the active controller's heartbeat in the log; changes nothing
 LEADER_CHANGE = "LeaderChange"  # the control record a new quorum leader writes first
 
 
@@ -81,6 +82,9 @@ class QuorumFetch(NamedTuple):
     # answer to the Fetch it has in flight, as `NetworkClient` matches answers to requests
     # (an answer on a connection closed since, say the sender's before a restart, is lost)
     corr: int = 0
+    # the high watermark the fetcher knows (-1: none), sent from Fetch v18 (KIP-1166, 4.1);
+    # None where the sender's version lacks the field (Kafka's default there is Long.MAX_VALUE)
+    high_watermark: int | None = None
 
     def brief(self) -> dict:
         return {"epoch": self.epoch, "fetch_offset": self.fetch_offset}

@@ -156,6 +156,11 @@ class ClusterOptions(_Checked):
     # fetch max wait, 500 ms), and how long a broker takes to apply one record
     metadata_fetch_wait_ms: int = option(500, lo=1)
     metadata_apply_us: int = option(100, lo=0)
+    # how long the quorum leader lets written records linger before they reach its log
+    # (controller.quorum.append.linger.ms), and how often the active controller writes a
+    # NoOpRecord (metadata.max.idle.interval.ms, KIP-835; 0: never)
+    quorum_append_linger_ms: int = option(25, lo=0)
+    metadata_max_idle_interval_ms: int = option(500, lo=0)
 
     def to_json(self) -> dict:
         out = super().to_json()
@@ -172,7 +177,8 @@ class ClusterOptions(_Checked):
 
 # the [cluster] fields a ZooKeeper-mode trace header leaves out
 KRAFT_FIELDS = ("mode", "broker_heartbeat_interval_ms", "quorum_election_timeout_ms",
-                "quorum_fetch_timeout_ms", "metadata_fetch_wait_ms", "metadata_apply_us")
+                "quorum_fetch_timeout_ms", "metadata_fetch_wait_ms", "metadata_apply_us",
+                "quorum_append_linger_ms", "metadata_max_idle_interval_ms")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -120,7 +120,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.8", dict()),
     ("3.9", dict()),
     ("4.0", dict()),
-    ("4.1", dict()),
+    ("4.1", dict(kraft_fetch_completes_on_hw=True)),  # KIP-1166, KAFKA-14145 (KRaft only)
     # everything in the KIP texts (KIP-359, KIP-185/192) and the self-test's own proposals
     ("proposed", dict(produce_epoch_check=True, idempotence_modes=True,
                       leader_and_isr_delete_fence=True, full_leader_and_isr=True,

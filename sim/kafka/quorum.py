@@ -10,7 +10,12 @@ LeaderChange record first, tells the others (BeginQuorumEpoch), and commits (mov
 has an offset in its own epoch (`rules.raft_high_watermark`). A Fetch off the leader's log is
 answered with the divergence to truncate to (`rules.raft_diverging_end_offset`). A leader that
 hears from no majority for 1.5 x `quorum_fetch_timeout_ms` resigns (KAFKA-15489's check-quorum,
-3.7+: switch `kraft_check_quorum`; before it, it stays leader of its epoch). Brokers fetch as observers. Records reach the controller layer
+3.7+: switch `kraft_check_quorum`; before it, it stays leader of its epoch). Brokers fetch as
+observers. The leader's records linger `quorum_append_linger_ms` before they reach its log, in
+one batch (`BatchAccumulator`; its offsets are given when written), and a parked Fetch is
+answered when the log's end grows or its wait ends, never on a high watermark move alone
+(`updateLeaderEndOffsetAndTimestamp` completes `fetchPurgatory` with the log end offset,
+3.3.0-3.9.0). Records reach the controller layer
 through `on_committed(entries)` and `on_leadership(claimed)`; nothing here knows record kinds
 beyond LeaderChange.
 """
@@ -38,6 +43,7 @@ class RaftQuorum:
         self.entries: list[tuple[int, MetadataRecord]] = []  # durable
         self.quorum_epoch = 0  # durable
         self.voted_for: str | None = None  # durable
+        self.linger_gen = 0  # names the linger timer that may drain `pending`
         self._reset_raft_volatile()
 
     def _reset_raft_volatile(self) -> None:
@@ -49,6 +55,7 @@ class RaftQuorum:
         self.voter_ends: dict[str, int] = {}
         self.voter_contact: dict[str, int] = {}
         self.parked: dict[str, tuple] = {}  # fetcher -> (src, request, deadline_us)
+        self.pending: list[MetadataRecord] = []  # written, lingering before the log takes them
         self.last_contact_us = self.now_us
         self.fetch_sent_us = -1
         self.election_deadline_us = self.now_us + self._election_timeout_us()
@@ -59,7 +66,13 @@ class RaftQuorum:
 
     @property
     def end_offset(self) -> int:
+        """The log's end offset (records still lingering are not in the log)."""
         return len(self.entries)
+
+    @property
+    def next_offset(self) -> int:
+        """The offset the next record written gets: after the log and what lingers."""
+        return len(self.entries) + len(self.pending)
 
     def _last_epoch(self) -> int:
         return self.entries[-1][0] if self.entries else 0
@@ -147,7 +160,9 @@ class RaftQuorum:
         for v in self.voters:  # BeginQuorumEpoch: the voters learn who won
             if v != self.name:
                 self.send(v, "BeginQuorumEpoch", BeginQuorumEpoch(self.quorum_epoch, self.name))
+        # a control record drains the accumulator at once (`appendControlMessage`)
         self.append(MetadataRecord.of(LEADER_CHANGE, leader=self.name))
+        self.drain()
 
     def on_begin_quorum_epoch(self, msg) -> None:
         """`handleBeginQuorumEpochRequest`: follow the leader of this or a later epoch."""
@@ -164,6 +179,7 @@ class RaftQuorum:
         if was_leader:
             self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": reason})
             self._answer_parked(expired_only=False)
+            self.pending = []  # the accumulator goes with the leadership
         self.role, self.leader = "follower", leader
         self.last_contact_us = self.now_us
         self.election_deadline_us = self.now_us + self._election_timeout_us()
@@ -173,14 +189,38 @@ class RaftQuorum:
 
     # -- the leader's log ------------------------------------------------------------------
     def append(self, record: MetadataRecord) -> int:
-        """Append `record` in this leader's epoch; returns its offset."""
-        offset = self.end_offset
-        self.entries.append((self.quorum_epoch, record))
-        self.emit(V.METADATA_APPEND, {"offset": offset, "epoch": self.quorum_epoch,
-                                      "record": record.to_json()})
+        """Write `record` in this leader's epoch; returns its offset. It lingers with the
+        records written after it until `quorum_append_linger_ms` after the first (0: it
+        reaches the log at once), as `BatchAccumulator` holds a controller's writes."""
+        offset = self.next_offset
+        self.pending.append(record)
+        linger_us = self.cluster.quorum_append_linger_ms * 1000
+        if not linger_us:
+            self.drain()
+        elif len(self.pending) == 1:
+            self.linger_gen += 1
+            self.set_timer(linger_us, "linger", self.linger_gen)
+        return offset
+
+    def on_linger_end(self, gen: int) -> None:
+        """The linger timer `gen` ran out: the records it held reach the log, unless a
+        forced drain or a lost leadership took them first."""
+        if gen == self.linger_gen and self.role == "leader":
+            self.drain()
+
+    def drain(self) -> None:
+        """Move the lingering records into the log as one batch (`maybeAppendBatches`); the
+        log's end grew, so the parked Fetches are answered (`fetchPurgatory.maybeComplete`)."""
+        if not self.pending:
+            return
+        records, self.pending = self.pending, []
+        self.linger_gen += 1
+        for record in records:
+            self.emit(V.METADATA_APPEND, {"offset": self.end_offset, "epoch": self.quorum_epoch,
+                                          "record": record.to_json()})
+            self.entries.append((self.quorum_epoch, record))
         self._advance_hw()
         self._answer_parked(expired_only=False)
-        return offset
 
     def _advance_hw(self) -> None:
         ends = [self.end_offset] + [self.voter_ends.get(v, 0) for v in self.voters
@@ -192,7 +232,8 @@ class RaftQuorum:
         fresh = [(o, *self.entries[o]) for o in range(start, hw)]
         self.emit(V.METADATA_COMMIT, {"epoch": self.quorum_epoch, "high_watermark": hw,
                                       "records": [[o, e, r.to_json()] for o, e, r in fresh]})
-        self._answer_parked(expired_only=False)
+        if self.rules.raft_hw_move_answers_parked(self.protocol):
+            self._answer_parked(expired_only=False)
         self.on_committed(fresh)
         if start <= self.epoch_start < hw:
             self.on_leadership(True)
@@ -213,7 +254,9 @@ class RaftQuorum:
             self.voter_ends[req.replica] = req.fetch_offset
             self.voter_contact[req.replica] = self.now_us
             self._advance_hw()
-        if diverging is None and req.fetch_offset >= self.end_offset:
+        if diverging is None and req.fetch_offset >= self.end_offset and \
+                not self.rules.raft_fetch_answered_now(self.protocol, req.high_watermark,
+                                                       self._visible_hw()):
             deadline = self.now_us + self.cluster.metadata_fetch_wait_ms * 1000
             self.parked[msg.src] = (msg.src, req, deadline)
             return
@@ -227,9 +270,13 @@ class RaftQuorum:
         start = min(req.fetch_offset, self.end_offset)
         entries = () if diverging else tuple(
             (o, *self.entries[o]) for o in range(start, self.end_offset))
-        hw = self.hw if self.hw > self.epoch_start else -1
+        hw = self._visible_hw()
         self.send(dst, "QuorumFetchResponse", QuorumFetchResponse(
             self.quorum_epoch, self.name, E.NONE, entries, hw, diverging, req.corr))
+
+    def _visible_hw(self) -> int:
+        """The high watermark this leader reports: -1 until its epoch's first record commits."""
+        return self.hw if self.hw > self.epoch_start else -1
 
     def on_disconnect(self, peer: str) -> None:
         """`peer`'s connection closed: a Fetch it had parked here goes with it. Kafka answers a
@@ -250,7 +297,8 @@ class RaftQuorum:
     def _fetch(self) -> None:
         self.fetch_sent_us = self.now_us
         self.send(self.leader, "QuorumFetch", QuorumFetch(
-            self.quorum_epoch, self.name, self.end_offset, self._last_epoch(), True))
+            self.quorum_epoch, self.name, self.end_offset, self._last_epoch(), True,
+            high_watermark=self.hw if self.protocol.kraft_fetch_completes_on_hw else None))
 
     def on_quorum_fetch_response(self, msg) -> None:
         resp = msg.body

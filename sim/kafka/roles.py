@@ -110,6 +110,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KRaft only: a shutting-down broker still applies the records that make it a follower
     # (KAFKA-14296)
     "kraft_shutdown_applies_deltas": (BROKER,),
+    # KRaft only (KIP-1166): a metadata Fetch (v18) carries its sender's high watermark; the
+    # quorum leader answers on it, and answers parked Fetches when its high watermark moves
+    "kraft_fetch_completes_on_hw": (CONTROLLER, BROKER),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

@@ -328,6 +328,13 @@ class Protocol:
     # (3.3.0-3.3.1) it skipped them from the moment its shutdown began (`isShuttingDown`): a
     # leader moved away stayed leader at its old epoch, taking Produce requests, until it stopped
     kraft_shutdown_applies_deltas: bool = False
+    # KRaft only: KIP-1166 (KAFKA-14145, 4.1). A metadata Fetch carries the high watermark its
+    # sender knows; the quorum leader answers it at once when its own is higher, and answers
+    # every parked Fetch when its high watermark moves. Before (3.3-4.0) a Fetch at the log's
+    # end parks until the log grows or `metadata_fetch_wait_ms` passes, so a replica that
+    # fetched a record before its commit learns of the commit only then: with the active
+    # controller's NoOpRecord every 500 ms, a change reaches the brokers up to ~500 ms late
+    kraft_fetch_completes_on_hw: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""
 
@@ -345,7 +352,7 @@ class Protocol:
 KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
                   "kraft_strays_deleted_first", "kraft_port_opens_when_unfenced",
-                  "kraft_shutdown_applies_deltas")
+                  "kraft_shutdown_applies_deltas", "kraft_fetch_completes_on_hw")
 
 
 CHOICES = {

@@ -124,8 +124,11 @@ def test_a_kraft_timeline_shows_each_brokers_applied_offset_and_lag(kraft_dir):
     assert rows["b3"]["wait_p50_ms"] >= 300 > rows["b1"]["wait_max_ms"]
     assert rows["b3"]["longest_behind_ms"] > rows["b1"]["longest_behind_ms"]
     assert max(v for _, v in log.lag("b3") if v) >= 1
-    # every broker ends current: the run settles
-    assert {r["applied_offset"] for r in rows.values()} == {log.high_watermark[-1][1]}
+    # every broker ends current but for the last NoOpRecords (one every 500 ms; b3's 300 ms
+    # late): each has applied what was committed a second before the end
+    settled = max(hw for t, hw in log.high_watermark if t <= run.end_us - 1_000_000)
+    assert all(settled <= r["applied_offset"] <= log.high_watermark[-1][1]
+               for r in rows.values())
     with S.drawing():
         fig = figure(run, model=model)
         axes = {ax.get_title(loc="left"): ax for ax in fig.axes}

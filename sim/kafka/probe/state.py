@@ -186,8 +186,13 @@ def set_controller(controller, state: dict, ctx) -> None:
     (its own vote wins; its LeaderChange record commits), with `records` written to its
     metadata log and image as its own, committed. It creates none of the scenario's topics
     itself (a probe's records say what exists), and the brokers its records register have
-    just heartbeated."""
-    controller.options = replace(controller.options, topics=())
+    just heartbeated. Its records reach the log as it writes them and it writes no NoOpRecord:
+    Kafka's controller tests read what a request wrote (`ControllerResult.records`), with no
+    raft client's linger or idle interval between."""
+    cluster = replace(controller.cluster, quorum_append_linger_ms=0,
+                      metadata_max_idle_interval_ms=0)
+    controller.options = replace(controller.options, topics=(), cluster=cluster)
+    controller.cluster = cluster
     controller.start()
     controller._stand()
     for record in build_records(state["records"], controller.image, ctx, controller.end_offset):

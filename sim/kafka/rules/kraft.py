@@ -282,6 +282,24 @@ def raft_resigns(proto, voters_heard: int, majority: int) -> bool:
     return proto.kraft_check_quorum and voters_heard < majority
 
 
+def quorum_fetch_answered_now(proto, fetcher_hw: int | None, leader_hw: int) -> bool:
+    """Whether the quorum leader answers a Fetch that finds no new records at once rather than
+    parking it: from 4.1 (KIP-1166, `kraft_fetch_completes_on_hw`) when the high watermark
+    the Fetch carries is below the leader's (`KafkaRaftClient.handleFetchRequest`, KAFKA-14145;
+    a Fetch without the field, `fetcher_hw` None, never is); before, never
+    (3.3.0-3.9.0 answer only a Fetch with records, an error or a divergence)."""
+    return proto.kraft_fetch_completes_on_hw and fetcher_hw is not None \
+        and fetcher_hw < leader_hw
+
+
+def hw_move_answers_parked(proto) -> bool:
+    """Whether a move of the quorum leader's high watermark answers its parked Fetches: from
+    4.1 (KIP-1166: `onUpdateLeaderHighWatermark` completes the fetch purgatory); before, only
+    the log's end growing does (`updateLeaderEndOffsetAndTimestamp`, 3.3.0-3.9.0), or the
+    Fetch's wait ending."""
+    return proto.kraft_fetch_completes_on_hw
+
+
 def unfences(fenced: bool, metadata_offset: int, registration_offset: int) -> bool:
     """`BrokerHeartbeatManager.calculateNextBrokerState`: a fenced broker is unfenced once its
     heartbeat shows it has caught up with the metadata log to its own registration

@@ -237,3 +237,22 @@ def test_an_assignment_change_that_changes_nothing_of_a_running_reassignment_wri
 def test_a_restarted_broker_is_refused_while_its_old_session_is_valid(registered, same, valid,
                                                                        refused):
     assert kraft.duplicate_registration(registered, same, valid) is refused
+
+
+@pytest.mark.parametrize("profile,fetcher_hw,leader_hw,now", [
+    ("4.1", 5, 7, True),  # the fetcher knows less than the leader: answered at once
+    ("4.1", 7, 7, False),  # it knows as much: parked
+    ("4.1", None, 7, False),  # a Fetch without the field (Long.MAX_VALUE) parks
+    ("4.1", -1, -1, False),  # a new leader's unknown high watermark
+    ("4.0", 5, 7, False),  # before KIP-1166 a Fetch with no records always parks
+    ("3.7", 5, 7, False),
+])
+def test_quorum_fetch_answered_now(profile, fetcher_hw, leader_hw, now):
+    proto = resolve_protocol(profile)
+    assert kraft.quorum_fetch_answered_now(proto, fetcher_hw, leader_hw) is now
+
+
+@pytest.mark.parametrize("profile,answers", [("3.3", False), ("3.7", False), ("4.0", False),
+                                             ("4.1", True)])
+def test_hw_move_answers_parked(profile, answers):
+    assert kraft.hw_move_answers_parked(resolve_protocol(profile)) is answers

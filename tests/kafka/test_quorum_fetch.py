@@ -1,0 +1,91 @@
+"""The metadata log's way to the brokers, as Kafka's raft client runs it: a controller's
+records linger `quorum_append_linger_ms` and reach the log together; the active controller
+writes a NoOpRecord every `metadata_max_idle_interval_ms` (KIP-835); and a broker that
+fetched a record before its commit learns of the commit when the log next grows or its Fetch's
+wait ends (3.3-4.0), or at once from 4.1 (KIP-1166, `kraft_fetch_completes_on_hw`).
+Read from the trace of `kraft-lagging-broker` (b2 is the broker that lags nothing)."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+
+from epochsim.runner import run_scenario
+from scenarios.schema import load_scenario
+from tests.conftest import scenario_path
+
+
+@functools.lru_cache(maxsize=None)
+def _events(profile: str, **cluster) -> list[dict]:
+    overrides = {"protocol.profile": profile, "cluster.mode": "kraft",
+                 **{f"cluster.{k}": v for k, v in cluster.items()}}
+    scenario = load_scenario(scenario_path("kraft-lagging-broker"), overrides)
+    return run_scenario(scenario, scenario.seed, keep_events=True)["_events"]
+
+
+def _commit_to_apply_ms(events: list[dict], broker: str = "b2") -> list[float]:
+    """For each commit after the cluster's start, how long `broker` took to apply it."""
+    applied = [(e["t"], e["to_offset"]) for e in events
+               if e["kind"] == "metadata_apply" and e["node"] == broker]
+    waits = []
+    for e in events:
+        if e["kind"] == "metadata_commit" and 2_000_000 < e["t"] < 20_000_000:
+            t = next((t for t, offset in applied if offset >= e["high_watermark"]), None)
+            if t is not None:
+                waits.append((t - e["t"]) / 1000)
+    return waits
+
+
+def _appends(events: list[dict], kind: str) -> list[int]:
+    return [e["t"] for e in events
+            if e["kind"] == "metadata_append" and e["record"]["kind"] == kind]
+
+
+def test_before_kip1166_a_broker_learns_a_commit_when_the_log_next_grows():
+    """4.0: the brokers fetch each record before it commits; their next Fetch parks until the
+    next append, the NoOpRecord 500 ms on, so nearly every commit reaches b2 ~500 ms late."""
+    waits = _commit_to_apply_ms(_events("4.0"))
+    assert len(waits) >= 20
+    assert statistics.median(waits) >= 400 and max(waits) <= 500 + 25 + 5
+
+
+def test_from_kip1166_a_broker_learns_a_commit_at_once():
+    """4.1: the leader answers the parked Fetches as its high watermark moves."""
+    waits = _commit_to_apply_ms(_events("4.1"))
+    assert len(waits) >= 20 and max(waits) <= 5
+
+
+def test_without_no_op_records_a_commit_waits_out_the_fetch_wait():
+    """4.0 with `metadata_max_idle_interval_ms = 0`: no NoOpRecord, so on a quiet log a
+    parked Fetch is answered only when its 500 ms wait ends (the leader checks every 50 ms)."""
+    events = _events("4.0", metadata_max_idle_interval_ms=0)
+    assert not _appends(events, "NoOpRecord")
+    waits = _commit_to_apply_ms(events)
+    assert len(waits) >= 3 and statistics.median(waits) >= 400 and max(waits) <= 500 + 50 + 5
+
+
+def test_the_active_controller_writes_a_no_op_record_every_idle_interval():
+    """Each NoOpRecord is scheduled as the one before is written (`maybeScheduleNextWrite
+    NoOpRecord`); each lingers 25 ms, or less when another write's linger carries it."""
+    noops = _appends(_events("4.1"), "NoOpRecord")
+    gaps = [b - a for a, b in zip(noops, noops[1:])]
+    assert len(gaps) >= 20 and all(475_000 <= g <= 500_000 for g in gaps)
+    assert _appends(_events("4.1", metadata_max_idle_interval_ms=200), "NoOpRecord") != noops
+
+
+def _registration_delay_us(events: list[dict]) -> list[int]:
+    """For each RegisterBrokerRecord, the time from its BrokerRegistration's delivery at the
+    controller to the record's append."""
+    sent = {e["mid"]: e for e in events if e["kind"] == "send"
+            and e.get("msg") == "BrokerRegistration"}
+    delivered = {sent[e["mid"]]["broker"]: e["t"] for e in events
+                 if e["kind"] == "deliver" and e["mid"] in sent}
+    return [e["t"] - delivered[e["record"]["broker"]] for e in events
+            if e["kind"] == "metadata_append" and e["record"]["kind"] == "RegisterBrokerRecord"]
+
+
+def test_a_controllers_records_linger_before_they_reach_the_log():
+    """The three registrations, delivered together, reach the log together 25 ms later; with
+    `quorum_append_linger_ms = 0` each reaches it as it is written."""
+    assert _registration_delay_us(_events("4.1")) == [25_000] * 3
+    assert _registration_delay_us(_events("4.1", quorum_append_linger_ms=0)) == [0] * 3
