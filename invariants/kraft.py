@@ -1,6 +1,6 @@
 """KRaft invariants: the metadata log's safety, brokers applying it in order, a fenced
-broker's acknowledgements, a demoted leader's appends, and brokers that reach the quorum
-leader catching up with it.
+broker's acknowledgements, a demoted leader's appends, a controller's AlterPartition answers
+waiting for their commit, and brokers that reach the quorum leader catching up with it.
 
 Contract: folds over the KRaft trace kinds (`quorum_leader`, `metadata_commit`,
 `metadata_apply`, `metadata`, `crash`, `restart`) and, for `fenced_broker_ack` and
@@ -8,7 +8,8 @@ Contract: folds over the KRaft trace kinds (`quorum_leader`, `metadata_commit`,
 folds; a ZooKeeper-mode trace has no metadata log, so they hold there vacuously (a ZooKeeper
 broker's `metadata` is UpdateMetadata's, which may run ahead of its LeaderAndIsr by design:
 `demoted_leader_append` judges KRaft runs only). What is committed is what a quorum leader's
-`metadata_commit` says.
+`metadata_commit` says; `isr_answer_before_commit` reads the controller's `alter_partition`,
+`partition_state` (recorded as a partition record commits) and AlterPartitionResponse `send`.
 """
 
 from __future__ import annotations
@@ -265,6 +266,41 @@ class DemotedLeaderAppend(Invariant):
                              f"at epoch {b['leader_epoch']} though its own metadata image has "
                              f"b{held[0]} leading at epoch {held[1]}", held[2], ev["seq"])
                 return
+
+
+class IsrAnswerBeforeCommit(Invariant):
+    """A KRaft controller answers an AlterPartition with NONE only once the partition state it
+    reports is committed: after the last request it accepted for a partition, it has committed
+    a state of that partition (its `partition_state`), or the last it committed already has
+    the ISR asked for (a change with nothing to write). Kafka answers when the write's offset
+    commits (`ControllerWriteEvent`); an answer sooner hands the leader an ISR and partition
+    epoch the quorum may never commit: a leader cut off with it is refused from then on."""
+
+    name = "isr_answer_before_commit"
+    handlers = {"alter_partition": "on_request", "partition_state": "on_commit",
+                "send": "on_send"}
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.asked: dict[tuple[str, str], tuple[list, int]] = {}  # -> (isr, seq)
+        self.committed: dict[tuple[str, str], tuple[list, int]] = {}
+
+    def on_request(self, ev):
+        if ev["error"] == 0:
+            self.asked[(ev["node"], ev["tp"])] = (ev["isr"], ev["seq"])
+
+    def on_commit(self, ev):
+        self.committed[(ev["node"], ev["tp"])] = (ev["isr"], ev["seq"])
+
+    def on_send(self, ev):
+        if ev.get("msg") != "AlterPartitionResponse" or ev.get("error") != 0:
+            return
+        asked = self.asked.get((ev["node"], ev["tp"]))
+        isr, seq = self.committed.get((ev["node"], ev["tp"]), (None, -1))
+        if asked is not None and seq < asked[1] and isr != asked[0]:
+            self.violate(ev["t"], f"{ev['node']} answered {ev['dst']}'s AlterPartition of "
+                         f"{ev['tp']} (ISR {asked[0]}) before committing it; its last committed "
+                         f"ISR is {isr}", asked[1], ev["seq"])
 
 
 class BrokerMetadataStalled(Invariant):

@@ -35,7 +35,7 @@ _CLASSES = [
     clients.ClientLeaderEpochRegression, clients.LeaderHintMisapplied,
     clients.ConsumerSkippedRecord,
     kraft.MetadataLogSafety, kraft.MetadataAppliedInOrder, kraft.FencedBrokerAck,
-    kraft.DemotedLeaderAppend, kraft.BrokerMetadataStalled,
+    kraft.DemotedLeaderAppend, kraft.IsrAnswerBeforeCommit, kraft.BrokerMetadataStalled,
 ]
 INVARIANTS = {cls.name: cls for cls in _CLASSES}
 

@@ -67,11 +67,12 @@ ALL_INVARIANTS: list[str] = [
     "spurious_out_of_order_sequence", "unreported_data_loss", "idempotence_mode_violated",
     "client_leader_epoch_regression", "leader_hint_misapplied", "consumer_skipped_record",
     "metadata_log_safety", "metadata_applied_in_order", "fenced_broker_ack",
-    "demoted_leader_append", "broker_metadata_stalled",
+    "demoted_leader_append", "isr_answer_before_commit", "broker_metadata_stalled",
 ]
 # checked by default only in KRaft mode (a ZooKeeper-mode run's default list stays as it was)
 KRAFT_INVARIANTS = ("metadata_log_safety", "metadata_applied_in_order", "fenced_broker_ack",
-                    "demoted_leader_append", "broker_metadata_stalled")
+                    "demoted_leader_append", "isr_answer_before_commit",
+                    "broker_metadata_stalled")
 
 
 def default_invariants(mode: str) -> list[str]:

@@ -145,6 +145,10 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         else:
             self.waiting.append((offset, dst, kind, body))
 
+    def _written_last(self) -> int:
+        """The offset whose commit an answer waits for: the last record written."""
+        return self.rules.kraft_answer_offset(self.next_offset, self.end_offset)
+
     def _write(self, record: K.MetadataRecord) -> int:
         offset = self.append(record)
         self.image.replay(offset, record)
@@ -279,8 +283,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             self._change_broker(broker, reg, fenced=False, in_controlled_shutdown=True)
             self._rebalance()
             # the last offset of the batch just written (`processBatchEndOffset`)
-            self.shutdown_offsets[broker] = self.end_offset - 1
-            self._answer_when_committed(self.end_offset - 1, src, "BrokerHeartbeatResponse",
+            self.shutdown_offsets[broker] = self._written_last()
+            self._answer_when_committed(self._written_last(), src, "BrokerHeartbeatResponse",
                                         BrokerHeartbeatResponse(E.NONE, False, self.name))
             return
         if not reg.fenced and (leads or self.shutdown_offsets.get(broker, 0) > self._lowest_active()):
@@ -289,7 +293,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         if not reg.fenced:
             self._change_broker(broker, reg, fenced=True)
             self._rebalance()
-        self._answer_when_committed(self.end_offset - 1, src, "BrokerHeartbeatResponse",
+        self._answer_when_committed(self._written_last(), src, "BrokerHeartbeatResponse",
                                     BrokerHeartbeatResponse(E.NONE, True, self.name, True))
 
     def _lowest_active(self) -> int:
@@ -338,7 +342,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             change = st
         # a reassignment that completed and moved the leader away answers NEW_LEADER_ELECTED
         error = E.NONE if change.leader == req.broker else E.NEW_LEADER_ELECTED
-        self._answer_when_committed(self.end_offset - 1, msg.src, "AlterPartitionResponse",
+        self._answer_when_committed(self._written_last(), msg.src, "AlterPartitionResponse",
                                     AlterPartitionResponse(req.corr, req.tp, error,
                                                            change.leader_epoch,
                                                            change.partition_epoch, change.isr))

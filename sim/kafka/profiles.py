@@ -176,6 +176,7 @@ MUTANTS: dict[str, str] = {
     "leader_counts_pending_shrink": "fenced_broker_ack",
     "quorum_leader_never_resigns": "broker_metadata_stalled",
     "kraft_leader_ignores_demotion": "demoted_leader_append",
+    "controller_answers_before_commit": "isr_answer_before_commit",
 }
 
 

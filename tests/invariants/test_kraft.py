@@ -193,6 +193,38 @@ def test_demoted_leader_append_forgets_a_crashed_brokers_image_and_judges_kraft_
     assert _demoted(1, mode="zk")[0].violations("demoted_leader_append") == []
 
 
+# -- isr_answer_before_commit ------------------------------------------------------------------
+
+def _isr_answer(commit_first: bool, same_isr: bool = False) -> tuple:
+    """c1 has committed t-0 with ISR [1, 2]; b1 asks for [1, 2, 3] (or [1, 2] if `same_isr`),
+    and c1 answers NONE, after committing the new state if `commit_first`. Returns (builder,
+    the request's seq, the answer's seq)."""
+    tb = TraceBuilder()
+    state = dict(tp="t-0", topic_id=1, leader=1, leader_epoch=0, replicas=[1, 2, 3],
+                 reason="PartitionChangeRecord", controller_epoch=1)
+    tb.add("c1", "partition_state", partition_epoch=1, isr=[1, 2], **state)
+    isr = [1, 2] if same_isr else [1, 2, 3]
+    request = tb.at(10).add("c1", "alter_partition", tp="t-0", leader_epoch=0,
+                            partition_epoch=1, isr=isr, error=0, **{"from": 1})
+    if commit_first:
+        tb.at(30).add("c1", "partition_state", partition_epoch=2, isr=isr, **state)
+    answer = tb.at(40).add("c1", "send", mid=7, dst="b1", msg="AlterPartitionResponse",
+                           tp="t-0", error=0)
+    return tb, request, answer
+
+
+def test_isr_answer_before_commit_holds_when_the_state_commits_first_or_is_unchanged():
+    assert _isr_answer(commit_first=True)[0].violations("isr_answer_before_commit") == []
+    assert _isr_answer(False, same_isr=True)[0].violations("isr_answer_before_commit") == []
+
+
+def test_isr_answer_before_commit_violated_by_an_answer_ahead_of_its_commit():
+    tb, request, answer = _isr_answer(commit_first=False)
+    assert tb.violations("isr_answer_before_commit") == [("isr_answer_before_commit", 40,
+                                                          (request, answer))]
+    assert "last committed ISR is [1, 2]" in tb.check("isr_answer_before_commit")[0][0].message
+
+
 def _stalled_trace(b1_applied: int, fault_at: int = 1_000_000, reach_b2: bool = False,
                    rules: list | None = None, slowed: bool = False):
     """c3 leads epoch 3 from t=0 and commits up to offset 14 by 10 s; b1 reaches it, b2 (which

@@ -89,3 +89,34 @@ def test_a_controllers_records_linger_before_they_reach_the_log():
     `quorum_append_linger_ms = 0` each reaches it as it is written."""
     assert _registration_delay_us(_events("4.1")) == [25_000] * 3
     assert _registration_delay_us(_events("4.1", quorum_append_linger_ms=0)) == [0] * 3
+
+
+def _answered_before_commit(events: list[dict]) -> list[dict]:
+    """The AlterPartition answers (error NONE) a controller sent while the partition state it
+    had committed last lacked the ISR the request asked for."""
+    asked: dict = {}  # (controller, tp) -> the ISR the last accepted request asked for
+    committed: dict = {}  # (controller, tp) -> the ISR of its last committed partition state
+    early = []
+    for e in events:
+        key = (e["node"], e.get("tp"))
+        if e["kind"] == "alter_partition" and e["error"] == 0:
+            asked[key] = e["isr"]
+        elif e["kind"] == "partition_state":
+            committed[key] = e["isr"]
+        elif e["kind"] == "send" and e.get("msg") == "AlterPartitionResponse" \
+                and e["error"] == 0 and committed.get(key) != asked.get(key):
+            early.append(e)
+    return early
+
+
+def test_an_alter_partition_is_answered_once_its_record_commits():
+    """The answer waits for the record written for it, which lingers before it reaches the
+    log: answered at the log's end instead (an offset already committed), a quorum leader cut
+    from the others answered changes it never committed, and a leader kept a partition epoch
+    no controller had, refused NOT_CONTROLLER from then on (mix-kraft-rolling-splits seed 13)."""
+    scenario = load_scenario(scenario_path("kraft-rolling-restart"))
+    events = run_scenario(scenario, 1, keep_events=True)["_events"]
+    answers = [e for e in events if e["kind"] == "send"
+               and e.get("msg") == "AlterPartitionResponse" and e["error"] == 0]
+    assert len(answers) >= 3
+    assert not _answered_before_commit(events)

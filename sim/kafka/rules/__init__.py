@@ -76,6 +76,7 @@ class Rules:
     raft_high_watermark: Callable = kraft.high_watermark
     raft_diverging_end_offset: Callable = kraft.diverging_end_offset
     raft_resigns: Callable = kraft.raft_resigns
+    kraft_answer_offset: Callable = kraft.answer_offset
     raft_fetch_answered_now: Callable = kraft.quorum_fetch_answered_now
     raft_hw_move_answers_parked: Callable = kraft.hw_move_answers_parked
     kraft_assignment_change: Callable = kraft.assignment_change

@@ -300,6 +300,16 @@ def hw_move_answers_parked(proto) -> bool:
     return proto.kraft_fetch_completes_on_hw
 
 
+def answer_offset(written_end: int, log_end: int) -> int:
+    """The metadata offset whose commit lets the active controller answer a request that wrote
+    records (or read its state): the last offset it has written, lingering ones included
+    (`QuorumController.ControllerWriteEvent` completes once `lastCommittedOffset` reaches its
+    result's offset, the end of what was scheduled up to it). `log_end` is the end of what
+    the quorum leader's log holds, which does not read here; a records' linger is no reason
+    to answer sooner."""
+    return written_end - 1
+
+
 def unfences(fenced: bool, metadata_offset: int, registration_offset: int) -> bool:
     """`BrokerHeartbeatManager.calculateNextBrokerState`: a fenced broker is unfenced once its
     heartbeat shows it has caught up with the metadata log to its own registration

@@ -181,6 +181,10 @@ SWAPS: dict[str, dict] = {
     "quorum_leader_never_resigns": {"raft_resigns": lambda proto, heard, majority: False},
     # KAFKA-14296 made worse: a KRaft broker skips every record that moves a partition it
     # leads to another leader, shutting down or not, so it stays leader at its old epoch
+    # the active controller answers once the last record its log holds commits, not the one it
+    # wrote for the request, which may still linger: it reports a state it never committed
+    "controller_answers_before_commit": {
+        "kraft_answer_offset": lambda written_end, log_end: log_end - 1},
     "kraft_leader_ignores_demotion": {
         "kraft_skips_follower_delta": lambda proto, shutting_down, leads, led: led and not leads},
 }
