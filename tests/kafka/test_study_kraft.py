@@ -41,6 +41,14 @@ def test_the_variant_is_a_shifted_kraft_cluster_without_controller_links():
     assert warmup_us(study.WARMUP_US) == study.WARMUP_US + START_SHIFT_MS * 1000
 
 
+def test_a_later_release_names_its_variant_and_runs_with_its_switches():
+    sc = kraft_text(LINKS, "tiny.toml", KraftSettings(profile="4.1"))
+    assert sc.name == "tiny-move-kraft-4.1" and sc.options.profile == "4.1"
+    assert sc.options.protocol.kraft_fetch_completes_on_hw
+    assert not kraft_text(LINKS, "tiny.toml", KraftSettings()).options.protocol \
+        .kraft_fetch_completes_on_hw
+
+
 def test_a_bad_slow_broker_is_named_as_the_scenario_loader_names_it():
     with pytest.raises(ScenarioError, match="faults"):
         kraft_text(TINY, "tiny.toml", KraftSettings(slow=("b9", 50)))
@@ -76,6 +84,9 @@ def test_a_zookeeper_mode_study_prints_no_kraft_table():
     (["--slow-metadata", "b2:50"], "add --kraft"),
     (["--kraft", "--slow-metadata", "b2"], "BROKER:MS"),
     (["--kraft", "--slow-metadata", "b9:50"], "faults"),
+    (["--kraft-profile", "4.1"], "add --kraft"),
+    (["--kraft", "--kraft-profile", "3.6"], "name a release from 3.7 on"),
+    (["--kraft", "--kraft-profile", "proposed"], "name a release from 3.7 on"),
 ])
 def test_bad_kraft_flags_are_one_line_errors(tmp_path, capsys, args, words):
     path = tmp_path / "tiny.toml"
