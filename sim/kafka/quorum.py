@@ -173,12 +173,13 @@ class RaftQuorum:
 
     def _step_down(self, epoch: int, leader: str | None, reason: str) -> None:
         """Follow `leader` (None: unknown yet) at `epoch`; a leader resigns first."""
-        was_leader = self.role == "leader"
+        was_leader, same_epoch = self.role == "leader", epoch <= self.quorum_epoch
         if epoch > self.quorum_epoch:
             self.quorum_epoch, self.voted_for = epoch, None
         if was_leader:
             self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": reason})
-            self._answer_parked(expired_only=False)
+            # resigning in its epoch it still names itself; a higher epoch's leader is `leader`
+            self._refuse_parked(self.name if same_epoch else leader)
             self.pending = []  # the accumulator goes with the leadership
         self.role, self.leader = "follower", leader
         self.last_contact_us = self.now_us
@@ -283,6 +284,16 @@ class RaftQuorum:
         parked Fetch on the connection it came on, and the socket server drops an answer for a
         closed connection; `peer`, restarted, must not apply records it asked for before."""
         self.parked.pop(peer, None)
+
+    def _refuse_parked(self, leader: str | None) -> None:
+        """A leader stepping down answers its parked Fetches NOT_LEADER_OR_FOLLOWER with the
+        epoch and `leader` its state names as the answer is built (`transitionToResigned`,
+        `onBecomeFollower`: `fetchPurgatory.completeAllExceptionally`, 3.7.0)."""
+        for src in sorted(self.parked):
+            req = self.parked[src][1]
+            self.send(src, "QuorumFetchResponse", QuorumFetchResponse(
+                self.quorum_epoch, leader, E.NOT_LEADER_OR_FOLLOWER, (), -1, None, req.corr))
+        self.parked = {}
 
     def _answer_parked(self, expired_only: bool) -> None:
         now = self.now_us

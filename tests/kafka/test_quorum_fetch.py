@@ -120,3 +120,18 @@ def test_an_alter_partition_is_answered_once_its_record_commits():
                and e.get("msg") == "AlterPartitionResponse" and e["error"] == 0]
     assert len(answers) >= 3
     assert not _answered_before_commit(events)
+
+
+def test_a_resigning_quorum_leader_refuses_its_parked_fetches():
+    """kafka15489-kraft-split-brain-fixed: the quorum leader cut from the other voters resigns
+    (check-quorum) while the brokers' Fetches are parked there; it answers them
+    NOT_LEADER_OR_FOLLOWER with no records (`fetchPurgatory.completeAllExceptionally`), not
+    with what its log holds."""
+    scenario = load_scenario(scenario_path("kafka15489-kraft-split-brain-fixed"))
+    events = run_scenario(scenario, 1, keep_events=True)["_events"]
+    resigned = [e for e in events if e["kind"] == "quorum_resigned"]
+    assert resigned
+    for r in resigned:
+        answers = [e for e in events if e["kind"] == "send" and e["node"] == r["node"]
+                   and e["t"] == r["t"] and e.get("msg") == "QuorumFetchResponse"]
+        assert answers and all(a["error"] == 6 for a in answers), answers
