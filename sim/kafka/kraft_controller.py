@@ -283,8 +283,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             self._change_broker(broker, reg, fenced=False, in_controlled_shutdown=True)
             self._rebalance()
             # the last offset of the batch just written (`processBatchEndOffset`)
-            self.shutdown_offsets[broker] = self._written_last()
-            self._answer_when_committed(self._written_last(), src, "BrokerHeartbeatResponse",
+            last = self.shutdown_offsets[broker] = self._written_last()
+            self._answer_when_committed(last, src, "BrokerHeartbeatResponse",
                                         BrokerHeartbeatResponse(E.NONE, False, self.name))
             return
         if not reg.fenced and (leads or self.shutdown_offsets.get(broker, 0) > self._lowest_active()):
