@@ -153,30 +153,37 @@ class Monitor:
                       | VERSION_KINDS | set(self.dispatch))
         self.failed = False
         self.liveness: dict[str, str] = {}
+        self._routes: dict[str, tuple] = {}  # kind -> what `step` calls for it (`_route`)
+
+    def _route(self, kind: str) -> tuple:
+        """(folds, metrics?, handlers) for events of `kind`: the shared folds that read it, in
+        the order truth, logs, idempotence, quiet clock, versions; whether the metrics do; the
+        invariants' handlers. Worked out once per kind, so an event costs one lookup."""
+        ctx = self.ctx
+        folds = tuple(fn for kinds, fn in ((TRUTH_KINDS, ctx.truth.step),
+                                           (LOG_KINDS, ctx.logs.step),
+                                           (IDEM_KINDS, ctx.idem.step),
+                                           (QUIET_KINDS, ctx.quiet.step),
+                                           (VERSION_KINDS, ctx.on_upgrade)) if kind in kinds)
+        route = self._routes[kind] = (folds, kind in METRIC_KINDS,
+                                      tuple(self.dispatch.get(kind, ())))
+        return route
 
     def step(self, ev: dict) -> None:
         ctx = self.ctx
         ctx.end_t = ev["t"]
         ctx.end_seq = ev["seq"]
         kind = ev["kind"]
-        if kind in TRUTH_KINDS:
-            ctx.truth.step(ev)
-        if kind in LOG_KINDS:
-            ctx.logs.step(ev)
-        if kind in IDEM_KINDS:
-            ctx.idem.step(ev)
-        if kind in QUIET_KINDS:
-            ctx.quiet.step(ev)
-        if kind in VERSION_KINDS:
-            ctx.on_upgrade(ev)
-        if kind in METRIC_KINDS:
+        route = self._routes.get(kind)
+        folds, metrics, handlers = route if route is not None else self._route(kind)
+        for fold in folds:
+            fold(ev)
+        if metrics:
             self.metrics.step(ev, ctx.truth)
-        handlers = self.dispatch.get(kind)
-        if handlers:
-            for handler in handlers:
-                handler(ev)
-                if handler.__self__.violations:
-                    self.failed = True
+        for handler in handlers:
+            handler(ev)
+            if handler.__self__.violations:
+                self.failed = True
 
     def finish(self) -> tuple[list, dict]:
         """(violations, metrics). Also sets `liveness`: for each selected rule that may judge

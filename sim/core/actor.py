@@ -26,6 +26,7 @@ class Actor:
     def __init__(self, name: str, world: World):
         self.name = name
         self.world = world
+        self._env = world.kernel.env  # the clock `now_us` reads, without three lookups a call
         self.alive = True
         self.incarnation = 0
         world.add_actor(self)
@@ -59,7 +60,7 @@ class Actor:
     # -- effects -------------------------------------------------------------------------
     @property
     def now_us(self) -> int:
-        return self.world.kernel.env._now  # hot path
+        return self._env._now  # hot path: read several times per message
 
     def send(self, dst: str, kind: str, body: Any) -> int:
         return self.world.network.send(self.name, dst, kind, body)
