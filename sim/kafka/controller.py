@@ -9,7 +9,7 @@ only here (ref §1.4: elections, controller-initiated ISR removal, reassignment)
 never bumps them. Control requests are retried until answered while the broker is alive.
 Operations (elections, broker changes, topic creation) live in `ControllerOps`, reassignment in
 `ReassignmentOps`, topic deletion in `TopicDeletionOps`, failed log directories in
-`LogDirFailureOps`.
+`LogDirFailureOps`, the automatic preferred-leader rebalance in `RebalanceOps`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sim.kafka.controller_deletion import TopicDeletionOps
 from sim.kafka.controller_log_dirs import LogDirFailureOps
 from sim.kafka.controller_ops import ControllerOps
 from sim.kafka.controller_reassign import ReassignmentOps
+from sim.kafka.controller_rebalance import FIRST_CHECK_US, RebalanceOps
 from sim.kafka.messages import (
     AlterPartitionResponse,
     ControlledShutdownResponse,
@@ -38,7 +39,8 @@ ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PreferredReplicaElection",
                     "PartitionReassignment")
 
 
-class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailureOps, Actor):
+class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailureOps, RebalanceOps,
+                 Actor):
     def __init__(self, world, name: str, options: Options, protocol, store):
         super().__init__(name, world)
         self.cluster = options.cluster
@@ -75,6 +77,8 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
             self.set_timer(TICK_US, "tick")
         elif name == "retry":
             self._retry(data)
+        elif name == "auto_rebalance":
+            self.on_auto_rebalance(data)
 
     def _tick(self) -> None:
         now = self.now_us
@@ -136,6 +140,7 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         self.resume_reassignments(None)  # `initializePartitionReassignments`
         self.flush()
         self.resume_deletions(sorted(self.live))  # TopicDeletionManager.init + tryTopicDeletion
+        self.schedule_auto_rebalance(FIRST_CHECK_US)
 
     def _registered_live(self) -> dict[int, int]:
         limit = self.cluster.broker_session_timeout_ms * 1000
@@ -176,6 +181,13 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         self.set_timer(self.cluster.controller_request_retry_ms * 1000, "retry", self.corr)
 
     def _retry(self, corr: int) -> None:
+        """An unanswered control request is due again: `RequestSendThread` closes the
+        connection of a failed send and sends it again. Kafka's channel sends a broker one
+        request at a time, in order, so it never sends old state after newer; the model's sends
+        several, so a LeaderAndIsr or an UpdateMetadata goes again with its partitions'
+        *current* state, as a new request. A stale LeaderAndIsr would resurrect replicas
+        deleted since; a stale UpdateMetadata, arriving after a newer one, would take the
+        broker's metadata cache back (a ZooKeeper-mode broker applies it wholesale)."""
         entry = self.outstanding.get(corr)
         if entry is None or not self.active:
             return
@@ -183,16 +195,19 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         if broker not in self.live:
             del self.outstanding[corr]
             return
-        # RequestSendThread closes the connection of a failed send before it tries again
         self.reset_connection(f"b{broker}")
         if kind == "LeaderAndIsr":
-            # resend the partitions' *current* state: a stale body would resurrect replicas
-            # deleted since (Kafka's channel keeps per-broker order, so it never resends old state)
             del self.outstanding[corr]
             tps = [p.tp for p in body.partitions if self.store.partition(p.tp) is not None
                    and broker in self.store.partition(p.tp)[1].replicas]
             if tps:
                 self.send_leader_and_isr(broker, tps)
+            return
+        if kind == "UpdateMetadata":
+            del self.outstanding[corr]
+            self.send_update_metadata([p.tp for p in body.partitions
+                                       if self.store.partition(p.tp) is not None],
+                                      body.deleted, [broker])
             return
         self.send(f"b{broker}", kind, body)
         self.set_timer(self.cluster.controller_request_retry_ms * 1000, "retry", corr)
@@ -224,11 +239,14 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         if mine or full:
             self.send_leader_and_isr(broker, mine, full)
 
-    def send_update_metadata(self, tps: list[str], deleted: tuple = ()) -> None:
+    def send_update_metadata(self, tps: list[str], deleted: tuple = (),
+                             brokers: list[int] | None = None) -> None:
+        """UpdateMetadata with the current state of `tps` (and the `deleted` partitions) to
+        `brokers`, by default every live one."""
         states = tuple(self.state_of(tp) for tp in tps)
         alive = tuple(sorted(self.live))
         formats = tuple((name, t.message_format) for name, t in sorted(self.store.topics.items()))
-        for broker in sorted(self.live):
+        for broker in sorted(self.live) if brokers is None else brokers:
             self._send_control(broker, "UpdateMetadata", lambda corr, b=broker: UpdateMetadata(
                 self.name, self.controller_epoch, corr, states, alive, deleted, formats,
                 self.broker_epoch_of(b)))

@@ -144,6 +144,13 @@ class ClusterOptions(_Checked):
     # Kafka's `log.dirs`: each broker's log directories; a broker's new log goes to the one
     # holding the fewest (`LogManager.nextLogDirs`), and a `log_dir_failure` takes one offline
     log_dirs: int = option(1, 1, 16)
+    # ZooKeeper mode: the controller's automatic preferred-leader rebalance, as Kafka's
+    # defaults run it (auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds in
+    # ms, leader.imbalance.per.broker.percentage): first 5 s after a controller becomes active,
+    # then every interval (`controller_rebalance`)
+    auto_leader_rebalance: bool = option(True)
+    leader_imbalance_check_interval_ms: int = option(300_000, lo=1)
+    leader_imbalance_per_broker_percentage: int = option(10, 0, 100)
     # The control plane: "zk" (a ZooKeeper-mode controller) or "kraft" (a controller quorum
     # and its metadata log); "" in a scenario file means the profile's default
     # (`sim.kafka.profiles.modes`). The fields below it matter in KRaft mode only, and a

@@ -35,7 +35,7 @@ _V0_10_2 = Protocol(
     idempotence_default=False, ineligible_replica_check=False, hw_waits_for_min_isr=False,
     hw_caught_up_eligible_only=False,
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
-    isr_change_stays_pending=False,
+    isr_change_stays_pending=False, auto_rebalance_during_reassignment=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", epoch_answer_checks_leader_epoch=False,
     alter_partition_ahead_not_controller=False,
@@ -96,7 +96,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  non_replica_fetch_error=True)),  # KAFKA-13837
     ("3.4.0", dict(producer_id_expiration_ms=86_400_000,  # KIP-854
                    follower_hw_completes_fetches=True,  # KAFKA-14334 (also in 3.3.2)
-                   kraft_shutdown_applies_deltas=True)),  # KAFKA-14296 (also in 3.3.2; KRaft only)
+                   kraft_shutdown_applies_deltas=True,  # KAFKA-14296 (also in 3.3.2; KRaft only)
+                   auto_rebalance_during_reassignment=True)),  # KAFKA-10149
     # KAFKA-14704's fix (bd32d98bd7c, Feb 2023) went to the 3.3 and 3.4 branches as it was, and
     # to 3.2 and earlier as a separate port (apache/kafka PR 13245): 3.4.0 (Feb 7) predates it,
     # and no later 3.3 or older release was made

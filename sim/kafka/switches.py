@@ -119,6 +119,11 @@ class Protocol:
     # only the time since it last caught up counted, so an idle partition's followers that
     # stopped fetching left the ISR after replica.lag.time.max.ms
     idle_follower_in_sync: bool = True
+    # ZK mode: the controller's automatic preferred-leader rebalance
+    # (`checkAndTriggerAutoLeaderRebalance`, auto.leader.rebalance.enable) elects preferred
+    # leaders while other partitions are being reassigned (KAFKA-10149, apache/kafka PR 12543,
+    # 3.4.0). Before, it elected none while any reassignment was in progress
+    auto_rebalance_during_reassignment: bool = True
     # a follower joins the ISR only once it has fetched up to the start offset of its leader's
     # current epoch, as well as up to the leader's HW (`Partition.isFollowerInSync`,
     # KAFKA-7128, apache/kafka PR 5557, 2.1). Before, reaching the HW was enough; a new
@@ -186,8 +191,8 @@ class Protocol:
     # client forgets it with the cache, and KAFKA-13488's rule (3.1+) then takes any id as new
     # and any older epoch with it (`Metadata.updateLatestMetadata` at 3.7.0:
     # `topicId != null && !topicId.equals(oldTopicId)` with `oldTopicId` null): a lagging broker
-    # can send the client back to an older leader
-    # (finding-client-epoch-regression-after-unknown-topic). This harness's own proposal
+    # can send the client back to an older leader (docs/selftest.md: the ZooKeeper-mode story
+    # first found for it was withdrawn). This harness's own proposal
     client_keeps_unlisted_topic_id: bool = False
     # a broker takes each part of an UpdateMetadata (a partition's state; the live-broker list
     # with the message formats) only if no UpdateMetadata the same controller sent later has

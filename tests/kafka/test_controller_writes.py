@@ -14,6 +14,8 @@ from epochsim.runner import run_scenario
 from scenarios.schema import parse_scenario
 from sim.kafka import errors as E
 
+NO_AUTO_REBALANCE = "auto_leader_rebalance = false"
+
 HEAD = """
 name = "controller-writes"
 expect = "pass"
@@ -28,6 +30,7 @@ brokers = {brokers}
 zk_session_timeout_ms = 1000
 broker_session_timeout_ms = 1000
 replica_lag_time_max_ms = 2000
+{cluster_extra}
 [[topics]]
 name = "t"
 partitions = 1
@@ -42,8 +45,10 @@ linger_ms = 20
 """
 
 
-def _events(body: str, duration=12000, brokers=4, rf=3, assignment='assignment = [[1, 2, 3]]'):
-    text = HEAD.format(duration=duration, brokers=brokers, rf=rf, assignment=assignment) + body
+def _events(body: str, duration=12000, brokers=4, rf=3, assignment='assignment = [[1, 2, 3]]',
+            cluster_extra: str = ""):
+    text = HEAD.format(duration=duration, brokers=brokers, rf=rf, assignment=assignment,
+                       cluster_extra=cluster_extra) + body
     return run_scenario(parse_scenario(text, "controller-writes.toml"), 1, keep_events=True)
 
 
@@ -173,7 +178,9 @@ at_ms = 9000
 action = "preferred_election"
 target = "t-0"
 """
-    verdict = _events(body, duration=12000, brokers=3)
+    # the automatic rebalance off, as in Kafka's ControllerIntegrationTest, so that only the
+    # scripted elections move the leader
+    verdict = _events(body, duration=12000, brokers=3, cluster_extra=NO_AUTO_REBALANCE)
     outcomes = {e["step"]: e["outcome"] for e in verdict["_events"] if e["kind"] == "fault_outcome"}
     assert outcomes[2].startswith("PREFERRED_LEADER_NOT_AVAILABLE: b1 is not a live ISR replica"), outcomes
     assert 4 not in outcomes  # b1 caught up and was elected

@@ -35,7 +35,9 @@ def test_minimal_scenario_resolves_every_default():
         "broker_registration_ms": 0, "replica_lag_time_max_ms": 10000, "replica_fetch_wait_max_ms": 500,
         "controller_request_retry_ms": 3000, "request_service_us": 50,
             "replica_high_watermark_checkpoint_interval_ms": 5000,
-        "producer_id_expiration_check_interval_ms": 600000, "log_dirs": 1}
+        "producer_id_expiration_check_interval_ms": 600000, "log_dirs": 1,
+        "auto_leader_rebalance": True, "leader_imbalance_check_interval_ms": 300_000,
+        "leader_imbalance_per_broker_percentage": 10}
     assert o["topics"] == [{"name": "t", "partitions": 1, "replication_factor": 3,
                             "message_format": 2, "retention_ms": 0, "segment_ms": 10000,
                             "assignment": [[1, 2, 3]]}]

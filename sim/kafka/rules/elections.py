@@ -59,3 +59,36 @@ def leader_for_controlled_shutdown(assignment, isr, live,
     if leader is None:
         return None
     return leader, tuple(r for r in isr if r not in shutting_down)
+
+
+def auto_rebalance_elections(partitions, imbalance_percentage: int, reassigning: bool,
+                             during_reassignment: bool) -> list[list[str]]:
+    """`KafkaController.checkAndTriggerAutoLeaderRebalance` (0.11.0-3.7.0): which partitions
+    one automatic rebalance elects their preferred replica for, one list per preferred broker
+    (each an `onReplicaElection`), brokers in id order. `partitions`: (tp, assignment, leader,
+    isr, live) of every partition whose topic is not queued for deletion, `live` as for a
+    preferred election. A broker's partitions (those it is the preferred replica of) are
+    imbalanced when the share it does not lead, leaderless ones included, is above
+    `imbalance_percentage`; then each of them whose preferred replica can lead
+    (`canPreferredReplicaBeLeader`: live and in the ISR) is elected. Before KAFKA-10149
+    (`during_reassignment` False, up to 3.3) none is while any partition is `reassigning`;
+    up to 2.5 the filter asked only that the preferred broker be online, and the election then
+    failed on a preferred replica outside the ISR: the same partitions are elected."""
+    by_broker: dict[int, list] = {}
+    for part in partitions:
+        if part[1]:
+            by_broker.setdefault(part[1][0], []).append(part)
+    out = []
+    for broker in sorted(by_broker):
+        parts = by_broker[broker]
+        off = [p for p in parts if p[2] != broker]
+        if len(off) * 100 <= imbalance_percentage * len(parts):
+            continue  # `imbalanceRatio > leaderImbalancePerBrokerPercentage / 100` fails
+        if reassigning and not during_reassignment:
+            continue
+        chosen = [tp for tp, assignment, _leader, isr, live in off
+                  if preferred_replica_partition_leader_election(assignment, isr, live)
+                  is not None]
+        if chosen:
+            out.append(chosen)
+    return out
