@@ -7,9 +7,10 @@ the active one's session has been silent for `zk_session_timeout_ms` plus
 flight; brokers fence them with STALE_CONTROLLER_EPOCH (ref §1.4.1). Leader epochs are bumped
 only here (ref §1.4: elections, controller-initiated ISR removal, reassignment); AlterPartition
 never bumps them. Control requests are retried until answered while the broker is alive.
-Operations (elections, broker changes, topic creation) live in `ControllerOps`, reassignment in
-`ReassignmentOps`, topic deletion in `TopicDeletionOps`, failed log directories in
-`LogDirFailureOps`, the automatic preferred-leader rebalance in `RebalanceOps`.
+Operations (elections, broker changes, topic and partition creation) live in `ControllerOps`,
+reassignment in `ReassignmentOps`, topic deletion in `TopicDeletionOps`, failed log
+directories in `LogDirFailureOps`, the automatic preferred-leader rebalance in `RebalanceOps`.
+UpdateMetadata names each partition's offline replicas from IBP 1.0 (`metadata_state_of`).
 """
 
 from __future__ import annotations
@@ -32,11 +33,14 @@ from sim.kafka.messages import (
 )
 from sim.kafka.options import Options
 from sim.kafka.rules import rules_for
-from sim.kafka.rules.inter_broker import control_carries_broker_epoch
+from sim.kafka.rules.inter_broker import (
+    control_carries_broker_epoch,
+    update_metadata_carries_offline_replicas,
+)
 
 TICK_US = 100_000
-ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PreferredReplicaElection",
-                    "PartitionReassignment")
+ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PartitionModifications",
+                    "PreferredReplicaElection", "PartitionReassignment")
 
 
 class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailureOps, RebalanceOps,
@@ -217,6 +221,16 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         return PartitionState(tp, topic.topic_id, st.leader, st.leader_epoch, st.partition_epoch,
                               st.isr, st.replicas)
 
+    def metadata_state_of(self, tp: str, offline: bool) -> PartitionState:
+        """`tp`'s state as UpdateMetadata sends it: with `offline`, its replicas that
+        `isReplicaOnline` (shutting-down brokers not counted) says are not online
+        (`ControllerBrokerRequestBatch.addUpdateMetadataRequestForBrokers` at 3.7.0)."""
+        state = self.state_of(tp)
+        if not offline:
+            return state
+        online = self._election_live(tp, state.replicas, False)
+        return state._replace(offline_replicas=tuple(r for r in state.replicas if r not in online))
+
     def broker_epoch_of(self, broker: int) -> int:
         """The broker epoch a control request to `broker` carries: the one this controller
         knows, from IBP 2.2 (KIP-380); -1, absent, before."""
@@ -243,7 +257,8 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
                              brokers: list[int] | None = None) -> None:
         """UpdateMetadata with the current state of `tps` (and the `deleted` partitions) to
         `brokers`, by default every live one."""
-        states = tuple(self.state_of(tp) for tp in tps)
+        offline = update_metadata_carries_offline_replicas(self.protocol, self.store.ibp)
+        states = tuple(self.metadata_state_of(tp, offline) for tp in tps)
         alive = tuple(sorted(self.live))
         formats = tuple((name, t.message_format) for name, t in sorted(self.store.topics.items()))
         for broker in sorted(self.live) if brokers is None else brokers:
@@ -293,13 +308,16 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
 
     def on_zk_notification(self, kind: str, body) -> None:
         """A ZooKeeper watch fired (a probe's step; a run's controller reads the store every
-        tick instead): registered brokers changed, a topic was created, or partitions were
-        named for a preferred leader election or for a reassignment."""
+        tick instead): registered brokers changed, a topic was created or its assignment
+        rewritten, or partitions were named for a preferred leader election or for a
+        reassignment."""
         if kind == "BrokerChange":
             self.check_brokers()
         elif kind == "TopicChange" and body.topic not in self.store.topics:
             a = body.assignment
             self.create_topic(body.topic, len(a), len(a[0]), assignment=[list(r) for r in a])
+        elif kind == "PartitionModifications":
+            self.add_partitions(body.topic, [list(r) for r in body.assignment])
         elif kind == "PreferredReplicaElection":
             self.preferred_election(list(body.partitions))
         elif kind == "PartitionReassignment":

@@ -1,4 +1,5 @@
-"""Controller operations: elections, broker failure/startup, controlled shutdown, topic creation.
+"""Controller operations: elections, broker failure/startup, controlled shutdown, topic and
+partition creation.
 
 Contract (mixin of `Controller`): every change to a partition goes through `change`, which bumps
 the partition epoch (and the leader epoch when asked, ref §1.4 table, ZK column), records a
@@ -20,6 +21,7 @@ from sim.kafka.rules.elections import (
     reassign_partition_leader_election,
 )
 from sim.kafka.rules.inter_broker import stop_replica_carries_epoch
+from sim.kafka.store import PState
 
 
 class ControllerOps:
@@ -263,11 +265,7 @@ class ControllerOps:
                      assignment: list | None = None) -> str | None:
         """CreateTopics: round robin over the live brokers, or the manual `assignment` as
         given (`ZkAdminManager.createTopics` checks its shape, not that its brokers live).
-        Each new partition starts as `initializeLeaderAndIsrForPartitions` (2.0.0-3.7.0) makes
-        it: its first online replica leads, the online ones form the ISR, leader epoch 0. One
-        with no online replica gets no state in Kafka (it stays NewPartition until a replica's
-        broker starts): here it is leaderless with every replica in its ISR, sent to nobody,
-        and the next broker startup elects it (at leader epoch 1, where Kafka's would be 0)."""
+        Its partitions start as `_new_partitions` says."""
         if not self._can_write():
             return "controller cannot write"
         if name in self.store.topics:
@@ -281,13 +279,52 @@ class ControllerOps:
             assignment = [[brokers[(p + i) % len(brokers)] for i in range(rf)]
                           for p in range(partitions)]
         topic = self.store.create_topic(name, assignment, message_format)
-        for i in sorted(topic.partitions):
+        self._new_partitions(name, topic, sorted(topic.partitions), "create_topic")
+        self.flush()
+        return None
+
+    def add_partitions(self, name: str, assignment: list) -> str | None:
+        """`KafkaController.processPartitionModifications` (3.7.0; the same steps in
+        `PartitionModifications.process` at 2.0.0): ZooKeeper's assignment of topic `name` is
+        now `assignment`, one replica list per partition. The partitions it names beyond those
+        the topic has are created as `onNewPartitionCreation` creates a new topic's
+        (`_new_partitions`); those the topic has keep their replicas even when the assignment
+        names others, since only partitions missing from the controller's context are read (a
+        later controller would read the new list from ZooKeeper; the model's store is both).
+        A topic queued for deletion gets none (Kafka writes its assignment back without
+        them), and a topic the controller does not know has no handler to notify. Returns why
+        nothing was created, else None."""
+        if not self._can_write():
+            return "controller cannot write"
+        if self.marked_for_deletion(name):
+            return f"topic {name} is being deleted: its new partitions are not added"
+        topic = self.store.topics.get(name)
+        if topic is None:
+            return f"no topic {name}"
+        added = [i for i in range(len(assignment)) if i not in topic.partitions]
+        if not added:
+            return f"no new partition of {name}"
+        for i in added:
+            replicas = tuple(assignment[i])
+            topic.partitions[i] = PState(replicas, replicas, replicas[0])
+        self._new_partitions(name, topic, added, "create_partitions")
+        self.flush()
+        return None
+
+    def _new_partitions(self, name: str, topic, indices: list[int], reason: str) -> None:
+        """`onNewPartitionCreation` for `topic`'s partitions `indices`, whose states ZooKeeper
+        holds as written (all replicas in the ISR, the first leading, epochs 0): each starts as
+        `initializeLeaderAndIsrForPartitions` (2.0.0-3.7.0) makes it: its first online replica
+        leads, the online ones form the ISR, leader epoch 0, marked for LeaderAndIsr and
+        UpdateMetadata. One with no online replica gets no state in Kafka (it stays
+        NewPartition until a replica's broker starts): here it is leaderless with every replica
+        in its ISR, sent to nobody, and the next broker startup elects it (at leader epoch 1,
+        where Kafka's would be 0)."""
+        for i in indices:
             tp, st = f"{name}-{i}", topic.partitions[i]
             online = self._election_live(tp, st.replicas, False)
             isr = tuple(r for r in st.replicas if r in online)
             st.leader, st.isr = (isr[0], isr) if isr else (E.NO_LEADER, st.replicas)
-            self._emit_state(tp, topic, st, "create_topic")
+            self._emit_state(tp, topic, st, reason)
             if isr:
                 self.dirty.append(tp)
-        self.flush()
-        return None

@@ -41,6 +41,9 @@ class PartitionState(NamedTuple):
     partition_epoch: int
     isr: tuple
     replicas: tuple
+    # UpdateMetadata v4+ only (KIP-112, IBP 1.0): the replicas not online (dead, shutting down,
+    # failed log dir; `addUpdateMetadataRequestForBrokers` at 3.7.0); LeaderAndIsr has none
+    offline_replicas: tuple = ()
 
 
 class LeaderAndIsr(NamedTuple):
@@ -149,6 +152,17 @@ class TopicChange(NamedTuple):
     """ZooKeeper's notification that a topic was created (`processTopicChange`), with the
     replica assignment the admin wrote (carried here: the model's store holds a topic only
     with its partition states, which the controller writes)."""
+    topic: str
+    assignment: tuple  # one tuple of broker ids per partition, in partition order
+
+    def brief(self) -> dict:
+        return {"topic": self.topic, "assignment": [list(a) for a in self.assignment]}
+
+
+class PartitionModifications(NamedTuple):
+    """ZooKeeper's notification that a topic's znode changed (`processPartitionModifications`):
+    the topic's whole replica assignment as now written, its existing partitions and any
+    added (`AdminZkClient.addPartitions` writes them all)."""
     topic: str
     assignment: tuple  # one tuple of broker ids per partition, in partition order
 

@@ -86,8 +86,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KIP-207 (2.2): the leader answers a consumer's ListOffsets
     "list_offsets_hw_lag_error": (BROKER,),
     "out_of_range_halts": (BROKER,),
-    # KIP-112 (1.0): a broker outlives one failed log directory
-    "survives_log_dir_failure": (BROKER,),
+    # KIP-112 (1.0): a broker outlives one failed log directory; the controller's
+    # UpdateMetadata (v4, IBP 1.0) names offline replicas
+    "survives_log_dir_failure": (CONTROLLER, BROKER),
     # the broker keeps producer state; a producer that knows no idempotence cannot ask for it
     "idempotent_producer": (BROKER, PRODUCER),
     # KIP-392 (2.4): a follower serves a consumer's Fetch that carries ClientMetadata
@@ -126,6 +127,8 @@ INTER_BROKER: dict[str, str] = {
                           "(`ControllerChannelManager.sendStopReplicaRequests`)",
     "broker_epoch_check": "control requests carry the broker epoch from IBP 2.2 "
                           "(LeaderAndIsr v2, UpdateMetadata v5, StopReplica v1)",
+    "survives_log_dir_failure": "UpdateMetadata names offline replicas from IBP 1.0 (v4, "
+                                "`ControllerChannelManager.sendUpdateMetadataRequests`)",
     "fetch_sessions": "a follower's Fetch carries a session from IBP 1.1 "
                       "(`ReplicaFetcherThread.fetchRequestVersion` 7)",
     "follower_truncation": "OffsetsForLeaderEpoch from IBP 0.11, its v1 answer with an epoch "

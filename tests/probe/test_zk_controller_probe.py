@@ -320,8 +320,10 @@ def test_a_broker_change_comes_from_zookeeper_only():
      "probe.steps[0].body.partitions[1].replicas"),
     ('topic = "u", partitions = [{ replicas = [4] }]', "probe.steps[0].body.partitions[0].replicas"),
 ])
-def test_a_topic_change_is_a_topic_kafka_would_create(body, key):
-    assert_refused(_text(deliver="TopicChange", src="zk", body=body), key)
+@pytest.mark.parametrize("kind", ["TopicChange", "PartitionModifications"])
+def test_a_topic_change_is_a_topic_kafka_would_create(body, key, kind):
+    """The same shape for a new topic's assignment and a topic's rewritten one."""
+    assert_refused(_text(deliver=kind, src="zk", body=body), key)
 
 
 def test_a_new_partition_with_no_online_replica_waits_for_one_to_start():

@@ -5,8 +5,9 @@ of the controller's answer to the step's sender (`answer.<field>`, no argument),
 state or a broker's registration in the controller's metadata image, and the types of the
 records it appended to the metadata log during the step (`records`). `ZK_CONTROLLER` is the
 same for a ZooKeeper-mode controller: its answer, a partition's state as ZooKeeper holds it
-(the controller's only copy in the model), and the brokers it counts live (with their broker
-epochs) or shutting down.
+(the controller's only copy in the model), the brokers it counts live (with their broker
+epochs) or shutting down, and what the UpdateMetadata it sent a broker during the step says:
+the live brokers, and a partition's leader, ISR, replicas and offline replicas.
 """
 
 from __future__ import annotations
@@ -91,7 +92,25 @@ def _sent_alive(seen: Seen, broker: str) -> Any:
     return NONE
 
 
+def _sent_partition(name: str) -> Callable[[Seen, str], Any]:
+    """A field of the partition's state in the last UpdateMetadata the controller sent the
+    broker during the step that names the partition (arg `<broker id>/<tp>`): what that
+    broker's metadata cache then holds for it."""
+    def read(seen: Seen, arg: str) -> Any:
+        broker, _, tp = arg.partition("/")
+        for dst, kind, body in reversed(seen.sent):
+            if kind != "UpdateMetadata" or dst != f"b{broker}":
+                continue
+            for st in body.partitions:
+                if st.tp == tp:
+                    value = getattr(st, name)
+                    return list(value) if isinstance(value, tuple) else value
+        return NONE
+    return read
+
+
 ZK_ANSWER = ("error", "leader_epoch", "partition_epoch", "isr")
+UPDATE_METADATA = ("leader", "leader_epoch", "isr", "replicas", "offline_replicas")
 ZK_CONTROLLER = {
     "answered": CONTROLLER["answered"],
     "error": CONTROLLER["error"],
@@ -108,4 +127,9 @@ ZK_CONTROLLER = {
     "update_metadata_alive": Obs(True, _sent_alive, "the live brokers of the last "
                                  "UpdateMetadata sent to the broker (arg: its id) during the "
                                  "step, none when none was"),
+    **{f"update_metadata.{name}": Obs(True, _sent_partition(name), f"the {name} of the "
+                                      "partition in the last UpdateMetadata sent to the broker "
+                                      "during the step that names it (arg <broker id>/<tp>), "
+                                      "none when none did")
+       for name in UPDATE_METADATA},
 }

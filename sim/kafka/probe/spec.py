@@ -36,7 +36,8 @@ MAX_WAIT_MS = 3_600_000
 _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 # ZooKeeper's notifications, sent by the "zk" node
-ZK_KINDS = ("BrokerChange", "TopicChange", "PreferredReplicaElection", "PartitionReassignment")
+ZK_KINDS = ("BrokerChange", "TopicChange", "PartitionModifications", "PreferredReplicaElection",
+            "PartitionReassignment")
 # what an operator does to the node itself (no message), "from" the "operator"
 OPERATOR_KINDS = ("Shutdown",)
 # the senders that stand for no node of the cluster, and the only kinds each sends
@@ -167,7 +168,7 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     check_message(fields, f"{key}.body", brokers)
     if kind == "BrokerChange":
         _check_registrations(fields["live_brokers"], f"{key}.body.live_brokers", brokers)
-    if kind == "TopicChange":
+    if kind in ("TopicChange", "PartitionModifications"):
         _check_assignment(fields, f"{key}.body")
     if kind == "PartitionReassignment":
         for i, p in enumerate(fields["partitions"]):
@@ -219,8 +220,9 @@ def _check_replicas(replicas: tuple, key: str) -> None:
 
 
 def _check_assignment(fields: dict, key: str) -> None:
-    """What `AdminZkClient.validateTopicCreate` refuses: a topic with no name or partition, an
-    empty replica list, a broker listed twice in one, replica lists of different sizes."""
+    """What `AdminZkClient.validateTopicCreate` (and, for added partitions, `addPartitions`)
+    refuses: a topic with no name or partition, an empty replica list, a broker listed twice
+    in one, replica lists of different sizes."""
     if not fields["topic"]:
         raise FieldProblem(f"{key}.topic", "is empty", "name the topic")
     parts = fields["partitions"]

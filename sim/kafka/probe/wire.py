@@ -368,6 +368,11 @@ KINDS: dict[str, Kind] = {
     "TopicChange": Kind(
         ZK_CONTROLLER, (Field("topic", "str"), _parts((Field("replicas", "ints"),))),
         _topic_change, "ZooKeeper's notification that a topic was created (from zk)"),
+    "PartitionModifications": Kind(
+        ZK_CONTROLLER, (Field("topic", "str"), _parts((Field("replicas", "ints"),))),
+        lambda f, ctx: M.PartitionModifications(*_topic_change(f, ctx)),
+        "ZooKeeper's notification that a topic's assignment was rewritten: all of it, e.g. "
+        "with partitions added (from zk)"),
     "PreferredReplicaElection": Kind(
         ZK_CONTROLLER, (Field("partitions", "strs"),),
         lambda f, ctx: M.PreferredReplicaElection(f["partitions"]),

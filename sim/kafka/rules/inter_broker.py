@@ -36,6 +36,13 @@ def control_carries_broker_epoch(proto, ibp) -> bool:
     return proto.broker_epoch_check and ibp.broker_epoch_check
 
 
+def update_metadata_carries_offline_replicas(proto, ibp) -> bool:
+    """Whether UpdateMetadata names each partition's offline replicas: v4, from IBP 1.0
+    (`IBP_1_0_IV0` in `ControllerChannelManager.sendUpdateMetadataRequests` at 3.7.0), added
+    with KIP-112's log directory failures (`survives_log_dir_failure`); v0-v3 carry none."""
+    return proto.survives_log_dir_failure and ibp.survives_log_dir_failure
+
+
 def follower_fetch_carries_epoch(proto, ibp) -> bool:
     """Whether a follower's Fetch carries CurrentLeaderEpoch (KIP-320): from IBP 2.1
     (`fetchRequestVersion` 10 at `KAFKA_2_1_IV2`)."""
