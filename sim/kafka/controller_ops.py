@@ -220,7 +220,10 @@ class ControllerOps:
         self.flush()
         return None if moved else "no partition moved"
 
-    def preferred_election(self, tps: list[str]) -> str | None:
+    def preferred_election(self, tps: list[str], reason: str = "elect:preferred") -> str | None:
+        """`onReplicaElection(PREFERRED)`: each of `tps` whose preferred replica (its first) is
+        live and in the ISR is led by it, written with `reason`, then one flush; returns why
+        nothing happened to a single partition named alone, else None."""
         if not self._can_write():
             return "controller cannot write"
         missing = [tp for tp in tps if self.store.partition(tp) is None]
@@ -236,7 +239,7 @@ class ControllerOps:
             if st.leader == preferred:
                 refused = f"ELECTION_NOT_NEEDED: b{preferred} already leads {tp}"
             elif preferred_replica_partition_leader_election(st.replicas, st.isr, live) is not None:
-                self.change(tp, "elect:preferred", leader=preferred)
+                self.change(tp, reason, leader=preferred)
             else:
                 refused = (f"PREFERRED_LEADER_NOT_AVAILABLE: b{preferred} is not a live ISR "
                            f"replica of {tp} (isr {list(st.isr)})")

@@ -45,7 +45,5 @@ class RebalanceOps:
         groups = auto_rebalance_elections(
             parts, self.cluster.leader_imbalance_per_broker_percentage,
             bool(self.store.reassignments), self.protocol.auto_rebalance_during_reassignment)
-        for tps in groups:
-            for tp in tps:
-                self.change(tp, "elect:auto_preferred", leader=self.store.partition(tp)[1].replicas[0])
-            self.flush()
+        for tps in groups:  # one `onReplicaElection` per broker
+            self.preferred_election(tps, reason="elect:auto_preferred")
