@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from sim.kafka import vocab as V
 from sim.kafka.messages import AlterPartition
-from sim.kafka.rules.replication import ALTER_PARTITION_RETRY_MS, alter_partition_request_retried
+from sim.kafka.rules.replication import (
+    ALTER_PARTITION_RETRY_MS,
+    alter_partition_request_retried,
+    alter_partition_requeued,
+)
 
 
 class IsrManager:
@@ -177,10 +181,24 @@ class IsrManager:
             self.reset_connection(self.controller)
             self._send_slot(tp)
 
+    def controller_refused(self, tp: str) -> None:
+        """The controller answered `tp`'s AlterPartition NOT_CONTROLLER: the channel keeps it
+        for the controller the broker knows next. In ZooKeeper mode the metadata cache still
+        names the same one, so it goes again at once (`MetadataCacheControllerNodeProvider`);
+        in KRaft mode it waits for the quorum leader the broker hears of next
+        (`RaftControllerNodeProvider`; `KraftBroker._learn_controller` sends it)."""
+        if self.kraft:
+            self.controller = None
+        else:
+            self._send_slot(tp)
+
     def on_alter_partition_response(self, msg) -> None:
         resp = msg.body
         slot = self.alter_slots.get(resp.tp)
         if slot is not None and slot.corr == resp.corr:
+            if alter_partition_requeued(self.protocol, resp.error):
+                self.controller_refused(resp.tp)
+                return
             if alter_partition_request_retried(resp.error):
                 self.set_timer(ALTER_PARTITION_RETRY_MS * 1000, "alter_retry",
                                (resp.tp, resp.corr, self.alter_sends[resp.tp]))

@@ -11,7 +11,8 @@ AlterPartition is validated by `rules.kraft_alter_partition_error`; its change i
 any other, so an ISR shrink bumps the leader epoch only while `kraft_isr_shrink_bumps_epoch`
 (to 3.5), and a reassignment it completes may move the leader (NEW_LEADER_ELECTED). The
 active controller replays each record into its image as it appends it (`QuorumController`
-does, with a snapshot to revert to); answers that report a change wait for its commit. A new
+does, with a snapshot to revert to); answers that report a change wait for its commit, and
+fail with NOT_CONTROLLER if it loses its leadership first (`renounce`). A new
 active controller rebuilds its image from its log, gives every registered broker a fresh
 session, and creates the scenario's topics once their brokers are unfenced (or
 a session timeout after it took over). The `partition_state` event is recorded when a
@@ -52,6 +53,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         self.heartbeat_offsets: dict[int, int] = {}  # broker -> metadata offset it last reported
         self.shutdown_offsets: dict[int, int] = {}  # broker -> its controlledShutdownOffset
         self.claimed_us = 0
+        self.claim_epoch = -1  # the quorum epoch it became active in
         self.waiting: list[tuple[int, str, str, object]] = []  # (offset, dst, kind, body)
 
     @property
@@ -103,14 +105,16 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
     def on_leadership(self, claimed: bool) -> None:
         if not claimed:
             if self.active:
-                self.emit(V.CONTROLLER_RESIGNED, {"controller_epoch": self.quorum_epoch,
+                # the epoch it led in (`curClaimEpoch`): the quorum's may have moved past it
+                self.emit(V.CONTROLLER_RESIGNED, {"controller_epoch": self.claim_epoch,
                                                   "reason": "quorum leadership lost"})
+                self._fail_waiting()
             self._reset_controller()
             return
         self.image = MetadataImage()
         for offset, (_epoch, record) in enumerate(self.entries):
             self.image.replay(offset, record)
-        self.active, self.claimed_us = True, self.now_us
+        self.active, self.claimed_us, self.claim_epoch = True, self.now_us, self.quorum_epoch
         self.heartbeats = {b: self.now_us for b in sorted(self.image.brokers)}
         self.heartbeat_offsets, self.shutdown_offsets = {}, {}
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.quorum_epoch})
@@ -135,6 +139,14 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         self.waiting = [w for w in self.waiting if w[0] >= self.hw]
         for _offset, dst, kind, body in ready:
             self.send(dst, kind, body)
+
+    def _fail_waiting(self) -> None:
+        """`QuorumController.renounce` (3.3.0-3.7.0): the operations still waiting for their
+        records to commit fail with NOT_CONTROLLER (`deferredEventQueue.failAll`), so their
+        senders try the next controller; the records themselves may yet commit, or not."""
+        for _offset, dst, kind, body in self.waiting:
+            self.send(dst, kind, not_controller_answer(kind, body, self.leader))
+        self.waiting = []
 
     def _answer_when_committed(self, offset: int, dst: str, kind: str, body) -> None:
         """Answer once the record at `offset` is committed: at once if it already is (a quorum
@@ -357,3 +369,12 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         "BrokerHeartbeat": on_broker_heartbeat,
         "AlterPartition": on_alter_partition,
     }
+
+
+def not_controller_answer(kind: str, body, leader: str | None):
+    """The NOT_CONTROLLER answer to the request whose waiting answer was `body` (of `kind`)."""
+    if kind == "AlterPartitionResponse":
+        return AlterPartitionResponse(body.corr, body.tp, E.NOT_CONTROLLER, -1, -1, ())
+    if kind == "BrokerHeartbeatResponse":
+        return BrokerHeartbeatResponse(E.NOT_CONTROLLER, True, leader)
+    return BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, body.incarnation)

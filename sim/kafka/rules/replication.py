@@ -46,6 +46,17 @@ def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_e
     return "pending" if error in ALTER_PARTITION_GIVE_UP else "retry"
 
 
+def alter_partition_requeued(proto, error: int) -> bool:
+    """Whether an AlterPartition answer never reaches `AlterPartitionManager` because the
+    channel to the controller takes it back: NOT_CONTROLLER, at the top level or for a
+    partition (the thread checks the answer's `errorCounts`), closes the connection, forgets
+    the controller's address and puts the request back at the head of its queue, for the
+    controller the broker learns of next (`BrokerToControllerRequestThread.handleResponse` at
+    2.7.0, `NodeToControllerRequestThread.handleResponse` at 3.7.0). Only with that channel
+    (`isr_change_stays_pending`, KIP-497, 2.7): before, the leader wrote the ISR itself."""
+    return proto.isr_change_stays_pending and error == E.NOT_CONTROLLER
+
+
 def alter_partition_request_retried(error: int) -> bool:
     """Whether an AlterPartition answer refuses the whole request, so that
     `AlterPartitionManager` keeps its changes queued, whatever became of their partitions,

@@ -206,6 +206,17 @@ def test_a_stale_broker_epoch_answer_is_sent_again_later():
     assert rep.ALTER_PARTITION_RETRY_MS == 50
 
 
+def test_not_controller_is_taken_back_by_the_channel_from_2_7():
+    """`BrokerToControllerRequestThread` (2.7.0) / `NodeToControllerRequestThread` (3.7.0):
+    NOT_CONTROLLER puts the request back at the head of the queue for the next controller;
+    `AlterPartitionManager` never sees it. Before 2.7 no channel: the leader wrote the ISR."""
+    new, old = resolve_protocol("2.7"), resolve_protocol("2.6")
+    assert rep.alter_partition_requeued(new, E.NOT_CONTROLLER)
+    assert not rep.alter_partition_requeued(old, E.NOT_CONTROLLER)
+    for error in (E.NONE, E.STALE_BROKER_EPOCH, E.FENCED_LEADER_EPOCH, E.INELIGIBLE_REPLICA):
+        assert not rep.alter_partition_requeued(new, error), error
+
+
 def test_alter_partition_carries_isr_epochs_from_kip903():
     """`Partition.addBrokerEpochToIsr` (3.5.0-3.7.0): the leader's own epoch, a follower's
     from its last Fetch, -1 for one with none; nothing before 3.5 or in ZooKeeper mode."""
