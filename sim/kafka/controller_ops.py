@@ -13,7 +13,7 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
-from sim.kafka.rules.controller import zk_controlled_shutdown_error
+from sim.kafka.rules.controller import startup_update_metadata, zk_controlled_shutdown_error
 from sim.kafka.rules.elections import (
     leader_for_controlled_shutdown,
     leader_for_offline,
@@ -121,13 +121,25 @@ class ControllerOps:
                         isr=st.isr if len(st.isr) == 1 else tuple(r for r in st.isr if r != broker))
 
     def on_brokers_startup(self, started: list[int]) -> None:
-        """`onBrokerStartup`: UpdateMetadata and LeaderAndIsr, then an election for every
-        offline partition: leaderless, led by a broker not live, or led by one that just
-        started (left as its leader when nobody could take over at a failover)."""
+        """`onBrokerStartup`: UpdateMetadata (`rules.startup_update_metadata`: from 2.2 the
+        brokers already live learn only the new broker list), then the started brokers'
+        replicas go online (`OnlineReplica`): LeaderAndIsr to them, and UpdateMetadata of
+        their partitions to every live broker, as each LeaderAndIsr adds its partition to one
+        (`addLeaderAndIsrRequestForBrokers`, read at 0.10.2.0, 2.0.0 and 3.7.0); then an
+        election for every offline partition: leaderless, led by a broker not live, or led by
+        one that just started (left as its leader when nobody could take over at a failover)."""
         self.forget_offline_replicas(started)
-        self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps())
+        bare, full = startup_update_metadata(self.protocol, tuple(self.live), tuple(started))
+        if bare:
+            self.send_update_metadata([], brokers=list(bare))
+        self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps(),
+                                  brokers=list(full))
         for b in started:
             self.send_assignments(b)
+        hosted = [tp for tp in self.store.all_tps()
+                  if any(b in self.store.partition(tp)[1].replicas for b in started)]
+        if hosted:
+            self.send_update_metadata(hosted)
         for tp in self.store.all_tps():
             leader = self.store.partition(tp)[1].leader
             if leader not in self.live or leader in started:

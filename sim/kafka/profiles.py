@@ -36,6 +36,7 @@ _V0_10_2 = Protocol(
     hw_caught_up_eligible_only=False,
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
     isr_change_stays_pending=False, auto_rebalance_during_reassignment=False,
+    startup_metadata_to_new_brokers_only=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", epoch_answer_checks_leader_epoch=False,
     alter_partition_ahead_not_controller=False,
@@ -72,7 +73,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("2.2", dict(client_rejects_stale_metadata=True,  # KAFKA-7738
                  broker_epoch_check=True,  # KIP-380
                  epoch_answer_checks_leader_epoch=True,  # KAFKA-7786 (also in 2.1.1)
-                 list_offsets_hw_lag_error=True)),  # KIP-207, KAFKA-2334
+                 list_offsets_hw_lag_error=True,  # KIP-207, KAFKA-2334
+                 startup_metadata_to_new_brokers_only=True)),  # KAFKA-7537
     ("2.3", dict(consumer_validation=True,  # KIP-320 client, KAFKA-7747
                  least_loaded_node="established_first")),  # KAFKA-8376
     ("2.4", dict(evict_state_on_retention=False,  # KAFKA-7190

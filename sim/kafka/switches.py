@@ -124,6 +124,12 @@ class Protocol:
     # leaders while other partitions are being reassigned (KAFKA-10149, apache/kafka PR 12543,
     # 3.4.0). Before, it elected none while any reassignment was in progress
     auto_rebalance_during_reassignment: bool = True
+    # ZK mode: at a broker's startup the controller sends every partition's state only to the
+    # brokers that started; the others get an UpdateMetadata with the live brokers and no
+    # partition state (`onBrokerStartup`, KAFKA-7537, apache/kafka PR 5869, 2.2). Before, every
+    # live broker got every partition's state, which repaired a cache an earlier
+    # UpdateMetadata had missed
+    startup_metadata_to_new_brokers_only: bool = True
     # a follower joins the ISR only once it has fetched up to the start offset of its leader's
     # current epoch, as well as up to the leader's HW (`Partition.isFollowerInSync`,
     # KAFKA-7128, apache/kafka PR 5557, 2.1). Before, reaching the HW was enough; a new

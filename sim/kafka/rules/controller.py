@@ -64,6 +64,18 @@ def zk_alter_partition_error(proto, broker: int, leader_epoch: int, partition_ep
     return E.NONE, False
 
 
+def startup_update_metadata(proto, live: tuple, started: tuple) -> tuple[tuple, tuple]:
+    """`onBrokerStartup`'s UpdateMetadata, as (brokers sent no partition state, brokers sent
+    every partition's), each in id order: with `startup_metadata_to_new_brokers_only`
+    (KAFKA-7537, 2.2; read at 2.2.0 and 3.7.0) the brokers already live get only the new
+    list of live brokers and the started ones everything; before (read at 0.10.2.0-2.1.0,
+    `sendUpdateMetadataRequest(liveOrShuttingDownBrokerIds)`, whose empty partition set
+    meant all), every live broker got every partition's state."""
+    if not proto.startup_metadata_to_new_brokers_only:
+        return (), tuple(sorted(live))
+    return tuple(sorted(b for b in live if b not in started)), tuple(sorted(started))
+
+
 def zk_controlled_shutdown_error(active: bool, broker_epoch: int, known_epoch: int | None) -> int:
     """The error `KafkaController.doControlledShutdown` (2.2.0, 3.7.0) throws before it acts,
     as the ControlledShutdown answer carries it (`Errors.forException`), or NONE: NOT_CONTROLLER
