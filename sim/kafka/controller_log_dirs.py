@@ -25,7 +25,10 @@ from __future__ import annotations
 
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
-from sim.kafka.rules.controller import offline_replicas_after_leader_and_isr
+from sim.kafka.rules.controller import (
+    offline_replicas_after_leader_and_isr,
+    offline_update_metadata,
+)
 
 
 class LogDirFailureOps:
@@ -73,16 +76,17 @@ class LogDirFailureOps:
     def on_replicas_offline(self, broker: int, tps: list[str]) -> None:
         self.emit(V.REPLICAS_OFFLINE, {"broker": broker, "tps": tps})
         offline = set(tps)
-        for tp in self.store.all_tps():  # as on a broker failure (`onReplicasBecomeOffline`)
-            leader = self.store.partition(tp)[1].leader
-            if (leader == broker and tp in offline) or leader not in self.live:
-                self.elect(tp, "log_dir_failure")
+        offline_led = [tp for tp in self.store.all_tps()  # `partitionsWithOfflineLeader`
+                       if (self.store.partition(tp)[1].leader == broker and tp in offline)
+                       or self.store.partition(tp)[1].leader not in self.live]
+        # as on a broker failure (`onReplicasBecomeOffline`)
+        elected = [tp for tp in offline_led if self.elect(tp, "log_dir_failure")]
         # OfflineReplica: the StopReplica at the epoch the election left, then the ISR removal
         mine = [tp for tp in self.store.all_tps() if tp in offline]
         stops = [self._stop_part(tp, delete=False) for tp in mine]
         self.remove_from_isr(broker, mine)
-        if not self.dirty:
-            self.send_update_metadata([])
         self.flush()
+        if offline_update_metadata(self.protocol, bool(offline_led), bool(mine), bool(elected)):
+            self.send_update_metadata([])
         if stops and broker in self.live:
             self.send_stop_replica(broker, tuple(stops))

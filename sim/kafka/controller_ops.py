@@ -13,7 +13,11 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
-from sim.kafka.rules.controller import startup_update_metadata, zk_controlled_shutdown_error
+from sim.kafka.rules.controller import (
+    offline_update_metadata,
+    startup_update_metadata,
+    zk_controlled_shutdown_error,
+)
 from sim.kafka.rules.elections import (
     leader_for_controlled_shutdown,
     leader_for_offline,
@@ -93,27 +97,35 @@ class ControllerOps:
         """`KafkaController.onBrokerFailure` -> `onReplicasBecomeOffline`: elect a leader for
         every partition whose leader is not live (`triggerOnlinePartitionStateChange`), then
         take the failed brokers' replicas out of the ISRs one broker at a time
-        (`OfflineReplica`; Kafka's order is a hash set's, the model's by broker id)."""
+        (`OfflineReplica`; Kafka's order is a hash set's, the model's by broker id); then maybe
+        an UpdateMetadata of no partition (`rules.offline_update_metadata`)."""
         self.forget_offline_replicas(failed)
         tps = self.store.all_tps()
-        for tp in tps:
-            if self.store.partition(tp)[1].leader not in self.live:
-                self.elect(tp, "broker_failure")
+        offline_led = [tp for tp in tps if self.store.partition(tp)[1].leader not in self.live]
+        elected = [tp for tp in offline_led if self.elect(tp, "broker_failure")]
+        hosted = False
         for broker in sorted(failed):
-            self.remove_from_isr(broker, tps)
-        if not self.dirty:  # `onReplicasBecomeOffline`: no leader or ISR changed, yet the live
-            self.send_update_metadata([])  # brokers must hear that these are gone
+            mine = [tp for tp in tps if broker in self.store.partition(tp)[1].replicas]
+            hosted |= bool(mine)
+            self.remove_from_isr(broker, mine)
         self.flush()
+        if offline_update_metadata(self.protocol, bool(offline_led), hosted, bool(elected)):
+            self.send_update_metadata([])
 
     def remove_from_isr(self, broker: int, tps, reason: str = "isr_remove_offline") -> None:
-        """`ReplicaStateMachine.doRemoveReplicasFromIsr` for `broker`'s replicas of `tps`: every
+        """`ReplicaStateMachine.doRemoveReplicasFromIsr` for `broker`'s replicas of `tps` (each
+        one it holds or, in a reassignment, held): every
         partition whose ISR holds it is written, leaderless if it led, without it unless it is
         the ISR's last member (ZooKeeper keeps that one); each write takes a new leader epoch
         (`newLeaderAndIsr`). `OfflineReplica` sends the new state to the other replicas only
-        (callers `flush(without=broker)`, which matters when the broker is still up)."""
+        (callers `flush(without=broker)`, which matters when the broker is still up), and
+        UpdateMetadata to every broker; a partition whose ISR already lacks the replica is
+        sent the same way, unwritten (`doRemoveReplicasFromIsr` returns it with the written
+        ones, read at 2.0.0 and 3.7.0)."""
         for tp in tps:
             _topic, st = self.store.partition(tp)
             if broker not in st.isr:
+                self.dirty.append(tp)
                 continue
             leader = E.NO_LEADER if st.leader == broker else st.leader
             self.change(tp, reason, leader != st.leader or self.protocol.isr_shrink_bumps_epoch,

@@ -36,7 +36,7 @@ _V0_10_2 = Protocol(
     hw_caught_up_eligible_only=False,
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
     isr_change_stays_pending=False, auto_rebalance_during_reassignment=False,
-    startup_metadata_to_new_brokers_only=False,
+    startup_metadata_to_new_brokers_only=False, failed_broker_always_announced=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", epoch_answer_checks_leader_epoch=False,
     alter_partition_ahead_not_controller=False,
@@ -91,7 +91,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # KAFKA-12257's rule needs both topic ids, which the model lacks; enable.idempotence's
     # default true was not applied (`ProducerConfig.idempotenceEnabled` at 3.0.0: KAFKA-13598)
     ("3.0", dict()),
-    ("3.1", dict(client_accepts_recreated_topic=True)),  # KAFKA-13488
+    ("3.1", dict(client_accepts_recreated_topic=True,  # KAFKA-13488
+                 failed_broker_always_announced=True)),  # KAFKA-13225
     ("3.2", dict(idempotence_default=True)),  # KIP-679, in effect with KAFKA-13598
     ("3.3", dict(ineligible_replica_check=True,  # KIP-841, KAFKA-14140
                  alter_partition_ahead_not_controller=True,  # KAFKA-14154

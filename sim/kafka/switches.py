@@ -130,6 +130,12 @@ class Protocol:
     # live broker got every partition's state, which repaired a cache an earlier
     # UpdateMetadata had missed
     startup_metadata_to_new_brokers_only: bool = True
+    # ZK mode: a broker failure that takes no replica offline and elects no leader still ends
+    # with an UpdateMetadata of no partition, so the live brokers hear the broker is gone
+    # (`onReplicasBecomeOffline`, KAFKA-13225, apache/kafka PR 11255, 3.1). Before, that
+    # UpdateMetadata went only when no partition was without an online leader, so a broker that
+    # hosted nothing failing while some partition stayed leaderless went unannounced
+    failed_broker_always_announced: bool = True
     # a follower joins the ISR only once it has fetched up to the start offset of its leader's
     # current epoch, as well as up to the leader's HW (`Partition.isFollowerInSync`,
     # KAFKA-7128, apache/kafka PR 5557, 2.1). Before, reaching the HW was enough; a new

@@ -76,6 +76,20 @@ def startup_update_metadata(proto, live: tuple, started: tuple) -> tuple[tuple, 
     return tuple(sorted(b for b in live if b not in started)), tuple(sorted(started))
 
 
+def offline_update_metadata(proto, leaderless: bool, offline_replicas: bool,
+                            elected: bool) -> bool:
+    """Whether `onReplicasBecomeOffline` ends with an UpdateMetadata of no partition to every
+    live broker, telling them which brokers are gone. With `failed_broker_always_announced`
+    (KAFKA-13225, 3.1; read at 3.1.0 and 3.7.0): when no replica went offline (`offline_replicas`
+    false: the brokers hosted nothing, or only topics being deleted) and no election succeeded
+    (`elected`), the one case in which no other UpdateMetadata follows. Before (read at 1.1.0,
+    2.0.0 and 2.4.0): only when no partition was without an online leader as it began
+    (`leaderless` false)."""
+    if proto.failed_broker_always_announced:
+        return not offline_replicas and not elected
+    return not leaderless
+
+
 def zk_controlled_shutdown_error(active: bool, broker_epoch: int, known_epoch: int | None) -> int:
     """The error `KafkaController.doControlledShutdown` (2.2.0, 3.7.0) throws before it acts,
     as the ControlledShutdown answer carries it (`Errors.forException`), or NONE: NOT_CONTROLLER
