@@ -25,10 +25,16 @@ STOP_REPLICA_BEHIND = "a LeaderAndIsr at a newer epoch was sent behind an in-fli
 REPLICA_LAGGED = ("a partition's state changed while an in-sync replica lagged the epoch its "
                   "leader led at")
 LAGGING_ELECTED = "an election named an in-sync replica that lagged the epoch the leader led at"
+LEADER_BEHIND = "a partition's leader was named at a newer epoch than the one it led at"
+LEADER_LATE = "a leader had not applied its newer epoch 100 ms after it was named at it"
+CLIENT_AHEAD = "a client learned a leader epoch its leader had not applied yet"
+LATE_US = 100_000  # long enough for a client's metadata refresh to matter
 
 STAGES: dict[str, tuple[str, ...]] = {
     "stop_replica_out_of_order": (STOP_REPLICA_SENT, STOP_REPLICA_BEHIND),
     "single_leader_per_epoch": (REPLICA_LAGGED, LAGGING_ELECTED),
+    # KIP-359's race: a Produce at the newer epoch reaching a leader still at the older one
+    "stale_leader_append": (LEADER_BEHIND, LEADER_LATE, CLIENT_AHEAD),
 }
 
 
@@ -50,8 +56,14 @@ class ChainFold:
         self._applied: dict[tuple, int] = {}  # (broker id, tp) -> applied leader epoch
         self._led: dict[tuple, int] = {}  # (tp, leader epoch) -> the broker that led at it
         self._down: set[int] = set()  # broker ids crashed and not restarted
+        self._leading: dict[tuple, int] = {}  # (broker id, tp) -> the epoch it leads at
+        # (broker id, tp) -> (the newer epoch it was named leader at, since when)
+        self._named_ahead: dict[tuple, tuple] = {}
 
     def step(self, ev: dict) -> None:
+        if self._named_ahead and LEADER_LATE not in self.stages and \
+                any(ev.get("t", 0) - since >= LATE_US for _e, since in self._named_ahead.values()):
+            self.stages.add(LEADER_LATE)
         handler = _HANDLERS.get(ev["kind"])
         if handler is not None:
             handler(self, ev)
@@ -73,9 +85,23 @@ class ChainFold:
         self._stop_replicas.pop(ev["mid"], None)
 
     def on_replica_state(self, ev: dict) -> None:
-        self._applied[(broker_id(ev["node"]), ev["tp"])] = ev["leader_epoch"]
+        key = (broker_id(ev["node"]), ev["tp"])
+        self._applied[key] = ev["leader_epoch"]
         if ev["role"] == "leader":
-            self._led.setdefault((ev["tp"], ev["leader_epoch"]), broker_id(ev["node"]))
+            self._led.setdefault((ev["tp"], ev["leader_epoch"]), key[0])
+            self._leading[key] = ev["leader_epoch"]
+        else:
+            self._leading.pop(key, None)
+        named = self._named_ahead.get(key)
+        if named is not None and (ev["role"] != "leader" or ev["leader_epoch"] >= named[0]):
+            del self._named_ahead[key]
+
+    def on_client_epoch(self, ev: dict) -> None:
+        """A client now knows `leader` at `leader_epoch`: ahead of that broker if it leads the
+        partition at an older epoch."""
+        led = self._leading.get((ev["leader"], ev["tp"]))
+        if led is not None and led < ev["leader_epoch"]:
+            self.stages.add(CLIENT_AHEAD)
 
     def on_crash(self, ev: dict) -> None:
         """A crashed broker loses its state, and what was in flight to it with its
@@ -86,15 +112,25 @@ class ChainFold:
         self._down.add(node)
         for key in sorted(k for k in self._applied if k[0] == node):
             del self._applied[key]
+        for key in sorted(k for k in self._leading if k[0] == node):
+            del self._leading[key]
+            self._named_ahead.pop(key, None)
 
     def on_restart(self, ev: dict) -> None:
         self._down.discard(broker_id(ev["node"]))
 
     def on_log_deleted(self, ev: dict) -> None:
         self._applied.pop((broker_id(ev["node"]), ev["tp"]), None)
+        self._leading.pop((broker_id(ev["node"]), ev["tp"]), None)
 
     def on_partition_state(self, ev: dict) -> None:
         tp = ev["tp"]
+        key = (ev["leader"], tp)
+        led = self._leading.get(key)
+        if led is not None and led < ev["leader_epoch"]:
+            self.stages.add(LEADER_BEHIND)
+            since = self._named_ahead.get(key, (0, ev.get("t", 0)))[1]  # the first time named
+            self._named_ahead[key] = (ev["leader_epoch"], since)
         written, isr = self._written.get(tp, (None, ()))
         self._written[tp] = (ev["leader_epoch"], tuple(ev.get("isr", ())))
         led_by = self._led.get((tp, written))
@@ -112,5 +148,5 @@ _HANDLERS = {
     "send": ChainFold.on_send, "deliver": ChainFold.on_gone, "drop": ChainFold.on_gone,
     "replica_state": ChainFold.on_replica_state, "crash": ChainFold.on_crash,
     "restart": ChainFold.on_restart, "log_deleted": ChainFold.on_log_deleted,
-    "partition_state": ChainFold.on_partition_state,
+    "partition_state": ChainFold.on_partition_state, "client_epoch": ChainFold.on_client_epoch,
 }

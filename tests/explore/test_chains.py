@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 
 from epochsim.explore.chains import (
+    CLIENT_AHEAD,
     LAGGING_ELECTED,
+    LEADER_BEHIND,
+    LEADER_LATE,
     REPLICA_LAGGED,
     STAGES,
     STOP_REPLICA_BEHIND,
@@ -68,24 +71,29 @@ def applied(node, role, epoch):
             "leader_epoch": epoch}
 
 
+def election_steps(events) -> set:
+    """The steps of `single_leader_per_epoch`'s chain among those the events reach."""
+    return fold(events) & set(STAGES["single_leader_per_epoch"])
+
+
 def test_an_election_naming_an_in_sync_replica_that_missed_the_leaders_epoch():
     start = [state(1, 0, [1, 2, 3], "controller_failover"), applied("b1", "leader", 0),
              applied("b2", "follower", 0), applied("b3", "follower", 0),
              state(1, 1, [1, 2], "controlled_shutdown"), applied("b1", "leader", 1)]
     # b2 never applied epoch 1, at which b1 led, and is elected
-    assert fold(start + [state(2, 1, [2], "elect:controlled_shutdown")]) == {
+    assert election_steps(start + [state(2, 1, [2], "elect:controlled_shutdown")]) == {
         REPLICA_LAGGED, LAGGING_ELECTED}
     # b2 caught up before: nothing
-    assert fold(start + [applied("b2", "follower", 1),
+    assert election_steps(start + [applied("b2", "follower", 1),
                          state(2, 2, [2], "elect:controlled_shutdown")]) == set()
     # a lagging replica out of the ISR, or down, is not one an election could name
-    assert fold(start[:-2] + [state(1, 1, [1, 3], "isr_remove_offline"),
+    assert election_steps(start[:-2] + [state(1, 1, [1, 3], "isr_remove_offline"),
                               applied("b1", "leader", 1), applied("b3", "follower", 1),
                               state(3, 2, [3], "elect:controlled_shutdown")]) == set()
-    assert fold(start + [{"kind": "crash", "node": "b2"},
+    assert election_steps(start + [{"kind": "crash", "node": "b2"},
                          state(1, 2, [1, 2], "isr_remove_offline")]) == set()
     # the broker that led at the epoch is not behind it, whatever it applied since
-    assert fold(start + [{"kind": "crash", "node": "b1"}, {"kind": "restart", "node": "b1"},
+    assert election_steps(start + [{"kind": "crash", "node": "b1"}, {"kind": "restart", "node": "b1"},
                          applied("b2", "follower", 1),
                          state(1, 2, [1, 2], "elect:preferred")]) == set()
 
@@ -130,3 +138,26 @@ def test_explore_reports_how_far_along_the_targets_chain_its_runs_got():
     assert lines[1] == f"    1. {STOP_REPLICA_SENT}: {result.chain[0][1]} runs"
     assert explore(scenario, 2, 3, "duplicate_append").chain == []
     assert chain_lines([], "duplicate_append") == []
+
+
+def _kip359(applied_at_us: int | None) -> set:
+    """b1 leads t-0 at epoch 0; the controller names it at epoch 1 at 1 s (an ISR change);
+    b1 applies epoch 1 at `applied_at_us` (None: not before a client learns it at 1.2 s)."""
+    events = [{"kind": "replica_state", "node": "b1", "tp": "t-0", "role": "leader",
+               "leader_epoch": 0, "t": 0},
+              {"kind": "partition_state", "node": "c1", "tp": "t-0", "leader": 1,
+               "leader_epoch": 1, "isr": [1, 2], "reason": "isr_shrink", "t": 1_000_000}]
+    if applied_at_us is not None:
+        events.append({"kind": "replica_state", "node": "b1", "tp": "t-0", "role": "leader",
+                       "leader_epoch": 1, "t": applied_at_us})
+    events += [{"kind": "hw", "node": "b2", "tp": "t-0", "t": 1_150_000},
+               {"kind": "client_epoch", "node": "p1", "tp": "t-0", "leader": 1,
+                "leader_epoch": 1, "t": 1_200_000}]
+    return fold(events)
+
+
+def test_kip359_s_chain_a_client_ahead_of_a_leader_that_lags_its_own_epoch():
+    assert STAGES["stale_leader_append"] == (LEADER_BEHIND, LEADER_LATE, CLIENT_AHEAD)
+    assert _kip359(None) == {LEADER_BEHIND, LEADER_LATE, CLIENT_AHEAD}
+    assert _kip359(1_001_000) == {LEADER_BEHIND}  # applied at once: no window
+    assert _kip359(1_180_000) == {LEADER_BEHIND, LEADER_LATE}  # late, but before the client
