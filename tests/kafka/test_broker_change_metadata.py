@@ -15,12 +15,19 @@ from scenarios.schema import parse_scenario
 from sim.kafka.profiles import resolve_protocol
 from sim.kafka.rules.controller import offline_update_metadata, startup_update_metadata
 
-SCENARIO = """
-name = "startup"
+
+def _scenario(profile: str, assignment: list, faults: list[tuple]) -> str:
+    """A 3-broker ZooKeeper-mode run of `profile` (no automatic rebalance, so leaders stay
+    where the steps put them) with topic t on `assignment` and `faults` as (at_ms, action,
+    target)."""
+    steps = "".join(f'[[faults]]\nat_ms = {at}\naction = "{action}"\ntarget = "{target}"\n'
+                    for at, action, target in faults)
+    return f"""
+name = "change"
 expect = "pass"
 seed = 1
 [run]
-duration_ms = 8000
+duration_ms = 9000
 settle_ms = 3000
 [protocol]
 profile = "{profile}"
@@ -29,19 +36,10 @@ brokers = 3
 auto_leader_rebalance = false
 [[topics]]
 name = "t"
-partitions = 2
-replication_factor = 2
-assignment = [[1, 2], [2, 3]]
-[[faults]]
-at_ms = 2000
-action = "crash"
-target = "b3"
-[[faults]]
-at_ms = 4000
-action = "restart"
-target = "b3"
-"""
-
+partitions = {len(assignment)}
+replication_factor = {len(assignment[0])}
+assignment = {assignment}
+""" + steps
 
 def test_the_rule_splits_the_brokers_from_2_2():
     assert startup_update_metadata(resolve_protocol("2.2"), (3, 1, 2), (3,)) == ((1, 2), (3,))
@@ -53,7 +51,7 @@ def test_the_rule_splits_the_brokers_from_2_2():
 def _startup_update_metadata(profile: str) -> dict[str, list[int]]:
     """Broker -> the partition counts of the UpdateMetadata the controller sent it at b3's
     restart, in order."""
-    text = SCENARIO.format(profile=profile)
+    text = _scenario(profile, [[1, 2], [2, 3]], [(2000, "crash", "b3"), (4000, "restart", "b3")])
     verdict = run_scenario(parse_scenario(text, "startup.toml"), 1, keep_events=True)
     assert verdict["expectation_met"]
     events = verdict["_events"]
@@ -89,35 +87,11 @@ def _controller_sends(events, after: int) -> list[tuple]:
             if e["kind"] == "send" and e["node"] == "c1" and e["t"] >= after]
 
 
-SHUTDOWN = """
-name = "shutdown"
-expect = "pass"
-seed = 1
-[run]
-duration_ms = 9000
-settle_ms = 3000
-[protocol]
-profile = "3.7"
-[cluster]
-brokers = 3
-auto_leader_rebalance = false
-[[topics]]
-name = "t"
-partitions = 2
-replication_factor = 2
-assignment = [[1, 3], [1, 2]]
-[[faults]]
-at_ms = 2000
-action = "controlled_shutdown"
-target = "b3"
-"""
-
-
 def test_a_failed_broker_s_partition_already_out_of_its_isr_is_sent_again():
     """b3's controlled shutdown takes it out of t-0's ISR (epoch 1); when it stops, the
     controller's OfflineReplica finds t-0's ISR without it and sends t-0 again, unwritten:
     LeaderAndIsr at the same epoch to b1, its other replica, and UpdateMetadata to b1 and b2."""
-    events = _run(SHUTDOWN)
+    events = _run(_scenario("3.7", [[1, 3], [1, 2]], [(2000, "controlled_shutdown", "b3")]))
     stopped = next(e["t"] for e in events if e["kind"] == "disconnect" and e["node"] == "c1"
                    and e["peer"] == "b3")
     writes = [e for e in events if e["kind"] == "partition_state" and e["node"] == "c1"
@@ -128,34 +102,6 @@ def test_a_failed_broker_s_partition_already_out_of_its_isr_is_sent_again():
     assert [(e["msg"], e["dst"]) for e in sends] == [
         ("LeaderAndIsr", "b1"), ("UpdateMetadata", "b1"), ("UpdateMetadata", "b2")]
     assert sends[0]["parts"] == [["t-0", 1, 1]] and sends[1]["n_parts"] == 1
-
-
-LEADERLESS = """
-name = "leaderless"
-expect = "pass"
-seed = 1
-[run]
-duration_ms = 9000
-settle_ms = 3000
-[protocol]
-profile = "{profile}"
-[cluster]
-brokers = 3
-auto_leader_rebalance = false
-[[topics]]
-name = "t"
-partitions = 1
-replication_factor = 1
-assignment = [[2]]
-[[faults]]
-at_ms = 2000
-action = "crash"
-target = "b2"
-[[faults]]
-at_ms = 3000
-action = "crash"
-target = "b3"
-"""
 
 
 def test_the_offline_update_metadata_rule():
@@ -173,7 +119,7 @@ def test_a_broker_that_hosted_nothing_is_announced_while_a_partition_stays_leade
     """t-0's only replica b2 fails first (t-0 left leaderless); b3, hosting nothing, fails
     next: from 3.1 the controller tells b1 with an UpdateMetadata of no partition; up to 3.0
     it sent nothing, so b1's metadata kept naming b3."""
-    events = _run(LEADERLESS.format(profile=profile))
+    events = _run(_scenario(profile, [[2]], [(2000, "crash", "b2"), (3000, "crash", "b3")]))
     first = next(e["t"] for e in events if e["kind"] == "send" and e["node"] == "c1"
                  and e["msg"] == "UpdateMetadata" and e["t"] > 0)  # b2's failure: t-0's state
     after = _controller_sends(events, first + 1)
