@@ -37,20 +37,55 @@ def _controller_crash(draw, space, start: int):
 
 @st.composite
 def _control_race(draw, space, start: int):
-    """A control-plane change whose requests race the ones that follow: hold one kind of
-    control request the change sends (to one broker or all) until a later control request of
-    a given kind reaches the same broker. KIP-570's reorder is StopReplica held behind
-    LeaderAndIsr; its mirror image, and every other pair, are drawn as often."""
+    """A control-plane change and its reversal 1-10 slots later, racing: hold the control
+    requests of one kind (to one broker or all) sent from the change until 1-10 slots after
+    the reversal, each until a later control request of a given kind reaches its broker. The
+    reversal is what sends requests of a newer epoch to the brokers the change's requests were
+    for, so the hold spans it: KIP-570's StopReplica overtaken by the LeaderAndIsr of a
+    reverted reassignment; KIP-359's leader that missed a leadership's move away and back.
+    Every pair of kinds, and the mirror images, are drawn as often."""
     pick = Pick(draw)
     kind, release = pick.one(CONTROL_KINDS), pick.one(CONTROL_KINDS)
-    params = {"rule": "hold", "kind": kind, "release_kind": release, "duration_ms": SLOT_MS}
     dst = pick.one((None,) + space.group("brokers"))
+    change = pick.one(("move_leader", "reassign", "controlled_shutdown"))
+    steps = BOUNCES[change](pick, space, start)
+    first, last = (min(s.at_us for s in steps) // 1000, max(s.at_us for s in steps) // 1000)
+    # a controlled shutdown may start earlier than `start` (to fit its restart in)
+    end = space.undo_at(last, pick.integer(1, 10) * SLOT_MS)
+    params = {"rule": "hold", "kind": kind, "release_kind": release,
+              "duration_ms": max(end - first, SLOT_MS)}
     if dst is not None:
         params["dst"] = dst
-    change = pick.one(("move_leader", "reassign", "controlled_shutdown"))
-    return [step(start, "rule", None, params)] + draw(episode(change, space, start))
+    return [step(first, "rule", None, params)] + steps
 
 
+def _leader_bounce(pick, space, start: int) -> list:
+    """A leadership moved and moved back (a preferred election) 1-10 slots later."""
+    tp = pick.one(space.tps)
+    to = pick.one(("next",) + space.brokers)
+    back = space.follow_up(start, pick.integer(1, 10))
+    return [step(start, "move_leader", tp, {"to": to}), step(back, "preferred_election", tp)]
+
+
+def _reassign_bounce(pick, space, start: int) -> list:
+    """A reassignment reverted to the scenario's replicas, or cancelled, 1-10 slots later."""
+    tp = pick.one(space.tps)
+    ids = pick.permutation([int(b[1:]) for b in space.brokers])
+    replicas = ids[:pick.integer(1, len(ids))]
+    back = space.follow_up(start, pick.integer(1, 10))
+    undo = (step(back, "reassign", tp, {"replicas": list(dict(space.assignment)[tp])})
+            if pick.one(("revert", "cancel")) == "revert" else
+            step(back, "cancel_reassignment", tp))
+    return [step(start, "reassign", tp, {"replicas": replicas}), undo]
+
+
+def _shutdown_bounce(pick, space, start: int) -> list:
+    """A controlled shutdown and the broker's restart (the catalogue's own draw)."""
+    return ACTION_EPISODES["controlled_shutdown"](pick, space, start)
+
+
+BOUNCES = {"move_leader": _leader_bounce, "reassign": _reassign_bounce,
+           "controlled_shutdown": _shutdown_bounce}
 COMPOSITES = {"controller_crash": _controller_crash, "control_race": _control_race}
 KIND_NAMES = frozenset(ACTION_EPISODES) | frozenset(COMPOSITES)
 

@@ -55,3 +55,21 @@ def test_a_kraft_space_draws_rules_on_the_messages_a_kraft_run_sends(steps):
         senders, receivers = (KRAFT_SPACE.group(g) for g in ROUTES[kind])
         assert step.params.get("src", senders[0]) in senders
         assert step.params.get("dst", receivers[0]) in receivers
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(episode("control_race", SPACE, 500))
+def test_a_control_race_holds_from_its_change_past_the_change_s_reversal(steps):
+    """KIP-570's race needs the StopReplica a change sent still held when the LeaderAndIsr of
+    its reversal arrives: the hold starts with the change and lasts past the reversal (or to
+    the window's end), and the change is reversed later."""
+    hold, change, reversal = steps
+    assert hold.action == "rule" and hold.params["rule"] == "hold"
+    assert change.at_us == hold.at_us < reversal.at_us
+    assert (change.action, reversal.action) in {
+        ("move_leader", "preferred_election"), ("reassign", "reassign"),
+        ("reassign", "cancel_reassignment"), ("controlled_shutdown", "restart")}
+    end_us = hold.at_us + hold.params["duration_ms"] * 1000
+    assert end_us > reversal.at_us or end_us == SPACE.window_ms * 1000
+    if (change.action, reversal.action) == ("reassign", "reassign"):
+        assert reversal.params["replicas"] == list(dict(SPACE.assignment)[change.target])
