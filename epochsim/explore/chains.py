@@ -5,7 +5,9 @@ by a newer LeaderAndIsr needs, first, a StopReplica in flight and then a LeaderA
 newer epoch sent behind it; an election that reuses a leader epoch breaks
 `single_leader_per_epoch` only if it names a broker that missed the epoch the previous
 leader led at. A run that got to the second step is closer than one that got to the first,
-and the search should mutate it more, even where neither step is rare on its own.
+and the search should mutate it more, even where neither step is rare on its own. A chain of
+one step names what a violation needs first and few runs reach: a LeaderAndIsr applied out of
+order needs a newer one sent while an older one is stuck in flight to the same broker.
 
 Contract:
 - `ChainFold` reads one run's events in trace order and records `stages`, the names of
@@ -25,6 +27,9 @@ STOP_REPLICA_BEHIND = "a LeaderAndIsr at a newer epoch was sent behind an in-fli
 REPLICA_LAGGED = ("a partition's state changed while an in-sync replica lagged the epoch its "
                   "leader led at")
 LAGGING_ELECTED = "an election named an in-sync replica that lagged the epoch the leader led at"
+LEADER_AND_ISR_BEHIND = ("a LeaderAndIsr at a newer epoch was sent behind an older one to the same "
+                         "broker, in flight for 20 ms or more")
+STUCK_US = 20_000  # in flight this long on links of a few ms: held, delayed or cut
 LEADER_BEHIND = "a partition's leader was named at a newer epoch than the one it led at"
 LEADER_LATE = "a leader had not applied its newer epoch 100 ms after it was named at it"
 CLIENT_AHEAD = "a client learned a leader epoch its leader had not applied yet"
@@ -33,6 +38,8 @@ LATE_US = 100_000  # long enough for a client's metadata refresh to matter
 STAGES: dict[str, tuple[str, ...]] = {
     "stop_replica_out_of_order": (STOP_REPLICA_SENT, STOP_REPLICA_BEHIND),
     "single_leader_per_epoch": (REPLICA_LAGGED, LAGGING_ELECTED),
+    # a broker that applies an older LeaderAndIsr: the newer one must overtake it first
+    "leader_epoch_monotonic": (LEADER_AND_ISR_BEHIND,),
     # KIP-359's race: a Produce at the newer epoch reaching a leader still at the older one
     "stale_leader_append": (LEADER_BEHIND, LEADER_LATE, CLIENT_AHEAD),
 }
@@ -52,6 +59,7 @@ class ChainFold:
     def __init__(self):
         self.stages: set[str] = set()
         self._stop_replicas: dict[int, tuple] = {}  # mid -> (dst, {tp: epoch}) in flight
+        self._leader_and_isrs: dict[int, tuple] = {}  # mid -> (dst, {tp: epoch}, sent at)
         self._written: dict[str, tuple] = {}  # tp -> (leader epoch, ISR) the controller last wrote
         self._applied: dict[tuple, int] = {}  # (broker id, tp) -> applied leader epoch
         self._led: dict[tuple, int] = {}  # (tp, leader epoch) -> the broker that led at it
@@ -74,6 +82,18 @@ class ChainFold:
             self.stages.add(STOP_REPLICA_SENT)
         elif ev["msg"] == "LeaderAndIsr":
             self._behind(ev["dst"], ev["parts"])
+            self._leader_and_isr_behind(ev)
+
+    def _leader_and_isr_behind(self, ev: dict) -> None:
+        """A LeaderAndIsr sent to a broker that an older one, stuck in flight, has not yet
+        reached: it may overtake it (not two sent a moment apart, as a reassignment's are)."""
+        sent = {tp: epoch for tp, _leader, epoch in ev["parts"]}
+        now = ev.get("t", 0)
+        if any(dst == ev["dst"] and now - at >= STUCK_US
+               and any(sent.get(tp, -1) > e for tp, e in older.items())
+               for dst, older, at in self._leader_and_isrs.values()):
+            self.stages.add(LEADER_AND_ISR_BEHIND)
+        self._leader_and_isrs[ev["mid"]] = (ev["dst"], sent, now)
 
     def _behind(self, dst: str, parts) -> None:
         for s_dst, stopped in self._stop_replicas.values():
@@ -83,6 +103,7 @@ class ChainFold:
     def on_gone(self, ev: dict) -> None:
         """A message delivered or dropped is no longer in flight."""
         self._stop_replicas.pop(ev["mid"], None)
+        self._leader_and_isrs.pop(ev["mid"], None)
 
     def on_replica_state(self, ev: dict) -> None:
         key = (broker_id(ev["node"]), ev["tp"])
@@ -106,8 +127,9 @@ class ChainFold:
     def on_crash(self, ev: dict) -> None:
         """A crashed broker loses its state, and what was in flight to it with its
         connections."""
-        for mid in sorted(m for m, sent in self._stop_replicas.items() if sent[0] == ev["node"]):
-            del self._stop_replicas[mid]
+        for flight in (self._stop_replicas, self._leader_and_isrs):
+            for mid in sorted(m for m, sent in flight.items() if sent[0] == ev["node"]):
+                del flight[mid]
         node = broker_id(ev["node"])
         self._down.add(node)
         for key in sorted(k for k in self._applied if k[0] == node):
