@@ -7,7 +7,8 @@ newer epoch sent behind it; an election that reuses a leader epoch breaks
 leader led at. A run that got to the second step is closer than one that got to the first,
 and the search should mutate it more, even where neither step is rare on its own. A chain of
 one step names what a violation needs first and few runs reach: a LeaderAndIsr applied out of
-order needs a newer one sent while an older one is stuck in flight to the same broker.
+order needs a newer one sent while an older one is stuck in flight to the same broker; a
+stray replica left by a cancelled reassignment needs the added replica still catching up.
 
 Contract:
 - `ChainFold` reads one run's events in trace order and records `stages`, the names of
@@ -30,6 +31,8 @@ LAGGING_ELECTED = "an election named an in-sync replica that lagged the epoch th
 LEADER_AND_ISR_BEHIND = ("a LeaderAndIsr at a newer epoch was sent behind an older one to the same "
                          "broker, in flight for 20 ms or more")
 STUCK_US = 20_000  # in flight this long on links of a few ms: held, delayed or cut
+ADDING_LAGGED = ("a replica a reassignment adds stayed out of the ISR 100 ms after the "
+                 "reassignment began")
 LEADER_BEHIND = "a partition's leader was named at a newer epoch than the one it led at"
 LEADER_LATE = "a leader had not applied its newer epoch 100 ms after it was named at it"
 CLIENT_AHEAD = "a client learned a leader epoch its leader had not applied yet"
@@ -38,6 +41,9 @@ LATE_US = 100_000  # long enough for a client's metadata refresh to matter
 STAGES: dict[str, tuple[str, ...]] = {
     "stop_replica_out_of_order": (STOP_REPLICA_SENT, STOP_REPLICA_BEHIND),
     "single_leader_per_epoch": (REPLICA_LAGGED, LAGGING_ELECTED),
+    # KAFKA-13972: a cancel removes an adding replica without a new epoch; it has to be
+    # still adding (out of the ISR) when the cancel comes, which a quick catch-up prevents
+    "stray_replica": (ADDING_LAGGED,),
     # a broker that applies an older LeaderAndIsr: the newer one must overtake it first
     "leader_epoch_monotonic": (LEADER_AND_ISR_BEHIND,),
     # KIP-359's race: a Produce at the newer epoch reaching a leader still at the older one
@@ -65,6 +71,9 @@ class ChainFold:
         self._led: dict[tuple, int] = {}  # (tp, leader epoch) -> the broker that led at it
         self._down: set[int] = set()  # broker ids crashed and not restarted
         self._leading: dict[tuple, int] = {}  # (broker id, tp) -> the epoch it leads at
+        self._adding: dict[tuple, int] = {}  # (broker id, tp) -> adding out of the ISR since
+        self._adds: dict[str, set] = {}  # tp -> the replicas its reassignment adds
+        self._replicas: dict[str, tuple] = {}  # tp -> its replicas as last written
         # (broker id, tp) -> (the newer epoch it was named leader at, since when)
         self._named_ahead: dict[tuple, tuple] = {}
 
@@ -72,6 +81,9 @@ class ChainFold:
         if self._named_ahead and LEADER_LATE not in self.stages and \
                 any(ev.get("t", 0) - since >= LATE_US for _e, since in self._named_ahead.values()):
             self.stages.add(LEADER_LATE)
+        if self._adding and ADDING_LAGGED not in self.stages and \
+                any(ev.get("t", 0) - since >= LATE_US for since in self._adding.values()):
+            self.stages.add(ADDING_LAGGED)
         handler = _HANDLERS.get(ev["kind"])
         if handler is not None:
             handler(self, ev)
@@ -147,6 +159,7 @@ class ChainFold:
 
     def on_partition_state(self, ev: dict) -> None:
         tp = ev["tp"]
+        self._track_adding(ev)
         key = (ev["leader"], tp)
         led = self._leading.get(key)
         if led is not None and led < ev["leader_epoch"]:
@@ -164,6 +177,26 @@ class ChainFold:
             self.stages.add(REPLICA_LAGGED)
         if ev["reason"].startswith("elect") and ev["leader"] in lagging:
             self.stages.add(LAGGING_ELECTED)
+
+    def _track_adding(self, ev: dict) -> None:
+        """Which replicas a reassignment of `ev`'s partition adds that are out of its ISR,
+        and since when. A ZooKeeper-mode controller's `reassign_start` names the old and new
+        replicas together: the added ones are those the partition did not have; KRaft's
+        records name them (`adding`)."""
+        tp, now, reason = ev["tp"], ev.get("t", 0), ev.get("reason", "")
+        before = self._replicas.get(tp, ())
+        self._replicas[tp] = tuple(ev.get("replicas", ()))
+        if "adding" in ev:
+            self._adds[tp] = set(ev["adding"])
+        elif reason == "reassign_start":
+            self._adds[tp] = set(self._replicas[tp]) - set(before)
+        elif reason.startswith(("reassign_complete", "reassign_cancel")):
+            self._adds.pop(tp, None)
+        out = self._adds.get(tp, set()) - set(ev.get("isr", ()))
+        for key in sorted(k for k in self._adding if k[1] == tp and k[0] not in out):
+            del self._adding[key]
+        for replica in sorted(out):
+            self._adding.setdefault((replica, tp), now)
 
 
 _HANDLERS = {

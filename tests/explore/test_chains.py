@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from epochsim.explore.chains import (
+    ADDING_LAGGED,
     CLIENT_AHEAD,
     LAGGING_ELECTED,
     LEADER_AND_ISR_BEHIND,
@@ -83,6 +84,29 @@ def test_a_newer_leader_and_isr_sent_behind_an_older_one_stuck_in_flight():
                     stuck[1]]):
         assert fold(events) == set()
     assert STAGES["leader_epoch_monotonic"] == (LEADER_AND_ISR_BEHIND,)
+
+
+def written(t_us, isr, replicas, reason, **extra):
+    return {"kind": "partition_state", "t": t_us, "tp": "t-0", "leader": 2, "leader_epoch": 2,
+            "isr": isr, "replicas": replicas, "reason": reason, **extra}
+
+
+def test_a_replica_a_reassignment_adds_that_stays_out_of_the_isr():
+    """`stray_replica`'s step (KAFKA-13972): a cancel finds the added replica still out of
+    the ISR only if it has not caught up; ZooKeeper mode names old and new replicas together
+    at `reassign_start`, KRaft names the added ones (`adding`)."""
+    start = [written(0, [1, 2], [1, 2], "controller_failover"),
+             written(1_000, [1, 2], [3, 1, 2], "reassign_start")]
+    tick = {"kind": "crash", "node": "b9", "t": 101_000}  # any later event
+    assert fold(start + [tick]) == {ADDING_LAGGED}
+    assert fold(start + [dict(tick, t=100_999)]) == set()
+    caught_up = written(50_000, [1, 2, 3], [3, 1, 2], "alter_partition")
+    assert fold(start + [caught_up, tick]) == set()
+    cancelled = written(50_000, [1, 2], [1, 2], "reassign_cancel")
+    assert fold(start + [cancelled, tick]) == set()
+    kraft = [written(1_000, [1, 2], [1, 2, 3], "reassign_start", adding=[3])]
+    assert fold(kraft + [tick]) == {ADDING_LAGGED}
+    assert STAGES["stray_replica"] == (ADDING_LAGGED,)
 
 
 def state(tp_leader, epoch, isr, reason):
