@@ -48,7 +48,8 @@ INVALID_METADATA = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, 
 # Errors that put an idempotent producer in its fatal state (`TransactionManager
 # .maybeTransitionToErrorState` at 1.0.0, 2.4.0, 2.5.0 and 3.7.0: ClusterAuthorizationException,
 # TransactionalIdAuthorizationException, UnsupportedVersionException; ProducerFencedException,
-# which INVALID_PRODUCER_EPOCH meant for a Produce before KIP-588 (2.7), is not modelled)
+# which INVALID_PRODUCER_EPOCH meant for a Produce before KIP-588 (2.7), is the switch
+# `invalid_producer_epoch_fatal`: `rules.client_producer.producer_fatal`)
 PRODUCER_FATAL = frozenset({CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION,
                             TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
 RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,

@@ -132,14 +132,14 @@ class IdempotenceMixin:
     def on_batch_refused(self, pb, err: int) -> None:
         """The broker refused a sent batch for good (`Sender.failBatch` with
         `adjustSequenceNumbers`, then `TransactionManager.handleFailedBatch`): a fatal error
-        (`PRODUCER_FATAL`) puts an idempotent producer in its fatal state; and a batch of the
+        (`producer_fatal`) puts an idempotent producer in its fatal state; and a batch of the
         producer's current epoch leaves no gap behind it: the KIP-360 client (2.5+) bumps the
         epoch (`requestEpochBumpForPartition`), a 1.0-2.4 client moves the partition's later
         sequences down by the batch's records (`adjustSequencesDueToFailedBatch`); a 0.11
         client does neither."""
         if pb.batch.pid < 0:
             return
-        if err in E.PRODUCER_FATAL:
+        if self.rules.producer_fatal(self.protocol, err):
             self.fatal_error = err
         if not pb.stamped or pb.batch.producer_epoch != self.producer_epoch:
             return  # sent before a reset: `handleFailedBatch` ignores it

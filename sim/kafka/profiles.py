@@ -31,6 +31,7 @@ _V0_10_2 = Protocol(
     client_backoff="constant", least_loaded_node="fewest_in_flight",
     unknown_producer="out_of_order", evict_state_on_retention=True,
     client_log_start_check=False, client_retries_out_of_order=False,
+    invalid_producer_epoch_fatal=True,
     client_resolves_sequences=False, idempotent_batches=1, producer_id_expiration_ms=_WEEK_MS,
     idempotence_default=False, ineligible_replica_check=False, hw_waits_for_min_isr=False,
     hw_caught_up_eligible_only=False,
@@ -85,7 +86,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  consumer_ignores_unknown_leader=True,  # KAFKA-9840
                  consumer_resets_undefined_end_offset=True)),  # KAFKA-9840
     ("2.7", dict(least_loaded_node="oldest_attempt",  # KIP-601, KAFKA-9893
-                 isr_change_stays_pending=True)),  # KIP-497
+                 isr_change_stays_pending=True,  # KIP-497
+                 invalid_producer_epoch_fatal=False)),  # KIP-588
     ("2.8", dict(follower_truncation="diverging_epoch",  # KAFKA-10554
                  hw_before_diverging_truncation=True)),  # until KAFKA-14704
     # KAFKA-12257's rule needs both topic ids, which the model lacks; enable.idempotence's

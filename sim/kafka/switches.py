@@ -61,6 +61,10 @@ class Protocol:
     # KIP-360 client (2.5+): an idempotent producer retries OUT_OF_ORDER_SEQUENCE_NUMBER (and
     # UNKNOWN_PRODUCER_ID) instead of surfacing it; only transactional producers fail (ref §2.5)
     client_retries_out_of_order: bool = True
+    # a Produce answered INVALID_PRODUCER_EPOCH puts an idempotent producer in its fatal state:
+    # the error meant ProducerFencedException until KIP-588 (2.7) made it
+    # InvalidProducerEpochException, which a non-transactional producer treats as any refusal
+    invalid_producer_epoch_fatal: bool = False
     # the idempotent client assigns sequences at drain and resolves the sequence of a sent batch
     # that expired: once nothing is in flight, unless a later ack covered it, it starts the
     # partition over at sequence 0 under a new producer id (1.0-2.4) or epoch (2.5+, KIP-360);

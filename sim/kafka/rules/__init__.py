@@ -64,6 +64,7 @@ class Rules:
     idempotence_mode: Callable = client_producer.idempotence_mode
     complete_batch: Callable = client_producer.complete_batch
     idempotent_error_action: Callable = client_producer.idempotent_error_action
+    producer_fatal: Callable = client_producer.producer_fatal
     in_flight_stops_drain: Callable = client_producer.in_flight_stops_drain
     should_backoff: Callable = client_producer.should_backoff
     retry_backoff_us: Callable = client_producer.retry_backoff_us

@@ -63,6 +63,17 @@ def complete_batch(discovery: str, err: int, age_us: int, delivery_timeout_us: i
                          fail == E.DELIVERY_TIMEOUT)
 
 
+def producer_fatal(proto, err: int) -> bool:
+    """Whether a Produce error puts an idempotent producer in its fatal state
+    (`TransactionManager.maybeTransitionToErrorState`: ClusterAuthorizationException,
+    TransactionalIdAuthorizationException, UnsupportedVersionException, ProducerFencedException;
+    read at 1.0.0, 2.6.0, 2.7.0 and 3.7.0). INVALID_PRODUCER_EPOCH's exception was
+    ProducerFencedException until 2.6 and InvalidProducerEpochException from 2.7 (KIP-588,
+    `Errors.java`): `invalid_producer_epoch_fatal`."""
+    return err in E.PRODUCER_FATAL or (err == E.INVALID_PRODUCER_EPOCH
+                                       and proto.invalid_producer_epoch_fatal)
+
+
 def retry_drops_stale_batch(proto, stale_epoch: bool) -> bool:
     """Whether a retry `complete_batch` allowed is refused because the idempotent batch was sent
     under a producer id and epoch the producer no longer has (it reset them after an
