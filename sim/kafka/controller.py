@@ -137,10 +137,14 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         for tp in store.all_tps():
             topic, st = store.partition(tp)
             self._emit_state(tp, topic, st, "controller_failover")
-            if st.leader not in self.live:
-                self.elect(tp, "offline_partition")
-        self.dirty = []
-        self.send_full_state(sorted(self.live))
+        if self.protocol.offline_replicas_at_failover:
+            self.start_state_machines()
+        else:
+            for tp in store.all_tps():
+                if store.partition(tp)[1].leader not in self.live:
+                    self.elect(tp, "offline_partition")
+            self.dirty = []
+            self.send_full_state(sorted(self.live))
         self.resume_reassignments(None)  # `initializePartitionReassignments`
         self.flush()
         self.resume_deletions(sorted(self.live))  # TopicDeletionManager.init + tryTopicDeletion

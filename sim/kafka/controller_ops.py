@@ -112,6 +112,25 @@ class ControllerOps:
         if offline_update_metadata(self.protocol, bool(offline_led), hosted, bool(elected)):
             self.send_update_metadata([])
 
+    def start_state_machines(self) -> None:
+        """`onControllerFailover` from 2.3 (read at 2.3.0 and 3.7.0): UpdateMetadata of every
+        partition to the live brokers, and `ReplicaStateMachine.startup`: LeaderAndIsr of the
+        current state to every live replica (`OnlineReplica`), then the replicas on brokers
+        that are not live to `OfflineReplica` (KAFKA-3143: out of the ISRs, `remove_from_isr`);
+        then `PartitionStateMachine.startup` elects a leader for every partition without a
+        live one. Each step's requests go before the next step's."""
+        store = self.store
+        self.send_full_state(sorted(self.live))
+        tps = store.all_tps()
+        dead = sorted({r for tp in tps for r in store.partition(tp)[1].replicas} - set(self.live))
+        for broker in dead:
+            self.remove_from_isr(broker, [tp for tp in tps if broker in store.partition(tp)[1].replicas])
+        self.flush()
+        for tp in tps:
+            if store.partition(tp)[1].leader not in self.live:
+                self.elect(tp, "offline_partition")
+        self.flush()
+
     def remove_from_isr(self, broker: int, tps, reason: str = "isr_remove_offline") -> None:
         """`ReplicaStateMachine.doRemoveReplicasFromIsr` for `broker`'s replicas of `tps` (each
         one it holds or, in a reassignment, held): every

@@ -38,6 +38,7 @@ _V0_10_2 = Protocol(
     epoch_cached_on_election=False, idle_follower_in_sync=False, isr_epoch_start_check=False,
     isr_change_stays_pending=False, auto_rebalance_during_reassignment=False,
     startup_metadata_to_new_brokers_only=False, failed_broker_always_announced=False,
+    offline_replicas_at_failover=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", epoch_answer_checks_leader_epoch=False,
     alter_partition_ahead_not_controller=False,
@@ -77,7 +78,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  list_offsets_hw_lag_error=True,  # KIP-207, KAFKA-2334
                  startup_metadata_to_new_brokers_only=True)),  # KAFKA-7537
     ("2.3", dict(consumer_validation=True,  # KIP-320 client, KAFKA-7747
-                 least_loaded_node="established_first")),  # KAFKA-8376
+                 least_loaded_node="established_first",  # KAFKA-8376
+                 offline_replicas_at_failover=True)),  # KAFKA-3143
     ("2.4", dict(evict_state_on_retention=False,  # KAFKA-7190
                  follower_fetch=True)),  # KIP-392
     ("2.5", dict(unknown_producer="accept", client_retries_out_of_order=True)),  # KIP-360

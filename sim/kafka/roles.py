@@ -61,6 +61,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "auto_rebalance_during_reassignment": (CONTROLLER,),
     "startup_metadata_to_new_brokers_only": (CONTROLLER,),
     "failed_broker_always_announced": (CONTROLLER,),
+    "offline_replicas_at_failover": (CONTROLLER,),
     "isr_epoch_start_check": (BROKER,),
     "isr_change_stays_pending": (BROKER,),
     # KIP-380 (IBP 2.2+): the controller sends the broker epoch, the broker checks it
