@@ -140,11 +140,10 @@ class Protocol:
     # UpdateMetadata went only when no partition was without an online leader, so a broker that
     # hosted nothing failing while some partition stayed leaderless went unannounced
     failed_broker_always_announced: bool = True
-    # ZK mode: a new controller takes the replicas on brokers that are not live to
-    # OfflineReplica when it starts (`ReplicaStateMachine.startup`, KAFKA-3143, 2.3): out of the
-    # ISRs, a new leader epoch each, leaderless where one led, before it elects leaders. Before,
-    # it elected leaders only for partitions whose leader was gone, and left dead followers in
-    # the ISRs until their leaders shrank them
+    # ZK mode: a new controller takes the replicas on dead brokers to OfflineReplica as it
+    # starts (`ReplicaStateMachine.startup`, KAFKA-3143, 2.3): out of the ISRs (new epochs,
+    # leaderless where one led), then elects. Before, it only elected leaders for partitions
+    # whose leader was gone, leaving dead followers in ISRs until their leaders shrank them
     offline_replicas_at_failover: bool = True
     # a follower joins the ISR only once it has fetched up to the start offset of its leader's
     # current epoch, as well as up to the leader's HW (`Partition.isFollowerInSync`,

@@ -170,9 +170,9 @@ def test_a_reassignment_election_is_never_unclean_and_a_failed_one_writes_nothin
 
 def test_a_controlled_shutdown_election_keeps_the_isr_members_not_shutting_down():
     """`leaderForControlledShutdown`: the ISR loses the brokers shutting down, nothing else
-    (b3, not live, stays until its own failure handling takes it out)."""
+    (b3 stays)."""
     c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1, 2, 3], '
-                    'replicas = [1, 2, 3] }]\nlive_brokers = [{ id = 1 }, { id = 2 }]')
+                    'replicas = [1, 2, 3] }]')
     c.controlled_shutdown(1)
     st = c.store.partition("t-0")[1]
     assert (st.leader, st.isr) == (2, (2, 3))
@@ -199,16 +199,19 @@ def test_followers_failing_together_are_removed_one_write_each():
 
 
 def test_a_dead_leader_nobody_can_replace_stays_at_a_failover_and_is_reelected_on_return():
-    """A new controller finds t-0 led by b1, not live, with no live ISR member: the election
-    fails and writes nothing (the partition is offline). When b1 starts again the offline
-    partition is elected anew, b1 again, at a new leader epoch."""
+    """A new controller finds t-0 led by b1, not live, with no live ISR member: b1's replica
+    goes offline first (KAFKA-3143, 2.3+: leaderless, the ISR keeping its last member, a new
+    leader epoch), then the election fails and writes nothing (the partition is offline).
+    When b1 starts again the offline partition is elected anew, b1 again, at a new leader
+    epoch."""
     c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1] }]\n'
                     'live_brokers = [{ id = 2 }]')
     st = c.store.partition("t-0")[1]
-    assert (st.leader, st.leader_epoch) == (1, 0)
+    assert (st.leader, st.isr, st.leader_epoch) == (-1, (1,), 1)
     c.live[1] = 9
     c.on_brokers_startup([1])
-    assert (st.leader, st.isr, st.leader_epoch) == (1, (1,), 1)
+    st = c.store.partition("t-0")[1]
+    assert (st.leader, st.isr, st.leader_epoch) == (1, (1,), 2)
 
 
 def test_a_partition_may_be_set_leaderless():
