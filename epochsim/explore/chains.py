@@ -78,11 +78,12 @@ class ChainFold:
         self._named_ahead: dict[tuple, tuple] = {}
 
     def step(self, ev: dict) -> None:
+        now = ev.get("t", 0)
         if self._named_ahead and LEADER_LATE not in self.stages and \
-                any(ev.get("t", 0) - since >= LATE_US for _e, since in self._named_ahead.values()):
+                _overdue((since for _e, since in self._named_ahead.values()), now):
             self.stages.add(LEADER_LATE)
         if self._adding and ADDING_LAGGED not in self.stages and \
-                any(ev.get("t", 0) - since >= LATE_US for since in self._adding.values()):
+                _overdue(self._adding.values(), now):
             self.stages.add(ADDING_LAGGED)
         handler = _HANDLERS.get(ev["kind"])
         if handler is not None:
@@ -197,6 +198,11 @@ class ChainFold:
             del self._adding[key]
         for replica in sorted(out):
             self._adding.setdefault((replica, tp), now)
+
+
+def _overdue(since_us, now_us: int) -> bool:
+    """Whether any of the times `since_us` is LATE_US or more before `now_us`."""
+    return any(now_us - since >= LATE_US for since in since_us)
 
 
 _HANDLERS = {

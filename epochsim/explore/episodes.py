@@ -17,6 +17,7 @@ from hypothesis.strategies._internal.core import CompositeStrategy
 from epochsim.explore.picks import SLOT_MS, Pick
 from sim.kafka.faults import EPISODES as ACTION_EPISODES
 from sim.kafka.faults.action import pair, step
+from sim.kafka.faults.admin import draw_leader_move, draw_reassignment, reassignment_undo
 from sim.kafka.faults.rules import CONTROL_KINDS
 
 
@@ -61,31 +62,21 @@ def _control_race(draw, space, start: int):
 
 def _leader_bounce(pick, space, start: int) -> list:
     """A leadership moved and moved back (a preferred election) 1-10 slots later."""
-    tp = pick.one(space.tps)
-    to = pick.one(("next",) + space.brokers)
+    tp, move = draw_leader_move(pick, space, start)
     back = space.follow_up(start, pick.integer(1, 10))
-    return [step(start, "move_leader", tp, {"to": to}), step(back, "preferred_election", tp)]
+    return [move, step(back, "preferred_election", tp)]
 
 
 def _reassign_bounce(pick, space, start: int) -> list:
     """A reassignment reverted to the scenario's replicas, or cancelled, 1-10 slots later."""
-    tp = pick.one(space.tps)
-    ids = pick.permutation([int(b[1:]) for b in space.brokers])
-    replicas = ids[:pick.integer(1, len(ids))]
+    tp, move = draw_reassignment(pick, space, start)
     back = space.follow_up(start, pick.integer(1, 10))
-    undo = (step(back, "reassign", tp, {"replicas": list(dict(space.assignment)[tp])})
-            if pick.one(("revert", "cancel")) == "revert" else
-            step(back, "cancel_reassignment", tp))
-    return [step(start, "reassign", tp, {"replicas": replicas}), undo]
+    return [move, reassignment_undo(space, tp, pick.one(("revert", "cancel")), back)]
 
 
-def _shutdown_bounce(pick, space, start: int) -> list:
-    """A controlled shutdown and the broker's restart (the catalogue's own draw)."""
-    return ACTION_EPISODES["controlled_shutdown"](pick, space, start)
-
-
+# a controlled shutdown's own draw already pairs it with the broker's restart
 BOUNCES = {"move_leader": _leader_bounce, "reassign": _reassign_bounce,
-           "controlled_shutdown": _shutdown_bounce}
+           "controlled_shutdown": ACTION_EPISODES["controlled_shutdown"]}
 COMPOSITES = {"controller_crash": _controller_crash, "control_race": _control_race}
 KIND_NAMES = frozenset(ACTION_EPISODES) | frozenset(COMPOSITES)
 

@@ -140,9 +140,8 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         if self.protocol.offline_replicas_at_failover:
             self.start_state_machines()
         else:
-            for tp in store.all_tps():
-                if store.partition(tp)[1].leader not in self.live:
-                    self.elect(tp, "offline_partition")
+            for tp in self.without_live_leader(store.all_tps()):
+                self.elect(tp, "offline_partition")
             self.dirty = []
             self.send_full_state(sorted(self.live))
         self.resume_reassignments(None)  # `initializePartitionReassignments`

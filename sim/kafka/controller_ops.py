@@ -101,11 +101,11 @@ class ControllerOps:
         an UpdateMetadata of no partition (`rules.offline_update_metadata`)."""
         self.forget_offline_replicas(failed)
         tps = self.store.all_tps()
-        offline_led = [tp for tp in tps if self.store.partition(tp)[1].leader not in self.live]
+        offline_led = self.without_live_leader(tps)
         elected = [tp for tp in offline_led if self.elect(tp, "broker_failure")]
         hosted = False
         for broker in sorted(failed):
-            mine = [tp for tp in tps if broker in self.store.partition(tp)[1].replicas]
+            mine = self.replicas_on(broker, tps)
             hosted |= bool(mine)
             self.remove_from_isr(broker, mine)
         self.flush()
@@ -119,17 +119,23 @@ class ControllerOps:
         that are not live to `OfflineReplica` (KAFKA-3143: out of the ISRs, `remove_from_isr`);
         then `PartitionStateMachine.startup` elects a leader for every partition without a
         live one. Each step's requests go before the next step's."""
-        store = self.store
         self.send_full_state(sorted(self.live))
-        tps = store.all_tps()
-        dead = sorted({r for tp in tps for r in store.partition(tp)[1].replicas} - set(self.live))
-        for broker in dead:
-            self.remove_from_isr(broker, [tp for tp in tps if broker in store.partition(tp)[1].replicas])
+        tps = self.store.all_tps()
+        assigned = {r for tp in tps for r in self.store.partition(tp)[1].replicas}
+        for broker in sorted(assigned - set(self.live)):
+            self.remove_from_isr(broker, self.replicas_on(broker, tps))
         self.flush()
-        for tp in tps:
-            if store.partition(tp)[1].leader not in self.live:
-                self.elect(tp, "offline_partition")
+        for tp in self.without_live_leader(tps):
+            self.elect(tp, "offline_partition")
         self.flush()
+
+    def replicas_on(self, broker: int, tps) -> list[str]:
+        """The partitions of `tps` that `broker` is a replica of."""
+        return [tp for tp in tps if broker in self.store.partition(tp)[1].replicas]
+
+    def without_live_leader(self, tps) -> list[str]:
+        """The partitions of `tps` whose leader is not a live broker (none included)."""
+        return [tp for tp in tps if self.store.partition(tp)[1].leader not in self.live]
 
     def remove_from_isr(self, broker: int, tps, reason: str = "isr_remove_offline") -> None:
         """`ReplicaStateMachine.doRemoveReplicasFromIsr` for `broker`'s replicas of `tps` (each

@@ -8,6 +8,7 @@ no controller while none is active, and says so in its outcome.
 
 from __future__ import annotations
 
+from sim.core.faults import FaultStep
 from sim.kafka.faults.action import (
     OPTIONAL,
     REQUIRED,
@@ -96,12 +97,32 @@ def _leads(broker, tp: str) -> bool:
 
 
 # -- explore -------------------------------------------------------------------------------
+def draw_leader_move(pick, space, start) -> tuple[str, FaultStep]:
+    """A partition and the leader move of it an explore draw makes (also `control_race`'s)."""
+    tp = pick.one(space.tps)
+    return tp, step(start, "move_leader", tp, {"to": pick.one(("next",) + space.brokers)})
+
+
+def draw_reassignment(pick, space, start) -> tuple[str, FaultStep]:
+    """A partition and a reassignment of it to 1..n brokers in a drawn order."""
+    tp = pick.one(space.tps)
+    ids = pick.permutation([int(b[1:]) for b in space.brokers])
+    return tp, step(start, "reassign", tp, {"replicas": ids[:pick.integer(1, len(ids))]})
+
+
+def reassignment_undo(space, tp: str, then: str, at_ms: int) -> FaultStep:
+    """The operator's second thought at `at_ms`: `cancel` the reassignment of `tp`, or
+    `revert` it to the scenario's replicas."""
+    if then == "cancel":
+        return step(at_ms, "cancel_reassignment", tp)
+    return step(at_ms, "reassign", tp, {"replicas": list(dict(space.assignment)[tp])})
+
+
 def _draw_move_leader(pick, space, start):
     """Move a leadership; maybe move it back (preferred election) a little later, the bounce
     that races LeaderAndIsr against clients' metadata (KIP-359)."""
-    tp = pick.one(space.tps)
-    to = pick.one(("next",) + space.brokers)
-    steps = [step(start, "move_leader", tp, {"to": to})]
+    tp, move = draw_leader_move(pick, space, start)
+    steps = [move]
     back = pick.maybe_integer(0, 20)
     if back is not None:
         steps.append(step(space.follow_up(start, back), "preferred_election", tp))
@@ -115,15 +136,11 @@ def _draw_preferred_election(pick, space, start):
 def _draw_reassign(pick, space, start):
     """Reassign a partition; maybe cancel it, or revert it to the scenario's replicas, a
     little later (the operator's second thoughts behind KIP-570 and KAFKA-13972)."""
-    tp = pick.one(space.tps)
-    ids = pick.permutation([int(b[1:]) for b in space.brokers])
-    replicas = ids[:pick.integer(1, len(ids))]
-    steps = [step(start, "reassign", tp, {"replicas": replicas})]
+    tp, move = draw_reassignment(pick, space, start)
+    steps = [move]
     then = pick.one((None, "cancel", "revert"))
     if then is not None:
-        at = space.follow_up(start, pick.integer(0, 20))
-        steps.append(step(at, "cancel_reassignment", tp) if then == "cancel" else
-                     step(at, "reassign", tp, {"replicas": list(dict(space.assignment)[tp])}))
+        steps.append(reassignment_undo(space, tp, then, space.follow_up(start, pick.integer(0, 20))))
     return steps
 
 
