@@ -68,6 +68,7 @@ FIELDS: dict[str, dict[str, str]] = {
                        "records": "array of string"},
     "broker_registered": {"broker_epoch": _I, "previous_epoch": _I, "reason": _S,
                           "known_in_us": _I},
+    "broker_start_failed": {"error": _S, "registered_epoch": _I, "expires_in_us": _I},
     "replica_state": {**_TP, "role": _S, "leader": _I, "leader_epoch": _I,
                       "partition_epoch": _I, "isr": "array of int", "controller_epoch": _I},
     "lai_rejected": {"controller_epoch": _I, "partitions": "array"},

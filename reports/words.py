@@ -141,6 +141,10 @@ _SIMPLE = {
         f"{ev['broker_epoch']} (was {ev['previous_epoch']})"
         + (f", which it learns {ev['known_in_us'] / 1000:g} ms later" if ev.get("known_in_us")
            else "")),
+    V.BROKER_START_FAILED: lambda ev: (
+        f"{ev['node']} could not start: its old ZooKeeper session still holds its registration "
+        f"(broker epoch {ev['registered_epoch']}, {ev['error']}) for "
+        f"{ev['expires_in_us'] / 1000:g} ms more, so it shuts down"),
     V.CONTROLLER_ELECTED: lambda ev: (f"{ev['node']} became the active controller "
                                       f"(controller epoch {ev['controller_epoch']})"),
     V.CONTROLLER_RESIGNED: lambda ev: (f"{ev['node']} resigned as controller "

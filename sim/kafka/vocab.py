@@ -21,6 +21,10 @@ CRASH = "crash"
 # (the new znode's), previous_epoch, reason ("session_expired"), known_in_us (when its request
 # handlers learn the new epoch, `cluster.broker_registration_ms`)
 BROKER_REGISTERED = "broker_registered"
+# a restarted ZooKeeper-mode broker could not register: its previous process's session still
+# held the znode; error ("NODEEXISTS"), registered_epoch (the held znode's), expires_in_us (when
+# that session expires). A crash follows at once (the broker shut down)
+BROKER_START_FAILED = "broker_start_failed"
 RESTART = "restart"
 END = "end"            # end_us, events, stopped_by, settled (bool)
 UNHEALED = "unhealed"  # just before `end`, only if the network is not whole: cut_links (count),

@@ -16,10 +16,11 @@ from sim.kafka.profiles import resolve_protocol
 from sim.kafka.rules.controller import offline_update_metadata, startup_update_metadata
 
 
-def _scenario(profile: str, assignment: list, faults: list[tuple]) -> str:
+def _scenario(profile: str, assignment: list, faults: list[tuple], session_ms: int = 6000) -> str:
     """A 3-broker ZooKeeper-mode run of `profile` (no automatic rebalance, so leaders stay
-    where the steps put them) with topic t on `assignment` and `faults` as (at_ms, action,
-    target)."""
+    where the steps put them) with topic t on `assignment`, `faults` as (at_ms, action,
+    target) and the brokers' ZooKeeper sessions expiring `session_ms` after their last
+    heartbeat."""
     steps = "".join(f'[[faults]]\nat_ms = {at}\naction = "{action}"\ntarget = "{target}"\n'
                     for at, action, target in faults)
     return f"""
@@ -34,6 +35,7 @@ profile = "{profile}"
 [cluster]
 brokers = 3
 auto_leader_rebalance = false
+broker_session_timeout_ms = {session_ms}
 [[topics]]
 name = "t"
 partitions = {len(assignment)}
@@ -50,15 +52,20 @@ def test_the_rule_splits_the_brokers_from_2_2():
 
 def _startup_update_metadata(profile: str) -> dict[str, list[int]]:
     """Broker -> the partition counts of the UpdateMetadata the controller sent it at b3's
-    restart, in order."""
-    text = _scenario(profile, [[1, 2], [2, 3]], [(2000, "crash", "b3"), (4000, "restart", "b3")])
+    restart, in order. b3 crashes just after a heartbeat and starts again just after ZooKeeper
+    expired its session (before, its old registration would fail the start), before the
+    controller's next read of the registrations (every 100 ms): a bounce."""
+    text = _scenario(profile, [[1, 2], [2, 3]], [(2400, "crash", "b3"), (3350, "restart", "b3")],
+                     session_ms=1000)
     verdict = run_scenario(parse_scenario(text, "startup.toml"), 1, keep_events=True)
     assert verdict["expectation_met"]
     events = verdict["_events"]
     restarted = next(e["t"] for e in events if e["kind"] == "restart" and e["node"] == "b3")
+    read = next(e["t"] for e in events if e["kind"] == "send" and e["node"] == "c1"
+                and e["t"] >= restarted)  # the controller's read of the registrations
     sent: dict[str, list[int]] = {}
     for e in events:
-        if e["kind"] == "send" and e["msg"] == "UpdateMetadata" and e["t"] == restarted:
+        if e["kind"] == "send" and e["msg"] == "UpdateMetadata" and e["t"] == read:
             sent.setdefault(e["dst"], []).append(e["n_parts"])
     return sent
 
@@ -66,8 +73,7 @@ def _startup_update_metadata(profile: str) -> dict[str, list[int]]:
 @pytest.mark.parametrize("profile,existing", [("3.7", [1, 0, 1]), ("2.2", [1, 0, 0, 1]),
                                               ("2.1", [1, 0, 2, 1])])
 def test_the_brokers_already_live_get_every_partition_only_before_2_2(profile, existing):
-    """b3 (a replica of t-1 only) comes back at 4 s, as the controller learns b3's session
-    ended: `onBrokerFailure` sends b1 and b2 t-1 (and, up to 3.0, as no partition is without
+    """b3 (a replica of t-1 only) comes back as the controller learns b3's session ended: `onBrokerFailure` sends b1 and b2 t-1 (and, up to 3.0, as no partition is without
     a leader, an UpdateMetadata of no partition), then `onBrokerStartup` sends b1 and b2 the
     broker list with no partition (2.2+) or both partitions (2.1) and b3 both; b3's replica
     going online sends it LeaderAndIsr and every live broker t-1 once more."""

@@ -131,30 +131,34 @@ def test_both_ways_replicate_and_consume_alike(profile):
     assert consumed > 300
 
 
+# b1 starts again once ZooKeeper expired its session (before, its old registration would fail
+# the start)
 RESTART = """
+[cluster]
+broker_session_timeout_ms = 1000
 [[faults]]
 at_ms = 800
 action = "crash"
 target = "b1"
 [[faults]]
-at_ms = 1000
+at_ms = 1700
 action = "restart"
 target = "b1"
 [[faults]]
-at_ms = 1500
+at_ms = 2100
 action = "preferred_election"
 """
 
 
 def test_a_restarted_leader_has_lost_its_sessions_and_opens_new_ones():
-    events = run_scenario(parse_scenario(_wide("3.7", 3000, RESTART), "s.toml"), 1,
+    events = run_scenario(parse_scenario(_wide("3.7", 4000, RESTART), "s.toml"), 1,
                           keep_events=True)["_events"]
     opened = [e for e in _fetches(events, "b", "FetchResponse") if e["node"] == "b1"
               and e.get("session_id")]
     before = {e["session_id"] for e in opened if e["t"] < 800_000}
-    after = {e["session_id"] for e in opened if e["t"] > 1_000_000}
+    after = {e["session_id"] for e in opened if e["t"] > 1_700_000}
     assert before and after and min(after) > max(before)  # ids are not reused
-    to_b1 = [e for e in _fetches(events, "b", "Fetch") if e["dst"] == "b1" and e["t"] > 1_000_000]
+    to_b1 = [e for e in _fetches(events, "b", "Fetch") if e["dst"] == "b1" and e["t"] > 1_700_000]
     assert to_b1 and to_b1[0]["session_epoch"] == 0  # the followers start over with a full Fetch
     assert max(e["session_epoch"] for e in to_b1) > 10  # and go on in the new sessions
 

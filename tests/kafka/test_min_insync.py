@@ -12,7 +12,8 @@ from scenarios.schema import parse_scenario
 
 # b1 leads t-0 (RF 3, min.insync.replicas 2). Both followers crash at 2 s, while batches wait
 # for them; b1 shrinks the ISR to itself after replica.lag.time.max.ms and its HW then covers
-# the waiting batches. b2 comes back at 6 s.
+# the waiting batches. b2 comes back at 6 s, after ZooKeeper expired its session (before, its
+# old registration would fail the start).
 SCENARIO = """
 name = "min-insync"
 expect = "pass"
@@ -24,6 +25,7 @@ profile = "{profile}"
 [cluster]
 min_insync_replicas = 2
 replica_lag_time_max_ms = 2000
+broker_session_timeout_ms = 3000
 [[topics]]
 name = "t"
 assignment = [[1, 2, 3]]

@@ -64,12 +64,14 @@ def test_upgrade_restarts_a_broker_on_the_new_profile_with_its_logs():
 
 
 def test_upgrade_of_a_broker_that_is_down_takes_effect_when_it_restarts():
+    """b1 restarts once ZooKeeper expired its session, 6 s after its last heartbeat (before,
+    its old registration would fail the start)."""
     evs = events("2.6", fault(1000, "crash", "b1") + fault(2000, "upgrade", "b1", profile="2.6")
-                 + fault(3000, "restart", "b1"),
+                 + fault(7100, "restart", "b1"),
                  'inter_broker_protocol = "2.5"\n[protocol.brokers]\nb1 = "2.5"')
     assert outcomes(evs) == ["down: it runs 2.6 once restarted"]
     assert [(e["kind"], e["t"]) for e in of(evs, "b1", "crash", "upgrade", "restart")] == \
-        [("crash", 1_000_000), ("upgrade", 2_000_000), ("restart", 3_000_000)]
+        [("crash", 1_000_000), ("upgrade", 2_000_000), ("restart", 7_100_000)]
 
 
 def test_a_broker_is_not_upgraded_to_a_release_older_than_the_ibp():

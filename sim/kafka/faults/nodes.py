@@ -42,6 +42,17 @@ LOG_DIR_WHEN = ("now", "next_delete")
 LOG_DIR_DATA = ("lost", "kept")
 
 
+def restart_outcome(world, name: str) -> str | None:
+    """Start node `name` again; None when it runs, else why not: it runs already, or it
+    could not start (a ZooKeeper-mode broker whose previous session still holds its
+    registration exits at once, `Broker._registration_held`)."""
+    if not world.restart(name):
+        return "already up"
+    if not world.is_alive(name):
+        return "failed to start: NODEEXISTS, its old ZooKeeper session holds its registration"
+    return None
+
+
 def _draw_crash(pick, space, start):
     target = pick.one(space.brokers + space.roles() + space.producers + space.consumers)
     return pair(start, "crash", target, space.undo_at(start, pick.duration_ms()), "restart")
@@ -184,7 +195,7 @@ ACTIONS = {a.name: a for a in (
         draws={"crash": _draw_crash}),
     FaultAction(
         "restart", "node",
-        apply=lambda cluster, t, p: None if cluster.world.restart(t) else "already up",
+        apply=lambda cluster, t, p: restart_outcome(cluster.world, t),
         sentence=lambda t, p: f"restart {target_words(t)}",
         undoes=("crash", "controlled_shutdown", "power_loss", "log_dir_failure"),
         pairs=same_target,

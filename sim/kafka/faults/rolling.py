@@ -20,7 +20,7 @@ fault keeps a replica out) holds the rest of the restart back, as it would hold 
 from __future__ import annotations
 
 from sim.kafka.faults.action import FaultAction, number
-from sim.kafka.faults.nodes import shut_down_when_allowed
+from sim.kafka.faults.nodes import restart_outcome, shut_down_when_allowed
 
 PART_OF = "rolling_restart"
 DOWN_MS, CHECK_MS = 1000, 1000  # defaults: a quick process restart; an operator's script
@@ -70,7 +70,7 @@ class RollingRestart:
     def _restart(self, name: str) -> None:
         world = self.cluster.world
         self.cluster.nemesis.fire_part(self.step, "restart", name, {}, PART_OF,
-                                       lambda: None if world.restart(name) else "already up")
+                                       lambda: restart_outcome(world, name))
         self._later(self._await_whole)
 
     def _await_whole(self) -> None:

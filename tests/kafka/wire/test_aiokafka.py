@@ -102,6 +102,8 @@ duration_ms = 3000
 settle_ms = 500
 [cluster]
 brokers = 1
+# b1's first session expires 1 s after it registered at 0: a restart before would fail
+broker_session_timeout_ms = 1000
 [[topics]]
 name = "t"
 partitions = 1
