@@ -19,7 +19,7 @@ from sim.kafka.rules import kraft as kraft_rules
 
 
 class KraftAdmin:
-    def move_leader(self, tp: str, to: str | int = "next") -> str | None:
+    def move_leader(self, tp: str, to: str | int = "next", reason: str = "") -> str | None:
         st = self.image.parts.get(tp)
         if st is None:
             return f"no partition {tp}"
@@ -36,18 +36,24 @@ class KraftAdmin:
         self._write(partition_record(K.PARTITION_CHANGE, st._replace(
             leader=target, leader_epoch=st.leader_epoch + 1,
             partition_epoch=st.partition_epoch + 1),
-            self.image.moving(tp)))
+            self.image.moving(tp), reason))
         return None
 
     def preferred_election(self, tps: list[str]) -> str | None:
         """Elect each partition's first replica where it is a live ISR member and not leading."""
-        usable = self.image.usable()
         for tp in tps:
-            st = self.image.parts.get(tp)
-            if st is not None and st.replicas and st.leader != st.replicas[0] \
-                    and st.replicas[0] in st.isr and st.replicas[0] in usable:
-                self.move_leader(tp, st.replicas[0])
+            self.elect_preferred(tp)
         return None
+
+    def elect_preferred(self, tp: str, reason: str = "") -> int:
+        """Elect `tp`'s first replica if it is a usable ISR member and not leading
+        (`PartitionChangeBuilder` with `Election.PREFERRED`); returns how many records that
+        wrote (0 or 1)."""
+        st = self.image.parts.get(tp)
+        if st is not None and st.replicas and st.leader != st.replicas[0] \
+                and st.replicas[0] in st.isr and st.replicas[0] in self.image.usable():
+            return int(self.move_leader(tp, st.replicas[0], reason) is None)
+        return 0
 
     def move_all_leaders(self, broker: int) -> str | None:
         """Every partition `broker` leads gets another live ISR replica as leader (as

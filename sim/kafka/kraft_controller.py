@@ -29,13 +29,14 @@ from sim.kafka import kraft_messages as K
 from sim.kafka import vocab as V
 from sim.kafka.kraft_admin import KraftAdmin
 from sim.kafka.kraft_messages import BrokerHeartbeatResponse, BrokerRegistrationResponse
+from sim.kafka.kraft_rebalance import KraftRebalance
 from sim.kafka.messages import AlterPartitionResponse
 from sim.kafka.metadata_image import MetadataImage, partition_record
 from sim.kafka.quorum import RAFT_TICK_US, RaftQuorum
 from sim.kafka.rules import rules_for
 
 
-class KraftController(KraftAdmin, RaftQuorum, Actor):
+class KraftController(KraftAdmin, KraftRebalance, RaftQuorum, Actor):
     def __init__(self, world, name: str, options, protocol, store, voters: list[str]):
         super().__init__(name, world)
         self.cluster = options.cluster
@@ -55,6 +56,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         self.claimed_us = 0
         self.claim_epoch = -1  # the quorum epoch it became active in
         self.waiting: list[tuple[int, str, str, object]] = []  # (offset, dst, kind, body)
+        self.reset_balance()
 
     @property
     def controller_epoch(self) -> int:
@@ -81,6 +83,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
             self.on_linger_end(data)
         elif name == "noop":
             self._write_no_op(data)
+        elif name == "balance":
+            self.on_balance(data)
 
     def _schedule_no_op(self) -> None:
         interval_ms = self.cluster.metadata_max_idle_interval_ms
@@ -121,6 +125,7 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
         self._schedule_no_op()
         self._maybe_create_topics()
         self._rebalance()
+        self.maybe_schedule_balance()
 
     def on_committed(self, entries: list) -> None:
         """Record the partitions' committed truth and send the answers that waited on it."""
@@ -164,6 +169,8 @@ class KraftController(KraftAdmin, RaftQuorum, Actor):
     def _write(self, record: K.MetadataRecord) -> int:
         offset = self.append(record)
         self.image.replay(offset, record)
+        if record.kind in (K.PARTITION, K.PARTITION_CHANGE):
+            self.maybe_schedule_balance((record.get("tp"),))
         return offset
 
     def _change_broker(self, broker: int, reg, **fields) -> int:
