@@ -177,34 +177,40 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         """A starting broker registers before it serves any request (`KafkaServer.startup`
         calls `registerBroker` before it starts the socket server), so it knows its epoch. A
         broker restarted while the ZooKeeper session of its previous process still holds its
-        registration cannot register and exits (`_registration_held`)."""
-        if self._registration_held():
+        registration cannot register and exits (`_fail_start`)."""
+        held = self._live_registration()
+        if held is not None:
+            self._fail_start(held)
             return
         self.session_epoch = self.broker_epoch = self.store.register_broker(self.id, self.now_us)
         self.set_timer(self._heartbeat_us(), "heartbeat")
         self._arm_timers()
 
-    def _registration_held(self) -> bool:
-        """`registerBroker` creates /brokers/ids/<id> as an ephemeral znode; a crashed
-        process's session, and its znode, live on until ZooKeeper expires the session, and a
-        new process's create fails with NODEEXISTS, the znode's owner being no session of its
-        own (`KafkaZkClient`'s `CheckedEphemeral.getAfterNodeExists`, 1.1.0-3.7.0; `ZkUtils`'
-        `ZKCheckedEphemeral` at 0.10.2-1.0: "A broker is already registered on the path ...
-        restarted it faster than the zookeeper timeout"). `KafkaServer.startup` (3.7.0)
-        recovers the logs before it registers, then fails and shuts down: the logs flushed, no
-        HW checkpointed (no partition is loaded before a LeaderAndIsr), the process exits.
-        Returns whether it did so."""
+    def _live_registration(self):
+        """The registration (`store.BrokerSession`) of this broker id whose ZooKeeper session
+        has not expired, or None. A crashed process's session, and its ephemeral
+        /brokers/ids/<id>, live on until ZooKeeper expires the session."""
         held = self.store.brokers.get(self.id)
         timeout_us = self.cluster.broker_session_timeout_ms * 1000
         if held is None or self.store.session_expired(self.id, held.epoch, self.now_us, timeout_us):
-            return False
+            return None
+        return held
+
+    def _fail_start(self, held) -> None:
+        """`registerBroker`'s create of /brokers/ids/<id> fails with NODEEXISTS while another
+        session's znode `held` is there, the znode's owner being no session of this process
+        (`KafkaZkClient`'s `CheckedEphemeral.getAfterNodeExists`, 1.1.0-3.7.0; `ZkUtils`'
+        `ZKCheckedEphemeral` at 0.10.2-1.0: "A broker is already registered on the path ...
+        restarted it faster than the zookeeper timeout"). `KafkaServer.startup` (3.7.0)
+        recovers the logs before it registers, then fails and shuts down: the logs flushed, no
+        HW checkpointed (no partition is loaded before a LeaderAndIsr), the process exits."""
+        timeout_us = self.cluster.broker_session_timeout_ms * 1000
         self.emit(V.BROKER_START_FAILED, {
             "error": "NODEEXISTS", "registered_epoch": held.epoch,
             "expires_in_us": held.renewed_us + timeout_us - self.now_us})
         for _topic_id, log in self.logs.values():
             log.flush()
         self.exit_process()
-        return True
 
     def _heartbeat_us(self) -> int:
         """How often the broker's ZooKeeper client is heard from: every HEARTBEAT_US, or a

@@ -31,7 +31,6 @@ class KraftRebalance:
     def reset_balance(self) -> None:
         """A new or resigned controller's schedule: deferred, nothing scheduled."""
         self.balance_schedule = DEFERRED
-        self.balancing = False
 
     def imbalanced(self, tps=None) -> list[str]:
         """The partitions (of `tps`, default all) whose leader is not their first replica, in
@@ -44,7 +43,7 @@ class KraftRebalance:
         """Schedule a balance if none is and a partition is imbalanced; `tps`: only these can
         have become imbalanced since the last call (the partitions of a record just written),
         so a run with thousands of partitions does not look at all of them per record."""
-        if (not self.active or self.balancing or self.balance_schedule == SCHEDULED
+        if (not self.active or self.balance_schedule == SCHEDULED
                 or not self.cluster.auto_leader_rebalance or not self.imbalanced(tps)):
             return
         delay_us = (self.cluster.leader_imbalance_check_interval_ms * 1000
@@ -53,15 +52,15 @@ class KraftRebalance:
         self.balance_schedule = SCHEDULED
 
     def on_balance(self, claim_epoch: int) -> None:
-        """A scheduled balance is due: elect what it can, then schedule the next if needed."""
+        """A scheduled balance is due: elect what it can, then schedule the next if needed. The
+        schedule stays SCHEDULED while it runs, so its own writes schedule nothing."""
         if not self.active or claim_epoch != self.claim_epoch:
             return
-        self.balancing, elected, full = True, 0, False
+        elected, full = 0, False
         for tp in self.imbalanced():
             if elected >= MAX_ELECTIONS_PER_IMBALANCE:
                 full = True
                 break
             elected += self.elect_preferred(tp, "elect:auto_preferred")
-        self.balancing = False
         self.balance_schedule = IMMEDIATELY if full else DEFERRED
         self.maybe_schedule_balance()

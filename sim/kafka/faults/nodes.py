@@ -45,7 +45,7 @@ LOG_DIR_DATA = ("lost", "kept")
 def restart_outcome(world, name: str) -> str | None:
     """Start node `name` again; None when it runs, else why not: it runs already, or it
     could not start (a ZooKeeper-mode broker whose previous session still holds its
-    registration exits at once, `Broker._registration_held`)."""
+    registration exits at once, `Broker._fail_start`)."""
     if not world.restart(name):
         return "already up"
     if not world.is_alive(name):
