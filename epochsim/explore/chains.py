@@ -15,12 +15,20 @@ Contract:
   the steps below it saw (each a sentence);
 - `STAGES` names, per invariant, its chain of steps in order (the last one before the
   violation itself); `leading(reached, chain)` is how many leading steps of a chain a run
-  reached.
+  reached;
+- `ChainFold.leads` are fault steps that would take the run one step further where a single
+  operator action can: at the moment a step was reached, the action its next step needs,
+  aimed at the partition and broker that step named (an in-sync replica that lagged the
+  epoch is named leader by a leadership move; a reassignment whose added replica lags is
+  cancelled). Only the steps in `lead_stages` (the target's chain) record leads; a mutant
+  of the case may add one (`mutate`'s `follow` edit). At most `MAX_LEADS`, the first ones,
+  in trace order.
 Everything is ordered by names or trace order; nothing depends on set order.
 """
 
 from __future__ import annotations
 
+from sim.core.faults import FaultStep
 from sim.kafka.vocab import broker_id
 
 STOP_REPLICA_SENT = "a StopReplica was in flight"
@@ -37,6 +45,7 @@ LEADER_BEHIND = "a partition's leader was named at a newer epoch than the one it
 LEADER_LATE = "a leader had not applied its newer epoch 100 ms after it was named at it"
 CLIENT_AHEAD = "a client learned a leader epoch its leader had not applied yet"
 LATE_US = 100_000  # long enough for a client's metadata refresh to matter
+MAX_LEADS = 8
 
 STAGES: dict[str, tuple[str, ...]] = {
     "stop_replica_out_of_order": (STOP_REPLICA_SENT, STOP_REPLICA_BEHIND),
@@ -62,11 +71,14 @@ def leading(reached, chain: tuple) -> int:
 class ChainFold:
     """The chain steps one run reached; feed it every event in trace order."""
 
-    def __init__(self):
+    def __init__(self, lead_stages: tuple = ()):
         self.stages: set[str] = set()
+        self._lead_stages = lead_stages  # the steps whose leads are recorded
         self._stop_replicas: dict[int, tuple] = {}  # mid -> (dst, {tp: epoch}) in flight
         self._leader_and_isrs: dict[int, tuple] = {}  # mid -> (dst, {tp: epoch}, sent at)
-        self._written: dict[str, tuple] = {}  # tp -> (leader epoch, ISR) the controller last wrote
+        # tp -> (leader epoch, ISR, when) the controller last wrote
+        self._written: dict[str, tuple] = {}
+        self._restarted: dict[int, int] = {}  # broker id -> when it last restarted
         self._applied: dict[tuple, int] = {}  # (broker id, tp) -> applied leader epoch
         self._led: dict[tuple, int] = {}  # (tp, leader epoch) -> the broker that led at it
         self._down: set[int] = set()  # broker ids crashed and not restarted
@@ -76,15 +88,22 @@ class ChainFold:
         self._replicas: dict[str, tuple] = {}  # tp -> its replicas as last written
         # (broker id, tp) -> (the newer epoch it was named leader at, since when)
         self._named_ahead: dict[tuple, tuple] = {}
+        self._adding_led: set[tuple] = set()  # (broker id, tp) adding overdue, led already
+        self.leads: list[FaultStep] = []
+
+    def _lead(self, stage: str, at_us: int, action: str, target: str, params: dict) -> None:
+        """Record a lead reached at `stage` (only for the stages asked for)."""
+        lead = FaultStep(at_us, action, target, params)
+        if stage in self._lead_stages and len(self.leads) < MAX_LEADS and lead not in self.leads:
+            self.leads.append(lead)
 
     def step(self, ev: dict) -> None:
         now = ev.get("t", 0)
         if self._named_ahead and LEADER_LATE not in self.stages and \
                 _overdue((since for _e, since in self._named_ahead.values()), now):
             self.stages.add(LEADER_LATE)
-        if self._adding and ADDING_LAGGED not in self.stages and \
-                _overdue(self._adding.values(), now):
-            self.stages.add(ADDING_LAGGED)
+        if self._adding and _overdue(self._adding.values(), now):
+            self._adding_lagged(now)
         handler = _HANDLERS.get(ev["kind"])
         if handler is not None:
             handler(self, ev)
@@ -153,6 +172,7 @@ class ChainFold:
 
     def on_restart(self, ev: dict) -> None:
         self._down.discard(broker_id(ev["node"]))
+        self._restarted[broker_id(ev["node"])] = ev.get("t", 0)
 
     def on_log_deleted(self, ev: dict) -> None:
         self._applied.pop((broker_id(ev["node"]), ev["tp"]), None)
@@ -167,17 +187,31 @@ class ChainFold:
             self.stages.add(LEADER_BEHIND)
             since = self._named_ahead.get(key, (0, ev.get("t", 0)))[1]  # the first time named
             self._named_ahead[key] = (ev["leader_epoch"], since)
-        written, isr = self._written.get(tp, (None, ()))
-        self._written[tp] = (ev["leader_epoch"], tuple(ev.get("isr", ())))
+        written, isr, since = self._written.get(tp, (None, (), 0))
+        self._written[tp] = (ev["leader_epoch"], tuple(ev.get("isr", ())), ev.get("t", 0))
         led_by = self._led.get((tp, written))
         if led_by is None:
             return
+        # a replica that restarted since the epoch was written lags only until the controller
+        # reads its restart, which takes it out of the ISR: not a lag an election can use
         lagging = [r for r in isr if r not in self._down and r != led_by
+                   and self._restarted.get(r, -1) < since
                    and self._applied.get((r, tp), -1) < written]
         if lagging:
             self.stages.add(REPLICA_LAGGED)
+            for replica in lagging:  # from when it began to lag: the epoch's write
+                self._lead(REPLICA_LAGGED, since, "move_leader", tp, {"to": f"b{replica}"})
         if ev["reason"].startswith("elect") and ev["leader"] in lagging:
             self.stages.add(LAGGING_ELECTED)
+
+    def _adding_lagged(self, now: int) -> None:
+        """Replicas a reassignment adds stayed out of the ISR: cancelling it now removes them
+        while they are still adding."""
+        for key in sorted(k for k, since in self._adding.items()
+                          if now - since >= LATE_US and k not in self._adding_led):
+            self.stages.add(ADDING_LAGGED)
+            self._adding_led.add(key)
+            self._lead(ADDING_LAGGED, now, "cancel_reassignment", key[1], {})
 
     def _track_adding(self, ev: dict) -> None:
         """Which replicas a reassignment of `ev`'s partition adds that are out of its ISR,
@@ -196,6 +230,7 @@ class ChainFold:
         out = self._adds.get(tp, set()) - set(ev.get("isr", ()))
         for key in sorted(k for k in self._adding if k[1] == tp and k[0] not in out):
             del self._adding[key]
+            self._adding_led.discard(key)
         for replica in sorted(out):
             self._adding.setdefault((replica, tp), now)
 

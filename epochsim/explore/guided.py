@@ -52,11 +52,11 @@ def guided_cases(draw, space, corpus, valid):
     rng = random.Random(seed * 1_000_003 + corpus.runs)
     if not corpus.entries or rng.random() >= mutant_share(corpus.runs):
         return fresh
-    parent, feats = corpus.pick(rng)
+    parent, feats, leads = corpus.pick(rng)
     sent = tuple(k for k in CONTROL_KINDS if any(f.startswith(f"cell {k}/") for f in feats))
     sent += tuple(k for k in sent if k in corpus.focus)  # the target's kind twice as often
     for _ in range(TRIES):
-        child = mutate(parent, rng, space, extra, corpus.donor(rng), sent)
+        child = mutate(parent, rng, space, extra, corpus.donor(rng), sent, leads)
         if child.key() != parent.key() and valid(child):
             return child
     return parent

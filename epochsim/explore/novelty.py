@@ -141,17 +141,20 @@ class Corpus:
         self.focus = focus  # words of the features near the target's situation
         self.stages = tuple(map(chain_feature, stages))  # the target's chain, in order
         self.entries: list[tuple] = []  # (case, its features), in the order they were kept
+        self.leads: list[tuple] = []  # per entry, the fault steps its run's chain led to
         self.runs = 0  # passing runs counted
         self.hits: Counter = Counter()  # feature -> runs that reached it
         self.over_time: list[tuple[int, int, int]] = []  # (run, cells reached, features reached)
 
-    def add(self, case, feats: frozenset, run: int, cells: int) -> bool:
-        """Count a run's features; keep `case` if one of them is new. Returns whether kept."""
+    def add(self, case, feats: frozenset, run: int, cells: int, leads: tuple = ()) -> bool:
+        """Count a run's features; keep `case` (with the `leads` of its run's chain,
+        `chains.ChainFold.leads`) if one of them is new. Returns whether kept."""
         new = any(f not in self.hits for f in feats)
         self.hits.update(feats)
         self.runs += 1
         if new:
             self.entries.append((case, feats))
+            self.leads.append(tuple(leads))
         self._point(run, cells, len(self.hits))
         return new
 
@@ -187,8 +190,10 @@ class Corpus:
         return leading(feats, self.stages)
 
     def pick(self, rng) -> tuple:
-        """A parent (case, features) drawn with `weights` by `rng` (a seeded random.Random)."""
-        return rng.choices(self.entries, weights=self.weights())[0]
+        """A parent (case, features, leads) drawn with `weights` by `rng` (a seeded
+        random.Random)."""
+        i = rng.choices(range(len(self.entries)), weights=self.weights())[0]
+        return self.entries[i] + (self.leads[i],)
 
     def donor(self, rng):
         """Any kept case, uniformly (for splicing its episodes into another)."""

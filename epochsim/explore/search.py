@@ -89,6 +89,7 @@ class _Search:
         self.corpus = Corpus(focus_words(RELEVANT.get(target, ("", ()))[1]), self.stages)
         self.oracle.on_events = self._fold
         self._features: frozenset | None = None
+        self._leads: tuple = ()
         self.budget = budget
         self.max_shrink_runs = max_shrink_runs
         self.progress = progress
@@ -100,10 +101,11 @@ class _Search:
     def _fold(self, events, judged) -> None:
         signals = SignalFold()
         # the chain's fold only where the target has a chain: the others would drop its steps
-        chains = ChainFold() if self.stages else None
+        chains = ChainFold(self.stages) if self.stages else None
         also = (signals, chains) if chains is not None else (signals,)
         fold = self.coverage.add_events(events, judged, also=also)
         self._features = features(fold, signals, chains, self.stages)
+        self._leads = tuple(chains.leads) if chains is not None else ()
 
     def probe(self, case) -> None:
         if self.first is not None and self._over_shrink_budget(case):
@@ -123,7 +125,8 @@ class _Search:
                 self._first_failure(case)
             else:  # the corpus grows with passing runs only: a failure's replay sees it as was
                 if feats is not None:
-                    self.corpus.add(case, feats, self.oracle.runs, len(self.coverage.cells))
+                    self.corpus.add(case, feats, self.oracle.runs, len(self.coverage.cells),
+                                    self._leads)
                     self._report_progress()
                 return
         if self.oracle.fails(case):

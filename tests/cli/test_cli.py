@@ -367,8 +367,8 @@ def test_selftest_shrinks_with_its_own_budget(tmp_path, monkeypatch):
 
 def test_selftest_searches_the_correct_model_of_each_distinct_story():
     """Bases that share options and invariants but not their scripted steps are searched
-    apart: a story is every case's start. controller_reuses_leader_epoch's base bounces its
-    leader; the others of its configuration script nothing."""
+    apart: a story is every case's start. controller_reuses_leader_epoch's base shuts its
+    leader down and restarts it; the others of its configuration script nothing."""
     from epochsim.explore.selftest import clean_bases
 
     groups = clean_bases(["no_stop_replica_epoch_check", "lai_accepts_older_epoch",

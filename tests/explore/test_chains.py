@@ -210,3 +210,44 @@ def test_kip359_s_chain_a_client_ahead_of_a_leader_that_lags_its_own_epoch():
     assert _kip359(None) == {LEADER_BEHIND, LEADER_LATE, CLIENT_AHEAD}
     assert _kip359(1_001_000) == {LEADER_BEHIND}  # applied at once: no window
     assert _kip359(1_180_000) == {LEADER_BEHIND, LEADER_LATE}  # late, but before the client
+
+
+def leads(events, stages) -> list:
+    chains = ChainFold(stages)
+    for ev in events:
+        chains.step(ev)
+    return [(s.at_us, s.action, s.target, s.params) for s in chains.leads]
+
+
+def test_a_lagging_in_sync_replica_leads_to_a_leadership_move_to_it():
+    """The lead of `single_leader_per_epoch`'s first step: move the leadership to the replica
+    that lagged, from the moment the epoch it lags was written; recorded only when asked."""
+    start = [at(state(1, 0, [1, 2, 3], "controller_failover"), 0), at(applied("b1", "leader", 0), 1),
+             at(applied("b2", "follower", 0), 1), at(applied("b3", "follower", 0), 1),
+             at(state(1, 1, [1, 2], "controlled_shutdown"), 500_000),
+             at(applied("b1", "leader", 1), 501_000),
+             at(state(1, 1, [1, 2], "alter_partition"), 600_000)]
+    asked = STAGES["single_leader_per_epoch"]
+    assert leads(start, asked) == [(500_000, "move_leader", "t-0", {"to": "b2"})]
+    assert leads(start, STAGES["stray_replica"]) == []
+    assert leads(start, ()) == []
+    # a replica restarted since the epoch's write lags only until the controller reads the
+    # restart (which takes it out of the ISR): no step, no lead
+    bounced = start[:-1] + [at({"kind": "crash", "node": "b2"}, 550_000),
+                            at({"kind": "restart", "node": "b2"}, 560_000), start[-1]]
+    assert leads(bounced, asked) == [] and REPLICA_LAGGED not in fold(bounced)
+
+
+def test_an_added_replica_out_of_the_isr_leads_to_cancelling_the_reassignment_once():
+    start = [written(0, [1, 2], [1, 2], "controller_failover"),
+             written(1_000, [1, 2], [3, 1, 2], "reassign_start")]
+    ticks = [{"kind": "crash", "node": "b9", "t": t} for t in (101_000, 150_000, 200_000)]
+    asked = STAGES["stray_replica"]
+    assert leads(start + ticks, asked) == [(101_000, "cancel_reassignment", "t-0", {})]
+    # caught up and out again (a new reassignment): a lead of its own
+    again = [written(300_000, [1, 2, 3], [3, 1, 2], "alter_partition"),
+             written(400_000, [1, 2], [1, 2], "reassign_complete"),
+             written(500_000, [1, 2], [3, 1, 2], "reassign_start"),
+             {"kind": "crash", "node": "b9", "t": 700_000}]
+    assert leads(start + ticks + again, asked) == [(101_000, "cancel_reassignment", "t-0", {}),
+                                                  (700_000, "cancel_reassignment", "t-0", {})]

@@ -301,3 +301,33 @@ def test_a_rule_moved_late_in_the_window_lapses_by_its_end():
     assert moved.at_us + moved.params["duration_ms"] * 1000 <= window_us
     early = _clamp_unit(rule, 0, SPACE)[0]
     assert early.params["duration_ms"] == min(3000, window_us // 1000)
+
+
+def test_a_parent_with_leads_has_one_followed_after_its_moment_and_one_without_draws_as_before():
+    """The `follow` edit: the lead's step, 1 ms-2 s after the moment its chain step was
+    reached; a parent without leads gets exactly the mutants it got before leads existed."""
+    lead = FaultStep(1_200_000, "move_leader", "t-0", {"to": "b3"})
+    rng = random.Random(5)
+    kids = [mutate(PARENT, rng, SPACE, FRESH, PARENT, ("StopReplica",), (lead,))
+            for _ in range(200)]
+    followed = [s for k in kids for s in k.steps if s.action == "move_leader"]
+    assert 0.4 * len(kids) < len(followed) < len(kids)  # half the time, now and then dropped
+    # (a later edit of the same mutant may move it again)
+    offsets = [s.at_us - lead.at_us for s in followed]
+    assert sum(o in (1_000, 10_000, 100_000, 500_000, 1_000_000, 2_000_000) for o in offsets) \
+        > 0.8 * len(offsets)
+    assert sum(s.target == "t-0" and s.params == {"to": "b3"} for s in followed) \
+        > 0.8 * len(followed)
+    plain = [mutate(PARENT, random.Random(5), SPACE, FRESH, PARENT, ("StopReplica",), ())
+             for _ in range(1)]
+    assert plain == [mutate(PARENT, random.Random(5), SPACE, FRESH, PARENT, ("StopReplica",))]
+    assert children(50) == [mutate(PARENT, r, SPACE, FRESH, PARENT, ("StopReplica",), ())
+                            for r in [random.Random(7)] for _ in range(50)]
+
+
+def test_the_corpus_hands_out_a_parent_with_the_leads_of_its_run():
+    corpus = Corpus()
+    lead = FaultStep(1_000, "cancel_reassignment", "t-0", {})
+    corpus.add("a", frozenset({"x"}), 1, 1, (lead,))
+    corpus.add("b", frozenset({"x"}), 2, 1, (lead,))  # nothing new: not kept
+    assert corpus.pick(random.Random(1)) == ("a", frozenset({"x"}), (lead,))
