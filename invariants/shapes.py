@@ -72,6 +72,7 @@ FIELDS: dict[str, dict[str, str]] = {
     "replica_state": {**_TP, "role": _S, "leader": _I, "leader_epoch": _I,
                       "partition_epoch": _I, "isr": "array of int", "controller_epoch": _I},
     "lai_rejected": {"controller_epoch": _I, "partitions": "array"},
+    "lai_leader_unavailable": {"controller_epoch": _I, "partitions": "array"},
     "metadata": {"controller_epoch": _I, "changes": "array", "alive": "array of int"},
     "metadata_fenced": {"controller_epoch": _I, "corr": _I, "tps": "array of string",
                         "alive": _B},
@@ -127,6 +128,7 @@ ROWS: dict[tuple[str, str], tuple[str, ...]] = {
     ("hw", "hws"): (_S, _I, _I, _I),
     ("metadata", "changes"): (_S, _I, _I),
     ("lai_rejected", "partitions"): (_S, _I, _I, _I),
+    ("lai_leader_unavailable", "partitions"): (_S, _I, _I, _I),
     ("consume", "read"): (_I, _S),
 }
 

@@ -166,6 +166,10 @@ _SIMPLE = {
                                      f"{ev['leader_epoch']} < known {ev['known_epoch']}"),
     V.LAI_REJECTED: lambda ev: f"{ev['node']} rejected LeaderAndIsr: " + ", ".join(
         f"{p[0]} epoch {p[1]} vs own {p[2]} ({error_name(p[3])})" for p in ev.get("partitions", [])),
+    V.LAI_LEADER_UNAVAILABLE: lambda ev: (
+        f"{ev['node']} left LeaderAndIsr unapplied, its leader not alive in its metadata: "
+        + ", ".join(f"{p[0]} leader {broker(p[1])} epoch {p[2]} (own {p[3]})"
+                    for p in ev.get("partitions", []))),
     V.STALE_CONTROLLER: lambda ev: (f"{ev['node']} rejected {ev['request']} from controller epoch "
                                     f"{ev['req_controller_epoch']} < {ev['local_controller_epoch']}"),
     V.ALTER_PARTITION: lambda ev: (f"{ev['node']} handled AlterPartition {ev['tp']} from "

@@ -61,7 +61,7 @@ class ControlPlane:
         if self._fenced_controller(msg):
             return
         req = msg.body
-        errors, rejected = [], []
+        errors, rejected, unavailable = [], [], []
         stamp = (req.controller_epoch, req.corr)
         decide = self.rules.leader_and_isr_partition
         for st in req.partitions:
@@ -74,6 +74,11 @@ class ControlPlane:
                               p is not None and p.topic_id == st.topic_id, local,
                               p.partition_epoch if p is not None else -1, st.leader_epoch,
                               st.partition_epoch, self.id in st.replicas)
+            if decision.become and st.leader != self.id and st.leader not in self.alive_brokers:
+                self._host_only(st)
+                unavailable.append([st.tp, st.leader, st.leader_epoch, local])
+                errors.append((st.tp, E.NONE))
+                continue
             if decision.become:
                 self._become(st, force=decision.reset_epochs)
                 self.partitions[st.tp].lai_stamp = stamp
@@ -84,6 +89,9 @@ class ControlPlane:
             errors.append((st.tp, decision.error))
         if rejected:
             self.emit(V.LAI_REJECTED, {"controller_epoch": req.controller_epoch, "partitions": rejected})
+        if unavailable:
+            self.emit(V.LAI_LEADER_UNAVAILABLE, {"controller_epoch": req.controller_epoch,
+                                                 "partitions": unavailable})
         if req.full:
             self._remove_strays({st.tp for st in req.partitions}, stamp)
         self._reply(msg, "LeaderAndIsrResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
@@ -115,6 +123,15 @@ class ControlPlane:
         if tomb is None or tomb[0] != st.topic_id:
             return -1
         return tomb[1]
+
+    def _host_only(self, st) -> None:
+        """A follower's LeaderAndIsr whose leader the metadata cache does not list alive
+        (leader -1 after an election that found no one among them): `makeFollowers` changes
+        nothing of the partition, neither its epoch nor its fetcher, and only creates the
+        replica's log (KAFKA-1647), answering NONE (0.10.2.0 to 3.7.0, ZooKeeper mode)."""
+        if st.tp not in self.partitions:
+            log = self._log_for(st.tp, st.topic_id)
+            self.partitions[st.tp] = Partition(st.tp, st.topic_id, log, self.id)
 
     def _become(self, st, force: bool = False) -> None:
         p = self.partitions.get(st.tp)

@@ -275,6 +275,15 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
             self.name, self.controller_epoch, epoch, corr, parts))
 
     def send_full_state(self, brokers: list[int]) -> None:
+        """`onControllerFailover`'s first requests: UpdateMetadata to every live broker, so
+        that each knows the live brokers before it handles a LeaderAndIsr (`makeFollowers`
+        leaves a partition alone whose leader its cache does not list alive): every
+        partition's state before 2.2, none from 2.2 (`sendUpdateMetadataRequest(..., Set.empty)`
+        once an empty set meant none, KAFKA-7537; read at 0.10.2.0, 2.1.0, 2.2.0 and 3.7.0).
+        Then `ReplicaStateMachine.startup`'s: LeaderAndIsr of its partitions to each of
+        `brokers`, and UpdateMetadata of every partition to every live broker."""
+        first = [] if self.protocol.startup_metadata_to_new_brokers_only else self.store.all_tps()
+        self.send_update_metadata(first, deleted=self.deleting_tps() if first else ())
         for b in brokers:
             self.send_assignments(b)
         self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps())

@@ -131,8 +131,8 @@ class Protocol:
     # ZK mode: at a broker's startup the controller sends every partition's state only to the
     # brokers that started; the others get an UpdateMetadata with the live brokers and no
     # partition state (`onBrokerStartup`, KAFKA-7537, apache/kafka PR 5869, 2.2). Before, every
-    # live broker got every partition's state, which repaired a cache an earlier
-    # UpdateMetadata had missed
+    # live broker got every partition's state, which repaired a cache an earlier UpdateMetadata
+    # had missed. Likewise a controller's first UpdateMetadata after its failover
     startup_metadata_to_new_brokers_only: bool = True
     # ZK mode: a broker failure that takes no replica offline and elects no leader still ends
     # with an UpdateMetadata of no partition, so the live brokers hear the broker is gone

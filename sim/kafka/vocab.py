@@ -66,6 +66,8 @@ METADATA_APPLY = "metadata_apply"    # a broker applied committed records: from_
 REPLICA_STATE = "replica_state"  # tp, topic_id, role (leader|follower), leader, leader_epoch,
 #                                  partition_epoch, isr, controller_epoch
 LAI_REJECTED = "lai_rejected"    # controller_epoch, partitions: [[tp, req_epoch, local_epoch, error]]
+LAI_LEADER_UNAVAILABLE = "lai_leader_unavailable"  # controller_epoch, partitions: [[tp,
+#                                  leader, req_epoch, local_epoch]]: not applied, leader not alive
 METADATA = "metadata"            # controller_epoch, changes: [[tp, leader, leader_epoch]], alive
 METADATA_FENCED = "metadata_fenced"  # controller_epoch, corr, tps, alive (update_metadata_fence)
 STOP_REPLICA = "stop_replica"    # tp, topic_id, delete, req_epoch (wire), issued_epoch (truth at
