@@ -10,8 +10,8 @@ keeps a session with its leader (`FetchSessionHandler`): its first Fetch names e
 partition, later ones only those whose fetch state changed since the last (kept as a set of
 dirty partitions, plus the backoffs that end), and forget those that stopped being ready; a
 session error or a lost Fetch makes the next one full again. How it finds where its log
-diverges from its leader's depends on
-`follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3 and 5):
+diverges from its leader's depends on `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows
+1, 3, 5):
 
 - `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the
   epoch of the follower's last entry (`LastFetchedEpoch`, Fetch v12) and a `DivergingEpoch`
@@ -305,10 +305,11 @@ class Fetcher:
                 self._append_fetched(p, data, added, hws, starts)
         if added:
             self.emit(V.REPLICATE, {"leader": leader, "batches": added})
-        if hws:
-            self._follower_hws_moved(hws)
+        # log starts before HWs (one step in Kafka): no HW announced covers what the answer drops
         for p, start in starts:
             self.raise_log_start(p.tp, p.topic_id, p.log, start)
+        if hws:
+            self._follower_hws_moved(hws)
         self._maybe_fetch(leader)
 
     def _truncate_diverging(self, p, diverging) -> bool:
@@ -370,9 +371,8 @@ class Fetcher:
         return False
 
     def _append_fetched(self, p, data, added: list, hws: list, starts: list) -> None:
-        """Append the answer's batches at the log end, take its HW, and note in `starts`
-        the leader's log start when the follower is to move up to it (after the answer's
-        `replicate` and `hw` events, in Kafka's order)."""
+        """Append the answer's batches at the log end, take its HW, and note in `starts` the
+        leader's log start when the follower is to move up to it (judged by the new HW)."""
         log = p.log
         first = data.entries[0] if data.entries else None
         if first and first[0] < log.leo < first[0] + first[1] and log.leo == log.log_start_offset:

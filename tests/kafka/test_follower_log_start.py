@@ -63,3 +63,72 @@ def test_the_rule_takes_only_a_higher_start_within_the_followers_hw():
     assert follower_log_start(on, 50, 100, 150) is None  # lower: a start never goes back
     assert follower_log_start(on, 200, 0, 150) is None  # above its HW: Kafka refuses it
     assert follower_log_start(off, 100, 0, 150) is None
+
+
+BELOW_LEADER_START = """
+name = "divergent-below-leader-log-start"
+expect = "pass"
+seed = 1
+[run]
+duration_ms = 6000
+settle_ms = 2000
+[protocol]
+profile = "3.7"
+[cluster]
+brokers = 3
+controllers = 2
+broker_session_timeout_ms = 1500
+zk_session_timeout_ms = 1500
+replica_lag_time_max_ms = 3000
+auto_leader_rebalance = false
+[[topics]]
+name = "t"
+replication_factor = 3
+assignment = [[1, 2, 3]]
+[[producers]]
+name = "p1"
+topic = "t"
+acks = 1
+records_per_sec = 100
+linger_ms = 100
+enable_idempotence = "off"
+metadata_max_age_ms = 500
+request_timeout_ms = 1000
+delivery_timeout_ms = 4000
+[[faults]]
+at_ms = 2200
+action = "move_leader"
+target = "t-0"
+to = "b1"
+[[faults]]
+at_ms = 3000
+action = "controlled_shutdown"
+target = "b1"
+[[faults]]
+at_ms = 3800
+action = "retention"
+target = "t-0"
+log_start_offset = 220
+[[faults]]
+at_ms = 3800
+action = "restart"
+target = "b1"
+"""
+
+
+def test_a_follower_drops_below_the_leaders_log_start_before_its_hw_covers_it():
+    """b1 led epoch 1 with acks=1 writes b2 never fetched; b2 leads epoch 2 from its own log
+    end, and DeleteRecords moves b2's log start past where the two diverge, which trims the
+    epoch cache: b1, back, is told epoch 1 ended at the log start and truncates only to it,
+    keeping its own batches below. The same answer moves b1's log start there, before its HW
+    is announced (found by the self-test's deeper search of a correct model: with the HW
+    announced first, `log_divergence` saw b1's batch below its HW)."""
+    from scenarios.schema import parse_scenario
+
+    verdict = run_scenario(parse_scenario(BELOW_LEADER_START, "d.toml"), 1, keep_events=True)
+    assert verdict["violated"] == []
+    events = [e for e in verdict["_events"] if e["node"] == "b1" and e["t"] >= 3_800_000]
+    truncated = [e["to_offset"] for e in events if e["kind"] == "truncate"]
+    assert truncated == [220]  # the leader's log start, not where the logs diverge
+    kinds = [e["kind"] for e in events if e["kind"] in ("log_start", "hw")]
+    assert kinds[:2] == ["log_start", "hw"], kinds
