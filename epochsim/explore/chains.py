@@ -102,8 +102,8 @@ class ChainFold:
         if self._named_ahead and LEADER_LATE not in self.stages and \
                 _overdue((since for _e, since in self._named_ahead.values()), now):
             self.stages.add(LEADER_LATE)
-        if self._adding and _overdue(self._adding.values(), now):
-            self._adding_lagged(now)
+        if len(self._adding) > len(self._adding_led) and _overdue(self._adding.values(), now):
+            self._adding_lagged(now)  # (the replicas led already are among those adding)
         handler = _HANDLERS.get(ev["kind"])
         if handler is not None:
             handler(self, ev)

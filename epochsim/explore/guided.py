@@ -7,7 +7,7 @@ as it was): a fresh case (`strategies.cases`), a mutation seed and a fresh episo
 A `random.Random` seeded by the mutation seed and the number of runs the corpus has counted
 decides: the fresh case (always while the corpus is empty; then less often as the corpus
 counts runs, down to 1 - MUTANT_SHARE), or a parent picked from the corpus and mutated
-(`mutate.mutate`),
+(`mutate.mutate`, which may follow one of the leads its run's chain recorded),
 splicing in the fresh episode or copying a unit of another kept case. A mutant the scenario
 loader would reject (`valid` says no) is drawn again, up to a few times, else the parent is
 returned (already run: it costs no run). Hypothesis shrinks a mutant like any example: the
