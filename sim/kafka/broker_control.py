@@ -75,7 +75,7 @@ class ControlPlane:
                               p.partition_epoch if p is not None else -1, st.leader_epoch,
                               st.partition_epoch, self.id in st.replicas)
             if decision.become and st.leader != self.id and st.leader not in self.alive_brokers:
-                self._host_only(st)
+                self._host(st)
                 unavailable.append([st.tp, st.leader, st.leader_epoch, local])
                 errors.append((st.tp, E.NONE))
                 continue
@@ -124,20 +124,20 @@ class ControlPlane:
             return -1
         return tomb[1]
 
-    def _host_only(self, st) -> None:
-        """A follower's LeaderAndIsr whose leader the metadata cache does not list alive
-        (leader -1 after an election that found no one among them): `makeFollowers` changes
-        nothing of the partition, neither its epoch nor its fetcher, and only creates the
-        replica's log (KAFKA-1647), answering NONE (0.10.2.0 to 3.7.0, ZooKeeper mode)."""
-        if st.tp not in self.partitions:
-            log = self._log_for(st.tp, st.topic_id)
-            self.partitions[st.tp] = Partition(st.tp, st.topic_id, log, self.id)
-
-    def _become(self, st, force: bool = False) -> None:
+    def _host(self, st) -> Partition:
+        """The partition `st` names, created with its log if this broker hosts none. Alone, it
+        is what `makeFollowers` does with a follower's LeaderAndIsr whose leader the metadata
+        cache does not list alive (leader -1 after an election that found no one among
+        them): it changes nothing of the partition, neither its epoch nor its fetcher, and
+        only creates the replica's log (KAFKA-1647), answering NONE (0.10.2.0 to 3.7.0)."""
         p = self.partitions.get(st.tp)
         if p is None:
             p = Partition(st.tp, st.topic_id, self._log_for(st.tp, st.topic_id), self.id)
             self.partitions[st.tp] = p
+        return p
+
+    def _become(self, st, force: bool = False) -> None:
+        p = self._host(st)
         # the fetch sessions holding it read it again: before the parked Fetches that
         # `fail_waiters` answers, and after every change made here
         self.touch_sessions(st.tp)
