@@ -15,13 +15,15 @@ and docs/trace.md explain each one with its sources):
   epochsim list profiles                 every protocol switch in every version profile
   epochsim list profiles 2.5 2.6         only the switches that differ between these profiles
   epochsim list profiles 2.5 2.6 --all   every switch, also those on which the two agree
+  epochsim list defaults                 the options whose default depends on the release
+  epochsim list defaults 2.4 2.5         the same for these profiles only
   epochsim list invariants               each invariant, its rule type and what it checks
   epochsim list mutants                  each planted bug and the invariant that must catch it
   epochsim list kinds                    every trace event kind
   epochsim list actions                  each fault action, its target and its params
                                          (docs/scenarios.md describes what each one does)"""
 
-WHAT = ("profiles", "invariants", "mutants", "kinds", "actions")
+WHAT = ("profiles", "defaults", "invariants", "mutants", "kinds", "actions")
 
 
 def register(subs) -> None:
@@ -30,31 +32,41 @@ def register(subs) -> None:
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=WHAT, metavar="WHAT", help=" | ".join(WHAT))
     p.add_argument("names", nargs="*", default=[], metavar="PROFILE",
-                   help="with `profiles`: the profiles to show (default: all)")
+                   help="with `profiles` or `defaults`: the profiles to show (default: all)")
     p.add_argument("--all", action="store_true",
                    help="with two or more profiles: also the switches on which they agree")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
-    if args.names and args.what != "profiles":
-        raise UsageError(f"list {args.what}: takes no names (only `list profiles` does)")
+    if args.names and args.what not in ("profiles", "defaults"):
+        raise UsageError(f"list {args.what}: takes no names (only `list profiles` and "
+                         "`list defaults` do)")
     lines = {"profiles": lambda: profile_lines(args.names, args.all),
+             "defaults": lambda: default_lines(args.names),
              "invariants": invariant_lines, "mutants": mutant_lines,
              "kinds": kind_lines, "actions": action_lines}[args.what]()
     print("\n".join(lines))
     return 0
 
 
+def _profiles(what: str, names: list[str]) -> list[str]:
+    """The profiles `names` asks for, in the order given (all when empty); UsageError for an
+    unknown one."""
+    from sim.kafka.profiles import PROFILES
+
+    unknown = [n for n in names if n not in PROFILES]
+    if unknown:
+        raise UsageError(f"list {what}: unknown profile {unknown[0]!r}; "
+                         f"profiles: {', '.join(PROFILES)}")
+    return list(dict.fromkeys(names)) or list(PROFILES)
+
+
 def profile_lines(names: list[str], everything: bool = False) -> list[str]:
     """The switch x profile table; with two or more profiles, only the rows that differ."""
     from sim.kafka.profiles import PROFILES, switch_names, switch_text
 
-    unknown = [n for n in names if n not in PROFILES]
-    if unknown:
-        raise UsageError(f"list profiles: unknown profile {unknown[0]!r}; "
-                         f"profiles: {', '.join(PROFILES)}")
-    cols = list(dict.fromkeys(names)) or list(PROFILES)
+    cols = _profiles("profiles", names)
     rows = [[name] + [switch_text(name, getattr(PROFILES[c], name)) for c in cols]
             for name in switch_names()]
     if len(cols) > 1 and names and not everything:
@@ -62,6 +74,23 @@ def profile_lines(names: list[str], everything: bool = False) -> list[str]:
         if not rows:
             return [f"profiles {', '.join(cols)} set every switch alike"]
     return _table(["switch", *cols], rows)
+
+
+def default_lines(names: list[str]) -> list[str]:
+    """The option x profile table of the defaults that depend on the release (what a scenario
+    gets for an option it leaves out; docs/scenarios.md, "Defaults by release")."""
+    from scenarios.toml_text import value_text
+    from sim.kafka.defaults import KRAFT_DEFAULTS, RELEASE_DEFAULTS, release_default
+    from sim.kafka.modes import KRAFT, modes
+
+    cols = _profiles("defaults", names)
+    rows = [[f"{section}.{key}"] + [value_text(release_default(section, key, c)) for c in cols]
+            for section, key in RELEASE_DEFAULTS]
+    # KRaft's own defaults, on the profiles that have a KRaft mode
+    rows += [[f"{section}.{key} (KRaft)"]
+             + [value_text(value) if KRAFT in modes(c)[1] else "-" for c in cols]
+             for (section, key), value in KRAFT_DEFAULTS.items()]
+    return _table(["option", *cols], rows)
 
 
 def invariant_lines() -> list[str]:

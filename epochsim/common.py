@@ -134,7 +134,9 @@ def override_flags(overrides: dict) -> str:
 
 
 def add_override_args(parser) -> None:
-    parser.add_argument("--profile", help="run under this Kafka version profile instead of the scenario's")
+    parser.add_argument("--profile", help="run under this Kafka version profile instead of the "
+                        "scenario's, with that release's defaults for the configs the scenario "
+                        "leaves out (epochsim list defaults)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
                         help="override a scenario key, e.g. --set protocol.mutant=no_dedup_cache "
                              "or --set producers.0.acks=1 (repeatable)")

@@ -4,19 +4,22 @@ Contract: `clients(value, key, prefix, read, names, run)` returns the clients of
 `ProducerOptions` or `ConsumerOptions` with every setting filled in (`read` is `producer` or
 `consumer`; types, defaults and limits are those the dataclass fields declare), and beside
 them each client's own `profile` (None: the run's; `Options.nodes` holds it);
-`unique_nodes` refuses a client name taken by another node; `idempotence_supported` refuses
-the producer configs Kafka refuses. Errors are `scenarios.tables.Bad`.
+`unique_nodes` refuses a client name taken by another node; `release_options` fills in the
+defaults that depend on a node's Kafka release; `idempotence_supported` refuses the producer
+configs Kafka refuses. Errors are `scenarios.tables.Bad`.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from scenarios.tables import NAME_RE, Bad, Names, Table, tables
 from scenarios.targets import check_topic
 from scenarios.versions import check_profile
 from sim.core.trace import RESERVED_NODES
+from sim.kafka.defaults import explicit_idempotence_defaults, release_defaults
 from sim.kafka.options import (
     IDEMPOTENCE,
     ConsumerOptions,
@@ -36,6 +39,36 @@ def idempotence_explicit(producer: ProducerOptions, protocol: Protocol) -> bool:
     (`true`), or `requested` under a profile without the KIP-185 modes, where it means `true`."""
     mode = producer.enable_idempotence
     return mode == "required" or (mode == "requested" and not protocol.idempotence_modes)
+
+
+def release_options(options: Options, raw: dict) -> Options:
+    """`options` with Kafka's defaults by release (`sim.kafka.defaults`) for every option that
+    the file's tables (`raw`: section -> the parsed TOML) leave out: the cluster's and the
+    topics' by the run's profile and control-plane mode, each client's by its own profile, and
+    an explicitly idempotent producer's `acks` and `retries` as Kafka's producer sets them."""
+    def given(section: str, i: int | None = None) -> dict:
+        value = raw.get(section)
+        if i is not None:
+            value = value[i] if isinstance(value, list) and i < len(value) else None
+        return value if isinstance(value, dict) else {}
+
+    profile = options.profile
+    cluster = replace(options.cluster, **release_defaults("cluster", given("cluster"), profile,
+                                                          options.kraft))
+    topics = tuple(replace(t, **release_defaults("topics", given("topics", i), profile))
+                   for i, t in enumerate(options.topics))
+    producers = []
+    for i, p in enumerate(options.producers):
+        written = given("producers", i)
+        p = replace(p, **release_defaults("producers", written, options.node_profile(p.name)))
+        if idempotence_explicit(p, options.protocol_of(p.name)):
+            p = replace(p, **explicit_idempotence_defaults(written))
+        producers.append(p)
+    consumers = tuple(replace(c, **release_defaults("consumers", given("consumers", i),
+                                                    options.node_profile(c.name)))
+                      for i, c in enumerate(options.consumers))
+    return replace(options, cluster=cluster, topics=topics, producers=tuple(producers),
+                   consumers=consumers)
 
 
 def idempotence_supported(options: Options) -> None:

@@ -35,6 +35,7 @@ from scenarios.clients import (
     consumer,
     idempotence_supported,
     producer,
+    release_options,
     unique_nodes,
 )
 from scenarios.limits import MAX_SCENARIO_BYTES, check_counts, check_partitions
@@ -247,6 +248,7 @@ def _resolve(data: dict, path: str) -> Scenario:
                       topics=tuple(topics), producers=tuple(producers),
                       consumers=tuple(consumers), network=network(raw["network"], names),
                       nodes=nodes, inter_broker_protocol=ibp)
+    options = release_options(options, raw)
     idempotence_supported(options)
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)

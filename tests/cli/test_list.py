@@ -66,3 +66,19 @@ def test_every_fault_action_with_its_target_and_params(capsys):
     assert "peer" in rows["reset_connections"] and "node or role" in rows["reset_connections"]
     assert "unflushed_ms=30000" in rows["power_loss"] and "replicas*" in rows["reassign"]
     assert rows["partition"].split()[1] == "-"  # no target
+
+
+def test_defaults_list_each_release_dependent_option_by_profile(capsys):
+    from sim.kafka.defaults import RELEASE_DEFAULTS
+    rows = [line.split() for line in listed(capsys, "defaults", "2.4", "2.5", "3.7")]
+    assert rows[0] == ["option", "2.4", "2.5", "3.7"]
+    assert [r[0] for r in rows[1:len(RELEASE_DEFAULTS) + 1]] == [
+        f"{s}.{k}" for s, k in RELEASE_DEFAULTS]
+    assert ["cluster.replica_lag_time_max_ms", "10000", "30000", "30000"] in rows
+    assert ["producers.acks", "1", "1", '"all"'] in rows
+    assert rows[-1][-3:] == ["-", "-", "9000"]  # KRaft's session, on the profiles with KRaft
+    assert len(listed(capsys, "defaults")[0].split()) == len(PROFILES) + 1
+
+
+def test_defaults_refuse_an_unknown_profile(capsys):
+    one_line_error(capsys, ["list", "defaults", "2.5", "9.9"], "unknown profile '9.9'", "3.7")

@@ -19,6 +19,7 @@ duration_ms = 20000
 settle_ms = 2000
 [cluster]
 replica_lag_time_max_ms = 2000
+broker_session_timeout_ms = 6000
 [[topics]]
 name = "t"
 assignment = [[1, 2]]

@@ -28,6 +28,7 @@ profile = "3.4.1"
 [cluster]
 brokers = 3
 replica_lag_time_max_ms = 2000
+broker_session_timeout_ms = 6000
 [[topics]]
 name = "t"
 partitions = 1
@@ -96,8 +97,10 @@ def _b2_after_restart(overrides: dict) -> list[dict]:
     """b2's halt, crash and truncate events after it comes back in the KIP-101 scenario, with
     a producer that backs off exponentially (a 3.7 client): it is still backing off when b2
     returns, so b1's log is shorter than b2's. (A 0.10 client retries every 100 ms, and b1's
-    log is longer by then.)"""
-    overrides = {"protocol.client_backoff": "exponential", **overrides}
+    log is longer by then.) The producer retries and unclean election is off, as the story
+    needs, where 0.10.2's defaults are `retries` 0 and unclean election on."""
+    overrides = {"protocol.client_backoff": "exponential", "producers.0.retries": 2**31 - 1,
+                 "cluster.unclean_leader_election": False, **overrides}
     sc = load_scenario(scenario_path("kip101-hw-truncation-legacy"), overrides)
     events = run_scenario(sc, 1, keep_events=True)["_events"]
     return [e for e in events if e["node"] == "b2" and e["t"] > 6_000_000

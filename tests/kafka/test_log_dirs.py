@@ -87,6 +87,8 @@ duration_ms = 16000
 settle_ms = 4000
 [protocol]
 profile = "3.7"
+[cluster]
+broker_session_timeout_ms = 6000  # noticed and restarted within the run (3.7's default: 18 s)
 [[topics]]
 name = "t"
 partitions = 1

@@ -34,6 +34,7 @@ topic = "t"
 acks = "all"
 records_per_sec = 200
 linger_ms = 10
+retries = 2147483647  # retried on every profile (0.10.2's default is 0)
 [[faults]]
 at_ms = 2000
 action = "crash"

@@ -194,6 +194,9 @@ settle_ms = 1000
 [protocol]
 profile = "3.7"
 isr_shrink_bumps_epoch = false   # removal from the ISR does not fence b3's Fetches
+[cluster]           # sessions as before 2.5 (KIP-537), so each story fits the run
+zk_session_timeout_ms = 6000
+broker_session_timeout_ms = 6000
 [[topics]]
 name = "t"
 assignment = [[1, 2, 3]]

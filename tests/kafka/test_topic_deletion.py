@@ -22,6 +22,8 @@ settle_ms = 4000
 profile = "{profile}"
 [cluster]
 brokers = 3
+broker_session_timeout_ms = 6000  # sessions as before 2.5 (KIP-537), to fit the run
+zk_session_timeout_ms = 6000
 [[topics]]
 name = "t"
 partitions = 2

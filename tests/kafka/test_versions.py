@@ -16,6 +16,8 @@ expect = "pass"
 [run]
 duration_ms = 8000
 settle_ms = 2000
+[cluster]
+broker_session_timeout_ms = 6000
 [protocol]
 profile = "{profile}"
 {protocol}

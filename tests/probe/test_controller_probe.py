@@ -88,6 +88,7 @@ profile = "3.7"
 mode = "kraft"
 brokers = 2
 controllers = 1
+broker_session_timeout_ms = 6000
 [probe]
 kafka_test = "ClusterControlManager.registerBroker"
 kafka_tag = "3.7.0"

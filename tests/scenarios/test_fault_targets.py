@@ -23,6 +23,7 @@ def test_zk_is_a_link_end_but_not_a_node():
 
 def test_a_broker_cut_from_zk_loses_leadership_but_keeps_its_clients():
     text = ('expect = "pass"\n[run]\nduration_ms = 12000\nsettle_ms = 1000\n'
+            '[cluster]\nbroker_session_timeout_ms = 6000\n'
             '[[topics]]\nname = "t"\nassignment = [[1, 2, 3]]\n'
             '[[producers]]\ntopic = "t"\nrecords_per_sec = 100\n'
             '[[faults]]\nat_ms = 1000\naction = "block"\ntarget = "b1"\ndst = "zk"\n')

@@ -7,6 +7,7 @@ from dataclasses import MISSING, fields, replace
 import pytest
 
 from scenarios.schema import ScenarioError, load_scenario, parse_scenario
+from sim.kafka.defaults import RELEASE_DEFAULTS, release_default
 from sim.kafka.options import (
     MAX_NUMBER,
     ClusterOptions,
@@ -68,6 +69,10 @@ def test_the_json_keeps_field_order_and_numbers_as_written():
                                         "jitter_ms": 0, "drop": 0.01, "duplicate": 0.0}
 
 
+_SECTION = {ClusterOptions: "cluster", ProducerOptions: "producers",
+            ConsumerOptions: "consumers"}
+
+
 def test_the_loaders_defaults_are_the_fields_defaults():
     o = parse_scenario(CLIENTS, "c.toml").options
     for cls, record in ((RunOptions, o.run), (ClusterOptions, o.cluster),
@@ -77,6 +82,10 @@ def test_the_loaders_defaults_are_the_fields_defaults():
             if (cls, f.name) == (ClusterOptions, "mode"):
                 # "" means the profile's default, which the loader resolves (test_kraft_mode)
                 assert record.mode == "zk"
+            elif (_SECTION.get(cls), f.name) in RELEASE_DEFAULTS:
+                # Kafka changed it between releases (test_release_defaults)
+                assert getattr(record, f.name) == release_default(_SECTION[cls], f.name,
+                                                                  o.profile), f.name
             elif default(cls, f.name) is not MISSING:
                 assert getattr(record, f.name) == default(cls, f.name), (cls.__name__, f.name)
 
