@@ -19,7 +19,11 @@ from scenarios.tables import NAME_RE, Bad, Names, Table, tables
 from scenarios.targets import check_topic
 from scenarios.versions import check_profile
 from sim.core.trace import RESERVED_NODES
-from sim.kafka.defaults import explicit_idempotence_defaults, release_defaults
+from sim.kafka.defaults import (
+    explicit_idempotence_defaults,
+    library_defaults,
+    release_defaults,
+)
 from sim.kafka.options import (
     IDEMPOTENCE,
     ConsumerOptions,
@@ -44,8 +48,9 @@ def idempotence_explicit(producer: ProducerOptions, protocol: Protocol) -> bool:
 def release_options(options: Options, raw: dict) -> Options:
     """`options` with Kafka's defaults by release (`sim.kafka.defaults`) for every option that
     the file's tables (`raw`: section -> the parsed TOML) leave out: the cluster's and the
-    topics' by the run's profile and control-plane mode, each client's by its own profile, and
-    an explicitly idempotent producer's `acks` and `retries` as Kafka's producer sets them."""
+    topics' by the run's profile and control-plane mode, each client's by its own profile, an
+    explicitly idempotent producer's `acks` and `retries` as Kafka's producer sets them, and
+    a real library's producer's `acks` as the library sets it."""
     def given(section: str, i: int | None = None) -> dict:
         value = raw.get(section)
         if i is not None:
@@ -63,6 +68,7 @@ def release_options(options: Options, raw: dict) -> Options:
         p = replace(p, **release_defaults("producers", written, options.node_profile(p.name)))
         if idempotence_explicit(p, options.protocol_of(p.name)):
             p = replace(p, **explicit_idempotence_defaults(written))
+        p = replace(p, **library_defaults(p.client, written, p.enable_idempotence == "required"))
         producers.append(p)
     consumers = tuple(replace(c, **release_defaults("consumers", given("consumers", i),
                                                     options.node_profile(c.name)))

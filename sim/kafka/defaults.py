@@ -11,6 +11,9 @@ Contract:
   a client's follow its own profile.
 - `explicit_idempotence_defaults(...)`: an idempotent producer's `acks` and `retries` when
   the scenario leaves them out, as Kafka's producer overrides them.
+- `library_defaults(client, given, idempotent)`: what a real client library's producer runs
+  with for the options it takes that the scenario leaves out (its own defaults, not the Java
+  client's).
 Pure data and functions: the scenario loader applies them (`scenarios.schema`), and the trace
 header records the values a run used, so a trace replays the same whatever this table says.
 """
@@ -80,3 +83,12 @@ def explicit_idempotence_defaults(given: dict) -> dict:
     if "retries" not in given:
         out["retries"] = MAX_RETRIES
     return out
+
+
+def library_defaults(client: str, given: dict, idempotent: bool) -> dict:
+    """The defaults of a producer running real library `client` ("model": none) for the
+    options `given` leaves out: aiokafka 0.14's `AIOKafkaProducer` sends with acks=1 unless
+    idempotence is on, then acks=all (its `__init__`, `acks=_missing`)."""
+    if client != "aiokafka" or "acks" in given:
+        return {}
+    return {"acks": "all" if idempotent else 1}

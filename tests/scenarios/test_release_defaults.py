@@ -136,3 +136,14 @@ def test_a_broker_restarted_within_its_releases_session_fails_to_start(profile, 
                            keep_events=True)
     failed = [e for e in verdict["_events"] if e["kind"] == "broker_start_failed"]
     assert bool(failed) is fails
+
+
+def test_a_real_library_s_producer_takes_the_library_s_acks_default():
+    """aiokafka's producer sends with acks=1 unless it is idempotent, whatever the Java
+    client's default on the run's release."""
+    library = options("3.7", producer='client = "aiokafka"').producers[0]
+    assert library.acks == 1
+    idempotent = options("3.7", producer='client = "aiokafka"\nenable_idempotence = true')
+    assert idempotent.producers[0].acks == "all"
+    assert options("3.7", producer='client = "aiokafka"\nacks = "all"').producers[0].acks == "all"
+    assert options("3.7").producers[0].acks == "all"
