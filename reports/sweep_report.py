@@ -325,6 +325,12 @@ def _header(doc: dict) -> list[str]:
     for m in doc.get("replay_mismatches", []):
         parts.append(f'<p class="bad">Not deterministic: {escape(m["scenario"])}-'
                      f'{escape(m["cell"])} seed {m["seed"]} replayed to a different trace.</p>')
+    drift = doc.get("default_drift", [])
+    if drift:  # the cells differ in more than the grid: say so before the rates are read
+        parts.append("<p>The cells also differ in Kafka's defaults per release (the base "
+                     "scenarios leave these out; write them there to compare the grid keys "
+                     "alone):</p><ul>" + "".join(f"<li>{escape(line)}</li>" for line in drift)
+                     + "</ul>")
     return parts
 
 

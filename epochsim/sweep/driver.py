@@ -5,7 +5,8 @@ Contract: `run_sweep(spec_path, out, ...)` validates the spec, every cell and OU
 master that cannot start it leaves OUT as it was); then it creates OUT (`create_out`: the
 plan), writes each cell's scenario to OUT/cells, runs every chunk not already on disk, keeps a
 bounded set of failing traces, then aggregates with Spark SQL into OUT/sweep.json and returns
-that document. Exactly once: a chunk's rows are one file
+that document; before the runs it prints a note for each release-dependent default the
+cells differ in beyond their grid keys (`epochsim.sweep.drift`). Exactly once: a chunk's rows are one file
 named by the chunk, replaced atomically, and `--resume` runs only chunks without a file, so a
 killed sweep resumed to completion holds exactly one row per (scenario, cell, seed).
 Ctrl-C propagates as KeyboardInterrupt after the finished chunks are on disk.
@@ -23,6 +24,7 @@ from epochsim.common import check_writable
 from epochsim.errors import UsageError, path_problem
 from epochsim.progress import is_terminal, phase
 from epochsim.sweep.cells import expand, fingerprint, plan_chunks
+from epochsim.sweep.drift import default_drift
 from epochsim.sweep.progress import Progress
 from epochsim.sweep.rows import done_chunks, remove_temp_files, table_for, write_chunk
 from epochsim.sweep.spec import load_spec
@@ -124,6 +126,7 @@ class Sweep:
         self.cells = expand(self.spec)
         self.chunks = plan_chunks(self.spec, self.cells)
         self.out = out
+        self.drift = default_drift(self.cells)
         self.plan = {"fingerprint": fingerprint(self.spec, self.cells),
                      "spec": self.spec.to_json(), "chunks": len(self.chunks),
                      "runs": sum(c.runs for c in self.chunks),
@@ -152,6 +155,10 @@ def run_sweep(spec_path: str, out: str, *, seeds=None, seeds_per_task=None,
     if spark is None:
         spark, started = spark_job.start_session(master, spark_ui)
     say(f"{sweep.plan['runs']} runs in {len(sweep.chunks)} chunks over {len(sweep.cells)} cells")
+    for line in sweep.drift:
+        print(f"note: cells differ beyond the grid, by Kafka's defaults per release: {line} "
+              "(write the option in the base scenario to compare the grid keys alone)",
+              file=sys.stderr)
     try:
         if not resuming:
             create_out(out, sweep.plan)
@@ -213,6 +220,7 @@ def _finish(spark, sweep: Sweep, keeper: TraceKeeper, run_s: float, chunks_run: 
         "cells": [{"scenario": c.scenario, "cell": c.cell, "params": c.params,
                    "base": c.base_path, "toml": c.toml_relpath()} for c in sweep.cells],
         "grid_keys": list(sweep.spec.grid),
+        "default_drift": sweep.drift,
         **agg,
         "planned_runs": sweep.plan["runs"],
         "traces_kept": keeper.count,

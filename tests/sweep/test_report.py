@@ -136,3 +136,15 @@ def test_the_p99_interval_is_drawn_where_the_sample_allows_one():
 
     assert bar_spans(True) == [7.0]
     assert bar_spans(False) in ([], [0.0])
+
+
+def test_the_defaults_the_cells_also_differ_in_are_listed(tmp_path):
+    doc = sweep_doc({"protocol.profile": ["2.4", "2.5"]})
+    (tmp_path / "sweep.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert "also differ in Kafka's defaults" not in render_sweep_section(str(tmp_path))
+    doc["default_drift"] = ['s: cluster.replica_lag_time_max_ms is 10000 for protocol.profile '
+                            '= "2.4"; 30000 for protocol.profile = "2.5"']
+    (tmp_path / "sweep.json").write_text(json.dumps(doc), encoding="utf-8")
+    html = render_sweep_section(str(tmp_path))
+    assert "also differ in Kafka's defaults per release" in html
+    assert "<li>s: cluster.replica_lag_time_max_ms is 10000 for protocol.profile = &quot;2.4&quot;" in html

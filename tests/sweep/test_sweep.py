@@ -174,3 +174,20 @@ def test_the_median_interval_in_spark_is_the_python_one(spark, n):
     if expected:
         xs = sorted(values)
         assert expected[0] <= xs[n // 2] <= expected[1] and expected[0] < expected[1]
+
+
+def test_a_profile_grid_says_which_defaults_moved_with_it(spark, tmp_path, capsys):
+    spec = write_spec(tmp_path, 'scenarios = ["base.toml"]\nseeds = 1\n'
+                      '[grid]\n"protocol.profile" = ["2.4", "2.5"]\n')
+    doc = run_sweep(spec, str(tmp_path / "out"), spark=spark, stream=io.StringIO())
+    err = capsys.readouterr().err
+    assert len(doc["default_drift"]) == 3 and doc["default_drift"][0].startswith(
+        "tiny: cluster.zk_session_timeout_ms is 6000")
+    notes = [line for line in err.splitlines() if line.startswith("note: cells differ")]
+    assert len(notes) == 3 and "write the option in the base scenario" in notes[0]
+    with open(os.path.join(str(tmp_path / "out"), "sweep.json"), encoding="utf-8") as fh:
+        assert json.load(fh)["default_drift"] == doc["default_drift"]
+
+
+def test_a_grid_of_switches_alone_moves_no_default(swept):
+    assert swept[2]["default_drift"] == []
