@@ -57,10 +57,10 @@ class ConsumerSkippedRecord(Invariant):
     Without position validation a consumer that read records an unclean election later
     truncated goes on from its old position on the new leader, past the records written there
     in between. A consumer still waiting to validate has read nothing of the final log past
-    them, so it is not judged yet. A consumer with `auto_offset_reset = "latest"` starts, and
-    may start again, past records it never means to read, so it is not judged. A reset
-    (`reset_position`) starts a new run at the offset it gave: the leader the consumer asked
-    said its log started (or ended) there, so a run is judged from that offset up, and a batch
+    them, so it is not judged yet. A reset (`reset_position`: the first position, and each
+    after OFFSET_OUT_OF_RANGE or a validation that found no offset) starts a new run at the
+    offset it gave: the leader the consumer asked said its log started (`earliest`) or ended
+    (`latest`, Kafka's default) there, so a run is judged from that offset up, and a batch
     the final log holds below it, which only a history an unclean election put back can hold,
     is not the consumer's to read (Kafka's reset position carries no epoch,
     `OffsetFetcherUtils.resetPositionIfNeeded`, and KIP-320 cannot tell the two histories apart
@@ -74,12 +74,8 @@ class ConsumerSkippedRecord(Invariant):
         self.read: dict[tuple, dict] = {}  # (consumer, tp) -> {(base_offset, bid): seq}
         # (consumer, tp) -> its runs: [start offset, the (base_offset, bid) keys read in it]
         self.runs: dict[tuple, list] = {}
-        consumers = ctx.header["options"].get("consumers", [])
-        self.latest = {c.get("name") for c in consumers if c.get("auto_offset_reset") == "latest"}
 
     def on_consume(self, ev):
-        if ev["node"] in self.latest:
-            return
         key = (ev["node"], ev["tp"])
         read = self.read.setdefault(key, {})
         runs = self.runs.setdefault(key, [])

@@ -256,7 +256,7 @@ class ConsumerOptions(_Checked):
     leader_discovery: str = option("", choices=LEADER_DISCOVERY)
     # `auto.offset.reset`: where a position without an offset starts (at the start, and after
     # OFFSET_OUT_OF_RANGE or a validation that found no offset): ListOffsets EARLIEST or LATEST
-    auto_offset_reset: str = option("earliest", choices=AUTO_OFFSET_RESET)
+    auto_offset_reset: str = option("latest", choices=AUTO_OFFSET_RESET)
     client: str = option("model", choices=CLIENTS)
 
 

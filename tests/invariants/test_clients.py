@@ -157,3 +157,17 @@ def test_consumer_skipped_record_violated_by_a_skip_before_a_later_reset():
     tb.consume("k1", "t-0", (12, "p1#3"))
     tb.at(40).end()
     assert tb.violations("consumer_skipped_record") == [("consumer_skipped_record", 40, (skipped,))]
+
+
+def test_consumer_skipped_record_judges_a_latest_consumer_from_where_its_reset_put_it():
+    """`auto_offset_reset = "latest"` (Kafka's default) starts past records the consumer
+    never means to read: its first reset, to the HW, starts the run judged; a skip after it is
+    still a skip."""
+    tb = _committed(4)
+    tb.header["options"]["consumers"] = [{"name": "k1", "auto_offset_reset": "latest"}]
+    tb.add("k1", "reset_position", tp="t-0", broker=1, leader_epoch=0, timestamp=-1, error=0,
+           offset=4, offset_epoch=0, action="reset", position=4)
+    tb.consume("k1", "t-0", (4, "p1#1"))
+    skipped = tb.consume("k1", "t-0", (12, "p1#3"))
+    tb.at(40).end()
+    assert tb.violations("consumer_skipped_record") == [("consumer_skipped_record", 40, (skipped,))]

@@ -81,13 +81,15 @@ def test_without_the_epoch_check_the_stale_leader_answers_at_once():
 
 
 def test_the_consumer_starts_with_a_reset_to_the_log_start():
-    """No committed offsets: the first position comes from ListOffsets EARLIEST, so a log
+    """No committed offsets: the first position of an `earliest` consumer comes from
+    ListOffsets EARLIEST, so a log
     whose start retention moved is read from there, with no OFFSET_OUT_OF_RANGE first."""
     text = BASE.format(name="start", duration=4000, profile="3.7") + """
 [[consumers]]
 name = "k1"
 topic = "t"
 start_ms = 1500
+auto_offset_reset = "earliest"
 [[faults]]
 at_ms = 1000
 action = "retention"
@@ -104,11 +106,12 @@ log_start_offset = 100
 def test_out_of_range_resets_with_list_offsets():
     """OFFSET_OUT_OF_RANGE (`handleOffsetOutOfRange`): the position waits for a reset, and a
     ListOffsets EARLIEST moves it to the leader's log start, which retention moved past it
-    while the consumer was cut off."""
+    while the consumer was cut off (an `earliest` consumer)."""
     text = BASE.format(name="oor", duration=8000, profile="3.7") + """
 [[consumers]]
 name = "k1"
 topic = "t"
+auto_offset_reset = "earliest"
 [[faults]]
 at_ms = 1000
 action = "isolate"

@@ -135,6 +135,7 @@ name = "k1"
 topic = "t"
 fetch_max_wait_ms = 100
 metadata_max_age_ms = 1000
+auto_offset_reset = "earliest"
 [[faults]]
 at_ms = 4000
 action = "isolate"

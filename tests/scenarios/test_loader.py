@@ -58,7 +58,7 @@ def test_full_scenario_resolves_clients_network_steps_and_mixes():
     assert (legacy.acks, legacy.enable_idempotence, legacy.stop_ms) == (1, "off", 9000)
     assert p1.max_in_flight == 5 and p1.leader_discovery == ""
     assert p1.batch_size == 16384 and p1.record_bytes == 100 and p1.records_per_sec == 250.5
-    assert o.consumers[0].name == "k1" and o.consumers[0].auto_offset_reset == "earliest"
+    assert o.consumers[0].name == "k1" and o.consumers[0].auto_offset_reset == "latest"  # Kafka's default
     link = o.network.links[0]
     assert link.latency == LatencyDist("constant", 40.0) and link.drop == 0.01
     assert [s.at_us for s in sc.steps] == sorted(s.at_us for s in sc.steps)
