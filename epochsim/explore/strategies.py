@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from epochsim.explore.episodes import KIND_NAMES, episode
-from epochsim.explore.picks import SLOT_MS
+from epochsim.explore.picks import MAX_DURATION_SLOTS, SLOT_MS
 from scenarios.clients import idempotence_explicit
 from sim.core.faults import FaultStep, sorted_schedule
 from sim.kafka.faults import CUT_ACTIONS
@@ -87,6 +87,9 @@ class FaultSpace:
     kinds: tuple = KINDS  # the fault kinds the swarm chooses from, in ALL_KINDS order
     story: tuple = ()  # the scenario's scripted steps every case keeps (explore's base)
     kraft: bool = False  # a KRaft run: rules draw KRaft's message kinds
+    # ZooKeeper mode: how long a crashed broker's registration outlives it (its session), so a
+    # restart within it fails (NODEEXISTS); 0 in KRaft mode
+    broker_session_ms: int = 0
 
     @classmethod
     def of(cls, scenario, max_faults: int = 8, kinds: tuple = KINDS,
@@ -114,7 +117,8 @@ class FaultSpace:
             assignment=tuple((f"{t.name}-{i}", tuple(r)) for t in o.topics
                              for i, r in enumerate(t.assignment)),
             max_faults=max_faults, kinds=kinds,
-            story=tuple(scenario.steps) if story else (), kraft=kraft)
+            story=tuple(scenario.steps) if story else (), kraft=kraft,
+            broker_session_ms=0 if kraft else o.cluster.broker_session_timeout_ms)
 
     @property
     def slots(self) -> int:
@@ -129,6 +133,21 @@ class FaultSpace:
         """When an undo `duration_ms` after `start_ms` lands: by the start of the settle
         window at the latest."""
         return min(start_ms + duration_ms, self.window_ms)
+
+    def restart_at(self, start_ms: int, duration_ms: int, target: str) -> int:
+        """When the restart of `target`, stopped at `start_ms` without a clean shutdown, lands:
+        `duration_ms` later. A ZooKeeper-mode broker down no longer than its session finds its
+        old registration still there and fails to start (NODEEXISTS); where the session is so
+        long that every drawn duration would end that way (Kafka's 18 s from 2.5), the broker
+        comes back `duration_ms` after its session has expired instead, so that crashes can
+        bring brokers back at all. A shorter session keeps the draws as they are, both paths
+        among them (a search that moved them all past the session found fewer of the
+        self-test's bugs: docs/explore.md). By the start of the settle window at the latest
+        (`undo_at`)."""
+        broker = target in self.brokers or target in self.roles()
+        if broker and self.broker_session_ms >= MAX_DURATION_SLOTS * SLOT_MS:
+            duration_ms += self.broker_session_ms
+        return self.undo_at(start_ms, duration_ms)
 
     def latest(self, start_ms: int, margin_ms: int) -> int:
         """`start_ms`, moved earlier if needed to leave `margin_ms` before the window closes."""

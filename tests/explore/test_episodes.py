@@ -73,3 +73,28 @@ def test_a_control_race_holds_from_its_change_past_the_change_s_reversal(steps):
     assert end_us > reversal.at_us or end_us == SPACE.window_ms * 1000
     if (change.action, reversal.action) == ("reassign", "reassign"):
         assert reversal.params["replicas"] == list(dict(SPACE.assignment)[change.target])
+
+
+def test_a_crashed_zookeeper_mode_broker_comes_back_after_its_session():
+    """smoke's brokers keep a 6 s ZooKeeper session, longer than any drawn downtime (at most
+    3 s): every restart would fail (NODEEXISTS), so the episode restarts the broker its drawn
+    time after the session has expired. A client, a KRaft broker, and a broker whose session
+    is shorter than some draws (both paths then stay in the search) come back as drawn."""
+    from dataclasses import replace
+    assert SPACE.broker_session_ms == 6000 and KRAFT_SPACE.broker_session_ms == 0
+    assert SPACE.window_ms == 14000
+    assert SPACE.restart_at(1000, 2000, "b1") == 9000
+    assert SPACE.restart_at(1000, 2000, "leader:orders-0") == 9000
+    assert SPACE.restart_at(7000, 2000, "b1") == 14000  # by the settle window
+    assert SPACE.restart_at(1000, 2000, "p1") == 3000
+    assert KRAFT_SPACE.restart_at(1000, 2000, "b1") == 3000
+    assert replace(SPACE, broker_session_ms=1500).restart_at(1000, 1000, "b1") == 2000
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(episode("crash", SPACE, 500))
+def test_a_crash_episode_restarts_a_broker_only_once_its_session_is_gone(steps):
+    crash, restart = steps
+    if crash.target in SPACE.brokers or crash.target in SPACE.roles():
+        gap_ms = (restart.at_us - crash.at_us) // 1000
+        assert gap_ms > SPACE.broker_session_ms or restart.at_us == SPACE.window_ms * 1000

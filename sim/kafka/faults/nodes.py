@@ -55,7 +55,8 @@ def restart_outcome(world, name: str) -> str | None:
 
 def _draw_crash(pick, space, start):
     target = pick.one(space.brokers + space.roles() + space.producers + space.consumers)
-    return pair(start, "crash", target, space.undo_at(start, pick.duration_ms()), "restart")
+    return pair(start, "crash", target, space.restart_at(start, pick.duration_ms(), target),
+                "restart")
 
 
 def _draw_power_loss(pick, space, start):
@@ -63,7 +64,7 @@ def _draw_power_loss(pick, space, start):
     second case needs two such losses: two episodes)."""
     target = pick.one(space.brokers + space.roles())
     params = {"unflushed_ms": pick.one(UNFLUSHED_MS)}
-    return pair(start, "power_loss", target, space.undo_at(start, pick.duration_ms()),
+    return pair(start, "power_loss", target, space.restart_at(start, pick.duration_ms(), target),
                 "restart", params)
 
 
