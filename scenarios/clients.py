@@ -48,9 +48,10 @@ def idempotence_explicit(producer: ProducerOptions, protocol: Protocol) -> bool:
 def release_options(options: Options, raw: dict) -> Options:
     """`options` with Kafka's defaults by release (`sim.kafka.defaults`) for every option that
     the file's tables (`raw`: section -> the parsed TOML) leave out: the cluster's and the
-    topics' by the run's profile and control-plane mode, each client's by its own profile, an
-    explicitly idempotent producer's `acks` and `retries` as Kafka's producer sets them, and
-    a real library's producer's `acks` as the library sets it."""
+    topics' by the run's profile and control-plane mode (in ZooKeeper mode the controllers'
+    session follows a written broker session: one config in Kafka), each client's by its own
+    profile, an explicitly idempotent producer's `acks` and `retries` as Kafka's producer sets
+    them, and a real library's producer's `acks` as the library sets it."""
     def given(section: str, i: int | None = None) -> dict:
         value = raw.get(section)
         if i is not None:
@@ -58,8 +59,14 @@ def release_options(options: Options, raw: dict) -> Options:
         return value if isinstance(value, dict) else {}
 
     profile = options.profile
-    cluster = replace(options.cluster, **release_defaults("cluster", given("cluster"), profile,
+    written = given("cluster")
+    cluster = replace(options.cluster, **release_defaults("cluster", written, profile,
                                                           options.kraft))
+    if not options.kraft and "broker_session_timeout_ms" in written \
+            and "zk_session_timeout_ms" not in written:
+        # one config in Kafka (zookeeper.session.timeout.ms), which the controller, a broker,
+        # uses too: the model's two options follow the one the scenario wrote
+        cluster = replace(cluster, zk_session_timeout_ms=cluster.broker_session_timeout_ms)
     topics = tuple(replace(t, **release_defaults("topics", given("topics", i), profile))
                    for i, t in enumerate(options.topics))
     producers = []

@@ -147,3 +147,15 @@ def test_a_real_library_s_producer_takes_the_library_s_acks_default():
     assert idempotent.producers[0].acks == "all"
     assert options("3.7", producer='client = "aiokafka"\nacks = "all"').producers[0].acks == "all"
     assert options("3.7").producers[0].acks == "all"
+
+
+def test_a_written_zookeeper_session_is_the_controllers_too():
+    """zookeeper.session.timeout.ms is one config, which the controller (a broker) uses too:
+    a ZooKeeper-mode scenario that writes only broker_session_timeout_ms gives the controller
+    the same session; KRaft mode has no ZooKeeper session to follow it."""
+    o = options("3.7", cluster="broker_session_timeout_ms = 1500")
+    assert (o.cluster.broker_session_timeout_ms, o.cluster.zk_session_timeout_ms) == (1500, 1500)
+    both = options("3.7", cluster="broker_session_timeout_ms = 1500\nzk_session_timeout_ms = 4000")
+    assert both.cluster.zk_session_timeout_ms == 4000
+    kraft = options("3.7", cluster='mode = "kraft"\nbroker_session_timeout_ms = 1500')
+    assert kraft.cluster.zk_session_timeout_ms == 18000
