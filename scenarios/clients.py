@@ -48,40 +48,48 @@ def idempotence_explicit(producer: ProducerOptions, protocol: Protocol) -> bool:
 def release_options(options: Options, raw: dict) -> Options:
     """`options` with Kafka's defaults by release (`sim.kafka.defaults`) for every option that
     the file's tables (`raw`: section -> the parsed TOML) leave out: the cluster's and the
-    topics' by the run's profile and control-plane mode (in ZooKeeper mode the controllers'
-    session follows a written broker session: one config in Kafka), each client's by its own
-    profile, an explicitly idempotent producer's `acks` and `retries` as Kafka's producer sets
-    them, and a real library's producer's `acks` as the library sets it."""
-    def given(section: str, i: int | None = None) -> dict:
-        value = raw.get(section)
-        if i is not None:
-            value = value[i] if isinstance(value, list) and i < len(value) else None
-        return value if isinstance(value, dict) else {}
-
+    topics' by the run's profile and control-plane mode (`_release_cluster`), each client's by
+    its own profile (`_release_producer` for a producer's overrides)."""
     profile = options.profile
-    written = given("cluster")
-    cluster = replace(options.cluster, **release_defaults("cluster", written, profile,
-                                                          options.kraft))
-    if not options.kraft and "broker_session_timeout_ms" in written \
-            and "zk_session_timeout_ms" not in written:
-        # one config in Kafka (zookeeper.session.timeout.ms), which the controller, a broker,
-        # uses too: the model's two options follow the one the scenario wrote
-        cluster = replace(cluster, zk_session_timeout_ms=cluster.broker_session_timeout_ms)
-    topics = tuple(replace(t, **release_defaults("topics", given("topics", i), profile))
+    topics = tuple(replace(t, **release_defaults("topics", _written(raw, "topics", i), profile))
                    for i, t in enumerate(options.topics))
-    producers = []
-    for i, p in enumerate(options.producers):
-        written = given("producers", i)
-        p = replace(p, **release_defaults("producers", written, options.node_profile(p.name)))
-        if idempotence_explicit(p, options.protocol_of(p.name)):
-            p = replace(p, **explicit_idempotence_defaults(written))
-        p = replace(p, **library_defaults(p.client, written, p.enable_idempotence == "required"))
-        producers.append(p)
-    consumers = tuple(replace(c, **release_defaults("consumers", given("consumers", i),
+    producers = tuple(_release_producer(options, p, _written(raw, "producers", i))
+                      for i, p in enumerate(options.producers))
+    consumers = tuple(replace(c, **release_defaults("consumers", _written(raw, "consumers", i),
                                                     options.node_profile(c.name)))
                       for i, c in enumerate(options.consumers))
-    return replace(options, cluster=cluster, topics=topics, producers=tuple(producers),
-                   consumers=consumers)
+    return replace(options, cluster=_release_cluster(options, _written(raw, "cluster")),
+                   topics=topics, producers=producers, consumers=consumers)
+
+
+def _written(raw: dict, section: str, i: int | None = None) -> dict:
+    """The table a scenario file wrote for `section` (its `i`-th entry of an array), {} when
+    it wrote none."""
+    value = raw.get(section)
+    if i is not None:
+        value = value[i] if isinstance(value, list) and i < len(value) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _release_cluster(options: Options, written: dict):
+    """[cluster] with its release defaults. In ZooKeeper mode the controllers' session follows
+    a written broker session: one config in Kafka (zookeeper.session.timeout.ms), which the
+    controller, a broker, uses too."""
+    cluster = replace(options.cluster, **release_defaults("cluster", written, options.profile,
+                                                          options.kraft))
+    if (not options.kraft and "broker_session_timeout_ms" in written
+            and "zk_session_timeout_ms" not in written):
+        cluster = replace(cluster, zk_session_timeout_ms=cluster.broker_session_timeout_ms)
+    return cluster
+
+
+def _release_producer(options: Options, p: ProducerOptions, written: dict) -> ProducerOptions:
+    """A producer with its release's defaults, an explicitly idempotent producer's `acks` and
+    `retries` as Kafka's producer sets them, and a real library's `acks` as it sets it."""
+    p = replace(p, **release_defaults("producers", written, options.node_profile(p.name)))
+    if idempotence_explicit(p, options.protocol_of(p.name)):
+        p = replace(p, **explicit_idempotence_defaults(written))
+    return replace(p, **library_defaults(p.client, written, p.enable_idempotence == "required"))
 
 
 def idempotence_supported(options: Options) -> None:
