@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from sim.kafka.defaults import KRAFT_DEFAULTS, RELEASE_DEFAULTS
 
-_OPTIONS = sorted(set(RELEASE_DEFAULTS) | set(KRAFT_DEFAULTS),
-                  key=lambda sk: list(RELEASE_DEFAULTS).index(sk))
+_OPTIONS = tuple(dict.fromkeys([*RELEASE_DEFAULTS, *KRAFT_DEFAULTS]))  # table order, once each
 
 
 def default_drift(cells: list) -> list[str]:
