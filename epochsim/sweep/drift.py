@@ -12,6 +12,8 @@ difference in violation rates as what its grid keys buy, so it says which other 
 
 from __future__ import annotations
 
+from epochsim.sweep.spec import split_key
+from scenarios.toml_text import value_text
 from sim.kafka.defaults import KRAFT_DEFAULTS, RELEASE_DEFAULTS
 
 _OPTIONS = tuple(dict.fromkeys([*RELEASE_DEFAULTS, *KRAFT_DEFAULTS]))  # table order, once each
@@ -35,7 +37,7 @@ def default_drift(cells: list) -> list[str]:
                     seen.append(label)
             if len(values) > 1 and not any(_names(key, name) for key in group[0].params):
                 lines.append(f"{scenario}: {name} is " + "; ".join(
-                    f"{_value(v)} for {' / '.join(cells_of)}" for v, cells_of in values.items()))
+                    f"{value_text(v)} for {' / '.join(cells_of)}" for v, cells_of in values.items()))
     return lines
 
 
@@ -57,18 +59,11 @@ def _release_options(text: str) -> dict:
 
 def _names(grid_key: str, option: str) -> bool:
     """Whether the grid key sets the option (`producers.*.acks` sets `producers[0].acks`)."""
-    parts = grid_key.replace("[", ".").replace("]", "").split(".")
-    wanted = option.replace("[", ".").replace("]", "").split(".")
+    parts, wanted = split_key(grid_key), split_key(option)
     return len(parts) == len(wanted) and all(p in ("*", w) for p, w in zip(parts, wanted))
 
 
 def _label(params: dict) -> str:
     """A cell named by its profile keys (what moves the defaults), else by every key."""
     shown = {k: v for k, v in params.items() if k.endswith("profile")} or params
-    return ", ".join(f"{k} = {_value(v)}" for k, v in shown.items())
-
-
-def _value(v) -> str:
-    from scenarios.toml_text import value_text
-
-    return value_text(v)
+    return ", ".join(f"{k} = {value_text(v)}" for k, v in shown.items())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.kafka.profiles import PROFILES
+from sim.kafka.profiles import newer
 
 MAX_RETRIES = 2**31 - 1  # Integer.MAX_VALUE
 
@@ -57,12 +57,8 @@ def release_default(section: str, key: str, profile: str, kraft: bool = False) -
     option's default is the same in every release (not in `RELEASE_DEFAULTS`)."""
     if kraft and (section, key) in KRAFT_DEFAULTS:
         return KRAFT_DEFAULTS[(section, key)]
-    order = list(PROFILES)
-    value = None
-    for first, row_value in RELEASE_DEFAULTS[(section, key)]:
-        if order.index(first) <= order.index(profile):
-            value = row_value
-    return value
+    rows = RELEASE_DEFAULTS[(section, key)]
+    return [value for first, value in rows if not newer(first, profile)][-1]
 
 
 def release_defaults(section: str, given: dict, profile: str, kraft: bool = False) -> dict:
