@@ -55,6 +55,7 @@ from scenarios.tables import (
 )
 from scenarios.versions import broker_profiles, control_plane, node_versions
 from sim.core.files import FileProblem, read_regular
+from sim.kafka.defaults import release_default
 from sim.kafka.options import ClusterOptions, Options, RunOptions, TopicOptions
 from sim.kafka.probe.spec import Probe
 from sim.kafka.profiles import MUTANTS, PROFILES, Protocol, resolve_protocol, switch_names
@@ -249,6 +250,7 @@ def _resolve(data: dict, path: str) -> Scenario:
                       consumers=tuple(consumers), network=network(raw["network"], names),
                       nodes=nodes, inter_broker_protocol=ibp)
     options = release_options(options, raw)
+    names.message_format = release_default("topics", "message_format", profile)
     idempotence_supported(options)
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)

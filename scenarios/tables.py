@@ -180,6 +180,8 @@ class Names:
     clients: list[str]
     topics: dict[str, int] = field(default_factory=dict)  # topic -> partitions
     log_dirs: int = 1  # each broker's log directories (`cluster.log_dirs`)
+    # the message format a created topic gets by default: its release's (v1 on 0.10.2)
+    message_format: int = 2
 
     def broker_names(self) -> list[str]:
         return [f"b{i}" for i in range(1, self.brokers + 1)]

@@ -159,3 +159,14 @@ def test_a_written_zookeeper_session_is_the_controllers_too():
     assert both.cluster.zk_session_timeout_ms == 4000
     kraft = options("3.7", cluster='mode = "kraft"\nbroker_session_timeout_ms = 1500')
     assert kraft.cluster.zk_session_timeout_ms == 18000
+
+
+@pytest.mark.parametrize("profile, written, format_", [
+    ("0.10.2", "", 1), ("0.11", "", 2), ("0.10.2", "message_format = 0", 0)])
+def test_a_created_topic_takes_its_releases_message_format(profile, written, format_):
+    """A `create_topic` step that names no format gets the brokers' default on the run's
+    release, as a topic created by a 0.10.2 cluster is written in v1."""
+    text = BASE.format(profile=profile, cluster="", topic="", producer="", consumer="")
+    text += f'[[faults]]\nat_ms = 10\naction = "create_topic"\nname = "u"\n{written}\n'
+    step = parse_scenario(text, "defaults.toml").steps[0]
+    assert step.params["message_format"] == format_

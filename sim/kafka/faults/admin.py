@@ -207,7 +207,7 @@ ACTIONS = {a.name: a for a in (
         params={"name": (_topic_name, REQUIRED), "partitions": (integer(1, 1000), 1),
                 "replication_factor": (lambda v, k, c: c.int(v, k, 1, c.names.brokers),
                                        lambda names: min(3, names.brokers)),
-                "message_format": (integer(0, 2), 2),
+                "message_format": (integer(0, 2), lambda names: names.message_format),
                 "assignment": (_assignment, OPTIONAL)},
         apply=_with_controller(lambda cl, c, t, p: c.create_topic(
             p["name"], p.get("partitions", 1), p.get("replication_factor", 1),
