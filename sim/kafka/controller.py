@@ -23,6 +23,7 @@ from sim.kafka.controller_log_dirs import LogDirFailureOps
 from sim.kafka.controller_ops import ControllerOps
 from sim.kafka.controller_reassign import ReassignmentOps
 from sim.kafka.controller_rebalance import FIRST_CHECK_US, RebalanceOps
+from sim.kafka.defaults import release_default
 from sim.kafka.messages import (
     AlterPartitionResponse,
     ControlledShutdownResponse,
@@ -48,6 +49,8 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
     def __init__(self, world, name: str, options: Options, protocol, store):
         super().__init__(name, world)
         self.cluster = options.cluster
+        # the format of a topic created without one: the brokers' default on the run's release
+        self.created_format = release_default("topics", "message_format", options.profile)
         self.protocol = protocol
         self.rules = rules_for(protocol)
         self.store = store
@@ -327,7 +330,8 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
             self.check_brokers()
         elif kind == "TopicChange" and body.topic not in self.store.topics:
             a = body.assignment
-            self.create_topic(body.topic, len(a), len(a[0]), assignment=[list(r) for r in a])
+            self.create_topic(body.topic, len(a), len(a[0]), self.created_format,
+                              [list(r) for r in a])
         elif kind == "PartitionModifications":
             self.add_partitions(body.topic, [list(r) for r in body.assignment])
         elif kind == "PreferredReplicaElection":

@@ -5,6 +5,8 @@ scenario loads."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from scenarios.schema import parse_scenario
@@ -111,12 +113,17 @@ def test_a_partition_state_outside_its_replicas_or_topics_is_refused():
 
 
 # -- elections, driven on the probe's controller directly -----------------------------------
-def _controller(state: str, unclean: bool = False, assignment: str = "[[1, 2]]"):
+ALTER_ISR = 'deliver = "AlterPartition"\nfrom = "b1"\n' \
+    'body = { tp = "t-0", leader_epoch = 0, partition_epoch = 0, isr = [1] }'
+
+
+def _controller(state: str, unclean: bool = False, assignment: str = "[[1, 2]]",
+                profile: str = "3.7", step: str = ALTER_ISR):
     """The probe's ZooKeeper-mode controller, active over `state`, for calling its
     operations directly (a probe step delivers only messages)."""
     text = f"""
 [protocol]
-profile = "3.7"
+profile = "{profile}"
 [cluster]
 brokers = 3
 controllers = 1
@@ -133,9 +140,7 @@ node = "c1"
 [probe.state]
 {state}
 [[probe.steps]]
-deliver = "AlterPartition"
-from = "b1"
-body = {{ tp = "t-0", leader_epoch = 0, partition_epoch = 0, isr = [1] }}
+{step}
 """
     scenario = parse_scenario(text, "probe.toml")
     run = ProbeRun(scenario.options, scenario.probe, 1, Trace({}))
@@ -327,6 +332,15 @@ def test_a_broker_change_comes_from_zookeeper_only():
 def test_a_topic_change_is_a_topic_kafka_would_create(body, key, kind):
     """The same shape for a new topic's assignment and a topic's rewritten one."""
     assert_refused(_text(deliver=kind, src="zk", body=body), key)
+
+
+@pytest.mark.parametrize("profile, format_", [("0.10.2", 1), ("0.11", 2), ("3.7", 2)])
+def test_a_topic_created_by_a_topic_change_takes_its_releases_message_format(profile, format_):
+    """The brokers' `log.message.format.version` default on the run's release: v1 on 0.10.2."""
+    c = _controller("", profile=profile, step='deliver = "BrokerChange"\n'
+                    'body = { live_brokers = [{ id = 1 }, { id = 2 }, { id = 3 }] }')
+    c.on_zk_notification("TopicChange", SimpleNamespace(topic="u", assignment=((1, 2),)))
+    assert c.store.topics["u"].message_format == format_
 
 
 def test_a_new_partition_with_no_online_replica_waits_for_one_to_start():
