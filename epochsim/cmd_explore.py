@@ -17,6 +17,7 @@ import sys
 from epochsim.common import (
     add_override_args,
     load,
+    note_moved_defaults,
     parse_sets,
     positive_int,
     prepare_out_dir,
@@ -125,7 +126,9 @@ def main(args) -> int:
     from epochsim.explore.strategies import KINDS, FaultSpace
 
     kinds = args.faults or KINDS
-    scenario = load(args.scenario, parse_sets(args.sets, args.profile))
+    overrides = parse_sets(args.sets, args.profile)
+    scenario = load(args.scenario, overrides)
+    note_moved_defaults(args.scenario, overrides, scenario)
     target = resolve_target(args.target, scenario)
     try:
         FaultSpace.of(scenario, args.max_faults)  # a window for faults, checked before any output

@@ -12,6 +12,7 @@ from epochsim.common import (
     describe_liveness,
     describe_violations,
     load,
+    note_moved_defaults,
     parse_sets,
     prepare_out_dir,
     repro_line,
@@ -59,6 +60,7 @@ def register(subs) -> None:
 def main(args) -> int:
     overrides = parse_sets(args.sets, args.profile)
     scenario = load(args.scenario, overrides)
+    note_moved_defaults(args.scenario, overrides, scenario)
     seed = scenario.seed if args.seed is None else args.seed
     if args.check_determinism:
         if args.out:  # its two runs live in a temporary directory: --out would stay empty

@@ -15,6 +15,7 @@ from epochsim.common import (
     check_writable,
     distinct_names,
     load,
+    note_moved_defaults,
     parse_sets,
     positive_int,
     prepare_out_dir,
@@ -127,6 +128,8 @@ def main(args) -> int:
     scenarios = [load(f, overrides) for f in files]  # validate everything before running anything
     distinct_names(files, scenarios)  # both would write their failing runs to <out>/<name>/seed-N
     check_seed_range(files, scenarios, args.seeds)
+    for f, sc in zip(files, scenarios):
+        note_moved_defaults(f, overrides, sc)
     junit = junit_target(args.junit_xml) if args.junit_xml else None
     from epochsim.common import OWN_OUTPUTS
     out = prepare_out_dir(args.out, allowed=OWN_OUTPUTS | {sc.name for sc in scenarios})

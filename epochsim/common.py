@@ -28,6 +28,38 @@ def load(path: str, overrides: dict | None = None):
         raise UsageError(str(exc)) from None
 
 
+def profile_note(path: str, overrides: dict | None, scenario) -> str | None:
+    """A note naming the release defaults that the command line's profile moved in `scenario`
+    (loaded from `path` with `overrides`): the options it leaves out take the new release's
+    values, so a result differs from the file's by more than the switches. None when no
+    override names a profile, or nothing moved."""
+    from epochsim.sweep.drift import moved_defaults
+
+    keys = [k for k in overrides or {} if names_a_profile(k)]
+    if not keys:
+        return None
+    rest = {k: v for k, v in overrides.items() if k not in keys}
+    try:
+        before = load_scenario(path, rest).options
+    except ScenarioError:  # the file needs the override to load: nothing to compare with
+        return None
+    moved = moved_defaults(before, scenario.options)
+    if not moved:
+        return None
+    given = ", ".join(f"{k} = {overrides[k]}" for k in keys)
+    return (f"note: {path}: {given} moves Kafka's defaults that the scenario leaves out: "
+            f"{'; '.join(moved)} (write them in the scenario, or --set them, to compare the "
+            "switches alone)")
+
+
+def note_moved_defaults(path: str, overrides: dict | None, scenario) -> None:
+    """Print `profile_note` on stderr, if any."""
+    note = profile_note(path, overrides, scenario)
+    if note:
+        import sys
+        print(note, file=sys.stderr)
+
+
 TEXT_KEYS = frozenset({"protocol.profile", "protocol.inter_broker_protocol"})
 
 
@@ -136,7 +168,7 @@ def override_flags(overrides: dict) -> str:
 def add_override_args(parser) -> None:
     parser.add_argument("--profile", help="run under this Kafka version profile instead of the "
                         "scenario's, with that release's defaults for the configs the scenario "
-                        "leaves out (epochsim list defaults)")
+                        "leaves out (epochsim list defaults; a note on stderr names those it moves)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
                         help="override a scenario key, e.g. --set protocol.mutant=no_dedup_cache "
                              "or --set producers.0.acks=1 (repeatable)")
