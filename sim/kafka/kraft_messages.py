@@ -57,9 +57,13 @@ class Vote(NamedTuple):
 class VoteResponse(NamedTuple):
     epoch: int
     granted: bool
+    error: int = 0  # FENCED_LEADER_EPOCH for a Vote of an older epoch
 
     def brief(self) -> dict:
-        return {"epoch": self.epoch, "granted": self.granted}
+        out = {"epoch": self.epoch, "granted": self.granted}
+        if self.error:
+            out["error"] = self.error
+        return out
 
 
 class BeginQuorumEpoch(NamedTuple):

@@ -126,14 +126,32 @@ class RaftQuorum:
                 self.send(v, "Vote", body)
         self._maybe_win()
 
+    def quorum_state(self) -> str:
+        """The voter's state as Kafka's `QuorumState` names it: leader, candidate, follower (it
+        knows this epoch's leader), voted (it voted in this epoch and knows no leader; a leader
+        that resigned in its epoch has voted for itself), or unattached."""
+        if self.role != "follower":
+            return self.role
+        if self.leader is not None:
+            return "follower"
+        return "voted" if self.voted_for is not None else "unattached"
+
     def on_vote(self, msg) -> None:
+        """`handleVoteRequest` (3.7.0): a Vote of an older epoch is FENCED_LEADER_EPOCH; one of
+        a newer epoch makes the voter unattached in it first; it then grants as its state
+        allows (`rules.raft_grants_vote`), and an unattached voter that grants has voted."""
         req = msg.body
+        if req.epoch < self.quorum_epoch:
+            self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, False,
+                                                            E.FENCED_LEADER_EPOCH))
+            return
         if req.epoch > self.quorum_epoch:
             self._step_down(req.epoch, None, "higher epoch")
-        granted = req.epoch == self.quorum_epoch and self.role != "leader" and \
-            self.rules.raft_grants_vote(self.voted_for, req.candidate, req.last_epoch,
-                                        req.last_offset, self._last_epoch(), self.end_offset)
-        if granted:
+        state = self.quorum_state()
+        up_to_date = self.rules.raft_log_up_to_date(req.last_epoch, req.last_offset,
+                                                    self._last_epoch(), self.end_offset)
+        granted = self.rules.raft_grants_vote(state, self.voted_for, req.candidate, up_to_date)
+        if granted and state == "unattached":  # `transitionToVoted`: a new election timeout
             self.voted_for = req.candidate
             self.election_deadline_us = self.now_us + self._election_timeout_us()
         self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, granted))

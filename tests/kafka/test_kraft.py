@@ -8,6 +8,7 @@ import functools
 import pytest
 
 from scenarios.schema import ScenarioError, load_scenario, parse_scenario
+from sim.kafka import errors as E
 from sim.kafka.modes import modes
 from sim.kafka.options import Options
 from tests.conftest import run_cached, scenario_path
@@ -343,3 +344,31 @@ def test_a_new_quorum_leader_tells_no_high_watermark_until_its_epoch_start_commi
                and e.get("error") == 0]
     assert any(a["high_watermark"] == -1 for a in answers)
 
+
+
+@pytest.mark.parametrize("leader,voted_for,epoch,granted,error,then_voted", [
+    ("c3", None, 5, False, 0, None),    # FollowerState: this epoch has a leader
+    ("c3", "c2", 5, False, 0, "c2"),    # even for the one it voted for, once a leader won
+    (None, None, 5, True, 0, "c2"),     # UnattachedState: by the log, then Voted
+    (None, "c3", 5, False, 0, "c3"),    # VotedState: one vote per epoch
+    ("c3", None, 6, True, 0, "c2"),     # a newer epoch: unattached in it first, then Voted
+    ("c3", None, 4, False, E.FENCED_LEADER_EPOCH, None),  # an older epoch is fenced
+])
+def test_a_voter_grants_a_vote_as_its_quorum_state_allows(leader, voted_for, epoch, granted,
+                                                           error, then_voted):
+    """`handleVoteRequest` and `QuorumState.canGrantVote` (3.7.0): c1, at quorum epoch 5,
+    is asked by c2, whose log is as up to date as its own."""
+    from types import SimpleNamespace
+
+    from sim.kafka.kraft_messages import Vote
+    from tests.kafka import build_cluster
+    cluster, _trace = build_cluster(KRAFT_UNIT)
+    c1 = cluster.world.actors["c1"]
+    c1.quorum_epoch, c1.role, c1.leader, c1.voted_for = 5, "follower", leader, voted_for
+    sent = []
+    c1.send = lambda dst, kind, body: sent.append((dst, kind, body))
+    c1.on_vote(SimpleNamespace(src="c2", body=Vote(epoch, "c2", c1._last_epoch(), c1.end_offset)))
+    assert [(d, k) for d, k, _ in sent] == [("c2", "VoteResponse")]
+    answer = sent[0][2]
+    assert (answer.granted, answer.error, answer.epoch) == (granted, error, max(5, epoch))
+    assert c1.voted_for == then_voted

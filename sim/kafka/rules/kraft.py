@@ -14,15 +14,25 @@ from typing import NamedTuple
 from sim.kafka import errors as E
 
 
-def grants_vote(voted_for: str | None, candidate: str, last_epoch: int, last_offset: int,
-                own_last_epoch: int, own_end_offset: int) -> bool:
-    """`KafkaRaftClient.handleVoteRequest` (via `QuorumState.canGrantVote`): a voter grants one
-    vote per epoch (to the candidate it already voted for again), and only to a candidate whose
-    log is at least as up to date as its own: a later last epoch, or the same one and an end
-    offset at least its own (`OffsetAndEpoch.compareTo`)."""
-    if voted_for is not None and voted_for != candidate:
-        return False
+def candidate_log_up_to_date(last_epoch: int, last_offset: int, own_last_epoch: int,
+                             own_end_offset: int) -> bool:
+    """Whether a candidate's log is at least as up to date as the voter's own: a later last
+    epoch, or the same one and an end offset at least its own (`OffsetAndEpoch.compareTo`)."""
     return (last_epoch, last_offset) >= (own_last_epoch, own_end_offset)
+
+
+def grants_vote(state: str, voted_for: str | None, candidate: str, log_up_to_date: bool) -> bool:
+    """`QuorumState.canGrantVote` (3.3.0-3.8.0), by the voter's state once a Vote of a higher
+    epoch has made it unattached: an unattached voter grants a candidate whose log is up to
+    date (`UnattachedState`); one that voted in this epoch grants only the candidate it voted
+    for, again (`VotedState`); a follower that knows this epoch's leader, a candidate (its vote
+    for itself is not granted) and a leader never do (`FollowerState`, `CandidateState`,
+    `LeaderState`)."""
+    if state == "unattached":
+        return log_up_to_date
+    if state == "voted":
+        return voted_for == candidate
+    return False
 
 
 def high_watermark(voter_end_offsets: list[int], current_hw: int, epoch_start_offset: int) -> int:

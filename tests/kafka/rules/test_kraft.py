@@ -12,16 +12,28 @@ from sim.kafka.rules import kraft
 P41, P35 = resolve_protocol("4.1"), resolve_protocol("3.5")
 
 
-@pytest.mark.parametrize("voted_for,last_epoch,last_offset,granted", [
-    (None, 3, 10, True),    # same epoch, same end: as up to date
-    (None, 4, 1, True),     # a later last epoch wins whatever the offsets
-    (None, 3, 9, False),    # same epoch, shorter log
-    (None, 2, 50, False),   # an earlier last epoch loses whatever the offsets
-    ("c2", 3, 10, True),    # the one it already voted for, asking again
-    ("c3", 4, 20, False),   # one vote per epoch
+@pytest.mark.parametrize("last_epoch,last_offset,up_to_date", [
+    (3, 10, True),    # same epoch, same end: as up to date
+    (4, 1, True),     # a later last epoch wins whatever the offsets
+    (3, 9, False),    # same epoch, shorter log
+    (2, 50, False),   # an earlier last epoch loses whatever the offsets
 ])
-def test_grants_vote(voted_for, last_epoch, last_offset, granted):
-    assert kraft.grants_vote(voted_for, "c2", last_epoch, last_offset, 3, 10) is granted
+def test_candidate_log_up_to_date(last_epoch, last_offset, up_to_date):
+    assert kraft.candidate_log_up_to_date(last_epoch, last_offset, 3, 10) is up_to_date
+
+
+@pytest.mark.parametrize("state,voted_for,up_to_date,granted", [
+    ("unattached", None, True, True),   # UnattachedState: by the log alone
+    ("unattached", None, False, False),
+    ("voted", "c2", False, True),       # VotedState: the one it voted for, again
+    ("voted", "c3", True, False),       # one vote per epoch
+    ("follower", None, True, False),    # FollowerState: it knows this epoch's leader
+    ("follower", "c2", True, False),    # even the one it voted for, now that a leader won
+    ("candidate", "c1", True, False),   # CandidateState: its vote for itself
+    ("leader", "c1", True, False),      # LeaderState
+])
+def test_grants_vote_by_state(state, voted_for, up_to_date, granted):
+    assert kraft.grants_vote(state, voted_for, "c2", up_to_date) is granted
 
 
 @pytest.mark.parametrize("ends,hw,epoch_start,expected", [
