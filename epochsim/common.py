@@ -33,7 +33,7 @@ def profile_note(path: str, overrides: dict | None, scenario) -> str | None:
     (loaded from `path` with `overrides`): the options it leaves out take the new release's
     values, so a result differs from the file's by more than the switches. None when no
     override names a profile, or nothing moved."""
-    from epochsim.sweep.drift import moved_defaults
+    from epochsim.moved_defaults import moved_defaults
 
     keys = [k for k in overrides or {} if names_a_profile(k)]
     if not keys:

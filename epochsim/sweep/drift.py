@@ -8,17 +8,13 @@ as `kip101-leader-moves: cluster.unclean_leader_election is true for protocol.pr
 "0.10.2", false for ...`; [] when the cells differ only in what the grid sets. A sweep reads a
 difference in violation rates as what its grid keys buy, so it says which other configs moved
 (the driver prints the lines and keeps them in sweep.json as `default_drift`).
-`moved_defaults(before, after)` does the same for one scenario loaded without and with a
-command line's `--profile` (run, suite and explore print it as a note).
 """
 
 from __future__ import annotations
 
+from epochsim.moved_defaults import release_values
 from epochsim.sweep.spec import split_key
 from scenarios.toml_text import value_text
-from sim.kafka.defaults import KRAFT_DEFAULTS, RELEASE_DEFAULTS
-
-_OPTIONS = tuple(dict.fromkeys([*RELEASE_DEFAULTS, *KRAFT_DEFAULTS]))  # table order, once each
 
 
 def default_drift(cells: list) -> list[str]:
@@ -49,27 +45,6 @@ def _release_options(text: str) -> dict:
     from scenarios.schema import parse_scenario
 
     return release_values(parse_scenario(text, "<cell>").options)
-
-
-def release_values(o) -> dict:
-    """The release-dependent options of resolved `Options` `o`, by name (`cluster.x`,
-    `producers[0].acks`, ...)."""
-    records = {"cluster": [o.cluster], "topics": list(o.topics),
-               "producers": list(o.producers), "consumers": list(o.consumers)}
-    out = {}
-    for section, key in _OPTIONS:
-        for i, record in enumerate(records[section]):
-            name = f"{section}.{key}" if section == "cluster" else f"{section}[{i}].{key}"
-            out[name] = getattr(record, key)
-    return out
-
-
-def moved_defaults(before, after) -> list[str]:
-    """`name was -> now` for each release-dependent option that differs between two resolved
-    `Options` of one scenario (without and with a command line's profile)."""
-    old, new = release_values(before), release_values(after)
-    return [f"{name} {value_text(old[name])} -> {value_text(new[name])}"
-            for name in new if name in old and old[name] != new[name]]
 
 
 def _names(grid_key: str, option: str) -> bool:

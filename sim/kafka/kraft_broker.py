@@ -5,7 +5,7 @@ controller (its broker epoch is the offset of its RegisterBrokerRecord), heartbe
 `broker_heartbeat_interval_ms` with the offset of the last metadata record it applied, and
 fetches the metadata log from the quorum leader as an observer, from the end of its own copy:
 it keeps the uncommitted records it fetched, and a new leader's divergence truncates them
-(`KafkaRaftClient`'s follower path). Until the controller unfences it, it reads no request
+(`KafkaRaftClient`'s follower path; `sim.kafka.kraft_metadata_fetch`). Until the controller unfences it, it reads no request
 (its ports are closed from 3.5, KAFKA-14658). It applies only committed records, in log order, each
 costing `metadata_apply_us` (plus `metadata_delay_us`, which the `slow_metadata` fault sets):
 its metadata offset lags the controller's by its fetch round trip and its apply time. Partition
@@ -24,7 +24,8 @@ from sim.kafka import errors as E
 from sim.kafka import kraft_messages as K
 from sim.kafka import vocab as V
 from sim.kafka.broker import Broker
-from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetch
+from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration
+from sim.kafka.kraft_metadata_fetch import MetadataLogFetcher
 from sim.kafka.metadata_image import MetadataImage
 from sim.kafka.rules import kraft as kraft_rules
 
@@ -33,7 +34,7 @@ SHUTDOWN_HEARTBEAT_US = 50_000
 FENCED_HEARTBEAT_US = 10_000  # quorum.retry.backoff.ms is 20 ms; a little longer keeps traces short
 
 
-class KraftBroker(Broker):
+class KraftBroker(MetadataLogFetcher, Broker):
     kraft = True
 
     def __init__(self, world, broker_id: int, options, protocol, store, voters: list[str]):
@@ -54,6 +55,9 @@ class KraftBroker(Broker):
         self.meta_tail: list[tuple] = []
         self.meta_hw = -1  # the highest high watermark a Fetch answer has carried
         self.meta_leader: str | None = None
+        # the quorum epoch this observer knows, which its Fetches carry (Kafka's
+        # `quorum.epoch()`): learned from answers, 0 until one comes
+        self.meta_epoch = 0
         self.meta_token = 0  # names the Fetch in flight (a timeout for an older one is void)
         self.meta_dst: str | None = None  # the voter the last metadata Fetch went to
         self.applying = False
@@ -213,83 +217,6 @@ class KraftBroker(Broker):
         else:
             super().on_timer(name, data)
 
-    def _meta_fetch_timed_out(self) -> None:
-        """`KafkaRaftClient.pollFollowerAsObserver`: a Fetch that timed out sends the next one
-        to another voter (`RequestManager.findReadyVoter` skips the one backing off after the
-        failure). The leader is forgotten only if the Fetch went to it: one learned since (a
-        heartbeat's answer names it) is still the best guess."""
-        failed = self.meta_dst
-        if self.meta_leader == failed:
-            self.meta_leader = None
-        self._meta_fetch(avoid=failed)
-
-    def _meta_fetch(self, avoid: str | None = None) -> None:
-        self.meta_token += 1
-        self.awaiting = True
-        if self.meta_leader is not None or avoid not in self.voters:
-            dst = self._controller_guess()
-        else:  # the voter after the one that failed: each is tried in turn
-            dst = self.voters[(self.voters.index(avoid) + 1) % len(self.voters)]
-        self.meta_dst = dst
-        self.meta_corr += 1
-        end, end_epoch = self._log_end()
-        known_hw = self.meta_hw if self.protocol.kraft_fetch_completes_on_hw else None
-        self.send(dst, "QuorumFetch", QuorumFetch(-1, self.name, end, end_epoch, False,
-                                                  self.meta_corr, known_hw))
-        wait_us = self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
-        self.set_timer(wait_us, "meta_fetch_timeout", self.meta_token)
-
-    def on_quorum_fetch_response(self, msg) -> None:
-        resp = msg.body
-        if self.applying or not self.awaiting or resp.corr != self.meta_corr:
-            return  # an answer to a Fetch this broker gave up on, or already had answered
-        self.awaiting = False
-        self.meta_token += 1
-        self.meta_leader = resp.leader
-        if resp.error or (resp.diverging is not None and not self._truncate_tail(resp.diverging)):
-            self.set_timer(RETRY_BACKOFF_US, "meta_fetch")
-            return
-        self._learn_controller(resp.leader)
-        self.meta_hw = max(self.meta_hw, resp.high_watermark)
-        # records below its log end came in an answer to an earlier Fetch, sent again
-        for entry in resp.entries:
-            if entry[0] == self._log_end()[0]:
-                self.meta_tail.append(entry)
-        done = self.rules.publishable_metadata(tuple(self.meta_tail), resp.high_watermark)
-        committed, self.meta_tail = self.meta_tail[:done], self.meta_tail[done:]
-        if not committed:
-            self._meta_fetch()
-            return
-        self.applying = True
-        cost = len(committed) * self.cluster.metadata_apply_us + self.metadata_delay_us
-        self.set_timer(cost, "meta_apply", committed)
-
-    def _truncate_tail(self, diverging: tuple) -> bool:
-        """Cut the local metadata log back to where it agrees with the leader's
-        (`KafkaRaftClient.handleFetchResponse`'s `truncateToEndOffset`: the end of its last
-        epoch at or below the diverging one, at most the diverging end offset). False, and
-        nothing cut, if that is below what the broker applied: Kafka's raft client refuses
-        to truncate below its high watermark (a `KafkaException`), so the broker is stuck."""
-        epoch, end = diverging
-        own = [e[0] + 1 for e in self.meta_tail if e[1] <= epoch]
-        to = min(end, own[-1] if own else self.applied)
-        if to < self.applied or (not own and self.applied_epoch > epoch):
-            return False
-        log_end = self._log_end()[0]
-        if to < log_end:
-            self.emit(V.METADATA_TRUNCATE, {"to_offset": to, "end_offset": log_end})
-            del self.meta_tail[to - self.applied:]
-        return True
-
-    def _log_end(self) -> tuple[int, int]:
-        """The end offset of this broker's metadata log and the epoch of its last record:
-        after the fetched records it holds unapplied, else after what it applied. (Read only
-        between applies: while one runs, the records it applies are in neither.)"""
-        if self.meta_tail:
-            offset, epoch, _record = self.meta_tail[-1]
-            return offset + 1, epoch
-        return self.applied, self.applied_epoch
-
     def _apply(self, committed: list) -> None:
         start = self.applied
         touched, alive_changed = [], False
@@ -394,7 +321,7 @@ class KraftBroker(Broker):
                              fields)
 
     _handlers = {**Broker._handlers,
-                 "QuorumFetchResponse": on_quorum_fetch_response,
+                 "QuorumFetchResponse": MetadataLogFetcher.on_quorum_fetch_response,
                  "BrokerRegistrationResponse": on_registration_response,
                  "BrokerHeartbeatResponse": on_heartbeat_response}
 

@@ -77,7 +77,7 @@ class BeginQuorumEpoch(NamedTuple):
 class QuorumFetch(NamedTuple):
     """A voter's or an observer's (broker's) Fetch of the metadata log."""
 
-    epoch: int  # the fetcher's quorum epoch (-1: it knows none)
+    epoch: int  # the fetcher's quorum epoch (0: it knows none yet)
     replica: str
     fetch_offset: int
     last_fetched_epoch: int

@@ -260,12 +260,10 @@ class RaftQuorum:
     # -- Fetch -----------------------------------------------------------------------------
     def on_quorum_fetch(self, msg) -> None:
         req = msg.body
-        if req.epoch > self.quorum_epoch:
-            self._step_down(req.epoch, None, "higher epoch")
-        if self.role != "leader":
+        error = self.rules.raft_fetch_error(req.epoch, self.quorum_epoch, self.role == "leader")
+        if error:  # with this voter's epoch and the leader it knows, for the fetcher to follow
             self.send(msg.src, "QuorumFetchResponse", QuorumFetchResponse(
-                self.quorum_epoch, self.leader, E.NOT_LEADER_OR_FOLLOWER, (), -1, None,
-                req.corr))
+                self.quorum_epoch, self.leader, error, (), -1, None, req.corr))
             return
         diverging = self.rules.raft_diverging_end_offset(
             [e for e, _ in self.entries], req.last_fetched_epoch, req.fetch_offset)

@@ -75,6 +75,7 @@ class Rules:
     zk_alter_partition_error: Callable = controller.zk_alter_partition_error
     raft_grants_vote: Callable = kraft.grants_vote
     raft_log_up_to_date: Callable = kraft.candidate_log_up_to_date
+    raft_fetch_error: Callable = kraft.leader_only_error
     raft_high_watermark: Callable = kraft.high_watermark
     raft_diverging_end_offset: Callable = kraft.diverging_end_offset
     raft_resigns: Callable = kraft.raft_resigns

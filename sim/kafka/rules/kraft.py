@@ -35,6 +35,18 @@ def grants_vote(state: str, voted_for: str | None, candidate: str, log_up_to_dat
     return False
 
 
+def leader_only_error(request_epoch: int, epoch: int, is_leader: bool) -> int:
+    """`KafkaRaftClient.validateLeaderOnlyRequest` (3.3.0-3.8.0), what a voter answers a Fetch
+    of the metadata log by its epoch: FENCED_LEADER_EPOCH for an older epoch than its own,
+    UNKNOWN_LEADER_EPOCH for a newer one (the receiver does not take the epoch from a Fetch),
+    NOT_LEADER_OR_FOLLOWER in its own epoch when it does not lead; NONE for its leader."""
+    if request_epoch < epoch:
+        return E.FENCED_LEADER_EPOCH
+    if request_epoch > epoch:
+        return E.UNKNOWN_LEADER_EPOCH
+    return E.NONE if is_leader else E.NOT_LEADER_OR_FOLLOWER
+
+
 def high_watermark(voter_end_offsets: list[int], current_hw: int, epoch_start_offset: int) -> int:
     """`LeaderState.maybeUpdateHighWatermark`: the offset a majority of voters (the leader
     among them) has reached, once that passes the start of the leader's own epoch (a leader

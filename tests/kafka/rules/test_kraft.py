@@ -268,3 +268,13 @@ def test_quorum_fetch_answered_now(profile, fetcher_hw, leader_hw, now):
                                              ("4.1", True)])
 def test_hw_move_answers_parked(profile, answers):
     assert kraft.hw_move_answers_parked(resolve_protocol(profile)) is answers
+
+
+@pytest.mark.parametrize("request_epoch,is_leader,error", [
+    (4, True, E.FENCED_LEADER_EPOCH),      # an older epoch than the voter's
+    (6, True, E.UNKNOWN_LEADER_EPOCH),     # a newer one: the receiver does not take it
+    (5, False, E.NOT_LEADER_OR_FOLLOWER),  # its own epoch, but it does not lead
+    (5, True, E.NONE),
+])
+def test_leader_only_error(request_epoch, is_leader, error):
+    assert kraft.leader_only_error(request_epoch, 5, is_leader) == error
