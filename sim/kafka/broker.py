@@ -135,6 +135,8 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         self.profile = profile
         self.protocol = protocol
         self.rules = rules_for(protocol)
+        for _topic_id, log in self.logs.values():  # the cache's code is the new release's
+            log.resolves_epoch_conflicts = protocol.epoch_cached_on_election
         self.emit(V.UPGRADE, {"profile": profile, "protocol": protocol.to_json()})
 
     @property

@@ -174,7 +174,7 @@ class ControlPlane:
         held = self.logs.get(tp)
         if held is not None and held[0] == topic_id:
             return held[1]
-        log = Log()
+        log = Log(self.protocol.epoch_cached_on_election)
         self.logs.pop(tp, None)
         self.place_log(tp)
         self.logs[tp] = (topic_id, log)

@@ -28,6 +28,7 @@ from sim.kafka.rules.epochs import fetch_only_from_leader
 from sim.kafka.rules.fetch_session import FINAL_EPOCH, INITIAL_EPOCH
 from sim.kafka.rules.offsets import LATEST_TIMESTAMP, LogView, fetch_offset_for_timestamp
 from sim.kafka.rules.replication import follower_fetch_high_watermark, non_replica_fetch_error
+from sim.kafka.rules.storage import epoch_lookup_not_hosted_error
 
 MAX_BATCHES_PER_FETCH = 64
 
@@ -196,7 +197,8 @@ class LeaderFetch:
         for part in req.partitions:
             p = self.partitions.get(part.tp)
             if p is None:
-                err = self._not_hosted_error(part.tp)
+                err = epoch_lookup_not_hosted_error(self._not_hosted_error(part.tp),
+                                                    self.protocol.fetch_epoch_check)
             else:
                 err = self.rules.fetch_local_log(self.protocol, p.leader_epoch, p.is_leader,
                                                  part.current_leader_epoch)

@@ -20,7 +20,12 @@ _start_of = itemgetter(1)
 
 
 class Log:
-    def __init__(self):
+    def __init__(self, resolves_epoch_conflicts: bool = True):
+        # KAFKA-7415 (2.1, switch `epoch_cached_on_election`): the leader-epoch cache takes
+        # an entry that conflicts with the latest by removing the entries it contradicts, and
+        # answers an epoch older than its first with that first entry's start; before, it
+        # ignored such an entry and answered UNDEFINED
+        self.resolves_epoch_conflicts = resolves_epoch_conflicts
         self.bases: list[int] = []  # base offsets, for bisect
         self.entries: list[tuple] = []  # (base_offset, count, leader_epoch, Batch)
         self.appended_us: list[int] = []  # when each entry reached this replica's log
@@ -35,8 +40,20 @@ class Log:
         self.flushed = 0
 
     def assign_epoch_start(self, epoch: int, start_offset: int) -> None:
-        """Record that `epoch` starts at `start_offset` (KAFKA-7415 maybeAssignEpochStartOffset)."""
-        if not self.epochs or epoch > self.epochs[-1][0]:
+        """Record that `epoch` starts at `start_offset` (`LeaderEpochFileCache.assign`). From
+        2.1 an entry of another epoch than the latest, or of the latest at an earlier start,
+        first removes every entry of an epoch or start at least its own
+        (`truncateAndAppend`, later `maybeTruncateNonMonotonicEntries`), so the cache stays
+        strictly increasing in both; 2.0 takes only a newer epoch at or after the latest start."""
+        if not self.epochs:
+            self.epochs.append((epoch, start_offset))
+            return
+        last_epoch, last_start = self.epochs[-1]
+        if not self.resolves_epoch_conflicts:
+            if epoch > last_epoch and start_offset >= last_start:
+                self.epochs.append((epoch, start_offset))
+        elif epoch != last_epoch or start_offset < last_start:
+            self.epochs[:] = [(e, s) for e, s in self.epochs if e < epoch and s < start_offset]
             self.epochs.append((epoch, start_offset))
 
     def append(self, count: int, leader_epoch: int, batch, at_us: int) -> int:
@@ -117,8 +134,11 @@ class Log:
         if found < 0:
             # older than every cached epoch (a log that began in a later epoch, or lost its
             # start): `LeaderEpochFileCache.endOffsetFor` answers the requested epoch and the
-            # start of the first epoch it knows, so the asker truncates to that start
-            return (epoch, self.epochs[0][1]) if self.epochs and epoch >= 0 else (-1, -1)
+            # start of the first epoch it knows, so the asker truncates to that start; 2.0
+            # answered UNDEFINED, so the asker fell back to its HW
+            if self.epochs and epoch >= 0 and self.resolves_epoch_conflicts:
+                return (epoch, self.epochs[0][1])
+            return (-1, -1)
         if found + 1 < len(self.epochs):
             return (self.epochs[found][0], self.epochs[found + 1][1])
         if self.epochs[found][0] != epoch:

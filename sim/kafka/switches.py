@@ -115,8 +115,8 @@ class Protocol:
     # it takes over (`Partition.makeLeader` -> `maybeAssignEpochStartOffset`, KAFKA-7415,
     # apache/kafka PR 5678, 2.1). Before, the epoch entered the cache only with the first batch
     # appended in it, so until then a follower asking for an epoch with nothing cached above it
-    # got UNDEFINED_EPOCH_OFFSET and truncated to its own HW (ref §4 row 3)
-    epoch_cached_on_election: bool = True
+    # got UNDEFINED_EPOCH_OFFSET and truncated to its HW (ref §4 row 3); and the cache's conflict
+    epoch_cached_on_election: bool = True  # rules (`Log.assign_epoch_start`, `end_offset_for_epoch`)
     # a follower whose log end is the leader's is never out of sync, however long ago it last
     # fetched (`isFollowerOutOfSync`: "If the follower already has the same leo as the leader,
     # it will not be considered as out-of-sync"; KAFKA-7152, apache/kafka PR 5412, 2.1). Before,

@@ -32,10 +32,26 @@ def test_end_offset_for_an_epoch_older_than_the_cache():
     and the start of its first epoch, so the asker truncates there (`endOffsetFor`'s floorEntry
     == null case); a negative epoch is UNDEFINED."""
     log = Log()
-    log.assign_epoch_start(2, 4)
+    log.truncate_fully_and_start_at(4)
     log.append(3, 2, Batch("b", "p", 3, 0), 0)
+    assert log.epochs == [(2, 4)]
     assert log.end_offset_for_epoch(0) == (0, 4)
     assert log.end_offset_for_epoch(-1) == (-1, -1)
+    log.resolves_epoch_conflicts = False  # 2.0 (before KAFKA-7415): UNDEFINED, to the HW
+    assert log.end_offset_for_epoch(0) == (-1, -1)
+
+
+@pytest.mark.parametrize("resolves,cache", [
+    (True, [(1, 7)]),             # 2.1+: the conflicting entries go (`truncateAndAppend`)
+    (False, [(1, 5), (2, 6)]),    # 2.0: an older epoch is ignored
+])
+def test_an_epoch_going_backwards_truncates_the_cache_from_2_1(resolves, cache):
+    """`LeaderEpochFileCacheTest.shouldEnforceMonotonicallyIncreasingEpochs`: assign (1, 5),
+    (2, 6), then (1, 7)."""
+    log = Log(resolves)
+    for epoch, start in ((1, 5), (2, 6), (1, 7)):
+        log.assign_epoch_start(epoch, start)
+    assert log.epochs == cache
 
 
 def test_end_offset_for_epoch_v0_is_kip101():

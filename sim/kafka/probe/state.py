@@ -100,7 +100,8 @@ def _tid(part: dict, ctx) -> int:
 
 def _set_partition(broker, part: dict, ctx, key: str) -> None:
     tp, topic_id = part["tp"], _tid(part, ctx)
-    log = _log(part, ctx, key, broker.protocol.idempotent_batches)
+    log = _log(part, ctx, key, broker.protocol.idempotent_batches,
+               broker.protocol.epoch_cached_on_election)
     broker.logs[tp] = (topic_id, log)
     if not part["hosted"]:
         return
@@ -135,8 +136,8 @@ def _epoch_start(log: Log, epoch: int) -> int:
     return log.leo
 
 
-def _log(part: dict, ctx, key: str, retain: int) -> Log:
-    log = Log()
+def _log(part: dict, ctx, key: str, retain: int, resolves_epoch_conflicts: bool) -> Log:
+    log = Log(resolves_epoch_conflicts)
     log.truncate_fully_and_start_at(part["log_start_offset"])
     for i, r in enumerate(part["log"]):
         base = log.leo if r["base_offset"] == NO else r["base_offset"]

@@ -32,6 +32,16 @@ def get_partition_or_error(hosted: str, in_metadata_cache: bool) -> int:
     return E.NOT_LEADER_OR_FOLLOWER if in_metadata_cache else E.UNKNOWN_TOPIC_OR_PARTITION
 
 
+def epoch_lookup_not_hosted_error(error: int, reads_metadata_cache: bool) -> int:
+    """`ReplicaManager.lastOffsetForLeaderEpoch` for a partition this broker does not host:
+    from 2.1 (KIP-320, switch `fetch_epoch_check`) as `getPartitionOrError` (`error`);
+    0.11-2.0 read no metadata cache there, so a partition it knows of but does not host was
+    UNKNOWN_TOPIC_OR_PARTITION too."""
+    if error == E.NOT_LEADER_OR_FOLLOWER and not reads_metadata_cache:
+        return E.UNKNOWN_TOPIC_OR_PARTITION
+    return error
+
+
 def next_log_dir(logs_per_live_dir: dict[int, int]) -> int:
     """`LogManager.nextLogDirs`: the live directory (index -> logs it holds) with the fewest
     logs, the lower index on a tie."""

@@ -55,3 +55,13 @@ def test_leader_and_isr_answers_mark_replicas_offline_and_online_again():
     assert kept == ({"t-0"}, none)
     back = offline_replicas_after_leader_and_isr(current, {"t-0": E.NONE, "t-3": E.KAFKA_STORAGE_ERROR})
     assert back == ({"t-3"}, {"t-3"})
+
+
+@pytest.mark.parametrize("error,kip_320,expected", [
+    (E.NOT_LEADER_OR_FOLLOWER, True, E.NOT_LEADER_OR_FOLLOWER),   # 2.1+: the metadata cache
+    (E.NOT_LEADER_OR_FOLLOWER, False, E.UNKNOWN_TOPIC_OR_PARTITION),  # 2.0: none read
+    (E.KAFKA_STORAGE_ERROR, False, E.KAFKA_STORAGE_ERROR),
+    (E.UNKNOWN_TOPIC_OR_PARTITION, True, E.UNKNOWN_TOPIC_OR_PARTITION),
+])
+def test_epoch_lookup_of_a_partition_not_hosted(error, kip_320, expected):
+    assert S.epoch_lookup_not_hosted_error(error, kip_320) == expected
