@@ -357,3 +357,19 @@ def test_a_new_partition_with_no_online_replica_waits_for_one_to_start():
     c.live[3] = 9
     c.on_brokers_startup([3])
     assert (second.leader, second.isr) == (3, (3,))
+
+
+def test_the_requests_the_controller_sent_are_checks_of_their_own():
+    """`leader_and_isr.*`, `leader_and_isr_full`, `stop_replica.*` and `controller_epoch`
+    read what the controller sent each broker during the step: b2's controlled shutdown
+    stops its replica at the epoch of the moment (`OfflineReplica`: the StopReplica is added
+    before the ISR removal) and sends the shrunk ISR at the next epoch to the others."""
+    checks = probe_checks(_text(
+        deliver="ControlledShutdown", src="b2", body="",
+        expect='"stop_replica.delete:2/t-0" = false, "stop_replica.leader_epoch:2/t-0" = 2, '
+               '"leader_and_isr.isr:1/t-0" = [1, 3], "leader_and_isr.leader_epoch:3/t-0" = 3, '
+               '"leader_and_isr.leader:3/t-0" = 1, "leader_and_isr_full:1" = false, '
+               '"controller_epoch" = 1, "leader_and_isr.isr:2/t-0" = "none", '
+               '"stop_replica.delete:1/t-0" = "none"'))
+    assert all(kafka == model for kafka, model in checks.values()), checks
+    assert len(checks) == 9

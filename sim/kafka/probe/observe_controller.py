@@ -7,7 +7,8 @@ records it appended to the metadata log during the step (`records`). `ZK_CONTROL
 same for a ZooKeeper-mode controller: its answer, a partition's state as ZooKeeper holds it
 (the controller's only copy in the model), the brokers it counts live (with their broker
 epochs) or shutting down, and what the UpdateMetadata it sent a broker during the step says:
-the live brokers, and a partition's leader, ISR, replicas and offline replicas.
+the live brokers, and a partition's leader, ISR, replicas and offline replicas; and what the
+LeaderAndIsr and StopReplica it sent a broker during the step say of a partition.
 """
 
 from __future__ import annotations
@@ -92,14 +93,15 @@ def _sent_alive(seen: Seen, broker: str) -> Any:
     return NONE
 
 
-def _sent_partition(name: str) -> Callable[[Seen, str], Any]:
-    """A field of the partition's state in the last UpdateMetadata the controller sent the
-    broker during the step that names the partition (arg `<broker id>/<tp>`): what that
-    broker's metadata cache then holds for it."""
+def _sent_partition(name: str, sent_kind: str = "UpdateMetadata") -> Callable[[Seen, str], Any]:
+    """A field of the partition's entry in the last `sent_kind` request (UpdateMetadata,
+    LeaderAndIsr or StopReplica) the controller sent the broker during the step that names the
+    partition (arg `<broker id>/<tp>`): for an UpdateMetadata, what that broker's metadata
+    cache then holds for it."""
     def read(seen: Seen, arg: str) -> Any:
         broker, _, tp = arg.partition("/")
         for dst, kind, body in reversed(seen.sent):
-            if kind != "UpdateMetadata" or dst != f"b{broker}":
+            if kind != sent_kind or dst != f"b{broker}":
                 continue
             for st in body.partitions:
                 if st.tp == tp:
@@ -109,7 +111,18 @@ def _sent_partition(name: str) -> Callable[[Seen, str], Any]:
     return read
 
 
+def _sent_full(seen: Seen, broker: str) -> Any:
+    """Whether the last LeaderAndIsr sent to the broker (arg: its id) during the step was a
+    FULL one (KIP-516), none when none was sent."""
+    for dst, kind, body in reversed(seen.sent):
+        if kind == "LeaderAndIsr" and dst == f"b{broker}":
+            return body.full
+    return NONE
+
+
 ZK_ANSWER = ("error", "leader_epoch", "partition_epoch", "isr")
+LEADER_AND_ISR = ("leader", "leader_epoch", "partition_epoch", "isr", "replicas")
+STOP_REPLICA = ("leader_epoch", "delete")
 UPDATE_METADATA = ("leader", "leader_epoch", "isr", "replicas", "offline_replicas")
 ZK_CONTROLLER = {
     "answered": CONTROLLER["answered"],
@@ -132,4 +145,18 @@ ZK_CONTROLLER = {
                                       "during the step that names it (arg <broker id>/<tp>), "
                                       "none when none did")
        for name in UPDATE_METADATA},
+    **{f"leader_and_isr.{name}": Obs(True, _sent_partition(name, "LeaderAndIsr"), f"the "
+                                     f"{name} of the partition in the last LeaderAndIsr sent to "
+                                     "the broker during the step that names it (arg <broker "
+                                     "id>/<tp>), none when none did")
+       for name in LEADER_AND_ISR},
+    "leader_and_isr_full": Obs(True, _sent_full, "whether the last LeaderAndIsr sent to the "
+                               "broker (arg: its id) during the step was FULL (KIP-516)"),
+    **{f"stop_replica.{name}": Obs(True, _sent_partition(name, "StopReplica"), f"the {name} "
+                                   "(leader_epoch: -1 absent before 2.6, -2 a deletion's) of the "
+                                   "partition in the last StopReplica sent to the broker during "
+                                   "the step that names it (arg <broker id>/<tp>), none when none did")
+       for name in STOP_REPLICA},
+    "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch,
+                            "the controller's epoch"),
 }
