@@ -202,6 +202,8 @@ def test_impossible_voter_states_are_one_line_errors_naming_the_key(state, key):
     (dict(deliver="QuorumFetch",
           body="epoch = 1, fetch_offset = 0, last_fetched_epoch = 0, high_watermark = 0"),
      "probe.steps[0].body"),  # Fetch v18 (4.1) carries it, not 3.7's
+    (dict(deliver="QuorumFetch", body="epoch = 1, fetch_offset = -5, last_fetched_epoch = 0"),
+     "probe.steps[0].body.fetch_offset"),  # Kafka: INVALID_REQUEST; the model has no check
     (dict(deliver="BeginQuorumEpoch", body='epoch = 1, leader = "c7"'),
      "probe.steps[0].body.leader"),
     (dict(deliver="QuorumFetchResponse", body="epoch = 3, records = [[2, 1], [1, 1]]"),
@@ -216,3 +218,16 @@ def test_impossible_voter_states_are_one_line_errors_naming_the_key(state, key):
 ])
 def test_bad_voter_steps_are_one_line_errors_naming_the_key(change, key):
     assert_refused(_text(**change), key)
+
+
+def test_what_the_voter_asked_is_read_from_its_last_request():
+    model = _model(_text(state='quorum_state = "follower"\nleader = "c2"\nepoch = 4\n'
+                               'log = [[2, 3]]', controllers=2, expect='"fetch_sent.epoch" = 0, '
+                         '"fetch_sent.fetch_offset" = 0, "fetch_sent.last_fetched_epoch" = 0, '
+                         '"vote_sent.epoch" = 0', **NOTHING))
+    assert model == {"fetch_sent.epoch": 4, "fetch_sent.fetch_offset": 3,
+                     "fetch_sent.last_fetched_epoch": 2, "vote_sent.epoch": "none"}
+    model = _model(_text(state='quorum_state = "candidate"\nepoch = 3\nlog = [[1, 2]]',
+                         expect='"vote_sent.epoch" = 0, "vote_sent.last_epoch" = 0, '
+                                '"vote_sent.last_offset" = 0', **NOTHING))
+    assert model == {"vote_sent.epoch": 3, "vote_sent.last_epoch": 1, "vote_sent.last_offset": 2}

@@ -11,7 +11,9 @@ unattached otherwise), `quorum_epoch`, `quorum_leader` and `voted_for` (voter na
 `epoch`, `leader`, `high_watermark`, `diverging_epoch` (`[epoch, end_offset]`) and `records`
 (`[[epoch, count], ...]`). A field the model's answer does not carry reads `"none"`, except
 `error`, which reads NONE on an answer that carries no error (the model's VoteResponse never
-does).
+does). What it asked during the step: `fetch_sent.<field>` (`epoch`, `fetch_offset`,
+`last_fetched_epoch` of the last QuorumFetch it sent) and `vote_sent.<field>` (`epoch`,
+`last_epoch`, `last_offset` of the last Vote it sent), `"none"` when it sent none.
 """
 
 from __future__ import annotations
@@ -64,6 +66,19 @@ def _answer(name: str) -> Callable[[Seen, str], Any]:
     return read
 
 
+SENT = {"fetch_sent": ("QuorumFetch", ("epoch", "fetch_offset", "last_fetched_epoch")),
+        "vote_sent": ("Vote", ("epoch", "last_epoch", "last_offset"))}
+
+
+def _sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, _arg: str) -> Any:
+        for _dst, sent_kind, body in reversed(seen.sent):
+            if sent_kind == kind:
+                return getattr(body, name)
+        return NONE
+    return read
+
+
 VOTER = {
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "quorum_state": Obs(False, lambda s, a: quorum_state(s.node), "unattached, voted, follower, "
@@ -79,4 +94,7 @@ VOTER = {
                           "a record of its epoch commits)"),
     **{f"answer.{name}": Obs(False, _answer(name), f"the answer's {name}", name == "error")
        for name in (*ANSWER_ATTRS, "records")},
+    **{f"{prefix}.{name}": Obs(False, _sent_field(kind, name), f"the {name} of the last {kind} "
+                               "the node sent during the step")
+       for prefix, (kind, names) in SENT.items() for name in names},
 }

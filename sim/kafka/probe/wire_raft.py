@@ -11,7 +11,9 @@ epochs as `[[epoch, count], ...]`, records being NoOp placeholders at offsets fr
 node's last QuorumFetch to the sender (0 if it sent none), all committed unless
 `high_watermark` says less; its `leader` is the sender unless given (`"none"`: no leader).
 `check_raft_body(kind, fields, key, voters)` refuses what a voter could not be sent: a leader
-that is not a voter, records out of epoch order or above the answer's epoch.
+that is not a voter, records out of epoch order or above the answer's epoch, and a Fetch with
+a negative offset or last fetched epoch (Kafka answers it INVALID_REQUEST; the model, whose
+fetchers never send one, does not validate it and would read its log at a negative index).
 """
 
 from __future__ import annotations
@@ -98,6 +100,10 @@ RAFT_KINDS: dict[str, Kind] = {
 
 def check_raft_body(kind: str, fields: dict, key: str, voters: list[str]) -> None:
     """What the voter could not be sent (see the module contract)."""
+    for name in ("fetch_offset", "last_fetched_epoch"):
+        if kind == "QuorumFetch" and fields[name] < 0:
+            raise FieldProblem(f"{key}.{name}", f"{fields[name]} is negative: the model does "
+                               "not validate a malformed Fetch", "give 0 or more")
     leader = fields.get("leader", "")
     if leader not in ("", NO_LEADER) and leader not in voters:
         raise FieldProblem(f"{key}.leader", f"{leader!r} is not a voter of the quorum",
