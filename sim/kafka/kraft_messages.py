@@ -58,6 +58,7 @@ class VoteResponse(NamedTuple):
     epoch: int
     granted: bool
     error: int = 0  # FENCED_LEADER_EPOCH for a Vote of an older epoch
+    leader: str | None = None  # the leader the voter knows in its epoch (LeaderId)
 
     def brief(self) -> dict:
         out = {"epoch": self.epoch, "granted": self.granted}

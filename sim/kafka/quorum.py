@@ -143,7 +143,7 @@ class RaftQuorum:
         req = msg.body
         if req.epoch < self.quorum_epoch:
             self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, False,
-                                                            E.FENCED_LEADER_EPOCH))
+                                                            E.FENCED_LEADER_EPOCH, self.leader))
             return
         if req.epoch > self.quorum_epoch:
             self._step_down(req.epoch, None, "higher epoch")
@@ -154,7 +154,8 @@ class RaftQuorum:
         if granted and state == "unattached":  # `transitionToVoted`: a new election timeout
             self.voted_for = req.candidate
             self.election_deadline_us = self.now_us + self._election_timeout_us()
-        self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, granted))
+        self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, granted,
+                                                        leader=self.leader))
 
     def on_vote_response(self, msg) -> None:
         resp = msg.body

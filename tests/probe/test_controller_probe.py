@@ -66,7 +66,7 @@ def test_a_wrong_expectation_is_a_disagreement():
 
 @pytest.mark.parametrize("change,key", [
     (dict(mode="zk"), "probe.state.records"),  # a ZooKeeper-mode controller has no log
-    (dict(controllers=2), "probe.node"),
+    (dict(controllers=2), "probe.state.records"),  # two controllers: a voter, no records
     (dict(src="c2"), "probe.steps[0].from"),
     (dict(deliver="LeaderAndIsr"), "probe.steps[0].deliver"),
     (dict(body='tp = "foo-0", leader_epoch = 0, partition_epoch = 0'), "probe.steps[0].body.isr"),

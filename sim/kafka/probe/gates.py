@@ -32,6 +32,8 @@ REQUEST_GATES = {
                                  "Fetch v15 (KIP-903, 3.5)"),
     ("ControlledShutdown", "broker_epoch"): (lambda p: p.broker_epoch_check,
                                              "ControlledShutdown v2 (KIP-380, 2.2)"),
+    ("QuorumFetch", "high_watermark"): (lambda p: p.kraft_fetch_completes_on_hw,
+                                        "Fetch v18 (KIP-1166, 4.1)"),
 }
 
 
@@ -39,7 +41,8 @@ def off_the_wire(kind: str, body: dict, protocol) -> tuple[str, str] | None:
     """(field, what brings it) of the first request or partition field `body` sets that the
     profile's request version cannot carry, or None."""
     for (k, name), (carried, since) in REQUEST_GATES.items():
-        if k == kind and not carried(protocol) and body.get(name, NO) not in (NO, False):
+        value = body.get(name, NO)  # 0 is a value given, not false
+        if k == kind and not carried(protocol) and value is not False and value != NO:
             return name, since
     for (k, name), (carried, since) in GATES.items():
         if k != kind or carried(protocol):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sim.kafka.partition import NEVER_US
-from sim.kafka.probe import observe_consumer, observe_controller
+from sim.kafka.probe import observe_consumer, observe_controller, observe_voter
 from sim.kafka.probe.observable import COMMON, NONE, Observable, Seen
 from sim.kafka.vocab import error_name, outcome_name
 
@@ -294,8 +294,9 @@ CLIENT = ("leader", "leader_epoch", "last_seen_epoch", "known", "nodes",
 CONSUMER = {**COMMON, **{name: PRODUCER[name] for name in CLIENT}, **observe_consumer.CONSUMER}
 CONTROLLER = {**COMMON, **observe_controller.CONTROLLER}
 ZK_CONTROLLER = {**COMMON, **observe_controller.ZK_CONTROLLER}
+VOTER = {**COMMON, **observe_voter.VOTER}
 ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER, "controller": CONTROLLER,
-         "zk_controller": ZK_CONTROLLER}
+         "zk_controller": ZK_CONTROLLER, "voter": VOTER}
 ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
                  "current_leader", "log_end_offset", "leader_epoch", "end_offset",
                  "base_offset", "topic_id", "leader", "offset")

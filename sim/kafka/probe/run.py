@@ -2,10 +2,10 @@
 
 Contract: `run_probe(options, probe, seed, trace)` builds a world holding only the node under
 test (a ZooKeeper-mode or KRaft broker, a `Producer`, a `Consumer`, or a ZooKeeper-mode or
-KRaft controller, the model's own classes) and, for every other name it may talk
-to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
+KRaft controller, active or one voter of its quorum, the model's own classes) and, for every
+other name it may talk to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
-state (`sim.kafka.probe.state`), then for each step in turn: records a `probe_step` event, sends
+state (`sim.kafka.probe.state`, `sim.kafka.probe.voter_state`), then for each step in turn: records a `probe_step` event, sends
 the step's message from its sender through the simulated network (or, for the operator's act,
 `Kind.act`, acts on the node itself), lets the step's `wait_ms`
 pass, and records one `probe_check` event per expectation (Kafka's value, the model's, agree or
@@ -39,6 +39,7 @@ from sim.kafka.probe.state import (
     set_producer,
     set_zk_controller,
 )
+from sim.kafka.probe.voter_state import set_voter
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.producer import Producer
 from sim.kafka.rules.inter_broker import control_carries_broker_epoch
@@ -48,7 +49,8 @@ from sim.kafka.store import Store
 ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
            "ProduceResponse": "Produce", "MetadataResponse": "Metadata",
            "OffsetsForLeaderEpochResponse": "OffsetsForLeaderEpoch",
-           "ListOffsetsResponse": "ListOffsets", "MetadataFetchResponse": "QuorumFetch"}
+           "ListOffsetsResponse": "ListOffsets", "MetadataFetchResponse": "QuorumFetch",
+           "VoteResponse": "Vote", "QuorumFetchResponse": "QuorumFetch"}
 
 
 class Peer(Actor):
@@ -73,7 +75,7 @@ class ProbeOutcome:
 
 
 class _Context:
-    """What a hand-written message leaves to the harness (see `wire.Context`)."""
+    """What a hand-written message leaves to the harness (see `kind.Context`)."""
 
     def __init__(self, probe_run: ProbeRun):
         self.run = probe_run
@@ -188,7 +190,7 @@ class ProbeRun:
     def _node(self):
         o, name = self.options, self.probe.node
         voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]  # KRaft's quorum
-        if self.probe.role == "controller":
+        if self.probe.role in ("controller", "voter"):
             return KraftController(self.world, name, o, o.protocol, self.store, voters)
         if self.probe.role == "zk_controller":
             return Controller(self.world, name, o, o.protocol, self.store)
@@ -274,7 +276,8 @@ class ProbeRun:
         cannot take it)."""
         self.node.start() if self.probe.role == "broker" else None
         setter = {"broker": set_broker, "producer": set_producer, "consumer": set_consumer,
-                  "controller": set_controller, "zk_controller": set_zk_controller}[self.probe.role]
+                  "controller": set_controller, "zk_controller": set_zk_controller,
+                  "voter": set_voter}[self.probe.role]
         setter(self.node, self.probe.state, self.ctx)
 
     def run(self) -> ProbeOutcome:

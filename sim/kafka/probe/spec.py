@@ -4,12 +4,15 @@ Contract: `parse_probe(raw, brokers, controllers, producers, protocol, consumers
 scenario (the node under test, its starting state, the steps with the message each delivers
 and what Kafka's test expects after it; a request field the profile's request version does
 not carry is refused, as are a broker id outside the cluster, a partition named twice in one
-message, a broker's answer from a sender that is not a broker, and a step from a pseudo-sender
+message, a broker's answer from a sender that is not a broker, a KRaft quorum message from a
+node that is not a voter (nor, for a Fetch, a broker), and a step from a pseudo-sender
 (`zk`, `operator`) of a kind it does not send, or of its kind from anyone else) and returns a
 `Probe`; any
 problem raises `FieldProblem` with the key relative to `probe`. Whether the node can take the
 starting state is checked by building it (`sim.kafka.probe.run.check_probe_state`). `Probe.to_json()` is what the trace header
-records. The format is taught in docs/scenarios.md ("Probes").
+records. The node's role is its kind of node: a KRaft controller is `controller` in a quorum
+of one (the active controller at once) and `voter` in a larger one (a Raft voter,
+`sim.kafka.probe.voter_state`). The format is taught in docs/scenarios.md ("Probes").
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from sim.kafka.probe.state import (
     PRODUCER_STATE,
     ZK_CONTROLLER_STATE,
 )
+from sim.kafka.probe.voter_state import VOTER_STATE
 from sim.kafka.probe.wire import KINDS
+from sim.kafka.probe.wire_raft import check_raft_body
 
 MAX_STEPS = 100
 MAX_WAIT_MS = 3_600_000
@@ -44,7 +49,7 @@ OPERATOR_KINDS = ("Shutdown",)
 PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS}
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
-         "zk_controller": ZK_CONTROLLER_STATE[1:]}
+         "zk_controller": ZK_CONTROLLER_STATE[1:], "voter": VOTER_STATE[1:]}
 TOP = (Field("kafka_test", "str"), Field("kafka_tag", "str"), Field("kafka_source", "str", ""),
        Field("node", "str"), Field("state", "any", None), Field("steps", "any"))
 STEP = (Field("deliver", "str"), Field("from", "str", ""), Field("wait_ms", "int", 100),
@@ -98,10 +103,8 @@ def _role(node: str, brokers: int, producers: list[str], consumers: list[str],
     if node[:1] == "c" and node[1:].isdigit() and 1 <= int(node[1:]) <= controllers:
         if not kraft:
             return "zk_controller"
-        if controllers != 1:
-            raise FieldProblem("probe.node", "a controller probe runs a quorum of one",
-                               "set cluster.controllers = 1")
-        return "controller"
+        # a quorum of one is the active controller at once; a larger one's node is a voter
+        return "controller" if controllers == 1 else "voter"
     if node in producers:
         return "producer"
     if node in consumers:
@@ -124,15 +127,15 @@ def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
         raise FieldProblem("probe.steps", "no steps", "add at least one [[probe.steps]]")
     if len(steps_raw) > MAX_STEPS:
         raise FieldProblem("probe.steps", f"{len(steps_raw)} steps", f"keep to {MAX_STEPS}")
-    steps = tuple(_step(s, f"probe.steps[{i}]", role, top["node"], protocol, brokers, kraft)
-                  for i, s in enumerate(steps_raw))
+    steps = tuple(_step(s, f"probe.steps[{i}]", role, top["node"], protocol, brokers, kraft,
+                        controllers) for i, s in enumerate(steps_raw))
     check_records(steps, state, lambda i: f"probe.steps[{i}]")
     return Probe(top["kafka_test"], top["kafka_tag"], top["kafka_source"], top["node"], role,
                  state, state_raw, steps)
 
 
 def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
-          kraft: bool = False) -> Step:
+          kraft: bool = False, controllers: int = 0) -> Step:
     s = read(raw, STEP, key)
     kind = s["deliver"]
     if kind not in KINDS:
@@ -160,12 +163,17 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     if KINDS[kind].from_broker and not _BROKER_NAME.fullmatch(src):
         raise FieldProblem(f"{key}.from", f"{src!r} is not a broker: {kind} comes from a broker",
                            "name the broker that sends it, e.g. b2")
+    voters = [f"c{i}" for i in range(1, controllers + 1)]
+    if KINDS[kind].from_voter:
+        _check_voter_sender(src, kind, KINDS[kind].observer_too, voters, f"{key}.from")
     if not (1 <= s["wait_ms"] <= MAX_WAIT_MS):
         raise FieldProblem(f"{key}.wait_ms", f"{s['wait_ms']} is out of range",
                            f"give 1..{MAX_WAIT_MS}")
     body_raw = s["body"] if s["body"] is not None else {}
     fields = read(body_raw, KINDS[kind].fields, f"{key}.body")
     check_message(fields, f"{key}.body", brokers)
+    if KINDS[kind].from_voter:
+        check_raft_body(kind, fields, f"{key}.body", voters)
     if kind == "BrokerChange":
         _check_registrations(fields["live_brokers"], f"{key}.body.live_brokers", brokers)
     if kind in ("TopicChange", "PartitionModifications"):
@@ -183,6 +191,17 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",
                            "name the node whose answer the checks read")
     return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
+
+
+def _check_voter_sender(src: str, kind: str, observer_too: bool, voters: list[str],
+                        key: str) -> None:
+    """A quorum message comes from a voter (c1..cN); a Fetch also from a broker, an observer."""
+    if src in voters or (observer_too and _BROKER_NAME.fullmatch(src)):
+        return
+    who = "a voter of the quorum" + (" or a broker (an observer)" if observer_too else "")
+    raise FieldProblem(key, f"{src!r} is not {who}: {kind} comes from one",
+                       f"name one of {', '.join(voters)}" + (", or a broker" if observer_too
+                                                            else ""))
 
 
 def _sender(given: str, kind: str, key: str) -> str:

@@ -4,55 +4,22 @@ Contract: `KINDS` maps each deliverable message kind to its `Kind`: the node rol
 it, the fields a probe may set (Kafka's names, snake case; `sim.kafka.probe.fields`), and a
 builder that makes the model's message body from the checked fields and a `Context` (which
 fills what a unit test leaves to the harness: correlation ids, topic ids, the sender). The
-bodies are the model's own messages (`sim.kafka.messages`), so a probe passes through exactly
+bodies are the model's own messages (`sim.kafka.messages`, `sim.kafka.kraft_messages`; the
+KRaft quorum's own in `sim.kafka.probe.wire_raft`, joined here), so a probe passes through exactly
 the handlers a run does. Unknown fields are refused by `fields.read`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from sim.kafka import messages as M
 from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetchResponse
 from sim.kafka.probe.fields import REQUIRED, Field
+from sim.kafka.probe.kind import NO, Kind
 from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
 from sim.kafka.probe.metadata_records import build_records
-
-NO = -1
-
-
-class Context(Protocol):
-    src: str
-
-    def corr(self, kind: str) -> int: ...
-    def metadata_offset(self) -> int: ...
-    def metadata_image(self) -> Any: ...
-    def topic_id(self, tp: str) -> int: ...
-    def alive(self) -> tuple: ...
-    def batch_id(self) -> str: ...
-    def registered_epoch(self, broker: int) -> int: ...
-    def sends_broker_epoch(self) -> bool: ...
-    def set_registrations(self, brokers: list) -> None: ...
-
-
-@dataclass(frozen=True)
-class Kind:
-    roles: tuple  # "broker", "producer", "consumer", "controller"
-    fields: tuple
-    build: Callable[[dict, Any], Any]
-    doc: str
-    # from a broker (an answer, or a broker's request to the controller): its receiver reads
-    # the broker id from the sender's name, `b<id>`
-    from_broker: bool = False
-    # the control plane a broker must run to take it: "zk" (the ZooKeeper controller's
-    # requests), "kraft" (the metadata log), or "" for either
-    mode: str = ""
-    # the model's message kind on the wire, when it is not the probe's name for it
-    wire_kind: str = ""
-    # an act on the node itself rather than a message (the operator's): called with the node
-    # as the step begins, nothing is sent
-    act: Callable[[Any], None] | None = None
+from sim.kafka.probe.wire_raft import RAFT_KINDS
 
 
 def _topic_id(part: dict, ctx) -> int:
@@ -398,3 +365,4 @@ KINDS: dict[str, Kind] = {
         CONSUMER, (Field("corr", "int", 0), _parts(LIST_OFFSETS_RESULT)), _list_offsets_response,
         "the leader's answer to the consumer's offset reset", True),
 }
+KINDS.update(RAFT_KINDS)  # the KRaft quorum's own, to a voter under test

@@ -1,0 +1,100 @@
+"""What a probe can check on a voter under test (`sim.kafka.probe.observe` for the others).
+
+Contract: `VOTER` maps each check of a Raft voter (`KafkaRaftClient`, KIP-595) to its
+`Observable`: its quorum state as Kafka's `QuorumState` names it (`quorum_state`: leader,
+candidate, follower when it knows a leader, voted when it has a vote but no leader,
+unattached otherwise), `quorum_epoch`, `quorum_leader` and `voted_for` (voter names,
+`"none"`), its log (`log_end_offset`, `log_epochs` as `[[epoch, count], ...]`), its
+`high_watermark` (a leader's is "none" until a record of its epoch commits, Kafka's empty
+`highWatermark()`), and the fields of its answer to the step's sender (`answered`,
+`answer.<field>`): a VoteResponse's `granted` and `epoch`, a QuorumFetchResponse's `error`,
+`epoch`, `leader`, `high_watermark`, `diverging_epoch` (`[epoch, end_offset]`) and `records`
+(`[[epoch, count], ...]`). A field the model's answer does not carry reads `"none"`, except
+`error`, which reads NONE on an answer that carries no error (the model's VoteResponse never
+does). What it asked during the step: `fetch_sent.<field>` (`epoch`, `fetch_offset`,
+`last_fetched_epoch` of the last QuorumFetch it sent) and `vote_sent.<field>` (`epoch`,
+`last_epoch`, `last_offset` of the last Vote it sent), `"none"` when it sent none.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sim.kafka.probe.observable import NONE, Seen
+from sim.kafka.probe.observable import Observable as Obs
+
+
+def quorum_state(node) -> str:
+    """The model's role, leader and vote under Kafka's `QuorumState` names."""
+    if node.role in ("leader", "candidate"):
+        return node.role
+    if node.leader is not None:
+        return "follower"
+    return "voted" if node.voted_for is not None else "unattached"
+
+
+def runs(epochs) -> list[list[int]]:
+    """Epochs, one per record, as `[[epoch, count], ...]`."""
+    out: list[list[int]] = []
+    for epoch in epochs:
+        if out and out[-1][0] == epoch:
+            out[-1][1] += 1
+        else:
+            out.append([epoch, 1])
+    return out
+
+
+def _high_watermark(seen: Seen, _arg: str) -> Any:
+    node = seen.node
+    hw = node._visible_hw() if node.role == "leader" else node.hw
+    return hw if hw >= 0 else NONE
+
+
+ANSWER_ATTRS = {"granted": "granted", "error": "error", "epoch": "epoch", "leader": "leader",
+                "high_watermark": "high_watermark", "diverging_epoch": "diverging"}
+
+
+def _answer(name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, _arg: str) -> Any:
+        if seen.answer is None:
+            return NONE
+        if name == "records":
+            entries = getattr(seen.answer, "entries", None)
+            return NONE if entries is None else runs(e[1] for e in entries)
+        value = getattr(seen.answer, ANSWER_ATTRS[name], 0 if name == "error" else NONE)
+        return list(value) if isinstance(value, tuple) else value
+    return read
+
+
+SENT = {"fetch_sent": ("QuorumFetch", ("epoch", "fetch_offset", "last_fetched_epoch")),
+        "vote_sent": ("Vote", ("epoch", "last_epoch", "last_offset"))}
+
+
+def _sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
+    def read(seen: Seen, _arg: str) -> Any:
+        for _dst, sent_kind, body in reversed(seen.sent):
+            if sent_kind == kind:
+                return getattr(body, name)
+        return NONE
+    return read
+
+
+VOTER = {
+    "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
+    "quorum_state": Obs(False, lambda s, a: quorum_state(s.node), "unattached, voted, follower, "
+                        "candidate or leader (Kafka's QuorumState)"),
+    "quorum_epoch": Obs(False, lambda s, a: s.node.quorum_epoch, "the quorum epoch"),
+    "quorum_leader": Obs(False, lambda s, a: s.node.leader, "the leader the voter knows"),
+    "voted_for": Obs(False, lambda s, a: s.node.voted_for, "the candidate it voted for in its "
+                     "epoch"),
+    "log_end_offset": Obs(False, lambda s, a: s.node.end_offset, "its metadata log's end offset"),
+    "log_epochs": Obs(False, lambda s, a: runs(e for e, _r in s.node.entries),
+                      "its log's epochs as [[epoch, count], ...]"),
+    "high_watermark": Obs(False, _high_watermark, "its high watermark (a leader's: none until "
+                          "a record of its epoch commits)"),
+    **{f"answer.{name}": Obs(False, _answer(name), f"the answer's {name}", name == "error")
+       for name in (*ANSWER_ATTRS, "records")},
+    **{f"{prefix}.{name}": Obs(False, _sent_field(kind, name), f"the {name} of the last {kind} "
+                               "the node sent during the step")
+       for prefix, (kind, names) in SENT.items() for name in names},
+}

@@ -1,0 +1,110 @@
+"""A voter probe's starting state: a KRaft controller set as one Raft voter of the quorum
+c1..cN, as `KafkaRaftClientTest`'s `RaftClientTestContext.Builder` sets one (KIP-595).
+
+Contract: `VOTER_STATE` is the fields a voter's `[probe.state]` may hold
+(`sim.kafka.probe.fields`); `set_voter(controller, state, ctx)` gives the model's
+`KraftController` (its `RaftQuorum`) that state, or raises `FieldProblem` naming the key:
+
+- `quorum_state`: `unattached` (no leader, no vote), `voted` (voted for `voted_for` in
+  `epoch`, no leader), `follower` (of `leader`), `candidate` (voted for itself in `epoch`:
+  it stood at once, its Vote requests are on their way to the other voters as the first step
+  begins), or `leader` (it won `epoch`: its LeaderChange record is appended after `log`, and
+  the BeginQuorumEpoch requests it sent on winning reach no step).
+- `epoch`: the quorum epoch; default 0 for `unattached`, else 1 (no election is held in
+  epoch 0, so only an unattached voter may be there).
+- `log`: the metadata log's epochs, `[[epoch, record_count], ...]` in epoch order, each epoch
+  at least 1 and at most the quorum epoch (below it for a leader, whose epoch starts with its
+  LeaderChange); the records are NoOp placeholders.
+- `high_watermark`: within the log (for a leader, before its LeaderChange; it reports none
+  until a majority holds a record of its epoch, as Kafka's `LeaderState`), default 0.
+
+The node runs no controller duties a probe would see (no NoOpRecord, no linger: Kafka's raft
+tests have no controller above the client) and creates none of the scenario's topics. A
+follower sends its first Fetch at once (on its way as the first step begins; a
+QuorumFetchResponse answers it). Its timers run on the model's clock from the first step: an
+election is held once `cluster.quorum_election_timeout_ms` (randomised up to twice that) or
+`quorum_fetch_timeout_ms` passes without a leader's word, so a probe whose steps last longer
+sets them higher to keep them from firing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sim.kafka.kraft_messages import NO_OP, MetadataRecord
+from sim.kafka.probe.fields import Field, FieldProblem, suggest
+from sim.kafka.probe.kind import NO
+
+QUORUM_STATES = ("unattached", "voted", "follower", "candidate", "leader")
+VOTER_STATE = (Field("name", "str"), Field("quorum_state", "str", "unattached"),
+               Field("epoch", "int", NO), Field("leader", "str", ""),
+               Field("voted_for", "str", ""), Field("log", "pairs", ()),
+               Field("high_watermark", "int", 0))
+
+
+def set_voter(node, state: dict, ctx) -> None:
+    """`node` (a `KraftController` of 2+ voters) made the voter `state` describes."""
+    q = state["quorum_state"]
+    if q not in QUORUM_STATES:
+        raise FieldProblem("node.quorum_state", f"unknown quorum state {q!r}",
+                           suggest(q, QUORUM_STATES))
+    epoch = state["epoch"] if state["epoch"] != NO else (0 if q == "unattached" else 1)
+    if epoch < 0 or (epoch == 0 and q != "unattached"):
+        raise FieldProblem("node.epoch", f"a {q} voter cannot be in epoch {epoch}",
+                           "give epoch >= 1 (0: unattached only)")
+    _check_names(node, state, q)
+    entries = _log(state["log"], epoch, q)
+    hw = state["high_watermark"]
+    if not 0 <= hw <= len(entries):
+        raise FieldProblem("node.high_watermark", f"{hw} is outside the log [0, {len(entries)}]",
+                           "give a HW within the log")
+    cluster = replace(node.cluster, quorum_append_linger_ms=0, metadata_max_idle_interval_ms=0)
+    node.options = replace(node.options, topics=(), cluster=cluster)
+    node.cluster = cluster
+    node.entries, node.hw = entries, hw
+    node.start()
+    if q in ("candidate", "leader"):
+        node.quorum_epoch = epoch - 1
+        send = node.send
+        if q == "leader":  # its Vote and BeginQuorumEpoch requests went before the probe
+            node.send = lambda dst, kind, body: None
+        node._stand()  # `transitionToCandidate`: epoch + 1, its own vote, Vote to the others
+        if q == "leader":
+            node.votes = set(node.voters)
+            node._maybe_win()  # `transitionToLeader`: the LeaderChange record written
+            node.send = send
+        return
+    node.quorum_epoch = epoch
+    node.leader = state["leader"] or None
+    node.voted_for = state["voted_for"] or None
+    if node.leader is not None:
+        node._fetch()  # a follower's first poll sends its Fetch (`pollFollowerAsVoter`)
+
+
+def _check_names(node, state: dict, q: str) -> None:
+    """A follower names its leader, a voted voter its candidate: another voter each."""
+    others = [v for v in node.voters if v != node.name]
+    for name, needed in (("leader", q == "follower"), ("voted_for", q == "voted")):
+        given = state[name]
+        if needed and given not in others:
+            problem = "missing" if not given else f"{given!r} is not another voter of the quorum"
+            raise FieldProblem(f"node.{name}", problem, suggest(given, others))
+        if given and not needed:
+            own = "follower" if name == "leader" else "voted"
+            raise FieldProblem(f"node.{name}", f"a {q} voter has no {name.replace('_', ' ')}",
+                               f"leave it out, or set quorum_state = \"{own}\"")
+
+
+def _log(runs: tuple, epoch: int, q: str) -> list:
+    """The log's entries: one NoOp placeholder per record, runs in epoch order."""
+    entries: list = []
+    top = epoch - 1 if q == "leader" else epoch
+    for i, (e, count) in enumerate(runs):
+        last = entries[-1][0] if entries else 1
+        if count < 1 or not last <= e <= top:
+            where = "below the leader's epoch" if q == "leader" else "up to the quorum epoch"
+            raise FieldProblem(f"node.log[{i}]", f"[{e}, {count}] is not a run of records from "
+                               f"epoch {last}, {where} {epoch}",
+                               "give [epoch, count >= 1] in epoch order")
+        entries += [(e, MetadataRecord.of(NO_OP))] * count
+    return entries

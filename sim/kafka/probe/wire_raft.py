@@ -1,0 +1,117 @@
+"""The KRaft quorum's own messages a probe can deliver to a voter under test (KIP-595).
+
+Contract: `RAFT_KINDS` maps `Vote`, `VoteResponse`, `BeginQuorumEpoch`, `QuorumFetch` and
+`QuorumFetchResponse` to their `Kind` (joined to `sim.kafka.probe.wire.KINDS`); each body is
+the model's own message (`sim.kafka.kraft_messages`), so a probe passes through the handlers
+of `sim.kafka.quorum.RaftQuorum` that a run does. Each comes from a voter of the quorum
+(`c<n>`), a QuorumFetch also from a broker (an observer). The sender is the candidate of a
+Vote, the leader of a BeginQuorumEpoch unless `leader` says otherwise, and the replica of a
+QuorumFetch (a voter by its name, `c<n>`). A QuorumFetchResponse's `records` are the log's
+epochs as `[[epoch, count], ...]`, records being NoOp placeholders at offsets from the
+node's last QuorumFetch to the sender (0 if it sent none), all committed unless
+`high_watermark` says less; its `leader` is the sender unless given (`"none"`: no leader).
+`check_raft_body(kind, fields, key, voters)` refuses what a voter could not be sent: a leader
+that is not a voter, records out of epoch order or above the answer's epoch, and a Fetch with
+a negative offset or last fetched epoch (Kafka answers it INVALID_REQUEST; the model, whose
+fetchers never send one, does not validate it and would read its log at a negative index).
+"""
+
+from __future__ import annotations
+
+from sim.kafka.kraft_messages import (
+    NO_OP,
+    BeginQuorumEpoch,
+    MetadataRecord,
+    QuorumFetch,
+    QuorumFetchResponse,
+    Vote,
+    VoteResponse,
+)
+from sim.kafka.probe.fields import Field, FieldProblem, suggest
+from sim.kafka.probe.kind import NO, Kind
+
+VOTER = ("voter",)
+NO_LEADER = "none"  # a leader field's "no leader known" (Kafka's leader id -1)
+
+
+def _leader(given: str, ctx) -> str | None:
+    if given == NO_LEADER:
+        return None
+    return given or ctx.src
+
+
+def _vote(f: dict, ctx) -> Vote:
+    return Vote(f["epoch"], ctx.src, f["last_epoch"], f["last_offset"])
+
+
+def _vote_response(f: dict, ctx) -> VoteResponse:
+    return VoteResponse(f["epoch"], f["granted"])
+
+
+def _begin_quorum_epoch(f: dict, ctx) -> BeginQuorumEpoch:
+    return BeginQuorumEpoch(f["epoch"], _leader(f["leader"], ctx))
+
+
+def _quorum_fetch(f: dict, ctx) -> QuorumFetch:
+    """A voter's (`c<n>`) or an observer's (`b<n>`) Fetch of the metadata log."""
+    return QuorumFetch(f["epoch"], ctx.src, f["fetch_offset"], f["last_fetched_epoch"],
+                       ctx.src[:1] == "c", f["corr"] or ctx.corr("QuorumFetch"),
+                       f["high_watermark"])
+
+
+def epochs_of(runs: tuple) -> list[int]:
+    """`[[epoch, count], ...]` as one epoch per record."""
+    return [epoch for epoch, count in runs for _ in range(count)]
+
+
+def _quorum_fetch_response(f: dict, ctx) -> QuorumFetchResponse:
+    start = ctx.metadata_offset()
+    entries = tuple((start + i, epoch, MetadataRecord.of(NO_OP))
+                    for i, epoch in enumerate(epochs_of(f["records"])))
+    hw = start + len(entries) if f["high_watermark"] == NO else f["high_watermark"]
+    return QuorumFetchResponse(f["epoch"], _leader(f["leader"], ctx), f["error"], entries, hw,
+                               f["diverging_epoch"], f["corr"] or ctx.corr("QuorumFetch"))
+
+
+RAFT_KINDS: dict[str, Kind] = {
+    "Vote": Kind(VOTER, (Field("epoch", "int"), Field("last_epoch", "int"),
+                         Field("last_offset", "int")),
+                 _vote, "a candidate's Vote request (the sender is the candidate)",
+                 from_voter=True),
+    "VoteResponse": Kind(VOTER, (Field("epoch", "int"), Field("granted", "bool")),
+                         _vote_response, "a voter's answer to the candidate's Vote",
+                         from_voter=True),
+    "BeginQuorumEpoch": Kind(VOTER, (Field("epoch", "int"), Field("leader", "str", "")),
+                             _begin_quorum_epoch, "a new leader's BeginQuorumEpoch",
+                             from_voter=True),
+    "QuorumFetch": Kind(
+        VOTER, (Field("corr", "int", 0), Field("epoch", "int"), Field("fetch_offset", "int"),
+                Field("last_fetched_epoch", "int"), Field("high_watermark", "int", None)),
+        _quorum_fetch, "a voter's or an observer's Fetch of the metadata log",
+        from_voter=True, observer_too=True),
+    "QuorumFetchResponse": Kind(
+        VOTER, (Field("corr", "int", 0), Field("epoch", "int"), Field("leader", "str", ""),
+                Field("error", "error", 0), Field("records", "pairs", ()),
+                Field("high_watermark", "int", NO), Field("diverging_epoch", "pair", None)),
+        _quorum_fetch_response, "the quorum leader's answer to this voter's last Fetch",
+        from_voter=True),
+}
+
+
+def check_raft_body(kind: str, fields: dict, key: str, voters: list[str]) -> None:
+    """What the voter could not be sent (see the module contract)."""
+    for name in ("fetch_offset", "last_fetched_epoch"):
+        if kind == "QuorumFetch" and fields[name] < 0:
+            raise FieldProblem(f"{key}.{name}", f"{fields[name]} is negative: the model does "
+                               "not validate a malformed Fetch", "give 0 or more")
+    leader = fields.get("leader", "")
+    if leader not in ("", NO_LEADER) and leader not in voters:
+        raise FieldProblem(f"{key}.leader", f"{leader!r} is not a voter of the quorum",
+                           suggest(leader, voters + [NO_LEADER]))
+    last = 0
+    for i, (epoch, count) in enumerate(fields.get("records", ())):
+        if count < 1 or epoch < 1 or epoch < last or epoch > fields["epoch"]:
+            raise FieldProblem(f"{key}.records[{i}]", f"[{epoch}, {count}] is not a run of "
+                               f"records after epoch {last}, within the answer's epoch "
+                               f"{fields['epoch']}", "give [epoch, count >= 1] in epoch order")
+        last = epoch
