@@ -45,16 +45,17 @@ class Log:
         first removes every entry of an epoch or start at least its own
         (`truncateAndAppend`, later `maybeTruncateNonMonotonicEntries`), so the cache stays
         strictly increasing in both; 2.0 takes only a newer epoch at or after the latest start."""
-        if not self.epochs:
-            self.epochs.append((epoch, start_offset))
-            return
-        last_epoch, last_start = self.epochs[-1]
-        if not self.resolves_epoch_conflicts:
-            if epoch > last_epoch and start_offset >= last_start:
-                self.epochs.append((epoch, start_offset))
-        elif epoch != last_epoch or start_offset < last_start:
-            self.epochs[:] = [(e, s) for e, s in self.epochs if e < epoch and s < start_offset]
-            self.epochs.append((epoch, start_offset))
+        epochs = self.epochs
+        if epochs:
+            last_epoch, last_start = epochs[-1]
+            if epoch == last_epoch and start_offset >= last_start:
+                return  # the latest epoch goes on (every append but an epoch's first)
+            if not self.resolves_epoch_conflicts:
+                if epoch < last_epoch or start_offset < last_start:
+                    return
+            else:
+                epochs[:] = [(e, s) for e, s in epochs if e < epoch and s < start_offset]
+        epochs.append((epoch, start_offset))
 
     def append(self, count: int, leader_epoch: int, batch, at_us: int) -> int:
         base = self.leo

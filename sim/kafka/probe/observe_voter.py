@@ -1,17 +1,15 @@
 """What a probe can check on a voter under test (`sim.kafka.probe.observe` for the others).
 
 Contract: `VOTER` maps each check of a Raft voter (`KafkaRaftClient`, KIP-595) to its
-`Observable`: its quorum state as Kafka's `QuorumState` names it (`quorum_state`: leader,
-candidate, follower when it knows a leader, voted when it has a vote but no leader,
-unattached otherwise), `quorum_epoch`, `quorum_leader` and `voted_for` (voter names,
+`Observable`: its quorum state as Kafka's `QuorumState` names it (`quorum_state`, the
+model's own `RaftQuorum.quorum_state`), `quorum_epoch`, `quorum_leader` and `voted_for` (voter names,
 `"none"`), its log (`log_end_offset`, `log_epochs` as `[[epoch, count], ...]`), its
 `high_watermark` (a leader's is "none" until a record of its epoch commits, Kafka's empty
 `highWatermark()`), and the fields of its answer to the step's sender (`answered`,
 `answer.<field>`): a VoteResponse's `granted` and `epoch`, a QuorumFetchResponse's `error`,
 `epoch`, `leader`, `high_watermark`, `diverging_epoch` (`[epoch, end_offset]`) and `records`
 (`[[epoch, count], ...]`). A field the model's answer does not carry reads `"none"`, except
-`error`, which reads NONE on an answer that carries no error (the model's VoteResponse never
-does). What it asked during the step: `fetch_sent.<field>` (`epoch`, `fetch_offset`,
+`error`, which reads NONE on an answer that carries no error. What it asked during the step: `fetch_sent.<field>` (`epoch`, `fetch_offset`,
 `last_fetched_epoch` of the last QuorumFetch it sent) and `vote_sent.<field>` (`epoch`,
 `last_epoch`, `last_offset` of the last Vote it sent), `"none"` when it sent none.
 """
@@ -22,15 +20,6 @@ from typing import Any, Callable
 
 from sim.kafka.probe.observable import NONE, Seen
 from sim.kafka.probe.observable import Observable as Obs
-
-
-def quorum_state(node) -> str:
-    """The model's role, leader and vote under Kafka's `QuorumState` names."""
-    if node.role in ("leader", "candidate"):
-        return node.role
-    if node.leader is not None:
-        return "follower"
-    return "voted" if node.voted_for is not None else "unattached"
 
 
 def runs(epochs) -> list[list[int]]:
@@ -81,7 +70,7 @@ def _sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
 
 VOTER = {
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
-    "quorum_state": Obs(False, lambda s, a: quorum_state(s.node), "unattached, voted, follower, "
+    "quorum_state": Obs(False, lambda s, a: s.node.quorum_state(), "unattached, voted, follower, "
                         "candidate or leader (Kafka's QuorumState)"),
     "quorum_epoch": Obs(False, lambda s, a: s.node.quorum_epoch, "the quorum epoch"),
     "quorum_leader": Obs(False, lambda s, a: s.node.leader, "the leader the voter knows"),

@@ -190,15 +190,22 @@ def set_controller(controller, state: dict, ctx) -> None:
     just heartbeated. Its records reach the log as it writes them and it writes no NoOpRecord:
     Kafka's controller tests read what a request wrote (`ControllerResult.records`), with no
     raft client's linger or idle interval between."""
-    cluster = replace(controller.cluster, quorum_append_linger_ms=0,
-                      metadata_max_idle_interval_ms=0)
-    controller.options = replace(controller.options, topics=(), cluster=cluster)
-    controller.cluster = cluster
+    without_controller_timers(controller)
     controller.start()
     controller._stand()
     for record in build_records(state["records"], controller.image, ctx, controller.end_offset):
         controller._write(record)
     controller.heartbeats = {b: controller.now_us for b in sorted(controller.image.brokers)}
+
+
+def without_controller_timers(controller) -> None:
+    """A KRaft controller under test writes its records to the log as it writes them and no
+    NoOpRecord, and creates none of the scenario's topics: Kafka's controller and raft tests
+    read what a request wrote, with no raft client's linger or idle interval between."""
+    cluster = replace(controller.cluster, quorum_append_linger_ms=0,
+                      metadata_max_idle_interval_ms=0)
+    controller.options = replace(controller.options, topics=(), cluster=cluster)
+    controller.cluster = cluster
 
 
 # -- ZooKeeper-mode controller -----------------------------------------------------------

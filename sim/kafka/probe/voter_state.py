@@ -29,11 +29,10 @@ sets them higher to keep them from firing.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sim.kafka.kraft_messages import NO_OP, MetadataRecord
 from sim.kafka.probe.fields import Field, FieldProblem, suggest
 from sim.kafka.probe.kind import NO
+from sim.kafka.probe.state import without_controller_timers
 
 QUORUM_STATES = ("unattached", "voted", "follower", "candidate", "leader")
 VOTER_STATE = (Field("name", "str"), Field("quorum_state", "str", "unattached"),
@@ -58,9 +57,7 @@ def set_voter(node, state: dict, ctx) -> None:
     if not 0 <= hw <= len(entries):
         raise FieldProblem("node.high_watermark", f"{hw} is outside the log [0, {len(entries)}]",
                            "give a HW within the log")
-    cluster = replace(node.cluster, quorum_append_linger_ms=0, metadata_max_idle_interval_ms=0)
-    node.options = replace(node.options, topics=(), cluster=cluster)
-    node.cluster = cluster
+    without_controller_timers(node)
     node.entries, node.hw = entries, hw
     node.start()
     if q in ("candidate", "leader"):
