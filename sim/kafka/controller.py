@@ -368,8 +368,9 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
             error = E.NOT_CONTROLLER
         elif self.rules.zk_alter_partition_epoch_stale(req.broker_epoch, self.live.get(req.broker)):
             error = E.STALE_BROKER_EPOCH
-        elif st is None:
-            error = E.UNKNOWN_TOPIC_OR_PARTITION
+        elif (error := self.rules.alter_partition_topic_error(
+                self.protocol, req.topic_id, self.store.topic_id(req.tp), st is not None)):
+            st = None
         else:
             # KIP-841's eligibility: `isr -- liveBrokerIds`, which leaves out those shutting down
             ineligible = any(r not in self.live or r in self.shutting_down for r in isr)

@@ -28,6 +28,7 @@ UNKNOWN_LEADER_EPOCH = 75
 STALE_BROKER_EPOCH = 77
 OFFSET_NOT_AVAILABLE = 78  # KIP-207 (2.2): ListOffsets v5+
 INVALID_UPDATE_VERSION = 95
+UNKNOWN_TOPIC_ID = 100  # KIP-516: a request naming its topic by an id the receiver does not know
 INELIGIBLE_REPLICA = 107  # KIP-841 (3.3)
 NEW_LEADER_ELECTED = 108  # KRaft: an AlterPartition that completed a reassignment moving its leader
 # Client-side outcomes that are not broker error codes (negative: never on the wire).

@@ -114,8 +114,9 @@ class IsrManager:
         epochs = self.rules.alter_partition_isr_epochs(
             self.protocol, self.kraft, isr, self.id, self.broker_epoch,
             {r: f.broker_epoch for r, f in p.followers.items()})
-        p.alter_request = AlterPartition(self.alter_corr, self.id, p.tp, p.leader_epoch,
-                                         p.partition_epoch, isr, isr_epochs=epochs)
+        p.alter_request = AlterPartition(
+            self.alter_corr, self.id, p.tp, p.leader_epoch, p.partition_epoch, isr,
+            isr_epochs=epochs, topic_id=p.topic_id if self.protocol.alter_partition_topic_ids else 0)
         self._send_alter(p)
 
     def _send_alter(self, p) -> None:

@@ -343,8 +343,13 @@ class KraftController(KraftAdmin, KraftRebalance, RaftQuorum, Actor):
         st = self.image.parts.get(req.tp) if self.active else None
         usable = self.image.usable()
         registered = {b: reg.epoch for b, reg in self.image.brokers.items()}
+        lookup = self.rules.alter_partition_topic_error(
+            self.protocol, req.topic_id, self.image.topics.get(req.tp.rpartition("-")[0]),
+            st is not None)
+        if lookup != E.NONE:
+            st = None
         error = self.rules.kraft_alter_partition_error(
-            self.protocol, self.active, st is not None, st.leader if st else -1,
+            self.protocol, self.active, lookup, st.leader if st else -1,
             st.leader_epoch if st else -1, st.partition_epoch if st else -1, req.broker,
             req.leader_epoch, req.partition_epoch, req.isr, usable, st.replicas if st else (),
             registered, req.broker_epoch, req.isr_epochs)

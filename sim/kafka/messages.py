@@ -118,6 +118,7 @@ class AlterPartition(NamedTuple):
     # KIP-903 (AlterPartition v3, 3.5): the broker epoch of each ISR member, in `isr`'s order
     # (-1: not checked); empty when the version carries none (`NewIsrWithEpochs`)
     isr_epochs: tuple = ()
+    topic_id: int = 0  # KIP-841 (v2, 3.3): the TopicId naming the topic; 0: named by `tp` (v0-v1)
 
     def brief(self) -> dict:
         out = {"tp": self.tp, "leader_epoch": self.leader_epoch, "isr": list(self.isr)}

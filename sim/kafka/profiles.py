@@ -41,7 +41,7 @@ _V0_10_2 = Protocol(
     offline_replicas_at_failover=False,
     broker_epoch_check=False, newer_broker_epoch_accepted=False, non_replica_fetch_error=False, follower_log_start_from_leader=False,
     follower_truncation="high_watermark", epoch_answer_checks_leader_epoch=False,
-    alter_partition_ahead_not_controller=False,
+    alter_partition_ahead_not_controller=False, alter_partition_topic_ids=False,
     epochless_truncates_to_hw=False,
     consumer_validation=False,
     consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
@@ -100,6 +100,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.2", dict(idempotence_default=True)),  # KIP-679, in effect with KAFKA-13598
     ("3.3", dict(ineligible_replica_check=True,  # KIP-841, KAFKA-14140
                  alter_partition_ahead_not_controller=True,  # KAFKA-14154
+                 alter_partition_topic_ids=True,  # KIP-841 (AlterPartition v2)
                  non_replica_fetch_error=True)),  # KAFKA-13837
     ("3.4.0", dict(producer_id_expiration_ms=86_400_000,  # KIP-854
                    follower_hw_completes_fetches=True,  # KAFKA-14334 (also in 3.3.2)

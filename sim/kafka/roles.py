@@ -53,6 +53,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "ineligible_replica_check": (CONTROLLER, BROKER),
     # KAFKA-14154 (3.3): read by the ZooKeeper-mode controller answering an AlterPartition
     "alter_partition_ahead_not_controller": (CONTROLLER,),
+    # the leader names the topic by id (v2) when the controller knows that version too
+    "alter_partition_topic_ids": (CONTROLLER, BROKER),
     "hw_waits_for_min_isr": (BROKER,),
     "hw_caught_up_eligible_only": (BROKER,),
     "epoch_cached_on_election": (BROKER,),

@@ -117,5 +117,11 @@ class Store:
             return None
         return t, t.partitions[int(index)]
 
+    def topic_id(self, tp: str) -> int | None:
+        """The id of the topic of partition `tp`'s name (None: no such topic, or queued for
+        deletion)."""
+        t = self.topics.get(tp.rpartition("-")[0])
+        return t.topic_id if t is not None else None
+
     def all_tps(self) -> list[str]:
         return [f"{name}-{i}" for name in sorted(self.topics) for i in sorted(self.topics[name].partitions)]

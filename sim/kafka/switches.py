@@ -52,8 +52,7 @@ class Protocol:
     # broker answer to an unknown producer with seq != 0: out_of_order (0.11) |
     # unknown_producer_id (1.0-2.4) | accept (2.5+, KIP-360) (ref §2.4)
     unknown_producer: str = "accept"
-    # producer state evicted when logStartOffset passes it (0.11-2.3, ref §2.3)
-    evict_state_on_retention: bool = False
+    evict_state_on_retention: bool = False  # producer state evicted at the log start (0.11-2.3, ref §2.3)
     # retried batch older than the 5 cached: duplicate_sequence (1.0.0/1.0.1) | out_of_order (ref §2.2)
     old_duplicate: str = "out_of_order"
     # client uses logStartOffset to tell retention from loss on UNKNOWN_PRODUCER_ID (1.0+, ref §2.5)
@@ -100,6 +99,9 @@ class Protocol:
     # write at the request's partition epoch, which a newer one fails (INVALID_UPDATE_VERSION,
     # on which the leader gives up until new metadata)
     alter_partition_ahead_not_controller: bool = True
+    # KIP-841 (AlterPartition v2, 3.3): the request names its topic by id, and the controller
+    # answers an id it does not know UNKNOWN_TOPIC_ID; before, by name: UNKNOWN_TOPIC_OR_PARTITION
+    alter_partition_topic_ids: bool = True
     # the leader's high watermark does not advance while its ISR is below min.insync.replicas,
     # and min.insync.replicas counts as at most the partition's replicas (`isUnderMinIsr`,
     # `effectiveMinIsr`; KAFKA-15583, apache/kafka PR 14594, 3.7.0). Before, the HW followed
@@ -354,12 +356,10 @@ class Protocol:
     # (3.3.0-3.3.1) it skipped them from the moment its shutdown began (`isShuttingDown`): a
     # leader moved away stayed leader at its old epoch, taking Produce requests, until it stopped
     kraft_shutdown_applies_deltas: bool = False
-    # KRaft only: KIP-1166 (KAFKA-14145, 4.1). A metadata Fetch carries the high watermark its
-    # sender knows; the quorum leader answers it at once when its own is higher, and answers
-    # every parked Fetch when its high watermark moves. Before (3.3-4.0) a Fetch at the log's
-    # end parks until the log grows or `metadata_fetch_wait_ms` passes, so a replica that
-    # fetched a record before its commit learns of the commit only then: with the active
-    # controller's NoOpRecord every 500 ms, a change reaches the brokers up to ~500 ms late
+    # KRaft only: KIP-1166 (KAFKA-14145, 4.1). A metadata Fetch carries its sender's high
+    # watermark; the leader answers it at once when its own is higher, and every parked Fetch
+    # when its high watermark moves. Before (3.3-4.0) a Fetch at the log's end parks (up to
+    # `metadata_fetch_wait_ms`), so a commit reaches the brokers up to ~500 ms late
     kraft_fetch_completes_on_hw: bool = False
     # planted bug, or "" for none (see MUTANTS)
     mutant: str = ""

@@ -99,6 +99,17 @@ class _Context:
         topic = self.run.store.topics.get(tp.rpartition("-")[0])
         return topic.topic_id if topic is not None else 1
 
+    def alter_partition_topic_id(self, tp: str) -> int:
+        """The TopicId a leader of this run's profile puts in its AlterPartition: 0 before
+        KIP-841 (v0-v1 name the topic), else the id the node holds for the topic, or one no
+        topic has when it holds none (Kafka's tests send a random one)."""
+        if not self.run.options.protocol.alter_partition_topic_ids:
+            return 0
+        image = self.metadata_image()
+        ids = dict(image.topics) if image is not None else {
+            name: t.topic_id for name, t in self.run.store.topics.items()}
+        return ids.get(tp.rpartition("-")[0], max(ids.values(), default=0) + 1000)
+
     def metadata_offset(self) -> int:
         """The offset the KRaft broker's last Fetch of the metadata log to the sender asked
         from (0 if it asked none): where the records of an answer start."""

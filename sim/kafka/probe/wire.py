@@ -238,7 +238,9 @@ def _alter_partition(f: dict, ctx) -> M.AlterPartition:
     return M.AlterPartition(_corr(f, ctx, "AlterPartition"), broker, f["tp"],
                             f["leader_epoch"], f["partition_epoch"], tuple(f["isr"]),
                             ctx.registered_epoch(broker) if f["broker_epoch"] is None
-                            else f["broker_epoch"], tuple(f["isr_epochs"]))
+                            else f["broker_epoch"], tuple(f["isr_epochs"]),
+                            ctx.alter_partition_topic_id(f["tp"]) if f["topic_id"] is None
+                            else f["topic_id"])
 
 
 def _controlled_shutdown(f: dict, ctx) -> M.ControlledShutdown:
@@ -321,7 +323,8 @@ KINDS: dict[str, Kind] = {
         CONTROLLER + ZK_CONTROLLER,
         (Field("corr", "int", 0), Field("broker", "int", NO), Field("tp", "str"),
          Field("leader_epoch", "int"), Field("partition_epoch", "int"), Field("isr", "ints"),
-         Field("broker_epoch", "int", None), Field("isr_epochs", "ints", ())),
+         Field("broker_epoch", "int", None), Field("isr_epochs", "ints", ()),
+         Field("topic_id", "int", None)),
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
     "Shutdown": Kind(BROKER, (), lambda f, ctx: None, "the operator begins the broker's "
                      "(controlled) shutdown: no message", act=lambda b: b.begin_shutdown()),

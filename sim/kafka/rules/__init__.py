@@ -46,6 +46,7 @@ class Rules:
     maximal_isr: Callable = replication.maximal_isr
     alter_partition_answer: Callable = replication.alter_partition_answer
     alter_partition_isr_epochs: Callable = replication.alter_partition_isr_epochs
+    alter_partition_topic_error: Callable = replication.alter_partition_topic_error
     follower_joins_isr: Callable = replication.follower_joins_isr
     isr_broker_epoch_eligible: Callable = replication.isr_broker_epoch_eligible
     stale_follower_fetch: Callable = replication.stale_follower_fetch

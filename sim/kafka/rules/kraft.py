@@ -187,7 +187,7 @@ def assignment_change(proto, leader: int, leader_epoch: int, partition_epoch: in
                             tuple(adding), tuple(removing))
 
 
-def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_epoch: int,
+def alter_partition_error(proto, active: bool, lookup: int, leader: int, leader_epoch: int,
                           partition_epoch: int, req_broker: int, req_leader_epoch: int,
                           req_partition_epoch: int, req_isr: tuple, eligible: tuple,
                           replicas: tuple = (), registered: dict | None = None,
@@ -196,7 +196,8 @@ def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_
     (read at 3.3.0-3.7.0): NOT_CONTROLLER off the active controller; STALE_BROKER_EPOCH, for the
     whole request, when the sender is not registered or its registration has another epoch
     than the request's BrokerEpoch (`ClusterControlManager.checkBrokerEpoch`; checked only
-    given the `registered` epochs, broker -> epoch); UNKNOWN_TOPIC_OR_PARTITION;
+    given the `registered` epochs, broker -> epoch); the partition lookup's error (`lookup`,
+    `alter_partition_topic_error`: UNKNOWN_TOPIC_ID or UNKNOWN_TOPIC_OR_PARTITION);
     NOT_CONTROLLER for a leader or partition epoch above the controller's (the sender likely
     knows a newer controller); FENCED_LEADER_EPOCH for an older leader epoch; INVALID_REQUEST
     from a broker that is not the leader; INVALID_UPDATE_VERSION for an older partition epoch;
@@ -210,8 +211,8 @@ def alter_partition_error(proto, active: bool, known: bool, leader: int, leader_
         return E.NOT_CONTROLLER
     if registered is not None and registered.get(req_broker) != req_broker_epoch:
         return E.STALE_BROKER_EPOCH
-    if not known:
-        return E.UNKNOWN_TOPIC_OR_PARTITION
+    if lookup != E.NONE:
+        return lookup
     if req_leader_epoch > leader_epoch or req_partition_epoch > partition_epoch:
         return E.NOT_CONTROLLER
     if req_leader_epoch < leader_epoch:

@@ -13,9 +13,27 @@ from sim.kafka import errors as E
 ALTER_PARTITION_RETRY_MS = 50
 # errors after which a leader keeps its ISR change pending until new metadata arrives
 # (`Partition.handleAlterPartitionError` at 3.7.0: "we simply give up")
-ALTER_PARTITION_GIVE_UP = frozenset({E.UNKNOWN_TOPIC_OR_PARTITION, E.FENCED_LEADER_EPOCH,
-                                     E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST,
-                                     E.NEW_LEADER_ELECTED})
+ALTER_PARTITION_GIVE_UP = frozenset({E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID,
+                                     E.FENCED_LEADER_EPOCH, E.INVALID_UPDATE_VERSION,
+                                     E.INVALID_REQUEST, E.NEW_LEADER_ELECTED})
+
+
+def alter_partition_topic_error(proto, request_topic_id: int, topic_id: int | None,
+                                partition_known: bool) -> int:
+    """The answer of a controller's lookup of an AlterPartition's partition, NONE when found.
+    A request naming its topic by id (`request_topic_id`, KIP-841's v2, read only by a
+    controller of `alter_partition_topic_ids`, which knows that version) that the controller
+    holds under no topic (`topic_id`: the id it holds for the topic of that name, None for
+    none: deleted, or recreated under a new id) is UNKNOWN_TOPIC_ID; one naming its topic,
+    or a known topic without that partition, UNKNOWN_TOPIC_OR_PARTITION
+    (`ReplicationControlManager.alterPartition`, `requestVersion > 1 ? UNKNOWN_TOPIC_ID`, and
+    `KafkaController.processAlterPartition`'s `topicName(topicId)`, 3.3.0-3.7.0)."""
+    if proto.alter_partition_topic_ids and request_topic_id:
+        if request_topic_id != topic_id:
+            return E.UNKNOWN_TOPIC_ID
+    elif topic_id is None:
+        return E.UNKNOWN_TOPIC_OR_PARTITION
+    return E.NONE if partition_known else E.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def alter_partition_answer(proto, error: int, answer_leader_epoch: int, leader_epoch: int,

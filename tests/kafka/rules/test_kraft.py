@@ -82,25 +82,26 @@ def test_partition_change_elections(leader, isr, usable, unclean, expected):
     assert change == (None if expected is None else kraft.PartitionChange(*expected))
 
 
-@pytest.mark.parametrize("active,known,broker,le,pe,isr,error", [
-    (False, True, 1, 4, 7, (1, 2), E.NOT_CONTROLLER),
-    (True, False, 1, 4, 7, (1, 2), E.UNKNOWN_TOPIC_OR_PARTITION),
-    (True, True, 2, 4, 7, (1, 2), E.INVALID_REQUEST),
-    (True, True, 2, 5, 7, (1, 2), E.NOT_CONTROLLER),       # a newer epoch comes first
-    (True, True, 1, 4, 8, (1, 2), E.NOT_CONTROLLER),
-    (True, True, 2, 3, 7, (1, 2), E.FENCED_LEADER_EPOCH),  # before the leader check
-    (True, True, 1, 4, 6, (1, 2), E.INVALID_UPDATE_VERSION),
-    (True, True, 2, 4, 6, (1, 2), E.INVALID_REQUEST),      # the leader check before it
-    (True, True, 1, 4, 7, (1, 4), E.INVALID_REQUEST),      # b4 is no replica
-    (True, True, 1, 4, 7, (1, 1), E.INVALID_REQUEST),      # a broker twice
-    (True, True, 1, 4, 7, (2,), E.INVALID_REQUEST),        # the leader left out
-    (True, True, 1, 4, 7, (1, 3), E.INELIGIBLE_REPLICA),   # b3 is fenced (KIP-841)
-    (True, True, 1, 4, 7, (1, 2), E.NONE),
+@pytest.mark.parametrize("active,lookup,broker,le,pe,isr,error", [
+    (False, E.NONE, 1, 4, 7, (1, 2), E.NOT_CONTROLLER),
+    (True, E.UNKNOWN_TOPIC_OR_PARTITION, 1, 4, 7, (1, 2), E.UNKNOWN_TOPIC_OR_PARTITION),
+    (True, E.UNKNOWN_TOPIC_ID, 1, 4, 7, (1, 2), E.UNKNOWN_TOPIC_ID),  # the lookup's answer
+    (True, E.NONE, 2, 4, 7, (1, 2), E.INVALID_REQUEST),
+    (True, E.NONE, 2, 5, 7, (1, 2), E.NOT_CONTROLLER),       # a newer epoch comes first
+    (True, E.NONE, 1, 4, 8, (1, 2), E.NOT_CONTROLLER),
+    (True, E.NONE, 2, 3, 7, (1, 2), E.FENCED_LEADER_EPOCH),  # before the leader check
+    (True, E.NONE, 1, 4, 6, (1, 2), E.INVALID_UPDATE_VERSION),
+    (True, E.NONE, 2, 4, 6, (1, 2), E.INVALID_REQUEST),      # the leader check before it
+    (True, E.NONE, 1, 4, 7, (1, 4), E.INVALID_REQUEST),      # b4 is no replica
+    (True, E.NONE, 1, 4, 7, (1, 1), E.INVALID_REQUEST),      # a broker twice
+    (True, E.NONE, 1, 4, 7, (2,), E.INVALID_REQUEST),        # the leader left out
+    (True, E.NONE, 1, 4, 7, (1, 3), E.INELIGIBLE_REPLICA),   # b3 is fenced (KIP-841)
+    (True, E.NONE, 1, 4, 7, (1, 2), E.NONE),
 ])
-def test_alter_partition_error(active, known, broker, le, pe, isr, error):
+def test_alter_partition_error(active, lookup, broker, le, pe, isr, error):
     """`validateAlterPartitionData`'s order at 3.3.0-3.7.0 (replicas 1-3, leader 1 in
     epoch 4, partition epoch 7; brokers 1 and 2 eligible)."""
-    assert kraft.alter_partition_error(P41, active, known, 1, 4, 7, broker, le, pe, isr,
+    assert kraft.alter_partition_error(P41, active, lookup, 1, 4, 7, broker, le, pe, isr,
                                        (1, 2), (1, 2, 3)) == error
 
 
@@ -127,7 +128,7 @@ def test_alter_partition_broker_epochs(profile, active, broker, sender_epoch, is
     """`ClusterControlManager.checkBrokerEpoch` on the whole request (3.3.0-3.7.0), then
     KIP-903's `ineligibleReplicasForIsr` "broker epoch mismatch" (3.5.0-3.7.0)."""
     proto = resolve_protocol(profile)
-    assert kraft.alter_partition_error(proto, active, True, 1, 4, 7, broker, 4, 7, isr, (1, 2),
+    assert kraft.alter_partition_error(proto, active, E.NONE, 1, 4, 7, broker, 4, 7, isr, (1, 2),
                                        (1, 2, 3), REGISTERED, sender_epoch, epochs) == error
 
 

@@ -188,13 +188,30 @@ def test_a_refused_alter_partition_stays_pending_from_2_7():
     assert answer(old, E.NONE, 4, 5, 2, 1) == "reset"
     assert answer(old, E.NONE, 5, 5, 1, 2) == "commit"
     for error in (E.INVALID_UPDATE_VERSION, E.FENCED_LEADER_EPOCH, E.UNKNOWN_TOPIC_OR_PARTITION,
-                  E.INVALID_REQUEST, E.NEW_LEADER_ELECTED):
+                  E.INVALID_REQUEST, E.NEW_LEADER_ELECTED, E.UNKNOWN_TOPIC_ID):
         assert answer(new, error, 5, 5, 1, 1) == "pending", error
         assert answer(old, error, 5, 5, 1, 1) == "reset", error
     assert answer(new, E.INELIGIBLE_REPLICA, 5, 5, 1, 1) == "reset"
     assert answer(new, E.NOT_CONTROLLER, 5, 5, 1, 1) == "retry"
     assert answer(old, E.NOT_CONTROLLER, 5, 5, 1, 1) == "reset"
     assert newer("2.7", "2.6") and resolve_protocol("2.7").isr_change_stays_pending
+
+
+@pytest.mark.parametrize("profile,request_id,held_id,partition_known,error", [
+    ("3.3", 7, 7, True, E.NONE),
+    ("3.3", 7, 7, False, E.UNKNOWN_TOPIC_OR_PARTITION),  # the topic lacks the partition
+    ("3.3", 7, 8, True, E.UNKNOWN_TOPIC_ID),  # the topic was recreated under another id
+    ("3.3", 7, None, False, E.UNKNOWN_TOPIC_ID),  # no such topic
+    ("3.3", 0, None, False, E.UNKNOWN_TOPIC_OR_PARTITION),  # v0-v1 name the topic
+    ("3.2", 7, 8, True, E.NONE),  # before KIP-841's v2 the name is what counts
+    ("3.2", 7, None, False, E.UNKNOWN_TOPIC_OR_PARTITION),
+])
+def test_an_alter_partition_names_its_topic_by_id_from_3_3(profile, request_id, held_id,
+                                                         partition_known, error):
+    """`ReplicationControlManager.alterPartition` (`requestVersion > 1 ? UNKNOWN_TOPIC_ID`) and
+    `KafkaController.processAlterPartition` (`topicName(topicId)`), 3.3.0-3.7.0."""
+    assert rep.alter_partition_topic_error(resolve_protocol(profile), request_id, held_id,
+                                           partition_known) == error
 
 
 def test_a_stale_broker_epoch_answer_is_sent_again_later():
