@@ -3,7 +3,7 @@ once its epoch's first record commits) runs the cluster by appending metadata re
 
 Contract: brokers register (RegisterBrokerRecord, fenced; the record's offset is the broker
 epoch), heartbeat every `broker_heartbeat_interval_ms`, are unfenced once caught up to their
-registration (`rules.kraft_unfences`), and fenced when silent for `broker_session_timeout_ms`
+registration (`rules.kraft_next_broker_state`), and fenced when silent for `broker_session_timeout_ms`
 (BrokerRegistrationChangeRecord). Every change of the usable broker set is followed by the
 partition changes it implies (`rules.kraft_assignment_change`: elections, ISR shrinks, and a
 reassignment that can then complete).
@@ -34,6 +34,7 @@ from sim.kafka.messages import AlterPartitionResponse
 from sim.kafka.metadata_image import MetadataImage, partition_record
 from sim.kafka.quorum import RAFT_TICK_US, RaftQuorum
 from sim.kafka.rules import rules_for
+from sim.kafka.rules.kraft import CONTROLLED_SHUTDOWN, FENCED, SHUTDOWN_NOW, UNFENCED
 
 
 class KraftController(KraftAdmin, KraftRebalance, RaftQuorum, Actor):
@@ -277,43 +278,50 @@ class KraftController(KraftAdmin, KraftRebalance, RaftQuorum, Actor):
             self.send(msg.src, "BrokerHeartbeatResponse",
                       BrokerHeartbeatResponse(E.STALE_BROKER_EPOCH, True, self.name))
             return
+        state = self.rules.kraft_next_broker_state(
+            self._broker_state(reg), req.want_shutdown, req.metadata_offset >= reg.epoch,
+            self.image.has_leaderships(req.broker), self.shutdown_offsets.get(req.broker, -1),
+            self._lowest_active())
         self.heartbeats[req.broker] = self.now_us
         self.heartbeat_offsets[req.broker] = req.metadata_offset
-        if req.want_shutdown:
-            self._shutdown_step(msg.src, req.broker, reg)
-            return
-        if self.rules.kraft_unfences(reg.fenced, req.metadata_offset, reg.epoch):
-            self._change_broker(req.broker, reg, fenced=False)
-            self._rebalance()
-        self.send(msg.src, "BrokerHeartbeatResponse",
-                  BrokerHeartbeatResponse(E.NONE, reg.fenced, self.name))
+        self._heartbeat_moves(msg.src, req.broker, reg, state)
 
-    def _shutdown_step(self, src: str, broker: int, reg) -> None:
-        """A heartbeat that asks to shut down (`BrokerHeartbeatManager.calculateNextBrokerState`
-        at 3.7.0): an unfenced broker that leads a partition enters controlled shutdown (a
-        BrokerRegistrationChangeRecord, and the partition changes that move its leaderships
-        and take it out of the ISRs, `handleBrokerInControlledShutdown`); it may stop once it
-        leads nothing and every active broker has applied the metadata log past that point
-        (`controlledShutdownOffset <= lowestActiveOffset`), when it is fenced (SHUTDOWN_NOW,
-        `handleBrokerFenced`). A fenced broker, or one that leads nothing, stops at once. The
-        answer waits for the records to commit."""
-        leads = self.image.has_leaderships(broker)
-        if not reg.fenced and not reg.in_controlled_shutdown and leads:
+    def _broker_state(self, reg) -> str:
+        """`BrokerHeartbeatManager.currentBrokerState`: CONTROLLED_SHUTDOWN, FENCED or UNFENCED."""
+        if reg.in_controlled_shutdown and not reg.fenced:
+            return CONTROLLED_SHUTDOWN
+        return FENCED if reg.fenced else UNFENCED
+
+    def _heartbeat_moves(self, src: str, broker: int, reg, state: str) -> None:
+        """Write what moving `broker` to `state` takes and answer its heartbeat
+        (`ReplicationControlManager.processBrokerHeartbeat` at 3.3.0-3.7.0): nothing when the
+        state stays; unfencing (a BrokerRegistrationChangeRecord, then the partition changes
+        it lets happen); entering controlled shutdown (`handleBrokerInControlledShutdown`: the
+        record, and the changes that move its leaderships and take it out of the ISRs, the
+        batch's last offset its `controlledShutdownOffset`); SHUTDOWN_NOW fences it
+        (`handleBrokerFenced`: the record is written even for a broker already fenced). An
+        answer reporting a change waits for its commit."""
+        if state == self._broker_state(reg):
+            self.send(src, "BrokerHeartbeatResponse", BrokerHeartbeatResponse(
+                E.NONE, reg.fenced, self.name))
+            return
+        if state == UNFENCED:
+            self._change_broker(broker, reg, fenced=False)
+            self._rebalance()
+            self.send(src, "BrokerHeartbeatResponse", BrokerHeartbeatResponse(
+                E.NONE, False, self.name))
+            return
+        if state == CONTROLLED_SHUTDOWN:
             self._change_broker(broker, reg, fenced=False, in_controlled_shutdown=True)
             self._rebalance()
             # the last offset of the batch just written (`processBatchEndOffset`)
-            last = self.shutdown_offsets[broker] = self._written_last()
-            self._answer_when_committed(last, src, "BrokerHeartbeatResponse",
-                                        BrokerHeartbeatResponse(E.NONE, False, self.name))
-            return
-        if not reg.fenced and (leads or self.shutdown_offsets.get(broker, 0) > self._lowest_active()):
-            self.send(src, "BrokerHeartbeatResponse", BrokerHeartbeatResponse(E.NONE, False, self.name))
-            return
-        if not reg.fenced:
+            self.shutdown_offsets[broker] = self._written_last()
+        else:  # SHUTDOWN_NOW
             self._change_broker(broker, reg, fenced=True)
             self._rebalance()
         self._answer_when_committed(self._written_last(), src, "BrokerHeartbeatResponse",
-                                    BrokerHeartbeatResponse(E.NONE, True, self.name, True))
+                                    BrokerHeartbeatResponse(E.NONE, state == SHUTDOWN_NOW,
+                                                            self.name, state == SHUTDOWN_NOW))
 
     def _lowest_active(self) -> int:
         """`BrokerHeartbeatManager.lowestActiveOffset`: the lowest metadata offset an active

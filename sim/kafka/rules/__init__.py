@@ -88,7 +88,7 @@ class Rules:
     kraft_duplicate_registration: Callable = kraft.duplicate_registration
     kraft_broker_takes_partition: Callable = kraft.broker_takes_partition
     kraft_skips_follower_delta: Callable = kraft.skips_follower_delta
-    kraft_unfences: Callable = kraft.unfences
+    kraft_next_broker_state: Callable = kraft.next_broker_state
     publishable_metadata: Callable = kraft.publishable_metadata
 
 

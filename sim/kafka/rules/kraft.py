@@ -333,11 +333,31 @@ def answer_offset(written_end: int, log_end: int) -> int:
     return written_end - 1
 
 
-def unfences(fenced: bool, metadata_offset: int, registration_offset: int) -> bool:
-    """`BrokerHeartbeatManager.calculateNextBrokerState`: a fenced broker is unfenced once its
-    heartbeat shows it has caught up with the metadata log to its own registration
-    (`currentMetadataOffset >= registerBrokerRecordOffset`)."""
-    return fenced and metadata_offset >= registration_offset
+FENCED, UNFENCED, CONTROLLED_SHUTDOWN, SHUTDOWN_NOW = (
+    "fenced", "unfenced", "controlled_shutdown", "shutdown_now")
+
+
+def next_broker_state(current: str, want_shutdown: bool, caught_up: bool, has_leaderships: bool,
+                      shutdown_offset: int, lowest_active: int) -> str:
+    """`BrokerHeartbeatManager.calculateNextBrokerState` (3.3.0-3.8.0, unchanged): the state a
+    heartbeat moves its broker to from `current` (FENCED, UNFENCED or CONTROLLED_SHUTDOWN,
+    `currentBrokerState`). A fenced broker asking to shut down may at once (SHUTDOWN_NOW), and
+    one caught up with its own registration (`caught_up`: `currentMetadataOffset >=
+    registerBrokerRecordOffset`) is unfenced; an unfenced one asking to shut down enters
+    CONTROLLED_SHUTDOWN if it leads a partition, else may stop at once, whatever any other
+    broker has applied; one in CONTROLLED_SHUTDOWN may stop once it leads nothing and every
+    active broker has applied the log to its `controlledShutdownOffset` (`shutdown_offset <=
+    lowest_active`). The model's brokers never ask to be fenced (`wantFence`: a broker not yet
+    caught up, which `caught_up` stands for)."""
+    if current == FENCED:
+        return SHUTDOWN_NOW if want_shutdown else UNFENCED if caught_up else FENCED
+    if current == UNFENCED:
+        if not want_shutdown:
+            return UNFENCED
+        return CONTROLLED_SHUTDOWN if has_leaderships else SHUTDOWN_NOW
+    if current == CONTROLLED_SHUTDOWN and (has_leaderships or shutdown_offset > lowest_active):
+        return CONTROLLED_SHUTDOWN
+    return SHUTDOWN_NOW
 
 
 def publishable_metadata(log_tail: tuple, high_watermark: int) -> int:

@@ -149,10 +149,24 @@ def test_broker_takes_partition(local, incoming, takes):
     assert kraft.broker_takes_partition(*local, *incoming) is takes
 
 
-def test_unfences_once_caught_up_to_its_registration():
-    assert kraft.unfences(True, 12, 12)
-    assert not kraft.unfences(True, 11, 12)
-    assert not kraft.unfences(False, 20, 12)
+F, U, CS, NOW = kraft.FENCED, kraft.UNFENCED, kraft.CONTROLLED_SHUTDOWN, kraft.SHUTDOWN_NOW
+
+
+@pytest.mark.parametrize("current,shutdown,caught_up,leads,offset,lowest,state", [
+    (F, False, True, False, -1, 0, U),      # caught up with its registration: unfenced
+    (F, False, False, False, -1, 0, F),
+    (F, True, False, True, -1, 0, NOW),     # a fenced broker may stop at once
+    (U, False, True, True, -1, 0, U),
+    (U, True, True, True, -1, 0, CS),       # it leads a partition: controlled shutdown
+    (U, True, True, False, -1, -1, NOW),    # leads nothing: at once, whatever the others applied
+    (CS, True, True, True, 5, 9, CS),       # leaderships still to move
+    (CS, True, True, False, 5, 4, CS),      # an active broker has not applied offset 5 yet
+    (CS, True, True, False, 5, 5, NOW),
+])
+def test_next_broker_state(current, shutdown, caught_up, leads, offset, lowest, state):
+    """`BrokerHeartbeatManager.calculateNextBrokerState` (3.3.0-3.8.0; the arms of
+    BrokerHeartbeatManagerTest.testCalculateNextBrokerState)."""
+    assert kraft.next_broker_state(current, shutdown, caught_up, leads, offset, lowest) == state
 
 
 def test_a_broker_publishes_only_the_committed_head_of_its_metadata_log():
