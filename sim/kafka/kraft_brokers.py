@@ -1,0 +1,122 @@
+"""Brokers' registrations, heartbeats and sessions on a KRaft controller (mixin of
+`KraftController`), as `ClusterControlManager`, `BrokerHeartbeatManager` and
+`ReplicationControlManager` handle them (read at 3.3.0-3.7.0).
+
+Contract:
+- a BrokerRegistration writes a RegisterBrokerRecord (fenced; its offset is the broker epoch)
+  unless `rules.kraft_duplicate_registration` refuses it (DUPLICATE_BROKER_REGISTRATION);
+- a BrokerHeartbeat of the registered epoch moves its broker to the state
+  `rules.kraft_next_broker_state` decides and writes what that takes (`_heartbeat_moves`); one
+  of another epoch is STALE_BROKER_EPOCH; an answer reporting a change waits for its commit;
+- `_check_sessions` (every controller tick) fences each unfenced broker silent for
+  broker.session.timeout.ms, one at a time in the order of their last contact.
+The host provides `image`, `heartbeats`, `heartbeat_offsets`, `shutdown_offsets`, `rules`,
+`cluster`, `now_us`, `name`, `leader`, `send`, `_write`, `_written_last`, `_change_broker`,
+`_rebalance`, `_answer_when_committed` and `_not_controller`.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka import kraft_messages as K
+from sim.kafka.kraft_messages import BrokerHeartbeatResponse, BrokerRegistrationResponse
+from sim.kafka.rules.kraft import CONTROLLED_SHUTDOWN, FENCED, SHUTDOWN_NOW, UNFENCED
+
+
+class KraftBrokers:
+    def on_broker_registration(self, msg) -> None:
+        req = msg.body
+        if self._not_controller(msg, "BrokerRegistrationResponse",
+                                BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, req.incarnation)):
+            return
+        reg = self.image.brokers.get(req.broker)
+        if self.rules.kraft_duplicate_registration(
+                reg is not None, reg is not None and reg.incarnation == req.incarnation,
+                reg is not None and not reg.fenced and self._heard_within_session(req.broker)):
+            self.send(msg.src, "BrokerRegistrationResponse", BrokerRegistrationResponse(
+                E.DUPLICATE_BROKER_REGISTRATION, -1, req.incarnation))
+            return
+        offset = self._write(K.MetadataRecord.of(K.REGISTER_BROKER, broker=req.broker,
+                                                 fenced=True, incarnation=req.incarnation))
+        self.heartbeats[req.broker] = self.now_us
+        self._rebalance()  # the previous incarnation, if any, is fenced by the new one
+        self._answer_when_committed(offset, msg.src, "BrokerRegistrationResponse",
+                                    BrokerRegistrationResponse(E.NONE, offset, req.incarnation))
+
+    def on_broker_heartbeat(self, msg) -> None:
+        req = msg.body
+        if self._not_controller(msg, "BrokerHeartbeatResponse",
+                                BrokerHeartbeatResponse(E.NOT_CONTROLLER, True, self.leader)):
+            return
+        reg = self.image.brokers.get(req.broker)
+        if reg is None or reg.epoch != req.broker_epoch:
+            self.send(msg.src, "BrokerHeartbeatResponse",
+                      BrokerHeartbeatResponse(E.STALE_BROKER_EPOCH, True, self.name))
+            return
+        state = self.rules.kraft_next_broker_state(
+            self._broker_state(reg), req.want_shutdown, req.metadata_offset >= reg.epoch,
+            self.image.has_leaderships(req.broker), self.shutdown_offsets.get(req.broker, -1),
+            self._lowest_active())
+        self.heartbeats[req.broker] = self.now_us
+        self.heartbeat_offsets[req.broker] = req.metadata_offset
+        self._heartbeat_moves(msg.src, req.broker, reg, state)
+
+    def _broker_state(self, reg) -> str:
+        """`BrokerHeartbeatManager.currentBrokerState`: CONTROLLED_SHUTDOWN, FENCED or UNFENCED."""
+        if reg.in_controlled_shutdown and not reg.fenced:
+            return CONTROLLED_SHUTDOWN
+        return FENCED if reg.fenced else UNFENCED
+
+    def _heartbeat_moves(self, src: str, broker: int, reg, state: str) -> None:
+        """Write what moving `broker` to `state` takes and answer its heartbeat
+        (`ReplicationControlManager.processBrokerHeartbeat` at 3.3.0-3.7.0): nothing when the
+        state stays; unfencing (a BrokerRegistrationChangeRecord, then the partition changes
+        it lets happen); entering controlled shutdown (`handleBrokerInControlledShutdown`: the
+        record, and the changes that move its leaderships and take it out of the ISRs, the
+        batch's last offset its `controlledShutdownOffset`); SHUTDOWN_NOW fences it
+        (`handleBrokerFenced`: the record is written even for a broker already fenced). An
+        answer reporting a change waits for its commit."""
+        if state == self._broker_state(reg):
+            self.send(src, "BrokerHeartbeatResponse", BrokerHeartbeatResponse(
+                E.NONE, reg.fenced, self.name))
+            return
+        if state == UNFENCED:
+            self._change_broker(broker, reg, fenced=False)
+            self._rebalance()
+            self.send(src, "BrokerHeartbeatResponse", BrokerHeartbeatResponse(
+                E.NONE, False, self.name))
+            return
+        if state == CONTROLLED_SHUTDOWN:
+            self._change_broker(broker, reg, fenced=False, in_controlled_shutdown=True)
+            self._rebalance()
+            # the last offset of the batch just written (`processBatchEndOffset`)
+            self.shutdown_offsets[broker] = self._written_last()
+        else:  # SHUTDOWN_NOW
+            self._change_broker(broker, reg, fenced=True)
+            self._rebalance()
+        self._answer_when_committed(self._written_last(), src, "BrokerHeartbeatResponse",
+                                    BrokerHeartbeatResponse(E.NONE, state == SHUTDOWN_NOW,
+                                                            self.name, state == SHUTDOWN_NOW))
+
+    def _lowest_active(self) -> int:
+        """`BrokerHeartbeatManager.lowestActiveOffset`: the lowest metadata offset an active
+        (unfenced, not shutting down) broker last reported; -1 for one not heard from yet."""
+        active = [self.heartbeat_offsets.get(b, -1) for b in self.image.usable()]
+        return min(active) if active else 1 << 62
+
+    def _heard_within_session(self, broker: int) -> bool:
+        """Whether `broker` heartbeated (or registered) within broker.session.timeout.ms: an
+        unfenced broker's session is then valid (`BrokerHeartbeatManager.hasValidSession`)."""
+        limit = self.cluster.broker_session_timeout_ms * 1000
+        return self.now_us - self.heartbeats.get(broker, 0) <= limit
+
+    def _check_sessions(self) -> None:
+        """Fence every unfenced broker silent for broker.session.timeout.ms, one at a time in
+        the order of their last contact, each followed by the partition changes it brings, so
+        that the next sees them (`ReplicationControlManager.maybeFenceOneStaleBroker` at
+        3.7.0, `BrokerHeartbeatManager.findOneStaleBroker`)."""
+        stale = sorted((self.heartbeats.get(b, 0), b) for b, reg in self.image.brokers.items()
+                       if not reg.fenced and not self._heard_within_session(b))
+        for _, b in stale:
+            self._change_broker(b, self.image.brokers[b], fenced=True)
+            self._rebalance()
