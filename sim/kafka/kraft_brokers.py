@@ -12,7 +12,7 @@ Contract:
   broker.session.timeout.ms, one at a time in the order of their last contact.
 The host provides `image`, `heartbeats`, `heartbeat_offsets`, `shutdown_offsets`, `rules`,
 `cluster`, `now_us`, `name`, `leader`, `send`, `_write`, `_written_last`, `_change_broker`,
-`_rebalance`, `_answer_when_committed` and `_not_controller`.
+`change_partition`, `_answer_when_committed` and `_not_controller`.
 """
 
 from __future__ import annotations
@@ -38,8 +38,10 @@ class KraftBrokers:
             return
         offset = self._write(K.MetadataRecord.of(K.REGISTER_BROKER, broker=req.broker,
                                                  fenced=True, incarnation=req.incarnation))
+        # nothing else is written: partitions the previous incarnation led or followed in keep
+        # it, fenced, until a change touches them (3.3.0-3.8.0; 3.8's unclean-shutdown
+        # handling, KIP-966, writes ISR changes only with ELR)
         self.heartbeats[req.broker] = self.now_us
-        self._rebalance()  # the previous incarnation, if any, is fenced by the new one
         self._answer_when_committed(offset, msg.src, "BrokerRegistrationResponse",
                                     BrokerRegistrationResponse(E.NONE, offset, req.incarnation))
 
@@ -82,18 +84,18 @@ class KraftBrokers:
             return
         if state == UNFENCED:
             self._change_broker(broker, reg, fenced=False)
-            self._rebalance()
+            self._partition_changes(broker, leaving=False)
             self.send(src, "BrokerHeartbeatResponse", BrokerHeartbeatResponse(
                 E.NONE, False, self.name))
             return
         if state == CONTROLLED_SHUTDOWN:
             self._change_broker(broker, reg, fenced=False, in_controlled_shutdown=True)
-            self._rebalance()
+            self._partition_changes(broker, leaving=True)
             # the last offset of the batch just written (`processBatchEndOffset`)
             self.shutdown_offsets[broker] = self._written_last()
         else:  # SHUTDOWN_NOW
             self._change_broker(broker, reg, fenced=True)
-            self._rebalance()
+            self._partition_changes(broker, leaving=True)
         self._answer_when_committed(self._written_last(), src, "BrokerHeartbeatResponse",
                                     BrokerHeartbeatResponse(E.NONE, state == SHUTDOWN_NOW,
                                                             self.name, state == SHUTDOWN_NOW))
@@ -119,4 +121,17 @@ class KraftBrokers:
                        if not reg.fenced and not self._heard_within_session(b))
         for _, b in stale:
             self._change_broker(b, self.image.brokers[b], fenced=True)
-            self._rebalance()
+            self._partition_changes(b, leaving=True)
+
+    def _partition_changes(self, broker: int, leaving: bool) -> None:
+        """The partition changes a broker's move brings (`generateLeaderAndIsrUpdates`): for
+        one `leaving` (fenced, or entering controlled shutdown), each partition with it in
+        its ISR gets the ISR without it (`partitionsWithBrokerInIsr`); for one unfenced, each
+        partition without a leader may get one (`partitionsWithNoLeader`). Other partitions
+        are left alone, a fenced leader's too (see `on_broker_registration`)."""
+        for tp in sorted(self.image.parts):
+            st = self.image.parts[tp]
+            if leaving and broker in st.isr:
+                self.change_partition(st, tuple(r for r in st.isr if r != broker))
+            elif not leaving and st.leader == E.NO_LEADER:
+                self.change_partition(st, st.isr)
