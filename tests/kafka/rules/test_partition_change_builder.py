@@ -135,3 +135,12 @@ def test_adding_replica_reassignment():
 def test_unclean_leader_election(name, target_isr, usable, expected):
     change = _build(name, target_isr=target_isr, usable=usable, unclean=True)
     assert (change.leader, change.leader_epoch, change.isr) == expected
+
+
+def test_stopped_leader_is_demoted_after_reassignment_completes_even_if_no_new_eligible_leaders():
+    """A reassignment from [0, 1] to [2, 3] (replicas [2, 3, 0, 1], ISR [0, 1], leader 0,
+    epochs 0) completes once [0, 1, 2, 3] is the target ISR; with no acceptable leader
+    (`l -> false`) the partition is left without one, not led by a replica it just removed."""
+    change = kraft.assignment_change(P37, 0, 0, 0, (0, 1), (2, 3, 0, 1), (), (0, 1, 2, 3),
+                                     (2, 3, 0, 1), (2, 3), (0, 1), False, ((2, 3), (0, 1)))
+    assert change == kraft.AssignmentChange(-1, 1, 1, (2, 3), (2, 3), (), ())
