@@ -20,6 +20,7 @@ from scenarios.targets import check_topic
 from scenarios.versions import check_profile
 from sim.core.trace import RESERVED_NODES
 from sim.kafka.defaults import (
+    NODE_CLUSTER,
     explicit_idempotence_defaults,
     library_defaults,
     release_defaults,
@@ -58,7 +59,9 @@ def release_options(options: Options, raw: dict) -> Options:
     consumers = tuple(replace(c, **release_defaults("consumers", _written(raw, "consumers", i),
                                                     options.node_profile(c.name)))
                       for i, c in enumerate(options.consumers))
-    return replace(options, cluster=_release_cluster(options, _written(raw, "cluster")),
+    written = _written(raw, "cluster")
+    return replace(options, cluster=_release_cluster(options, written),
+                   cluster_defaulted=tuple(k for k in NODE_CLUSTER if k not in written),
                    topics=topics, producers=producers, consumers=consumers)
 
 

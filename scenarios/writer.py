@@ -40,7 +40,10 @@ def scripted_toml(top: dict, invariants: list[str], o: dict, steps: list[FaultSt
     brokers = {name: profile for name, profile in nodes.items() if name not in _clients(o)}
     if brokers:
         _table(lines, "[protocol.brokers]", brokers)
-    _table(lines, "[cluster]", o["cluster"])
+    # the options left to their release default stay left out, so that a broker on another
+    # profile still takes its own release's (`Options.cluster_on`)
+    defaulted = {"defaulted", *o["cluster"].get("defaulted", ())}
+    _table(lines, "[cluster]", {k: v for k, v in o["cluster"].items() if k not in defaulted})
     for section in ("topics", "producers", "consumers"):
         for item in o[section]:
             own = {"profile": nodes[item["name"]]} if section != "topics" and item["name"] in nodes \

@@ -164,10 +164,10 @@ def test_trace_readers_import_only_what_a_trace_means(package):
 @pytest.mark.parametrize("module", TRACE_MODULES)
 def test_what_a_trace_means_loads_no_actor(module):
     """The modules trace readers may import stand on sim.core, one another and the protocol's
-    switches and profile table (pure modules) only, so reading a trace never loads the model's
-    actors."""
+    switches, profile table and release defaults (pure modules) only, so reading a trace never
+    loads the model's actors."""
     paths = _modules(module) or [ROOT.joinpath(*module.split(".")).with_suffix(".py")]
-    allowed = (*TRACE_MODULES, "sim.kafka.profiles", "sim.kafka.switches")
+    allowed = (*TRACE_MODULES, "sim.kafka.profiles", "sim.kafka.switches", "sim.kafka.defaults")
     problems = [f"{p.relative_to(ROOT)}: {msg}" for p in paths
                 for msg in model_imports(p.read_text(encoding="utf-8"), _package_of(p), allowed)]
     assert problems == []
@@ -176,6 +176,9 @@ def test_what_a_trace_means_loads_no_actor(module):
     profiles = ROOT / "sim" / "kafka" / "profiles.py"
     assert model_imports(profiles.read_text(encoding="utf-8"), "sim.kafka",
                          ("sim.kafka.switches",)) == []
+    defaults = ROOT / "sim" / "kafka" / "defaults.py"
+    assert model_imports(defaults.read_text(encoding="utf-8"), "sim.kafka",
+                         ("sim.kafka.profiles",)) == []
 
 
 # -- the graph checkers on fixture trees --------------------------------------------------

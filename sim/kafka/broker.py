@@ -43,8 +43,9 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
         super().__init__(f"b{broker_id}", world)
         self.id = broker_id
-        self.cluster = options.cluster
         self.profile = options.node_profile(self.name)
+        self.cluster = options.cluster_on(self.profile)
+        self.options = options
         self.protocol = protocol
         self.rules = rules_for(protocol)
         self.store = store
@@ -134,6 +135,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         the invariants judge this broker by its new switches from here on."""
         self.profile = profile
         self.protocol = protocol
+        self.cluster = self.options.cluster_on(profile)  # its own config's release defaults
         self.rules = rules_for(protocol)
         for _topic_id, log in self.logs.values():  # the cache's code is the new release's
             log.resolves_epoch_conflicts = protocol.epoch_cached_on_election
@@ -184,7 +186,8 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         if held is not None:
             self._fail_start(held)
             return
-        self.session_epoch = self.broker_epoch = self.store.register_broker(self.id, self.now_us)
+        self.session_epoch = self.broker_epoch = self.store.register_broker(
+            self.id, self.now_us, self._session_timeout_us())
         self.set_timer(self._heartbeat_us(), "heartbeat")
         self._arm_timers()
 
@@ -193,8 +196,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         has not expired, or None. A crashed process's session, and its ephemeral
         /brokers/ids/<id>, live on until ZooKeeper expires the session."""
         held = self.store.brokers.get(self.id)
-        timeout_us = self.cluster.broker_session_timeout_ms * 1000
-        if held is None or self.store.session_expired(self.id, held.epoch, self.now_us, timeout_us):
+        if held is None or self.store.session_expired(self.id, held.epoch, self.now_us):
             return None
         return held
 
@@ -206,10 +208,9 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         restarted it faster than the zookeeper timeout"). `KafkaServer.startup` (3.7.0)
         recovers the logs before it registers, then fails and shuts down: the logs flushed, no
         HW checkpointed (no partition is loaded before a LeaderAndIsr), the process exits."""
-        timeout_us = self.cluster.broker_session_timeout_ms * 1000
         self.emit(V.BROKER_START_FAILED, {
             "error": "NODEEXISTS", "registered_epoch": held.epoch,
-            "expires_in_us": held.renewed_us + timeout_us - self.now_us})
+            "expires_in_us": held.renewed_us + held.timeout_us - self.now_us})
         for _topic_id, log in self.logs.values():
             log.flush()
         self.exit_process()
@@ -219,7 +220,11 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         third of the session timeout if that is sooner (ZooKeeper's client pings when idle for
         half its read timeout, two thirds of the session's), so a short session does not
         expire between two renewals."""
-        return min(HEARTBEAT_US, max(1, self.cluster.broker_session_timeout_ms * 1000 // 3))
+        return min(HEARTBEAT_US, max(1, self._session_timeout_us() // 3))
+
+    def _session_timeout_us(self) -> int:
+        """The ZooKeeper session timeout this broker asks for (its own config's)."""
+        return self.cluster.broker_session_timeout_ms * 1000
 
     def _keep_session(self) -> None:
         """Renew the ZooKeeper session, or, if ZooKeeper expired it while the broker was cut
@@ -227,12 +232,11 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         new broker epoch (its czxid). The znode exists at once, so the controller may act on
         it; the broker learns the epoch when ZooKeeper's answer reaches its controller-event
         thread (`processRegisterBrokerAndReelect`), `cluster.broker_registration_ms` later."""
-        timeout_us = self.cluster.broker_session_timeout_ms * 1000
-        if not self.store.session_expired(self.id, self.session_epoch, self.now_us, timeout_us):
+        if not self.store.session_expired(self.id, self.session_epoch, self.now_us):
             self.store.renew_broker(self.id, self.session_epoch, self.now_us)
             return
         previous, self.session_epoch = self.session_epoch, self.store.register_broker(
-            self.id, self.now_us)
+            self.id, self.now_us, self._session_timeout_us())
         delay_us = self.cluster.broker_registration_ms * 1000
         self.emit(V.BROKER_REGISTERED, {"broker_epoch": self.session_epoch,
                                         "previous_epoch": previous, "reason": "session_expired",

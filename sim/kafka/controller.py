@@ -153,9 +153,8 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         self.schedule_auto_rebalance(FIRST_CHECK_US)
 
     def _registered_live(self) -> dict[int, int]:
-        limit = self.cluster.broker_session_timeout_ms * 1000
         return {b: s.epoch for b, s in sorted(self.store.brokers.items())
-                if self.now_us - s.renewed_us <= limit}
+                if self.now_us - s.renewed_us <= s.timeout_us}
 
     def check_brokers(self) -> None:
         """`processBrokerChange` (2.2.0-3.7.0) over ZooKeeper's registrations: new brokers

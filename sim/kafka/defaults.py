@@ -7,8 +7,9 @@ Contract:
   every other option's default is its field's in `sim.kafka.options`, the same for every
   release. A KRaft-mode value (`KRAFT_DEFAULTS`) replaces the row where the mode has its own.
 - `release_default(section, key, profile, kraft=False)` is that value. The cluster's and the
-  topics' options follow the run's profile (controllers and brokers share one `[cluster]`),
-  a client's follow its own profile.
+  topics' options follow the run's profile, but a broker on another profile takes its own
+  release's default for the options it reads from its own config (`NODE_CLUSTER`,
+  `node_cluster_defaults`, through `Options.cluster_on`); a client's follow its own profile.
 - `explicit_idempotence_defaults(...)`: an idempotent producer's `acks` and `retries` when
   the scenario leaves them out, as Kafka's producer overrides them.
 - `library_defaults(client, given, idempotent)`: what a real client library's producer runs
@@ -66,6 +67,21 @@ def release_defaults(section: str, given: dict, profile: str, kraft: bool = Fals
     option that `given` (the table as written) leaves out."""
     return {key: release_default(section, key, profile, kraft)
             for (sec, key) in RELEASE_DEFAULTS if sec == section and key not in given}
+
+
+# The [cluster] options a broker reads from its own configuration, so a broker on another
+# release than the run's takes its own release's default where the scenario leaves one out:
+# its ISR lag limit and unclean-election setting (the fetcher's out-of-range handling), and in
+# ZooKeeper mode its ZooKeeper session (in KRaft mode broker.session.timeout.ms is the
+# controller's, which runs the run's profile)
+NODE_CLUSTER = ("replica_lag_time_max_ms", "unclean_leader_election", "broker_session_timeout_ms")
+
+
+def node_cluster_defaults(defaulted: tuple, profile: str, kraft: bool) -> dict:
+    """The values of the `NODE_CLUSTER` options in `defaulted` (those the scenario left to
+    their release default) for a broker on `profile`."""
+    return {key: release_default("cluster", key, profile, kraft) for key in defaulted
+            if key in NODE_CLUSTER and not (kraft and key == "broker_session_timeout_ms")}
 
 
 def explicit_idempotence_defaults(given: dict) -> dict:

@@ -5,7 +5,8 @@ Contract:
   the `profile` they started from), `cluster`, `topics`, `producers`, `consumers`, `network`,
   and the per-node versions: `nodes` (the brokers and clients on another profile than the
   run's) and `inter_broker_protocol` (the IBP's profile, "" for the run's). `protocol_of(name)`
-  and `protocol_on(profile)` resolve their switches (`sim.kafka.profiles.node_protocol`).
+  and `protocol_on(profile)` resolve their switches (`sim.kafka.profiles.node_protocol`),
+  `cluster_on(profile)` a broker's [cluster].
   Every field is filled in (the loader resolves defaults); the actors read attributes.
 - Each bounded field carries its `Limit` in its metadata (`option(default, lo=..., hi=...)`).
   The scenario loader reads a field's type, default and limit from there to check user input
@@ -15,8 +16,7 @@ Contract:
   options from here too (`invariants.registry.options_problem`).
 - `to_json()` gives the JSON the trace header stores (keys in field order, numbers as given:
   the trace's bytes depend on it) and `from_json(data)` reads it back, equal to the original.
-Knows no actor: the loader, the model and the invariants import it (it is part of what a
-trace header means).
+Knows no actor (the loader, the model and the invariants import it).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 
 from sim.core.latency import MAX_MS, LatencyDist
 from sim.core.network import PARTITION_MODES
+from sim.kafka.defaults import node_cluster_defaults
 from sim.kafka.profiles import CHOICES, PROFILES, Protocol, ibp_protocol, node_protocol
 from sim.kafka.vocab import CONSUMER_REQUEST_TIMEOUT_MS
 
@@ -319,6 +320,8 @@ class Options:
     # brokers by id, then producers and consumers in file order
     nodes: tuple[tuple[str, str], ...] = ()
     inter_broker_protocol: str = ""  # the IBP as a profile; "" means `profile`
+    # the [cluster] options left to their release default (`cluster_on` reads them)
+    cluster_defaulted: tuple[str, ...] = ()
 
     def node_profile(self, name: str) -> str:
         """The profile node `name` starts on (controllers: the run's)."""
@@ -327,6 +330,14 @@ class Options:
     def protocol_of(self, name: str) -> Protocol:
         """The switches node `name` starts with."""
         return self.protocol_on(self.node_profile(name))
+
+    def cluster_on(self, profile: str) -> ClusterOptions:
+        """The [cluster] of a broker on `profile`: the run's, with its own release's defaults of
+        the options a broker reads from its own config (`defaults.NODE_CLUSTER`) left out."""
+        if profile == self.profile:
+            return self.cluster
+        return replace(self.cluster, **node_cluster_defaults(self.cluster_defaulted, profile,
+                                                             self.kraft))
 
     def protocol_on(self, profile: str) -> Protocol:
         """The switches of a node on `profile` in this run (its overrides and mutant too)."""
@@ -359,9 +370,12 @@ class Options:
             protocol["nodes"] = {name: {"profile": profile,
                                         **self.protocol_on(profile).to_json(kraft)}
                                  for name, profile in self.nodes}
+        cluster = self.cluster.to_json()
+        if self.cluster_defaulted:  # `from_json` reads it back; a written scenario omits them
+            cluster["defaulted"] = list(self.cluster_defaulted)
         return {"run": self.run.to_json(),
                 "protocol": protocol,
-                "cluster": self.cluster.to_json(),
+                "cluster": cluster,
                 "topics": [t.to_json() for t in self.topics],
                 "producers": [p.to_json() for p in self.producers],
                 "consumers": [c.to_json() for c in self.consumers],
@@ -377,6 +391,7 @@ class Options:
         return cls(run=RunOptions.from_json(data["run"]), protocol=replace(base, **protocol),
                    profile=data["protocol"]["profile"],
                    cluster=ClusterOptions.from_json(data["cluster"]),
+                   cluster_defaulted=tuple(data["cluster"].get("defaulted", ())),
                    topics=tuple(TopicOptions.from_json(t) for t in data["topics"]),
                    producers=tuple(ProducerOptions.from_json(p) for p in data["producers"]),
                    consumers=tuple(ConsumerOptions.from_json(c) for c in data["consumers"]),

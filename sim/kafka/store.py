@@ -48,6 +48,7 @@ class TopicDeletion:
 class BrokerSession:
     epoch: int
     renewed_us: int
+    timeout_us: int  # the session timeout its broker asked for (its zookeeper.session.timeout.ms)
 
 
 @dataclass
@@ -71,24 +72,24 @@ class Store:
     # are the model's own producers' (`producer_idempotence.PID_BASE`)
     next_producer_id: int = 2000
 
-    def register_broker(self, broker_id: int, now_us: int) -> int:
-        """A (re)starting broker registers; its new broker epoch is the registration zxid."""
+    def register_broker(self, broker_id: int, now_us: int, timeout_us: int) -> int:
+        """A (re)starting broker registers, in a session of `timeout_us`; its new broker epoch
+        is the registration zxid."""
         self.zxid += 1
-        self.brokers[broker_id] = BrokerSession(self.zxid, now_us)
+        self.brokers[broker_id] = BrokerSession(self.zxid, now_us, timeout_us)
         return self.zxid
 
     def allocate_producer_id(self) -> int:
         pid, self.next_producer_id = self.next_producer_id, self.next_producer_id + 1
         return pid
 
-    def session_expired(self, broker_id: int, broker_epoch: int, now_us: int,
-                        timeout_us: int) -> bool:
+    def session_expired(self, broker_id: int, broker_epoch: int, now_us: int) -> bool:
         """Whether the session holding registration `broker_epoch` is gone: silent for longer
-        than `timeout_us` (ZooKeeper expired it and deleted the ephemeral znode), closed, or
+        than its timeout (ZooKeeper expired it and deleted the ephemeral znode), closed, or
         replaced. The controllers judge liveness by the same test (`renewed_us`)."""
         session = self.brokers.get(broker_id)
         return (session is None or session.epoch != broker_epoch
-                or now_us - session.renewed_us > timeout_us)
+                or now_us - session.renewed_us > session.timeout_us)
 
     def renew_broker(self, broker_id: int, broker_epoch: int, now_us: int) -> None:
         session = self.brokers.get(broker_id)

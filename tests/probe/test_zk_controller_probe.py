@@ -299,7 +299,7 @@ def test_a_broker_change_starts_new_brokers_before_it_fails_dead_ones():
     c = _controller('partitions = [{ tp = "t-0", leader = 1, isr = [1] }]\n'
                     'live_brokers = [{ id = 1 }]', unclean=True)
     del c.store.brokers[1]
-    c.store.register_broker(2, c.now_us)
+    c.store.register_broker(2, c.now_us, c.cluster.broker_session_timeout_ms * 1000)
     c.check_brokers()
     st = c.store.partition("t-0")[1]
     assert (st.leader, st.isr, st.leader_epoch) == (2, (2,), 1)

@@ -141,7 +141,8 @@ class _Context:
             del store.brokers[b]
         for r in brokers:
             if r["id"] not in store.brokers:
-                store.register_broker(r["id"], now)
+                store.register_broker(r["id"], now,
+                                      self.run.options.cluster.broker_session_timeout_ms * 1000)
             session = store.brokers[r["id"]]
             session.renewed_us = now
             if r["epoch"] != -1:

@@ -228,7 +228,7 @@ def set_zk_controller(controller, state: dict, ctx) -> None:
         if b["id"] in store.brokers:
             raise FieldProblem(f"node.live_brokers[{i}].id", f"broker {b['id']} is listed twice",
                                "list each live broker once")
-        store.register_broker(b["id"], 0)
+        store.register_broker(b["id"], 0, controller.cluster.broker_session_timeout_ms * 1000)
         if b["epoch"] != NO:
             store.brokers[b["id"]].epoch = b["epoch"]
     if state["controller_epoch"] != NO:
