@@ -125,7 +125,6 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.quorum_epoch})
         self._schedule_no_op()
         self._maybe_create_topics()
-        self._rebalance()
         self.maybe_schedule_balance()
 
     def on_committed(self, entries: list) -> None:
@@ -206,15 +205,6 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
                 K.PARTITION, tp=f"{name}-{i}", topic_id=topic_id, leader=leader,
                 leader_epoch=0, partition_epoch=0, isr=isr or tuple(replicas[:1]),
                 replicas=tuple(replicas)))
-
-    def _rebalance(self) -> None:
-        """The partition changes the usable broker set implies: fenced replicas leave the ISR,
-        leaderless partitions get a leader (`ReplicationControlManager.handleBrokerFenced`,
-        `handleBrokerUnfenced`)."""
-        usable = self.image.usable()
-        for tp in sorted(self.image.parts):
-            st = self.image.parts[tp]
-            self.change_partition(st, tuple(r for r in st.isr if r in usable))
 
     def change_partition(self, st, target_isr: tuple, target: tuple | None = None,
                          moving: tuple | None = None, reason: str = "",
