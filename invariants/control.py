@@ -46,18 +46,25 @@ class StrayReplica(Invariant):
     end, or with a log directory that failed and no restart since, is not judged. In KRaft a
     broker learns by fetching the metadata log: one that cannot reach the quorum leader both
     ways at the end, or that `slow_metadata` slows, is not judged (`metadata_reach`), nor is a
-    KRaft run with a delay or reorder rule still in force. After `finish`, `note` says what
-    was judged, or why nothing was (Jepsen's :unknown, not a pass)."""
+    KRaft run with a delay or reorder rule still in force, or with a cut link at the end: a
+    voter cut from the others keeps standing for election, and the brokers that learn its
+    epoch have their Fetches refused by the leader until the cut heals (as Kafka's observers
+    do before pre-vote), so they cannot have heard what the controller decided. After
+    `finish`, `note` says what was judged, or why nothing was (Jepsen's :unknown, not a
+    pass)."""
 
     name = "stray_replica"
     rule = "liveness"
     handlers = {"log_created": "on_created", "log_deleted": "on_deleted",
-                "unsettled": "on_unsettled", "metadata_reach": "on_reach"}
+                "unsettled": "on_unsettled", "metadata_reach": "on_reach",
+                "unhealed": "on_unhealed"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self.hosted: dict[tuple, int] = {}  # (node, tp) -> seq of log_created
         self.unsettled = False
+        self.cut_at_end = False  # a link still cut at the end (the harness's `unhealed`)
+        self.kraft = False  # a `metadata_reach` came: the run is KRaft
         self.unreached: set[str] = set()  # KRaft: brokers that cannot learn the metadata log
         self.slowed = False
         self.note = "not judged: the run has not ended"
@@ -65,7 +72,11 @@ class StrayReplica(Invariant):
     def on_unsettled(self, ev):
         self.unsettled = True
 
+    def on_unhealed(self, ev):
+        self.cut_at_end = bool(ev.get("cut_links"))
+
     def on_reach(self, ev):
+        self.kraft = True
         self.unreached = {b for b, reach, slow in ev["brokers"] if not reach or slow}
         self.slowed = ev["slowed"]
 
@@ -124,4 +135,7 @@ class StrayReplica(Invariant):
                     "(unsettled)")
         if self.slowed:
             return "a delay or reorder rule was still in force at the end (KRaft)"
+        if self.kraft and self.cut_at_end:
+            return ("a link was still cut at the end (KRaft: a cut voter's rising epoch can "
+                    "keep the brokers from the metadata log)")
         return None

@@ -17,6 +17,10 @@ the judgement off for that much longer (not a `dst_down` drop, which a new contr
 arrival repairs, nor a `refused` one, which the sender hears of at once, nor a `connection_reset` one, which both ends hear of: the broker sends its
 unanswered AlterPartitions again at once; a `connection_closed` one may be the controller
 closing its side of the link, which the broker does not notice).
+In KRaft mode a broker that restarts after a crash cannot register again while its previous
+incarnation's session is valid (`ClusterControlManager.registerBroker`: DUPLICATE_BROKER_
+REGISTRATION), up to broker.session.timeout.ms after its last heartbeat, so the judging clock
+starts no earlier than the crash plus that timeout (`broker_session_timeout_ms`).
 A network cut, or a drop or hold rule still in force at the end (the harness's `unhealed`
 event), means the faults did not heal: no judgement.
 """
@@ -47,12 +51,16 @@ class QuietClock:
     (`ctx.quiet`): when the last disturbance ended, and whether the network was whole at the
     end."""
 
-    KINDS = frozenset({"fault", "drop", "controller_elected", "unhealed"})
+    KINDS = frozenset({"fault", "drop", "controller_elected", "unhealed", "crash", "restart"})
 
-    def __init__(self):
+    def __init__(self, session_hold_us: int = 0):
         self.quiet_from = 0  # t of the last fault step or controller election
         self.live_drop = None  # t of the last AlterPartition (or answer) lost on a live link
         self.unhealed = False  # the harness found the network not whole at the end
+        # KRaft: broker.session.timeout.ms, which a crashed broker's restart may wait out
+        self.session_hold_us = session_hold_us
+        self.crashed_at: dict[str, int] = {}  # broker -> its last crash, until it restarts
+        self.registration_hold = 0  # the judging clock starts no earlier than this
 
     def step(self, ev: dict) -> None:
         kind = ev["kind"]
@@ -66,6 +74,14 @@ class QuietClock:
             self.quiet_from = max(self.quiet_from, end)
         elif kind == "controller_elected":
             self.quiet_from = max(self.quiet_from, ev["t"])
+        elif kind == "crash":
+            if self.session_hold_us and ev["node"].startswith("b"):
+                self.crashed_at[ev["node"]] = ev["t"]
+        elif kind == "restart":
+            crashed = self.crashed_at.pop(ev["node"], None)
+            if crashed is not None:  # it may register only once its old session lapsed
+                self.registration_hold = max(self.registration_hold,
+                                             crashed + self.session_hold_us)
         else:  # unhealed
             self.unhealed = True
 
@@ -85,7 +101,7 @@ class QuietClock:
         the run is not judged (`why_not`)."""
         if self.why_not(truth) is not None:
             return None
-        start = self.quiet_from
+        start = max(self.quiet_from, self.registration_hold)
         if self.live_drop is not None:  # a lost AlterPartition waits out the socket timeout
             start = max(start, self.live_drop + CONTROLLER_SOCKET_TIMEOUT_US)
         return self.quiet_from, start

@@ -123,7 +123,9 @@ class Context:
         self.truth = Truth()
         self.logs = ReplicaLogs()
         self.idem = IdempotenceFold()
-        self.quiet = quiet.QuietClock()
+        cluster = options["cluster"]
+        self.quiet = quiet.QuietClock(cluster.get("broker_session_timeout_ms", 0) * 1000
+                                      if cluster.get("mode") == "kraft" else 0)
         self.end_t = 0
         self.end_seq = None
 

@@ -52,6 +52,15 @@ class MetadataLogFetcher:
         self.awaiting = False
         self.meta_token += 1
         learned = self._follow_answer(resp.epoch, resp.leader, msg.src)
+        if resp.error and resp.leader == msg.src and self.now_us - self.meta_ok_us > \
+                self.cluster.quorum_fetch_timeout_ms * 1000:
+            # its leader refuses it as not the leader and names itself (it resigned): after the
+            # fetch timeout the next Fetch goes to another voter (`pollFollowerAsObserver`:
+            # `hasFetchTimeoutExpired` -> `maybeSendAnyVoterFetch`)
+            self._meta_fetch_timed_out()
+            return
+        if not resp.error:
+            self.meta_ok_us = self.now_us
         if resp.error or (resp.diverging is not None and not self._truncate_tail(resp.diverging)):
             # an answer that names a newer epoch's or another leader sends the next Fetch
             # there at once (`maybeHandleCommonResponse` handled it); else after a backoff

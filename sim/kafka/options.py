@@ -142,13 +142,11 @@ class ClusterOptions(_Checked):
     request_service_us: int = option(50, lo=0)
     replica_high_watermark_checkpoint_interval_ms: int = option(5000, lo=0)
     producer_id_expiration_check_interval_ms: int = option(600000, lo=1)
-    # Kafka's `log.dirs`: each broker's log directories; a broker's new log goes to the one
-    # holding the fewest (`LogManager.nextLogDirs`), and a `log_dir_failure` takes one offline
+    # `log.dirs`: a new log goes to the one with fewest (`LogManager.nextLogDirs`)
     log_dirs: int = option(1, 1, 16)
-    # ZooKeeper mode: the controller's automatic preferred-leader rebalance, as Kafka's
-    # defaults run it (auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds in
-    # ms, leader.imbalance.per.broker.percentage): first 5 s after a controller becomes active,
-    # then every interval (`controller_rebalance`)
+    # ZooKeeper mode: the automatic preferred-leader rebalance (auto.leader.rebalance.enable,
+    # leader.imbalance.check.interval.seconds in ms, leader.imbalance.per.broker.percentage):
+    # first 5 s after a controller becomes active, then every interval (`controller_rebalance`)
     auto_leader_rebalance: bool = option(True)
     leader_imbalance_check_interval_ms: int = option(300_000, lo=1)
     leader_imbalance_per_broker_percentage: int = option(10, 0, 100)
@@ -160,8 +158,9 @@ class ClusterOptions(_Checked):
     broker_heartbeat_interval_ms: int = option(2000, lo=1)  # broker.heartbeat.interval.ms
     quorum_election_timeout_ms: int = option(1000, lo=1)  # quorum.election.timeout.ms
     quorum_fetch_timeout_ms: int = option(2000, lo=1)  # quorum.fetch.timeout.ms
-    # how long the leader holds a metadata Fetch that finds nothing new (KafkaRaftClient's
-    # fetch max wait, 500 ms), and how long a broker takes to apply one record
+    quorum_election_backoff_max_ms: int = option(1000, lo=1)  # quorum.election.backoff.max.ms
+    quorum_request_timeout_ms: int = option(2000, lo=1)  # quorum.request.timeout.ms
+    # the leader's hold of a Fetch that finds nothing new (500 ms), a broker's apply of a record
     metadata_fetch_wait_ms: int = option(500, lo=1)
     metadata_apply_us: int = option(100, lo=0)
     # how long the quorum leader lets written records linger before they reach its log
@@ -185,7 +184,8 @@ class ClusterOptions(_Checked):
 
 # the [cluster] fields a ZooKeeper-mode trace header leaves out
 KRAFT_FIELDS = ("mode", "broker_heartbeat_interval_ms", "quorum_election_timeout_ms",
-                "quorum_fetch_timeout_ms", "metadata_fetch_wait_ms", "metadata_apply_us",
+                "quorum_fetch_timeout_ms", "quorum_election_backoff_max_ms",
+                "quorum_request_timeout_ms", "metadata_fetch_wait_ms", "metadata_apply_us",
                 "quorum_append_linger_ms", "metadata_max_idle_interval_ms")
 
 

@@ -5,9 +5,11 @@ Contract (mixin of `KraftController`): each voter (c1..cN) keeps a durable log o
 (epoch, `MetadataRecord`) entries, its quorum epoch and its vote. A follower Fetches from the
 leader it knows; silent for `quorum_fetch_timeout_ms` (or knowing no leader for a randomised
 `quorum_election_timeout_ms`) it stands as candidate for the next epoch and asks the others
-for votes (`rules.raft_grants_vote`). A candidate with a majority leads: it writes a
-LeaderChange record first, tells the others (BeginQuorumEpoch), and commits (moves the high watermark) when a majority of voters
-has an offset in its own epoch (`rules.raft_high_watermark`). A Fetch off the leader's log is
+for votes (`rules.raft_grants_vote`), again after `quorum_request_timeout_ms` unanswered; a
+candidate that can no longer win, or whose election timed out, backs off
+(`rules.raft_election_backoff_ms`) and stands again. A candidate with a majority leads: it
+writes a LeaderChange record first, tells the others (BeginQuorumEpoch), and commits (moves the
+high watermark) when a majority of voters has an offset in its own epoch. A Fetch off the leader's log is
 answered with the divergence to truncate to (`rules.raft_diverging_end_offset`). A leader that
 hears from no majority for 1.5 x `quorum_fetch_timeout_ms` resigns (KAFKA-15489's check-quorum,
 3.7+: switch `kraft_check_quorum`; before it, it stays leader of its epoch). Brokers fetch as
@@ -15,9 +17,8 @@ observers. The leader's records linger `quorum_append_linger_ms` before they rea
 one batch (`BatchAccumulator`; its offsets are given when written), and a parked Fetch is
 answered when the log's end grows or its wait ends, never on a high watermark move alone
 (`updateLeaderEndOffsetAndTimestamp` completes `fetchPurgatory` with the log end offset,
-3.3.0-3.9.0). Records reach the controller layer
-through `on_committed(entries)` and `on_leadership(claimed)`; nothing here knows record kinds
-beyond LeaderChange.
+3.3.0-3.9.0). Records reach the controller layer through `on_committed(entries)` and
+`on_leadership(claimed)`; nothing here knows record kinds beyond LeaderChange.
 """
 
 from __future__ import annotations
@@ -30,14 +31,13 @@ from sim.kafka.kraft_messages import (
     MetadataRecord,
     QuorumFetch,
     QuorumFetchResponse,
-    Vote,
-    VoteResponse,
 )
+from sim.kafka.quorum_elections import RaftElections
 
 RAFT_TICK_US = 50_000
 
 
-class RaftQuorum:
+class RaftQuorum(RaftElections):
     def init_raft(self, voters: list[str]) -> None:
         self.voters = voters
         self.entries: list[tuple[int, MetadataRecord]] = []  # durable
@@ -52,6 +52,10 @@ class RaftQuorum:
         self.hw = 0
         self.epoch_start = 0
         self.votes: set[str] = set()
+        self.rejected: set[str] = set()  # voters that refused this candidacy
+        self.retries = 0  # `CandidateState.retries`: this candidacy's number in a row
+        self.backoff_until_us = -1  # a candidate backing off before it stands again (-1: not)
+        self.vote_sent: dict[str, int] = {}  # voter -> when this candidacy's Vote went to it
         self.voter_ends: dict[str, int] = {}
         self.voter_contact: dict[str, int] = {}
         self.parked: dict[str, tuple] = {}  # fetcher -> (src, request, deadline_us)
@@ -87,6 +91,8 @@ class RaftQuorum:
             self._answer_parked(expired_only=True)
             self._check_quorum(now)
         elif self.role == "candidate":
+            self._poll_candidate(now)
+        elif self.role == "resigned":
             if now >= self.election_deadline_us:
                 self._stand()
         elif self.leader is None:
@@ -107,65 +113,22 @@ class RaftQuorum:
         heard = 1 + sum(1 for v in self.voters if v != self.name
                         and now - self.voter_contact.get(v, -limit - 1) <= limit)
         if self.rules.raft_resigns(self.protocol, heard, self._majority()):
-            self._step_down(self.quorum_epoch, None, "lost quorum")
+            self._resign("lost quorum")
 
-    # -- elections -------------------------------------------------------------------------
-    def _stand(self) -> None:
-        """`transitionToCandidate`: a new epoch, a vote for itself, Vote to the others."""
-        if self.role == "leader":
-            return
-        self.quorum_epoch += 1
-        self.voted_for = self.name
-        self.role, self.leader, self.votes = "candidate", None, {self.name}
+    def _resign(self, reason: str) -> None:
+        """`transitionToResigned` (3.7.0): the leader gives up its leadership but stays its
+        epoch's leader in name (`ResignedState.election()` names itself): it takes no more
+        writes, refuses Fetches as not the leader (naming itself), grants no vote in its
+        epoch, and stands as candidate once its election timeout passes (`pollResigned`)."""
+        self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": reason})
+        self._refuse_parked(self.name)
+        self.pending = []  # the accumulator goes with the leadership
+        self.role = "resigned"
         self.election_deadline_us = self.now_us + self._election_timeout_us()
-        self.emit(V.QUORUM_ELECTION, {"epoch": self.quorum_epoch,
-                                      "end_offset": self.end_offset})
-        body = Vote(self.quorum_epoch, self.name, self._last_epoch(), self.end_offset)
-        for v in self.voters:
-            if v != self.name:
-                self.send(v, "Vote", body)
-        self._maybe_win()
+        self.fetch_sent_us = -1
+        self.on_leadership(False)
 
-    def quorum_state(self) -> str:
-        """The voter's state as Kafka's `QuorumState` names it: leader, candidate, follower (it
-        knows this epoch's leader), voted (it voted in this epoch and knows no leader; a leader
-        that resigned in its epoch has voted for itself), or unattached."""
-        if self.role != "follower":
-            return self.role
-        if self.leader is not None:
-            return "follower"
-        return "voted" if self.voted_for is not None else "unattached"
-
-    def on_vote(self, msg) -> None:
-        """`handleVoteRequest` (3.7.0): a Vote of an older epoch is FENCED_LEADER_EPOCH; one of
-        a newer epoch makes the voter unattached in it first; it then grants as its state
-        allows (`rules.raft_grants_vote`), and an unattached voter that grants has voted."""
-        req = msg.body
-        if req.epoch < self.quorum_epoch:
-            self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, False,
-                                                            E.FENCED_LEADER_EPOCH, self.leader))
-            return
-        if req.epoch > self.quorum_epoch:
-            self._step_down(req.epoch, None, "higher epoch")
-        state = self.quorum_state()
-        up_to_date = self.rules.raft_log_up_to_date(req.last_epoch, req.last_offset,
-                                                    self._last_epoch(), self.end_offset)
-        granted = self.rules.raft_grants_vote(state, self.voted_for, req.candidate, up_to_date)
-        if granted and state == "unattached":  # `transitionToVoted`: a new election timeout
-            self.voted_for = req.candidate
-            self.election_deadline_us = self.now_us + self._election_timeout_us()
-        self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, granted,
-                                                        leader=self.leader))
-
-    def on_vote_response(self, msg) -> None:
-        resp = msg.body
-        if resp.epoch > self.quorum_epoch:
-            self._step_down(resp.epoch, None, "higher epoch")
-            return
-        if self.role == "candidate" and resp.epoch == self.quorum_epoch and resp.granted:
-            self.votes.add(msg.src)
-            self._maybe_win()
-
+    # -- elections (and `RaftElections`) ---------------------------------------------------
     def _maybe_win(self) -> None:
         if self.role != "candidate" or len(self.votes) < self._majority():
             return
@@ -191,7 +154,12 @@ class RaftQuorum:
             self._step_down(req.epoch, req.leader, "higher epoch")
 
     def _step_down(self, epoch: int, leader: str | None, reason: str) -> None:
-        """Follow `leader` (None: unknown yet) at `epoch`; a leader resigns first."""
+        """Follow `leader` (None: unknown yet) at `epoch`; a leader resigns first. A voter made
+        unattached in a higher epoch keeps the election time it had left if it was a candidate
+        or knew no leader (`QuorumState.transitionToUnattached`, 3.3.0-3.7.0), so a stale
+        candidate standing again and again does not hold off the others' elections."""
+        keeps_timer = leader is None and epoch > self.quorum_epoch and (
+            self.role == "candidate" or (self.role == "follower" and self.leader is None))
         was_leader, same_epoch = self.role == "leader", epoch <= self.quorum_epoch
         if epoch > self.quorum_epoch:
             self.quorum_epoch, self.voted_for = epoch, None
@@ -202,7 +170,8 @@ class RaftQuorum:
             self.pending = []  # the accumulator goes with the leadership
         self.role, self.leader = "follower", leader
         self.last_contact_us = self.now_us
-        self.election_deadline_us = self.now_us + self._election_timeout_us()
+        if not keeps_timer:
+            self.election_deadline_us = self.now_us + self._election_timeout_us()
         self.fetch_sent_us = -1
         if was_leader:
             self.on_leadership(False)
@@ -333,7 +302,7 @@ class RaftQuorum:
         if resp.epoch > self.quorum_epoch or (resp.epoch == self.quorum_epoch and
                                               self.role == "candidate" and resp.leader):
             self._step_down(resp.epoch, resp.leader, "higher epoch")
-        if resp.epoch < self.quorum_epoch or self.role == "leader":
+        if resp.epoch < self.quorum_epoch or self.role in ("leader", "resigned"):
             return
         self.fetch_sent_us = -1
         if resp.error:

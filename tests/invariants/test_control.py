@@ -217,3 +217,20 @@ def test_stray_replica_leaves_out_a_kraft_broker_that_cannot_learn_the_metadata_
                     brokers=[[b, True, False] for b in ("b1", "b2", "b3")], slowed=False)
     end = tb2.end()
     assert tb2.violations("stray_replica") == [("stray_replica", 100, (state, end))]
+
+
+@pytest.mark.parametrize("kraft,judged", [(True, False), (False, True)])
+def test_stray_replica_does_not_judge_a_kraft_run_with_a_link_cut_at_the_end(kraft, judged):
+    """Found by a self-test search of the correct model: a voter cut from the others to the
+    end keeps standing for election, a restarted broker learns its rising epoch, and the
+    leader refuses that broker's Fetches, so it never hears that its replica was moved. A
+    KRaft run with a link still cut at the end is not judged; a ZooKeeper-mode one is."""
+    tb, s = _stray_trace()
+    tb.events.pop()  # the end, added again after the harness's own events
+    tb.add("harness", "unhealed", cut_links=[["c1", "c2"]], rules=[])
+    if kraft:
+        tb.add("harness", "metadata_reach", leader="c3", epoch=3,
+               brokers=[[b, True, False] for b in ("b1", "b2", "b3")], slowed=False)
+    end = tb.end()
+    expected = [("stray_replica", 100, (s["b3"], s["state"], end))] if judged else []
+    assert tb.violations("stray_replica") == expected

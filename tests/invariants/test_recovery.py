@@ -111,6 +111,16 @@ def test_under_replicated_after_heal_violated_by_an_isr_that_never_grows_back():
     assert "ISR [1, 2] short of replicas [1, 2, 3], since 2 s" in found[0].message
 
 
+def test_a_kraft_broker_restarted_after_a_crash_is_waited_for_while_its_old_session_lives():
+    """In KRaft mode b3's restart at 3 s may not register until its previous incarnation's
+    session (9 s) lapses after its crash at 1 s (DUPLICATE_BROKER_REGISTRATION): the clock
+    starts at 10 s, so 10.5 s is not judged, 17.5 s is; ZooKeeper mode judges at 10.5 s."""
+    for end_s, violated in ((10.5, False), (17.5, True)):
+        tb, s = _shrunk(end_s=end_s)
+        tb.header["options"]["cluster"].update(mode="kraft", broker_session_timeout_ms=9000)
+        assert bool(tb.violations(NAME)) is violated, end_s
+
+
 def test_under_replicated_after_heal_violated_by_a_reassignment_left_pending():
     tb = TraceBuilder(brokers=4)
     tb.controller()

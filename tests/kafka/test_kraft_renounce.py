@@ -19,11 +19,13 @@ from sim.kafka.messages import AlterPartitionResponse
 # 10 s makes c3 resign before those records leave its 25 ms linger. c3 is elected again at
 # 12.6 s. The answers were dropped, so b2 waited for them for good and the ISRs stayed short.
 # (Since brokers' metadata Fetches carry their quorum epoch, b2 asks at 10.203 s, so the heal
-# moved to 10.22 s to stage the same race.)
+# moved to 10.22 s to stage the same race; since candidates back off after a lost election,
+# the voters' election draws differ, and at seed 298 c3 wins again, at 11.9 s, where seed 265
+# now elects c1.)
 SCENARIO = """
 name = "renounce"
 expect = "pass"
-seed = 265
+seed = 298
 [run]
 duration_ms = 20000
 settle_ms = 6000
@@ -62,7 +64,7 @@ FAULTS = [(6000, 'action = "partition"\ngroups = [["c2"], ["c1", "c3"]]'),
 @functools.lru_cache(maxsize=None)
 def _verdict() -> dict:
     text = SCENARIO + "".join(f"[[faults]]\nat_ms = {at}\n{body}\n" for at, body in FAULTS)
-    return run_scenario(parse_scenario(text, "renounce.toml"), 265, keep_events=True)
+    return run_scenario(parse_scenario(text, "renounce.toml"), 298, keep_events=True)
 
 
 def _sends(events, node: str, msg: str, after: int) -> list[dict]:
@@ -91,8 +93,11 @@ def test_the_refused_alter_partitions_go_again_to_the_same_node_once_it_leads_ag
                    and e["t"] > resigned["t"])
     assert elected["node"] == "c3"
     again = _sends(events, "b2", "AlterPartition", resigned["t"])
-    assert again and again[0]["t"] >= elected["t"] and again[0]["dst"] == "c3"
-    assert sorted({e["tp"] for e in again}) == ["t-0", "t-1", "t-2"]
+    # to c3 only (one sent while it leads the quorum but is not yet active is answered
+    # NOT_CONTROLLER and goes again), and each again once it is the active controller
+    assert again and {e["dst"] for e in again} == {"c3"}
+    after = [e for e in again if e["t"] >= elected["t"]]
+    assert sorted({e["tp"] for e in after}) == ["t-0", "t-1", "t-2"]
     assert verdict["expectation_met"], verdict["violations"][:1]
 
 

@@ -83,3 +83,29 @@ def test_a_broker_fenced_by_a_voter_fetches_at_once_from_the_leader_it_names():
     b1.on_quorum_fetch_response(SimpleNamespace(src="c3", body=QuorumFetchResponse(
         2, "c3", E.NOT_LEADER_OR_FOLLOWER, (), -1, None, 4)))
     assert (b1.meta_epoch, b1.meta_leader) == (4, "c2") and timers[-1][0] > 0
+
+
+@pytest.mark.parametrize("role,leader,keeps", [
+    ("follower", None, True),       # unattached (or voted): the election time left stays
+    ("candidate", None, True),
+    ("follower", "c3", False),      # a follower of a known leader starts a new timeout
+])
+def test_a_higher_epoch_vote_keeps_an_unattached_voters_election_time(role, leader, keeps):
+    """`QuorumState.transitionToUnattached` (3.7.0): a voter made unattached in a higher epoch
+    keeps its remaining election time if it was unattached, voted or a candidate, so a stale
+    candidate standing again and again (its votes refused, backing off) cannot hold the
+    others' elections off; the model restarted every voter's timer on each such Vote."""
+    from types import SimpleNamespace
+
+    from sim.kafka.kraft_messages import Vote
+    from tests.kafka import build_cluster
+    cluster, _trace = build_cluster(KRAFT_UNIT)
+    c1 = cluster.world.actors["c1"]
+    c1.quorum_epoch, c1.role, c1.leader = 5, role, leader
+    c1.election_deadline_us = c1.now_us + 123
+    c1.send = lambda dst, kind, body: None
+    # c2's log is behind (end offset -1 is refused; an empty log at epoch 0 is older)
+    c1.entries.append((5, None))
+    c1.on_vote(SimpleNamespace(src="c2", body=Vote(6, "c2", 0, 0)))
+    assert c1.quorum_epoch == 6 and c1.voted_for is None
+    assert (c1.election_deadline_us == c1.now_us + 123) is keeps

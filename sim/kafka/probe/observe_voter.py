@@ -71,7 +71,7 @@ def _sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
 VOTER = {
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "quorum_state": Obs(False, lambda s, a: s.node.quorum_state(), "unattached, voted, follower, "
-                        "candidate or leader (Kafka's QuorumState)"),
+                        "candidate, leader or resigned (Kafka's QuorumState)"),
     "quorum_epoch": Obs(False, lambda s, a: s.node.quorum_epoch, "the quorum epoch"),
     "quorum_leader": Obs(False, lambda s, a: s.node.leader, "the leader the voter knows"),
     "voted_for": Obs(False, lambda s, a: s.node.voted_for, "the candidate it voted for in its "

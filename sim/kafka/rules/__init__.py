@@ -76,6 +76,9 @@ class Rules:
     zk_alter_partition_error: Callable = controller.zk_alter_partition_error
     raft_grants_vote: Callable = kraft.grants_vote
     raft_log_up_to_date: Callable = kraft.candidate_log_up_to_date
+    raft_election_backoff_ms: Callable = kraft.election_backoff_ms
+    raft_vote_rejected: Callable = kraft.vote_rejected
+    raft_vote_request_error: Callable = kraft.vote_request_error
     raft_fetch_error: Callable = kraft.leader_only_error
     raft_high_watermark: Callable = kraft.high_watermark
     raft_diverging_end_offset: Callable = kraft.diverging_end_offset

@@ -26,13 +26,42 @@ def grants_vote(state: str, voted_for: str | None, candidate: str, log_up_to_dat
     epoch has made it unattached: an unattached voter grants a candidate whose log is up to
     date (`UnattachedState`); one that voted in this epoch grants only the candidate it voted
     for, again (`VotedState`); a follower that knows this epoch's leader, a candidate (its vote
-    for itself is not granted) and a leader never do (`FollowerState`, `CandidateState`,
-    `LeaderState`)."""
+    for itself is not granted), a leader and a resigned leader never do (`FollowerState`,
+    `CandidateState`, `LeaderState`, `ResignedState`)."""
     if state == "unattached":
         return log_up_to_date
     if state == "voted":
         return voted_for == candidate
     return False
+
+
+RETRY_BACKOFF_BASE_MS = 100  # `KafkaRaftClient.RETRY_BACKOFF_BASE_MS`
+
+
+def election_backoff_ms(retries: int, draw, backoff_max_ms: int) -> int:
+    """`binaryExponentialElectionBackoffMs` (3.3.0-3.7.0): how long a candidate whose
+    election failed (its vote rejected by enough voters, or its election timeout passed) waits
+    before standing again, its `retries`-th candidacy (1 for the first): 100 ms times a random
+    draw below 2^retries (`draw(n)`: a uniform integer in [0, n)), at most
+    quorum.election.backoff.max.ms."""
+    return min(RETRY_BACKOFF_BASE_MS * draw(2 << min(20, retries - 1)), backoff_max_ms)
+
+
+def vote_rejected(granted: int, unrecorded: int, majority: int) -> bool:
+    """`CandidateState.isVoteRejected`: the votes granted and those not yet answered can no
+    longer make a majority."""
+    return granted + unrecorded < majority
+
+
+def vote_request_error(candidate_epoch: int, last_epoch: int, last_offset: int,
+                       epoch: int) -> int:
+    """`handleVoteRequest`'s checks, in order (3.3.0-3.7.0): INVALID_REQUEST for a negative
+    end offset or last epoch, or a last epoch not below the candidate's epoch, before any epoch
+    is taken from it; FENCED_LEADER_EPOCH for an epoch older than the voter's
+    (`validateVoterOnlyRequest`); else NONE."""
+    if last_offset < 0 or last_epoch < 0 or last_epoch >= candidate_epoch:
+        return E.INVALID_REQUEST
+    return E.FENCED_LEADER_EPOCH if candidate_epoch < epoch else E.NONE
 
 
 def leader_only_error(request_epoch: int, epoch: int, is_leader: bool) -> int:

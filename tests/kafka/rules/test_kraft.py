@@ -293,3 +293,36 @@ def test_hw_move_answers_parked(profile, answers):
 ])
 def test_leader_only_error(request_epoch, is_leader, error):
     assert kraft.leader_only_error(request_epoch, 5, is_leader) == error
+
+
+def test_election_backoff_is_binary_exponential_up_to_the_max():
+    """`binaryExponentialElectionBackoffMs` (3.7.0): 100 ms times a draw below 2^retries,
+    at most quorum.election.backoff.max.ms."""
+    bounds = []
+    top = lambda n: bounds.append(n) or n - 1  # noqa: E731 (the largest draw)
+    assert kraft.election_backoff_ms(1, top, 1000) == 100   # a draw below 2
+    assert kraft.election_backoff_ms(3, top, 1000) == 700   # below 8
+    assert kraft.election_backoff_ms(5, top, 1000) == 1000  # 3100 capped
+    assert kraft.election_backoff_ms(40, top, 10**9) == 100 * ((2 << 20) - 1)  # exponent capped
+    assert bounds == [2, 8, 32, 2 << 20]
+    assert kraft.election_backoff_ms(4, lambda n: 0, 1000) == 0
+
+
+@pytest.mark.parametrize("granted,unrecorded,majority,rejected", [
+    (1, 1, 2, False), (1, 0, 2, True), (2, 0, 2, False), (1, 1, 3, True), (2, 2, 3, False),
+])
+def test_vote_rejected_once_no_majority_is_left(granted, unrecorded, majority, rejected):
+    assert kraft.vote_rejected(granted, unrecorded, majority) is rejected
+
+
+@pytest.mark.parametrize("candidate_epoch,last_epoch,last_offset,epoch,error", [
+    (6, 3, 10, 5, E.NONE),
+    (6, 3, -5, 5, E.INVALID_REQUEST),   # a negative end offset
+    (6, -1, 0, 5, E.INVALID_REQUEST),   # a negative last epoch
+    (6, 6, 0, 5, E.INVALID_REQUEST),    # a last epoch not below the candidate's
+    (4, 5, 0, 5, E.INVALID_REQUEST),    # validated before the epoch is fenced
+    (4, 3, 0, 5, E.FENCED_LEADER_EPOCH),
+])
+def test_vote_request_error(candidate_epoch, last_epoch, last_offset, epoch, error):
+    """`handleVoteRequest` (3.7.0; KafkaRaftClientTest.testInvalidVoteRequest)."""
+    assert kraft.vote_request_error(candidate_epoch, last_epoch, last_offset, epoch) == error

@@ -1,0 +1,119 @@
+"""A voter's side of the quorum's elections (mixin of `RaftQuorum`, `KafkaRaftClient` at
+3.3.0-3.7.0): standing as candidate (`transitionToCandidate`), asking for votes and asking
+again (`maybeSendVoteRequests`), backing off after a lost election (`pollCandidate`,
+`binaryExponentialElectionBackoffMs`), granting votes by its `QuorumState`
+(`handleVoteRequest`, `rules.raft_grants_vote`) and counting the answers
+(`handleVoteResponse`). The host provides the quorum's state (`voters`, `quorum_epoch`,
+`voted_for`, `role`, `leader`, `votes`, `rejected`, `retries`, `backoff_until_us`,
+`vote_sent`, `election_deadline_us`), `_step_down`, `_maybe_win`, `_last_epoch`,
+`end_offset`, `_majority`, `_election_timeout_us`, `rules`, `cluster`, `rng`, `send` and
+`emit`.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+from sim.kafka import vocab as V
+from sim.kafka.kraft_messages import Vote, VoteResponse
+
+
+class RaftElections:
+    def _stand(self) -> None:
+        """`transitionToCandidate`: a new epoch, a vote for itself, Vote to the others."""
+        if self.role == "leader":
+            return
+        self.retries = self.retries + 1 if self.role == "candidate" else 1
+        self.quorum_epoch += 1
+        self.voted_for = self.name
+        self.role, self.leader, self.votes = "candidate", None, {self.name}
+        self.rejected, self.backoff_until_us, self.vote_sent = set(), -1, {}
+        self.election_deadline_us = self.now_us + self._election_timeout_us()
+        self.emit(V.QUORUM_ELECTION, {"epoch": self.quorum_epoch,
+                                      "end_offset": self.end_offset})
+        self._send_votes()
+        self._maybe_win()
+
+    def _send_votes(self) -> None:
+        """Vote to each voter that has not answered this candidacy and was not asked within
+        quorum.request.timeout.ms (`maybeSendVoteRequests`: RequestManager sends again once a
+        request timed out)."""
+        body = Vote(self.quorum_epoch, self.name, self._last_epoch(), self.end_offset)
+        limit = self.cluster.quorum_request_timeout_ms * 1000
+        for v in self.voters:
+            if v != self.name and v not in self.votes and v not in self.rejected and \
+                    self.now_us - self.vote_sent.get(v, -limit) >= limit:
+                self.vote_sent[v] = self.now_us
+                self.send(v, "Vote", body)
+
+    def _poll_candidate(self, now: int) -> None:
+        """`pollCandidate` (3.3.0-3.7.0): a candidate backing off stands again once its
+        backoff is over; one whose election timeout passed backs off first; else it asks the
+        voters that have not answered again, while it can still win."""
+        if self.backoff_until_us >= 0:
+            if now >= self.backoff_until_us:
+                self._stand()
+        elif now >= self.election_deadline_us:
+            self._back_off()
+        elif not self._vote_rejected():
+            self._send_votes()
+
+    def _vote_rejected(self) -> bool:
+        return self.rules.raft_vote_rejected(len(self.votes), len(self.voters) - len(
+            self.votes) - len(self.rejected), self._majority())
+
+    def _back_off(self) -> None:
+        """`CandidateState.startBackingOff` for `binaryExponentialElectionBackoffMs`."""
+        draw = self.rng("election_backoff").randrange
+        self.backoff_until_us = self.now_us + 1000 * self.rules.raft_election_backoff_ms(
+            self.retries, draw, self.cluster.quorum_election_backoff_max_ms)
+
+    def quorum_state(self) -> str:
+        """The voter's state as Kafka's `QuorumState` names it: leader, resigned (a leader that
+        gave up its epoch's leadership, still naming itself), candidate, follower (it knows this
+        epoch's leader), voted (it voted in this epoch and knows no leader), or unattached."""
+        if self.role != "follower":
+            return self.role
+        if self.leader is not None:
+            return "follower"
+        return "voted" if self.voted_for is not None else "unattached"
+
+    def on_vote(self, msg) -> None:
+        """`handleVoteRequest` (3.7.0): a malformed Vote or one of an older epoch is refused
+        (`rules.raft_vote_request_error`); one of a newer epoch makes the voter unattached in it
+        first; it then grants as its state allows (`rules.raft_grants_vote`), and an
+        unattached voter that grants has voted."""
+        req = msg.body
+        error = self.rules.raft_vote_request_error(req.epoch, req.last_epoch, req.last_offset,
+                                                   self.quorum_epoch)
+        if error != E.NONE:
+            self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, False, error,
+                                                            self.leader))
+            return
+        if req.epoch > self.quorum_epoch:
+            self._step_down(req.epoch, None, "higher epoch")
+        state = self.quorum_state()
+        up_to_date = self.rules.raft_log_up_to_date(req.last_epoch, req.last_offset,
+                                                    self._last_epoch(), self.end_offset)
+        granted = self.rules.raft_grants_vote(state, self.voted_for, req.candidate, up_to_date)
+        if granted and state == "unattached":  # `transitionToVoted`: a new election timeout
+            self.voted_for = req.candidate
+            self.election_deadline_us = self.now_us + self._election_timeout_us()
+        self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, granted,
+                                                        leader=self.leader))
+
+    def on_vote_response(self, msg) -> None:
+        resp = msg.body
+        if resp.epoch > self.quorum_epoch:
+            self._step_down(resp.epoch, None, "higher epoch")
+            return
+        if self.role != "candidate" or resp.epoch != self.quorum_epoch:
+            return
+        if resp.granted:
+            self.votes.add(msg.src)
+            self._maybe_win()
+            return
+        # a rejection that leaves no way to a majority backs off at once, rather than waiting
+        # out the election timeout (`handleVoteResponse`: "the vote has become gridlocked")
+        self.rejected.add(msg.src)
+        if self._vote_rejected() and self.backoff_until_us < 0:
+            self._back_off()
