@@ -138,9 +138,9 @@ def test_refresh_no_backoff_skips_the_backoff_for_leader_changes_only():
 
 
 def _action(profile, err, stale=False, nxt=True, unresolved=False, reset=False, log_start=0,
-            acked=5):
+            acked=5, next_unresolved=False):
     return cp.idempotent_error_action(resolve_protocol(profile), err, stale, nxt, unresolved,
-                                      reset, log_start, acked)
+                                      next_unresolved, reset, log_start, acked)
 
 
 @pytest.mark.parametrize("profile", ["2.5", "3.7"])
@@ -157,8 +157,13 @@ def test_kip_360_clients_retry_sequence_errors(profile):
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER) == cp.BUMP_RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False) == cp.RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True) == cp.RETRY
-    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True, unresolved=True) == \
-        cp.BUMP_RETRY
+    # unresolved: only the batch at the partition's unresolved next sequence shows a gap
+    # (`isNextSequenceForUnresolvedPartition`), whatever the last acknowledged one
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True, unresolved=True,
+                   next_unresolved=True) == cp.BUMP_RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False, unresolved=True,
+                   next_unresolved=True) == cp.BUMP_RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, unresolved=True) == cp.RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False, unresolved=True) == \
         cp.RETRY
 
