@@ -197,9 +197,11 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
                                                    and self.meta_node == node)
 
     def drain(self) -> None:
-        """One send loop (`Sender.runOnce`): a fatal producer fails what it has and sends
-        nothing; an epoch bump asked for since the last loop comes first; then each
-        partition's head batch that may go joins one Produce per leader."""
+        """One send loop (`Sender.runOnce`): unresolved sequences are settled first; a fatal
+        producer fails what it has and sends nothing; an epoch bump asked for since the last
+        loop comes next; then each partition's head batch that may go joins one Produce per
+        leader."""
+        self.maybe_resolve_sequences()
         if self.fatal_error is not None:
             self.abort_batches()
             return

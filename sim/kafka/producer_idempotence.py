@@ -19,7 +19,8 @@ producer fatal, which fails everything it holds. From 1.0 (`client_resolves_sequ
 fate is unknown and whose sequences Kafka leaves as they are) leaves its sequence
 *unresolved*: the partition drains nothing new until its in-flight batches are answered, and
 unless a later acknowledgement covered that sequence the partition restarts at sequence 0
-under a new producer id (1.0-2.4) or epoch (2.5+), modelled alike as an epoch bump. Other
+under a new producer id (1.0-2.4) or epoch (2.5+), modelled alike as an epoch bump, decided at
+the start of every send loop whether or not a batch waits (`maybe_resolve_sequences`). Other
 partitions move to the new epoch, from sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
 drained, so a batch that expires unsent leaves no gap. The producer id is fixed per producer
 (the InitProducerId round trip is not modelled).
@@ -56,7 +57,8 @@ class IdempotenceMixin:
         self.last_acked_offset: dict[str, int] = {}
         self.last_acked_seq: dict[str, int] = {}
         self.part_epoch: dict[str, int] = {}  # the epoch tp's sequences belong to (KIP-360)
-        self.unresolved: dict[str, int] = {}  # tp -> last sequence of a failed, sent batch
+        # tp -> the sequence after its failed, sent batches (`partitionsWithUnresolvedSequences`)
+        self.unresolved: dict[str, int] = {}
         self.bump_required: set[str] = set()  # tps whose next send loop bumps the epoch
         self.fatal_error: int | None = None  # the error that put the producer in its fatal state
 
@@ -110,23 +112,44 @@ class IdempotenceMixin:
             self._restart_sequences(tp)
         self.bump_required.clear()
 
+    def maybe_resolve_sequences(self) -> None:
+        """First in every send loop, whether or not a batch waits (`Sender.runOnce`:
+        `maybeResolveSequences` at 2.5-3.7, `shouldResetProducerStateAfterResolvingSequences`
+        at 1.0-2.4): each partition with an unresolved sequence and no sequenced batch left
+        (acked or failed, `hasInflightBatches`) is resolved. If a later acknowledgement covered
+        it (the last acknowledged sequence is the one before the partition's next,
+        `isNextSequence`) nothing changes; else the partition restarts at sequence 0 under a
+        new epoch: the KIP-360 client (2.5+) asks for the bump that `bump_epoch` makes next in
+        the same loop (`requestEpochBumpForPartition`), a 1.0-2.4 client resets its producer
+        id at once (an epoch bump here)."""
+        for tp in sorted(self.unresolved):
+            if any(pb.stamped for pb in self.queues[tp]):
+                continue
+            del self.unresolved[tp]
+            last_acked = self.last_acked_seq.get(tp, -1)
+            if self.next_seq.get(tp, 0) == increment_sequence(last_acked, 1):
+                continue  # "a batch was expired, but subsequent batches succeeded"
+            if self.protocol.client_retries_out_of_order:
+                self.bump_required.add(tp)
+            else:
+                self.producer_epoch += 1
+                self._restart_sequences(tp)
+
     def sequences_ready(self, tp: str) -> bool:
-        """Resolve `tp`'s sequences if it can be done now, and say whether new batches may go.
-        An unresolved sequence or a stale epoch waits until every sequenced batch of `tp` is
-        done (acked or failed), then bumps unless a later acknowledgement covered the
-        unresolved sequence (`maybeResolveSequences`, `maybeUpdateProducerIdAndEpoch`)."""
+        """Whether a new batch of `tp` may be drained (`shouldStopDrainBatchesForPartition`):
+        not while the partition's sequences are unresolved (`maybe_resolve_sequences` settles
+        them), nor while its epoch is stale and a batch of the old one is out; a stale
+        partition with nothing out restarts at sequence 0 under the current epoch
+        (`maybeUpdateProducerIdAndEpoch`)."""
         if not self.protocol.client_resolves_sequences or self.idempotence == "off":
             return True
-        stale = self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch
-        if not (stale or tp in self.unresolved):
+        if tp in self.unresolved:
+            return False
+        if self.part_epoch.get(tp, self.producer_epoch) == self.producer_epoch:
             return True
         if any(pb.stamped for pb in self.queues[tp]):
             return False
-        unresolved = self.unresolved.pop(tp, None)
-        if unresolved is not None and self.last_acked_seq.get(tp, -1) < unresolved:
-            self.producer_epoch += 1
-        if self.part_epoch.get(tp, self.producer_epoch) != self.producer_epoch:
-            self._restart_sequences(tp)
+        self._restart_sequences(tp)
         return True
 
     def on_batch_refused(self, pb, err: int) -> None:
@@ -171,10 +194,12 @@ class IdempotenceMixin:
                 self._fail(pb, self.fatal_error, unresolved=False)
 
     def on_batch_failed(self, pb) -> None:
-        """A sent idempotent batch failed: its sequence is unresolved (KIP-360 client)."""
+        """A sent idempotent batch failed: its sequence is unresolved, and the partition's
+        entry is the sequence after it, the highest of its failed batches'
+        (`markSequenceUnresolved`: `batch.lastSequence() + 1`)."""
         if pb.stamped and pb.batch.pid >= 0 and self.protocol.client_resolves_sequences:
-            last = last_sequence(pb.batch)
-            self.unresolved[pb.tp] = max(self.unresolved.get(pb.tp, -1), last)
+            after = last_sequence(pb.batch) + 1
+            self.unresolved[pb.tp] = max(self.unresolved.get(pb.tp, -1), after)
 
     def on_acked(self, pb, base_offset: int) -> None:
         if pb.batch.pid < 0:
@@ -196,10 +221,12 @@ class IdempotenceMixin:
         err = result.error
         if pb.batch.pid < 0 or err not in (E.UNKNOWN_PRODUCER_ID, E.OUT_OF_ORDER_SEQUENCE_NUMBER):
             return False
+        unresolved = self.unresolved.get(pb.tp)
         action = self.rules.idempotent_error_action(
             self.protocol, err, pb.batch.producer_epoch < self.producer_epoch,
-            self.next_in_sequence(pb), pb.tp in self.unresolved,
-            pb.sequence_reset, result.log_start_offset, self.last_acked_offset.get(pb.tp, -1))
+            self.next_in_sequence(pb), unresolved is not None,
+            pb.batch.base_seq == unresolved, pb.sequence_reset, result.log_start_offset,
+            self.last_acked_offset.get(pb.tp, -1))
         if action == FAIL:
             self._fail(pb, err)  # sent before a reset: not the client's producer any more
         elif action == SURFACE_LOSS:

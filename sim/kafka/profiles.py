@@ -27,7 +27,7 @@ _WEEK_MS = 604_800_000
 # 0.10.2, the oldest release modelled: every switch as it stood before KIP-98 and KIP-101
 _V0_10_2 = Protocol(
     fetch_epoch_check=False, stop_replica_epoch=False, stop_replica_equal_epoch="reject",
-    client_rejects_stale_metadata=False, client_accepts_recreated_topic=False,
+    client_rejects_stale_metadata=False, client_accepts_recreated_topic="off",
     client_backoff="constant", least_loaded_node="fewest_in_flight",
     unknown_producer="out_of_order", evict_state_on_retention=True,
     client_log_start_check=False, client_retries_out_of_order=False,
@@ -92,10 +92,10 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  invalid_producer_epoch_fatal=False)),  # KIP-588
     ("2.8", dict(follower_truncation="diverging_epoch",  # KAFKA-10554
                  hw_before_diverging_truncation=True)),  # until KAFKA-14704
-    # KAFKA-12257's rule needs both topic ids, which the model lacks; enable.idempotence's
-    # default true was not applied (`ProducerConfig.idempotenceEnabled` at 3.0.0: KAFKA-13598)
-    ("3.0", dict()),
-    ("3.1", dict(client_accepts_recreated_topic=True,  # KAFKA-13488
+    # enable.idempotence's default true was not applied (`ProducerConfig.idempotenceEnabled`
+    # at 3.0.0: KAFKA-13598)
+    ("3.0", dict(client_accepts_recreated_topic="both_ids")),  # KAFKA-12257
+    ("3.1", dict(client_accepts_recreated_topic="new_id",  # KAFKA-13488
                  failed_broker_always_announced=True)),  # KAFKA-13225
     ("3.2", dict(idempotence_default=True)),  # KIP-679, in effect with KAFKA-13598
     ("3.3", dict(ineligible_replica_check=True,  # KIP-841, KAFKA-14140

@@ -27,13 +27,12 @@ class Protocol:
     # its metadata cache, ignores metadata with an older one, and learns newer ones out of band
     # (`updateLastSeenEpochIfNewer`), which make its cached entry stale (ref §3.1)
     client_rejects_stale_metadata: bool = True
-    # a topic id other than the one the client's cache holds lets it accept a lower leader epoch
-    # (the topic was recreated): KAFKA-13488's rule (3.1.0, 3.0.1: `Metadata.updateLatestMetadata`
-    # `topicId != null && !topicId.equals(oldTopicId)`), under which a topic that fell out of
-    # the cache while deleted has no id to compare; KAFKA-12257 (3.0.0) needed both ids
-    # (`oldTopicId != null`), and its 3.0 profile has the switch off. Older clients, which know
-    # no topic ids, reject it and hang (ref §3.1, §4 row 10)
-    client_accepts_recreated_topic: bool = True
+    # which topic id change lets a client accept a lower leader epoch (the topic was recreated;
+    # `Metadata.updateLatestMetadata`): off (before 3.0: no topic ids; it rejects and hangs, ref
+    # §3.1, §4 row 10) | both_ids (KAFKA-12257, 3.0.0: both ids known and different,
+    # `oldTopicId != null`) | new_id (KAFKA-13488, 3.1.0, 3.0.1: any id other than the cache's,
+    # `topicId != null && !topicId.equals(oldTopicId)`, so also a topic the cache lost)
+    client_accepts_recreated_topic: str = "new_id"
     # how clients find a new leader: metadata | kip951 | refresh_no_backoff (ref §3.3, KIP-951)
     leader_discovery: str = "metadata"
     # how clients back off (ref §0, §3.1): constant (before 3.7): a retried batch and a metadata
@@ -383,6 +382,7 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
 
 CHOICES = {
     "stop_replica_equal_epoch": ("reject", "accept"),
+    "client_accepts_recreated_topic": ("off", "both_ids", "new_id"),
     "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
     "client_backoff": ("constant", "exponential"),
     "least_loaded_node": ("fewest_in_flight", "established_first", "oldest_attempt"),

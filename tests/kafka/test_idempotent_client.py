@@ -152,33 +152,72 @@ def test_how_many_batches_an_idempotent_producer_may_have_outstanding(profile, i
     assert [b[0] for b in producers_of(log)[7].batches] == list(range(7 - remembered, 7))
 
 
-@pytest.mark.parametrize("unresolved, nxt, reset, bumps", [
-    (False, True, False, True),    # a real gap after the last acknowledged sequence
-    (False, False, False, False),  # a consequence of an earlier batch's failure
-    (False, True, True, False),    # renumbered after a reset: follows a failed batch
-    (True, True, False, True),     # the next sequence of an unresolved partition
-    (True, False, False, False),   # unresolved, and not the next: wait for it to resolve
+@pytest.mark.parametrize("unresolved, bid, reset, bumps", [
+    (None, "b", False, True),   # a real gap after the last acknowledged sequence
+    (None, "c", False, False),  # a consequence of an earlier batch's failure
+    (None, "b", True, False),   # renumbered after a reset: follows a failed batch
+    (1, "b", False, True),      # starts at the unresolved partition's next sequence
+    (1, "b", True, True),       # the same, renumbered: still the next for the unresolved one
+    (2, "c", False, True),      # the next for the unresolved one, not after the last acked
+    (2, "b", False, False),     # next after the last acked, not for the unresolved one: wait
 ])
-def test_kip360_out_of_order_bumps_the_epoch_only_for_the_next_sequence(unresolved, nxt,
+def test_kip360_out_of_order_bumps_the_epoch_only_for_the_next_sequence(unresolved, bid,
                                                                         reset, bumps):
-    """`TransactionManager.canRetry` for an idempotent producer (ref §2.5): every
+    """`TransactionManager.canRetry` for an idempotent producer (ref §2.5, 3.7.0): every
     OUT_OF_ORDER_SEQUENCE_NUMBER is retried; the epoch is bumped when there is no unresolved
-    sequence and the batch is the next one (not renumbered), or when it is exactly the next
-    sequence of an unresolved partition."""
+    sequence and the batch is the next after the last acknowledged one (not renumbered), or
+    when the partition is unresolved and the batch starts at the sequence its entry names
+    (`isNextSequenceForUnresolvedPartition`: `lastSequence() + 1` of the expired batch)."""
     from types import SimpleNamespace
 
     client = _Client("2.5")
     _ack(client, _send(client, "t-0", "a"), 0)
-    gap = _send(client, "t-0", "b")  # the next sequence (1)
-    later = _send(client, "t-0", "c")  # sequence 2
-    if unresolved:
-        client.unresolved["t-0"] = 5
-    pb = gap if nxt else later
+    batches = {"b": _send(client, "t-0", "b"), "c": _send(client, "t-0", "c")}  # 1 and 2
+    if unresolved is not None:
+        client.unresolved["t-0"] = unresolved
+    pb = batches[bid]
     pb.sequence_reset = reset
     client.handle_idempotence_error(pb, SimpleNamespace(error=E.OUT_OF_ORDER_SEQUENCE_NUMBER,
                                                         log_start_offset=0))
     assert client.events[-1] == ("retry", "t-0", E.OUT_OF_ORDER_SEQUENCE_NUMBER)
     assert ("t-0" in client.bump_required) == bumps
+
+
+def test_an_expired_batch_leaves_the_sequence_after_it_unresolved():
+    """`markSequenceUnresolved` keeps `batch.lastSequence() + 1`, the highest of the
+    partition's expired batches, not their last sequence: the batch that starts there is the
+    one whose OUT_OF_ORDER answer shows a real gap."""
+    client = _Client("3.7")
+    first, second = _send(client, "t-0", "a"), _send(client, "t-0", "b")
+    second.batch = second.batch._replace(count=3)
+    client.queues["t-0"].remove(second)
+    client.on_batch_failed(second)
+    client.on_batch_failed(first)
+    assert client.unresolved["t-0"] == second.batch.base_seq + 3 == 4
+
+
+@pytest.mark.parametrize("profile, covered, epoch", [("2.4", False, 1), ("3.7", False, 1),
+                                                     ("3.7", True, 0)])
+def test_unresolved_sequences_are_settled_by_a_send_loop_with_nothing_to_send(profile, covered,
+                                                                              epoch):
+    """`Sender.runOnce` settles unresolved sequences first, whether or not a batch waits
+    (`maybeResolveSequences`, then `bumpIdempotentEpochAndResetIdIfNeeded`; 1.0-2.4
+    `shouldResetProducerStateAfterResolvingSequences`): the only batch expired after it was
+    sent, so the loop after it bumps the epoch (SenderTest
+    testExpiryOfAllSentBatchesShouldCauseUnresolvedSequences at 3.7.0), unless a later
+    acknowledgement covered the sequence (`isNextSequence` of the partition's next one)."""
+    client = _Client(profile)
+    expired = _send(client, "t-0", "a")
+    client.queues["t-0"].remove(expired)
+    client.on_batch_failed(expired)
+    if covered:
+        _ack(client, _send(client, "t-0", "b"), 7)
+    client.maybe_resolve_sequences()
+    if client.bump_required:
+        client.bump_epoch()
+    assert "t-0" not in client.unresolved
+    assert client.producer_epoch == epoch
+    assert client.next_seq["t-0"] == (2 if covered else 0)
 
 
 @pytest.mark.parametrize("profile", ["1.0", "3.7"])

@@ -43,7 +43,8 @@ ARRIVALS = {
     "stop_replica_epoch": [("0.10.2", False), ("2.6", True)],  # KIP-570
     "stop_replica_equal_epoch": [("0.10.2", "reject"), ("3.4.1", "accept")],  # KAFKA-13972
     "hw_before_diverging_truncation": [("0.10.2", False), ("2.8", True), ("3.4.1", False)],
-    "client_accepts_recreated_topic": [("0.10.2", False), ("3.1", True)],  # KAFKA-13488
+    "client_accepts_recreated_topic": [("0.10.2", "off"), ("3.0", "both_ids"),  # KAFKA-12257
+                                       ("3.1", "new_id")],  # KAFKA-13488
     "idempotence_default": [("0.10.2", False), ("3.2", True)],  # KAFKA-13598
     "ineligible_replica_check": [("0.10.2", False), ("3.3", True)],  # KAFKA-14140
     "producer_id_expiration_ms": [("0.10.2", 604_800_000), ("3.4.0", 86_400_000)],  # KIP-854

@@ -34,9 +34,7 @@ def update_partition_metadata(proto, last_seen: int | None, known_topic_id: int 
                               topic_id: int, leader_epoch: int) -> MetadataUpdate:
     """`Metadata.updateLatestMetadata` (3.7; `updatePartitionInfo` before 3.0): take a
     partition's metadata when no epoch was seen for it, when its epoch is at least the last
-    seen one, or when its topic id is not the one the cache holds (the topic was recreated;
-    `client_accepts_recreated_topic`, the 3.2 rule of KAFKA-13488: a topic that fell out of the
-    cache while it was deleted has no id there, and any id then counts as new); an older epoch
+    seen one, or when its topic id tells a recreated topic (`topic_recreated`); an older epoch
     is rejected and the cached entry, if any, kept (KAFKA-7738, 2.2,
     `client_rejects_stale_metadata`). The last seen epoch is compared, not the cached entry's:
     it survives a partition's removal from the cache and an epoch learnt out of band."""
@@ -66,10 +64,23 @@ def take_newer_metadata(proto, last_seen: int | None, known_topic_id: int | None
         return NO_EPOCH
     if last_seen is None:
         return MetadataUpdate(True, news=True)
-    recreated = known_topic_id != topic_id and proto.client_accepts_recreated_topic
+    recreated = topic_recreated(proto, known_topic_id, topic_id)
     if not recreated and leader_epoch < last_seen and reject_older:
         return REJECT
     return MetadataUpdate(True, news=recreated or leader_epoch > last_seen)
+
+
+def topic_recreated(proto, known_topic_id: int | None, topic_id: int) -> bool:
+    """Whether an answer's topic id says the topic was deleted and recreated, so its leader
+    epochs start again and a lower one is taken (`client_accepts_recreated_topic`): never
+    before 3.0 (`off`); with KAFKA-12257 (3.0.0, `both_ids`) only when the cache holds an id
+    and it differs (`topicId != null && oldTopicId != null && !topicId.equals(oldTopicId)`);
+    with KAFKA-13488 (3.1.0, 3.0.1, `new_id`) whenever it differs from the cache's, which holds
+    none for a topic an answer left out while it was deleted (`!topicId.equals(oldTopicId)`)."""
+    rule = proto.client_accepts_recreated_topic
+    if rule == "off" or known_topic_id == topic_id:
+        return False
+    return rule == "new_id" or known_topic_id is not None
 
 
 def update_last_seen_epoch_if_newer(proto, last_seen: int | None, leader_epoch: int) -> bool:

@@ -93,18 +93,24 @@ SURFACE_LOSS = "surface_loss"  # OutOfOrderSequence to the application, then res
 
 
 def idempotent_error_action(proto, err: int, stale_epoch: bool, next_in_sequence: bool,
-                            unresolved: bool, sequence_reset: bool, log_start_offset: int,
-                            last_acked_offset: int) -> str:
+                            unresolved: bool, next_for_unresolved: bool, sequence_reset: bool,
+                            log_start_offset: int, last_acked_offset: int) -> str:
     """The idempotent producer's answer to a sequence error on one batch
-    (`TransactionManager.canRetry`, ref §2.5). For UNKNOWN_PRODUCER_ID a logStartOffset of -1
-    says nothing (the partition moved while the answer was built): retry as it is; so is a
+    (`TransactionManager.canRetry`, ref §2.5). `next_in_sequence`: the batch starts right
+    after the last acknowledged sequence (`isNextSequence`); `unresolved`: its partition has an
+    unresolved sequence, and `next_for_unresolved`: the batch starts at the sequence that
+    follows the unresolved ones (`isNextSequenceForUnresolvedPartition`: the base sequence
+    equals the partition's entry in `partitionsWithUnresolvedSequences`, the highest
+    `lastSequence() + 1` of its expired batches). For UNKNOWN_PRODUCER_ID a logStartOffset of
+    -1 says nothing (the partition moved while the answer was built): retry as it is; so is a
     batch whose sequence was already reset. OUT_OF_ORDER is retried as it is when no sequence
     is unresolved and the batch is not the next expected one, or was reset. Otherwise the
     KIP-360 client (2.5+, `client_retries_out_of_order`) bumps the epoch and retries
     (`requestEpochBumpForPartition`; for OUT_OF_ORDER only when no sequence is unresolved or
-    the batch is the next after the unresolved one, else it retries and waits); before it, a
-    batch of an earlier epoch fails first, and see `pre_kip360_error_action`. The plain
-    retries came with KAFKA-5494 (1.0, `client_resolves_sequences`)."""
+    the batch is the next for the unresolved partition, else it retries and waits for the
+    sequence to resolve); before it, a batch of an earlier epoch fails first, and see
+    `pre_kip360_error_action`. The plain retries came with KAFKA-5494 (1.0,
+    `client_resolves_sequences`)."""
     if stale_epoch and not proto.client_retries_out_of_order:
         return FAIL  # 1.0-2.4 `canRetry` asks `hasProducerIdAndEpoch` first
     if err == E.UNKNOWN_PRODUCER_ID:
@@ -114,7 +120,7 @@ def idempotent_error_action(proto, err: int, stale_epoch: bool, next_in_sequence
           and (sequence_reset or not next_in_sequence)):
         return RETRY
     if proto.client_retries_out_of_order:
-        if err == E.UNKNOWN_PRODUCER_ID or not unresolved or next_in_sequence:
+        if err == E.UNKNOWN_PRODUCER_ID or not unresolved or next_for_unresolved:
             return BUMP_RETRY
         return RETRY
     return pre_kip360_error_action(proto, err, stale_epoch, next_in_sequence, log_start_offset,

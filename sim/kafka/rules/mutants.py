@@ -99,7 +99,8 @@ def _requested_as_required(proto, configured, acks_all, retries):
 
 
 def _unknown_producer_id_always_benign(proto, err, stale_epoch, next_in_sequence, unresolved,
-                                       sequence_reset, log_start_offset, last_acked_offset):
+                                       next_for_unresolved, sequence_reset, log_start_offset,
+                                       last_acked_offset):
     """The naive UNKNOWN_PRODUCER_ID fix: always retention, never a loss (and no KIP-360)."""
     return cp.pre_kip360_error_action(proto, err, stale_epoch, next_in_sequence,
                                       log_start_offset, last_acked_offset, always_benign=True)

@@ -25,8 +25,8 @@ def test_partition_metadata_by_epoch(profile):
     assert decide(proto, 6, 1, 1, 7) == (True, False, True, False)
     older = decide(proto, 6, 1, 1, 5)
     assert older == (cm.REJECT if proto.client_rejects_stale_metadata else (True, False, False, False))
-    recreated = decide(proto, 6, 1, 2, 0)
-    if proto.client_accepts_recreated_topic:
+    recreated = decide(proto, 6, 1, 2, 0)  # both ids known, and different
+    if proto.client_accepts_recreated_topic != "off":
         assert recreated == (True, False, True, False)
     else:
         assert recreated.take is not proto.client_rejects_stale_metadata
@@ -45,11 +45,13 @@ def test_an_entry_without_an_epoch_is_taken_and_the_last_seen_epoch_forgotten(pr
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_a_partition_dropped_from_the_cache_is_judged_by_its_last_seen_epoch(profile):
     """The cache lost the topic (no known topic id) but `lastSeenLeaderEpochs` kept 6: the
-    same topic at an older epoch is stale metadata, while the 3.2 rule (KAFKA-13488) counts any
-    topic id as new when the cache holds none, the same one included."""
+    same topic at an older epoch is stale metadata, while the 3.1 rule (KAFKA-13488) counts any
+    topic id as new when the cache holds none, the same one included; 3.0.0's (KAFKA-12257)
+    needs both ids."""
     proto = PROFILES[profile]
     decide = cm.update_partition_metadata
-    recreated_rule = proto.client_accepts_recreated_topic  # a new id is news, as a new epoch
+    # a new id is news, as a new epoch
+    recreated_rule = proto.client_accepts_recreated_topic == "new_id"
     assert decide(proto, 6, None, 1, 6) == (True, False, recreated_rule, False)
     back = decide(proto, 6, None, 1, 5)
     if recreated_rule:
@@ -58,6 +60,23 @@ def test_a_partition_dropped_from_the_cache_is_judged_by_its_last_seen_epoch(pro
         assert back == cm.REJECT
     else:
         assert back == (True, False, False, False)
+
+
+@pytest.mark.parametrize("profile, both_known, cache_lost", [
+    ("2.8", False, False), ("3.0", True, False), ("3.1", True, True), ("3.7", True, True)])
+def test_a_recreated_topic_by_release(profile, both_known, cache_lost):
+    """`Metadata.updateLatestMetadata` with last seen epoch 12 and an answer at epoch 3 under
+    topic id 8: 2.8.0 knows no topic ids and rejects it; 3.0.0 (KAFKA-12257, `oldTopicId !=
+    null`) takes it only when the cache holds another id (MetadataTest
+    testEpochUpdateOnChangedTopicIds at 3.0.0); from 3.1.0 (KAFKA-13488) also when the cache
+    lost the topic (testEpochUpdateAfterTopicDeletion). The same id never counts."""
+    proto = PROFILES[profile]
+    assert cm.topic_recreated(proto, 7, 8) is both_known
+    assert cm.topic_recreated(proto, None, 8) is cache_lost
+    assert not cm.topic_recreated(proto, 8, 8)
+    taken = (True, False, True, False)
+    assert (cm.update_partition_metadata(proto, 12, 7, 8, 3) == taken) is both_known
+    assert (cm.update_partition_metadata(proto, 12, None, 8, 3) == taken) is cache_lost
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -138,9 +157,9 @@ def test_refresh_no_backoff_skips_the_backoff_for_leader_changes_only():
 
 
 def _action(profile, err, stale=False, nxt=True, unresolved=False, reset=False, log_start=0,
-            acked=5):
+            acked=5, next_unresolved=False):
     return cp.idempotent_error_action(resolve_protocol(profile), err, stale, nxt, unresolved,
-                                      reset, log_start, acked)
+                                      next_unresolved, reset, log_start, acked)
 
 
 @pytest.mark.parametrize("profile", ["2.5", "3.7"])
@@ -157,8 +176,13 @@ def test_kip_360_clients_retry_sequence_errors(profile):
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER) == cp.BUMP_RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False) == cp.RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True) == cp.RETRY
-    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True, unresolved=True) == \
-        cp.BUMP_RETRY
+    # unresolved: only the batch at the partition's unresolved next sequence shows a gap
+    # (`isNextSequenceForUnresolvedPartition`), whatever the last acknowledged one
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, reset=True, unresolved=True,
+                   next_unresolved=True) == cp.BUMP_RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False, unresolved=True,
+                   next_unresolved=True) == cp.BUMP_RETRY
+    assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, unresolved=True) == cp.RETRY
     assert _action(profile, E.OUT_OF_ORDER_SEQUENCE_NUMBER, nxt=False, unresolved=True) == \
         cp.RETRY
 
