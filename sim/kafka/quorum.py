@@ -120,9 +120,7 @@ class RaftQuorum(RaftElections):
         epoch's leader in name (`ResignedState.election()` names itself): it takes no more
         writes, refuses Fetches as not the leader (naming itself), grants no vote in its
         epoch, and stands as candidate once its election timeout passes (`pollResigned`)."""
-        self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": reason})
-        self._refuse_parked(self.name)
-        self.pending = []  # the accumulator goes with the leadership
+        self._leave_leadership(reason, self.name)
         self.role = "resigned"
         self.election_deadline_us = self.now_us + self._election_timeout_us()
         self.fetch_sent_us = -1
@@ -153,6 +151,13 @@ class RaftQuorum(RaftElections):
                                              and self.role != "leader"):
             self._step_down(req.epoch, req.leader, "higher epoch")
 
+    def _leave_leadership(self, reason: str, named: str | None) -> None:
+        """What a leader gives up with its leadership, resigned or stepped down: its parked
+        Fetches are refused naming `named`, and its lingering records go with the accumulator."""
+        self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": reason})
+        self._refuse_parked(named)
+        self.pending = []
+
     def _step_down(self, epoch: int, leader: str | None, reason: str) -> None:
         """Follow `leader` (None: unknown yet) at `epoch`; a leader resigns first. A voter made
         unattached in a higher epoch keeps the election time it had left if it was a candidate
@@ -160,14 +165,11 @@ class RaftQuorum(RaftElections):
         candidate standing again and again does not hold off the others' elections."""
         keeps_timer = leader is None and epoch > self.quorum_epoch and (
             self.role == "candidate" or (self.role == "follower" and self.leader is None))
-        was_leader, same_epoch = self.role == "leader", epoch <= self.quorum_epoch
+        was_leader = self.role == "leader"  # only a higher epoch steps a leader down
         if epoch > self.quorum_epoch:
             self.quorum_epoch, self.voted_for = epoch, None
         if was_leader:
-            self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": reason})
-            # resigning in its epoch it still names itself; a higher epoch's leader is `leader`
-            self._refuse_parked(self.name if same_epoch else leader)
-            self.pending = []  # the accumulator goes with the leadership
+            self._leave_leadership(reason, leader)
         self.role, self.leader = "follower", leader
         self.last_contact_us = self.now_us
         if not keeps_timer:

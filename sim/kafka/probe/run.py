@@ -96,8 +96,8 @@ class _Context:
         return self._corr
 
     def topic_id(self, tp: str) -> int:
-        topic = self.run.store.topics.get(tp.rpartition("-")[0])
-        return topic.topic_id if topic is not None else 1
+        topic_id = self.run.store.topic_id(tp)
+        return topic_id if topic_id is not None else 1
 
     def alter_partition_topic_id(self, tp: str) -> int:
         """The TopicId a leader of this run's profile puts in its AlterPartition: 0 before
