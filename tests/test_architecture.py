@@ -167,7 +167,8 @@ def test_what_a_trace_means_loads_no_actor(module):
     switches, profile table and release defaults (pure modules) only, so reading a trace never
     loads the model's actors."""
     paths = _modules(module) or [ROOT.joinpath(*module.split(".")).with_suffix(".py")]
-    allowed = (*TRACE_MODULES, "sim.kafka.profiles", "sim.kafka.switches", "sim.kafka.defaults")
+    allowed = (*TRACE_MODULES, "sim.kafka.profiles", "sim.kafka.switches", "sim.kafka.switch_choices",
+               "sim.kafka.defaults")
     problems = [f"{p.relative_to(ROOT)}: {msg}" for p in paths
                 for msg in model_imports(p.read_text(encoding="utf-8"), _package_of(p), allowed)]
     assert problems == []
@@ -175,6 +176,9 @@ def test_what_a_trace_means_loads_no_actor(module):
     assert model_imports(switches.read_text(encoding="utf-8"), "sim.kafka", ()) == []
     profiles = ROOT / "sim" / "kafka" / "profiles.py"
     assert model_imports(profiles.read_text(encoding="utf-8"), "sim.kafka",
+                         ("sim.kafka.switches", "sim.kafka.switch_choices")) == []
+    choices = ROOT / "sim" / "kafka" / "switch_choices.py"
+    assert model_imports(choices.read_text(encoding="utf-8"), "sim.kafka",
                          ("sim.kafka.switches",)) == []
     defaults = ROOT / "sim" / "kafka" / "defaults.py"
     assert model_imports(defaults.read_text(encoding="utf-8"), "sim.kafka",

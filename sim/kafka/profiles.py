@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sim.kafka.switches import BOUNDS, CHOICES, KRAFT_SWITCHES, Protocol, switch_names
+from sim.kafka.switch_choices import BOUNDS, CHOICES, switch_names
+from sim.kafka.switches import KRAFT_SWITCHES, Protocol
 
 __all__ = ["BOUNDS", "CHOICES", "IBP_WIRE", "KRAFT_SWITCHES", "MUTANTS", "PROFILES", "Protocol",
            "ibp_protocol", "markdown_table", "newer", "node_protocol", "release_order",

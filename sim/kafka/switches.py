@@ -1,15 +1,14 @@
 """The protocol switches: each KIP or behaviour change the model knows, with its choices.
 
 Contract: `Protocol` holds one value per switch (its defaults are 3.7's ZooKeeper-mode
-behaviour except `leader_discovery`, which the `3.7` profile sets), `CHOICES` the values of
-each multi-valued switch, oldest release's first, `BOUNDS` the range of each integer one, and
-`switch_names()` them in order.
+behaviour except `leader_discovery`, which the `3.7` profile sets); the values each switch may
+take are `sim.kafka.switch_choices`.
 A pure module: the version profiles built from it are `sim.kafka.profiles`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 
 @dataclass(frozen=True)
@@ -379,22 +378,3 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_strays_deleted_first", "kraft_port_opens_when_unfenced",
                   "kraft_shutdown_applies_deltas", "kraft_fetch_completes_on_hw")
 
-
-CHOICES = {
-    "stop_replica_equal_epoch": ("reject", "accept"),
-    "client_accepts_recreated_topic": ("off", "both_ids", "new_id"),
-    "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
-    "client_backoff": ("constant", "exponential"),
-    "least_loaded_node": ("fewest_in_flight", "established_first", "oldest_attempt"),
-    "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
-    "old_duplicate": ("duplicate_sequence", "out_of_order"),
-    "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",
-                            "diverging_epoch"),
-}
-
-# the range of each integer switch
-BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
-
-
-def switch_names() -> list[str]:
-    return [f.name for f in fields(Protocol) if f.name != "mutant"]

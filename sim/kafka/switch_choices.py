@@ -1,0 +1,31 @@
+"""The values each protocol switch may take: `CHOICES` for the multi-valued ones (oldest
+release's first), `BOUNDS` for the integer ones, and `switch_names()` in `Protocol`'s order.
+A pure module beside `sim.kafka.switches`, read by the profiles and the scenario loader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from sim.kafka.switches import Protocol
+
+# the values of each multi-valued switch, oldest release's first
+CHOICES = {
+    "stop_replica_equal_epoch": ("reject", "accept"),
+    "client_accepts_recreated_topic": ("off", "both_ids", "new_id"),
+    "leader_discovery": ("metadata", "kip951", "refresh_no_backoff"),
+    "client_backoff": ("constant", "exponential"),
+    "least_loaded_node": ("fewest_in_flight", "established_first", "oldest_attempt"),
+    "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
+    "old_duplicate": ("duplicate_sequence", "out_of_order"),
+    "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",
+                            "diverging_epoch"),
+}
+
+# the range of each integer switch
+BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
+
+
+def switch_names() -> list[str]:
+    """The switches' names in `Protocol`'s order, the planted-bug field left out."""
+    return [f.name for f in fields(Protocol) if f.name != "mutant"]
