@@ -136,24 +136,27 @@ class LeaderFetch:
             return FetchPartitionData(fp.tp, err, current_leader=self.leader_hint(fp.tp, err))
         log = p.log
         hw = log.hw  # read with the records, before this Fetch moves the follower's state
-        if replica_id >= 0:
-            if replica_id not in p.replicas:
-                err = non_replica_fetch_error(self.protocol, fp.current_leader_epoch)
-                if not err:  # before KAFKA-13837: no records
-                    return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset)
-                return FetchPartitionData(fp.tp, err)
-            if fp.last_fetched_epoch >= 0:
-                answer = self._divergence(fp, p, replica_id)
-                if answer is not None:
-                    return answer
-            if record:
-                # KAFKA-15221 reads the broker epochs of a KRaft image: a ZooKeeper-mode leader,
-                # on this per-partition path, asks nothing
-                if self.kraft and self.rules.stale_follower_fetch(
-                        self.protocol, True, replica_epoch, self.cached_broker_epoch(replica_id)):
-                    return FetchPartitionData(fp.tp, E.NOT_LEADER_OR_FOLLOWER)
-                self._follower_progress(p, replica_id, fp.fetch_offset, replica_epoch)
-                hw = follower_fetch_high_watermark(self.protocol, hw, log.hw)
+        if replica_id >= 0 and replica_id not in p.replicas:
+            err = non_replica_fetch_error(self.protocol, fp.current_leader_epoch)
+            if not err:  # before KAFKA-13837: no records
+                return FetchPartitionData(fp.tp, E.NONE, log.hw, log.log_start_offset)
+            return FetchPartitionData(fp.tp, err)
+        if fp.last_fetched_epoch >= 0 and (
+                replica_id >= 0 or self.replication.follower_truncation == "diverging_epoch"):
+            # `Partition.readRecords` (2.7+, Fetch v12) checks any Fetch naming its last fetched
+            # epoch, a consumer's too, before reading; before v12 only the model's follower
+            # carries one (its OffsetsForLeaderEpoch round trip, folded into the Fetch)
+            answer = self._divergence(fp, p, replica_id)
+            if answer is not None:
+                return answer
+        if replica_id >= 0 and record:
+            # KAFKA-15221 reads the broker epochs of a KRaft image: a ZooKeeper-mode leader,
+            # on this per-partition path, asks nothing
+            if self.kraft and self.rules.stale_follower_fetch(
+                    self.protocol, True, replica_epoch, self.cached_broker_epoch(replica_id)):
+                return FetchPartitionData(fp.tp, E.NOT_LEADER_OR_FOLLOWER)
+            self._follower_progress(p, replica_id, fp.fetch_offset, replica_epoch)
+            hw = follower_fetch_high_watermark(self.protocol, hw, log.hw)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
             return self._out_of_range_answer(fp, p, replica_id)
         entries = log.read(fp.fetch_offset, MAX_BATCHES_PER_FETCH)
@@ -162,7 +165,7 @@ class LeaderFetch:
         return FetchPartitionData(fp.tp, E.NONE, hw, log.log_start_offset, entries)
 
     def _divergence(self, fp, p, replica_id: int) -> FetchPartitionData | None:
-        """Where a follower naming its last epoch diverges from this leader's log, as its
+        """Where a Fetch naming its last fetched epoch diverges from this replica's log, as the
         `follower_truncation` asks (see `fetcher`): a `diverging` answer, an out-of-range one,
         or None to read on. `diverging` is (epoch, end offset); an epoch of -1 is an answer
         without one (OffsetsForLeaderEpoch v0), an end offset of -1 no answer at all, which
