@@ -20,6 +20,7 @@ from sim.kafka.messages import (
     ProducePartitionResult,
     ProduceResponse,
 )
+from sim.kafka.rules.epochs import valid_required_acks
 from sim.kafka.rules.leader_discovery import current_leader_hint, node_endpoints
 
 
@@ -53,6 +54,10 @@ class BrokerData:
     # -- Produce ---------------------------------------------------------------------------
     def on_produce(self, msg) -> None:
         req = msg.body
+        if not valid_required_acks(req.acks):
+            self.send(msg.src, "ProduceResponse", self._produce_response(
+                req.corr, [self._invalid_acks(pp) for pp in req.partitions]))
+            return
         results, needs, appended = [], {}, []
         for pp in req.partitions:
             result, need = self._produce_one(pp, req.acks, appended)
@@ -121,6 +126,14 @@ class BrokerData:
         self._wake_parked(pp.tp, "followers")
         self.maybe_advance_hw(p)
         return ProducePartitionResult(pp.tp, E.NONE, base, p.log.log_start_offset), base + batch.count
+
+    def _invalid_acks(self, pp) -> ProducePartitionResult:
+        """A partition's answer to a Produce with invalid acks: `KafkaApis.handleProduceRequest`
+        answers one its metadata cache lacks UNKNOWN_TOPIC_OR_PARTITION, and hands the others to
+        `ReplicaManager.appendRecords`, which answers them INVALID_REQUIRED_ACKS."""
+        known = pp.tp in self.metadata
+        return self._produce_error(pp, E.INVALID_REQUIRED_ACKS if known
+                                   else E.UNKNOWN_TOPIC_OR_PARTITION)
 
     def _hosted(self, tp: str):
         """The partition a Produce or Fetch names, or None. `KafkaApis` answers

@@ -13,6 +13,7 @@ CLUSTER_AUTHORIZATION_FAILED = 31  # the model's brokers never send it; a probe'
 UNSUPPORTED_VERSION = 35  # likewise
 NOT_ENOUGH_REPLICAS = 19
 NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
+INVALID_REQUIRED_ACKS = 21  # a Produce whose acks is not -1, 0 or 1
 NOT_CONTROLLER = 41
 INVALID_REQUEST = 42  # KRaft: an AlterPartition from a broker that is not the leader
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45

@@ -5,7 +5,8 @@ is `Partition.checkCurrentLeaderEpoch`: an absent epoch (< 0) skips the check, a
 newer than the request's is FENCED_LEADER_EPOCH, an older one UNKNOWN_LEADER_EPOCH.
 `get_local_log` is `Partition.getLocalLog`: the epoch check first, then leadership when the
 request needs the leader. The Produce and Fetch variants select the check by protocol switch
-(KIP-359's produce epoch, KIP-320's fetch epoch).
+(KIP-359's produce epoch, KIP-320's fetch epoch). `valid_required_acks` is
+`ReplicaManager.isValidRequiredAcks`, asked of a Produce before any of its partitions.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ def get_local_log(local_epoch: int, is_leader: bool, current_leader_epoch: int,
     if require_leader and not is_leader:
         return E.NOT_LEADER_OR_FOLLOWER
     return E.NONE
+
+
+def valid_required_acks(acks: int) -> bool:
+    """`ReplicaManager.isValidRequiredAcks` (0.11.0-3.7.0): acks -1 (all), 0 or 1; any other
+    value answers every partition INVALID_REQUIRED_ACKS and appends nothing."""
+    return acks in (-1, 0, 1)
 
 
 def produce_local_log(proto, local_epoch: int, is_leader: bool, current_leader_epoch: int) -> int:
