@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sim.kafka import messages as M
+from sim.kafka import zk_messages as ZM
 from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetchResponse
 from sim.kafka.probe.fields import REQUIRED, Field
 from sim.kafka.probe.kind import NO, Kind
@@ -256,15 +257,15 @@ def _controlled_shutdown(f: dict, ctx) -> M.ControlledShutdown:
 LIVE_BROKER = (Field("id", "int"), Field("epoch", "int", NO))
 
 
-def _broker_change(f: dict, ctx) -> M.BrokerChange:
+def _broker_change(f: dict, ctx) -> ZM.BrokerChange:
     """ZooKeeper's registrations become `live_brokers` as the step begins (`ctx`), and the
     controller is told."""
     ctx.set_registrations(f["live_brokers"])
-    return M.BrokerChange(tuple(b["id"] for b in f["live_brokers"]))
+    return ZM.BrokerChange(tuple(b["id"] for b in f["live_brokers"]))
 
 
-def _topic_change(f: dict, ctx) -> M.TopicChange:
-    return M.TopicChange(f["topic"], tuple(tuple(p["replicas"]) for p in f["partitions"]))
+def _topic_change(f: dict, ctx) -> ZM.TopicChange:
+    return ZM.TopicChange(f["topic"], tuple(tuple(p["replicas"]) for p in f["partitions"]))
 
 
 def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
@@ -340,17 +341,17 @@ KINDS: dict[str, Kind] = {
         _topic_change, "ZooKeeper's notification that a topic was created (from zk)"),
     "PartitionModifications": Kind(
         ZK_CONTROLLER, (Field("topic", "str"), _parts((Field("replicas", "ints"),))),
-        lambda f, ctx: M.PartitionModifications(*_topic_change(f, ctx)),
+        lambda f, ctx: ZM.PartitionModifications(*_topic_change(f, ctx)),
         "ZooKeeper's notification that a topic's assignment was rewritten: all of it, e.g. "
         "with partitions added (from zk)"),
     "PreferredReplicaElection": Kind(
         ZK_CONTROLLER, (Field("partitions", "strs"),),
-        lambda f, ctx: M.PreferredReplicaElection(f["partitions"]),
+        lambda f, ctx: ZM.PreferredReplicaElection(f["partitions"]),
         "ZooKeeper's notification that partitions were named for a preferred leader "
         "election (from zk)"),
     "PartitionReassignment": Kind(
         ZK_CONTROLLER, (_parts((Field("tp", "str"), Field("replicas", "ints"))),),
-        lambda f, ctx: M.PartitionReassignment(tuple((p["tp"], tuple(p["replicas"]))
+        lambda f, ctx: ZM.PartitionReassignment(tuple((p["tp"], tuple(p["replicas"]))
                                                      for p in f["partitions"])),
         "ZooKeeper's notification that partitions were named for a reassignment (from zk)"),
     "BrokerHeartbeat": Kind(
