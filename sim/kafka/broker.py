@@ -20,6 +20,7 @@ from sim.kafka.broker_control import ControlPlane
 from sim.kafka.broker_data import BrokerData
 from sim.kafka.broker_storage import LogDirs
 from sim.kafka.connection import RequestQueue
+from sim.kafka.delete_records import DeleteRecordsHandler
 from sim.kafka.fetcher import Fetcher
 from sim.kafka.follower_hw import FollowerHw
 from sim.kafka.idempotence import evict_below_log_start, expire_producers
@@ -37,7 +38,7 @@ HEARTBEAT_US = 500_000
 
 
 class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
-             Fetcher, FollowerHw, LogDirs, WireFrontEnd, Actor):
+             Fetcher, FollowerHw, LogDirs, DeleteRecordsHandler, WireFrontEnd, Actor):
     kraft = False  # a ZooKeeper-mode broker (`KraftBroker` is the KRaft one)
 
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
@@ -363,6 +364,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         "Fetch": LeaderFetch.on_fetch,
         "OffsetsForLeaderEpoch": LeaderFetch.on_offsets_for_leader_epoch,
         "ListOffsets": LeaderFetch.on_list_offsets,
+        "DeleteRecords": DeleteRecordsHandler.on_delete_records,
         "FetchResponse": Fetcher.on_fetch_response,
         "AlterPartitionResponse": IsrManager.on_alter_partition_response,
         "WireRequest": WireFrontEnd.on_wire_request,

@@ -49,6 +49,7 @@ class BrokerData:
         self.alter_slots: dict = {}
         self.alter_sends: dict[str, int] = {}  # tp -> sends so far: only the last one's timer resends
         self.produce_deadlines = Deadlines(self, "produce_timeout")
+        self.init_delete_records()
         self.fetch_wait_deadlines = Deadlines(self, "fetch_wait")
 
     # -- Produce ---------------------------------------------------------------------------
@@ -257,5 +258,7 @@ class BrokerData:
             self._alter_retry(*data)
         elif name == "resend_alters":
             self.resend_alters()
+        elif name == "delete_records_timeout":
+            self.on_delete_records_timeout()
         else:
             self.on_fetcher_timer(name, data)

@@ -9,9 +9,8 @@ epoch (`onPartitionFenced`). With fetch sessions (KIP-227, 1.1+ and IBP 1.1+) ea
 keeps a session with its leader (`FetchSessionHandler`): its first Fetch names every ready
 partition, later ones only those whose fetch state changed since the last (kept as a set of
 dirty partitions, plus the backoffs that end), and forget those that stopped being ready; a
-session error or a lost Fetch makes the next one full again. How it finds where its log
-diverges from its leader's depends on `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows
-1, 3, 5):
+session error or a lost Fetch makes the next one full again. How it finds where its log diverges
+from its leader's depends on `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3, 5):
 
 - `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the
   epoch of the follower's last entry (`LastFetchedEpoch`, Fetch v12) and a `DivergingEpoch`
@@ -101,8 +100,8 @@ class Fetcher:
         self.fetch_state_changed(tp)
 
     def fetch_state_changed(self, tp: str) -> None:
-        """`tp`'s fetch state (log end, last epoch, leader epoch, truncation, backoff, which
-        fetcher has it) may have changed: each session's next build looks at it again."""
+        """`tp`'s fetch state (log end and start, last epoch, leader epoch, truncation, backoff,
+        which fetcher has it) may have changed: each session's next build looks at it again."""
         for handler in self.fetch_handlers.values():
             handler.dirty.add(tp)
 
@@ -112,12 +111,13 @@ class Fetcher:
         the IBP's, decided once per Fetch."""
         names_epoch, replication = self.rules.fetch_last_fetched_epoch, self.replication
         carries_epoch = follower_fetch_carries_epoch(self.protocol, self.store.ibp)
+        carries_start = self.protocol.follower_log_start_from_leader  # Fetch v5+ (KIP-107)
         out = {}
         for tp in tps:
             p = self.partitions[tp]
             last_epoch = names_epoch(replication, tp in self.truncating, p.log.last_epoch())
             out[tp] = FetchPartition(tp, p.log.leo, p.leader_epoch if carries_epoch else -1,
-                                     last_epoch)
+                                     last_epoch, p.log.log_start_offset if carries_start else -1)
         return out
 
     def _maybe_fetch(self, leader: int) -> None:

@@ -21,13 +21,16 @@ from sim.kafka.rules.replication import (
 
 class IsrManager:
     def _follower_progress(self, p, replica_id: int, fetch_offset: int,
-                           replica_epoch: int) -> None:
+                           replica_epoch: int, log_start: int = -1) -> None:
         f = p.followers.get(replica_id)
         if f is None:
             return
         known_leo = f.leo
         f.fetched(fetch_offset, p.log.leo, self.now_us)
         f.broker_epoch = replica_epoch
+        if f.log_start != log_start:
+            f.log_start = log_start
+            self.check_delete_waiters(p.tp)  # the low watermark may have moved
         if self.rules.follower_joins_isr(self.protocol, replica_id in p.isr,
                                          p.pending_isr is not None, fetch_offset, p.log.hw,
                                          p.leader_epoch_start_offset,

@@ -155,7 +155,8 @@ class LeaderFetch:
             if self.kraft and self.rules.stale_follower_fetch(
                     self.protocol, True, replica_epoch, self.cached_broker_epoch(replica_id)):
                 return FetchPartitionData(fp.tp, E.NOT_LEADER_OR_FOLLOWER)
-            self._follower_progress(p, replica_id, fp.fetch_offset, replica_epoch)
+            self._follower_progress(p, replica_id, fp.fetch_offset, replica_epoch,
+                                    fp.log_start_offset)
             hw = follower_fetch_high_watermark(self.protocol, hw, log.hw)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
             return self._out_of_range_answer(fp, p, replica_id)

@@ -201,6 +201,7 @@ class FetchPartition(NamedTuple):
     fetch_offset: int
     current_leader_epoch: int
     last_fetched_epoch: int
+    log_start_offset: int = -1  # a follower's own (Fetch v5+, KIP-107); -1 from a consumer
 
 
 class Fetch(NamedTuple):

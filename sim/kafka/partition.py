@@ -20,7 +20,7 @@ class Replica:
     """Leader-side view of one follower (Kafka's `Replica` / `ReplicaState`)."""
 
     __slots__ = ("leo", "caught_up_us", "last_fetch_leader_leo", "last_fetch_us", "session",
-                 "broker_epoch")
+                 "broker_epoch", "log_start")
 
     def __init__(self):
         self.leo = -1  # -1: unknown (not fetched since this broker became leader)
@@ -34,6 +34,8 @@ class Replica:
         # `last_fetch_us` stands for both times below until `leave_session`
         self.session = None
         self.broker_epoch = None  # the broker epoch its last Fetch carried (KIP-903)
+        # the log start its last Fetch carried (KIP-107), for the low watermark of DeleteRecords
+        self.log_start = -1
 
     def reset(self, leader_leo: int, now_us: int, in_sync: bool, new_leader: bool) -> None:
         """A new leader epoch (`Replica.resetReplicaState` in `Partition.makeLeader`): a

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from sim.kafka import admin_messages as AM
 from sim.kafka import messages as M
 from sim.kafka import zk_messages as ZM
 from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetchResponse
@@ -89,7 +90,8 @@ def _produce(f: dict, ctx) -> M.Produce:
 
 
 FETCH_PARTITION = (Field("tp", "str"), Field("fetch_offset", "int"),
-                   Field("current_leader_epoch", "int", NO), Field("last_fetched_epoch", "int", NO))
+                   Field("current_leader_epoch", "int", NO), Field("last_fetched_epoch", "int", NO),
+                   Field("log_start_offset", "int", NO))
 
 
 def _sender_broker(ctx) -> int:
@@ -104,9 +106,18 @@ def _replica_id(f: dict, ctx) -> int:
 
 def _fetch(f: dict, ctx) -> M.Fetch:
     parts = tuple(M.FetchPartition(p["tp"], p["fetch_offset"], p["current_leader_epoch"],
-                                   p["last_fetched_epoch"]) for p in f["partitions"])
+                                   p["last_fetched_epoch"], p["log_start_offset"])
+                  for p in f["partitions"])
     return M.Fetch(_replica_id(f, ctx), _corr(f, ctx, "Fetch"), f["max_wait_ms"] * 1000, parts,
                    client_metadata=f["client_metadata"], replica_epoch=f["replica_epoch"])
+
+
+DELETE_PARTITION = (Field("tp", "str"), Field("offset", "int"))
+
+
+def _delete_records(f: dict, ctx) -> AM.DeleteRecords:
+    parts = tuple(AM.DeleteRecordsPartition(p["tp"], p["offset"]) for p in f["partitions"])
+    return AM.DeleteRecords(_corr(f, ctx, "DeleteRecords"), f["timeout_ms"] * 1000, parts)
 
 
 EPOCH_PARTITION = (Field("tp", "str"), Field("current_leader_epoch", "int", NO),
@@ -305,6 +316,9 @@ KINDS: dict[str, Kind] = {
                         _list_offsets, "a consumer's (or a replica's) ListOffsets, timestamp -1 "
                         "LATEST or -2 EARLIEST"),
     "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
+    "DeleteRecords": Kind(BROKER, (Field("timeout_ms", "int", 30000), Field("corr", "int", 0),
+                                   _parts(DELETE_PARTITION)),
+                          _delete_records, "an admin client's DeleteRecords (offset -1: the HW)"),
     "FetchResponse": Kind(BROKER + CONSUMER, (Field("corr", "int", 0), _parts(FETCH_DATA)),
                           _fetch_response, "the leader's answer to this follower's or "
                           "consumer's last Fetch", True),
