@@ -1,0 +1,87 @@
+"""A producer probe's connection closing (`Disconnect`) and time passing with no message (a wait
+step), with the producer's send loop running between steps: what Kafka's SenderTest does with
+`client.disconnect(node)` and `time.sleep(ms)` followed by `sender.runOnce()`."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.probe.helpers import assert_refused, probe_checks
+
+PRODUCER = """
+[protocol]
+profile = "3.7"
+[cluster]
+brokers = 2
+[[topics]]
+name = "t"
+partitions = 1
+[[producers]]
+topic = "t"
+enable_idempotence = false
+retries = {retries}
+retry_backoff_ms = 0
+delivery_timeout_ms = 1500
+request_timeout_ms = 1000
+[probe]
+kafka_test = "SenderTest.x"
+kafka_tag = "3.7.0"
+node = "p1"
+[probe.state]
+metadata = [{{tp = "t-0", leader = 1, leader_epoch = 0}}]
+batches = [{{batch_id = "a", tp = "t-0", in_flight_to = 1}}]
+{steps}
+"""
+
+DISCONNECT = """
+[[probe.steps]]
+deliver = "Disconnect"
+from = "b1"
+expect = {"batch:a" = "in_flight", "batch_error:a" = "NETWORK_EXCEPTION", "batch_attempts:a" = 1, "sent_to" = ["Metadata>b2", "Produce>b1"], "metadata_update_requested" = true}
+"""
+
+
+def _model(steps: str, retries: int = 5) -> dict:
+    text = PRODUCER.format(retries=retries, steps=steps)
+    return {check: model for check, (_kafka, model) in probe_checks(text, by_step=True).items()}
+
+
+def test_a_disconnect_fails_the_request_in_flight_with_network_exception():
+    # the batch is retried once the reconnect backoff ends (the send loop wakes then), and the
+    # Metadata request a disconnect asks for goes to the other broker meanwhile
+    seen = _model(DISCONNECT)
+    assert seen == {"0:batch:a": "in_flight", "0:batch_error:a": "NETWORK_EXCEPTION",
+                    "0:batch_attempts:a": 1, "0:sent_to": ["Metadata>b2", "Produce>b1"],
+                    "0:metadata_update_requested": True}
+
+
+def test_a_disconnect_with_no_retry_left_fails_the_batch():
+    seen = _model(DISCONNECT.replace('"batch:a" = "in_flight"', '"batch:a" = "failed"'),
+                  retries=0)
+    assert seen["0:batch:a"] == "failed" and seen["0:batch_error:a"] == "NETWORK_EXCEPTION"
+
+
+def test_a_wait_step_lets_the_send_loop_expire_a_batch_in_flight_at_its_delivery_timeout():
+    early = _model('[[probe.steps]]\nwait_ms = 1499\nexpect = {"batch:a" = "in_flight"}')
+    assert early == {"0:batch:a": "in_flight"}
+    seen = _model('[[probe.steps]]\nwait_ms = 1500\nexpect = {"batch:a" = "failed", '
+                  '"batch_error:a" = "DELIVERY_TIMEOUT"}')
+    assert seen == {"0:batch:a": "failed", "0:batch_error:a": "DELIVERY_TIMEOUT"}
+
+
+WAIT_KEYS = [('from = "b1"', "probe.steps[0].from"), ("body = { corr = 1 }", "probe.steps[0].body"),
+             ('answer_to = "b1"', "probe.steps[0].answer_to"), ("wait_ms = 0", "probe.steps[0].wait_ms")]
+
+
+@pytest.mark.parametrize("line,key", WAIT_KEYS)
+def test_a_wait_step_takes_no_sender_body_or_answer(line, key):
+    steps = f"[[probe.steps]]\n{line}\n" + ("" if line.startswith("wait_ms") else "wait_ms = 10\n")
+    assert_refused(PRODUCER.format(retries=5, steps=steps), key)
+
+
+def test_a_disconnect_comes_from_a_broker_to_a_producer():
+    assert_refused(PRODUCER.format(retries=5, steps='[[probe.steps]]\ndeliver = "Disconnect"'),
+                   "probe.steps[0].from")
+    assert_refused(PRODUCER.format(retries=5, steps='[[probe.steps]]\ndeliver = "Disconnect"\n'
+                                   'from = "p2"'), "probe.steps[0].from")
+
