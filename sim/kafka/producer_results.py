@@ -78,7 +78,9 @@ class ProduceResults:
             disconnected)
         stale = pb.batch.pid >= 0 and pb.batch.producer_epoch < self.producer_epoch
         if decision.fail_error is not None:
-            self._fail(pb, decision.fail_error, unresolved=decision.unresolved)
+            self._fail(pb, decision.fail_error, unresolved=False)
+            if decision.adjust_sequences:  # past its delivery timeout, retries left
+                self.on_batch_refused(pb, decision.fail_error)
         elif retry_drops_stale_batch(self.protocol, stale):
             # the producer reset since this batch was sent: its sequence is not the producer's
             # to resolve (`handleFailedBatch` ignores a batch of an old producer id)

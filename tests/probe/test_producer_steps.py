@@ -85,3 +85,56 @@ def test_a_disconnect_comes_from_a_broker_to_a_producer():
     assert_refused(PRODUCER.format(retries=5, steps='[[probe.steps]]\ndeliver = "Disconnect"\n'
                                    'from = "p2"'), "probe.steps[0].from")
 
+
+LATE = """
+[protocol]
+profile = "{profile}"
+[cluster]
+brokers = 1
+[[topics]]
+name = "t"
+partitions = 1
+[[producers]]
+topic = "t"
+enable_idempotence = true
+retry_backoff_ms = 0
+delivery_timeout_ms = 1500
+request_timeout_ms = 1000
+[probe]
+kafka_test = "SenderTest.x"
+kafka_tag = "{profile}.0"
+node = "p1"
+[probe.state]
+metadata = [{{tp = "t-0", leader = 1, leader_epoch = 0}}]
+sequences = [{{tp = "t-0", next_sequence = 2}}]
+batches = [{{batch_id = "a", tp = "t-0", base_sequence = 0, in_flight_to = 1, corr = 1, created_ms = -1500}},
+           {{batch_id = "b", tp = "t-0", base_sequence = 1, in_flight_to = 1, corr = 2, created_ms = -100}}]
+[[probe.steps]]
+deliver = "ProduceResponse"
+from = "b1"
+body = {{corr = 1, results = [{{tp = "t-0", error = "NOT_LEADER_OR_FOLLOWER"}}]}}
+expect = {{"batch:a" = "failed", "batch_error:a" = "NOT_LEADER_OR_FOLLOWER", "producer_epoch" = {epoch}, "batch_sequence:b" = 0, "next_sequence:t-0" = 1}}
+"""
+
+
+@pytest.mark.parametrize("profile, epoch, b_sequence, next_sequence", [
+    ("3.7", 1, 0, 1),  # `requestEpochBumpForPartition`: b is renumbered under epoch 1
+    ("2.4", 0, 0, 1),  # `adjustSequencesDueToFailedBatch`: b moves down by a's record
+])
+def test_an_answer_read_past_the_delivery_timeout_fails_the_batch_with_its_error(
+        monkeypatch, profile, epoch, b_sequence, next_sequence):
+    """Kafka's Sender reads an answer that came after the batch's delivery timeout before any
+    send loop expired it (the model's producer expires batches once per linger tick in a
+    whole run): `canRetry` is false, and `failBatch(batch, response, attempts < retries)` gives
+    the application the answer's error and adjusts the partition's later sequences as for a
+    refused batch. Here the probe's send loop is kept from running, so the answer comes first."""
+    from sim.kafka.producer import Producer
+    monkeypatch.setattr(Producer, "run_send_loop", lambda self: None)
+    seen = _late(LATE.format(profile=profile, epoch=epoch))
+    assert seen == {"batch:a": "failed", "batch_error:a": "NOT_LEADER_OR_FOLLOWER",
+                    "producer_epoch": epoch, "batch_sequence:b": b_sequence,
+                    "next_sequence:t-0": next_sequence}
+
+
+def _late(text: str) -> dict:
+    return {check: model for check, (_kafka, model) in probe_checks(text).items()}
