@@ -8,9 +8,10 @@ import pytest
 
 from tests.probe.helpers import assert_refused, probe_checks
 
-PRODUCER = """
+# a probe of producer p1 writing to one partition, t-0, led by b1; `_probe` fills it in
+PROBE = """
 [protocol]
-profile = "3.7"
+profile = "{profile}"
 [cluster]
 brokers = 2
 [[topics]]
@@ -18,20 +19,27 @@ name = "t"
 partitions = 1
 [[producers]]
 topic = "t"
-enable_idempotence = false
+enable_idempotence = {idempotent}
 retries = {retries}
 retry_backoff_ms = 0
 delivery_timeout_ms = 1500
 request_timeout_ms = 1000
 [probe]
 kafka_test = "SenderTest.x"
-kafka_tag = "3.7.0"
+kafka_tag = "{profile}.0"
 node = "p1"
-[probe.state]
-metadata = [{{tp = "t-0", leader = 1, leader_epoch = 0}}]
-batches = [{{batch_id = "a", tp = "t-0", in_flight_to = 1}}]
+state = {{ metadata = [{{tp = "t-0", leader = 1, leader_epoch = 0}}], sequences = {sequences}, batches = [{batches}] }}
 {steps}
 """
+ONE_BATCH = '{batch_id = "a", tp = "t-0", in_flight_to = 1}'
+
+
+def _probe(steps: str, retries: int = 5, profile: str = "3.7", idempotent: str = "false",
+           sequences: str = "[]", batches: str = ONE_BATCH) -> str:
+    return PROBE.format(profile=profile, idempotent=idempotent, retries=retries,
+                        sequences=sequences, batches=batches,
+                        steps=steps)
+
 
 DISCONNECT = """
 [[probe.steps]]
@@ -42,7 +50,7 @@ expect = {"batch:a" = "in_flight", "batch_error:a" = "NETWORK_EXCEPTION", "batch
 
 
 def _model(steps: str, retries: int = 5) -> dict:
-    text = PRODUCER.format(retries=retries, steps=steps)
+    text = _probe(steps, retries)
     return {check: model for check, (_kafka, model) in probe_checks(text, by_step=True).items()}
 
 
@@ -76,39 +84,19 @@ WAIT_KEYS = [('from = "b1"', "probe.steps[0].from"), ("body = { corr = 1 }", "pr
 @pytest.mark.parametrize("line,key", WAIT_KEYS)
 def test_a_wait_step_takes_no_sender_body_or_answer(line, key):
     steps = f"[[probe.steps]]\n{line}\n" + ("" if line.startswith("wait_ms") else "wait_ms = 10\n")
-    assert_refused(PRODUCER.format(retries=5, steps=steps), key)
+    assert_refused(_probe(steps), key)
 
 
 def test_a_disconnect_comes_from_a_broker_to_a_producer():
-    assert_refused(PRODUCER.format(retries=5, steps='[[probe.steps]]\ndeliver = "Disconnect"'),
+    assert_refused(_probe('[[probe.steps]]\ndeliver = "Disconnect"'), "probe.steps[0].from")
+    assert_refused(_probe('[[probe.steps]]\ndeliver = "Disconnect"\nfrom = "p2"'),
                    "probe.steps[0].from")
-    assert_refused(PRODUCER.format(retries=5, steps='[[probe.steps]]\ndeliver = "Disconnect"\n'
-                                   'from = "p2"'), "probe.steps[0].from")
 
 
+LATE_BATCHES = ('{batch_id = "a", tp = "t-0", base_sequence = 0, in_flight_to = 1, corr = 1, '
+                'created_ms = -1500}, {batch_id = "b", tp = "t-0", base_sequence = 1, '
+                'in_flight_to = 1, corr = 2, created_ms = -100}')
 LATE = """
-[protocol]
-profile = "{profile}"
-[cluster]
-brokers = 1
-[[topics]]
-name = "t"
-partitions = 1
-[[producers]]
-topic = "t"
-enable_idempotence = true
-retry_backoff_ms = 0
-delivery_timeout_ms = 1500
-request_timeout_ms = 1000
-[probe]
-kafka_test = "SenderTest.x"
-kafka_tag = "{profile}.0"
-node = "p1"
-[probe.state]
-metadata = [{{tp = "t-0", leader = 1, leader_epoch = 0}}]
-sequences = [{{tp = "t-0", next_sequence = 2}}]
-batches = [{{batch_id = "a", tp = "t-0", base_sequence = 0, in_flight_to = 1, corr = 1, created_ms = -1500}},
-           {{batch_id = "b", tp = "t-0", base_sequence = 1, in_flight_to = 1, corr = 2, created_ms = -100}}]
 [[probe.steps]]
 deliver = "ProduceResponse"
 from = "b1"
@@ -130,7 +118,9 @@ def test_an_answer_read_past_the_delivery_timeout_fails_the_batch_with_its_error
     refused batch. Here the probe's send loop is kept from running, so the answer comes first."""
     from sim.kafka.producer import Producer
     monkeypatch.setattr(Producer, "run_send_loop", lambda self: None)
-    seen = _late(LATE.format(profile=profile, epoch=epoch))
+    text = _probe(LATE.format(epoch=epoch), profile=profile, idempotent="true",
+                  sequences='[{tp = "t-0", next_sequence = 2}]', batches=LATE_BATCHES)
+    seen = _late(text)
     assert seen == {"batch:a": "failed", "batch_error:a": "NOT_LEADER_OR_FOLLOWER",
                     "producer_epoch": epoch, "batch_sequence:b": b_sequence,
                     "next_sequence:t-0": next_sequence}
