@@ -7,6 +7,7 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5  # the model's brokers never send it; a probe's answer may
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
+NETWORK_EXCEPTION = 13  # a client's request whose connection closed under it (`NetworkClient`)
 BROKER_NOT_AVAILABLE = 8  # a ZooKeeper-mode controller's answer to a ControlledShutdown
 STALE_CONTROLLER_EPOCH = 11
 CLUSTER_AUTHORIZATION_FAILED = 31  # the model's brokers never send it; a probe's answer may
@@ -55,7 +56,7 @@ INVALID_METADATA = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, 
 PRODUCER_FATAL = frozenset({CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION,
                             TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
 RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
-                       REQUEST_TIMED_OUT,
+                       REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
                        NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
                        FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
                        KAFKA_STORAGE_ERROR})

@@ -60,6 +60,9 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
         # The cap above counts: a 0.11 idempotent producer runs with one request in flight, the
         # only setting 0.11 accepts, and so with its partitions muted
         self.one_at_a_time = self.max_in_flight == 1
+        # the Sender's own wake-ups, for a producer with no application (`run_send_loop`)
+        self.send_loop = False
+        self.send_loop_at: int | None = None  # when the armed wake-up fires
         self._reset()
 
     def _reset(self) -> None:
@@ -100,6 +103,11 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
             pass
         elif name == "request_timeout":
             self._request_timeout(*data)
+        elif name == "send_loop" and data == self.send_loop_at:  # else re-armed since
+            self.send_loop_at = None
+            self._expire()
+            self.drain()
+            self.arm_send_loop()
 
     def _tick(self) -> None:
         stop_us = self.spec.stop_ms * 1000
@@ -164,6 +172,30 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
             V.BATCH,
             f'{self.batch_head}{json_str(bid)},"tp":{self.tp_json[tp]},"count":{count},'
             f'"created_us":{now}}}', BATCH_KEYS, (bid, tp, count, now))
+
+    # -- the Sender thread without the application -----------------------------------------
+    def run_send_loop(self) -> None:
+        """Run the Sender thread with no application adding records (a probe's producer, which
+        has no `tick`): besides the loops its answers and backoffs wake, it wakes when a batch
+        reaches delivery.timeout.ms (`RecordAccumulator.nextExpiryTimeMs` bounds the timeout of
+        `client.poll`, SenderTest `testResetNextBatchExpiry` at 3.7.0) and when a node's
+        reconnect backoff ends (`NetworkClient.connectionDelay`), and runs a send loop then:
+        expiry first, then the drain (`Sender.sendProducerData`)."""
+        self.send_loop = True
+        self.arm_send_loop()
+
+    def arm_send_loop(self) -> None:
+        """Arm the next wake-up of `run_send_loop`, if it runs and has one to make."""
+        if not self.send_loop:
+            return
+        limit = self.spec.delivery_timeout_ms * 1000
+        times = [pb.batch.created_us + limit for queue in self.queues.values() for pb in queue]
+        times += [t for t in self.reconnect_at.values() if t > self.now_us]
+        wake = min(times, default=None)
+        if wake is None or wake == self.send_loop_at:
+            return
+        self.send_loop_at = wake
+        self.set_timer(max(0, wake - self.now_us), "send_loop", wake)
 
     # -- draining ------------------------------------------------------------------------
     def _ready_batch(self, tp: str, epoch: int, leader: int) -> PendingBatch | None:

@@ -78,7 +78,9 @@ class ProduceResults:
             disconnected)
         stale = pb.batch.pid >= 0 and pb.batch.producer_epoch < self.producer_epoch
         if decision.fail_error is not None:
-            self._fail(pb, decision.fail_error, unresolved=decision.unresolved)
+            self._fail(pb, decision.fail_error, unresolved=False)
+            if decision.adjust_sequences:  # past its delivery timeout, retries left
+                self.on_batch_refused(pb, decision.fail_error)
         elif retry_drops_stale_batch(self.protocol, stale):
             # the producer reset since this batch was sent: its sequence is not the producer's
             # to resolve (`handleFailedBatch` ignores a batch of an old producer id)
@@ -131,9 +133,11 @@ class ProduceResults:
         self.emit(V.PRODUCE_FAILED, fields)
 
     def on_disconnect(self, peer: str) -> None:
-        """Broker died: in-flight requests fail with a retriable network error (NetworkException)."""
+        """The connection to a broker closed (it died, or a probe's `Disconnect`): in-flight
+        requests fail with NETWORK_EXCEPTION (`Sender.handleProduceResponse` on
+        `wasDisconnected`: "Disconnected from node", read at 2.4.0 and 3.7.0)."""
         if peer.startswith("b"):
-            self.close_connection(int(peer[1:]))
+            self.close_connection(int(peer[1:]), E.NETWORK_EXCEPTION)
 
     def _request_timeout(self, leader: int, corr: int) -> None:
         """`NetworkClient.handleTimedOutRequests`: a request that timed out closes its
@@ -144,21 +148,24 @@ class ProduceResults:
             self.close_connection_with(f"b{leader}")
             self.close_connection(leader)
 
-    def close_connection(self, leader: int) -> None:
-        """The connection to `leader` closed: its Produce requests fail (each batch retried or
-        failed), the node waits out `reconnect.backoff.ms`, and metadata is refreshed, in flight
-        or not (`NetworkClient`: "The disconnect may be the result of stale metadata, so request
-        an update"); the only news an acks=0 producer gets of a moved leader."""
+    def close_connection(self, leader: int, error: int = E.REQUEST_TIMED_OUT) -> None:
+        """The connection to `leader` closed: its Produce requests fail with `error` (each
+        batch retried or failed; REQUEST_TIMED_OUT for a request that timed out, as
+        `wasTimedOut` gives from 3.5, NETWORK_EXCEPTION for a plain disconnect), the node waits
+        out `reconnect.backoff.ms`, and metadata is refreshed, in flight or not
+        (`NetworkClient`: "The disconnect may be the result of stale metadata, so request an
+        update"); the only news an acks=0 producer gets of a moved leader."""
         self.lose_connection(leader)
         failed = self.inflight.pop(leader, {})
         for corr in sorted(failed):
             for pb in failed[corr]:
                 pb.in_flight = False
                 if not pb.expired:  # an expired batch is done: nothing is left to retry
-                    self._retry_or_fail(pb, E.REQUEST_TIMED_OUT, disconnected=True)
+                    self._retry_or_fail(pb, error, disconnected=True)
         if self.meta_inflight is not None and self.meta_node == leader:
             self.metadata_failed()
         self.request_update()
+        self.arm_send_loop()  # a probe's producer wakes when the backoff ends
         if failed:
             self.drain()
 

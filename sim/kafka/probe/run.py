@@ -6,9 +6,9 @@ KRaft controller, active or one voter of its quorum, the model's own classes) an
 other name it may talk to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
 state (`sim.kafka.probe.state`, `sim.kafka.probe.voter_state`), then for each step in turn: records a `probe_step` event, sends
-the step's message from its sender through the simulated network (or, for the operator's act,
-`Kind.act`, acts on the node itself), lets the step's `wait_ms`
-pass, and records one `probe_check` event per expectation (Kafka's value, the model's, agree or
+the step's message from its sender through the simulated network (or, for an act such as
+the operator's, `Kind.act`, acts on the node itself; a wait step delivers nothing), lets the
+step's `wait_ms` pass (a producer's Sender thread runs meanwhile: `Producer.run_send_loop`), and records one `probe_check` event per expectation (Kafka's value, the model's, agree or
 not); what a check reads includes every partition a broker (re)added to its fetchers during
 the step (`fetcher_added`). Returns the `ProbeOutcome`: the checks, and the kernel's run outcome.
 Same inputs, same trace.
@@ -225,7 +225,7 @@ class ProbeRun:
         names = [f"b{i}" for i in range(1, o.cluster.brokers + 1)]
         names += [f"c{i}" for i in range(1, o.cluster.controllers + 1)]
         names += [c.name for c in o.producers + o.consumers]
-        names += [s.src for s in self.probe.steps]
+        names += [s.src for s in self.probe.steps if s.src]  # a wait step has no sender
         out = []
         for n in names:
             if n not in (self.probe.node, *PSEUDO_SENDERS) and n not in out:
@@ -291,6 +291,8 @@ class ProbeRun:
                   "controller": set_controller, "zk_controller": set_zk_controller,
                   "voter": set_voter}[self.probe.role]
         setter(self.node, self.probe.state, self.ctx)
+        if self.probe.role == "producer":
+            self.node.run_send_loop()  # its Sender thread runs, as Kafka's would
 
     def run(self) -> ProbeOutcome:
         self.prepare()
@@ -303,7 +305,8 @@ class ProbeRun:
             return
         step = self.probe.steps[i]
         self.ctx.src = step.src
-        body = KINDS[step.kind].build(step.fields, self.ctx)
+        kind = KINDS.get(step.kind)  # None: a wait step, which delivers nothing
+        body = kind.build(step.fields, self.ctx) if kind is not None else None
         start = self.kernel.now_us
         marks = {name: len(p.inbox) for name, p in self.peers.items()}
         seen_before = len(self.events), len(self.fetcher_adds)
@@ -314,9 +317,10 @@ class ProbeRun:
                 and self.preset_corr(step.src, asked) is None:
             fields["unsolicited"] = True  # the node asked the sender nothing: it may ignore it
         self.world.trace.emit(start, "harness", V.PROBE_STEP, fields)
-        kind = KINDS[step.kind]
-        if kind.act is not None:
-            kind.act(self.node)
+        if kind is None:
+            pass  # time passes, the node's own timers running
+        elif kind.act is not None:
+            kind.act(self.node, step.src)
         else:
             self.peers[step.src].send(self.probe.node, kind.wire_kind or step.kind, body)
         self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, seen_before, start)
@@ -351,7 +355,7 @@ def _is_answer(step, dst: str, kind: str) -> bool:
 
 
 def _brief(body) -> dict:
-    if body is None:  # an act on the node (the operator's), not a message
+    if body is None:  # an act on the node, or a wait step: not a message
         return {}
     brief = getattr(body, "brief", None)
     return brief() if brief is not None else {"corr": body.corr}

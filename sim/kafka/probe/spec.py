@@ -52,7 +52,7 @@ STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node
          "zk_controller": ZK_CONTROLLER_STATE[1:], "voter": VOTER_STATE[1:]}
 TOP = (Field("kafka_test", "str"), Field("kafka_tag", "str"), Field("kafka_source", "str", ""),
        Field("node", "str"), Field("state", "any", None), Field("steps", "any"))
-STEP = (Field("deliver", "str"), Field("from", "str", ""), Field("wait_ms", "int", 100),
+STEP = (Field("deliver", "str", ""), Field("from", "str", ""), Field("wait_ms", "int", 100),
         Field("body", "any", None), Field("expect", "any", None), Field("answer_to", "str", ""))
 
 
@@ -138,6 +138,8 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
           kraft: bool = False, controllers: int = 0) -> Step:
     s = read(raw, STEP, key)
     kind = s["deliver"]
+    if not kind:
+        return _wait_step(s, key, role)
     if kind not in KINDS:
         raise FieldProblem(f"{key}.deliver", f"unknown message {kind!r}", suggest(kind, KINDS))
     if role not in KINDS[kind].roles:
@@ -191,6 +193,20 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",
                            "name the node whose answer the checks read")
     return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
+
+
+def _wait_step(s: dict, key: str, role: str) -> Step:
+    """A step that delivers nothing: `wait_ms` passes with the node's own timers running (a
+    producer's Sender thread: `Producer.run_send_loop`), as a Kafka test's `time.sleep` then
+    `sender.runOnce()`; it has no sender, body or answer to read."""
+    for name in ("from", "body", "answer_to"):
+        if s[name]:
+            raise FieldProblem(f"{key}.{name}", "a step that delivers nothing has none",
+                               f"leave {name} out, or name the message in deliver")
+    if not (1 <= s["wait_ms"] <= MAX_WAIT_MS):
+        raise FieldProblem(f"{key}.wait_ms", f"{s['wait_ms']} is out of range",
+                           f"give 1..{MAX_WAIT_MS}")
+    return Step("", "", {}, s["wait_ms"], _expect(s["expect"], f"{key}.expect", role), {})
 
 
 def _check_voter_sender(src: str, kind: str, observer_too: bool, voters: list[str],

@@ -342,7 +342,11 @@ KINDS: dict[str, Kind] = {
          Field("topic_id", "int", None)),
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
     "Shutdown": Kind(BROKER, (), lambda f, ctx: None, "the operator begins the broker's "
-                     "(controlled) shutdown: no message", act=lambda b: b.begin_shutdown()),
+                     "(controlled) shutdown: no message",
+                     act=lambda b, _src: b.begin_shutdown()),
+    "Disconnect": Kind(PRODUCER, (), lambda f, ctx: None, "the producer's connection to the "
+                       "sender closes under its requests (MockClient.disconnect): no message",
+                       True, act=lambda p, src: p.on_disconnect(src)),
     "ControlledShutdown": Kind(
         ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO),
                         Field("broker_epoch", "int", None)),

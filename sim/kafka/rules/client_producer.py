@@ -33,34 +33,39 @@ def idempotence_mode(proto, configured: str, acks_all: bool, retries: int) -> st
 class RetryDecision(NamedTuple):
     """`fail_error`: the error the application sees (None: retry); `skip_backoff`: retry at
     once; `refresh_metadata`: ask for metadata (`refresh_now`: without waiting its backoff);
-    `unresolved`: a failed idempotent batch leaves its sequence unresolved."""
+    `adjust_sequences`: the failed batch goes through `handleFailedBatch` with
+    `adjustSequenceNumbers` (its retries were not spent), so an idempotent producer's later
+    sequences of the partition are adjusted as for a batch the broker refused."""
     fail_error: int | None
     skip_backoff: bool
     refresh_metadata: bool
     refresh_now: bool
-    unresolved: bool = False
+    adjust_sequences: bool = False
 
 
 def complete_batch(discovery: str, err: int, age_us: int, delivery_timeout_us: int,
                    attempts: int, retries: int, disconnected: bool = False) -> RetryDecision:
-    """`Sender.completeBatch` after a retriable error: fail with DELIVERY_TIMEOUT once
-    delivery.timeout.ms has passed (KIP-91, `hasReachedDeliveryTimeout`), with the error itself
-    once `retries` are spent (`canRetry`), else retry. Metadata is refreshed after an
-    InvalidMetadata error and after a lost connection (`NetworkClient` on a disconnect), not
-    for a broker's own REQUEST_TIMED_OUT. The alternative KIP-951 rejected
-    (`refresh_no_backoff`) drops the backoff for leader changes only (ref §3.4). A batch out of
-    retries leaves no sequence to resolve: whether the broker took it is unknown, so Kafka
-    neither moves nor marks the partition's sequences (`failBatch(..., batch.attempts() <
-    this.retries)`, then `handleFailedBatch`); one past its delivery timeout does."""
-    fail = None
-    if age_us >= delivery_timeout_us:
-        fail = E.DELIVERY_TIMEOUT if err in E.RETRIABLE else err
-    elif attempts >= retries:
-        fail = err
+    """`Sender.completeBatch` after a retriable error (a broker's, or NETWORK_EXCEPTION for a
+    connection that closed under the request): retry unless `canRetry` says no, then fail with
+    the error itself (`failBatch(batch, response, batch.attempts() < this.retries)`, read at
+    2.1.0, 2.4.0 and 3.7.0). `canRetry` says no once delivery.timeout.ms has passed (KIP-91,
+    `hasReachedDeliveryTimeout`) or the retries are spent. An answer that arrives past the
+    delivery timeout finds the batch still incomplete only if no send loop expired it first
+    (`Sender.sendProducerData` fails expired batches with TimeoutException before
+    `client.poll` hands over the answers): the application then sees the answer's error, and
+    a batch whose retries were not spent has its later sequences adjusted (`adjust_sequences`)
+    as a refused batch's are; one out of retries leaves them as they are, since whether the
+    broker took it is unknown. Metadata is refreshed after an InvalidMetadata error and after
+    a lost connection (`NetworkClient` on a disconnect), not for a broker's own
+    REQUEST_TIMED_OUT. The alternative KIP-951 rejected (`refresh_no_backoff`) drops the
+    backoff for leader changes only (ref §3.4)."""
+    fail = err if age_us >= delivery_timeout_us or attempts >= retries else None
     invalid = err in E.INVALID_METADATA
     no_wait = discovery == "refresh_no_backoff"
-    return RetryDecision(fail, no_wait and invalid, invalid or disconnected, no_wait,
-                         fail == E.DELIVERY_TIMEOUT)
+    # a sequence error that reaches here (`producer_idempotence`) has its own handling in
+    # `handleFailedBatch`, which the model does not follow past the delivery timeout
+    adjust = fail is not None and attempts < retries and err in E.RETRIABLE
+    return RetryDecision(fail, no_wait and invalid, invalid or disconnected, no_wait, adjust)
 
 
 def producer_fatal(proto, err: int) -> bool:
