@@ -45,9 +45,10 @@ class Kind:
     mode: str = ""
     # the model's message kind on the wire, when it is not the probe's name for it
     wire_kind: str = ""
-    # an act on the node itself rather than a message (the operator's): called with the node
+    # an act on the node itself rather than a message (the operator's, the application's):
+    # called with the node and the step's checked fields
     # as the step begins, nothing is sent
-    act: Callable[[Any], None] | None = None
+    act: Callable[[Any, dict], None] | None = None
     # from a voter of the KRaft quorum (`c<n>`, n <= cluster.controllers), or with
     # `observer_too` also from a broker (an observer of the metadata log)
     from_voter: bool = False

@@ -6,8 +6,8 @@ KRaft controller, active or one voter of its quorum, the model's own classes) an
 other name it may talk to (the other brokers, the controllers, the clients, each step's sender), a `Peer` that records
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
 state (`sim.kafka.probe.state`, `sim.kafka.probe.voter_state`), then for each step in turn: records a `probe_step` event, sends
-the step's message from its sender through the simulated network (or, for the operator's act,
-`Kind.act`, acts on the node itself), lets the step's `wait_ms`
+the step's message from its sender through the simulated network (or, for the operator's or
+the application's act, `Kind.act`, acts on the node itself), lets the step's `wait_ms`
 pass, and records one `probe_check` event per expectation (Kafka's value, the model's, agree or
 not); what a check reads includes every partition a broker (re)added to its fetchers during
 the step (`fetcher_added`). Returns the `ProbeOutcome`: the checks, and the kernel's run outcome.
@@ -41,6 +41,7 @@ from sim.kafka.probe.state import (
 )
 from sim.kafka.probe.voter_state import set_voter
 from sim.kafka.probe.wire import KINDS
+from sim.kafka.probe.wire_app import check_app_steps
 from sim.kafka.producer import Producer
 from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 from sim.kafka.store import Store
@@ -306,7 +307,10 @@ class ProbeRun:
         body = KINDS[step.kind].build(step.fields, self.ctx)
         start = self.kernel.now_us
         marks = {name: len(p.inbox) for name, p in self.peers.items()}
-        seen_before = len(self.events), len(self.fetcher_adds)
+        # a consumer's first step also sees what it did as its state was set (its first
+        # requests reach the peers during the step; an exception it surfaced is an event)
+        first = i == 0 and self.probe.role == "consumer"
+        seen_before = 0 if first else len(self.events), len(self.fetcher_adds)
         fields = {"step": i, "deliver": step.kind, "from": step.src, "to": self.probe.node,
                   "body": _brief(body)}
         asked = ANSWERS.get(step.kind)
@@ -316,7 +320,7 @@ class ProbeRun:
         self.world.trace.emit(start, "harness", V.PROBE_STEP, fields)
         kind = KINDS[step.kind]
         if kind.act is not None:
-            kind.act(self.node)
+            kind.act(self.node, step.fields)
         else:
             self.peers[step.src].send(self.probe.node, kind.wire_kind or step.kind, body)
         self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, seen_before, start)
@@ -353,6 +357,8 @@ def _is_answer(step, dst: str, kind: str) -> bool:
 def _brief(body) -> dict:
     if body is None:  # an act on the node (the operator's), not a message
         return {}
+    if isinstance(body, dict):  # the application's call: its fields
+        return body
     brief = getattr(body, "brief", None)
     return brief() if brief is not None else {"corr": body.corr}
 
@@ -364,5 +370,10 @@ def run_probe(options, probe: Probe, seed: int, trace) -> ProbeOutcome:
 def check_probe_state(options, probe: Probe) -> None:
     """Build the node with its starting state as a run would, and run nothing, so that a
     state the node cannot take (a HW outside its log, a batch of another topic, ...) raises
-    FieldProblem when the scenario loads, not in the middle of its run."""
-    ProbeRun(options, probe, 0, Trace({})).prepare()
+    FieldProblem when the scenario loads, not in the middle of its run; so are a consumer's
+    application calls (`wire_app.check_app_steps`)."""
+    probe_run = ProbeRun(options, probe, 0, Trace({}))
+    probe_run.prepare()
+    if probe.role == "consumer":
+        check_app_steps(probe.steps, probe_run.node.assigned, probe_run.node.tps,
+                        probe_run.node.protocol, lambda i: f"probe.steps[{i}]")
