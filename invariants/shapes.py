@@ -115,6 +115,7 @@ FIELDS: dict[str, dict[str, str]] = {
                     "action": _S},
     "reset_position": {"tp": _S, "broker": _I, "leader_epoch": _I, "timestamp": _I, "error": _I,
                        "offset": _I, "offset_epoch": _I, "action": _S, "position": _I},
+    "consumer_error": {"tp": _S, "exception": _S, "offset": _I, "divergent": "array"},
 }
 
 #: the fields of each object in `append.batches` (docs/trace.md, the second table of `append`)

@@ -222,6 +222,10 @@ def consumer(t: Table, run: RunOptions) -> dict:
                        "auto_offset_reset")}
     out["start_ms"] = t.option(ConsumerOptions, "start_ms", hi=run.duration_ms - 1)
     out["client"] = t.option(ConsumerOptions, "client")
+    if out["client"] == "aiokafka" and out["auto_offset_reset"] == "none":
+        # its application loop takes records and has no answer to the exceptions `none` raises
+        raise Bad(t.path("auto_offset_reset"), '"none" raises in aiokafka\'s getmany, which '
+                  "the library consumer does not handle", 'use "earliest" or "latest"')
     return out
 
 

@@ -14,7 +14,11 @@ follow `FetchCollector` (ref §3.2):
   (`AbstractFetch`, ref §3.3.1);
 - UNKNOWN_LEADER_EPOCH is only logged (the broker is behind the consumer);
 - OFFSET_OUT_OF_RANGE makes the position wait for a reset (`handleOffsetOutOfRange`): a
-  ListOffsets round trip by `auto.offset.reset`, whichever side of the range it fell.
+  ListOffsets round trip by `auto.offset.reset`, whichever side of the range it fell; with
+  no reset policy (`none`) the position stays and OffsetOutOfRangeException is surfaced.
+An answer for a partition without a valid position, or records or OFFSET_OUT_OF_RANGE for a
+Fetch from another offset than the position's (a seek since), is dropped
+(`consumer_subscription.py`).
 Each error is a `fetch_error` event, and the partition then rests `retry.backoff.ms` unless the
 client knows, or learns, a newer leader epoch than the failed Fetch carried (a hint, metadata);
 `refresh_no_backoff` discovery refreshes metadata at once and never rests. (The Java consumer
@@ -42,6 +46,7 @@ from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.consumer_reset import OffsetResetter
+from sim.kafka.consumer_subscription import SubscriptionUser
 from sim.kafka.consumer_validation import PositionValidator
 from sim.kafka.fetch_session import FetchSessionHandler
 from sim.kafka.messages import Fetch, FetchPartition
@@ -56,7 +61,7 @@ REFRESH_ERRORS = E.INVALID_METADATA | {E.KAFKA_STORAGE_ERROR}
 HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
-class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
+class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefresher, Actor):
     def __init__(self, world, spec: ConsumerOptions, topic_spec: TopicOptions, protocol):
         super().__init__(spec.name, world)
         self.spec = spec
@@ -84,6 +89,7 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
         self.refresh_at_us = -1  # when the pending "refresh" timer fires
         self.init_validation()
         self.init_reset()
+        self.init_subscription()
 
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
@@ -153,7 +159,7 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
         if not self.running:
             return
         by_leader: dict[int, list] = {}
-        for tp in self.tps:
+        for tp in self.assigned:
             leader, epoch = self.follow_current_leader(tp)
             if leader < 0:  # `prepareFetchRequests`: "missing the current leader node"
                 self.request_update()
@@ -162,6 +168,8 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
             if reconnect_us > self.now_us and reconnect_us > self.resting.get(tp, (0,))[0]:
                 self.resting[tp] = (reconnect_us, epoch)  # its leader's connection just closed
             if tp in self.awaiting_reset or tp in self.awaiting:
+                continue
+            if tp in self.paused:  # `isFetchable`: not fetched, still reset and validated
                 continue
             if leader not in self.fetching and self._fetchable(tp, epoch):
                 by_leader.setdefault(leader, []).append(
@@ -198,6 +206,7 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
         else:
             sent = parts
         self.fetch_epochs[leader] = {fp.tp: fp.current_leader_epoch for fp in sent}
+        self.fetch_offsets[leader] = {fp.tp: fp.fetch_offset for fp in sent}
         if not self.protocol.fetch_epoch_check:  # a Fetch before v9 (KIP-320, 2.1) has no
             parts = tuple(fp._replace(current_leader_epoch=-1) for fp in parts)  # such field
         self.corr += 1
@@ -228,13 +237,14 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
             return
         del self.fetching[broker]
         sent = self.fetch_epochs.pop(broker, {})
+        offsets = self.fetch_offsets.pop(broker, {})
         session = self.sessions.get(broker)
         if session is not None:
             session.session_id, session.epoch = session_after_response(
                 session.session_id, session.epoch, resp.error, resp.session_id)
         for data in resp.partitions:
-            if data.tp in self.awaiting_reset:
-                continue  # no position to fetch for any more (`isFetchable`)
+            if not self.wanted_fetch(data, offsets.get(data.tp, -1)):
+                continue  # no valid position any more, or a stale answer, or kept while paused
             if data.error == E.NONE:
                 self._consume(data)
             else:
@@ -266,14 +276,18 @@ class Consumer(OffsetResetter, PositionValidator, MetadataRefresher, Actor):
                 action = "hint"
         if err in REFRESH_ERRORS:
             self.request_update(immediate=self.discovery == "refresh_no_backoff")
+        elif err == E.OFFSET_OUT_OF_RANGE and self.reset_ts is None:
+            # `handleInitializeErrors`: no reset policy, the position stays and poll raises
+            self.surface(tp, "OffsetOutOfRangeException", self.position[tp])
+            action = "raise"
         elif err == E.OFFSET_OUT_OF_RANGE:
             self.request_reset(tp)
             action = "reset"
         if action == "backoff" and (self.meta.epoch(tp) > epoch
                                     or self.discovery == "refresh_no_backoff"):
             action = "retry"  # a newer leader is already known, or this mode never waits
-        rest = self.rules.rest_after_fetch_error(action, self.now_us, RETRY_BACKOFF_MS * 1000,
-                                                 epoch)
+        rest = self.rules.rest_after_fetch_error("backoff" if action == "raise" else action,
+                                                 self.now_us, RETRY_BACKOFF_MS * 1000, epoch)
         if rest is not None:
             self.resting[tp] = rest
         self.emit(V.FETCH_ERROR, {"tp": tp, "error": err, "broker": broker,

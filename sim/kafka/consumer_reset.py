@@ -15,6 +15,8 @@ answer, per partition (`handleListOffsetResponse`, `resetOffsetIfNeeded` /
 - an error (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
   KAFKA_STORAGE_ERROR, OFFSET_NOT_AVAILABLE, ...): the partition rests `retry.backoff.ms` and
   metadata is refreshed (`requestFailed`, `metadata.requestUpdate()`), then asks again.
+With `auto_offset_reset = "none"` (`OffsetResetStrategy.NONE`) nothing is reset: a partition
+without a position surfaces NoOffsetForPartitionException and stays without one.
 A partition whose leader the metadata does not know waits for metadata, and asks for it. An answer for a partition whose reset
 was asked again since is dropped. Every answer is a `reset_position` event. Kafka also records
 the answered leader epoch as the last seen one if newer (`updateLastSeenEpochIfNewer`); the
@@ -34,7 +36,8 @@ class OffsetResetter:
         self.resets = dict(self.awaiting_reset)  # tp -> resets asked for so far
         self.resetting: dict[int, int] = {}  # broker -> corr of its ListOffsets in flight
         self.reset_asked: dict[int, dict] = {}  # broker -> {tp: (reset number, epoch sent)}
-        self.reset_ts = reset_timestamp(self.spec.auto_offset_reset)
+        self.reset_ts = reset_timestamp(self.spec.auto_offset_reset)  # None: `none`
+        self.raised_no_offset: dict[str, int] = {}  # tp -> reset number it was raised for
 
     def request_reset(self, tp: str) -> None:
         """The position of `tp` has no offset any more: it waits for a reset."""
@@ -44,7 +47,10 @@ class OffsetResetter:
 
     def reset_positions(self) -> None:
         """One ListOffsets to each leader that has none in flight, for its partitions that
-        wait for a reset and are not resting after an error."""
+        wait for a reset and are not resting after an error; with no reset policy, none."""
+        if self.reset_ts is None:
+            self._no_offsets()
+            return
         by_leader: dict[int, list] = {}
         for tp in sorted(self.awaiting_reset):
             leader, epoch = self.meta.current_leader(tp)  # `Metadata.currentLeader`
@@ -64,6 +70,16 @@ class OffsetResetter:
                                         for p in parts}
             self.send(f"b{leader}", "ListOffsets", ListOffsets(CONSUMER_REPLICA_ID, self.corr, parts))
             self.set_timer(self.request_timeout_us(), "reset_timeout", (leader, self.corr))
+
+    def _no_offsets(self) -> None:
+        """`auto.offset.reset = none`: a partition without a position is not reset; the
+        application's poll raises NoOffsetForPartitionException for it
+        (`SubscriptionState.resetInitializingPositions` at 3.7.0, `resetMissingPositions` from
+        2.0.0), once per partition left without a position here."""
+        for tp in sorted(self.awaiting_reset):
+            if self.raised_no_offset.get(tp) != self.awaiting_reset[tp]:
+                self.raised_no_offset[tp] = self.awaiting_reset[tp]
+                self.surface(tp, "NoOffsetForPartitionException", -1)
 
     def on_reset_response(self, broker: int, resp) -> None:
         if self.resetting.get(broker) != resp.corr:

@@ -18,7 +18,11 @@ partition, the end offset of its `offset_epoch`, with `CurrentLeaderEpoch` = the
 - otherwise the position is valid and fetching resumes;
 - an error: the partition waits `retry.backoff.ms` and metadata is refreshed
   (`OffsetsForLeaderEpochClient`, `setNextAllowedRetry`).
-An answer for a position that changed since the request (another leader change) is dropped.
+With no reset policy (`auto_offset_reset = "none"`) both of the first two leave the position
+waiting for validation and surface LogTruncationException (from 2.3: `LogTruncation`, the
+divergent offset when the answer defined one).
+An answer for a position that changed since the request (another leader change, a seek) is
+dropped.
 Every answer is a `validate_position` event.
 """
 
@@ -97,9 +101,13 @@ class PositionValidator:
             self.resting[tp] = (self.now_us + self.retry_backoff_us(), epoch)
             self.request_update()
         else:
-            del self.awaiting[tp]
             action = self.rules.validation_outcome(self.protocol, before, answer.leader_epoch,
                                                    answer.end_offset)
+            if action != "valid" and self.reset_ts is None:
+                self._log_truncation(tp, action, answer, epoch)
+                action = "raise"
+            else:
+                del self.awaiting[tp]
             if action == "reset":
                 self.request_reset(tp)
             elif action == "truncate":
@@ -109,3 +117,13 @@ class PositionValidator:
             "tp": tp, "broker": broker, "leader_epoch": epoch, "offset": before,
             "offset_epoch": offset_epoch, "error": answer.error, "end_epoch": answer.leader_epoch,
             "end_offset": answer.end_offset, "action": action, "position": self.position[tp]})
+
+    def _log_truncation(self, tp: str, action: str, answer, epoch: int) -> None:
+        """No reset policy: a diverged position is neither reset nor moved; it keeps waiting for
+        validation and poll raises LogTruncationException, with the divergent offset and
+        epoch when the answer defined them (`maybeCompleteValidation` returns a LogTruncation;
+        `OffsetFetcher` rethrows it). It is asked again once `request.timeout.ms` is over, the
+        retry time `OffsetFetcher` gave it when it sent the request (`setNextAllowedRetry`)."""
+        divergent = (answer.end_offset, answer.leader_epoch) if action == "truncate" else ()
+        self.surface(tp, "LogTruncationException", self.position[tp], divergent)
+        self.resting[tp] = (self.now_us + self.request_timeout_us(), epoch)

@@ -213,7 +213,7 @@ IDEMPOTENCE = ("default", "off", "requested", "required")
 # which code a producer runs: the model's own client, or a real library inside the simulation
 # (docs/real-clients.md)
 CLIENTS = ("model", "aiokafka")
-AUTO_OFFSET_RESET = ("earliest", "latest")
+AUTO_OFFSET_RESET = ("earliest", "latest", "none")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,8 +255,8 @@ class ConsumerOptions(_Checked):
     request_timeout_ms: int = option(CONSUMER_REQUEST_TIMEOUT_MS, lo=1)
     start_ms: int = option(0, lo=0)  # and before run.duration_ms
     leader_discovery: str = option("", choices=LEADER_DISCOVERY)
-    # `auto.offset.reset`: where a position without an offset starts (at the start, and after
-    # OFFSET_OUT_OF_RANGE or a validation that found no offset): ListOffsets EARLIEST or LATEST
+    # `auto.offset.reset`: a position without an offset (at the start, after OFFSET_OUT_OF_RANGE,
+    # a validation finding none) resets by ListOffsets EARLIEST or LATEST; "none": never, it raises
     auto_offset_reset: str = option("latest", choices=AUTO_OFFSET_RESET)
     client: str = option("model", choices=CLIENTS)
 

@@ -46,6 +46,7 @@ _V0_10_2 = Protocol(
     epochless_truncates_to_hw=False,
     consumer_validation=False,
     consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
+    consumer_keeps_paused_fetches=False,
     list_offsets_hw_lag_error=False,
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
     follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False)
@@ -82,7 +83,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  least_loaded_node="established_first",  # KAFKA-8376
                  offline_replicas_at_failover=True)),  # KAFKA-3143
     ("2.4", dict(evict_state_on_retention=False,  # KAFKA-7190
-                 follower_fetch=True)),  # KIP-392
+                 follower_fetch=True,  # KIP-392
+                 consumer_keeps_paused_fetches=True)),  # KAFKA-7548
     ("2.5", dict(unknown_producer="accept", client_retries_out_of_order=True)),  # KIP-360
     ("2.6", dict(stop_replica_epoch=True,  # KIP-570, KAFKA-9539
                  newer_broker_epoch_accepted=True,  # KAFKA-9839 (also in 2.5.1)

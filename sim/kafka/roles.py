@@ -89,6 +89,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KAFKA-9840 (2.6): a consumer whose metadata names no leader keeps its last one
     "consumer_ignores_unknown_leader": (CONSUMER,),
     "consumer_resets_undefined_end_offset": (CONSUMER,),
+    # KAFKA-7548 (2.4): records fetched for a paused partition are kept until it is resumed
+    "consumer_keeps_paused_fetches": (CONSUMER,),
     # KIP-207 (2.2): the leader answers a consumer's ListOffsets
     "list_offsets_hw_lag_error": (BROKER,),
     "out_of_range_halts": (BROKER,),

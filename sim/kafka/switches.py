@@ -275,6 +275,12 @@ class Protocol:
     # position moved to the answered offset and epoch as for a truncation, so to offset -1, which
     # its next Fetch finds out of range; at or past it, the position was valid
     consumer_resets_undefined_end_offset: bool = True
+    # records fetched for a partition the application paused while its Fetch was in flight are
+    # kept and returned once it is resumed, if its position has not moved (KAFKA-7548, 2.4.0:
+    # `Fetcher.pausedCompletedFetches`, 3.7.0 `FetchCollector.collectFetch`); before, the
+    # answer for a paused partition is ignored whole, errors too (`parseCompletedFetch` at
+    # 2.3.0: "no longer fetchable"). Only probes pause (sim/kafka/consumer_subscription.py)
+    consumer_keeps_paused_fetches: bool = True
     # KIP-207 (KAFKA-2334, ListOffsets v5, 2.2): a leader whose HW is still below the start
     # offset of its current epoch (just after an election) answers a consumer's ListOffsets
     # for the latest offset with OFFSET_NOT_AVAILABLE, and the consumer retries, so the offset

@@ -177,6 +177,9 @@ RESET_POSITION = "reset_position"  # ListOffsets answer to a reset: tp, broker, 
 #   as CurrentLeaderEpoch), timestamp (-2 earliest, -1 latest), error, offset and offset_epoch
 #   (the answer), action: reset (the position moved to offset) | retry (an error: rest
 #   retry.backoff.ms, refresh metadata), position (after)
+CONSUMER_ERROR = "consumer_error"  # an exception the application's poll raises (no reset
+#   policy): tp, exception (NoOffsetForPartitionException | OffsetOutOfRangeException |
+#   LogTruncationException), offset (the position, -1: none), divergent ([offset, epoch], [])
 
 # Every event kind above (each constant named in capitals whose value is a string).
 ALL_KINDS = frozenset(v for k, v in list(globals().items()) if k.isupper() and isinstance(v, str))

@@ -32,6 +32,7 @@ ARRIVALS = {
     "broker_epoch_check": [("0.10.2", False), ("2.2", True)],  # KIP-380
     "newer_broker_epoch_accepted": [("0.10.2", False), ("2.6", True)],  # KAFKA-9839
     "consumer_resets_undefined_end_offset": [("0.10.2", False), ("2.6", True)],  # KAFKA-9840
+    "consumer_keeps_paused_fetches": [("0.10.2", False), ("2.4", True)],  # KAFKA-7548
     "kraft_stale_fetch_fenced": [("0.10.2", False), ("3.7", True)],  # KAFKA-15221
     "follower_log_start_from_leader": [("0.10.2", False), ("0.11", True)],  # KIP-107
     "client_rejects_stale_metadata": [("0.10.2", False), ("2.2", True)],  # KAFKA-7738

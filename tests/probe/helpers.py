@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from epochsim.runner import run_scenario
@@ -21,3 +23,17 @@ def assert_refused(text: str, key: str) -> None:
         parse_scenario(text, "probe.toml")
     message = str(err.value)
     assert "\n" not in message and key in message, message
+
+
+def consumer_probe(test: str, profile: str = "3.7", partitions: int = 1,
+                   reset: str = "latest") -> str:
+    """The head of a probe of consumer k1 of topic t (one broker), up to `[probe.state]`."""
+    tables = [("protocol", {"profile": profile}), ("cluster", {"brokers": 1}),
+              ("[topics]", {"name": "t", "partitions": partitions, "replication_factor": 1}),
+              ("[consumers]", {"name": "k1", "topic": "t", "auto_offset_reset": reset}),
+              ("probe", {"kafka_test": test, "kafka_tag": f"{profile}.0", "node": "k1"})]
+    lines = []
+    for name, table in tables:
+        lines.append(f"[{name}]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
+    return "\n".join(lines) + "\n"

@@ -45,9 +45,10 @@ class Kind:
     mode: str = ""
     # the model's message kind on the wire, when it is not the probe's name for it
     wire_kind: str = ""
-    # an act on the node itself rather than a message (the operator's, or a connection that
-    # closes): called with the node and the step's sender as the step begins, nothing is sent
-    act: Callable[[Any, str], None] | None = None
+    # an act on the node itself rather than a message (the operator's, the application's, a
+    # connection that closes): called with the node, the step's sender and its checked fields
+    # as the step begins, nothing is sent
+    act: Callable[[Any, str, dict], None] | None = None
     # from a voter of the KRaft quorum (`c<n>`, n <= cluster.controllers), or with
     # `observer_too` also from a broker (an observer of the metadata log)
     from_voter: bool = False

@@ -22,16 +22,22 @@ SENT = {"fetch_sent": ("Fetch", ("fetch_offset", "current_leader_epoch")),
 
 
 def fetch_state(seen: Seen, tp: str) -> str:
-    """Kafka's `FetchStates` of the position: AWAIT_RESET, AWAIT_VALIDATION or FETCHING."""
+    """Kafka's `FetchStates` of the position: AWAIT_RESET, AWAIT_VALIDATION or FETCHING;
+    INITIALIZING for a position no reset policy will give an offset (`none`), "none" for a
+    partition not assigned."""
     node = seen.node
+    if tp not in node.assigned:
+        return NONE
     if tp in node.awaiting_reset:
-        return "await_reset"
+        return "await_reset" if node.reset_ts is not None else "initializing"
     return "await_validation" if tp in node.awaiting else "fetching"
 
 
 def _position(seen: Seen, tp: str) -> Any:
-    """The position's offset; "none" while it waits for a reset (`position(tp)` is null)."""
-    return NONE if tp in seen.node.awaiting_reset else seen.node.position[tp]
+    """The position's offset; "none" while it waits for a reset (`position(tp)` is null) or
+    when the partition is not assigned."""
+    node = seen.node
+    return NONE if tp in node.awaiting_reset or tp not in node.assigned else node.position[tp]
 
 
 def _offset_epoch(seen: Seen, tp: str) -> Any:
@@ -55,6 +61,23 @@ def _fetch_error(seen: Seen, tp: str) -> Any:
         if ev["kind"] == "fetch_error" and ev["tp"] == tp:
             return ev["error"]
     return 0
+
+
+def _exception(seen: Seen, tp: str) -> Any:
+    """The last exception the step surfaced for tp (`consumer_error`), by Kafka's class."""
+    for ev in reversed(seen.events):
+        if ev["kind"] == "consumer_error" and ev["tp"] == tp:
+            return ev["exception"]
+    return NONE
+
+
+def _divergent(seen: Seen, tp: str) -> Any:
+    """The divergent offset of the last LogTruncationException the step surfaced for tp
+    (`LogTruncationException.divergentOffsets`), "none" without one."""
+    for ev in reversed(seen.events):
+        if ev["kind"] == "consumer_error" and ev["tp"] == tp:
+            return ev["divergent"][0] if ev["divergent"] else NONE
+    return NONE
 
 
 def sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
@@ -91,6 +114,14 @@ CONSUMER = {
                                "whether the position waits for validation (KIP-320)"),
     "offset_reset_needed": Obs(True, lambda s, tp: fetch_state(s, tp) == "await_reset",
                                "whether the position waits for a reset (`isOffsetResetNeeded`)"),
+    "assigned": Obs(True, lambda s, tp: tp in s.node.assigned,
+                    "whether tp is assigned to the consumer (`isAssigned`)"),
+    "paused": Obs(True, lambda s, tp: tp in s.node.paused, "whether tp is paused (`isPaused`)"),
+    "exception": Obs(True, _exception, "the exception the application's poll raises for tp "
+                     "for what the step brought (no reset policy): NoOffsetForPartitionException, "
+                     "OffsetOutOfRangeException or LogTruncationException; none if none"),
+    "divergent_offset": Obs(True, _divergent, "the divergent offset of that "
+                            "LogTruncationException (`divergentOffsets`), none without one"),
     "consumed": Obs(True, _consumed, "the records of tp the consumer took during the step"),
     "fetch_error": Obs(True, _fetch_error, "the error tp's last Fetch answer of the step carried "
                        "(NONE if none)", True),

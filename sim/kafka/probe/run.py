@@ -7,7 +7,7 @@ other name it may talk to (the other brokers, the controllers, the clients, each
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
 state (`sim.kafka.probe.state`, `sim.kafka.probe.voter_state`), then for each step in turn: records a `probe_step` event, sends
 the step's message from its sender through the simulated network (or, for an act such as
-the operator's, `Kind.act`, acts on the node itself; a wait step delivers nothing), lets the
+the operator's or the application's, `Kind.act`, acts on the node itself; a wait step delivers nothing), lets the
 step's `wait_ms` pass (a producer's Sender thread runs meanwhile: `Producer.run_send_loop`), and records one `probe_check` event per expectation (Kafka's value, the model's, agree or
 not); what a check reads includes every partition a broker (re)added to its fetchers during
 the step (`fetcher_added`). Returns the `ProbeOutcome`: the checks, and the kernel's run outcome.
@@ -41,6 +41,7 @@ from sim.kafka.probe.state import (
 )
 from sim.kafka.probe.voter_state import set_voter
 from sim.kafka.probe.wire import KINDS
+from sim.kafka.probe.wire_app import check_app_steps
 from sim.kafka.producer import Producer
 from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 from sim.kafka.store import Store
@@ -309,7 +310,10 @@ class ProbeRun:
         body = kind.build(step.fields, self.ctx) if kind is not None else None
         start = self.kernel.now_us
         marks = {name: len(p.inbox) for name, p in self.peers.items()}
-        seen_before = len(self.events), len(self.fetcher_adds)
+        # a consumer's first step also sees what it did as its state was set (its first
+        # requests reach the peers during the step; an exception it surfaced is an event)
+        first = i == 0 and self.probe.role == "consumer"
+        seen_before = 0 if first else len(self.events), len(self.fetcher_adds)
         fields = {"step": i, "deliver": step.kind, "from": step.src, "to": self.probe.node,
                   "body": _brief(body)}
         asked = ANSWERS.get(step.kind)
@@ -320,7 +324,7 @@ class ProbeRun:
         if kind is None:
             pass  # time passes, the node's own timers running
         elif kind.act is not None:
-            kind.act(self.node, step.src)
+            kind.act(self.node, step.src, step.fields)
         else:
             self.peers[step.src].send(self.probe.node, kind.wire_kind or step.kind, body)
         self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, seen_before, start)
@@ -357,6 +361,8 @@ def _is_answer(step, dst: str, kind: str) -> bool:
 def _brief(body) -> dict:
     if body is None:  # an act on the node, or a wait step: not a message
         return {}
+    if isinstance(body, dict):  # the application's call: its fields
+        return body
     brief = getattr(body, "brief", None)
     return brief() if brief is not None else {"corr": body.corr}
 
@@ -368,5 +374,10 @@ def run_probe(options, probe: Probe, seed: int, trace) -> ProbeOutcome:
 def check_probe_state(options, probe: Probe) -> None:
     """Build the node with its starting state as a run would, and run nothing, so that a
     state the node cannot take (a HW outside its log, a batch of another topic, ...) raises
-    FieldProblem when the scenario loads, not in the middle of its run."""
-    ProbeRun(options, probe, 0, Trace({})).prepare()
+    FieldProblem when the scenario loads, not in the middle of its run; so are a consumer's
+    application calls (`wire_app.check_app_steps`)."""
+    probe_run = ProbeRun(options, probe, 0, Trace({}))
+    probe_run.prepare()
+    if probe.role == "consumer":
+        check_app_steps(probe.steps, probe_run.node.assigned, probe_run.node.tps,
+                        probe_run.node.protocol, lambda i: f"probe.steps[{i}]")

@@ -34,6 +34,7 @@ from sim.kafka.probe.state import (
 )
 from sim.kafka.probe.voter_state import VOTER_STATE
 from sim.kafka.probe.wire import KINDS
+from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_raft import check_raft_body
 
 MAX_STEPS = 100
@@ -45,8 +46,9 @@ ZK_KINDS = ("BrokerChange", "TopicChange", "PartitionModifications", "PreferredR
             "PartitionReassignment")
 # what an operator does to the node itself (no message), "from" the "operator"
 OPERATOR_KINDS = ("Shutdown",)
-# the senders that stand for no node of the cluster, and the only kinds each sends
-PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS}
+# the senders that stand for no node of the cluster, and the only kinds each sends: the
+# application calls a consumer's API (`wire_app`)
+PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS, "app": tuple(APP_KINDS)}
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:], "voter": VOTER_STATE[1:]}
@@ -229,7 +231,8 @@ def _sender(given: str, kind: str, key: str) -> str:
         raise FieldProblem(f"{key}.from", f"{src!r} cannot send {kind}",
                            "name the node that sends it")
     if own and src != own:
-        what = "comes from ZooKeeper" if own == "zk" else "is the operator's act on the node"
+        what = {"zk": "comes from ZooKeeper", "operator": "is the operator's act on the node",
+                "app": "is the application's call on the consumer"}[own]
         raise FieldProblem(f"{key}.from", f"{kind} {what}, not {src!r}", "leave `from` out")
     return src
 

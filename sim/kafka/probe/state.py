@@ -58,7 +58,8 @@ POSITION = (Field("tp", "str"), Field("offset", "int"), Field("offset_epoch", "i
             Field("awaiting_validation", "bool", False))
 CONSUMER_STATE = (Field("name", "str"), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("positions", "tables", (), POSITION),
-                  Field("metadata_in_flight_to", "int", NO))
+                  Field("metadata_in_flight_to", "int", NO), Field("assignment", "strs", None),
+                  Field("paused", "strs", ()))
 CONTROLLER_STATE = (Field("name", "str"), Field("records", "tables", (), METADATA_RECORD))
 ZK_PARTITION = (Field("tp", "str"), Field("leader", "int", None), Field("leader_epoch", "int", NO),
                 Field("partition_epoch", "int", NO), Field("isr", "ints", None),
@@ -277,21 +278,34 @@ def set_consumer(consumer, state: dict, ctx) -> None:
     (leader, epoch) it was last fetched from or validated against (by default the metadata's
     current leader), or waits for validation (`awaiting_validation`, Kafka's
     `seekUnvalidated`: only with an offset epoch and a leader epoch, else it fetches); a
-    partition without a position waits for a reset (ListOffsets)."""
+    partition without a position waits for a reset (ListOffsets). `assignment` (default
+    every partition of its topic) and `paused` are its `assignFromUser` and `pause` calls."""
     _set_client_metadata(consumer, state["metadata"], state["brokers"], ctx)
     if state["metadata_in_flight_to"] != NO:
         _metadata_in_flight(consumer, state["metadata_in_flight_to"], ctx)
+    assignment = consumer.tps if state["assignment"] is None else state["assignment"]
+    _known_tps(consumer, assignment, consumer.tps, "node.assignment")
+    consumer.assign(assignment)
+    _known_tps(consumer, state["paused"], consumer.assigned, "node.paused")
+    consumer.pause(state["paused"])
     for i, pos in enumerate(state["positions"]):
         _set_position(consumer, pos, f"node.positions[{i}]")
     consumer.running = True
     consumer.fetch()  # what it can send at once: Fetch, OffsetsForLeaderEpoch, ListOffsets
 
 
+def _known_tps(consumer, tps, allowed: list, key: str) -> None:
+    for tp in tps:
+        if tp not in allowed:
+            raise FieldProblem(key, f"{tp!r} is not a partition {consumer.name} may name here",
+                               f"use one of {', '.join(allowed)}")
+
+
 def _set_position(consumer, pos: dict, key: str) -> None:
     tp = pos["tp"]
-    if tp not in consumer.position:
-        raise FieldProblem(f"{key}.tp", f"{tp!r} is not a partition of {consumer.name}'s topic",
-                           f"use one of {', '.join(consumer.tps)}")
+    if tp not in consumer.assigned:
+        raise FieldProblem(f"{key}.tp", f"{tp!r} is not a partition assigned to {consumer.name}",
+                           f"use one of {', '.join(consumer.assigned)}")
     if (pos["leader"] == NO) != (pos["leader_epoch"] == NO):
         raise FieldProblem(key, "a position's leader needs its leader_epoch",
                            "give both, or neither for the metadata's current leader")

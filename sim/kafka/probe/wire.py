@@ -21,6 +21,7 @@ from sim.kafka.probe.fields import REQUIRED, Field
 from sim.kafka.probe.kind import NO, Kind
 from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
 from sim.kafka.probe.metadata_records import build_records
+from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
 
 
@@ -343,10 +344,10 @@ KINDS: dict[str, Kind] = {
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
     "Shutdown": Kind(BROKER, (), lambda f, ctx: None, "the operator begins the broker's "
                      "(controlled) shutdown: no message",
-                     act=lambda b, _src: b.begin_shutdown()),
+                     act=lambda b, _src, _f: b.begin_shutdown()),
     "Disconnect": Kind(PRODUCER, (), lambda f, ctx: None, "the producer's connection to the "
                        "sender closes under its requests (MockClient.disconnect): no message",
-                       True, act=lambda p, src: p.on_disconnect(src)),
+                       True, act=lambda p, src, _f: p.on_disconnect(src)),
     "ControlledShutdown": Kind(
         ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO),
                         Field("broker_epoch", "int", None)),
@@ -388,3 +389,4 @@ KINDS: dict[str, Kind] = {
         "the leader's answer to the consumer's offset reset", True),
 }
 KINDS.update(RAFT_KINDS)  # the KRaft quorum's own, to a voter under test
+KINDS.update(APP_KINDS)  # the application's calls on a consumer under test

@@ -77,8 +77,8 @@ def fetch_offset_for_timestamp(proto, replica_id: int, timestamp: int,
     return OffsetAnswer(E.NONE, last_fetchable, view.leader_epoch if with_epoch else -1)
 
 
-def reset_timestamp(auto_offset_reset: str) -> int:
+def reset_timestamp(auto_offset_reset: str) -> int | None:
     """The ListOffsets timestamp a consumer resets a position with (`auto.offset.reset`:
-    `OffsetResetStrategy` EARLIEST or LATEST)."""
-    return RESET_TIMESTAMPS[auto_offset_reset]
+    `OffsetResetStrategy` EARLIEST or LATEST); None for NONE, which resets nothing."""
+    return RESET_TIMESTAMPS.get(auto_offset_reset)
 
