@@ -46,8 +46,8 @@ class Kind:
     # the model's message kind on the wire, when it is not the probe's name for it
     wire_kind: str = ""
     # an act on the node itself rather than a message (the operator's): called with the node
-    # as the step begins, nothing is sent
-    act: Callable[[Any], None] | None = None
+    # and the step's body fields as the step begins, nothing is sent
+    act: Callable[[Any, dict], None] | None = None
     # from a voter of the KRaft quorum (`c<n>`, n <= cluster.controllers), or with
     # `observer_too` also from a broker (an observer of the metadata log)
     from_voter: bool = False

@@ -50,7 +50,9 @@ ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
            "ProduceResponse": "Produce", "MetadataResponse": "Metadata",
            "OffsetsForLeaderEpochResponse": "OffsetsForLeaderEpoch",
            "ListOffsetsResponse": "ListOffsets", "MetadataFetchResponse": "QuorumFetch",
-           "VoteResponse": "Vote", "QuorumFetchResponse": "QuorumFetch"}
+           "VoteResponse": "Vote", "QuorumFetchResponse": "QuorumFetch",
+           "BeginQuorumEpochResponse": "BeginQuorumEpoch",
+           "EndQuorumEpochResponse": "EndQuorumEpoch"}
 
 
 class Peer(Actor):
@@ -316,7 +318,7 @@ class ProbeRun:
         self.world.trace.emit(start, "harness", V.PROBE_STEP, fields)
         kind = KINDS[step.kind]
         if kind.act is not None:
-            kind.act(self.node)
+            kind.act(self.node, step.fields)
         else:
             self.peers[step.src].send(self.probe.node, kind.wire_kind or step.kind, body)
         self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, seen_before, start)

@@ -44,7 +44,7 @@ CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 ZK_KINDS = ("BrokerChange", "TopicChange", "PartitionModifications", "PreferredReplicaElection",
             "PartitionReassignment")
 # what an operator does to the node itself (no message), "from" the "operator"
-OPERATOR_KINDS = ("Shutdown",)
+OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown")
 # the senders that stand for no node of the cluster, and the only kinds each sends
 PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS}
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself

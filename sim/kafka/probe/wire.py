@@ -327,7 +327,7 @@ KINDS: dict[str, Kind] = {
          Field("topic_id", "int", None)),
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
     "Shutdown": Kind(BROKER, (), lambda f, ctx: None, "the operator begins the broker's "
-                     "(controlled) shutdown: no message", act=lambda b: b.begin_shutdown()),
+                     "(controlled) shutdown: no message", act=lambda b, _f: b.begin_shutdown()),
     "ControlledShutdown": Kind(
         ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO),
                         Field("broker_epoch", "int", None)),
