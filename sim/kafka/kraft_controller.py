@@ -70,7 +70,7 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         self._reset_controller()
 
     def on_restart(self) -> None:
-        self._reset_raft_volatile()
+        self.restart_raft()
         self.set_timer(RAFT_TICK_US, "tick")
 
     def on_timer(self, name: str, data) -> None:

@@ -20,6 +20,7 @@ an answer makes the voter ready again at once (the retry backoff, quorum.retry.b
 from __future__ import annotations
 
 from sim.kafka import errors as E
+from sim.kafka import vocab as V
 from sim.kafka.kraft_messages import BeginQuorumEpoch, EndQuorumEpoch, QuorumAnswer
 
 
@@ -157,6 +158,24 @@ class RaftEpochs:
         if self._common_response(resp.epoch, resp.leader, resp.error) is None and \
                 resp.error == E.NONE and self.role == "resigned":
             self.acked.add(msg.src)
+
+    def restart_raft(self) -> None:
+        """`QuorumState.initialize` (3.3.0-3.7.0): a restarted voter starts in the state its
+        quorum-state file holds, the one it was in when it stopped: a leader (or resigned
+        leader) of its epoch resigned in it, naming no successors (it may not vote again in
+        the epoch it led, and tells the others); a candidate a candidate of its epoch, asking
+        again; a follower following the leader it knew (`FollowerState`, whose stored election
+        keeps no vote); a voter that voted, voted; else unattached. Its volatile state starts
+        afresh (`_reset_raft_volatile`)."""
+        was, leader = self.quorum_state(), self.leader
+        self._reset_raft_volatile()
+        if was in ("leader", "resigned"):
+            self.role, self.leader, self.successors = "resigned", self.name, ()
+            self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": "restarted"})
+        elif was == "candidate":
+            self.role, self.votes, self.retries = "candidate", {self.name}, 1
+        elif was == "follower":
+            self.leader = leader
 
     # -- the client's API: resign(epoch), shutdown(timeoutMs) ------------------------------
     def resign(self, epoch: int) -> None:

@@ -144,3 +144,22 @@ def test_a_graceful_shutdown_resigns_a_leader_and_stops_once_another_leads():
     c1.on_begin_quorum_epoch(SimpleNamespace(src="c2", body=BeginQuorumEpoch(6, "c2")))
     c1.raft_tick()
     assert not c1.alive
+
+
+@pytest.mark.parametrize("role,leader,voted_for,then", [
+    ("leader", "c1", "c1", ("resigned", "c1")),     # it may not lead (or vote) again in it
+    ("resigned", "c1", "c1", ("resigned", "c1")),
+    ("candidate", None, "c1", ("candidate", None)),
+    ("follower", "c2", None, ("follower", "c2")),   # it follows the leader it knew
+    ("follower", None, "c3", ("voted", None)),
+    ("follower", None, None, ("unattached", None)),
+])
+def test_a_restarted_voter_starts_in_the_state_it_stopped_in(role, leader, voted_for, then):
+    """`QuorumState.initialize` (3.7.0): the model's restarted voter forgot the leader it knew
+    and came back unattached (or voted), so it stood for a needless election once its
+    election timeout passed; a restarted leader could vote in the epoch it led."""
+    c1, _sent = _voter(role, 5, leader)
+    c1.voted_for = voted_for
+    c1.world.crash("c1")
+    c1.world.restart("c1")
+    assert (c1.quorum_state(), c1.leader, c1.quorum_epoch) == (*then, 5)
