@@ -27,6 +27,7 @@ FIELDS: dict[str, dict[str, str]] = {
              "bytes": _I, "api": _S, "v": _I, "wire_corr": _I, "batches": "array",
              "topics": "array of string", "producer_id": _I, "epoch": _I,
              "last_epoch": _I, "last_offset": _I, "granted": _B, "fetch_offset": _I,
+             "preferred_successors": "array of string",
              "records": _I, "high_watermark": _I, "broker": _I, "broker_epoch": _I,
              "metadata_offset": _I, "fenced": _B, "want_shutdown": _B,
              "should_shutdown": _B},

@@ -70,7 +70,7 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         self._reset_controller()
 
     def on_restart(self) -> None:
-        self._reset_raft_volatile()
+        self.restart_raft()
         self.set_timer(RAFT_TICK_US, "tick")
 
     def on_timer(self, name: str, data) -> None:
@@ -277,6 +277,9 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         "Vote": RaftQuorum.on_vote,
         "VoteResponse": RaftQuorum.on_vote_response,
         "BeginQuorumEpoch": RaftQuorum.on_begin_quorum_epoch,
+        "BeginQuorumEpochResponse": RaftQuorum.on_begin_quorum_epoch_response,
+        "EndQuorumEpoch": RaftQuorum.on_end_quorum_epoch,
+        "EndQuorumEpochResponse": RaftQuorum.on_end_quorum_epoch_response,
         "QuorumFetch": RaftQuorum.on_quorum_fetch,
         "QuorumFetchResponse": RaftQuorum.on_quorum_fetch_response,
         "BrokerRegistration": KraftBrokers.on_broker_registration,

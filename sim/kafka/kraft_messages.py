@@ -69,10 +69,38 @@ class VoteResponse(NamedTuple):
 
 class BeginQuorumEpoch(NamedTuple):
     epoch: int
-    leader: str
+    leader: str | None  # None: no leader named (Kafka's LeaderId -1, INVALID_REQUEST)
 
     def brief(self) -> dict:
         return {"epoch": self.epoch}
+
+
+class EndQuorumEpoch(NamedTuple):
+    """A resigning leader's word to the other voters (KIP-595): it gives up `epoch`, and
+    names its preferred successors, the furthest fetched first."""
+
+    epoch: int
+    leader: str | None
+    preferred_successors: tuple = ()
+
+    def brief(self) -> dict:
+        return {"epoch": self.epoch, "preferred_successors": list(self.preferred_successors)}
+
+
+class QuorumAnswer(NamedTuple):
+    """A voter's answer to a BeginQuorumEpoch or an EndQuorumEpoch: its error, and the epoch
+    and leader it knows once it has acted on the request (`buildBeginQuorumEpochResponse`,
+    `buildEndQuorumEpochResponse`)."""
+
+    epoch: int
+    leader: str | None
+    error: int = 0
+
+    def brief(self) -> dict:
+        out = {"epoch": self.epoch}
+        if self.error:
+            out["error"] = self.error
+        return out
 
 
 class QuorumFetch(NamedTuple):
@@ -90,6 +118,9 @@ class QuorumFetch(NamedTuple):
     # the high watermark the fetcher knows (-1: none), sent from Fetch v18 (KIP-1166, 4.1);
     # None where the sender's version lacks the field (Kafka's default there is Long.MAX_VALUE)
     high_watermark: int | None = None
+    # MaxWaitMs: how long the leader may park a Fetch that finds nothing new; None: the
+    # fetchers' own (`metadata_fetch_wait_ms`, Kafka's quorum fetch max wait)
+    max_wait_ms: int | None = None
 
     def brief(self) -> dict:
         return {"epoch": self.epoch, "fetch_offset": self.fetch_offset}

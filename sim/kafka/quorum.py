@@ -27,17 +27,17 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.kraft_messages import (
     LEADER_CHANGE,
-    BeginQuorumEpoch,
     MetadataRecord,
     QuorumFetch,
     QuorumFetchResponse,
 )
 from sim.kafka.quorum_elections import RaftElections
+from sim.kafka.quorum_epochs import RaftEpochs
 
 RAFT_TICK_US = 50_000
 
 
-class RaftQuorum(RaftElections):
+class RaftQuorum(RaftEpochs, RaftElections):
     def init_raft(self, voters: list[str]) -> None:
         self.voters = voters
         self.entries: list[tuple[int, MetadataRecord]] = []  # durable
@@ -63,6 +63,7 @@ class RaftQuorum(RaftElections):
         self.last_contact_us = self.now_us
         self.fetch_sent_us = -1
         self.election_deadline_us = self.now_us + self._election_timeout_us()
+        self._reset_epoch_requests()
 
     def _election_timeout_us(self) -> int:
         base = self.cluster.quorum_election_timeout_ms * 1000
@@ -87,14 +88,20 @@ class RaftQuorum(RaftElections):
     # -- ticks -----------------------------------------------------------------------------
     def raft_tick(self) -> None:
         now = self.now_us
+        if self._maybe_complete_shutdown(now):
+            return
+        shutting_down = self.shutdown_deadline_us >= 0  # it stands for no election
         if self.role == "leader":
             self._answer_parked(expired_only=True)
             self._check_quorum(now)
+            if self.role == "leader":
+                self._announce()
         elif self.role == "candidate":
             self._poll_candidate(now)
         elif self.role == "resigned":
-            if now >= self.election_deadline_us:
-                self._stand()
+            self._poll_resigned(now)
+        elif shutting_down:
+            return
         elif self.leader is None:
             if now >= self.election_deadline_us:
                 self._stand()
@@ -115,41 +122,22 @@ class RaftQuorum(RaftElections):
         if self.rules.raft_resigns(self.protocol, heard, self._majority()):
             self._resign("lost quorum")
 
-    def _resign(self, reason: str) -> None:
-        """`transitionToResigned` (3.7.0): the leader gives up its leadership but stays its
-        epoch's leader in name (`ResignedState.election()` names itself): it takes no more
-        writes, refuses Fetches as not the leader (naming itself), grants no vote in its
-        epoch, and stands as candidate once its election timeout passes (`pollResigned`)."""
-        self._leave_leadership(reason, self.name)
-        self.role = "resigned"
-        self.election_deadline_us = self.now_us + self._election_timeout_us()
-        self.fetch_sent_us = -1
-        self.on_leadership(False)
-
     # -- elections (and `RaftElections`) ---------------------------------------------------
     def _maybe_win(self) -> None:
         if self.role != "candidate" or len(self.votes) < self._majority():
             return
         self.role, self.leader = "leader", self.name
-        self.voter_ends = {v: 0 for v in self.voters if v != self.name}
+        self.voter_ends = {}  # voter -> its end offset, once it fetched in this epoch
         self.voter_contact = {v: self.now_us for v in self.voters if v != self.name}
         self.parked = {}
         self.epoch_start = self.end_offset
         self.emit(V.QUORUM_LEADER, {"epoch": self.quorum_epoch, "end_offset": self.end_offset,
                                     "high_watermark": self.hw})
-        for v in self.voters:  # BeginQuorumEpoch: the voters learn who won
-            if v != self.name:
-                self.send(v, "BeginQuorumEpoch", BeginQuorumEpoch(self.quorum_epoch, self.name))
+        self.acked, self.epoch_sent = set(), {}  # `resetConnections`
+        self._announce()  # BeginQuorumEpoch: the voters learn who won
         # a control record drains the accumulator at once (`appendControlMessage`)
         self.append(MetadataRecord.of(LEADER_CHANGE, leader=self.name))
         self.drain()
-
-    def on_begin_quorum_epoch(self, msg) -> None:
-        """`handleBeginQuorumEpochRequest`: follow the leader of this or a later epoch."""
-        req = msg.body
-        if req.epoch > self.quorum_epoch or (req.epoch == self.quorum_epoch
-                                             and self.role != "leader"):
-            self._step_down(req.epoch, req.leader, "higher epoch")
 
     def _leave_leadership(self, reason: str, named: str | None) -> None:
         """What a leader gives up with its leadership, resigned or stepped down: its parked
@@ -171,6 +159,7 @@ class RaftQuorum(RaftElections):
         if was_leader:
             self._leave_leadership(reason, leader)
         self.role, self.leader = "follower", leader
+        self.acked, self.epoch_sent = set(), {}  # `resetConnections`
         self.last_contact_us = self.now_us
         if not keeps_timer:
             self.election_deadline_us = self.now_us + self._election_timeout_us()
@@ -231,8 +220,15 @@ class RaftQuorum(RaftElections):
 
     # -- Fetch -----------------------------------------------------------------------------
     def on_quorum_fetch(self, msg) -> None:
+        """`handleFetchRequest` (3.7.0): a malformed Fetch is INVALID_REQUEST before its epoch
+        is looked at (`rules.raft_fetch_request_error`), then `validateLeaderOnlyRequest`; a
+        valid one from a voter counts as its acknowledgement of this leader and its fetch
+        (`updateReplicaState`); one that finds nothing new waits up to its MaxWaitMs (0:
+        answered at once)."""
         req = msg.body
-        error = self.rules.raft_fetch_error(req.epoch, self.quorum_epoch, self.role == "leader")
+        error = self.rules.raft_fetch_request_error(
+            self._max_wait_ms(req), req.fetch_offset, req.last_fetched_epoch, req.epoch) or \
+            self.rules.raft_fetch_error(req.epoch, self.quorum_epoch, self.role == "leader")
         if error:  # with this voter's epoch and the leader it knows, for the fetcher to follow
             self.send(msg.src, "QuorumFetchResponse", QuorumFetchResponse(
                 self.quorum_epoch, self.leader, error, (), -1, None, req.corr))
@@ -242,14 +238,20 @@ class RaftQuorum(RaftElections):
         if req.voter and diverging is None:
             self.voter_ends[req.replica] = req.fetch_offset
             self.voter_contact[req.replica] = self.now_us
+            self.acked.add(req.replica)
             self._advance_hw()
         if diverging is None and req.fetch_offset >= self.end_offset and \
+                self._max_wait_ms(req) > 0 and \
                 not self.rules.raft_fetch_answered_now(self.protocol, req.high_watermark,
                                                        self._visible_hw()):
-            deadline = self.now_us + self.cluster.metadata_fetch_wait_ms * 1000
+            deadline = self.now_us + self._max_wait_ms(req) * 1000
             self.parked[msg.src] = (msg.src, req, deadline)
             return
         self._answer(msg.src, req, diverging)
+
+    def _max_wait_ms(self, req) -> int:
+        """The Fetch's MaxWaitMs: its own, else the fetchers' (`metadata_fetch_wait_ms`)."""
+        return self.cluster.metadata_fetch_wait_ms if req.max_wait_ms is None else req.max_wait_ms
 
     def _answer(self, dst: str, req, diverging=None) -> None:
         """Answer a Fetch with the entries after its offset and the high watermark, which a new

@@ -27,6 +27,7 @@ class RaftElections:
         self.voted_for = self.name
         self.role, self.leader, self.votes = "candidate", None, {self.name}
         self.rejected, self.backoff_until_us, self.vote_sent = set(), -1, {}
+        self.acked, self.epoch_sent = set(), {}  # `resetConnections`
         self.election_deadline_us = self.now_us + self._election_timeout_us()
         self.emit(V.QUORUM_ELECTION, {"epoch": self.quorum_epoch,
                                       "end_offset": self.end_offset})
@@ -48,8 +49,12 @@ class RaftElections:
     def _poll_candidate(self, now: int) -> None:
         """`pollCandidate` (3.3.0-3.7.0): a candidate backing off stands again once its
         backoff is over; one whose election timeout passed backs off first; else it asks the
-        voters that have not answered again, while it can still win."""
-        if self.backoff_until_us >= 0:
+        voters that have not answered again, while it can still win. A candidate shutting
+        down only asks, until it wins (to resign) or another leads."""
+        if self.shutdown_deadline_us >= 0:
+            if not self._vote_rejected():
+                self._send_votes()
+        elif self.backoff_until_us >= 0:
             if now >= self.backoff_until_us:
                 self._stand()
         elif now >= self.election_deadline_us:

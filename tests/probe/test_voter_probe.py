@@ -202,8 +202,11 @@ def test_impossible_voter_states_are_one_line_errors_naming_the_key(state, key):
     (dict(deliver="QuorumFetch",
           body="epoch = 1, fetch_offset = 0, last_fetched_epoch = 0, high_watermark = 0"),
      "probe.steps[0].body"),  # Fetch v18 (4.1) carries it, not 3.7's
-    (dict(deliver="QuorumFetch", body="epoch = 1, fetch_offset = -5, last_fetched_epoch = 0"),
-     "probe.steps[0].body.fetch_offset"),  # Kafka: INVALID_REQUEST; the model has no check
+    (dict(deliver="EndQuorumEpoch", body='epoch = 1, preferred_successors = ["c2", "c8"]'),
+     "probe.steps[0].body.preferred_successors[1]"),
+    (dict(deliver="Resign", src="c2", body="epoch = 1"), "probe.steps[0].from"),
+    (dict(deliver="RaftShutdown", src="operator", body="timeout = 5"),
+     "probe.steps[0].body.timeout"),
     (dict(deliver="BeginQuorumEpoch", body='epoch = 1, leader = "c7"'),
      "probe.steps[0].body.leader"),
     (dict(deliver="QuorumFetchResponse", body="epoch = 3, records = [[2, 1], [1, 1]]"),

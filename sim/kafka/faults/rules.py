@@ -21,7 +21,8 @@ MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "Pr
                  # (the quorum's own and the brokers'), and the quorum's elections
                  "BrokerRegistration", "BrokerRegistrationResponse", "BrokerHeartbeat",
                  "BrokerHeartbeatResponse", "QuorumFetch", "QuorumFetchResponse", "Vote",
-                 "VoteResponse", "BeginQuorumEpoch")
+                 "VoteResponse", "BeginQuorumEpoch", "BeginQuorumEpochResponse", "EndQuorumEpoch",
+                 "EndQuorumEpochResponse")
 DELAYS_MS = (1, 10, 100, 500, 1000, 2000, 3000, 5000)  # the delays explore draws
 # Rules pick kinds with these weights: the control requests and the requests that carry an
 # epoch matter most to these protocols.
@@ -45,6 +46,9 @@ ROUTES = {
     "QuorumFetch": ("metadata_fetchers", "controllers"),
     "QuorumFetchResponse": ("controllers", "metadata_fetchers"),
     "Vote": ("controllers", "controllers"), "BeginQuorumEpoch": ("controllers", "controllers"),
+    "BeginQuorumEpochResponse": ("controllers", "controllers"),
+    "EndQuorumEpoch": ("controllers", "controllers"),
+    "EndQuorumEpochResponse": ("controllers", "controllers"),
 }
 # A KRaft run has no LeaderAndIsr, StopReplica or UpdateMetadata: its rules draw these kinds,
 # the control plane's (heartbeats that keep a broker unfenced, the metadata log's Fetch) most.

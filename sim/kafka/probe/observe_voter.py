@@ -10,8 +10,11 @@ model's own `RaftQuorum.quorum_state`), `quorum_epoch`, `quorum_leader` and `vot
 `epoch`, `leader`, `high_watermark`, `diverging_epoch` (`[epoch, end_offset]`) and `records`
 (`[[epoch, count], ...]`). A field the model's answer does not carry reads `"none"`, except
 `error`, which reads NONE on an answer that carries no error. What it asked during the step: `fetch_sent.<field>` (`epoch`, `fetch_offset`,
-`last_fetched_epoch` of the last QuorumFetch it sent) and `vote_sent.<field>` (`epoch`,
-`last_epoch`, `last_offset` of the last Vote it sent), `"none"` when it sent none.
+`last_fetched_epoch` of the last QuorumFetch it sent), `vote_sent.<field>` (`epoch`,
+`last_epoch`, `last_offset` of the last Vote it sent) and `end_epoch_sent.<field>` (`epoch`,
+`leader`, `preferred_successors` of the last EndQuorumEpoch it sent), `"none"` when it sent
+none. The answer's `epoch`, `leader` and `error` read a BeginQuorumEpochResponse's and an
+EndQuorumEpochResponse's too.
 """
 
 from __future__ import annotations
@@ -56,14 +59,16 @@ def _answer(name: str) -> Callable[[Seen, str], Any]:
 
 
 SENT = {"fetch_sent": ("QuorumFetch", ("epoch", "fetch_offset", "last_fetched_epoch")),
-        "vote_sent": ("Vote", ("epoch", "last_epoch", "last_offset"))}
+        "vote_sent": ("Vote", ("epoch", "last_epoch", "last_offset")),
+        "end_epoch_sent": ("EndQuorumEpoch", ("epoch", "leader", "preferred_successors"))}
 
 
 def _sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
     def read(seen: Seen, _arg: str) -> Any:
         for _dst, sent_kind, body in reversed(seen.sent):
             if sent_kind == kind:
-                return getattr(body, name)
+                value = getattr(body, name)
+                return list(value) if isinstance(value, tuple) else value
         return NONE
     return read
 

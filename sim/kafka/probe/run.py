@@ -51,7 +51,9 @@ ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
            "ProduceResponse": "Produce", "MetadataResponse": "Metadata",
            "OffsetsForLeaderEpochResponse": "OffsetsForLeaderEpoch",
            "ListOffsetsResponse": "ListOffsets", "MetadataFetchResponse": "QuorumFetch",
-           "VoteResponse": "Vote", "QuorumFetchResponse": "QuorumFetch"}
+           "VoteResponse": "Vote", "QuorumFetchResponse": "QuorumFetch",
+           "BeginQuorumEpochResponse": "BeginQuorumEpoch",
+           "EndQuorumEpochResponse": "EndQuorumEpoch"}
 
 
 class Peer(Actor):

@@ -45,7 +45,7 @@ CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 ZK_KINDS = ("BrokerChange", "TopicChange", "PartitionModifications", "PreferredReplicaElection",
             "PartitionReassignment")
 # what an operator does to the node itself (no message), "from" the "operator"
-OPERATOR_KINDS = ("Shutdown",)
+OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown")
 # the senders that stand for no node of the cluster, and the only kinds each sends: the
 # application calls a consumer's API (`wire_app`)
 PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS, "app": tuple(APP_KINDS)}

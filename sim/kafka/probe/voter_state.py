@@ -8,8 +8,11 @@ Contract: `VOTER_STATE` is the fields a voter's `[probe.state]` may hold
 - `quorum_state`: `unattached` (no leader, no vote), `voted` (voted for `voted_for` in
   `epoch`, no leader), `follower` (of `leader`), `candidate` (voted for itself in `epoch`:
   it stood at once, its Vote requests are on their way to the other voters as the first step
-  begins), or `leader` (it won `epoch`: its LeaderChange record is appended after `log`, and
-  the BeginQuorumEpoch requests it sent on winning reach no step).
+  begins), `leader` (it won `epoch`: its LeaderChange record is appended after `log`, and
+  the BeginQuorumEpoch requests it sent on winning reach no step), or `resigned` (it led
+  `epoch` and gave it up, as a leader restarts, `QuorumState.initialize`: no preferred
+  successors, no record of its own; its EndQuorumEpoch requests are on their way to the
+  other voters as the first step begins).
 - `epoch`: the quorum epoch; default 0 for `unattached`, else 1 (no election is held in
   epoch 0, so only an unattached voter may be there).
 - `log`: the metadata log's epochs, `[[epoch, record_count], ...]` in epoch order, each epoch
@@ -34,7 +37,7 @@ from sim.kafka.probe.fields import Field, FieldProblem, suggest
 from sim.kafka.probe.kind import NO
 from sim.kafka.probe.state import without_controller_timers
 
-QUORUM_STATES = ("unattached", "voted", "follower", "candidate", "leader")
+QUORUM_STATES = ("unattached", "voted", "follower", "candidate", "leader", "resigned")
 VOTER_STATE = (Field("name", "str"), Field("quorum_state", "str", "unattached"),
                Field("epoch", "int", NO), Field("leader", "str", ""),
                Field("voted_for", "str", ""), Field("log", "pairs", ()),
@@ -58,18 +61,21 @@ def set_voter(node, state: dict, ctx) -> None:
         raise FieldProblem("node.high_watermark", f"{hw} is outside the log [0, {len(entries)}]",
                            "give a HW within the log")
     without_controller_timers(node)
-    node.entries, node.hw = entries, hw
+    node.entries, node.hw = list(entries), hw
     node.start()
-    if q in ("candidate", "leader"):
+    if q in ("candidate", "leader", "resigned"):
         node.quorum_epoch = epoch - 1
         send = node.send
-        if q == "leader":  # its Vote and BeginQuorumEpoch requests went before the probe
+        if q != "candidate":  # its Vote and BeginQuorumEpoch requests went before the probe
             node.send = lambda dst, kind, body: None
         node._stand()  # `transitionToCandidate`: epoch + 1, its own vote, Vote to the others
-        if q == "leader":
+        if q != "candidate":
             node.votes = set(node.voters)
             node._maybe_win()  # `transitionToLeader`: the LeaderChange record written
             node.send = send
+        if q == "resigned":  # led `epoch` before a restart: no record of this start
+            node.entries, node.hw = list(entries), hw
+            node._resign("restarted", successors=())
         return
     node.quorum_epoch = epoch
     node.leader = state["leader"] or None

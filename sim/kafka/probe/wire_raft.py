@@ -1,19 +1,23 @@
 """The KRaft quorum's own messages a probe can deliver to a voter under test (KIP-595).
 
-Contract: `RAFT_KINDS` maps `Vote`, `VoteResponse`, `BeginQuorumEpoch`, `QuorumFetch` and
+Contract: `RAFT_KINDS` maps `Vote`, `VoteResponse`, `BeginQuorumEpoch`,
+`BeginQuorumEpochResponse`, `EndQuorumEpoch`, `EndQuorumEpochResponse`, `QuorumFetch` and
 `QuorumFetchResponse` to their `Kind` (joined to `sim.kafka.probe.wire.KINDS`); each body is
 the model's own message (`sim.kafka.kraft_messages`), so a probe passes through the handlers
 of `sim.kafka.quorum.RaftQuorum` that a run does. Each comes from a voter of the quorum
 (`c<n>`), a QuorumFetch also from a broker (an observer). The sender is the candidate of a
-Vote, the leader of a BeginQuorumEpoch unless `leader` says otherwise, and the replica of a
-QuorumFetch (a voter by its name, `c<n>`). A QuorumFetchResponse's `records` are the log's
+Vote, the leader of a BeginQuorumEpoch or an EndQuorumEpoch unless `leader` says otherwise
+(`"none"`: LeaderId -1), and the replica of a QuorumFetch (a voter by its name, `c<n>`), whose
+`max_wait_ms` is its MaxWaitMs (default the fetchers' `metadata_fetch_wait_ms`). Also the
+client's own calls, acts of the operator on the voter: `Resign` (`resign(epoch)`) and
+`RaftShutdown` (`shutdown(timeoutMs)`). A QuorumFetchResponse's `records` are the log's
 epochs as `[[epoch, count], ...]`, records being NoOp placeholders at offsets from the
 node's last QuorumFetch to the sender (0 if it sent none), all committed unless
 `high_watermark` says less; its `leader` is the sender unless given (`"none"`: no leader).
 `check_raft_body(kind, fields, key, voters)` refuses what a voter could not be sent: a leader
-that is not a voter, records out of epoch order or above the answer's epoch, and a Fetch with
-a negative offset or last fetched epoch (Kafka answers it INVALID_REQUEST; the model, whose
-fetchers never send one, does not validate it and would read its log at a negative index).
+or a preferred successor that is not a voter, and records out of epoch order or above the
+answer's epoch. (A malformed Fetch, a negative offset, last fetched epoch or MaxWaitMs, is
+delivered: the voter answers it INVALID_REQUEST, as Kafka's does.)
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from __future__ import annotations
 from sim.kafka.kraft_messages import (
     NO_OP,
     BeginQuorumEpoch,
+    EndQuorumEpoch,
     MetadataRecord,
+    QuorumAnswer,
     QuorumFetch,
     QuorumFetchResponse,
     Vote,
@@ -52,11 +58,20 @@ def _begin_quorum_epoch(f: dict, ctx) -> BeginQuorumEpoch:
     return BeginQuorumEpoch(f["epoch"], _leader(f["leader"], ctx))
 
 
+def _end_quorum_epoch(f: dict, ctx) -> EndQuorumEpoch:
+    return EndQuorumEpoch(f["epoch"], _leader(f["leader"], ctx), tuple(f["preferred_successors"]))
+
+
+def _quorum_answer(f: dict, ctx) -> QuorumAnswer:
+    """A voter's answer to the node's BeginQuorumEpoch or EndQuorumEpoch."""
+    return QuorumAnswer(f["epoch"], _leader(f["leader"], ctx), f["error"])
+
+
 def _quorum_fetch(f: dict, ctx) -> QuorumFetch:
     """A voter's (`c<n>`) or an observer's (`b<n>`) Fetch of the metadata log."""
     return QuorumFetch(f["epoch"], ctx.src, f["fetch_offset"], f["last_fetched_epoch"],
                        ctx.src[:1] == "c", f["corr"] or ctx.corr("QuorumFetch"),
-                       f["high_watermark"])
+                       f["high_watermark"], f["max_wait_ms"])
 
 
 def epochs_of(runs: tuple) -> list[int]:
@@ -73,6 +88,10 @@ def _quorum_fetch_response(f: dict, ctx) -> QuorumFetchResponse:
                                f["diverging_epoch"], f["corr"] or ctx.corr("QuorumFetch"))
 
 
+# a BeginQuorumEpochResponse's or an EndQuorumEpochResponse's fields; the leader defaults to
+# the sender, as for a QuorumFetchResponse
+ANSWER_FIELDS = (Field("epoch", "int"), Field("leader", "str", ""), Field("error", "error", 0))
+
 RAFT_KINDS: dict[str, Kind] = {
     "Vote": Kind(VOTER, (Field("epoch", "int"), Field("last_epoch", "int"),
                          Field("last_offset", "int")),
@@ -84,9 +103,25 @@ RAFT_KINDS: dict[str, Kind] = {
     "BeginQuorumEpoch": Kind(VOTER, (Field("epoch", "int"), Field("leader", "str", "")),
                              _begin_quorum_epoch, "a new leader's BeginQuorumEpoch",
                              from_voter=True),
+    "BeginQuorumEpochResponse": Kind(
+        VOTER, ANSWER_FIELDS, _quorum_answer, "a voter's answer to the node's BeginQuorumEpoch",
+        from_voter=True),
+    "EndQuorumEpoch": Kind(
+        VOTER, (Field("epoch", "int"), Field("leader", "str", ""),
+                Field("preferred_successors", "strs", ())),
+        _end_quorum_epoch, "a resigning leader's EndQuorumEpoch", from_voter=True),
+    "EndQuorumEpochResponse": Kind(
+        VOTER, ANSWER_FIELDS, _quorum_answer, "a voter's answer to the node's EndQuorumEpoch",
+        from_voter=True),
+    "Resign": Kind(VOTER, (Field("epoch", "int"),), lambda f, ctx: None,
+                   "the client's resign(epoch): no message", act=lambda n, _src, f: n.resign(f["epoch"])),
+    "RaftShutdown": Kind(VOTER, (Field("timeout_ms", "int", 5000),), lambda f, ctx: None,
+                         "the client's graceful shutdown(timeoutMs): no message",
+                         act=lambda n, _src, f: n.begin_raft_shutdown(f["timeout_ms"])),
     "QuorumFetch": Kind(
         VOTER, (Field("corr", "int", 0), Field("epoch", "int"), Field("fetch_offset", "int"),
-                Field("last_fetched_epoch", "int"), Field("high_watermark", "int", None)),
+                Field("last_fetched_epoch", "int"), Field("high_watermark", "int", None),
+                Field("max_wait_ms", "int", None)),
         _quorum_fetch, "a voter's or an observer's Fetch of the metadata log",
         from_voter=True, observer_too=True),
     "QuorumFetchResponse": Kind(
@@ -100,10 +135,10 @@ RAFT_KINDS: dict[str, Kind] = {
 
 def check_raft_body(kind: str, fields: dict, key: str, voters: list[str]) -> None:
     """What the voter could not be sent (see the module contract)."""
-    for name in ("fetch_offset", "last_fetched_epoch"):
-        if kind == "QuorumFetch" and fields[name] < 0:
-            raise FieldProblem(f"{key}.{name}", f"{fields[name]} is negative: the model does "
-                               "not validate a malformed Fetch", "give 0 or more")
+    for i, successor in enumerate(fields.get("preferred_successors", ())):
+        if successor not in voters:
+            raise FieldProblem(f"{key}.preferred_successors[{i}]", f"{successor!r} is not a "
+                               "voter of the quorum", suggest(str(successor), voters))
     leader = fields.get("leader", "")
     if leader not in ("", NO_LEADER) and leader not in voters:
         raise FieldProblem(f"{key}.leader", f"{leader!r} is not a voter of the quorum",

@@ -10,7 +10,8 @@ one or more rules for wrong ones (`sim.kafka.rules.mutants`), never a branch ins
 Modules: `epochs` (CurrentLeaderEpoch checks), `control` (LeaderAndIsr, StopReplica,
 UpdateMetadata), `replication` (HW, ISR, follower fetch and truncation), `producer_state` (the
 idempotent append check), `client_metadata`, `client_producer`, `client_consumer`, `backoff`,
-`controller`, `kraft` (the quorum, the quorum controller, a KRaft broker's replay). `Rules` lists the rules a mutant may swap; the others are called directly.
+`controller`, `kraft` (the quorum, the quorum controller, a KRaft broker's replay), `raft_requests` (the
+quorum's request checks and its resignation's order). `Rules` lists the rules a mutant may swap; the others are called directly.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from sim.kafka.rules import (
     epochs,
     kraft,
     producer_state,
+    raft_requests,
     replication,
 )
 
@@ -83,6 +85,10 @@ class Rules:
     raft_high_watermark: Callable = kraft.high_watermark
     raft_diverging_end_offset: Callable = kraft.diverging_end_offset
     raft_resigns: Callable = kraft.raft_resigns
+    raft_fetch_request_error: Callable = raft_requests.fetch_request_error
+    raft_voter_only_error: Callable = raft_requests.voter_only_error
+    raft_preferred_successors: Callable = raft_requests.preferred_successors
+    raft_end_epoch_backoff_ms: Callable = raft_requests.end_epoch_election_backoff_ms
     kraft_answer_offset: Callable = kraft.answer_offset
     raft_fetch_answered_now: Callable = kraft.quorum_fetch_answered_now
     raft_hw_move_answers_parked: Callable = kraft.hw_move_answers_parked

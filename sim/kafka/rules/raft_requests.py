@@ -1,0 +1,58 @@
+"""The KRaft quorum's request checks and its resignation's order, as `KafkaRaftClient` and
+`LeaderState` take them (read at 3.3.0-3.7.0): what a voter refuses before it looks at a
+request's epoch, what it refuses by the epoch of a request only a voter sends, and whom a
+resigning leader names as its successors and how long each of them waits.
+
+Contract: pure functions of plain values; they change nothing.
+"""
+
+from __future__ import annotations
+
+from sim.kafka import errors as E
+
+
+def fetch_request_error(max_wait_ms: int, fetch_offset: int, last_fetched_epoch: int,
+                        current_leader_epoch: int) -> int:
+    """`handleFetchRequest` (3.3.0-3.7.0), before any epoch check: INVALID_REQUEST for a
+    negative MaxWaitMs, fetch offset or last fetched epoch, or a last fetched epoch above the
+    request's own epoch (no fetcher can have fetched from a later epoch than it knows);
+    NONE otherwise (the epoch is `validateLeaderOnlyRequest`'s, `leader_only_error`)."""
+    if max_wait_ms < 0 or fetch_offset < 0 or last_fetched_epoch < 0 \
+            or last_fetched_epoch > current_leader_epoch:
+        return E.INVALID_REQUEST
+    return E.NONE
+
+
+def voter_only_error(request_epoch: int, epoch: int, leader_known: bool) -> int:
+    """`validateVoterOnlyRequest` (3.3.0-3.7.0), what a voter answers a BeginQuorumEpoch or an
+    EndQuorumEpoch before acting on it: FENCED_LEADER_EPOCH for an epoch older than its own,
+    then INVALID_REQUEST for a request naming no leader (a negative LeaderId); NONE
+    otherwise. (Its INCONSISTENT_VOTER_SET, for a sender outside the voter set, is not
+    modelled: every sender is a voter.)"""
+    if request_epoch < epoch:
+        return E.FENCED_LEADER_EPOCH
+    return E.NONE if leader_known else E.INVALID_REQUEST
+
+
+def preferred_successors(voters: list[str], leader: str, ends: dict) -> tuple:
+    """`LeaderState.nonLeaderVotersByDescendingFetchOffset` (3.3.0-3.7.0): the other voters in
+    the order a resigning leader names them in its EndQuorumEpoch, the furthest fetched first
+    (`ReplicaState.compareTo`): by end offset, descending; a voter that has not fetched in the
+    epoch (`ends` has none) after those that have; equal ones by node id."""
+    def key(v: str):
+        return (v not in ends, -ends.get(v, 0), int(v[1:]))
+    return tuple(sorted((v for v in voters if v != leader), key=key))
+
+
+def end_epoch_election_backoff_ms(successors: tuple, local: str, backoff_max_ms: int) -> int:
+    """`endEpochElectionBackoff` (3.3.0-3.7.0): how long a follower told by its leader's
+    EndQuorumEpoch that the leader resigns waits before standing (the follower's fetch timeout
+    is overridden to it): 0, at once, for the first preferred successor and for a voter the
+    list leaves out (`indexOf` -1); else `strictExponentialElectionBackoffMs`: the
+    quorum.election.backoff.max.ms shifted right by (successors - 1) and left by
+    (position - 1), at most that maximum, so the better placed a voter, the sooner it stands."""
+    position = successors.index(local) if local in successors else -1
+    if position <= 0:
+        return 0
+    base = backoff_max_ms >> (len(successors) - 1)
+    return min(backoff_max_ms, base << (position - 1))
