@@ -1,9 +1,9 @@
 """KRaft faults: a broker cut from the controller quorum but not from its clients and peers,
 and a broker whose metadata fetch and apply run slow.
 
-Contract: `ACTIONS` holds `cut_from_quorum`, `split_quorum` and `slow_metadata` as `FaultAction`s (see
-`sim.kafka.faults.action`). Both act in KRaft mode only (`cluster.mode = "kraft"`); in
-ZooKeeper mode their outcome says so and nothing changes. The quorum's own failures are the
+Contract: `ACTIONS` holds `cut_from_quorum`, `split_quorum`, `slow_metadata` and
+`stop_controller` as `FaultAction`s (see `sim.kafka.faults.action`). They act in KRaft mode
+only (`cluster.mode = "kraft"`); in ZooKeeper mode their outcome says so and nothing changes. The quorum's own failures are the
 generic node faults aimed at a controller (`crash`/`isolate` of `controller`, the active one).
 """
 
@@ -52,6 +52,26 @@ def _slow_metadata(cluster, target, params):
     return None
 
 
+RAFT_SHUTDOWN_MS = 5000  # `KafkaRaftManager.shutdown`: `client.shutdown(5000)` (3.3.0-3.7.0)
+
+
+def _stop_controller(cluster, target, params):
+    """A controller's process stops cleanly (`KafkaRaftManager.shutdown` ->
+    `KafkaRaftClient.shutdown(timeoutMs)`): a quorum leader resigns at once and sends
+    EndQuorumEpoch with its preferred successors; the voter stands for no election from then
+    on, and stops once another voter leads or `timeout_ms` passes. A `restart` brings it back
+    in the quorum state it stored."""
+    if not cluster.options.kraft:
+        return ZK_ONLY
+    controller = next((c for c in cluster.controllers if c.name == target), None)
+    if controller is None:
+        return f"{target} is not a controller: nothing done"
+    if not controller.alive:
+        return "already down"
+    controller.begin_raft_shutdown(params.get("timeout_ms", RAFT_SHUTDOWN_MS))
+    return None
+
+
 ACTIONS = {a.name: a for a in (
     FaultAction(
         "cut_from_quorum", "broker", params=CUT, apply=_cut_from_quorum,
@@ -68,4 +88,12 @@ ACTIONS = {a.name: a for a in (
         apply=_slow_metadata,
         sentence=lambda t, p: f"{target_words(t)} applies each metadata batch "
                               f"{p.get('delay_ms', 1000)} ms late"),  # 1000: the default
+    FaultAction(
+        "stop_controller", "node", params={"timeout_ms": (number(lo=0), RAFT_SHUTDOWN_MS)},
+        apply=_stop_controller,
+        sentence=lambda t, p: f"stop {target_words(t)} cleanly (a quorum leader resigns "
+                              "first; it stops once another voter leads)",
+        default_undo="restart", window="down",
+        # a restart must come after it stopped, or it finds it up
+        undo_after_us=RAFT_SHUTDOWN_MS * 1000 + 100_000, mark_colour="tab:red"),
 )}

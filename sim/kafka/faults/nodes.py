@@ -198,7 +198,8 @@ ACTIONS = {a.name: a for a in (
         "restart", "node",
         apply=lambda cluster, t, p: restart_outcome(cluster.world, t),
         sentence=lambda t, p: f"restart {target_words(t)}",
-        undoes=("crash", "controlled_shutdown", "power_loss", "log_dir_failure"),
+        undoes=("crash", "controlled_shutdown", "power_loss", "log_dir_failure",
+                "stop_controller"),
         pairs=same_target,
         ends="down", mark_colour="tab:green"),
     FaultAction(
