@@ -77,7 +77,8 @@ class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefr
         self.position = {tp: 0 for tp in self.tps}
         self.resting: dict[str, tuple[int, int]] = {}  # tp -> (until_us, epoch of the failed Fetch)
         self.fetching: dict[int, int] = {}  # broker -> corr of its Fetch in flight
-        self.fetch_epochs: dict[int, dict] = {}  # broker -> {tp: CurrentLeaderEpoch} in that Fetch
+        # broker -> {tp: FetchPartition} its Fetch in flight stands for (a session's whole view)
+        self.fetch_sent: dict[int, dict] = {}
         self.sessions: dict[int, FetchSessionHandler] = {}  # broker -> its fetch session
         self.corr = 0
         self.meta_inflight = None
@@ -205,8 +206,7 @@ class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefr
             sent = session.parts.values()
         else:
             sent = parts
-        self.fetch_epochs[leader] = {fp.tp: fp.current_leader_epoch for fp in sent}
-        self.fetch_offsets[leader] = {fp.tp: fp.fetch_offset for fp in sent}
+        self.fetch_sent[leader] = {fp.tp: fp for fp in sent}
         if not self.protocol.fetch_epoch_check:  # a Fetch before v9 (KIP-320, 2.1) has no
             parts = tuple(fp._replace(current_leader_epoch=-1) for fp in parts)  # such field
         self.corr += 1
@@ -236,19 +236,20 @@ class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefr
         if self.fetching.get(broker) != resp.corr:
             return
         del self.fetching[broker]
-        sent = self.fetch_epochs.pop(broker, {})
-        offsets = self.fetch_offsets.pop(broker, {})
+        sent = self.fetch_sent.pop(broker, {})
         session = self.sessions.get(broker)
         if session is not None:
             session.session_id, session.epoch = session_after_response(
                 session.session_id, session.epoch, resp.error, resp.session_id)
         for data in resp.partitions:
-            if not self.wanted_fetch(data, offsets.get(data.tp, -1)):
+            fp = sent.get(data.tp)
+            if not self.wanted_fetch(data, fp.fetch_offset if fp else -1):
                 continue  # no valid position any more, or a stale answer, or kept while paused
             if data.error == E.NONE:
                 self._consume(data)
             else:
-                self._on_fetch_error(broker, data, resp.node_endpoints, sent.get(data.tp, -1))
+                self._on_fetch_error(broker, data, resp.node_endpoints,
+                                     fp.current_leader_epoch if fp else -1)
         self.fetch()
 
     def _consume(self, data) -> None:

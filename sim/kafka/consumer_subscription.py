@@ -40,7 +40,6 @@ class SubscriptionUser:
         self.assigned: list[str] = list(self.tps)  # in partition order
         self.paused: list[str] = []
         self.parked: dict[str, tuple] = {}  # tp -> (fetch offset, partition data) kept while paused
-        self.fetch_offsets: dict[int, dict] = {}  # broker -> {tp: FetchOffset} of its Fetch in flight
 
     def has_valid_position(self, tp: str) -> bool:
         """`SubscriptionState.hasValidPosition`: assigned and FETCHING."""

@@ -60,7 +60,7 @@ class DeleteRecordsHandler:
             return [offset, Result(tp, err), False]
         self.raise_log_start(tp, p.topic_id, p.log, requested)
         lw = self._low_watermark(p)
-        if delete_records_pending(err, lw, requested):
+        if delete_records_pending(lw, requested):
             return [requested, Result(tp, E.REQUEST_TIMED_OUT, lw), True]
         return [requested, Result(tp, E.NONE, lw), False]
 
@@ -87,7 +87,7 @@ class DeleteRecordsHandler:
                 entry[1:] = [Result(tp, err), False]
             else:
                 lw = self._low_watermark(p)
-                if lw >= entry[0]:
+                if not delete_records_pending(lw, entry[0]):
                     entry[1:] = [Result(tp, E.NONE, lw), False]
             if not entry[2]:
                 keys.remove(key)

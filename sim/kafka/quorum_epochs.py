@@ -65,11 +65,17 @@ class RaftEpochs:
 
     def on_begin_quorum_epoch_response(self, msg) -> None:
         """`handleBeginQuorumEpochResponse`: a leader counts the voter as acknowledging."""
+        self._epoch_answer(msg, "leader")
+
+    def _epoch_answer(self, msg, role: str) -> None:
+        """An answer to this voter's BeginQuorumEpoch (`role` leader) or EndQuorumEpoch
+        (resigned): taken only while its request is in flight (`isResponseExpected`), through
+        `maybeHandleCommonResponse`; a clean one in `role` counts the voter as acknowledging."""
         resp = msg.body
         if self.epoch_sent.pop(msg.src, None) is None:
             return  # no request of this voter's is in flight: not expected
         if self._common_response(resp.epoch, resp.leader, resp.error) is None and \
-                resp.error == E.NONE and self.role == "leader":
+                resp.error == E.NONE and self.role == role:
             self.acked.add(msg.src)
 
     def _maybe_transition(self, leader: str | None, epoch: int) -> None:
@@ -78,9 +84,14 @@ class RaftEpochs:
         its own epoch than the one it knows makes Kafka throw; the model keeps what it has.)"""
         if epoch > self.quorum_epoch:
             self._step_down(epoch, leader, "higher epoch")
-        elif epoch == self.quorum_epoch and leader is not None and self.role in (
-                "candidate", "follower") and self.leader is None:
+        elif epoch == self.quorum_epoch and self._learns_leader(leader):
             self._step_down(epoch, leader, "leader known")
+
+    def _learns_leader(self, leader: str | None) -> bool:
+        """A leader named in the voter's own epoch is news to a candidate or a follower that
+        knows none."""
+        return leader is not None and self.role in ("candidate", "follower") \
+            and self.leader is None
 
     def _common_response(self, epoch: int, leader: str | None, error: int) -> bool | None:
         """`maybeHandleCommonResponse`: True when the answer was dealt with here (an older
@@ -92,7 +103,7 @@ class RaftEpochs:
                                                   E.NOT_LEADER_OR_FOLLOWER):
             self._maybe_transition(leader, epoch)
             return True
-        if leader is not None and self.role in ("candidate", "follower") and self.leader is None:
+        if self._learns_leader(leader):
             self._step_down(epoch, leader, "leader known")
             return True if error != E.NONE else None
         return None
@@ -152,12 +163,7 @@ class RaftEpochs:
 
     def on_end_quorum_epoch_response(self, msg) -> None:
         """`handleEndQuorumEpochResponse`: the voter has heard of the resignation."""
-        resp = msg.body
-        if self.epoch_sent.pop(msg.src, None) is None:
-            return
-        if self._common_response(resp.epoch, resp.leader, resp.error) is None and \
-                resp.error == E.NONE and self.role == "resigned":
-            self.acked.add(msg.src)
+        self._epoch_answer(msg, "resigned")
 
     def restart_raft(self) -> None:
         """`QuorumState.initialize` (3.3.0-3.7.0): a restarted voter starts in the state its

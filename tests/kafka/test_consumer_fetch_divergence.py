@@ -7,18 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.probe.helpers import probe_checks
+from tests.probe.helpers import broker_probe, probe_checks
 
-PROBE = """
-name = "consumer-fetch-divergence"
-[protocol]
-profile = "{profile}"
-[cluster]
-brokers = 3
-[probe]
-kafka_test = "FetchRequestTest.testLastFetchedEpochValidation"
-kafka_tag = "3.7.0"
-node = "b2"
+PROBE = broker_probe("FetchRequestTest.testLastFetchedEpochValidation", "b2", 3) + """
 [probe.state]
 alive = [2, 3]
 [[probe.state.partitions]]
@@ -43,7 +34,7 @@ expect = {{ "error:t-0" = "NONE", "answer.diverging_epoch:t-0" = "none" }}
     (120, 0, [0, 100]),
 ])
 def test_a_consumer_fetch_naming_its_epoch_is_checked_for_divergence(offset, epoch, diverging):
-    checks = probe_checks(PROBE.format(profile="3.7", offset=offset, epoch=epoch))
+    checks = probe_checks(PROBE.format(offset=offset, epoch=epoch))
     assert checks["error:t-0"][1] == "NONE"
     assert checks["answer.diverging_epoch:t-0"][1] == (diverging or "none")
 

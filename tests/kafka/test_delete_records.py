@@ -5,18 +5,9 @@ follower's Fetch carries its own log start (Fetch v5+)."""
 
 from __future__ import annotations
 
-from tests.probe.helpers import probe_checks
+from tests.probe.helpers import broker_probe, probe_checks
 
-LEADER = """
-name = "delete-records-waits"
-[protocol]
-profile = "3.7"
-[cluster]
-brokers = 3
-[probe]
-kafka_test = "DeleteRecordsRequestTest.testDeleteRecordsHappyCase"
-kafka_tag = "3.7.0"
-node = "b1"
+LEADER = broker_probe("DeleteRecordsRequestTest.testDeleteRecordsHappyCase", "b1", 3) + """
 [probe.state]
 alive = {alive}
 [[probe.state.partitions]]
@@ -76,30 +67,26 @@ def test_a_follower_behind_holds_it_until_the_timeout():
 
 
 FOLLOWER = """
-name = "follower-sends-log-start"
-[protocol]
-profile = "{profile}"
-[cluster]
-brokers = 2
-[probe]
-kafka_test = "ReplicaFetcherThreadTest.shouldFetchLeaderEpochOnFirstFetchOnly"
-kafka_tag = "3.7.0"
-node = "b2"
 [[probe.state.partitions]]
 tp = "t-0"
 leader = 1
 leader_epoch = 0
 replicas = [1, 2]
-log = [{{ leader_epoch = 0, record_count = 10 }}]
+log = [{ leader_epoch = 0, record_count = 10 }]
 log_start_offset = 3
 [[probe.steps]]
 deliver = "Metadata"
 from = "k1"
-expect = {{ "fetch_sent.log_start_offset:t-0" = 3 }}
+expect = { "fetch_sent.log_start_offset:t-0" = 3 }
 """
 
 
+def _follower(profile: str) -> dict:
+    test = "ReplicaFetcherThreadTest.shouldFetchLeaderEpochOnFirstFetchOnly"
+    return probe_checks(broker_probe(test, "b2", 2, profile) + FOLLOWER)
+
+
 def test_a_follower_fetch_carries_its_log_start():
-    assert probe_checks(FOLLOWER.format(profile="3.7"))["fetch_sent.log_start_offset:t-0"][1] == 3
+    assert _follower("3.7")["fetch_sent.log_start_offset:t-0"][1] == 3
     # 0.10.2: Fetch v4, before KIP-107's LogStartOffset
-    assert probe_checks(FOLLOWER.format(profile="0.10.2"))["fetch_sent.log_start_offset:t-0"][1] == -1
+    assert _follower("0.10.2")["fetch_sent.log_start_offset:t-0"][1] == -1

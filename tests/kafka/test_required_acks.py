@@ -7,18 +7,9 @@ from __future__ import annotations
 import pytest
 
 from sim.kafka.rules.epochs import valid_required_acks
-from tests.probe.helpers import probe_checks
+from tests.probe.helpers import broker_probe, probe_checks
 
-PROBE = """
-name = "required-acks"
-[protocol]
-profile = "3.7"
-[cluster]
-brokers = 2
-[probe]
-kafka_test = "ReplicaManagerTest.testIllegalRequiredAcks"
-kafka_tag = "3.7.0"
-node = "b1"
+PROBE = broker_probe("ReplicaManagerTest.testIllegalRequiredAcks", "b1", 2) + """
 [[probe.state.partitions]]
 tp = "t-0"
 leader = 1

@@ -25,6 +25,12 @@ def assert_refused(text: str, key: str) -> None:
     assert "\n" not in message and key in message, message
 
 
+def broker_probe(test: str, node: str, brokers: int, profile: str = "3.7") -> str:
+    """The head of a probe of broker `node` in a cluster of `brokers`, up to its state."""
+    return (f'name = "probe"\n[protocol]\nprofile = "{profile}"\n[cluster]\nbrokers = {brokers}\n'
+            f'[probe]\nkafka_test = "{test}"\nkafka_tag = "3.7.0"\nnode = "{node}"\n')
+
+
 def consumer_probe(test: str, profile: str = "3.7", partitions: int = 1,
                    reset: str = "latest") -> str:
     """The head of a probe of consumer k1 of topic t (one broker), up to `[probe.state]`."""

@@ -8,8 +8,9 @@ Contract: pure functions of plain values.
 - `low_watermark` is `Partition.lowWatermarkIfLeader`: the least log start of the leader and
   of every follower the metadata cache lists alive (-1 for one not heard from since this
   replica became leader, `UnifiedLog.UnknownOffset`).
-- `delete_records_pending` is `ReplicaManager.delayedDeleteRecordsRequired`'s test for one
-  partition: accepted, and its low watermark below the offset asked for.
+- `delete_records_pending` is the test of `ReplicaManager.delayedDeleteRecordsRequired` and
+  `DelayedDeleteRecords.tryComplete` for an accepted partition: its low watermark is still
+  below the offset asked for.
 """
 
 from __future__ import annotations
@@ -38,5 +39,5 @@ def low_watermark(log_start: int, followers) -> int:
     return lw
 
 
-def delete_records_pending(error: int, low_watermark_now: int, requested: int) -> bool:
-    return error == E.NONE and low_watermark_now < requested
+def delete_records_pending(low_watermark_now: int, requested: int) -> bool:
+    return low_watermark_now < requested
