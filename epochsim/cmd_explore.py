@@ -42,8 +42,11 @@ Fault kinds (--faults): crash, isolate, block, rule:delay, rule:hold, rule:reord
 rule:duplicate, move_leader, preferred_election, reassign, controlled_shutdown,
 controller_crash, move_all_leaders, retention, control_race are drawn by default; power_loss
 (a broker loses its unflushed writes) and reset_connections (the network resets connections,
-losing what is in flight) only when named. Give a list to search with those kinds
-only, or +KIND / -KIND to add to or take from the default set (--faults=-retention)."""
+losing what is in flight) only when named, as are the KRaft-only stop_controller (a clean
+stop: a quorum leader resigns first), split_quorum (a voter cut from the other voters),
+cut_from_quorum (a broker cut from the quorum) and slow_metadata (a broker applies metadata
+late). Give a list to search with those kinds only, or +KIND / -KIND to add to or take
+from the default set (--faults=-retention, --faults +split_quorum,+stop_controller)."""
 
 SHRINK_HELP = """\
 Minimise the fault schedule of a failing run (a run directory or its trace.jsonl) while the
@@ -131,7 +134,7 @@ def main(args) -> int:
     note_moved_defaults(args.scenario, overrides, scenario)
     target = resolve_target(args.target, scenario)
     try:
-        FaultSpace.of(scenario, args.max_faults)  # a window for faults, checked before any output
+        FaultSpace.of(scenario, args.max_faults, kinds)  # a window and kinds, checked first
     except ValueError as exc:
         raise UsageError(f"{args.scenario}: {exc}") from None
     out = args.out or os.path.join("runs", "explore", scenario.name)

@@ -47,9 +47,12 @@ KINDS = ("crash", "isolate", "block", "rule:delay", "rule:hold", "rule:reorder",
 # takes LeaderAndIsr, StopReplica or UpdateMetadata, which a KRaft run never sends): a KRaft
 # space leaves them out
 ZK_ONLY_KINDS = ("rule:hold", "rule:reorder", "control_race")
+# The kinds that act only on a KRaft cluster (its quorum and metadata log): a ZooKeeper-mode
+# space leaves them out
+KRAFT_ONLY_KINDS = ("stop_controller", "split_quorum", "cut_from_quorum", "slow_metadata")
 # Kinds a search draws only when asked (`epochsim explore --faults`): adding one to KINDS
 # would change every default search, and the self-test's published figures with them.
-OPT_IN_KINDS = ("power_loss", "reset_connections")
+OPT_IN_KINDS = ("power_loss", "reset_connections") + KRAFT_ONLY_KINDS
 ALL_KINDS = KINDS + OPT_IN_KINDS
 assert set(ALL_KINDS) == KIND_NAMES, "every explore episode is a default or an opt-in kind"
 # Producer settings the workload part of a case may change (the scenario's value comes first).
@@ -98,8 +101,7 @@ class FaultSpace:
         base and generated episodes are added around them."""
         o = scenario.options
         kraft = o.kraft
-        if kraft:
-            kinds = tuple(k for k in kinds if k not in ZK_ONLY_KINDS) or kinds
+        kinds = _kinds_for_mode(kinds, kraft)
         window = (o.run.duration_ms - o.run.settle_ms) // SLOT_MS * SLOT_MS
         if window < SLOT_MS:
             raise ValueError(f"run.duration_ms - run.settle_ms = {window} ms leaves no time for "
@@ -176,6 +178,18 @@ class FaultSpace:
         data = tuple((a, b) for a in self.brokers for b in self.brokers if a != b)
         clients = tuple((c, b) for c in self.producers + self.consumers for b in self.brokers)
         return control * 2 + back + data + clients
+
+
+def _kinds_for_mode(kinds: tuple, kraft: bool) -> tuple:
+    """`kinds` without those that cannot act in the run's mode; an error when none is left."""
+    other_mode = ZK_ONLY_KINDS if kraft else KRAFT_ONLY_KINDS
+    left = tuple(k for k in kinds if k not in other_mode)
+    if not left:
+        mode = ("a KRaft cluster (cluster.mode = \"kraft\")" if kraft
+                else "a ZooKeeper-mode cluster")
+        raise ValueError(f"--faults {','.join(kinds)}: none of these acts on {mode}; add a kind "
+                         f"such as crash or isolate")
+    return left
 
 
 def _gaps(space: FaultSpace):

@@ -9,7 +9,7 @@ generic node faults aimed at a controller (`crash`/`isolate` of `controller`, th
 
 from __future__ import annotations
 
-from sim.kafka.faults.action import CUT, FaultAction, number, target_words
+from sim.kafka.faults.action import CUT, FaultAction, number, pair, step, target_words
 
 ZK_ONLY = "not a KRaft cluster (cluster.mode = \"zk\"): nothing done"
 
@@ -52,6 +52,49 @@ def _slow_metadata(cluster, target, params):
     return None
 
 
+# explore's draws (opt-in kinds: `epochsim explore --faults +split_quorum`); a KRaft space only
+SLOW_METADATA_MS = (100, 500, 1000, 3000)  # how late a slowed broker applies each batch
+
+
+def _quorum_cut(pick, space, start: int, action: str, target) -> list:
+    """A quorum cut healed after a drawn duration (at most 3 s), or as often left for good:
+    what these cuts break shows only while they last, longer than any drawn duration (a broker
+    is fenced once its 9 s session lapses; brokers that never hear of a new quorum leader
+    stall while the split lasts, KAFKA-15489), and `broker_metadata_stalled` judges a network
+    still cut at the end of the run."""
+    if pick.one((False, True)):
+        return [step(start, action, target)]
+    return pair(start, action, target, space.undo_at(start, pick.duration_ms()), "heal")
+
+
+def _draw_cut_from_quorum(pick, space, start):
+    """A broker cut from the quorum, healed later or left cut."""
+    return _quorum_cut(pick, space, start, "cut_from_quorum", pick.one(space.brokers))
+
+
+def _draw_split_quorum(pick, space, start):
+    """The quorum leader, or a drawn voter, cut from the other voters, healed later or left
+    cut."""
+    return _quorum_cut(pick, space, start, "split_quorum", pick.one((None,) + space.controllers))
+
+
+def _draw_slow_metadata(pick, space, start):
+    """A broker applies each metadata batch late for a while, then keeps up again."""
+    target = pick.one(space.brokers)
+    delay = pick.one(SLOW_METADATA_MS)
+    end = space.undo_at(start, pick.duration_ms())
+    return [step(start, "slow_metadata", target, {"delay_ms": delay}),
+            step(end, "slow_metadata", target, {"delay_ms": 0})]
+
+
+def _draw_stop_controller(pick, space, start):
+    """The active controller, or a drawn voter, stopped cleanly and restarted later: at least
+    two slots later, so that the stop (once another voter leads, ~50 ms) comes first."""
+    target = pick.one(("controller",) + space.controllers)
+    return pair(start, "stop_controller", target,
+                space.undo_at(start, pick.duration_ms(lo_slots=2)), "restart")
+
+
 RAFT_SHUTDOWN_MS = 5000  # `KafkaRaftManager.shutdown`: `client.shutdown(5000)` (3.3.0-3.7.0)
 
 
@@ -77,17 +120,18 @@ ACTIONS = {a.name: a for a in (
         "cut_from_quorum", "broker", params=CUT, apply=_cut_from_quorum,
         sentence=lambda t, p: f"cut {target_words(t)} from the controller quorum (clients "
                               "and other brokers still reach it)",
-        default_undo="heal", window="cut"),
+        default_undo="heal", window="cut", draws={"cut_from_quorum": _draw_cut_from_quorum}),
     FaultAction(
         "split_quorum", "node?", params=CUT, apply=_split_quorum,
         sentence=lambda t, p: (f"cut {target_words(t) if t else 'the quorum leader'} from the "
                                "other voters (brokers and clients still reach it)"),
-        default_undo="heal", window="cut"),
+        default_undo="heal", window="cut", draws={"split_quorum": _draw_split_quorum}),
     FaultAction(
         "slow_metadata", "broker", params={"delay_ms": (number(lo=0), 1000)},
         apply=_slow_metadata,
         sentence=lambda t, p: f"{target_words(t)} applies each metadata batch "
-                              f"{p.get('delay_ms', 1000)} ms late"),  # 1000: the default
+                              f"{p.get('delay_ms', 1000)} ms late",  # 1000: the default
+        draws={"slow_metadata": _draw_slow_metadata}),
     FaultAction(
         "stop_controller", "node", params={"timeout_ms": (number(lo=0), RAFT_SHUTDOWN_MS)},
         apply=_stop_controller,
@@ -95,5 +139,6 @@ ACTIONS = {a.name: a for a in (
                               "first; it stops once another voter leads)",
         default_undo="restart", window="down",
         # a restart must come after it stopped, or it finds it up
-        undo_after_us=RAFT_SHUTDOWN_MS * 1000 + 100_000, mark_colour="tab:red"),
+        undo_after_us=RAFT_SHUTDOWN_MS * 1000 + 100_000, mark_colour="tab:red",
+        draws={"stop_controller": _draw_stop_controller}),
 )}
