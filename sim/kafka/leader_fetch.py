@@ -25,7 +25,7 @@ from sim.kafka.messages import (
     OffsetsForLeaderEpochResponse,
 )
 from sim.kafka.rules.epochs import fetch_only_from_leader
-from sim.kafka.rules.fetch_session import FINAL_EPOCH, INITIAL_EPOCH
+from sim.kafka.rules.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID
 from sim.kafka.rules.offsets import LATEST_TIMESTAMP, LogView, fetch_offset_for_timestamp
 from sim.kafka.rules.replication import follower_fetch_high_watermark, non_replica_fetch_error
 from sim.kafka.rules.storage import epoch_lookup_not_hosted_error
@@ -35,7 +35,9 @@ MAX_BATCHES_PER_FETCH = 64
 
 class LeaderFetch:
     def on_fetch(self, msg) -> None:
-        if msg.body.session_epoch == FINAL_EPOCH or not self.protocol.fetch_sessions:
+        req = msg.body
+        if req.session_epoch == FINAL_EPOCH and req.session_id == INVALID_SESSION_ID \
+                or not self.protocol.fetch_sessions:
             self.fetch_named(msg)  # before 1.1 no Fetch version carries a session
         else:
             self.on_session_fetch(msg)  # KIP-227 (`LeaderSessions`)

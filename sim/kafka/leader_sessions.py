@@ -1,7 +1,7 @@
 """Leader side of fetch sessions (KIP-227): opening, answering and closing them.
 
-Contract (mixin of `Broker`): a full Fetch at INITIAL_EPOCH is read as any full Fetch and its
-answer opens a session (`open_session`), closing the one it names; an incremental Fetch opens
+Contract (mixin of `Broker`): a full Fetch closes the session it names, and at INITIAL_EPOCH
+its answer opens one (`open_session`; at FINAL_EPOCH it opens none); an incremental Fetch opens
 the context `fetch_context` decides (`FetchManager.newContext`): a session error answered at
 once with no partitions, a session emptied by its forgotten partitions closed and answered
 without one, or the session itself, whose epoch moves on. An incremental Fetch reads only the

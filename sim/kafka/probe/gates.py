@@ -28,6 +28,8 @@ GATES = {
 # The same for a request-level field, set when true or not -1.
 REQUEST_GATES = {
     ("Fetch", "client_metadata"): (lambda p: p.follower_fetch, "Fetch v11 (KIP-392, 2.4)"),
+    ("Fetch", "session_epoch"): (lambda p: p.fetch_sessions, "Fetch v7 (KIP-227, 1.1)"),
+    ("Fetch", "forgotten"): (lambda p: p.fetch_sessions, "Fetch v7 (KIP-227, 1.1)"),
     ("Fetch", "replica_epoch"): (lambda p: p.kraft_isr_broker_epoch_check,
                                  "Fetch v15 (KIP-903, 3.5)"),
     ("ControlledShutdown", "broker_epoch"): (lambda p: p.broker_epoch_check,
@@ -42,7 +44,8 @@ def off_the_wire(kind: str, body: dict, protocol) -> tuple[str, str] | None:
     profile's request version cannot carry, or None."""
     for (k, name), (carried, since) in REQUEST_GATES.items():
         value = body.get(name, NO)  # 0 is a value given, not false
-        if k == kind and not carried(protocol) and value is not False and value != NO:
+        if k == kind and not carried(protocol) and value is not False and value != NO \
+                and value not in ([], ()):
             return name, since
     for (k, name), (carried, since) in GATES.items():
         if k != kind or carried(protocol):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sim.kafka.partition import NEVER_US
-from sim.kafka.probe import observe_consumer, observe_controller, observe_voter
+from sim.kafka.probe import observe_consumer, observe_controller, observe_session, observe_voter
 from sim.kafka.probe.observable import COMMON, NONE, Observable, Seen
 from sim.kafka.vocab import error_name, outcome_name
 
@@ -162,6 +162,7 @@ def _sent_error(seen: Seen, arg: str) -> Any:
 Obs = Observable
 BROKER = {
     **COMMON,
+    **observe_session.SESSION,
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "error": Obs(False, _answer_error, "the answer's request-level error", True),
     "leader_epoch": Obs(True, _part("leader_epoch"), "the replica's leader epoch"),
@@ -322,6 +323,8 @@ def observable(role: str, name: str) -> Observable | None:
         if fld in ANSWER_FIELDS:
             return Obs(True, _answer_field(fld), f"the answer's {fld} for the partition", fld == "error")
         return None
+    if role == "broker" and name.startswith("session."):
+        return observe_session.session_observable(name)
     if role == "broker" and name.startswith("fetch_sent."):
         fld = name[len("fetch_sent."):]
         if fld in FETCH_SENT_FIELDS:
@@ -379,7 +382,7 @@ def normalise(v: Any, is_error: bool = False) -> Any:
 
 def names(role: str) -> list[str]:
     extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in FETCH_SENT_FIELDS]
-             if role == "broker" else [])
+             + [f"session.{f}" for f in observe_session.SESSION_FIELDS] if role == "broker" else [])
     if role == "consumer":
         extra = [f"{prefix}.{f}" for prefix, (_kind, fields) in observe_consumer.SENT.items()
                  for f in fields]

@@ -156,6 +156,14 @@ class _Context:
         ControlledShutdown (v2, KIP-380)."""
         return control_carries_broker_epoch(self.run.options.protocol, self.run.store.ibp)
 
+    def last_session_id(self) -> int:
+        """The last session a Fetch answer of the node to the sender carried (0: none): an
+        error answer, which carries none, leaves the session the sender knows as it was."""
+        for dst, kind, body in reversed(self.run.node_sent):
+            if dst == self.src and kind == "FetchResponse" and body.session_id:
+                return body.session_id
+        return 0
+
     def batch_id(self) -> str:
         self._bid += 1
         return f"probe#{self._bid}"

@@ -23,6 +23,7 @@ from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
 from sim.kafka.probe.metadata_records import build_records
 from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
+from sim.kafka.probe.wire_session import SESSION_FIELDS, session
 
 
 def _topic_id(part: dict, ctx) -> int:
@@ -110,7 +111,8 @@ def _fetch(f: dict, ctx) -> M.Fetch:
                                    p["last_fetched_epoch"], p["log_start_offset"])
                   for p in f["partitions"])
     return M.Fetch(_replica_id(f, ctx), _corr(f, ctx, "Fetch"), f["max_wait_ms"] * 1000, parts,
-                   client_metadata=f["client_metadata"], replica_epoch=f["replica_epoch"])
+                   client_metadata=f["client_metadata"], replica_epoch=f["replica_epoch"],
+                   **session(f, ctx))
 
 
 DELETE_PARTITION = (Field("tp", "str"), Field("offset", "int"))
@@ -307,7 +309,7 @@ KINDS: dict[str, Kind] = {
     "Fetch": Kind(BROKER, (Field("replica_id", "int", -2), Field("max_wait_ms", "int", 0),
                            Field("corr", "int", 0), _parts(FETCH_PARTITION),
                            Field("client_metadata", "bool", False),
-                           Field("replica_epoch", "int", NO)),
+                           Field("replica_epoch", "int", NO)) + SESSION_FIELDS,
                   _fetch, "a follower's (replica_id >= 0) or a consumer's (-1) Fetch"),
     "OffsetsForLeaderEpoch": Kind(BROKER, (Field("replica_id", "int", -2), Field("corr", "int", 0),
                                            _parts(EPOCH_PARTITION)),

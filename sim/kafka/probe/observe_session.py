@@ -1,0 +1,63 @@
+"""What a probe can check of a broker's fetch sessions (KIP-227).
+
+Contract: `SESSION` holds the broker observables of a Fetch answer's partitions, of the node's
+session cache, and of the session the step's Fetch answer carried (`session_id`; 0 when it carried none, as a session-less or error answer does, and
+the sessions are numbered 1, 2, ... as the node opened them: `sim.kafka.probe.wire_session`),
+and `session_observable(name)` those of one partition it holds, `session.<field>:<tp>`: the
+request the session caches for it (`CachedPartition`, what `FetchContext.foreachPartition`
+yields in Kafka's FetchSessionTest), `none` when the session does not hold it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.kafka.probe.observable import NONE, Observable, Seen
+
+SESSION_FIELDS = ("fetch_offset", "current_leader_epoch", "last_fetched_epoch", "log_start_offset")
+
+
+def _answer_session_id(seen: Seen, _arg: str) -> Any:
+    return getattr(seen.answer, "session_id", NONE) if seen.answer is not None else NONE
+
+
+def _session(seen: Seen):
+    sid = _answer_session_id(seen, "")
+    cache = getattr(seen.node, "fetch_sessions", None)
+    return cache.get(sid) if cache is not None and isinstance(sid, int) and sid else None
+
+
+def _session_partitions(seen: Seen, _arg: str) -> Any:
+    s = _session(seen)
+    return s.in_order(s.parts) if s is not None else []
+
+
+def _answer_partitions(seen: Seen, _arg: str) -> Any:
+    parts = getattr(seen.answer, "partitions", None) if seen.answer is not None else None
+    return [p.tp for p in parts] if parts is not None else NONE
+
+
+SESSION = {
+    "answer_partitions": Observable(False, _answer_partitions, "the partitions a Fetch answer "
+                                    "carries, in its order (an incremental answer carries "
+                                    "only those with news)"),
+    "fetch_sessions": Observable(False, lambda s, _a: len(s.node.fetch_sessions.sessions),
+                                 "how many fetch sessions the node holds (Kafka's cache.size)"),
+    "session_id": Observable(False, _answer_session_id, "the fetch session the answer carried "
+                             "(0: none; numbered 1, 2, ... as the node opened them)"),
+    "session_partitions": Observable(False, _session_partitions, "the partitions that session "
+                                     "holds, in the order they joined it"),
+}
+
+
+def session_observable(name: str) -> Observable | None:
+    """`session.<field>` of one partition of the answer's session (see the module contract)."""
+    fld = name[len("session."):]
+    if fld not in SESSION_FIELDS:
+        return None
+
+    def read(seen: Seen, tp: str) -> Any:
+        s = _session(seen)
+        cached = s.parts.get(tp) if s is not None else None
+        return getattr(cached.fp, fld) if cached is not None else NONE
+    return Observable(True, read, f"the {fld} the answer's session caches for the partition")
