@@ -29,12 +29,12 @@ def test_a_full_fetch_at_final_epoch_closes_the_session_it_names():
     too (it then opens none); the model's leader read such a Fetch as session-less and kept
     the session."""
     checks = probe_checks(session_probe(
-        fetch(0, expect="session_id = 1, fetch_sessions = 1"),
-        fetch(-1, ", session_id = 1", expect="session_id = 0, fetch_sessions = 0"),
+        fetch(0, expect="session_id = 1, session_count = 1"),
+        fetch(-1, ", session_id = 1", expect="session_id = 0, session_count = 0"),
         fetch(1, ", session_id = 1", parts="", expect='error = "FETCH_SESSION_ID_NOT_FOUND"')),
         by_step=True)
     assert all(kafka == model for kafka, model in checks.values()), checks
-    assert checks["1:fetch_sessions"] == (0, 0)
+    assert checks["1:session_count"] == (0, 0)
 
 
 def test_an_incremental_fetch_names_the_last_session_its_sender_was_answered_in():
@@ -45,7 +45,7 @@ def test_an_incremental_fetch_names_the_last_session_its_sender_was_answered_in(
         fetch(7, parts="", expect='error = "INVALID_FETCH_SESSION_EPOCH", session_id = 0'),
         fetch(1, parts="", expect='error = "NONE", session_id = 1, answer_partitions = []'),
         fetch(2, ', forgotten = ["t-0"]', parts="",
-              expect="session_id = 0, fetch_sessions = 0, session_partitions = []")),
+              expect="session_id = 0, session_count = 0, session_partitions = []")),
         by_step=True)
     assert all(kafka == model for kafka, model in checks.values()), checks
 

@@ -41,7 +41,7 @@ SESSION = {
     "answer_partitions": Observable(False, _answer_partitions, "the partitions a Fetch answer "
                                     "carries, in its order (an incremental answer carries "
                                     "only those with news)"),
-    "fetch_sessions": Observable(False, lambda s, _a: len(s.node.fetch_sessions.sessions),
+    "session_count": Observable(False, lambda s, _a: len(s.node.fetch_sessions.sessions),
                                  "how many fetch sessions the node holds (Kafka's cache.size)"),
     "session_id": Observable(False, _answer_session_id, "the fetch session the answer carried "
                              "(0: none; numbered 1, 2, ... as the node opened them)"),
