@@ -35,7 +35,9 @@ CHECK_AGAINST_FULL_READS = False
 class CachedPartition:
     """One partition of a leader's session (`CachedPartition`): the request last named for it,
     the HW and log start last sent (-1: not yet), and its place in the session (partitions
-    are read and answered in the order they joined it, as Kafka's `partitionMap` keeps them)."""
+    are read and answered in the order of their places, as Kafka's `partitionMap` keeps them:
+    the order they joined it, a partition an incremental answer carried moved to the end as
+    `fetch_session_rotation` says)."""
 
     __slots__ = ("fp", "hw", "log_start", "order")
 
@@ -92,6 +94,12 @@ class SessionCache:
         s.joined += 1
         s.parts[tp] = cached
         self.by_tp.setdefault(tp, {})[s.id] = s
+
+    def move_to_end(self, s: LeaderSession, cached: CachedPartition) -> None:
+        """Put a partition of the session after all the others (`partitionMap.remove` then
+        `mustAdd`)."""
+        cached.order = s.joined
+        s.joined += 1
 
     def forget(self, s: LeaderSession, tp: str) -> None:
         if s.parts.pop(tp, None) is not None:

@@ -114,21 +114,26 @@ class LeaderSessions:
             self.send(msg.src, "FetchResponse",
                       FetchResponse(req.corr, (), (), E.INVALID_FETCH_SESSION_EPOCH, s.id))
             return
-        out = [d for tp, d in zip(todo, datas) if self._settle(s, tp, d)]
+        out = [d for tp, d in zip(todo, datas) if self._settle(s, tp, d, True)]
         self.send(msg.src, "FetchResponse", FetchResponse(
             req.corr, tuple(out), self.node_endpoints(d.current_leader for d in out), E.NONE,
             s.id))
 
-    def _settle(self, s, tp: str, d) -> bool:
+    def _settle(self, s, tp: str, d, incremental: bool = False) -> bool:
         """Cache what this answer tells of `tp`; whether the answer carries it. Records, an
         error or a divergence keep it dirty (the fetcher may not act on them: it will be told
-        again); otherwise it is clean unless touched since it was read."""
+        again); otherwise it is clean unless touched since it was read. A partition an
+        incremental answer carries may move to the end of the session's order
+        (`fetch_session_rotation`)."""
         cached = s.parts.get(tp)
         if cached is None:
             return False
         respond, cached.hw, cached.log_start = rule.must_respond(
             cached.hw, cached.log_start, bool(d.entries), d.error, d.diverging is not None,
             d.high_watermark, d.log_start_offset)
+        if respond and incremental and rule.moves_to_end(self.protocol.fetch_session_rotation,
+                                                         bool(d.entries)):
+            self.fetch_sessions.move_to_end(s, cached)
         if d.entries or d.error or d.diverging is not None:
             s.dirty.add(tp)
         elif tp not in s.dirty:

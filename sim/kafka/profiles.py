@@ -49,7 +49,8 @@ _V0_10_2 = Protocol(
     consumer_keeps_paused_fetches=False,
     list_offsets_hw_lag_error=False,
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
-    follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False)
+    follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False,
+    fetch_session_rotation="responded")
 
 # Each later release, oldest first, with what it changed against the release before it (the
 # ZooKeeper-mode broker and the Java client of the X.Y.0 release, read at its tag); an empty
@@ -97,7 +98,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  hw_before_diverging_truncation=True)),  # until KAFKA-14704
     # enable.idempotence's default true was not applied (`ProducerConfig.idempotenceEnabled`
     # at 3.0.0: KAFKA-13598)
-    ("3.0", dict(client_accepts_recreated_topic="both_ids")),  # KAFKA-12257
+    ("3.0", dict(client_accepts_recreated_topic="both_ids",  # KAFKA-12257
+                 fetch_session_rotation="records")),  # KAFKA-12330
     ("3.1", dict(client_accepts_recreated_topic="new_id",  # KAFKA-13488
                  failed_broker_always_announced=True)),  # KAFKA-13225
     ("3.2", dict(idempotence_default=True)),  # KIP-679, in effect with KAFKA-13598

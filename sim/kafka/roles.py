@@ -105,6 +105,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "follower_hw_completes_fetches": (BROKER,),
     # KIP-227 (1.1): a consumer or follower (IBP) opens a fetch session; the leader keeps it
     "fetch_sessions": (CONSUMER, BROKER),
+    # the leader orders its sessions' partitions
+    "fetch_session_rotation": (BROKER,),
     # KRaft only: the quorum controller writes the partition change
     "kraft_isr_shrink_bumps_epoch": (CONTROLLER,),
     # KRaft only: the quorum leader resigns without a majority (KAFKA-15489)

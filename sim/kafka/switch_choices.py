@@ -18,6 +18,7 @@ CHOICES = {
     "least_loaded_node": ("fewest_in_flight", "established_first", "oldest_attempt"),
     "unknown_producer": ("out_of_order", "unknown_producer_id", "accept"),
     "old_duplicate": ("duplicate_sequence", "out_of_order"),
+    "fetch_session_rotation": ("responded", "records"),
     "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",
                             "diverging_epoch"),
 }

@@ -316,6 +316,10 @@ class Protocol:
     # (`FetchSession.scala`, `FetchSessionHandler`; sim.kafka.rules.fetch_session). Before,
     # every Fetch names every partition and every answer carries them all
     fetch_sessions: bool = True
+    # which partitions an incremental answer moves to the end of its session's order, read
+    # first no more (`FetchSession.PartitionIterator`): responded (1.1-2.8: every one it
+    # carries) | records (KAFKA-12330, 3.0+: only those it carries records of)
+    fetch_session_rotation: str = "records"
     # KRaft only: a partition change that shrinks the ISR bumps the leader epoch
     # (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded` to 3.5; KAFKA-15021, 3.6+: not)
     kraft_isr_shrink_bumps_epoch: bool = True

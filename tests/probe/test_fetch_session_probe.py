@@ -66,3 +66,19 @@ def test_a_profile_without_sessions_refuses_session_fields():
 def test_session_checks_name_an_unknown_field_as_such():
     assert_refused(session_probe(fetch(0, expect='"session.high_watermark:t-0" = 1')),
                    "session.high_watermark")
+
+
+DEPRIORITIZE = "scenarios/conformance/fetch-session-deprioritizes-partitions-with-records-3.7.toml"
+
+
+def test_an_incremental_answer_moves_what_it_carried_to_the_end_as_the_release_does():
+    """KAFKA-12330 (3.0): only a partition carried with records moves to the end of its
+    session's order; from 1.1 to 2.8 every partition an incremental answer carries did. The
+    model kept every session in the order its partitions joined it."""
+    from tests.conftest import ROOT
+    with open(f"{ROOT}/{DEPRIORITIZE}") as f:
+        text = f.read()
+    key = "4:session_partitions"
+    assert probe_checks(text, by_step=True)[key][1] == ["foo-1", "zar-3", "bar-2"]
+    older = text.replace('profile = "3.7"', 'profile = "2.8"')
+    assert probe_checks(older, by_step=True)[key][1] == ["zar-3", "foo-1", "bar-2"]

@@ -46,7 +46,7 @@ SESSION = {
     "session_id": Observable(False, _answer_session_id, "the fetch session the answer carried "
                              "(0: none; numbered 1, 2, ... as the node opened them)"),
     "session_partitions": Observable(False, _session_partitions, "the partitions that session "
-                                     "holds, in the order they joined it"),
+                                     "holds, in its order (`partitionMap`'s)"),
 }
 
 

@@ -75,6 +75,15 @@ def must_respond(cached_hw: int, cached_log_start: int, has_records: bool, error
     return respond, cached_hw, cached_log_start
 
 
+def moves_to_end(rotation: str, has_records: bool) -> bool:
+    """`FetchSession.PartitionIterator`: whether a partition an incremental answer carries
+    moves to the end of its session's order, so that the partitions behind it are read and
+    answered first next time. `responded` (1.1-2.8): every one carried; `records` (3.0+,
+    KAFKA-12330, `FetchResponse.recordsSize(respData) > 0`): only one carrying records, since
+    moving those without (an error, a new HW) could starve the rest when answers are full."""
+    return has_records or rotation == "responded"
+
+
 def session_after_response(session_id: int, session_epoch: int, error: int,
                            response_session_id: int) -> tuple[int, int]:
     """`FetchSessionHandler.handleResponse`: the (session id, epoch) of the client's next
