@@ -1,4 +1,4 @@
-"""The application's calls on a consumer under test, as probe steps (`from = "app"`).
+"""The application's calls on a client under test, as probe steps (`from = "app"`).
 
 Contract: `APP_KINDS` maps each call a consumer probe may make mid-test to its `Kind` (joined
 into `sim.kafka.probe.wire.KINDS`): `Seek` (`seek`, or `seekUnvalidated` with
@@ -10,7 +10,9 @@ assigned, tps, protocol, where)` refuses, as the scenario loads, what Kafka's ow
 or the profile cannot do: a call naming a partition that is not assigned at that step
 (IllegalStateException "No current assignment for partition"), an `Assign` of a partition of
 another topic, a position's leader without its epoch, and `seekUnvalidated` before 2.3 (no
-validation).
+validation). A producer's `Send` (`tp`, `record_count`, `batch_id`: the application's `send`,
+`Producer.app_send`) is checked by `check_send_steps`: a partition of the producer's topic, a
+name no batch of the starting state nor an earlier `Send` has.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from sim.kafka.probe.fields import Field, FieldProblem
 from sim.kafka.probe.kind import NO, Kind
 
 CONSUMER = ("consumer",)
+PRODUCER = ("producer",)
+SEND = (Field("tp", "str"), Field("record_count", "int", 1), Field("batch_id", "str"))
 SEEK = (Field("tp", "str"), Field("offset", "int"), Field("offset_epoch", "int", NO),
         Field("leader", "int", NO), Field("leader_epoch", "int", NO),
         Field("awaiting_validation", "bool", False))
@@ -46,7 +50,29 @@ APP_KINDS = {
                    act=lambda c, _src, f: c.resume(f["partitions"])),
     "Assign": Kind(CONSUMER, PARTITIONS, _fields, "the application assigns partitions "
                    "(assignFromUser)", act=lambda c, _src, f: c.assign(f["partitions"])),
+    "Send": Kind(PRODUCER, SEND, _fields, "the application sends records to a partition "
+                 "(KafkaProducer.send: RecordAccumulator.append)",
+                 act=lambda p, _src, f: p.app_send(f["tp"], f["record_count"], f["batch_id"])),
 }
+
+
+def check_send_steps(steps: tuple, batch_ids: list[str], tps: list[str], where) -> None:
+    """Refuse a producer's `Send` naming a partition outside its topic, fewer than one record,
+    or a `batch_id` a batch of the starting state or an earlier `Send` already has (checks
+    read a batch by it); `where(i)` is step i's key."""
+    names = list(batch_ids)
+    for i, step in enumerate(steps):
+        if step.kind != "Send":
+            continue
+        key, f = f"{where(i)}.body", step.fields
+        _known([f["tp"]], tps, f"{key}.tp", "a partition of the producer's topic")
+        if f["record_count"] < 1:
+            raise FieldProblem(f"{key}.record_count", f"{f['record_count']} records is no send",
+                               "give 1 or more")
+        if f["batch_id"] in names:
+            raise FieldProblem(f"{key}.batch_id", f"{f['batch_id']!r} already names a batch",
+                               "give each Send its own batch_id")
+        names.append(f["batch_id"])
 
 
 def check_app_steps(steps: tuple, assigned: list[str], tps: list[str], protocol: Any,
