@@ -64,3 +64,27 @@ def test_a_send_naming_another_topic_or_a_taken_batch_id_is_refused(body, key):
 def test_a_send_comes_from_the_application():
     step = '[[probe.steps]]\ndeliver = "Send"\nfrom = "b1"\nbody = { tp = "t-0", batch_id = "x" }\n'
     assert_refused(_probe(step), "probe.steps[0].from")
+
+
+SET_ID = ('[[probe.steps]]\ndeliver = "SetProducerId"\nbody = {{ producer_id = {pid}, '
+          'producer_epoch = {epoch} }}\nexpect = {{ "producer_id" = {pid} }}\n')
+DISCONNECT = ('[[probe.steps]]\ndeliver = "Disconnect"\nfrom = "b1"\nexpect = { "batch:a" = '
+              '"failed", "batch_error:a" = "OUT_OF_ORDER_SEQUENCE_NUMBER", "next_sequence:t-0" = 0 }\n')
+
+
+def test_a_new_producer_id_at_the_same_epoch_makes_a_sent_batch_another_producers():
+    # 2.4: the batch went as sequence 0 of id 1001 (the model's), epoch 0; the new id has epoch
+    # 0 too, so only the id tells the batch is not the producer's (`hasProducerIdAndEpoch`):
+    # its retry after the disconnect is dropped, and the reset forgot the partition's sequence
+    steps = _send("a") + SET_ID.format(pid=77, epoch=0) + DISCONNECT
+    text = _probe(steps, profile="2.4", idempotent="true", retries=10, batches="")
+    seen = {c: model for c, (_kafka, model) in probe_checks(text, by_step=True).items()}
+    assert seen == {"1:producer_id": 77, "2:batch:a": "failed",
+                    "2:batch_error:a": "OUT_OF_ORDER_SEQUENCE_NUMBER", "2:next_sequence:t-0": 0}
+
+
+@pytest.mark.parametrize("profile,idempotent,pid", [("2.5", "true", 7), ("2.4", "false", 7),
+                                                     ("2.4", "true", -3)])
+def test_a_producer_id_is_set_only_on_a_1_0_to_2_4_idempotent_producer(profile, idempotent, pid):
+    text = _probe(SET_ID.format(pid=pid, epoch=0), profile=profile, idempotent=idempotent)
+    assert_refused(text, "probe.steps[0].body")
