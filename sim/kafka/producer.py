@@ -63,6 +63,8 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
         # the Sender's own wake-ups, for a producer with no application (`run_send_loop`)
         self.send_loop = False
         self.send_loop_at: int | None = None  # when the armed wake-up fires
+        # the application's records by name -> the batch each joined (`app_send`)
+        self.record_batch: dict[str, str] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -135,13 +137,16 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
                 self._add_records(tp, count)
         self.rr = (self.rr + max(extra, 1)) % n
 
-    def _add_records(self, tp: str, count: int) -> None:
+    def _add_records(self, tp: str, count: int, bid: str | None = None) -> tuple[str | None, bool]:
         """Records join the partition's last batch while the sender has not taken it yet and
         it has room, and fill new batches of at most `batch_records` after that, as
         RecordAccumulator.append does (tryAppend on the deque's last batch; a batch closes for
         appends when drained or full). So a backlog drains in full batches, not in one small
-        batch per linger."""
+        batch per linger. The first new batch is named `bid` when given. Returns the id of the
+        batch the first record joined (None: refused) and whether the append should wake the
+        Sender (`RecordAppendResult`: `batchIsFull || newBatchCreated`)."""
         queue = self.queues[tp]
+        first, wake = None, False
         if queue:
             last = queue[-1]
             room = self.batch_records - last.batch.count
@@ -150,18 +155,25 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
                 last.batch = last.batch._replace(count=last.batch.count + take)
                 self.emit(V.BATCH_GROWN, {"bid": last.batch.bid, "tp": tp, "count": take})
                 count -= take
+                first, wake = last.batch.bid, take == room
         while count > 0:
             take = min(count, self.batch_records)
-            self._new_batch(tp, take)
+            made = self._new_batch(tp, take, None if first else bid)
+            first, wake = first or made, wake or made is not None
             count -= take
+        return first, wake
 
-    def _new_batch(self, tp: str, count: int) -> None:
+    def _new_batch(self, tp: str, count: int, bid: str | None = None) -> str | None:
+        """Queue a new batch of `count` records on `tp` (named `bid`, else the next id); its
+        id, or None when the idempotence mode refuses the partition."""
         if not self.admit_batch(tp):
-            return
-        bid = f"{self.name}#{self.next_bid}"
-        self.next_bid += 1
+            return None
+        if bid is None:
+            bid = f"{self.name}#{self.next_bid}"
+            self.next_bid += 1
         self.queues[tp].append(PendingBatch(Batch(bid, self.name, count, self.now_us), tp))
         self._emit_batch(bid, tp, count)
+        return bid
 
     def _emit_batch(self, bid: str, tp: str, count: int) -> None:
         """The `batch` event, as `emit(V.BATCH, dict(zip(BATCH_KEYS, ...)))` would write it.
@@ -174,6 +186,21 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
             f'"created_us":{now}}}', BATCH_KEYS, (bid, tp, count, now))
 
     # -- the Sender thread without the application -----------------------------------------
+    def app_send(self, tp: str, count: int, name: str) -> None:
+        """The application's `send` of `count` records to `tp` mid-run (a probe's `Send`), as
+        `KafkaProducer.doSend` does: refused once the producer is fatal (`maybeAddPartition`
+        throws), else appended as `RecordAccumulator.append` does (`_add_records`), waking
+        the Sender (a send loop) when it started a batch or filled one. `name` stands for the
+        record's future: `record_batch` maps it to the batch it joined."""
+        if self.fatal_error is not None:
+            return
+        joined, wake = self._add_records(tp, count, name)
+        if joined is not None:
+            self.record_batch[name] = joined
+        if wake:
+            self.drain()
+        self.arm_send_loop()
+
     def run_send_loop(self) -> None:
         """Run the Sender thread with no application adding records (a probe's producer, which
         has no `tick`): besides the loops its answers and backoffs wake, it wakes when a batch

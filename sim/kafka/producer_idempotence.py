@@ -22,8 +22,10 @@ unless a later acknowledgement covered that sequence the partition restarts at s
 under a new producer id (1.0-2.4) or epoch (2.5+), modelled alike as an epoch bump, decided at
 the start of every send loop whether or not a batch waits (`maybe_resolve_sequences`). Other
 partitions move to the new epoch, from sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
-drained, so a batch that expires unsent leaves no gap. The producer id is fixed per producer
-(the InitProducerId round trip is not modelled).
+drained, so a batch that expires unsent leaves no gap. A batch is the producer's own when it
+carries the producer's id *and* epoch (`hasProducerIdAndEpoch`, `ProducerIdAndEpoch.equals`).
+The producer keeps its id in a whole run (the InitProducerId round trip is not modelled); a
+1.0-2.4 probe sets a new one mid-test as SenderTest does (`set_producer_id`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class IdempotenceMixin:
         self.last_acked_offset: dict[str, int] = {}
         self.last_acked_seq: dict[str, int] = {}
         self.part_epoch: dict[str, int] = {}  # the epoch tp's sequences belong to (KIP-360)
+        self.part_pid: dict[str, int] = {}  # and the producer id (`TxnPartitionEntry`)
         # tp -> the sequence after its failed, sent batches (`partitionsWithUnresolvedSequences`)
         self.unresolved: dict[str, int] = {}
         self.bump_required: set[str] = set()  # tps whose next send loop bumps the epoch
@@ -89,7 +92,26 @@ class IdempotenceMixin:
         seq = self.next_seq.get(tp, 0)
         self.next_seq[tp] = increment_sequence(seq, batch.count)
         self.part_epoch.setdefault(tp, self.producer_epoch)
-        return batch.with_sequence(self.pid, self.part_epoch[tp], seq)
+        return batch.with_sequence(self.part_pid.setdefault(tp, self.pid), self.part_epoch[tp],
+                                   seq)
+
+    def is_current(self, batch) -> bool:
+        """Whether `batch` carries the producer's id and epoch (`hasProducerIdAndEpoch`)."""
+        return (batch.pid, batch.producer_epoch) == (self.pid, self.producer_epoch)
+
+    def set_producer_id(self, pid: int, epoch: int) -> None:
+        """The test's own `resetProducerId()` then `setProducerIdAndEpoch` (a probe's
+        `SetProducerId`, SenderTest at 1.0-2.4, which stands for an InitProducerId answer): the
+        producer takes id `pid` at `epoch`, and the reset forgets every partition's sequences,
+        acknowledgements and unresolved state (`topicPartitionBookkeeper.reset()`,
+        `partitionsWithUnresolvedSequences.clear()`, 2.4.0). Batches already sequenced keep
+        the id and epoch they were drained with; their partitions' new batches start at
+        sequence 0 under the new id at once (2.4's drain has no stale-id check)."""
+        self.pid, self.producer_epoch = pid, epoch
+        for state in (self.next_seq, self.last_acked_seq, self.last_acked_offset,
+                      self.part_epoch, self.part_pid, self.unresolved):
+            state.clear()
+        self.bump_required.clear()
 
     def may_send(self, pb) -> bool:
         """May `pb` be drained now? A batch that already has a sequence (a retry) always may;
@@ -145,7 +167,8 @@ class IdempotenceMixin:
             return True
         if tp in self.unresolved:
             return False
-        if self.part_epoch.get(tp, self.producer_epoch) == self.producer_epoch:
+        if (self.part_pid.get(tp, self.pid), self.part_epoch.get(tp, self.producer_epoch)) == \
+                (self.pid, self.producer_epoch):
             return True
         if any(pb.stamped for pb in self.queues[tp]):
             return False
@@ -164,7 +187,7 @@ class IdempotenceMixin:
             return
         if self.rules.producer_fatal(self.protocol, err):
             self.fatal_error = err
-        if not pb.stamped or pb.batch.producer_epoch != self.producer_epoch:
+        if not pb.stamped or not self.is_current(pb.batch):
             return  # sent before a reset: `handleFailedBatch` ignores it
         if self.protocol.client_retries_out_of_order:
             self.bump_required.add(pb.tp)
@@ -209,7 +232,7 @@ class IdempotenceMixin:
             self.last_acked_offset[pb.tp] = max(self.last_acked_offset.get(pb.tp, -1), last)
         self.last_acked_seq[pb.tp] = last_acked_sequence(
             self.protocol, self.last_acked_seq.get(pb.tp, -1), last_sequence(pb.batch),
-            pb.batch.producer_epoch, self.producer_epoch)
+            (pb.batch.pid, pb.batch.producer_epoch), (self.pid, self.producer_epoch))
 
     def next_in_sequence(self, pb) -> bool:
         """Whether `pb` is the batch the client expects the broker to take next: it starts
@@ -223,7 +246,7 @@ class IdempotenceMixin:
             return False
         unresolved = self.unresolved.get(pb.tp)
         action = self.rules.idempotent_error_action(
-            self.protocol, err, pb.batch.producer_epoch < self.producer_epoch,
+            self.protocol, err, not self.is_current(pb.batch),
             self.next_in_sequence(pb), unresolved is not None,
             pb.batch.base_seq == unresolved, pb.sequence_reset, result.log_start_offset,
             self.last_acked_offset.get(pb.tp, -1))
@@ -262,11 +285,11 @@ class IdempotenceMixin:
     def _restart_sequences(self, tp: str) -> None:
         """`startSequencesAtBeginning(tp)`: renumber unacknowledged batches from 0."""
         seq = 0
-        self.part_epoch[tp] = self.producer_epoch
+        self.part_epoch[tp], self.part_pid[tp] = self.producer_epoch, self.pid
         for queued in self.queues[tp]:
             if queued.batch.pid < 0:
                 continue
-            queued.batch = queued.batch.with_sequence(queued.batch.pid, self.producer_epoch, seq)
+            queued.batch = queued.batch.with_sequence(self.pid, self.producer_epoch, seq)
             queued.sequence_reset = queued.stamped
             seq = increment_sequence(seq, queued.batch.count)
         self.next_seq[tp] = seq

@@ -76,7 +76,7 @@ class ProduceResults:
             self.discovery, err, self.now_us - pb.batch.created_us,
             self.spec.delivery_timeout_ms * 1000, pb.attempts, self.spec.retries,
             disconnected)
-        stale = pb.batch.pid >= 0 and pb.batch.producer_epoch < self.producer_epoch
+        stale = pb.batch.pid >= 0 and not self.is_current(pb.batch)
         if decision.fail_error is not None:
             self._fail(pb, decision.fail_error, unresolved=False)
             if decision.adjust_sequences:  # past its delivery timeout, retries left

@@ -207,6 +207,7 @@ BROKER = {
 
 # -- producer state -----------------------------------------------------------------------
 def _batch(seen: Seen, bid: str):
+    bid = _batch_id(seen, bid)
     for queue in seen.node.queues.values():
         for pb in queue:
             if pb.batch.bid == bid:
@@ -214,7 +215,14 @@ def _batch(seen: Seen, bid: str):
     return None
 
 
+def _batch_id(seen: Seen, name: str) -> str:
+    """The batch a name stands for: a record the application sent (`Send`) reads the batch it
+    joined; any other name is a batch's own id."""
+    return getattr(seen.node, "record_batch", {}).get(name, name)
+
+
 def _batch_state(seen: Seen, bid: str) -> str:
+    bid = _batch_id(seen, bid)
     for ev in reversed(seen.events):
         if ev.get("bid") == bid and ev["kind"] in ("ack", "produce_failed"):
             return "acked" if ev["kind"] == "ack" else "failed"
@@ -225,6 +233,7 @@ def _batch_state(seen: Seen, bid: str) -> str:
 
 
 def _batch_error(seen: Seen, bid: str) -> Any:
+    bid = _batch_id(seen, bid)
     for ev in reversed(seen.events):
         if ev.get("bid") == bid and ev["kind"] == "produce_error":
             return ev["error"]
@@ -236,6 +245,7 @@ def _batch_error(seen: Seen, bid: str) -> Any:
 def _batch_offset(seen: Seen, bid: str) -> Any:
     """The base offset the batch's acknowledgement reported (-1: acknowledged without one, as
     after DUPLICATE_SEQUENCE_NUMBER); "none" while it is not acknowledged."""
+    bid = _batch_id(seen, bid)
     for ev in reversed(seen.events):
         if ev.get("bid") == bid and ev["kind"] == "ack":
             return ev["base_offset"]

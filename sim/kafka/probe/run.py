@@ -41,7 +41,7 @@ from sim.kafka.probe.state import (
 )
 from sim.kafka.probe.voter_state import set_voter
 from sim.kafka.probe.wire import KINDS
-from sim.kafka.probe.wire_app import check_app_steps
+from sim.kafka.probe.wire_app import check_app_steps, check_producer_steps
 from sim.kafka.producer import Producer
 from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 from sim.kafka.store import Store
@@ -385,9 +385,12 @@ def check_probe_state(options, probe: Probe) -> None:
     """Build the node with its starting state as a run would, and run nothing, so that a
     state the node cannot take (a HW outside its log, a batch of another topic, ...) raises
     FieldProblem when the scenario loads, not in the middle of its run; so are a consumer's
-    application calls (`wire_app.check_app_steps`)."""
+    application calls (`wire_app.check_app_steps`) and a producer's sends
+    (`check_producer_steps`)."""
     probe_run = ProbeRun(options, probe, 0, Trace({}))
     probe_run.prepare()
     if probe.role == "consumer":
         check_app_steps(probe.steps, probe_run.node.assigned, probe_run.node.tps,
                         probe_run.node.protocol, lambda i: f"probe.steps[{i}]")
+    if probe.role == "producer":
+        check_producer_steps(probe.steps, probe_run.node, lambda i: f"probe.steps[{i}]")

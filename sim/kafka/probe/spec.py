@@ -232,7 +232,7 @@ def _sender(given: str, kind: str, key: str) -> str:
                            "name the node that sends it")
     if own and src != own:
         what = {"zk": "comes from ZooKeeper", "operator": "is the operator's act on the node",
-                "app": "is the application's call on the consumer"}[own]
+                "app": "is the application's call on the client"}[own]
         raise FieldProblem(f"{key}.from", f"{kind} {what}, not {src!r}", "leave `from` out")
     return src
 

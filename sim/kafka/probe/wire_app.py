@@ -1,4 +1,4 @@
-"""The application's calls on a consumer under test, as probe steps (`from = "app"`).
+"""The application's calls on a client under test, as probe steps (`from = "app"`).
 
 Contract: `APP_KINDS` maps each call a consumer probe may make mid-test to its `Kind` (joined
 into `sim.kafka.probe.wire.KINDS`): `Seek` (`seek`, or `seekUnvalidated` with
@@ -10,7 +10,11 @@ assigned, tps, protocol, where)` refuses, as the scenario loads, what Kafka's ow
 or the profile cannot do: a call naming a partition that is not assigned at that step
 (IllegalStateException "No current assignment for partition"), an `Assign` of a partition of
 another topic, a position's leader without its epoch, and `seekUnvalidated` before 2.3 (no
-validation).
+validation). A producer's `Send` (`tp`, `record_count`, `batch_id`: the application's `send`,
+`Producer.app_send`) and `SetProducerId` (`producer_id`, `producer_epoch`: the test's own
+`resetProducerId` and `setProducerIdAndEpoch` at 1.0-2.4, `Producer.set_producer_id`) are
+checked by `check_producer_steps`: a partition of the producer's topic, a name no batch of the
+starting state nor an earlier `Send` has, a new id only where the release's test sets one.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from sim.kafka.probe.fields import Field, FieldProblem
 from sim.kafka.probe.kind import NO, Kind
 
 CONSUMER = ("consumer",)
+PRODUCER = ("producer",)
+SEND = (Field("tp", "str"), Field("record_count", "int", 1), Field("batch_id", "str"))
+PRODUCER_ID = (Field("producer_id", "int"), Field("producer_epoch", "int", 0))
 SEEK = (Field("tp", "str"), Field("offset", "int"), Field("offset_epoch", "int", NO),
         Field("leader", "int", NO), Field("leader_epoch", "int", NO),
         Field("awaiting_validation", "bool", False))
@@ -46,7 +53,37 @@ APP_KINDS = {
                    act=lambda c, _src, f: c.resume(f["partitions"])),
     "Assign": Kind(CONSUMER, PARTITIONS, _fields, "the application assigns partitions "
                    "(assignFromUser)", act=lambda c, _src, f: c.assign(f["partitions"])),
+    "Send": Kind(PRODUCER, SEND, _fields, "the application sends records to a partition "
+                 "(KafkaProducer.send: RecordAccumulator.append)",
+                 act=lambda p, _src, f: p.app_send(f["tp"], f["record_count"], f["batch_id"])),
+    "SetProducerId": Kind(PRODUCER, PRODUCER_ID, _fields, "the test resets the producer id and "
+                          "sets a new one (resetProducerId, setProducerIdAndEpoch; 1.0-2.4)",
+                          act=lambda p, _src, f: p.set_producer_id(f["producer_id"],
+                                                                   f["producer_epoch"])),
 }
+
+
+def check_producer_steps(steps: tuple, producer, where) -> None:
+    """Refuse a producer's `Send` naming a partition outside its topic, fewer than one record,
+    or a `batch_id` a batch of the starting state or an earlier `Send` already has (checks
+    read a batch by it), and a `SetProducerId` the producer cannot take (`_check_set_id`);
+    `where(i)` is step i's key."""
+    names = [pb.batch.bid for queue in producer.queues.values() for pb in queue]
+    tps = producer.tps
+    for i, step in enumerate(steps):
+        key, f = f"{where(i)}.body", step.fields
+        if step.kind == "SetProducerId":
+            _check_set_id(producer, f, key)
+        if step.kind != "Send":
+            continue
+        _known([f["tp"]], tps, f"{key}.tp", "a partition of the producer's topic")
+        if f["record_count"] < 1:
+            raise FieldProblem(f"{key}.record_count", f"{f['record_count']} records is no send",
+                               "give 1 or more")
+        if f["batch_id"] in names:
+            raise FieldProblem(f"{key}.batch_id", f"{f['batch_id']!r} already names a batch",
+                               "give each Send its own batch_id")
+        names.append(f["batch_id"])
 
 
 def check_app_steps(steps: tuple, assigned: list[str], tps: list[str], protocol: Any,
@@ -84,3 +121,20 @@ def _check_seek(f: dict, key: str, protocol) -> None:
         raise FieldProblem(f"{key}.awaiting_validation", "this consumer does not validate "
                            "positions (KIP-320's client side came in 2.3)",
                            "leave it out, or pick a 2.3 or later profile")
+
+
+def _check_set_id(producer, f: dict, key: str) -> None:
+    """`SetProducerId` is SenderTest's own call at 1.0-2.4 (`resetProducerId` is public there);
+    from 2.5 (KIP-360) an idempotent producer resets its id itself, on an exhausted epoch, and
+    takes the new one from an InitProducerId answer, which the model does not send. An id or
+    epoch below 0 is no producer's."""
+    if producer.idempotence == "off":
+        raise FieldProblem(key, "the producer is not idempotent: it has no producer id",
+                           "set enable_idempotence, or leave the step out")
+    if producer.protocol.client_retries_out_of_order:
+        raise FieldProblem(key, "a 2.5+ producer (KIP-360) takes a new producer id only from "
+                           "its own InitProducerId request, which the model does not send",
+                           "pick a 1.0-2.4 profile, or pose the test's epoch bump instead")
+    if f["producer_id"] < 0 or not 0 <= f["producer_epoch"] <= 32767:
+        raise FieldProblem(key, "a producer id is 0 or more, an epoch 0..32767 (a short)",
+                           "give a valid producer_id and producer_epoch")

@@ -188,7 +188,8 @@ def last_acked_sequence(proto, last_acked: int, batch_last_seq: int, batch_epoch
     acknowledged (`TransactionManager.maybeUpdateLastAckedSequence`): it only moves forward, so
     an answer completing out of order never moves it back. Before KIP-360's client (1.0-2.4,
     `Sender.completeBatch` / `handleCompletedBatch`) only a batch of the current producer id
-    and epoch counts; from 2.5 every batch does (the partition's sequences restart once the
+    and epoch counts (`batch_epoch` and `producer_epoch` compare as given: the producer passes
+    its (id, epoch) pairs); from 2.5 every batch does (the partition's sequences restart once the
     old epoch's batches are done)."""
     if not proto.client_retries_out_of_order and batch_epoch != producer_epoch:
         return last_acked
