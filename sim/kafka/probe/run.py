@@ -42,6 +42,7 @@ from sim.kafka.probe.state import (
 from sim.kafka.probe.voter_state import set_voter
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.probe.wire_app import check_app_steps
+from sim.kafka.probe.wire_zk import write_controller_znode
 from sim.kafka.producer import Producer
 from sim.kafka.rules.inter_broker import control_carries_broker_epoch
 from sim.kafka.store import Store
@@ -135,6 +136,9 @@ class _Context:
     def alive(self) -> tuple:
         return tuple(range(1, self.run.options.cluster.brokers + 1))
 
+    def controllers(self) -> tuple:
+        return tuple(f"c{i}" for i in range(1, self.run.options.cluster.controllers + 1))
+
     def set_registrations(self, brokers: list) -> None:
         """ZooKeeper's /brokers/ids made `brokers` ({id, epoch}), each session renewed now: a
         broker left out is gone; one listed keeps its registration unless `epoch` says
@@ -150,6 +154,14 @@ class _Context:
             session.renewed_us = now
             if r["epoch"] != -1:
                 session.epoch = r["epoch"]
+
+    def set_controller_znode(self, controller: str, epoch: int) -> str:
+        return write_controller_znode(self.run.store, controller, epoch)
+
+    def expire_controller_session(self) -> None:
+        """The node's session is gone, and with it its ephemeral /controller."""
+        if self.run.store.active == self.run.probe.node:
+            self.run.store.active = None
 
     def sends_broker_epoch(self) -> bool:
         """Whether a broker of this run's profile and IBP puts its broker epoch in its
