@@ -1,9 +1,8 @@
 """Controller actor: ZooKeeper-mode controller with a controller epoch and failover.
 
 Contract: at most one controller may write the store at a time (it must be the store's active
-controller at its own controller epoch and reach "zk"); a standby takes over with epoch+1 once
-the active one's session has been silent for `zk_session_timeout_ms` plus
-`controller_failover_delay_ms`. A zombie that lost its session can still have requests in
+controller at its own controller epoch and reach "zk"); its election, failover and resignation
+are `ElectionOps`' (`sim.kafka.controller_election`). A zombie that lost its session can still have requests in
 flight; brokers fence them with STALE_CONTROLLER_EPOCH (ref §1.4.1). Leader epochs are bumped
 only here (ref §1.4: elections, controller-initiated ISR removal, reassignment); AlterPartition
 never bumps them. Control requests are retried until answered while the broker is alive.
@@ -19,10 +18,11 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.controller_deletion import TopicDeletionOps
+from sim.kafka.controller_election import CONTROLLER_EVENTS, TICK_US, ElectionOps
 from sim.kafka.controller_log_dirs import LogDirFailureOps
 from sim.kafka.controller_ops import ControllerOps
 from sim.kafka.controller_reassign import ReassignmentOps
-from sim.kafka.controller_rebalance import FIRST_CHECK_US, RebalanceOps
+from sim.kafka.controller_rebalance import RebalanceOps
 from sim.kafka.defaults import release_default
 from sim.kafka.messages import (
     AlterPartitionResponse,
@@ -39,13 +39,12 @@ from sim.kafka.rules.inter_broker import (
     update_metadata_carries_offline_replicas,
 )
 
-TICK_US = 100_000
 ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PartitionModifications",
                     "PreferredReplicaElection", "PartitionReassignment")
 
 
-class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailureOps, RebalanceOps,
-                 Actor):
+class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailureOps,
+                 RebalanceOps, Actor):
     def __init__(self, world, name: str, options: Options, protocol, store):
         super().__init__(name, world)
         self.cluster = options.cluster
@@ -74,9 +73,6 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
         self.shutting_down = set()  # memory only: lost with the process
         self.init_offline_replicas()
 
-    def on_restart(self) -> None:
-        self.set_timer(TICK_US, "tick")
-
     # -- sessions and failover -----------------------------------------------------------
     def on_timer(self, name: str, data) -> None:
         if name == "tick":
@@ -86,75 +82,6 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
             self._retry(data)
         elif name == "auto_rebalance":
             self.on_auto_rebalance(data)
-
-    def _tick(self) -> None:
-        now = self.now_us
-        reach = self.can_reach("zk")
-        store = self.store
-        if self.active:
-            if reach and store.active == self.name and store.controller_epoch == self.controller_epoch:
-                store.controller_renewed_us = self.last_renew_us = now
-            if not self._can_write() and (now - self.last_renew_us > self._session_us() or reach):
-                self._resign("session expired" if not reach else "superseded")
-                return
-            if self._can_write():
-                self.check_brokers()
-                self.check_log_dir_events()
-                self.check_reassignments()
-        elif reach and (store.active is None
-                        or now - store.controller_renewed_us > self._session_us()
-                        + self.cluster.controller_failover_delay_ms * 1000):
-            self._become_active()
-
-    def _session_us(self) -> int:
-        return self.cluster.zk_session_timeout_ms * 1000
-
-    def _can_write(self) -> bool:
-        store = self.store
-        return (self.active and store.active == self.name
-                and store.controller_epoch == self.controller_epoch
-                and self.can_reach("zk"))
-
-    def _resign(self, reason: str) -> None:
-        self.active = False
-        self.outstanding = {}
-        self.shutting_down = set()  # `ControllerContext.resetContext` on resignation
-        self.init_offline_replicas()
-        self.emit(V.CONTROLLER_RESIGNED, {"controller_epoch": self.controller_epoch, "reason": reason})
-
-    def _become_active(self) -> None:
-        store = self.store
-        store.controller_epoch += 1
-        store.active = self.name
-        store.controller_renewed_us = self.last_renew_us = self.now_us
-        self.controller_epoch = store.controller_epoch
-        self.active = True
-        self.outstanding = {}
-        # `KafkaController.initializeControllerContext` clears `shuttingDownBrokerIds`: the
-        # marks were the old controller's memory (in Kafka a broker still shutting down sends
-        # its ControlledShutdown again; here the fault step is one call, made once)
-        self.shutting_down = set()
-        self.init_offline_replicas()
-        self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.controller_epoch})
-        self.live = self._registered_live()
-        for tp in store.all_tps():
-            topic, st = store.partition(tp)
-            self._emit_state(tp, topic, st, "controller_failover")
-        if self.protocol.offline_replicas_at_failover:
-            self.start_state_machines()
-        else:
-            for tp in self.without_live_leader(store.all_tps()):
-                self.elect(tp, "offline_partition")
-            self.dirty = []
-            self.send_full_state(sorted(self.live))
-        self.resume_reassignments(None)  # `initializePartitionReassignments`
-        self.flush()
-        self.resume_deletions(sorted(self.live))  # TopicDeletionManager.init + tryTopicDeletion
-        self.schedule_auto_rebalance(FIRST_CHECK_US)
-
-    def _registered_live(self) -> dict[int, int]:
-        return {b: s.epoch for b, s in sorted(self.store.brokers.items())
-                if self.now_us - s.renewed_us <= s.timeout_us}
 
     def check_brokers(self) -> None:
         """`processBrokerChange` (2.2.0-3.7.0) over ZooKeeper's registrations: new brokers
@@ -311,6 +238,10 @@ class Controller(ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailure
             self.on_alter_partition(msg)
         elif msg.kind == "ControlledShutdown":
             self.on_controlled_shutdown(msg)
+        elif msg.kind in CONTROLLER_EVENTS:
+            self.on_controller_event(msg.kind)
+        elif msg.kind in ZK_NOTIFICATIONS and self.fenced_write(msg.kind, msg.body):
+            self.maybe_resign()  # ControllerMovedException: `KafkaController.process`
         elif msg.kind in ZK_NOTIFICATIONS and self._can_write():
             self.on_zk_notification(msg.kind, msg.body)
         elif msg.kind.endswith("Response"):

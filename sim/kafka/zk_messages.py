@@ -2,7 +2,8 @@
 
 Contract: immutable records with `brief()`, as `sim.kafka.messages`' bodies. The model's
 controller reads ZooKeeper's state on its own; these let a probe deliver one notification
-(`KafkaController.process*`) at an instant of its choosing.
+(`KafkaController.process*`) at an instant of its choosing, and the events about /controller
+itself (`ControllerChange`, `Reelect`, `Expire`).
 """
 
 from __future__ import annotations
@@ -58,3 +59,29 @@ class PartitionReassignment(NamedTuple):
 
     def brief(self) -> dict:
         return {"reassignments": [[tp, list(t)] for tp, t in self.reassignments]}
+
+
+class ControllerChange(NamedTuple):
+    """The /controller watch fired on its creation or a data change (`ControllerChangeHandler`:
+    `ControllerChange`): the controller reads /controller again (`maybeResign`)."""
+    controller: str  # who /controller names as the event is delivered ("none": no one)
+
+    def brief(self) -> dict:
+        return {"controller": self.controller}
+
+
+class Reelect(NamedTuple):
+    """The /controller watch fired on its deletion (`Reelect`): the controller reads /controller
+    again, then stands for election (`maybeResign`, `elect`)."""
+    controller: str
+
+    def brief(self) -> dict:
+        return {"controller": self.controller}
+
+
+class Expire(NamedTuple):
+    """The controller's ZooKeeper session expired (`Expire`, from the session's state handler):
+    it resigns (`processExpire`); ZooKeeper deleted its ephemeral /controller."""
+
+    def brief(self) -> dict:
+        return {}

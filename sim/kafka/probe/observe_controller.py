@@ -8,7 +8,9 @@ same for a ZooKeeper-mode controller: its answer, a partition's state as ZooKeep
 (the controller's only copy in the model), the brokers it counts live (with their broker
 epochs) or shutting down, and what the UpdateMetadata it sent a broker during the step says:
 the live brokers, and a partition's leader, ISR, replicas and offline replicas; and what the
-LeaderAndIsr and StopReplica it sent a broker during the step say of a partition.
+LeaderAndIsr and StopReplica it sent a broker during the step say of a partition; whether it
+is active, what /controller and /controller_epoch hold, and the controller epochs its control
+requests carried.
 """
 
 from __future__ import annotations
@@ -120,6 +122,11 @@ def _sent_full(seen: Seen, broker: str) -> Any:
     return NONE
 
 
+def _sent_epochs(seen: Seen, broker: str) -> list:
+    return [body.controller_epoch for dst, kind, body in seen.sent if dst == f"b{broker}"
+            and kind in ("LeaderAndIsr", "UpdateMetadata", "StopReplica")]
+
+
 ZK_ANSWER = ("error", "leader_epoch", "partition_epoch", "isr")
 LEADER_AND_ISR = ("leader", "leader_epoch", "partition_epoch", "isr", "replicas")
 STOP_REPLICA = ("leader_epoch", "delete")
@@ -159,4 +166,13 @@ ZK_CONTROLLER = {
        for name in STOP_REPLICA},
     "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch,
                             "the controller's epoch"),
+    "active": Obs(False, lambda s, a: s.node.active, "whether the node is the active "
+                  "controller (Kafka's isActive)"),
+    "zk_controller": Obs(False, lambda s, a: s.node.store.active or NONE, "the controller "
+                         "/controller names, none when it is empty"),
+    "zk_controller_epoch": Obs(False, lambda s, a: s.node.store.controller_epoch,
+                               "the epoch /controller_epoch holds"),
+    "controller_epoch_sent": Obs(True, _sent_epochs, "the controller epochs of the control "
+                                 "requests sent to the broker (arg: its id) during the step, "
+                                 "in order"),
 }

@@ -36,6 +36,7 @@ from sim.kafka.probe.voter_state import VOTER_STATE
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_raft import check_raft_body
+from sim.kafka.probe.wire_zk import ZNODE_KINDS
 
 MAX_STEPS = 100
 MAX_WAIT_MS = 3_600_000
@@ -43,9 +44,9 @@ _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 # ZooKeeper's notifications, sent by the "zk" node
 ZK_KINDS = ("BrokerChange", "TopicChange", "PartitionModifications", "PreferredReplicaElection",
-            "PartitionReassignment")
+            "PartitionReassignment", "ControllerZnode", "ControllerChange", "Reelect", "Expire")
 # what an operator does to the node itself (no message), "from" the "operator"
-OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown")
+OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown", "Startup")
 # the senders that stand for no node of the cluster, and the only kinds each sends: the
 # application calls a consumer's API (`wire_app`)
 PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS, "app": tuple(APP_KINDS)}
@@ -182,6 +183,9 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         _check_registrations(fields["live_brokers"], f"{key}.body.live_brokers", brokers)
     if kind in ("TopicChange", "PartitionModifications"):
         _check_assignment(fields, f"{key}.body")
+    if kind in ZNODE_KINDS and fields["controller"] not in ("", "none", *voters):
+        raise FieldProblem(f"{key}.body.controller", f"{fields['controller']!r} is not a "
+                           "controller", f"name one of {', '.join(voters)}, or \"none\"")
     if kind == "PartitionReassignment":
         for i, p in enumerate(fields["partitions"]):
             _check_replicas(p["replicas"], f"{key}.body.partitions[{i}].replicas")

@@ -68,7 +68,8 @@ LIVE_BROKER = (Field("id", "int"), Field("epoch", "int", NO))
 ZK_CONTROLLER_STATE = (Field("name", "str"), Field("controller_epoch", "int", NO),
                        Field("partitions", "tables", (), ZK_PARTITION),
                        Field("live_brokers", "tables", None, LIVE_BROKER),
-                       Field("shutting_down", "ints", ()))
+                       Field("shutting_down", "ints", ()),
+                       Field("active_controller", "str", ""))
 PRODUCER_STATE = (Field("name", "str"), Field("producer_id", "int", NO),
                   Field("producer_epoch", "int", 0), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("sequences", "tables", (), SEQUENCES),
@@ -218,7 +219,9 @@ def set_zk_controller(controller, state: dict, ctx) -> None:
     registration's zxid, 1, 2, ... in list order). It reads them as it becomes active (electing
     a leader for a partition whose leader is not live, as Kafka's does), the brokers take the
     requests it sends then, and their sessions outlast the probe. `shutting_down` brokers are
-    in controlled shutdown (`shuttingDownBrokerIds`)."""
+    in controlled shutdown (`shuttingDownBrokerIds`). With `active_controller` naming another
+    controller or "none", it is a standby instead (`_standby`). It has no timer: it reads
+    ZooKeeper only on the events the probe's steps deliver."""
     store = controller.store
     for i, part in enumerate(state["partitions"]):
         _set_zk_partition(store, part, f"node.partitions[{i}]")
@@ -232,6 +235,9 @@ def set_zk_controller(controller, state: dict, ctx) -> None:
         store.register_broker(b["id"], 0, controller.cluster.broker_session_timeout_ms * 1000)
         if b["epoch"] != NO:
             store.brokers[b["id"]].epoch = b["epoch"]
+    controller.ticks = False  # it acts on the probe's events only
+    if _standby(controller, state, ctx):
+        return
     if state["controller_epoch"] != NO:
         store.controller_epoch = state["controller_epoch"] - 1
     # the brokers took what it sent on becoming active: none of it reaches the probe's steps
@@ -243,6 +249,25 @@ def set_zk_controller(controller, state: dict, ctx) -> None:
             raise FieldProblem("node.shutting_down", f"broker {b} is not live",
                                "list live brokers only")
     controller.shutting_down = set(state["shutting_down"])
+
+
+def _standby(controller, state: dict, ctx) -> bool:
+    """With `active_controller` naming another controller (or "none", /controller empty), the
+    node is not the active one: ZooKeeper holds /controller_epoch at `controller_epoch`
+    (default 1), and it takes over only when a step makes it (`Reelect`, `Startup`)."""
+    holder = state["active_controller"]
+    if holder in ("", controller.name):
+        return False
+    if holder != "none" and holder not in ctx.controllers():
+        raise FieldProblem("node.active_controller", f"{holder!r} is not a controller",
+                           f"name one of {', '.join(ctx.controllers())}, or \"none\"")
+    if state["shutting_down"]:
+        raise FieldProblem("node.shutting_down", "a standby controller holds no shutting-down "
+                           "brokers", "leave shutting_down out")
+    store = controller.store
+    store.active = None if holder == "none" else holder
+    store.controller_epoch = 1 if state["controller_epoch"] == NO else state["controller_epoch"]
+    return True
 
 
 def _set_zk_partition(store, part: dict, key: str) -> None:

@@ -24,6 +24,7 @@ from sim.kafka.probe.metadata_records import build_records
 from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
 from sim.kafka.probe.wire_session import SESSION_FIELDS, session
+from sim.kafka.probe.wire_zk import ZK_CONTROLLER_KINDS
 
 
 def _topic_id(part: dict, ctx) -> int:
@@ -344,8 +345,8 @@ KINDS: dict[str, Kind] = {
          Field("broker_epoch", "int", None), Field("isr_epochs", "ints", ()),
          Field("topic_id", "int", None)),
         _alter_partition, "a partition leader's AlterPartition (KIP-497)", True),
-    "Shutdown": Kind(BROKER, (), lambda f, ctx: None, "the operator begins the broker's "
-                     "(controlled) shutdown: no message",
+    "Shutdown": Kind(BROKER + ZK_CONTROLLER, (), lambda f, ctx: None, "the operator begins "
+                     "the broker's (controlled) shutdown, or stops a controller: no message",
                      act=lambda b, _src, _f: b.begin_shutdown()),
     "Disconnect": Kind(PRODUCER, (), lambda f, ctx: None, "the producer's connection to the "
                        "sender closes under its requests (MockClient.disconnect): no message",
@@ -391,4 +392,5 @@ KINDS: dict[str, Kind] = {
         "the leader's answer to the consumer's offset reset", True),
 }
 KINDS.update(RAFT_KINDS)  # the KRaft quorum's own, to a voter under test
+KINDS.update(ZK_CONTROLLER_KINDS)  # /controller itself, to a ZooKeeper-mode controller
 KINDS.update(APP_KINDS)  # the application's calls on a consumer under test
