@@ -47,7 +47,7 @@ _V0_10_2 = Protocol(
     consumer_validation=False,
     consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
     consumer_keeps_paused_fetches=False,
-    list_offsets_hw_lag_error=False,
+    list_offsets_hw_lag_error=False, list_offsets_answers_epoch=False,
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
     follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False)
 
@@ -78,6 +78,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  broker_epoch_check=True,  # KIP-380
                  epoch_answer_checks_leader_epoch=True,  # KAFKA-7786 (also in 2.1.1)
                  list_offsets_hw_lag_error=True,  # KIP-207, KAFKA-2334
+                 list_offsets_answers_epoch=True,  # KAFKA-7568
                  startup_metadata_to_new_brokers_only=True)),  # KAFKA-7537
     ("2.3", dict(consumer_validation=True,  # KIP-320 client, KAFKA-7747
                  least_loaded_node="established_first",  # KAFKA-8376

@@ -93,6 +93,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "consumer_keeps_paused_fetches": (CONSUMER,),
     # KIP-207 (2.2): the leader answers a consumer's ListOffsets
     "list_offsets_hw_lag_error": (BROKER,),
+    # KAFKA-7568 (2.2): the leader names the found offset's epoch in its ListOffsets answer
+    "list_offsets_answers_epoch": (BROKER,),
     "out_of_range_halts": (BROKER,),
     # KIP-112 (1.0): a broker outlives one failed log directory; the controller's
     # UpdateMetadata (v4, IBP 1.0) names offline replicas

@@ -287,6 +287,9 @@ class Protocol:
     # it resets to never goes back across a leader change; before, it answered the lagging HW
     # (`Partition.fetchOffsetForTimestamp`; sim.kafka.rules.offsets)
     list_offsets_hw_lag_error: bool = True
+    # KAFKA-7568 (2.2): a ListOffsets answer (v4+) names the found offset's leader epoch; 2.1.0
+    # answers none (`KafkaApis.handleListOffsetRequestV1AndAbove`: `Optional.empty()`)
+    list_offsets_answers_epoch: bool = True
     # a follower ahead of its leader's log end, without unclean leader election, halts its
     # broker ("Exiting because log truncation is not allowed", FatalExitError) instead of
     # truncating: `ReplicaFetcherThread.handleOffsetOutOfRange` until KAFKA-7414 (2.1)

@@ -18,7 +18,8 @@ for (LATEST, EARLIEST; no timestamp search: the model's batches carry no record 
   goes back across a leader change; before it the lagging HW is answered;
 - EARLIEST is the log start offset, with the epoch of the first leader-epoch cache entry when
   that entry starts at or below it (`UnifiedLog.fetchOffsetByTimestamp`);
-- the answer names the leader epoch only from v4 (with `fetch_epoch_check`); -1 otherwise.
+- the answer names the leader epoch only from v4 (with `fetch_epoch_check`) and from 2.2
+  (`list_offsets_answers_epoch`, KAFKA-7568: 2.1.0 answers none); -1 otherwise.
 
 The partition must be hosted online first (`sim.kafka.rules.storage.get_partition_or_error`).
 """
@@ -64,7 +65,8 @@ def fetch_offset_for_timestamp(proto, replica_id: int, timestamp: int,
                         replica_id != DEBUGGING_REPLICA_ID, proto.fetch_epoch_check)
     if err:
         return OffsetAnswer(err)
-    with_epoch = proto.fetch_epoch_check  # ListOffsets v4+ answers with a leader epoch
+    # ListOffsets v4+ has room for a leader epoch; 2.2 fills it (KAFKA-7568)
+    with_epoch = proto.fetch_epoch_check and proto.list_offsets_answers_epoch
     if timestamp == EARLIEST_TIMESTAMP:
         first = view.first_cached_epoch
         epoch = first[0] if first is not None and first[1] <= view.log_start_offset else -1
