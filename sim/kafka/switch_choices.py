@@ -20,6 +20,7 @@ CHOICES = {
     "old_duplicate": ("duplicate_sequence", "out_of_order"),
     "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",
                             "diverging_epoch"),
+    "list_offsets_max_timestamp": ("none", "first_record", "last_offset", "batch_epoch"),
 }
 
 # the range of each integer switch

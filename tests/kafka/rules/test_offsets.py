@@ -1,7 +1,10 @@
-"""`sim.kafka.rules.offsets`: how a broker answers ListOffsets (`Partition.fetchOffsetForTimestamp`
-at 2.1.0, 2.2.0, 2.6.0 and 3.7.0), across profiles."""
+"""`sim.kafka.rules.offsets`: how a broker answers ListOffsets for its earliest and latest
+offsets (`Partition.fetchOffsetForTimestamp` at 2.1.0, 2.2.0, 2.6.0 and 3.7.0), across
+profiles; the timestamp lookups are tests/kafka/rules/test_offsets_by_timestamp.py."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import pytest
 
@@ -17,8 +20,17 @@ FOLLOWER = LEADER._replace(is_leader=False, epoch_start_offset=-1)
 CONSUMER, FOLLOWER_ID = O.CONSUMER_REPLICA_ID, 3
 
 
+class _Got(NamedTuple):
+    error: int
+    offset: int
+    leader_epoch: int
+
+
 def _ask(profile, replica_id=CONSUMER, ts=O.LATEST_TIMESTAMP, epoch=5, view=LEADER):
-    return O.fetch_offset_for_timestamp(PROFILES[profile], replica_id, ts, epoch, view)
+    """The answer without its timestamp, which the earliest and latest offsets leave -1."""
+    answer = O.fetch_offset_for_timestamp(PROFILES[profile], replica_id, ts, epoch, view)
+    assert answer.timestamp == -1
+    return _Got(*answer[:3])
 
 
 def _names_epoch(profile) -> bool:
