@@ -237,7 +237,7 @@ class LeaderFetch:
         log = p.log
         return LogView(p.leader_epoch, p.is_leader, log.log_start_offset, log.leo, log.hw,
                        p.leader_epoch_start_offset if p.is_leader else -1,
-                       log.epochs[0] if log.epochs else None)
+                       log.epochs[0] if log.epochs else None, log.last_epoch(), log.entries)
 
     def _out_of_range_answer(self, fp, p, replica_id: int) -> FetchPartitionData:
         """OFFSET_OUT_OF_RANGE with the HW and log start, and for a follower the leader's log

@@ -25,6 +25,14 @@ class Batch(NamedTuple):
     producer_epoch: int = -1
     base_seq: int = -1  # NO_SEQUENCE
 
+    @property
+    def max_timestamp(self) -> int:
+        """The batch's max timestamp in ms, CreateTime: when the producer created it in its
+        accumulator (`ProducerBatch` stamps each record with the clock as it is appended,
+        `MemoryRecordsBuilder` keeps the largest). The model's producer adds a batch's records
+        at once, so every record of a batch has this timestamp."""
+        return self.created_us // 1000
+
     def with_sequence(self, pid: int, producer_epoch: int, base_seq: int) -> Batch:
         """This batch stamped with an idempotent producer's id, epoch and base sequence."""
         return Batch(self.bid, self.producer, self.count, self.created_us, pid, producer_epoch,
@@ -317,7 +325,9 @@ class OffsetsForLeaderEpochResponse(NamedTuple):
 class ListOffsetsPartition(NamedTuple):
     tp: str
     current_leader_epoch: int  # fences a stale leader (v4+, KIP-320); -1: absent
-    timestamp: int  # -1 LATEST_TIMESTAMP, -2 EARLIEST_TIMESTAMP
+    # a time in ms (the first offset whose timestamp is at least it), or -1 LATEST_TIMESTAMP,
+    # -2 EARLIEST_TIMESTAMP, -3 MAX_TIMESTAMP (v7+), -4 EARLIEST_LOCAL_TIMESTAMP (v8+)
+    timestamp: int
 
 
 class ListOffsets(NamedTuple):
@@ -340,6 +350,7 @@ class ListOffsetsPartitionResponse(NamedTuple):
     error: int
     offset: int = -1  # UNKNOWN_OFFSET
     leader_epoch: int = -1  # UNKNOWN_EPOCH (v4+)
+    timestamp: int = -1  # UNKNOWN_TIMESTAMP: the found record's timestamp (v1+); not traced
 
 
 class ListOffsetsResponse(NamedTuple):

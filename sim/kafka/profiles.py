@@ -47,7 +47,8 @@ _V0_10_2 = Protocol(
     consumer_validation=False,
     consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
     consumer_keeps_paused_fetches=False,
-    list_offsets_hw_lag_error=False,
+    list_offsets_hw_lag_error=False, list_offsets_answers_epoch=False,
+    list_offsets_max_timestamp="none", list_offsets_earliest_local=False,
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
     follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False,
     fetch_session_rotation="responded")
@@ -79,6 +80,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  broker_epoch_check=True,  # KIP-380
                  epoch_answer_checks_leader_epoch=True,  # KAFKA-7786 (also in 2.1.1)
                  list_offsets_hw_lag_error=True,  # KIP-207, KAFKA-2334
+                 list_offsets_answers_epoch=True,  # KAFKA-7568
                  startup_metadata_to_new_brokers_only=True)),  # KAFKA-7537
     ("2.3", dict(consumer_validation=True,  # KIP-320 client, KAFKA-7747
                  least_loaded_node="established_first",  # KAFKA-8376
@@ -99,7 +101,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # enable.idempotence's default true was not applied (`ProducerConfig.idempotenceEnabled`
     # at 3.0.0: KAFKA-13598)
     ("3.0", dict(client_accepts_recreated_topic="both_ids",  # KAFKA-12257
-                 fetch_session_rotation="records")),  # KAFKA-12330
+                 fetch_session_rotation="records",  # KAFKA-12330
+                 list_offsets_max_timestamp="first_record")),  # KIP-734
     ("3.1", dict(client_accepts_recreated_topic="new_id",  # KAFKA-13488
                  failed_broker_always_announced=True)),  # KAFKA-13225
     ("3.2", dict(idempotence_default=True)),  # KIP-679, in effect with KAFKA-13598
@@ -117,6 +120,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.4.1", dict(stop_replica_equal_epoch="accept",  # KAFKA-13972
                    hw_before_diverging_truncation=False)),  # KAFKA-14704
     ("3.5", dict(kraft_isr_broker_epoch_check=True,  # KIP-903, KAFKA-14139 (KRaft only)
+                 list_offsets_earliest_local=True,  # KIP-405 (ListOffsets v8)
                  kraft_port_opens_when_unfenced=True)),  # KAFKA-14658 (KRaft only)
     # KAFKA-15021: no leader epoch bump on a KRaft ISR shrink (a ZK controller still bumps it),
     # and in both modes the HW waits only for caught-up followers that are ISR-eligible.
@@ -124,14 +128,16 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.6", dict(kraft_isr_shrink_bumps_epoch=False,
                  hw_caught_up_eligible_only=True)),
     ("3.7", dict(leader_discovery="kip951",  # KIP-951
+                 list_offsets_max_timestamp="last_offset",  # e905ef1edfb (LogValidator)
                  client_backoff="exponential",  # KIP-580, KAFKA-9800
                  hw_waits_for_min_isr=True,  # KAFKA-15583
                  kraft_check_quorum=True,  # KAFKA-15489 (KRaft only)
                  kraft_strays_deleted_first=True,  # KAFKA-14616 (KRaft only)
                  kraft_stale_fetch_fenced=True)),  # KAFKA-15221 (KRaft only)
     # KRaft-era releases a user names (`cluster.mode`, sim.kafka.modes): their switches are
-    # 3.7's; 4.0 removed ZooKeeper mode (KIP-833's end), which sim.kafka.modes enforces
-    ("3.8", dict()),
+    # 3.7's but for what they name; 4.0 removed ZooKeeper mode (KIP-833's end), which
+    # sim.kafka.modes enforces
+    ("3.8", dict(list_offsets_max_timestamp="batch_epoch")),  # KAFKA-16310
     ("3.9", dict()),
     ("4.0", dict()),
     ("4.1", dict(kraft_fetch_completes_on_hw=True)),  # KIP-1166, KAFKA-14145 (KRaft only)

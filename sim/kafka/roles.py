@@ -93,6 +93,10 @@ ROLES: dict[str, tuple[str, ...]] = {
     "consumer_keeps_paused_fetches": (CONSUMER,),
     # KIP-207 (2.2): the leader answers a consumer's ListOffsets
     "list_offsets_hw_lag_error": (BROKER,),
+    # KAFKA-7568 (2.2), KIP-734 (3.0), KIP-405 (3.5): how the leader answers ListOffsets
+    "list_offsets_answers_epoch": (BROKER,),
+    "list_offsets_max_timestamp": (BROKER,),
+    "list_offsets_earliest_local": (BROKER,),
     "out_of_range_halts": (BROKER,),
     # KIP-112 (1.0): a broker outlives one failed log directory; the controller's
     # UpdateMetadata (v4, IBP 1.0) names offline replicas

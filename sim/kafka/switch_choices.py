@@ -21,6 +21,7 @@ CHOICES = {
     "fetch_session_rotation": ("responded", "records"),
     "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",
                             "diverging_epoch"),
+    "list_offsets_max_timestamp": ("none", "first_record", "last_offset", "batch_epoch"),
 }
 
 # the range of each integer switch

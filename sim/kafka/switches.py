@@ -287,6 +287,16 @@ class Protocol:
     # it resets to never goes back across a leader change; before, it answered the lagging HW
     # (`Partition.fetchOffsetForTimestamp`; sim.kafka.rules.offsets)
     list_offsets_hw_lag_error: bool = True
+    # KAFKA-7568 (2.2): a ListOffsets answer (v4+) names the found offset's leader epoch; 2.1.0
+    # answers none (`KafkaApis.handleListOffsetRequestV1AndAbove`: `Optional.empty()`)
+    list_offsets_answers_epoch: bool = True
+    # ListOffsets MAX_TIMESTAMP (-3, v7, KIP-734, 3.0): none (not sent) | first_record (3.0: the
+    # first record of the largest timestamp, the cache's latest epoch) | last_offset (3.7.0: its
+    # batch's last offset, `LogValidator` after e905ef1edfb) | batch_epoch (KAFKA-16310, 3.8.0:
+    # the first record of the largest timestamp and its batch's epoch); sim.kafka.rules.offsets
+    list_offsets_max_timestamp: str = "last_offset"
+    # ListOffsets EARLIEST_LOCAL (-4, v8, KIP-405, 3.5): the local log start; before, not sent
+    list_offsets_earliest_local: bool = True
     # a follower ahead of its leader's log end, without unclean leader election, halts its
     # broker ("Exiting because log truncation is not allowed", FatalExitError) instead of
     # truncating: `ReplicaFetcherThread.handleOffsetOutOfRange` until KAFKA-7414 (2.1)

@@ -4,7 +4,8 @@ Contract: a `Field` names one key as a probe file writes it (Kafka's own field n
 case), its type and its default (`REQUIRED`: none). `read(table, fields, where)` checks a dict
 read from TOML against the fields and returns a new dict with every default filled in; any
 problem raises `FieldProblem(key, problem, fix)` with `key` relative to `where`, which the
-scenario loader turns into its one-line error. Types: `int`, `bool`, `str`, `error` (a Kafka
+scenario loader turns into its one-line error. Types: `int`, `ms` (a record timestamp: an
+integer, at least 0, as `ProducerRecord` requires), `bool`, `str`, `error` (a Kafka
 error name such as "FENCED_LEADER_EPOCH", or its code), `ints` (a list of integers), `strs`, `pairs` (a list of
 `pair`s), `table`
 (one nested table read by `sub`), `tables` (a list of them), `pair` (two integers), `any`.
@@ -70,6 +71,11 @@ def _int(value: Any, key: str) -> int:
 def _value(f: Field, value: Any, key: str) -> Any:
     if f.type == "int":
         return _int(value, key)
+    if f.type == "ms":
+        if _int(value, key) < 0:
+            raise FieldProblem(key, f"{value} is no record timestamp",
+                               "write a time in ms, at least 0 (a producer refuses a negative one)")
+        return value
     if f.type == "bool":
         if not isinstance(value, bool):
             raise FieldProblem(key, f"expected true or false, got {value!r}", "write true or false")

@@ -2,7 +2,9 @@
 
 Contract: `off_the_wire(kind, body, protocol)` names the first request-level or partition field
 of a probe step's `body` that the request version the profile sends has no room for, and what
-brings it; `sim.kafka.probe.spec` refuses such a step, since the node could never receive it.
+brings it; likewise a ListOffsets timestamp that only a later version may send (-3, -4), or
+that no version may (below -4). `sim.kafka.probe.spec` refuses such a step, since the node
+could never receive it.
 """
 
 from __future__ import annotations
@@ -39,9 +41,23 @@ REQUEST_GATES = {
 }
 
 
+# A ListOffsets timestamp only a later version may send: value -> (whether the profile sends
+# that version, the version and KIP, its name). A broker of any release takes any number, but
+# a client asks these at the version that defines them or later (3.7.0
+# `ListOffsetsRequest.Builder.forConsumer`: `requireMaxTimestamp` makes 7 the least version).
+TIMESTAMP_GATES = {
+    -3: (lambda p: p.list_offsets_max_timestamp != "none", "ListOffsets v7 (KIP-734, 3.0)",
+         "MAX_TIMESTAMP"),
+    -4: (lambda p: p.list_offsets_earliest_local, "ListOffsets v8 (KIP-405, 3.5)",
+         "EARLIEST_LOCAL_TIMESTAMP"),
+}
+LOWEST_TIMESTAMP = -4
+
+
 def off_the_wire(kind: str, body: dict, protocol) -> tuple[str, str] | None:
     """(field, what brings it) of the first request or partition field `body` sets that the
-    profile's request version cannot carry, or None."""
+    profile's request version cannot carry, or None. A ListOffsets timestamp is named as
+    `timestamp -3 (MAX_TIMESTAMP)`."""
     for (k, name), (carried, since) in REQUEST_GATES.items():
         value = body.get(name, NO)  # 0 is a value given, not false
         if k == kind and not carried(protocol) and value is not False and value != NO \
@@ -53,4 +69,26 @@ def off_the_wire(kind: str, body: dict, protocol) -> tuple[str, str] | None:
         for part in body.get("partitions", ()):
             if isinstance(part, dict) and name in part and part[name] != NO:
                 return name, since
+    return _timestamp_gate(kind, body, protocol)
+
+
+def _timestamp_gate(kind: str, body: dict, protocol) -> tuple[str, str] | None:
+    if kind != "ListOffsets":
+        return None
+    for part in body.get("partitions", ()):
+        ts = part.get("timestamp") if isinstance(part, dict) else None
+        if ts in TIMESTAMP_GATES and not TIMESTAMP_GATES[ts][0](protocol):
+            return f"timestamp {ts} ({TIMESTAMP_GATES[ts][2]})", TIMESTAMP_GATES[ts][1]
+    return None
+
+
+def bad_timestamp(kind: str, body: dict) -> int | None:
+    """The index of the first ListOffsets partition whose timestamp no version defines (an
+    integer below -4), or None."""
+    if kind != "ListOffsets":
+        return None
+    for i, part in enumerate(body.get("partitions", ())):
+        ts = part.get("timestamp") if isinstance(part, dict) else None
+        if isinstance(ts, int) and ts < LOWEST_TIMESTAMP:
+            return i
     return None

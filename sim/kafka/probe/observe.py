@@ -310,7 +310,7 @@ ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER, "controll
          "zk_controller": ZK_CONTROLLER, "voter": VOTER}
 ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
                  "current_leader", "log_end_offset", "leader_epoch", "end_offset",
-                 "base_offset", "topic_id", "leader", "offset", "low_watermark")
+                 "base_offset", "topic_id", "leader", "offset", "low_watermark", "timestamp")
 
 
 FETCH_SENT_FIELDS = ("fetch_offset", "current_leader_epoch", "last_fetched_epoch", "log_start_offset")

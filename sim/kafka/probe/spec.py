@@ -23,7 +23,7 @@ from typing import Any
 
 from sim.kafka.probe import observe
 from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
-from sim.kafka.probe.gates import off_the_wire
+from sim.kafka.probe.gates import bad_timestamp, off_the_wire
 from sim.kafka.probe.metadata_records import check_records
 from sim.kafka.probe.state import (
     BROKER_STATE,
@@ -189,16 +189,28 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     if kind == "PartitionReassignment":
         for i, p in enumerate(fields["partitions"]):
             _check_replicas(p["replicas"], f"{key}.body.partitions[{i}].replicas")
-    gated = off_the_wire(kind, body_raw, protocol) if protocol is not None else None
-    if gated:
-        raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "
-                           f"comes with {gated[1]}", f"leave {gated[0]} out (the wire's -1), "
-                           "or pick a profile that sends it")
+    _check_gates(kind, body_raw, protocol, key)
     expect = _expect(s["expect"], f"{key}.expect", role)
     if s["answer_to"] == node:
         raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",
                            "name the node whose answer the checks read")
     return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
+
+
+def _check_gates(kind: str, body_raw: dict, protocol, key: str) -> None:
+    """Refuse a field or a ListOffsets timestamp the profile's request version cannot carry
+    (`sim.kafka.probe.gates`), and a timestamp no version defines."""
+    bad = bad_timestamp(kind, body_raw)
+    if bad is not None:
+        raise FieldProblem(f"{key}.body.partitions[{bad}].timestamp", "no ListOffsets timestamp",
+                           "write a time in ms (at least 0), -1 LATEST, -2 EARLIEST, "
+                           "-3 MAX_TIMESTAMP or -4 EARLIEST_LOCAL_TIMESTAMP")
+    gated = off_the_wire(kind, body_raw, protocol) if protocol is not None else None
+    if gated:
+        fix = ("ask another timestamp" if gated[0].startswith("timestamp ")
+               else f"leave {gated[0]} out (the wire's -1)")
+        raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "
+                           f"comes with {gated[1]}", f"{fix}, or pick a profile that sends it")
 
 
 def _wait_step(s: dict, key: str, role: str) -> Step:

@@ -146,8 +146,9 @@ def _log(part: dict, ctx, key: str, retain: int, resolves_epoch_conflicts: bool)
         if base != log.leo:
             raise FieldProblem(f"{key}.log[{i}].base_offset", f"{base} leaves a gap or overlap: "
                                f"the log ends at {log.leo} there", "give contiguous batches")
-        batch = Batch(r["batch_id"] or ctx.batch_id(), "", r["record_count"], 0,
-                      r["producer_id"], r["producer_epoch"], r["base_sequence"])
+        batch = Batch(r["batch_id"] or ctx.batch_id(), "", r["record_count"],
+                      r["timestamp"] * 1000, r["producer_id"], r["producer_epoch"],
+                      r["base_sequence"])
         log.append_entry((base, r["record_count"], r["leader_epoch"], batch), 0)
         record_append(log, batch, base, 0, retain)
     if part["epoch_cache"] is not None:

@@ -79,14 +79,16 @@ def _stop_replica(f: dict, ctx) -> M.StopReplica:
 PRODUCE_PARTITION = (
     Field("tp", "str"), Field("record_count", "int", 1), Field("producer_id", "int", NO),
     Field("producer_epoch", "int", NO), Field("base_sequence", "int", NO),
-    Field("current_leader_epoch", "int", NO), Field("batch_id", "str", ""))
+    Field("current_leader_epoch", "int", NO), Field("batch_id", "str", ""),
+    Field("timestamp", "ms", 0))
 
 
 def _produce(f: dict, ctx) -> M.Produce:
     parts = []
     for p in f["partitions"]:
-        batch = M.Batch(p["batch_id"] or ctx.batch_id(), ctx.src, p["record_count"], 0,
-                        p["producer_id"], p["producer_epoch"], p["base_sequence"])
+        batch = M.Batch(p["batch_id"] or ctx.batch_id(), ctx.src, p["record_count"],
+                        p["timestamp"] * 1000, p["producer_id"], p["producer_epoch"],
+                        p["base_sequence"])
         parts.append(M.ProducePartition(p["tp"], batch, p["current_leader_epoch"],
                                         p["current_leader_epoch"], NO))
     return M.Produce(_corr(f, ctx, "Produce"), f["acks"], f["timeout_ms"] * 1000, tuple(parts))
@@ -156,7 +158,7 @@ def _metadata(f: dict, ctx) -> M.MetadataRequest:
 RECORD = (Field("base_offset", "int"), Field("record_count", "int", 1),
           Field("leader_epoch", "int"), Field("producer_id", "int", NO),
           Field("producer_epoch", "int", NO), Field("base_sequence", "int", NO),
-          Field("batch_id", "str", ""))
+          Field("batch_id", "str", ""), Field("timestamp", "ms", 0))
 FETCH_DATA = (
     Field("tp", "str"), Field("error", "error", 0), Field("high_watermark", "int", NO),
     Field("log_start_offset", "int", NO), Field("records", "tables", (), RECORD),
@@ -166,8 +168,9 @@ FETCH_DATA = (
 
 def record_entry(r: dict, ctx, producer: str = "") -> tuple:
     """A batch as a log holds it: (base offset, record count, leader epoch, Batch)."""
-    batch = M.Batch(r["batch_id"] or ctx.batch_id(), producer, r["record_count"], 0,
-                    r["producer_id"], r["producer_epoch"], r["base_sequence"])
+    batch = M.Batch(r["batch_id"] or ctx.batch_id(), producer, r["record_count"],
+                    r["timestamp"] * 1000, r["producer_id"], r["producer_epoch"],
+                    r["base_sequence"])
     return (r["base_offset"], r["record_count"], r["leader_epoch"], batch)
 
 
@@ -317,8 +320,8 @@ KINDS: dict[str, Kind] = {
                                   _offsets_for_leader_epoch, "OffsetsForLeaderEpoch"),
     "ListOffsets": Kind(BROKER, (Field("replica_id", "int", None), Field("corr", "int", 0),
                                  _parts(LIST_OFFSETS_PARTITION)),
-                        _list_offsets, "a consumer's (or a replica's) ListOffsets, timestamp -1 "
-                        "LATEST or -2 EARLIEST"),
+                        _list_offsets, "a consumer's (or a replica's) ListOffsets, timestamp a "
+                        "time in ms, -1 LATEST, -2 EARLIEST, -3 MAX_TIMESTAMP, -4 EARLIEST_LOCAL"),
     "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
     "DeleteRecords": Kind(BROKER, (Field("timeout_ms", "int", 30000), Field("corr", "int", 0),
                                    _parts(DELETE_PARTITION)),
