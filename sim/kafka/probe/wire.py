@@ -22,6 +22,7 @@ from sim.kafka.probe.kind import NO, Kind
 from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
 from sim.kafka.probe.metadata_records import build_records
 from sim.kafka.probe.wire_app import APP_KINDS
+from sim.kafka.probe.wire_producer import PRODUCER_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
 from sim.kafka.probe.wire_session import SESSION_FIELDS, session
 
@@ -392,3 +393,4 @@ KINDS: dict[str, Kind] = {
 }
 KINDS.update(RAFT_KINDS)  # the KRaft quorum's own, to a voter under test
 KINDS.update(APP_KINDS)  # the application's calls on a consumer under test
+KINDS.update(PRODUCER_KINDS)  # a broker's InitProducerId answer to a producer
