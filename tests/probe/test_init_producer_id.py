@@ -10,13 +10,13 @@ import pytest
 from tests.probe.helpers import assert_refused, probe_checks
 
 PROBE = """
+[[topics]]
+name = "t"
+partitions = 1
 [protocol]
 profile = "{profile}"
 [cluster]
 brokers = 1
-[[topics]]
-name = "t"
-partitions = 1
 [[producers]]
 topic = "t"
 enable_idempotence = true
