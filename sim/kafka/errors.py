@@ -8,6 +8,12 @@ LEADER_NOT_AVAILABLE = 5  # the model's brokers never send it; a probe's answer 
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
 NETWORK_EXCEPTION = 13  # a client's request whose connection closed under it (`NetworkClient`)
+# an InitProducerId answer's retriable errors (the model's brokers never send them; a probe's
+# answer may): CoordinatorLoadInProgressException, CoordinatorNotAvailableException and
+# NotCoordinatorException are RetriableExceptions
+COORDINATOR_LOAD_IN_PROGRESS = 14
+COORDINATOR_NOT_AVAILABLE = 15
+NOT_COORDINATOR = 16
 BROKER_NOT_AVAILABLE = 8  # a ZooKeeper-mode controller's answer to a ControlledShutdown
 STALE_CONTROLLER_EPOCH = 11
 CLUSTER_AUTHORIZATION_FAILED = 31  # the model's brokers never send it; a probe's answer may
@@ -59,7 +65,8 @@ RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEA
                        REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
                        NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
                        FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
-                       KAFKA_STORAGE_ERROR})
+                       KAFKA_STORAGE_ERROR, COORDINATOR_LOAD_IN_PROGRESS,
+                       COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
 INCONSISTENT_TOPIC_ID = 103
 # KRaft: a registration with a new incarnation while the old one's session is valid (KIP-631)
 DUPLICATE_BROKER_REGISTRATION = 101

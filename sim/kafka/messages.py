@@ -204,6 +204,27 @@ class ProduceResponse(NamedTuple):
         return {"corr": self.corr, "errs": [[r.tp, r.error] for r in self.results if r.error]}
 
 
+class InitProducerId(NamedTuple):
+    """An idempotent producer's request for a producer id (`InitProducerIdRequest` with no
+    transactional id: the broker allocates a new id at epoch 0)."""
+
+    corr: int
+
+    def brief(self) -> dict:
+        return {"corr": self.corr}
+
+
+class InitProducerIdResponse(NamedTuple):
+    corr: int
+    producer_id: int
+    producer_epoch: int
+    error: int = 0
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "producer_id": self.producer_id,
+                "producer_epoch": self.producer_epoch, "error": self.error}
+
+
 class FetchPartition(NamedTuple):
     tp: str
     fetch_offset: int

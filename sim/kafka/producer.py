@@ -23,6 +23,7 @@ from sim.kafka.messages import Batch, Produce, ProducePartition
 from sim.kafka.options import ProducerOptions, TopicOptions
 from sim.kafka.pending_batch import PendingBatch
 from sim.kafka.producer_idempotence import IdempotenceMixin
+from sim.kafka.producer_init import ProducerIdInit
 from sim.kafka.producer_results import ProduceResults
 from sim.kafka.rules import rules_for
 
@@ -31,7 +32,7 @@ ACKS = {"all": -1, 1: 1, 0: 0}
 BATCH_KEYS = ("bid", "tp", "count", "created_us")
 
 
-class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
+class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresher, Actor):
     def __init__(self, world, spec: ProducerOptions, topic_spec: TopicOptions, protocol,
                  index: int):
         super().__init__(spec.name, world)
@@ -43,6 +44,7 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
         self.discovery = spec.leader_discovery or protocol.leader_discovery
         self.rules = rules_for(protocol)
         self.init_idempotence(index)
+        self.init_producer_id_state()
         # JSON text that the per-batch `batch` and `ack` events repeat (see `_emit_batch`)
         self.tp_json = {tp: json_str(tp) for tp in self.tps}
         self.batch_head = f'{event_head(self.name, V.BATCH)},"bid":'
@@ -107,7 +109,8 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
             self._request_timeout(*data)
         elif name == "send_loop" and data == self.send_loop_at:  # else re-armed since
             self.send_loop_at = None
-            self._expire()
+            if not self.needs_producer_id():  # a loop waiting for an id expires nothing
+                self._expire()
             self.drain()
             self.arm_send_loop()
 
@@ -121,7 +124,8 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
         self.carry -= records
         if records:
             self._accumulate(records)
-        self._expire()
+        if not self.needs_producer_id():
+            self._expire()
         self.drain()
         self.set_timer(linger_ms * 1000, "tick")
 
@@ -209,6 +213,8 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
         reconnect backoff ends (`NetworkClient.connectionDelay`), and runs a send loop then:
         expiry first, then the drain (`Sender.sendProducerData`)."""
         self.send_loop = True
+        if self.needs_producer_id():
+            self.drain()  # its first send loop asks for one
         self.arm_send_loop()
 
     def arm_send_loop(self) -> None:
@@ -253,12 +259,14 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
         if self.reconnect_at.get(node, 0) > self.now_us:
             return self.max_in_flight
         return len(self.inflight.get(node, ())) + (self.meta_inflight is not None
-                                                   and self.meta_node == node)
+                                                   and self.meta_node == node) \
+            + self.init_producer_id_in_flight_to(node)
 
     def drain(self) -> None:
         """One send loop (`Sender.runOnce`): unresolved sequences are settled first; a fatal
         producer fails what it has and sends nothing; an epoch bump asked for since the last
-        loop comes next; then each partition's head batch that may go joins one Produce per
+        loop comes next; a producer without an id asks for one and stops there
+        (`hold_for_producer_id`); then each partition's head batch that may go joins one Produce per
         leader."""
         self.maybe_resolve_sequences()
         if self.fatal_error is not None:
@@ -266,6 +274,8 @@ class Producer(ProduceResults, IdempotenceMixin, MetadataRefresher, Actor):
             return
         if self.bump_required:
             self.bump_epoch()
+        if self.hold_for_producer_id():
+            return
         by_leader: dict[int, list] = {}
         for tp in self.tps:
             topic_id, leader, epoch = self.meta.entry(tp)

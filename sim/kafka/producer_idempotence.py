@@ -24,14 +24,17 @@ the start of every send loop whether or not a batch waits (`maybe_resolve_sequen
 partitions move to the new epoch, from sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
 drained, so a batch that expires unsent leaves no gap. A batch is the producer's own when it
 carries the producer's id *and* epoch (`hasProducerIdAndEpoch`, `ProducerIdAndEpoch.equals`).
-The producer keeps its id in a whole run (the InitProducerId round trip is not modelled); a
-1.0-2.4 probe sets a new one mid-test as SenderTest does (`set_producer_id`).
+The producer keeps its id in a whole run; a 2.5+ producer whose epoch is exhausted resets it
+and asks for a new one (`bump_epoch`, `producer_init`), and a 1.0-2.4 probe sets a new one
+mid-test as SenderTest does (`set_producer_id`). A 0.11-2.4 reset is modelled as a new epoch at
+once, not as Kafka's new id through an InitProducerId round trip.
 """
 
 from __future__ import annotations
 
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
+from sim.kafka.producer_init import MAX_PRODUCER_EPOCH
 from sim.kafka.rules.client_producer import (
     BUMP_RETRY,
     FAIL,
@@ -127,8 +130,13 @@ class IdempotenceMixin:
         partitions that asked for it (an OUT_OF_ORDER answer to the next sequence, a batch the
         broker refused, an UNKNOWN_PRODUCER_ID after retention), whose batches, in flight or
         not, are renumbered from sequence 0 (`startSequencesAtBeginning`) without waiting for
-        their answers."""
-        self.producer_epoch += 1
+        their answers. At epoch Short.MAX_VALUE the producer resets its id instead
+        (`resetIdempotentProducerId`): the batches are renumbered under no id and epoch, and
+        the next InitProducerId answer gives the new ones (`producer_init`)."""
+        if self.producer_epoch >= MAX_PRODUCER_EPOCH:
+            self.reset_idempotent_producer_id()
+        else:
+            self.producer_epoch += 1
         for tp in sorted(self.bump_required):
             self.unresolved.pop(tp, None)
             self._restart_sequences(tp)

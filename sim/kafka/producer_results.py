@@ -28,6 +28,8 @@ class ProduceResults:
             self._on_produce_response(int(msg.src[1:]), msg.body)
         elif msg.kind == "MetadataResponse":
             self._on_metadata_response(msg)
+        elif msg.kind == "InitProducerIdResponse":
+            self.on_init_producer_id_response(msg.body)
 
     def _on_produce_response(self, leader: int, resp) -> None:
         pbs = self.inflight.get(leader, {}).pop(resp.corr, None)
@@ -144,7 +146,8 @@ class ProduceResults:
         connection, which fails every request in flight on it; the broker sees the close and
         drops the requests it had not read yet (so a retry cannot queue behind its own
         earlier copy on the old connection)."""
-        if corr in self.inflight.get(leader, {}):
+        if corr in self.inflight.get(leader, {}) or (corr == self.pid_inflight
+                                                     and leader == self.pid_node):
             self.close_connection_with(f"b{leader}")
             self.close_connection(leader)
 
@@ -164,6 +167,7 @@ class ProduceResults:
                     self._retry_or_fail(pb, error, disconnected=True)
         if self.meta_inflight is not None and self.meta_node == leader:
             self.metadata_failed()
+        self.init_producer_id_lost(leader)
         self.request_update()
         self.arm_send_loop()  # a probe's producer wakes when the backoff ends
         if failed:

@@ -53,7 +53,8 @@ ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
            "ListOffsetsResponse": "ListOffsets", "MetadataFetchResponse": "QuorumFetch",
            "VoteResponse": "Vote", "QuorumFetchResponse": "QuorumFetch",
            "BeginQuorumEpochResponse": "BeginQuorumEpoch",
-           "EndQuorumEpochResponse": "EndQuorumEpoch"}
+           "EndQuorumEpochResponse": "EndQuorumEpoch",
+           "InitProducerIdResponse": "InitProducerId"}
 
 
 class Peer(Actor):

@@ -8,7 +8,7 @@ its controller epoch, metadata cache and partitions: each with its log (batches 
 offsets from the log start, or at the offsets given), HW, leader-epoch cache (derived from the
 batches unless given), producer state (rebuilt from the batches), and, when hosted, its replica
 state (leader, epochs, ISR, replicas, the leader's view of each follower's log end, a follower's
-fetcher; by default the partition is in the broker's metadata cache too). `set_producer(producer, state, ctx)` gives a producer its id, epoch, metadata cache,
+fetcher; by default the partition is in the broker's metadata cache too). `set_producer(producer, state, ctx)` gives a producer its id (-1: none, so no epoch either), epoch, metadata cache,
 sequences, batches queued or in flight (each in flight under a correlation id the probe's
 answers then name by default, drained under the cached leader epoch), and optionally a Metadata
 request in flight (`metadata_in_flight_to`). `set_consumer(consumer, state, ctx)` gives a
@@ -70,7 +70,7 @@ ZK_CONTROLLER_STATE = (Field("name", "str"), Field("controller_epoch", "int", NO
                        Field("live_brokers", "tables", None, LIVE_BROKER),
                        Field("shutting_down", "ints", ()),
                        Field("active_controller", "str", ""))
-PRODUCER_STATE = (Field("name", "str"), Field("producer_id", "int", NO),
+PRODUCER_STATE = (Field("name", "str"), Field("producer_id", "int", None),
                   Field("producer_epoch", "int", 0), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("sequences", "tables", (), SEQUENCES),
                   Field("batches", "tables", (), BATCH),
@@ -165,9 +165,13 @@ def _log(part: dict, ctx, key: str, retain: int, resolves_epoch_conflicts: bool)
 
 # -- producer -----------------------------------------------------------------------------
 def set_producer(producer, state: dict, ctx) -> None:
-    if state["producer_id"] != NO:
+    if state["producer_id"] is not None:
+        if state["producer_id"] < -1:
+            raise FieldProblem("node.producer_id", f"{state['producer_id']} is no producer id",
+                               "give 0 or more, or -1 for none yet")
         producer.pid = state["producer_id"]
-    producer.producer_epoch = state["producer_epoch"]
+    # -1: no id yet, and so no epoch (`ProducerIdAndEpoch.NONE`): the Sender asks for one
+    producer.producer_epoch = -1 if producer.pid < 0 else state["producer_epoch"]
     _set_client_metadata(producer, state["metadata"], state["brokers"], ctx)
     for s in state["sequences"]:
         _known_tp(producer, s["tp"], "node.sequences")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from sim.kafka import admin_messages as AM
 from sim.kafka import messages as M
 from sim.kafka import zk_messages as ZM
 from sim.kafka.kraft_messages import BrokerHeartbeat, BrokerRegistration, QuorumFetchResponse
@@ -21,7 +20,9 @@ from sim.kafka.probe.fields import REQUIRED, Field
 from sim.kafka.probe.kind import NO, Kind
 from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
 from sim.kafka.probe.metadata_records import build_records
+from sim.kafka.probe.wire_admin import ADMIN_KINDS
 from sim.kafka.probe.wire_app import APP_KINDS
+from sim.kafka.probe.wire_producer import PRODUCER_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
 from sim.kafka.probe.wire_session import SESSION_FIELDS, session
 from sim.kafka.probe.wire_zk import ZK_CONTROLLER_KINDS
@@ -116,14 +117,6 @@ def _fetch(f: dict, ctx) -> M.Fetch:
     return M.Fetch(_replica_id(f, ctx), _corr(f, ctx, "Fetch"), f["max_wait_ms"] * 1000, parts,
                    client_metadata=f["client_metadata"], replica_epoch=f["replica_epoch"],
                    **session(f, ctx))
-
-
-DELETE_PARTITION = (Field("tp", "str"), Field("offset", "int"))
-
-
-def _delete_records(f: dict, ctx) -> AM.DeleteRecords:
-    parts = tuple(AM.DeleteRecordsPartition(p["tp"], p["offset"]) for p in f["partitions"])
-    return AM.DeleteRecords(_corr(f, ctx, "DeleteRecords"), f["timeout_ms"] * 1000, parts)
 
 
 EPOCH_PARTITION = (Field("tp", "str"), Field("current_leader_epoch", "int", NO),
@@ -323,9 +316,6 @@ KINDS: dict[str, Kind] = {
                         _list_offsets, "a consumer's (or a replica's) ListOffsets, timestamp a "
                         "time in ms, -1 LATEST, -2 EARLIEST, -3 MAX_TIMESTAMP, -4 EARLIEST_LOCAL"),
     "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
-    "DeleteRecords": Kind(BROKER, (Field("timeout_ms", "int", 30000), Field("corr", "int", 0),
-                                   _parts(DELETE_PARTITION)),
-                          _delete_records, "an admin client's DeleteRecords (offset -1: the HW)"),
     "FetchResponse": Kind(BROKER + CONSUMER, (Field("corr", "int", 0), _parts(FETCH_DATA)),
                           _fetch_response, "the leader's answer to this follower's or "
                           "consumer's last Fetch", True),
@@ -397,3 +387,5 @@ KINDS: dict[str, Kind] = {
 KINDS.update(RAFT_KINDS)  # the KRaft quorum's own, to a voter under test
 KINDS.update(ZK_CONTROLLER_KINDS)  # /controller itself, to a ZooKeeper-mode controller
 KINDS.update(APP_KINDS)  # the application's calls on a consumer under test
+KINDS.update(PRODUCER_KINDS)  # a broker's InitProducerId answer to a producer
+KINDS.update(ADMIN_KINDS)  # an admin client's DeleteRecords

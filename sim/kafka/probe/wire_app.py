@@ -23,6 +23,7 @@ from typing import Any
 
 from sim.kafka.probe.fields import Field, FieldProblem
 from sim.kafka.probe.kind import NO, Kind
+from sim.kafka.probe.wire_producer import check_init_producer_id
 
 CONSUMER = ("consumer",)
 PRODUCER = ("producer",)
@@ -74,6 +75,8 @@ def check_producer_steps(steps: tuple, producer, where) -> None:
         key, f = f"{where(i)}.body", step.fields
         if step.kind == "SetProducerId":
             _check_set_id(producer, f, key)
+        if step.kind == "InitProducerIdResponse":
+            check_init_producer_id(f, key)
         if step.kind != "Send":
             continue
         _known([f["tp"]], tps, f"{key}.tp", "a partition of the producer's topic")
@@ -126,15 +129,15 @@ def _check_seek(f: dict, key: str, protocol) -> None:
 def _check_set_id(producer, f: dict, key: str) -> None:
     """`SetProducerId` is SenderTest's own call at 1.0-2.4 (`resetProducerId` is public there);
     from 2.5 (KIP-360) an idempotent producer resets its id itself, on an exhausted epoch, and
-    takes the new one from an InitProducerId answer, which the model does not send. An id or
-    epoch below 0 is no producer's."""
+    takes the new one from its InitProducerId's answer (an `InitProducerIdResponse` step). An
+    id or epoch below 0 is no producer's."""
     if producer.idempotence == "off":
         raise FieldProblem(key, "the producer is not idempotent: it has no producer id",
                            "set enable_idempotence, or leave the step out")
     if producer.protocol.client_retries_out_of_order:
         raise FieldProblem(key, "a 2.5+ producer (KIP-360) takes a new producer id only from "
-                           "its own InitProducerId request, which the model does not send",
-                           "pick a 1.0-2.4 profile, or pose the test's epoch bump instead")
+                           "the answer to its own InitProducerId",
+                           "pick a 1.0-2.4 profile, or answer with InitProducerIdResponse")
     if f["producer_id"] < 0 or not 0 <= f["producer_epoch"] <= 32767:
         raise FieldProblem(key, "a producer id is 0 or more, an epoch 0..32767 (a short)",
                            "give a valid producer_id and producer_epoch")
