@@ -9,6 +9,9 @@ the batch (`batches` maps its id to them), with the base offset and partition le
 leader assigned; a batch the model's own producers wrote gets bytes built for it
 (`records.synthesize`). ListOffsets and OffsetForLeaderEpoch map field for field; a field a
 version lacks (CurrentLeaderEpoch before ListOffsets v4 and OffsetForLeaderEpoch v2) is -1.
+ListOffsets' times move between a real client's clock and the model's (`model_time_ms`,
+`wire_time_ms`): a record's timestamp is its batch's creation in the model, which for a real
+client's batch is when the leader read its Produce, not the time the client wrote in it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from sim.kafka.messages import (
     OffsetsForLeaderEpoch,
 )
 from sim.kafka.wire.records import synthesize, with_offset
+from sim.kafka.wire.shims import EPOCH_S
 
 
 def _tp(topic: str, index) -> str:
@@ -66,13 +70,25 @@ def _batch_bytes(entry, batches: dict) -> bytes:
     return with_offset(raw, base_offset, leader_epoch)
 
 
+def model_time_ms(timestamp: int) -> int:
+    """A client's ListOffsets time as the model's clock reads it: a real client's clock is the
+    run's plus `EPOCH_S` (`shims`), a sentinel (-1 LATEST ... -4 EARLIEST_LOCAL) stays as it
+    is, and a time before the run started is 0 (every record is at least that old)."""
+    return timestamp if timestamp < 0 else max(0, timestamp - EPOCH_S * 1000)
+
+
+def wire_time_ms(timestamp: int) -> int:
+    """A found record's timestamp as a real client's clock reads it (-1: none found)."""
+    return timestamp if timestamp < 0 else timestamp + EPOCH_S * 1000
+
+
 def to_model_list_offsets(body, corr: int) -> ListOffsets:
     parts = []
     for topic in body.topics:
         for p in topic.partitions:
             parts.append(ListOffsetsPartition(_tp(topic.name, p.partition_index),
                                               int(getattr(p, "current_leader_epoch", -1)),
-                                              int(p.timestamp)))
+                                              model_time_ms(int(p.timestamp))))
     return ListOffsets(int(body.replica_id), corr, tuple(parts),
                        int(getattr(body, "isolation_level", 0)))
 
@@ -82,7 +98,8 @@ def list_offsets_values(resp) -> dict:
     for p in resp.partitions:
         name, _, index = p.tp.rpartition("-")
         topics.setdefault(name, []).append(
-            {"partition_index": int(index), "error_code": p.error, "timestamp": -1,
+            {"partition_index": int(index), "error_code": p.error,
+             "timestamp": wire_time_ms(p.timestamp),
              "offset": p.offset, "leader_epoch": p.leader_epoch})
     return {"topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
 

@@ -85,3 +85,23 @@ def test_a_model_producer_s_batch_gets_valid_bytes():
             batch.base_sequence) == (12, 4, 1001, 2, 40)
     assert [(r.offset, r.value) for r in batch] == [(12, None), (13, None), (14, None)]
     assert read_batches(raw)[0].record_count == 3
+
+
+def test_list_offsets_by_time_reads_the_client_s_clock():
+    """A real client asks by its own clock (the run's plus `shims.EPOCH_S`) and is answered
+    by it: the first batch the leader took at or after that time, with its time; a time past
+    every batch finds none (-1), one before the run the first batch."""
+    from sim.kafka.wire.shims import EPOCH_S
+    epoch_ms = EPOCH_S * 1000
+    first, second = _batch(seq=0, values=(b"a", b"b")), _batch(seq=2, values=(b"c",))
+    client, _trace = _run([(300, 1, _framed(_produce(first), 1)),
+                           (400, 1, _framed(_produce(second), 2)),
+                           (500, 2, _framed(_list_offsets(epoch_ms + 350), 3)),
+                           (510, 2, _framed(_list_offsets(epoch_ms + 60_000), 4)),
+                           (520, 2, _framed(_list_offsets(0), 5))])
+    answers = {int.from_bytes(p[:4], "big"): p for conn, p in client.got if conn == 2}
+    found, late, early = (ListOffsetsResponse.decode(answers[c], version=5, header=True)
+                          .topics[0].partitions[0] for c in (3, 4, 5))
+    assert found.offset == 2 and epoch_ms + 400 <= found.timestamp < epoch_ms + 450
+    assert (late.offset, late.timestamp) == (-1, -1)
+    assert early.offset == 0 and epoch_ms + 300 <= early.timestamp < epoch_ms + 350
