@@ -79,6 +79,16 @@ class MetadataRefresher:
         self.need_update = True
         self.maybe_refresh(immediate)
 
+    def pick_least_loaded(self, stream: str) -> int | None:
+        """`NetworkClient.leastLoadedNode` over the brokers the client knows (its bootstrap
+        list before any), the scan starting where the client's `stream` draws; None when every
+        node is full or in reconnect backoff."""
+        candidates = self.meta.brokers or self.bootstrap
+        offset = self.rng(stream).randrange(len(candidates))
+        return least_loaded_node(candidates, self.in_flight_to, self.in_flight_limit(), offset,
+                                 self.protocol.least_loaded_node, self.connected,
+                                 self.connect_attempts)
+
     def maybe_refresh(self, immediate: bool = False) -> None:
         if self.meta_inflight is not None or not self.need_update or not self.refresh_allowed():
             return
@@ -86,11 +96,7 @@ class MetadataRefresher:
         if wait_us > 0 and not immediate:
             self.arm_refresh(wait_us)
             return
-        candidates = self.meta.brokers or self.bootstrap
-        offset = self.rng("metadata").randrange(len(candidates))
-        node = least_loaded_node(candidates, self.in_flight_to, self.in_flight_limit(), offset,
-                                 self.protocol.least_loaded_node, self.connected,
-                                 self.connect_attempts)
+        node = self.pick_least_loaded("metadata")
         self.meta_blocked = node is None
         if node is None:  # every node is in reconnect backoff or full
             self.set_timer(RECONNECT_BACKOFF_US, "refresh")

@@ -22,7 +22,6 @@ epoch, so they never send the request.
 from __future__ import annotations
 
 from sim.kafka import errors as E
-from sim.kafka.connection import least_loaded_node
 from sim.kafka.messages import InitProducerId
 
 NO_PRODUCER_ID = -1
@@ -53,11 +52,7 @@ class ProducerIdInit:
     def _send_init_producer_id(self) -> None:
         """InitProducerId to the least loaded node (`client.leastLoadedNode`); with none ready,
         try again after the backoff."""
-        candidates = self.meta.brokers or self.bootstrap
-        offset = self.rng("init_producer_id").randrange(len(candidates))
-        node = least_loaded_node(candidates, self.in_flight_to, self.max_in_flight, offset,
-                                 self.protocol.least_loaded_node, self.connected,
-                                 self.connect_attempts)
+        node = self.pick_least_loaded("init_producer_id")
         if node is None:
             self._retry_init_producer_id()
             return

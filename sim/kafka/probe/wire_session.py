@@ -15,7 +15,7 @@ session stops fetching, Fetch's ForgottenTopicsData). `session(f, ctx)` is the k
 from __future__ import annotations
 
 from sim.kafka.probe.fields import Field
-from sim.kafka.rules.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID
+from sim.kafka.rules.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID, is_full
 
 LAST = -1  # `session_id` unset: the last session the node's answers to the sender carried
 
@@ -26,8 +26,7 @@ SESSION_FIELDS = (Field("session_epoch", "int", FINAL_EPOCH), Field("session_id"
 def session(f: dict, ctx) -> dict:
     """The Fetch keywords of the probe's session fields (see the module contract)."""
     session_id = f["session_id"]
-    if session_id == LAST:
-        named = f["session_epoch"] != FINAL_EPOCH and f["session_epoch"] != 0
-        session_id = ctx.last_session_id() if named else INVALID_SESSION_ID
+    if session_id == LAST:  # a full Fetch names no session unless written out
+        session_id = INVALID_SESSION_ID if is_full(f["session_epoch"]) else ctx.last_session_id()
     return {"session_id": session_id, "session_epoch": f["session_epoch"],
             "forgotten": tuple(f["forgotten"])}

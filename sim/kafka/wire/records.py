@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 from crc32c import crc32c
 
+from sim.kafka.wire.shims import EPOCH_S
+
 HEADER_BYTES = 61
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _CRC_FROM = 21  # the CRC covers the batch from its attributes to its end
@@ -83,7 +85,7 @@ def _varint(n: int) -> bytes:
             return bytes(out)
 
 
-def synthesize(batch, base_offset: int, leader_epoch: int, epoch_ms: int = 1_700_000_000_000) -> bytes:
+def synthesize(batch, base_offset: int, leader_epoch: int, epoch_ms: int = EPOCH_S * 1000) -> bytes:
     """RecordBatch v2 bytes for a batch the model's own producer wrote (it has no bytes):
     `batch.count` records with null keys and values, timestamped at its creation."""
     records = bytearray()
