@@ -40,7 +40,7 @@ from sim.kafka.rules.inter_broker import (
 )
 
 ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PartitionModifications",
-                    "PreferredReplicaElection", "PartitionReassignment")
+                    "PreferredReplicaElection", "PartitionReassignment", "TopicDeletion")
 
 
 class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailureOps,
@@ -241,6 +241,7 @@ class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, 
         elif msg.kind in CONTROLLER_EVENTS:
             self.on_controller_event(msg.kind)
         elif msg.kind in ZK_NOTIFICATIONS and self.fenced_write(msg.kind, msg.body):
+            self.sends_before_fenced_write(msg.kind, msg.body)
             self.maybe_resign()  # ControllerMovedException: `KafkaController.process`
         elif msg.kind in ZK_NOTIFICATIONS and self._can_write():
             self.on_zk_notification(msg.kind, msg.body)
@@ -254,8 +255,8 @@ class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, 
     def on_zk_notification(self, kind: str, body) -> None:
         """A ZooKeeper watch fired (a probe's step; a run's controller reads the store every
         tick instead): registered brokers changed, a topic was created or its assignment
-        rewritten, or partitions were named for a preferred leader election or for a
-        reassignment."""
+        rewritten, partitions were named for a preferred leader election or for a
+        reassignment, or topics for deletion."""
         if kind == "BrokerChange":
             self.check_brokers()
         elif kind == "TopicChange" and body.topic not in self.store.topics:
@@ -269,6 +270,8 @@ class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, 
         elif kind == "PartitionReassignment":
             for tp, target in body.reassignments:
                 self.reassign(tp, list(target))
+        elif kind == "TopicDeletion":
+            self.on_topic_deletion_notification(body.topics)
 
     def on_controlled_shutdown(self, msg) -> None:
         """`KafkaApis.handleControlledShutdownRequest`: the controller's `controlled_shutdown`,

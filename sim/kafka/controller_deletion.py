@@ -1,19 +1,42 @@
 """Topic deletion as the ZooKeeper-mode controller's TopicDeletionManager does it.
 
-Contract (mixin of `Controller`): `delete_topic` takes the topic out of the assignment at once
-(its partitions leave `store.topics`, and UpdateMetadata with the LeaderDuringDelete marker makes
-brokers drop them from their metadata caches) and queues it in `store.deleting` with every
-replica pending. A replica stops pending when its broker answers a StopReplica(delete) for it
-without error; when none is left the deletion completes (`topic_deletion_completed`) and the
-name is free again. A replica on a dead broker stays pending (ReplicaDeletionIneligible): the
-deletion resumes when that broker starts again or a new controller takes over, and until it
-completes a topic of that name cannot be created (TOPIC_ALREADY_EXISTS, "Topic 't' is marked
-for deletion"). So a broker that was down during the deletion still deletes its replicas when
-it comes back, instead of keeping them as strays.
+Contract (mixin of `Controller`): `delete_topics` takes the topics out of the assignment at once
+(their partitions leave `store.topics`) and queues them in `store.deleting`, each replica
+`OnlineReplica` when its broker is live and not shutting down and its log directory online, else
+`OfflineReplica`; then `resume_deletions`, Kafka's `resumeDeletions`
+(`sim.kafka.rules.topic_deletion.resume_decision` per topic):
+- a topic whose replicas were all deleted completes (`topic_deletion_completed`; the name is
+  free again);
+- while none of its replicas is being deleted, the replicas whose deletion failed go back to
+  `OfflineReplica` (a StopReplica without deletion to each live one), and a topic not marked
+  ineligible (re)starts: UpdateMetadata with the LeaderDuringDelete marker for its partitions to
+  every live broker, so they stop serving it; its replicas on brokers not live (or shutting
+  down, or in a failed log directory) become `ReplicaDeletionIneligible` and mark the topic
+  ineligible; every other replica not yet deleted becomes `OfflineReplica` (one StopReplica
+  without deletion per broker) and then `ReplicaDeletionStarted` (one StopReplica with
+  deletion per broker). Both carry the deletion's leader epoch (-2 from StopReplica v3).
+A StopReplica answer completes each deleted replica it answers without error
+(`ReplicaDeletionSuccessful`) and fails the others (`ReplicaDeletionIneligible`, the topic
+marked ineligible); a broker's failure fails its replicas of queued topics; a broker's startup
+brings its replicas back `OnlineReplica` and clears the ineligible mark of their topics
+(`resumeDeletionForTopics`); a new controller sets every replica's state anew and marks a topic
+ineligible that has a replica offline (`fetchTopicDeletionsInProgress`). Each of these ends in
+`resume_deletions`. So a deletion a broker's failure halted resumes once no replica of the
+topic is still being deleted elsewhere, and a broker down during the deletion still deletes its
+replicas when it comes back, instead of keeping them as strays. Until a deletion completes a
+topic of that name cannot be created (TOPIC_ALREADY_EXISTS, "Topic 't' is marked for
+deletion").
 
-Sources: TopicDeletionManager.scala (onTopicDeletion, onPartitionDeletion,
-completeReplicaDeletion, resumeDeletions), KafkaController.onBrokerStartup and
-onControllerFailover, AdminZkClient.validateTopicCreate.
+Not modelled: `OfflineReplica`'s ZooKeeper write taking the replica out of the ISR (nothing
+reads a deleted topic's state: its UpdateMetadata and StopReplica carry the deletion's markers),
+the LeaderAndIsr a restarted broker or a new controller's `OnlineReplica` sends for a deleted
+topic's replicas, and a deletion waiting out a reassignment of the topic (the model cancels it).
+
+Sources: TopicDeletionManager.scala (enqueueTopicsForDeletion, resumeDeletions,
+onTopicDeletion, onPartitionDeletion, failReplicaDeletion, completeReplicaDeletion,
+resumeDeletionForTopics), ReplicaStateMachine.scala (OfflineReplica, ReplicaDeletionStarted),
+KafkaController (processTopicDeletion, onReplicasBecomeOffline, onBrokerStartup,
+fetchTopicDeletionsInProgress), AdminZkClient.validateTopicCreate; read at 1.0.0 and 3.7.0.
 """
 
 from __future__ import annotations
@@ -21,29 +44,56 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
+from sim.kafka.rules import topic_deletion as TD
 from sim.kafka.store import TopicDeletion
 
 
 class TopicDeletionOps:
     def delete_topic(self, name: str) -> str | None:
+        """An admin's deletion of one topic (`delete_topics` of it alone)."""
+        return self.delete_topics([name])
+
+    def delete_topics(self, names: list[str]) -> str | None:
+        """`processTopicDeletion`: queue `names` for deletion together and resume; returns why
+        not (the first name refused), else None."""
         if not self._can_write():
             return "controller cannot write"
-        if name in self.store.deleting:
-            return f"topic {name} is already marked for deletion"
-        topic = self.store.topics.get(name)
-        if topic is None:
-            return f"no topic {name}"
-        tps = [f"{name}-{i}" for i in sorted(topic.partitions)]
-        pending = {(r, tp) for tp in tps for r in self.store.partition(tp)[1].replicas}
-        for tp in tps:
-            self.store.reassignments.pop(tp, None)
-        del self.store.topics[name]
-        self.store.deleting[name] = TopicDeletion(topic, pending)
-        self.emit(V.TOPIC_DELETED, {"topic": name, "topic_id": topic.topic_id})
-        # brokers stop serving the topic first, then its replicas are deleted (onTopicDeletion)
-        self.send_update_metadata([], deleted=tuple(tps))
-        self.resume_deletions(sorted(self.live))
+        for name in names:
+            if name in self.store.deleting:
+                return f"topic {name} is already marked for deletion"
+            if name not in self.store.topics:
+                return f"no topic {name}"
+        for name in names:
+            topic = self.store.topics.pop(name)
+            for i in sorted(topic.partitions):
+                self.store.reassignments.pop(f"{name}-{i}", None)
+            self.store.deleting[name] = TopicDeletion(topic, self._initial_states(name, topic))
+            self.emit(V.TOPIC_DELETED, {"topic": name, "topic_id": topic.topic_id})
+        self.resume_deletions()
         return None
+
+    def newly_deleted(self, names) -> list[str]:
+        """Of `names`, the topics that exist and are not yet queued for deletion."""
+        return [n for n in names if n in self.store.topics]
+
+    def on_topic_deletion_notification(self, names) -> None:
+        """`processTopicDeletion`: queue the topics /admin/delete_topics names that exist (a
+        name it does not know is ignored), and resume every queued deletion."""
+        new = self.newly_deleted(names)
+        if new:
+            self.delete_topics(new)
+        else:
+            self.resume_deletions()
+
+    def sends_before_fenced_write(self, kind: str, body) -> None:
+        """What a controller whose ZooKeeper writes a newer controller epoch fences sends
+        before its first write fails: for a TopicDeletion, `onTopicDeletion`'s UpdateMetadata
+        with the deletion's marker (the write that fails is `OfflineReplica`'s ISR removal);
+        nothing for the other notifications."""
+        if kind == "TopicDeletion":
+            self.send_update_metadata([], deleted=tuple(
+                f"{n}-{i}" for n in self.newly_deleted(body.topics)
+                for i in sorted(self.store.topics[n].partitions)))
 
     def marked_for_deletion(self, name: str) -> bool:
         return name in self.store.deleting
@@ -51,33 +101,137 @@ class TopicDeletionOps:
     def deleting_tps(self) -> tuple:
         """The partitions of every topic queued for deletion, for full UpdateMetadata requests,
         which carry them with the LeaderDuringDelete marker."""
-        return tuple(sorted({tp for d in self.store.deleting.values() for _b, tp in d.pending}))
+        return tuple(sorted({tp for d in self.store.deleting.values() for _b, tp in d.states}))
 
-    def resume_deletions(self, brokers: list[int]) -> None:
-        """StopReplica(delete) for every pending replica on each of `brokers` (live ones)."""
-        for b in brokers:
-            parts = tuple(self._deletion_stop(d, tp) for _name, d in sorted(self.store.deleting.items())
-                          for r, tp in sorted(d.pending) if r == b)
-            if parts and b in self.live:
-                self.send_stop_replica(b, parts)
+    def _deletable(self, broker: int, tp: str) -> bool:
+        """`isReplicaOnline` as a deletion asks it: live, not shutting down, directory online."""
+        return broker not in self.shutting_down and self.replica_online(broker, tp)
 
-    def _deletion_stop(self, deletion: TopicDeletion, tp: str) -> StopReplicaPartition:
-        st = deletion.topic.partitions[int(tp.rpartition("-")[2])]
-        return self.stop_entry(tp, deletion.topic, st, True, deleting_topic=True)
+    def _initial_states(self, name: str, topic) -> dict:
+        return {(r, f"{name}-{i}"): TD.ONLINE if self._deletable(r, f"{name}-{i}") else TD.OFFLINE
+                for i in sorted(topic.partitions) for r in topic.partitions[i].replicas}
+
+    def init_deletions(self) -> None:
+        """A controller taking over (`fetchTopicDeletionsInProgress`, `ReplicaStateMachine
+        .startup`): replica states anew, a topic with an offline replica ineligible."""
+        for name, d in sorted(self.store.deleting.items()):
+            d.states = self._initial_states(name, d.topic)
+            d.ineligible = TD.OFFLINE in d.states.values()
+
+    # -- resumeDeletions -----------------------------------------------------------------
+    def resume_deletions(self) -> None:
+        """`resumeDeletions` over every queued topic, in name order."""
+        retry, start = [], []
+        for name, d in sorted(self.store.deleting.items()):
+            decision = TD.resume_decision(d.states.values(), d.ineligible)
+            if decision == "complete":
+                del self.store.deleting[name]
+                self.emit(V.TOPIC_DELETION_COMPLETED, {"topic": name, "topic_id": d.topic.topic_id})
+            retry += [name] if decision.startswith("retry") else []
+            start += [name] if decision.endswith("start") else []
+        if retry:  # `retryDeletionForIneligibleReplicas`
+            self._transition([(n, r) for n in retry for r, s in sorted(self.store.deleting[n]
+                              .states.items()) if s == TD.INELIGIBLE], TD.OFFLINE)
+        if start:
+            self._on_topic_deletion(start)
+
+    def _on_topic_deletion(self, names: list[str]) -> None:
+        """`onTopicDeletion` then `onPartitionDeletion` for `names` together."""
+        self.send_update_metadata([], deleted=tuple(sorted(
+            {tp for n in names for _b, tp in self.store.deleting[n].states})))
+        dead, retry = [], []
+        for name in names:
+            d = self.store.deleting[name]
+            for r, state in sorted(d.states.items()):
+                if not self._deletable(*r):
+                    dead.append((name, r))
+                elif state != TD.SUCCESSFUL:
+                    retry.append((name, r))
+        self._transition(dead, TD.INELIGIBLE)
+        self._transition(retry, TD.OFFLINE)
+        self._transition(retry, TD.STARTED)
+        for name in sorted({n for n, _r in dead}):
+            self.store.deleting[name].ineligible = True
+
+    def _transition(self, replicas: list, target: str) -> None:
+        """`handleStateChanges(replicas, target)` for replicas named (topic, (broker, tp)):
+        those whose state allows it move; OfflineReplica and ReplicaDeletionStarted then send
+        each live broker one StopReplica for its replicas, without and with deletion."""
+        by_broker: dict[int, list] = {}
+        for name, r in replicas:
+            states = self.store.deleting[name].states
+            if not TD.valid_transitions(states, [r], target):
+                continue
+            states[r] = target
+            by_broker.setdefault(r[0], []).append(self._deletion_stop(name, r[1], target == TD.STARTED))
+        if target in (TD.OFFLINE, TD.STARTED):
+            for b, parts in sorted(by_broker.items()):
+                if b in self.live:
+                    self.send_stop_replica(b, tuple(parts))
+
+    def _deletion_stop(self, name: str, tp: str, delete: bool) -> StopReplicaPartition:
+        topic = self.store.deleting[name].topic
+        st = topic.partitions[int(tp.rpartition("-")[2])]
+        return self.stop_entry(tp, topic, st, delete, deleting_topic=True)
+
+    # -- what moves a deletion on --------------------------------------------------------
+    def _queued(self, replicas) -> list:
+        """(topic, (broker, tp)) for those of `replicas` (broker, tp) whose topic is queued."""
+        return [(tp.rpartition("-")[0], (b, tp)) for b, tp in replicas
+                if tp.rpartition("-")[0] in self.store.deleting]
+
+    def fail_replica_deletion(self, replicas) -> None:
+        """`failReplicaDeletion`: the replicas (broker, tp) of queued topics become
+        ReplicaDeletionIneligible and their topics ineligible; then resume."""
+        queued = self._queued(replicas)
+        if not queued:
+            return
+        self._transition(queued, TD.INELIGIBLE)
+        for name in sorted({n for n, _r in queued}):
+            self.store.deleting[name].ineligible = True
+        self.resume_deletions()
+
+    def complete_replica_deletion(self, replicas) -> None:
+        """`completeReplicaDeletion`: the replicas were deleted; then resume."""
+        self._transition(self._queued(replicas), TD.SUCCESSFUL)
+        self.resume_deletions()
+
+    def on_deletion_brokers_failure(self, failed: list[int]) -> None:
+        """`onReplicasBecomeOffline`'s part for queued topics: their replicas on `failed`."""
+        self.fail_replica_deletion([r for d in self._deletions() for r in sorted(d.states)
+                                    if r[0] in failed])
+
+    def on_deletion_brokers_startup(self, started: list[int]) -> None:
+        """`onBrokerStartup`'s part: the started brokers' replicas of queued topics go
+        OnlineReplica, and those topics' deletions resume (`resumeDeletionForTopics`)."""
+        names = sorted({tp.rpartition("-")[0] for d in self._deletions() for b, tp in d.states
+                        if b in started})
+        self._transition([(n, r) for n in names for r in sorted(self.store.deleting[n].states)
+                          if r[0] in started], TD.ONLINE)
+        for name in names:
+            self.store.deleting[name].ineligible = False
+        if names:
+            self.resume_deletions()
+
+    def _deletions(self) -> list:
+        return [d for _n, d in sorted(self.store.deleting.items())]
 
     def on_stop_replica_response(self, broker: int, request, response) -> None:
-        """completeReplicaDeletion: a replica answered without error is deleted; the topic's
-        deletion completes with its last replica."""
+        """The answer to a StopReplica with deletion: each of its partitions of a queued topic
+        (same topic id) deleted when answered without error, failed otherwise (a request-level
+        error fails them all): `failReplicaDeletion` first, then `completeReplicaDeletion`."""
         if not self._can_write():
             return
         errors = dict(response.partition_errors)
+        failed, deleted = [], []
         for part in request.partitions:
-            name = part.tp.rpartition("-")[0]
-            deletion = self.store.deleting.get(name)
-            if (not part.delete or deletion is None or deletion.topic.topic_id != part.topic_id
-                    or errors.get(part.tp) != E.NONE):
+            deletion = self.store.deleting.get(part.tp.rpartition("-")[0])
+            if not part.delete or deletion is None or deletion.topic.topic_id != part.topic_id:
                 continue
-            deletion.pending.discard((broker, part.tp))
-            if not deletion.pending:
-                del self.store.deleting[name]
-                self.emit(V.TOPIC_DELETION_COMPLETED, {"topic": name, "topic_id": part.topic_id})
+            error = response.error or errors.get(part.tp)
+            if error is not None:  # a partition the answer leaves out is neither
+                (failed if error != E.NONE else deleted).append((broker, part.tp))
+        if failed:
+            self.fail_replica_deletion(failed)
+        if deleted:
+            self.complete_replica_deletion(deleted)

@@ -85,6 +85,7 @@ class ElectionOps:
         self.init_offline_replicas()
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.controller_epoch})
         self.live = self._registered_live()
+        self.init_deletions()  # `fetchTopicDeletionsInProgress`, `TopicDeletionManager.init`
         for tp in store.all_tps():
             topic, st = store.partition(tp)
             self._emit_state(tp, topic, st, "controller_failover")
@@ -97,7 +98,7 @@ class ElectionOps:
             self.send_full_state(sorted(self.live))
         self.resume_reassignments(None)  # `initializePartitionReassignments`
         self.flush()
-        self.resume_deletions(sorted(self.live))  # TopicDeletionManager.init + tryTopicDeletion
+        self.resume_deletions()  # `tryTopicDeletion`
         self.schedule_auto_rebalance(FIRST_CHECK_US)
 
     def _registered_live(self) -> dict[int, int]:
@@ -135,7 +136,8 @@ class ElectionOps:
         (ControllerMovedException, KAFKA-6082, 2.1+) and the event is abandoned before anything
         is sent. The writes: a new topic's partition states (`processTopicChange`), added
         partitions' (`processPartitionModifications`), the admin znode a preferred election or
-        a reassignment removes or rewrites when done, and a broker change's state changes."""
+        a reassignment removes or rewrites when done, a broker change's state changes, and a
+        deletion's first ISR removal (`OfflineReplica`)."""
         if not self.active or self.store.controller_epoch == self.controller_epoch:
             return False
         if kind == "TopicChange":
@@ -145,6 +147,8 @@ class ElectionOps:
             return topic is not None and len(body.assignment) > len(topic.partitions)
         if kind == "BrokerChange":
             return self._registered_live() != self.live
+        if kind == "TopicDeletion":
+            return bool(self.newly_deleted(body.topics))
         return True  # PreferredReplicaElection, PartitionReassignment
 
     def startup(self) -> None:

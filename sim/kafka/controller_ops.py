@@ -109,6 +109,7 @@ class ControllerOps:
             hosted |= bool(mine)
             self.remove_from_isr(broker, mine)
         self.flush()
+        self.on_deletion_brokers_failure(failed)
         if offline_update_metadata(self.protocol, bool(offline_led), hosted, bool(elected)):
             self.send_update_metadata([])
 
@@ -183,7 +184,7 @@ class ControllerOps:
                 self.elect(tp, "broker_startup")
         self.resume_reassignments(started)
         self.flush()
-        self.resume_deletions(started)
+        self.on_deletion_brokers_startup(started)
 
     def controlled_shutdown(self, broker: int, broker_epoch: int = E.NO_EPOCH) -> str | None:
         """`KafkaController.doControlledShutdown` (the same from 1.1 to 3.7): refused when this

@@ -37,11 +37,15 @@ class TopicState:
 
 @dataclass
 class TopicDeletion:
-    """A topic queued for deletion (ZooKeeper's /admin/delete_topics/<topic>): its state, and
-    the replicas (broker id, tp) not yet confirmed deleted by a StopReplica response."""
+    """A topic queued for deletion (ZooKeeper's /admin/delete_topics/<topic>) and its state;
+    with what the controller holds of it in memory (its `ControllerContext`, set anew by each
+    controller that takes over): each replica's (broker id, tp) state in the deletion
+    (`sim.kafka.rules.topic_deletion`), and whether the topic is ineligible for deletion for
+    now (`topicsIneligibleForDeletion`)."""
 
     topic: TopicState
-    pending: set
+    states: dict
+    ineligible: bool = False
 
 
 @dataclass

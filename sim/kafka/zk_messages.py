@@ -61,6 +61,16 @@ class PartitionReassignment(NamedTuple):
         return {"reassignments": [[tp, list(t)] for tp, t in self.reassignments]}
 
 
+class TopicDeletion(NamedTuple):
+    """ZooKeeper's notification that /admin/delete_topics changed (`processTopicDeletion`): the
+    topics it names, which the controller queues for deletion (those it does not know are
+    ignored)."""
+    topics: tuple
+
+    def brief(self) -> dict:
+        return {"topics": list(self.topics)}
+
+
 class ControllerChange(NamedTuple):
     """The /controller watch fired on its creation or a data change (`ControllerChangeHandler`:
     `ControllerChange`): the controller reads /controller again (`maybeResign`)."""

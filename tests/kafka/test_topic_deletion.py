@@ -82,6 +82,17 @@ def test_a_broker_down_during_deletion_deletes_its_replicas_when_it_returns():
     assert not verdict["violations"], verdict["violations"]
 
 
+def test_each_live_replica_is_stopped_then_deleted():
+    """`onPartitionDeletion`: OfflineReplica (StopReplica without deletion) before
+    ReplicaDeletionStarted (with deletion), each at the deletion's epoch (-2, KIP-570)."""
+    verdict = _run("")
+    for broker in ("b1", "b2"):
+        stops = [(e["tp"], e["delete"], e["req_epoch"]) for e in _kinds(verdict, "stop_replica")
+                 if e["node"] == broker]
+        assert stops == [("t-0", False, -2), ("t-1", False, -2),
+                         ("t-0", True, -2), ("t-1", True, -2)], stops
+
+
 def test_a_new_controller_resumes_a_pending_deletion():
     body = """
 [[faults]]

@@ -34,6 +34,13 @@ class Context:
         self._corr += 1
         return self._corr
 
+    def sent_request(self, kind: str, corr: int):
+        """The body of the node's `kind` request to the sender under `corr`, or None."""
+        for dst, sent_kind, body in self.run.node_sent:
+            if dst == self.src and sent_kind == kind and body.corr == corr:
+                return body
+        return None
+
     def topic_id(self, tp: str) -> int:
         topic_id = self.run.store.topic_id(tp)
         return topic_id if topic_id is not None else 1

@@ -10,7 +10,8 @@ epochs) or shutting down, and what the UpdateMetadata it sent a broker during th
 the live brokers, and a partition's leader, ISR, replicas and offline replicas; and what the
 LeaderAndIsr and StopReplica it sent a broker during the step say of a partition; whether it
 is active, what /controller and /controller_epoch hold, and the controller epochs its control
-requests carried.
+requests carried; and the topics queued for deletion, those halted, and each of their
+replicas' state in the deletion.
 """
 
 from __future__ import annotations
@@ -95,6 +96,15 @@ def _sent_alive(seen: Seen, broker: str) -> Any:
     return NONE
 
 
+def _sent_deleted(seen: Seen, broker: str) -> Any:
+    """The partitions the last UpdateMetadata the controller sent `b<broker>` during the step
+    marks deleted (leader LeaderDuringDelete, -2), none when it sent none."""
+    for dst, kind, body in reversed(seen.sent):
+        if kind == "UpdateMetadata" and dst == f"b{broker}":
+            return sorted(body.deleted)
+    return NONE
+
+
 def _sent_partition(name: str, sent_kind: str = "UpdateMetadata") -> Callable[[Seen, str], Any]:
     """A field of the partition's entry in the last `sent_kind` request (UpdateMetadata,
     LeaderAndIsr or StopReplica) the controller sent the broker during the step that names the
@@ -127,6 +137,16 @@ def _sent_epochs(seen: Seen, broker: str) -> list:
             and kind in ("LeaderAndIsr", "UpdateMetadata", "StopReplica")]
 
 
+def _deletion_state(seen: Seen, arg: str) -> Any:
+    """The state (Kafka's replica state names) of the replica (arg `<broker id>/<tp>`) of a
+    topic queued for deletion, none when its topic is not queued."""
+    broker, _, tp = arg.partition("/")
+    deletion = seen.node.store.deleting.get(tp.rpartition("-")[0])
+    if deletion is None or not broker.isdigit():
+        return NONE
+    return deletion.states.get((int(broker), tp), NONE)
+
+
 ZK_ANSWER = ("error", "leader_epoch", "partition_epoch", "isr")
 LEADER_AND_ISR = ("leader", "leader_epoch", "partition_epoch", "isr", "replicas")
 STOP_REPLICA = ("leader_epoch", "delete")
@@ -147,6 +167,9 @@ ZK_CONTROLLER = {
     "update_metadata_alive": Obs(True, _sent_alive, "the live brokers of the last "
                                  "UpdateMetadata sent to the broker (arg: its id) during the "
                                  "step, none when none was"),
+    "update_metadata_deleted": Obs(True, _sent_deleted, "the partitions the last "
+                                   "UpdateMetadata sent to the broker (arg: its id) during the "
+                                   "step marks deleted (leader -2), none when none was"),
     **{f"update_metadata.{name}": Obs(True, _sent_partition(name), f"the {name} of the "
                                       "partition in the last UpdateMetadata sent to the broker "
                                       "during the step that names it (arg <broker id>/<tp>), "
@@ -164,6 +187,15 @@ ZK_CONTROLLER = {
                                    "partition in the last StopReplica sent to the broker during "
                                    "the step that names it (arg <broker id>/<tp>), none when none did")
        for name in STOP_REPLICA},
+    "topics_to_be_deleted": Obs(False, lambda s, a: sorted(s.node.store.deleting),
+                                "the topics queued for deletion (`topicsToBeDeleted`)"),
+    "topics_ineligible_for_deletion": Obs(
+        False, lambda s, a: sorted(n for n, d in s.node.store.deleting.items() if d.ineligible),
+        "the queued topics whose deletion is halted (`topicsIneligibleForDeletion`)"),
+    "deletion_state": Obs(True, _deletion_state, "the state of a replica (arg <broker id>/<tp>) "
+                          "of a topic queued for deletion: OnlineReplica, OfflineReplica, "
+                          "ReplicaDeletionStarted, ReplicaDeletionSuccessful or "
+                          "ReplicaDeletionIneligible; none when its topic is not queued"),
     "controller_epoch": Obs(False, lambda s, a: s.node.controller_epoch,
                             "the controller's epoch"),
     "active": Obs(False, lambda s, a: s.node.active, "whether the node is the active "

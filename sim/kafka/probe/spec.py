@@ -44,7 +44,8 @@ _BROKER_NAME = re.compile(r"b[1-9][0-9]*")  # a broker node: b1, b2, ...
 CONTROL_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
 # ZooKeeper's notifications, sent by the "zk" node
 ZK_KINDS = ("BrokerChange", "TopicChange", "PartitionModifications", "PreferredReplicaElection",
-            "PartitionReassignment", "ControllerZnode", "ControllerChange", "Reelect", "Expire")
+            "PartitionReassignment", "TopicDeletion", "ControllerZnode", "ControllerChange",
+            "Reelect", "Expire")
 # what an operator does to the node itself (no message), "from" the "operator"
 OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown", "Startup")
 # the senders that stand for no node of the cluster, and the only kinds each sends: the

@@ -1,6 +1,12 @@
-"""The probe's kinds about /controller itself, to a ZooKeeper-mode controller under test.
+"""The probe's kinds about /controller itself and topic deletion, to a ZooKeeper-mode
+controller under test.
 
 Contract: `ZK_CONTROLLER_KINDS` maps each kind to its `Kind` (`sim.kafka.probe.kind`).
+`TopicDeletion` is ZooKeeper's notification that /admin/delete_topics names topics, and
+`StopReplicaResponse` a broker's answer to the controller's StopReplica: by default to the last
+one it sent that broker, every partition of it answered with the partition error given (none by
+default) unless `partitions` lists each partition's error (a partition the list leaves out is
+not in the answer).
 ZooKeeper's writes to /controller and /controller_epoch happen as the step begins, through the
 `Context` (`set_controller_znode`), as another broker's
 `KafkaZkClient.registerControllerAndIncrementControllerEpoch` or a deletion of /controller
@@ -13,6 +19,7 @@ the controller's broker, e.g. again after a `Shutdown` (`processStartup`: `elect
 
 from __future__ import annotations
 
+from sim.kafka import messages as M
 from sim.kafka import zk_messages as ZM
 from sim.kafka.probe.fields import Field
 from sim.kafka.probe.kind import NO, Kind
@@ -49,7 +56,30 @@ def _expire(f: dict, ctx) -> ZM.Expire:
     return ZM.Expire()
 
 
+STOP_REPLICA_ERROR = (Field("tp", "str"), Field("error", "error", 0))
+
+
+def _stop_replica_response(f: dict, ctx) -> M.ControlResponse:
+    corr = f["corr"] or ctx.corr("StopReplica")
+    parts = f["partitions"]
+    if parts is None:
+        request = ctx.sent_request("StopReplica", corr)
+        parts = [{"tp": p.tp, "error": f["partition_error"]}
+                 for p in (request.partitions if request is not None else ())]
+    return M.ControlResponse(corr, f["error"], tuple((p["tp"], p["error"]) for p in parts))
+
+
 ZK_CONTROLLER_KINDS: dict[str, Kind] = {
+    "TopicDeletion": Kind(
+        ZK_CONTROLLER, (Field("topics", "strs"),), lambda f, ctx: ZM.TopicDeletion(tuple(f["topics"])),
+        "ZooKeeper's notification that /admin/delete_topics names topics: the controller "
+        "queues them for deletion (from zk)"),
+    "StopReplicaResponse": Kind(
+        ZK_CONTROLLER, (Field("corr", "int", 0), Field("error", "error", 0),
+                        Field("partition_error", "error", 0),
+                        Field("partitions", "tables", None, STOP_REPLICA_ERROR)),
+        _stop_replica_response, "a broker's answer to the controller's last StopReplica to it "
+        "(`partition_error` for each of its partitions, or each as `partitions` lists)", True),
     "ControllerZnode": Kind(
         ZK_CONTROLLER, ZNODE, lambda f, ctx: (_written(f, ctx), None)[1],
         "ZooKeeper's /controller and /controller_epoch written by another broker or deleted, no "
