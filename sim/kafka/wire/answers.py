@@ -3,7 +3,8 @@
 Contract: pure functions. `SERVED` lists the APIs and version ranges a simulated broker serves
 (what it advertises in ApiVersions). `to_model_produce` turns a decoded Produce request into the
 model's `Produce` (one model batch per partition, built from the RecordBatch v2 header: record
-count, producer id, epoch, base sequence) plus the partitions refused before the model sees
+count, producer id, epoch, base sequence, and its max timestamp as the batch's creation,
+`create_time_us`) plus the partitions refused before the model sees
 them (records that are not one whole v2 batch with a good CRC: CORRUPT_MESSAGE, as
 `LogValidator` answers). `produce_values`, `metadata_values`, `api_versions_values` and
 `init_producer_id_values` build response values for `codec.encode_response`.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from sim.kafka import errors as E
 from sim.kafka.messages import Batch, Produce, ProducePartition
+from sim.kafka.wire.answers_read import model_time_ms
 from sim.kafka.wire.records import BadRecords, crc_ok, read_batches
 
 # api_key -> (min, max) version served. Produce stops below v9 (flexible, and KIP-951's
@@ -58,6 +60,16 @@ def batch_id(client: str, tp: str, pid: int, epoch: int, seq: int, crc: int) -> 
     return f"{client}#{tp}:{crc:08x}"
 
 
+def create_time_us(max_timestamp: int, now_us: int) -> int:
+    """A real client's batch's CreateTime in the run's time: its max timestamp (the client's
+    clock, the run's plus `shims.EPOCH_S`), which Kafka keeps for ListOffsets by time, time
+    retention and the producer state's last timestamp (`RecordBatch.maxTimestamp`); `now_us`
+    (when the leader reads it) for a time before the run or after now, a clock that is not the
+    run's."""
+    created_us = model_time_ms(max_timestamp) * 1000 if max_timestamp >= 0 else -1
+    return created_us if 0 <= created_us <= now_us else now_us
+
+
 def to_model_produce(client: str, body, corr: int, now_us: int, keep: dict | None = None):
     """(model Produce or None, [(tp, error)] refused up front, [tp] in request order); each
     batch's bytes go into `keep` by batch id (a Fetch serves them back)."""
@@ -77,8 +89,8 @@ def to_model_produce(client: str, body, corr: int, now_us: int, keep: dict | Non
             bid = batch_id(client, tp, b.producer_id, b.producer_epoch, b.base_sequence, b.crc)
             if keep is not None:
                 keep[bid] = b.raw
-            batch = Batch(bid, client, b.record_count, now_us, b.producer_id, b.producer_epoch,
-                          b.base_sequence)
+            batch = Batch(bid, client, b.record_count, create_time_us(b.max_timestamp, now_us),
+                          b.producer_id, b.producer_epoch, b.base_sequence)
             # Produce before v10 carries no leader epoch, and the client's truth is unknown
             parts.append(ProducePartition(tp, batch, -1, -1))
     timeout_us = int(body.timeout.total_seconds() * 1_000_000)

@@ -11,7 +11,7 @@ leader assigned; a batch the model's own producers wrote gets bytes built for it
 version lacks (CurrentLeaderEpoch before ListOffsets v4 and OffsetForLeaderEpoch v2) is -1.
 ListOffsets' times move between a real client's clock and the model's (`model_time_ms`,
 `wire_time_ms`): a record's timestamp is its batch's creation in the model, which for a real
-client's batch is when the leader read its Produce, not the time the client wrote in it.
+client's batch is the max timestamp the client wrote in it (`answers.create_time_us`).
 """
 
 from __future__ import annotations

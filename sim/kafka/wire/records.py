@@ -35,6 +35,7 @@ class BatchHeader(NamedTuple):
     attributes: int
     last_offset_delta: int
     base_timestamp: int
+    max_timestamp: int
     producer_id: int
     producer_epoch: int
     base_sequence: int
@@ -47,14 +48,14 @@ def read_batches(data: bytes) -> list[BatchHeader]:
     while pos < len(data):
         if len(data) - pos < HEADER_BYTES:
             raise BadRecords(f"{len(data) - pos} bytes left, less than a batch header")
-        (base, length, ple, magic, crc, attrs, delta, first_ts, _max_ts, pid, pepoch, seq,
+        (base, length, ple, magic, crc, attrs, delta, first_ts, max_ts, pid, pepoch, seq,
          count) = _HEADER.unpack_from(data, pos)
         if magic != 2:
             raise BadRecords(f"magic {magic}: only RecordBatch v2 is served")
         end = pos + 12 + length
         if length < HEADER_BYTES - 12 or end > len(data):
             raise BadRecords(f"batch length {length} past the data")
-        out.append(BatchHeader(base, ple, crc, attrs, delta, first_ts, pid, pepoch, seq, count,
+        out.append(BatchHeader(base, ple, crc, attrs, delta, first_ts, max_ts, pid, pepoch, seq, count,
                                bytes(data[pos:end])))
         pos = end
     if not out:

@@ -19,12 +19,12 @@ class _ModelMetadata:
     partitions = (("t-0", 1, 2, 3), ("t-1", 1, -1, 4))
 
 
-def _batch(pid=2000, epoch=0, seq=5, values=(b"abc", b"def")) -> bytes:
+def _batch(pid=2000, epoch=0, seq=5, values=(b"abc", b"def"), ts=1_700_000_000_000) -> bytes:
     b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
                                   producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                                   batch_size=1 << 20)
     for i, v in enumerate(values):
-        b.append(i, timestamp=1_700_000_000_000 + i, key=None, value=v, headers=[])
+        b.append(i, timestamp=ts + i, key=None, value=v, headers=[])
     return bytes(b.build())
 
 

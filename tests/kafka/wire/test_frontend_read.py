@@ -89,19 +89,26 @@ def test_a_model_producer_s_batch_gets_valid_bytes():
 
 def test_list_offsets_by_time_reads_the_client_s_clock():
     """A real client asks by its own clock (the run's plus `shims.EPOCH_S`) and is answered
-    by it: the first batch the leader took at or after that time, with its time; a time past
-    every batch finds none (-1), one before the run the first batch."""
+    by it, by the times it wrote in its batches (CreateTime, each batch's max timestamp): the
+    first batch written at or after that time, with its time; a time past every batch finds
+    none (-1), one before the run the first batch. A batch whose time is not on the run's
+    clock (here ahead of it) counts as written when the leader read it."""
     from sim.kafka.wire.shims import EPOCH_S
     epoch_ms = EPOCH_S * 1000
-    first, second = _batch(seq=0, values=(b"a", b"b")), _batch(seq=2, values=(b"c",))
+    first = _batch(seq=0, values=(b"a", b"b"), ts=epoch_ms + 100)
+    second = _batch(seq=2, values=(b"c",), ts=epoch_ms + 200)
+    ahead = _batch(seq=3, values=(b"d",), ts=epoch_ms + 3_600_000)
     client, _trace = _run([(300, 1, _framed(_produce(first), 1)),
                            (400, 1, _framed(_produce(second), 2)),
-                           (500, 2, _framed(_list_offsets(epoch_ms + 350), 3)),
+                           (450, 1, _framed(_produce(ahead), 6)),
+                           (500, 2, _framed(_list_offsets(epoch_ms + 150), 3)),
                            (510, 2, _framed(_list_offsets(epoch_ms + 60_000), 4)),
-                           (520, 2, _framed(_list_offsets(0), 5))])
+                           (520, 2, _framed(_list_offsets(0), 5)),
+                           (530, 2, _framed(_list_offsets(epoch_ms + 201), 7))])
     answers = {int.from_bytes(p[:4], "big"): p for conn, p in client.got if conn == 2}
-    found, late, early = (ListOffsetsResponse.decode(answers[c], version=5, header=True)
-                          .topics[0].partitions[0] for c in (3, 4, 5))
-    assert found.offset == 2 and epoch_ms + 400 <= found.timestamp < epoch_ms + 450
+    found, late, early, read = (ListOffsetsResponse.decode(answers[c], version=5, header=True)
+                                .topics[0].partitions[0] for c in (3, 4, 5, 7))
+    assert (found.offset, found.timestamp) == (2, epoch_ms + 200)
     assert (late.offset, late.timestamp) == (-1, -1)
-    assert early.offset == 0 and epoch_ms + 300 <= early.timestamp < epoch_ms + 350
+    assert (early.offset, early.timestamp) == (0, epoch_ms + 101)
+    assert read.offset == 3 and epoch_ms + 450 <= read.timestamp < epoch_ms + 500
