@@ -8,19 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.probe.helpers import assert_refused, consumer_probe, probe_checks
+from tests.probe.helpers import assert_agrees, assert_refused, consumer_probe, with_steps
 
 STATE = """[probe.state]
 metadata = [{ tp = "t-0", leader = 1, leader_epoch = 0 }]
 positions = [{ tp = "t-0", offset = 0 }]
 polls_when_told = true
-"""
-STEP = """[[probe.steps]]
-deliver = "{deliver}"
-from = "{frm}"
-wait_ms = 50
-body = {body}
-expect = {expect}
 """
 RECORDS = ('{ partitions = [{ tp = "t-0", high_watermark = 9, error = "%s", records = '
            '[{ base_offset = 0, record_count = 3, leader_epoch = 0 }] }] }')
@@ -31,17 +24,11 @@ ANSWER = ("FetchResponse", "b1", OUT_OF_RANGE)
 
 def _text(*steps, state=STATE, reset="none") -> str:
     head = consumer_probe("FetcherTest.testFetchedRecordsAfterSeek", "3.7", reset=reset)
-    return head + state + "".join(STEP.format(deliver=d, frm=f, body=b, expect=e)
-                                  for d, f, b, e in steps)
-
-
-def _agree(text: str) -> None:
-    checks = probe_checks(text, by_step=True)
-    assert all(kafka == model for kafka, model in checks.values()), checks
+    return with_steps(head + state, *steps)
 
 
 def test_an_answer_waits_for_the_poll_and_its_partition_is_not_fetched_meanwhile():
-    _agree(_text(("FetchResponse", "b1", RECORDS % "NONE",
+    assert_agrees(_text(("FetchResponse", "b1", RECORDS % "NONE",
                   '{ "consumed:t-0" = 0, "buffered:t-0" = true, "sent_count:Fetch" = 1 }'),
                  ("Seek", "app", '{ tp = "t-0", offset = 0 }', '{ "sent_count:Fetch" = 0 }'),
                  (*POLL, '{ "consumed:t-0" = 3, "position:t-0" = 3, "buffered:t-0" = false, '
@@ -49,7 +36,7 @@ def test_an_answer_waits_for_the_poll_and_its_partition_is_not_fetched_meanwhile
 
 
 def test_a_seek_before_the_poll_drops_the_answer():
-    _agree(_text(("FetchResponse", "b1", RECORDS % "OFFSET_OUT_OF_RANGE",
+    assert_agrees(_text(("FetchResponse", "b1", RECORDS % "OFFSET_OUT_OF_RANGE",
                   '{ "exception:t-0" = "none" }'),
                  ("Seek", "app", '{ tp = "t-0", offset = 2 }', '{ "position:t-0" = 2 }'),
                  (*POLL, '{ "exception:t-0" = "none", "consumed:t-0" = 0, "position:t-0" = 2 }')))
@@ -57,20 +44,20 @@ def test_a_seek_before_the_poll_drops_the_answer():
 
 def test_an_exception_is_raised_again_while_its_answer_holds_records():
     raised = '{ "exception:t-0" = "OffsetOutOfRangeException" }'
-    _agree(_text(("FetchResponse", "b1", RECORDS % "OFFSET_OUT_OF_RANGE", "{}"),
+    assert_agrees(_text(("FetchResponse", "b1", RECORDS % "OFFSET_OUT_OF_RANGE", "{}"),
                  (*POLL, raised), (*POLL, raised)))
-    _agree(_text(("FetchResponse", "b1", OUT_OF_RANGE, "{}"), (*POLL, raised),
+    assert_agrees(_text(("FetchResponse", "b1", OUT_OF_RANGE, "{}"), (*POLL, raised),
                  (*POLL, '{ "exception:t-0" = "none" }')))
 
 
 def test_an_error_is_handled_at_collection():
-    _agree(_text(("FetchResponse", "b1", OUT_OF_RANGE, '{ "offset_reset_needed:t-0" = false }'),
+    assert_agrees(_text(("FetchResponse", "b1", OUT_OF_RANGE, '{ "offset_reset_needed:t-0" = false }'),
                  (*POLL, '{ "offset_reset_needed:t-0" = true }'), reset="earliest"))
 
 
 def test_max_poll_records_bounds_one_poll():
     state = STATE + "max_poll_records = 2\n"
-    _agree(_text(("FetchResponse", "b1", RECORDS % "NONE", "{}"),
+    assert_agrees(_text(("FetchResponse", "b1", RECORDS % "NONE", "{}"),
                  (*POLL, '{ "consumed:t-0" = 2, "position:t-0" = 2, "sent_count:Fetch" = 0 }'),
                  (*POLL, '{ "consumed:t-0" = 1, "position:t-0" = 3 }'), state=state))
 
