@@ -45,6 +45,7 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.client_metadata import ClientMetadata
 from sim.kafka.client_refresh import MetadataRefresher
+from sim.kafka.consumer_poll import FetchCollector
 from sim.kafka.consumer_reset import OffsetResetter
 from sim.kafka.consumer_subscription import SubscriptionUser
 from sim.kafka.consumer_validation import PositionValidator
@@ -61,7 +62,8 @@ REFRESH_ERRORS = E.INVALID_METADATA | {E.KAFKA_STORAGE_ERROR}
 HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
-class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefresher, Actor):
+class Consumer(SubscriptionUser, FetchCollector, OffsetResetter, PositionValidator,
+               MetadataRefresher, Actor):
     def __init__(self, world, spec: ConsumerOptions, topic_spec: TopicOptions, protocol):
         super().__init__(spec.name, world)
         self.spec = spec
@@ -91,6 +93,7 @@ class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefr
         self.init_validation()
         self.init_reset()
         self.init_subscription()
+        self.init_poll()
 
     # -- lifecycle and timers ------------------------------------------------------------
     def start(self) -> None:
@@ -172,6 +175,8 @@ class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefr
                 continue
             if tp in self.paused:  # `isFetchable`: not fetched, still reset and validated
                 continue
+            if self.buffered(tp):  # `fetchablePartitions`: its answer waits for a poll
+                continue
             if leader not in self.fetching and self._fetchable(tp, epoch):
                 by_leader.setdefault(leader, []).append(
                     FetchPartition(tp, self.position[tp], epoch, -1))
@@ -243,13 +248,16 @@ class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefr
                 session.session_id, session.epoch, resp.error, resp.session_id)
         for data in resp.partitions:
             fp = sent.get(data.tp)
+            if self.polls_when_told:  # the application's poll collects it (consumer_poll.py)
+                self.buffer_fetch(broker, data, fp, resp.node_endpoints)
+                continue
             if not self.wanted_fetch(data, fp.fetch_offset if fp else -1):
                 continue  # no valid position any more, or a stale answer, or kept while paused
             if data.error == E.NONE:
                 self._consume(data)
             else:
-                self._on_fetch_error(broker, data, resp.node_endpoints,
-                                     fp.current_leader_epoch if fp else -1)
+                self.on_fetch_error(broker, data, resp.node_endpoints,
+                                    fp.current_leader_epoch if fp else -1)
         self.fetch()
 
     def _consume(self, data) -> None:
@@ -267,14 +275,23 @@ class Consumer(SubscriptionUser, OffsetResetter, PositionValidator, MetadataRefr
                               "end_to_end_us": [now - e[3].created_us for e in taken],
                               "read": [[e[0], e[3].bid] for e in taken]})
 
-    def _on_fetch_error(self, broker: int, data, endpoints: tuple, epoch: int) -> None:
+    def apply_fetch_hint(self, broker: int, data, endpoints: tuple) -> bool:
+        """With `kip951` discovery, apply a NOT_LEADER/FENCED answer's CurrentLeader hint
+        (`AbstractFetch.handleFetchSuccess`); whether the cache took it."""
+        return bool(data.error in HINT_ERRORS and data.current_leader
+                    and self.discovery == "kip951"
+                    and self.meta.apply_hint(data.tp, *data.current_leader, endpoints,
+                                             f"b{broker}"))
+
+    def on_fetch_error(self, broker: int, data, endpoints: tuple, epoch: int,
+                       hinted: bool | None = None) -> None:
         """`epoch` is the CurrentLeaderEpoch the failed Fetch carried: a newer one known since
-        (from a hint, metadata or another response) ends the partition's rest at once."""
+        (from a hint, metadata or another response) ends the partition's rest at once.
+        `hinted`: the hint was already looked at on arrival (None: look now)."""
         err, tp = data.error, data.tp
-        action = "backoff"
-        if err in HINT_ERRORS and data.current_leader and self.discovery == "kip951":
-            if self.meta.apply_hint(tp, *data.current_leader, endpoints, f"b{broker}"):
-                action = "hint"
+        if hinted is None:
+            hinted = self.apply_fetch_hint(broker, data, endpoints)
+        action = "hint" if hinted else "backoff"
         if err in REFRESH_ERRORS:
             self.request_update(immediate=self.discovery == "refresh_no_backoff")
         elif err == E.OFFSET_OUT_OF_RANGE and self.reset_ts is None:

@@ -19,9 +19,10 @@ for validation). The calls, each as `SubscriptionState` does it at 3.7.0:
   an answer for a paused partition is ignored whole, errors too (`Fetcher.parseCompletedFetch`
   at 2.3.0: "no longer fetchable").
 - `assign(tps)`: a partition no longer assigned loses its state (position, pause, waits,
-  kept records); a newly assigned one has no position and waits for a reset by
-  `auto_offset_reset` (INITIALIZING; there are no committed offsets), or, with the `none`
-  policy, surfaces NoOffsetForPartitionException (`consumer_reset.py`).
+  kept records, buffered answers: KafkaConsumer.assign's
+  `clearBufferedDataForUnassignedPartitions`); a newly assigned one has no position and
+  waits for a reset by `auto_offset_reset` (INITIALIZING; there are no committed offsets),
+  or, with the `none` policy, surfaces NoOffsetForPartitionException (`consumer_reset.py`).
 `wanted_fetch(data, fetch_offset)` says whether one partition of a Fetch answer still counts
 (`FetchCollector.initialize`, `handleInitializeSuccess`, `handleInitializeErrors`): not for a
 partition without a valid position; records or OFFSET_OUT_OF_RANGE only when the Fetch asked
@@ -83,6 +84,7 @@ class SubscriptionUser:
                              self.position_leader):
                     held.pop(tp, None)
         self.paused = [tp for tp in self.paused if tp in tps]
+        self.clear_buffered(tps)  # KafkaConsumer.assign, before `assignFromUser`
         for tp in self.tps:
             if tp in tps and tp not in self.assigned:
                 self.offset_epoch[tp] = -1
@@ -107,6 +109,10 @@ class SubscriptionUser:
         return not (stale and data.error == E.OFFSET_OUT_OF_RANGE)
 
     def surface(self, tp: str, exception: str, offset: int, divergent: tuple = ()) -> None:
-        """An exception the application's next poll raises for `tp` (no reset policy)."""
+        """An exception the application's next poll raises for `tp` (no reset policy); during
+        a poll's collection (`consumer_poll.py`) the poll decides whether it is raised."""
+        if self.collecting:
+            self.raising = (tp, exception, offset, divergent)
+            return
         self.emit(V.CONSUMER_ERROR, {"tp": tp, "exception": exception, "offset": offset,
                                      "divergent": list(divergent)})

@@ -43,3 +43,24 @@ def consumer_probe(test: str, profile: str = "3.7", partitions: int = 1,
         lines.append(f"[{name}]")
         lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
     return "\n".join(lines) + "\n"
+
+
+APP_STEP = """[[probe.steps]]
+deliver = "{deliver}"
+from = "{frm}"
+wait_ms = 50
+body = {body}
+expect = {expect}
+"""
+
+
+def with_steps(head: str, *steps) -> str:
+    """`head` (a probe up to its steps) and one 50 ms step per (deliver, from, body, expect)."""
+    return head + "".join(APP_STEP.format(deliver=d, frm=f, body=b, expect=e)
+                          for d, f, b, e in steps)
+
+
+def assert_agrees(text: str) -> None:
+    """Every check of the probe `text`, run, agrees with Kafka."""
+    checks = probe_checks(text, by_step=True)
+    assert all(kafka == model for kafka, model in checks.values()), checks

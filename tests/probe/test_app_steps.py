@@ -6,36 +6,23 @@ from __future__ import annotations
 
 import pytest
 
-from tests.probe.helpers import assert_refused, consumer_probe, probe_checks
+from tests.probe.helpers import assert_agrees, assert_refused, consumer_probe, with_steps
 
 STATE = """[probe.state]
 metadata = [{ tp = "t-0", leader = 1, leader_epoch = 0 }, { tp = "t-1", leader = 1, leader_epoch = 0 }]
 positions = [{ tp = "t-0", offset = 0 }]
 assignment = ["t-0"]
 """
-STEP = """[[probe.steps]]
-deliver = "{deliver}"
-from = "{frm}"
-wait_ms = 50
-body = {body}
-expect = {expect}
-"""
 RECORDS = '{ partitions = [{ tp = "t-0", high_watermark = 9, records = [{ base_offset = 0, record_count = 3, leader_epoch = 0 }] }] }'
 
 
 def _text(*steps, profile="3.7") -> str:
     head = consumer_probe("FetcherTest.testStaleOutOfRangeError", profile, partitions=2)
-    return head + STATE + "".join(STEP.format(deliver=d, frm=f, body=b, expect=e)
-                                  for d, f, b, e in steps)
-
-
-def _agree(text: str) -> None:
-    checks = probe_checks(text, by_step=True)
-    assert all(kafka == model for kafka, model in checks.values()), checks
+    return with_steps(head + STATE, *steps)
 
 
 def test_a_seek_makes_a_fetch_in_flight_stale():
-    _agree(_text(("Seek", "app", '{ tp = "t-0", offset = 1 }', '{ "position:t-0" = 1 }'),
+    assert_agrees(_text(("Seek", "app", '{ tp = "t-0", offset = 1 }', '{ "position:t-0" = 1 }'),
                  ("FetchResponse", "b1", RECORDS, '{ "consumed:t-0" = 0, "position:t-0" = 1, '
                   '"sent_to" = ["Fetch>b1"], "fetch_sent.fetch_offset:t-0" = 1 }')))
 
@@ -43,14 +30,14 @@ def test_a_seek_makes_a_fetch_in_flight_stale():
 def test_records_kept_while_paused_are_taken_on_resume_from_2_4():
     steps = (("Pause", "app", '{ partitions = ["t-0"] }', '{ "paused:t-0" = true }'),
              ("FetchResponse", "b1", RECORDS, '{ "consumed:t-0" = 0, "sent_count:Fetch" = 0 }'))
-    _agree(_text(*steps, ("Resume", "app", '{ partitions = ["t-0"] }',
+    assert_agrees(_text(*steps, ("Resume", "app", '{ partitions = ["t-0"] }',
                           '{ "consumed:t-0" = 3, "position:t-0" = 3 }')))
-    _agree(_text(*steps, ("Resume", "app", '{ partitions = ["t-0"] }',
+    assert_agrees(_text(*steps, ("Resume", "app", '{ partitions = ["t-0"] }',
                           '{ "consumed:t-0" = 0, "position:t-0" = 0 }'), profile="2.3"))
 
 
 def test_an_assigned_partition_waits_for_a_reset_and_a_dropped_one_is_forgotten():
-    _agree(_text(("Assign", "app", '{ partitions = ["t-1"] }',
+    assert_agrees(_text(("Assign", "app", '{ partitions = ["t-1"] }',
                   '{ "assigned:t-0" = false, "position:t-0" = "none", '
                   '"fetch_state:t-1" = "await_reset", '
                   '"sent_to" = ["Fetch>b1", "ListOffsets>b1"] }'),
@@ -58,7 +45,7 @@ def test_an_assigned_partition_waits_for_a_reset_and_a_dropped_one_is_forgotten(
 
 
 def test_an_unvalidated_seek_waits_for_validation():
-    _agree(_text(("Seek", "app", '{ tp = "t-0", offset = 4, offset_epoch = 0, leader = 1, '
+    assert_agrees(_text(("Seek", "app", '{ tp = "t-0", offset = 4, offset_epoch = 0, leader = 1, '
                   'leader_epoch = 0, awaiting_validation = true }',
                   '{ "awaiting_validation:t-0" = true }')))
 

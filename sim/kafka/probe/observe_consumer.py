@@ -4,7 +4,7 @@ Contract: `CONSUMER` maps each consumer-only check name to its `Observable`, rea
 after a step: a partition's position as Kafka's `SubscriptionState` holds it (the offset,
 `offset_epoch`, the (leader, epoch) it was last fetched from or validated against, its fetch
 state: `fetching`, `await_validation` or `await_reset`), the records it consumed during the
-step, the client's metadata cache, and the fields of the requests it sent during the step
+step, what waits in its buffer for the application's poll, the client's metadata cache, and the fields of the requests it sent during the step
 (`SENT`: `<prefix>.<field>:<tp>`, the partition's entry in the last such request).
 """
 
@@ -122,6 +122,14 @@ CONSUMER = {
                      "OffsetOutOfRangeException or LogTruncationException; none if none"),
     "divergent_offset": Obs(True, _divergent, "the divergent offset of that "
                             "LogTruncationException (`divergentOffsets`), none without one"),
+    "buffered": Obs(True, lambda s, tp: s.node.buffered(tp), "whether an answer for tp waits "
+                    "in the buffer for a poll, or is being read (`bufferedPartitions`: not "
+                    "fetched again meanwhile)"),
+    "has_completed_fetches": Obs(False, lambda s, _a: bool(s.node.completed), "whether "
+                                 "completed fetches wait in the buffer (`hasCompletedFetches`)"),
+    "has_available_fetches": Obs(False, lambda s, _a: any(
+        s.node.is_fetchable(cf.data.tp) for cf in s.node.completed), "whether one of them is for "
+        "a fetchable partition (`hasAvailableFetches`)"),
     "consumed": Obs(True, _consumed, "the records of tp the consumer took during the step"),
     "fetch_error": Obs(True, _fetch_error, "the error tp's last Fetch answer of the step carried "
                        "(NONE if none)", True),

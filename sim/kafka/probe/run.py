@@ -31,11 +31,11 @@ from sim.kafka.controller import Controller
 from sim.kafka.kraft_broker import KraftBroker
 from sim.kafka.kraft_controller import KraftController
 from sim.kafka.probe import observe
+from sim.kafka.probe.consumer_state import set_consumer
 from sim.kafka.probe.context import Context
 from sim.kafka.probe.spec import PSEUDO_SENDERS, Probe
 from sim.kafka.probe.state import (
     set_broker,
-    set_consumer,
     set_controller,
     set_producer,
     set_zk_controller,
@@ -285,6 +285,7 @@ def check_probe_state(options, probe: Probe) -> None:
     probe_run.prepare()
     if probe.role == "consumer":
         check_app_steps(probe.steps, probe_run.node.assigned, probe_run.node.tps,
-                        probe_run.node.protocol, lambda i: f"probe.steps[{i}]")
+                        probe_run.node.protocol, lambda i: f"probe.steps[{i}]",
+                        probe_run.node.polls_when_told)
     if probe.role == "producer":
         check_producer_steps(probe.steps, probe_run.node, lambda i: f"probe.steps[{i}]")

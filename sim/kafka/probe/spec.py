@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.kafka.probe import observe
+from sim.kafka.probe.consumer_state import CONSUMER_STATE
 from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
 from sim.kafka.probe.gates import bad_timestamp, off_the_wire
 from sim.kafka.probe.metadata_records import check_records
 from sim.kafka.probe.state import (
     BROKER_STATE,
-    CONSUMER_STATE,
     CONTROLLER_STATE,
     PRODUCER_STATE,
     ZK_CONTROLLER_STATE,

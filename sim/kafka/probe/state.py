@@ -1,7 +1,7 @@
 """A probe's starting state: set a node's state directly, as a unit test does.
 
-Contract: `BROKER_STATE`, `PRODUCER_STATE`, `CONSUMER_STATE`, `CONTROLLER_STATE` (KRaft) and
-`ZK_CONTROLLER_STATE` are the fields a probe's `[probe.state]` table may hold for each role
+Contract: `BROKER_STATE`, `PRODUCER_STATE`, `CONTROLLER_STATE` (KRaft) and
+`ZK_CONTROLLER_STATE` (a consumer's: `consumer_state.py`) are the fields a probe's `[probe.state]` table may hold for each role
 (`sim.kafka.probe.fields`); `set_controller` and `set_zk_controller` say what a controller's
 state means. `set_broker(broker, state, ctx)` gives a broker
 its controller epoch, metadata cache and partitions: each with its log (batches at contiguous
@@ -11,8 +11,8 @@ state (leader, epochs, ISR, replicas, the leader's view of each follower's log e
 fetcher; by default the partition is in the broker's metadata cache too). `set_producer(producer, state, ctx)` gives a producer its id (-1: none, so no epoch either), epoch, metadata cache,
 sequences, batches queued or in flight (each in flight under a correlation id the probe's
 answers then name by default, drained under the cached leader epoch), and optionally a Metadata
-request in flight (`metadata_in_flight_to`). `set_consumer(consumer, state, ctx)` gives a
-consumer its metadata cache and positions (`set_consumer` says how). Nothing is sent while
+request in flight (`metadata_in_flight_to`); `set_client_metadata` and `metadata_in_flight`
+serve a consumer's state too. Nothing is sent while
 state is set, except a follower's first Fetch, which the fetcher sends at once as Kafka's
 does, and a consumer's first requests, which it sends as soon as it has its state.
 """
@@ -53,13 +53,6 @@ BATCH = (Field("batch_id", "str"), Field("tp", "str"), Field("record_count", "in
          Field("base_sequence", "int", NO), Field("producer_epoch", "int", NO),
          Field("in_flight_to", "int", NO), Field("corr", "int", 1), Field("attempts", "int", 0),
          Field("created_ms", "int", 0))
-POSITION = (Field("tp", "str"), Field("offset", "int"), Field("offset_epoch", "int", NO),
-            Field("leader", "int", NO), Field("leader_epoch", "int", NO),
-            Field("awaiting_validation", "bool", False))
-CONSUMER_STATE = (Field("name", "str"), Field("metadata", "tables", (), METADATA),
-                  Field("brokers", "ints", None), Field("positions", "tables", (), POSITION),
-                  Field("metadata_in_flight_to", "int", NO), Field("assignment", "strs", None),
-                  Field("paused", "strs", ()))
 CONTROLLER_STATE = (Field("name", "str"), Field("records", "tables", (), METADATA_RECORD))
 ZK_PARTITION = (Field("tp", "str"), Field("leader", "int", None), Field("leader_epoch", "int", NO),
                 Field("partition_epoch", "int", NO), Field("isr", "ints", None),
@@ -172,7 +165,7 @@ def set_producer(producer, state: dict, ctx) -> None:
         producer.pid = state["producer_id"]
     # -1: no id yet, and so no epoch (`ProducerIdAndEpoch.NONE`): the Sender asks for one
     producer.producer_epoch = -1 if producer.pid < 0 else state["producer_epoch"]
-    _set_client_metadata(producer, state["metadata"], state["brokers"], ctx)
+    set_client_metadata(producer, state["metadata"], state["brokers"], ctx)
     for s in state["sequences"]:
         _known_tp(producer, s["tp"], "node.sequences")
         tp = s["tp"]
@@ -185,7 +178,7 @@ def set_producer(producer, state: dict, ctx) -> None:
         _known_tp(producer, b["tp"], f"node.batches[{i}].tp")
         _add_batch(producer, b)
     if state["metadata_in_flight_to"] != NO:
-        _metadata_in_flight(producer, state["metadata_in_flight_to"], ctx)
+        metadata_in_flight(producer, state["metadata_in_flight_to"], ctx)
 
 
 # -- KRaft controller ---------------------------------------------------------------------
@@ -301,69 +294,14 @@ def _known_broker(broker: int, ctx, key: str) -> None:
                            f"name one of {', '.join(str(b) for b in ctx.alive())}")
 
 
-# -- consumer -----------------------------------------------------------------------------
-def set_consumer(consumer, state: dict, ctx) -> None:
-    """The consumer's metadata cache and positions, then its first requests: each position is
-    an offset with the leader epoch of the record before it (`offset_epoch`, -1: none) and the
-    (leader, epoch) it was last fetched from or validated against (by default the metadata's
-    current leader), or waits for validation (`awaiting_validation`, Kafka's
-    `seekUnvalidated`: only with an offset epoch and a leader epoch, else it fetches); a
-    partition without a position waits for a reset (ListOffsets). `assignment` (default
-    every partition of its topic) and `paused` are its `assignFromUser` and `pause` calls."""
-    _set_client_metadata(consumer, state["metadata"], state["brokers"], ctx)
-    if state["metadata_in_flight_to"] != NO:
-        _metadata_in_flight(consumer, state["metadata_in_flight_to"], ctx)
-    assignment = consumer.tps if state["assignment"] is None else state["assignment"]
-    _known_tps(consumer, assignment, consumer.tps, "node.assignment")
-    consumer.assign(assignment)
-    _known_tps(consumer, state["paused"], consumer.assigned, "node.paused")
-    consumer.pause(state["paused"])
-    for i, pos in enumerate(state["positions"]):
-        _set_position(consumer, pos, f"node.positions[{i}]")
-    consumer.running = True
-    consumer.fetch()  # what it can send at once: Fetch, OffsetsForLeaderEpoch, ListOffsets
-
-
-def _known_tps(consumer, tps, allowed: list, key: str) -> None:
-    for tp in tps:
-        if tp not in allowed:
-            raise FieldProblem(key, f"{tp!r} is not a partition {consumer.name} may name here",
-                               f"use one of {', '.join(allowed)}")
-
-
-def _set_position(consumer, pos: dict, key: str) -> None:
-    tp = pos["tp"]
-    if tp not in consumer.assigned:
-        raise FieldProblem(f"{key}.tp", f"{tp!r} is not a partition assigned to {consumer.name}",
-                           f"use one of {', '.join(consumer.assigned)}")
-    if (pos["leader"] == NO) != (pos["leader_epoch"] == NO):
-        raise FieldProblem(key, "a position's leader needs its leader_epoch",
-                           "give both, or neither for the metadata's current leader")
-    consumer.awaiting_reset.pop(tp, None)
-    consumer.position[tp], consumer.offset_epoch[tp] = pos["offset"], pos["offset_epoch"]
-    leader = (consumer.meta.current_leader(tp) if pos["leader"] == NO
-              else (pos["leader"], pos["leader_epoch"]))
-    consumer.position_leader[tp] = leader
-    if not pos["awaiting_validation"]:
-        return
-    if not consumer.validates:
-        raise FieldProblem(f"{key}.awaiting_validation", "this consumer does not validate "
-                           "positions (KIP-320's client side came in 2.3)",
-                           "leave it out, or pick a 2.3 or later profile")
-    # `seekUnvalidated` -> `validatePosition`: only a position with an offset epoch, against a
-    # leader with an epoch, waits; another starts fetching
-    if pos["offset_epoch"] >= 0 and leader[1] >= 0:
-        consumer.awaiting[tp] = leader
-
-
-def _set_client_metadata(client, metadata: tuple, brokers, ctx) -> None:
+def set_client_metadata(client, metadata: tuple, brokers, ctx) -> None:
     brokers = ctx.alive() if brokers is None else brokers
     parts = tuple((m["tp"], _tid(m, ctx), m["leader"], m["leader_epoch"]) for m in metadata)
     client.meta.apply_response(MetadataResponse(0, brokers, parts), "probe")
     client.need_update = False  # so a probe sees what its answers make the client ask for
 
 
-def _metadata_in_flight(client, broker: int, ctx) -> None:
+def metadata_in_flight(client, broker: int, ctx) -> None:
     """A Metadata request in flight to `broker`, as after `Metadata.requestUpdate`: its answer
     is the one the client takes (`MetadataResponse` names it by default)."""
     _known_broker(broker, ctx, "node.metadata_in_flight_to")

@@ -3,7 +3,8 @@
 Contract: `APP_KINDS` maps each call a consumer probe may make mid-test to its `Kind` (joined
 into `sim.kafka.probe.wire.KINDS`): `Seek` (`seek`, or `seekUnvalidated` with
 `awaiting_validation`; the fields of a starting state's position), `Pause`, `Resume` and
-`Assign` (`assignFromUser`), each with the partitions it names. A call is an act on the
+`Assign` (`assignFromUser`), each with the partitions it names, and `Poll` (the application's
+poll, which collects the buffered Fetch answers: only for a consumer that `polls_when_told`). A call is an act on the
 consumer itself, through the consumer's own methods (`sim.kafka.consumer_subscription`), as a
 Kafka unit test calls `SubscriptionState`; nothing is sent for it. `check_app_steps(steps,
 assigned, tps, protocol, where)` refuses, as the scenario loads, what Kafka's own calls would throw on
@@ -54,6 +55,9 @@ APP_KINDS = {
                    act=lambda c, _src, f: c.resume(f["partitions"])),
     "Assign": Kind(CONSUMER, PARTITIONS, _fields, "the application assigns partitions "
                    "(assignFromUser)", act=lambda c, _src, f: c.assign(f["partitions"])),
+    "Poll": Kind(CONSUMER, (), _fields, "the application polls: the buffered Fetch answers are "
+                 "collected (FetchCollector.collectFetch; with polls_when_told)",
+                 act=lambda c, _src, f: c.poll()),
     "Send": Kind(PRODUCER, SEND, _fields, "the application sends records to a partition "
                  "(KafkaProducer.send: RecordAccumulator.append)",
                  act=lambda p, _src, f: p.app_send(f["tp"], f["record_count"], f["batch_id"])),
@@ -90,15 +94,20 @@ def check_producer_steps(steps: tuple, producer, where) -> None:
 
 
 def check_app_steps(steps: tuple, assigned: list[str], tps: list[str], protocol: Any,
-                    where) -> None:
+                    where, polls: bool = False) -> None:
     """Refuse an application call Kafka would throw on, or the profile cannot make (see the
     module doc); `where(i)` is step i's key. `assigned` is the starting state's assignment,
-    `tps` the partitions of the consumer's topic."""
+    `tps` the partitions of the consumer's topic, `polls` whether it `polls_when_told`."""
     assigned = list(assigned)
     for i, step in enumerate(steps):
         if step.kind not in APP_KINDS:
             continue
         key, f = f"{where(i)}.body", step.fields
+        if step.kind == "Poll":
+            if not polls:
+                raise FieldProblem(f"{where(i)}.deliver", "this consumer collects each answer "
+                                   "as it arrives", "set probe.state.polls_when_told = true")
+            continue
         named = [f["tp"]] if step.kind == "Seek" else list(f["partitions"])
         if step.kind == "Assign":
             _known(named, tps, f"{key}.partitions", "a partition of the consumer's topic")
