@@ -111,6 +111,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "fetch_sessions": (CONSUMER, BROKER),
     # the leader orders its sessions' partitions
     "fetch_session_rotation": (BROKER,),
+    # the leader's session cache
+    "fetch_session_cache_sharded": (BROKER,),
     # KRaft only: the quorum controller writes the partition change
     "kraft_isr_shrink_bumps_epoch": (CONTROLLER,),
     # KRaft only: the quorum leader resigns without a majority (KAFKA-15489)
