@@ -75,7 +75,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "fetch_hw_after_follower_update": (BROKER,),
     "non_replica_fetch_error": (BROKER,),
     "leader_and_isr_delete_fence": (BROKER,),
-    "full_leader_and_isr": (CONTROLLER,),
+    "full_leader_and_isr": (CONTROLLER, BROKER),
     "client_drains_on_leader_change": (PRODUCER,),
     "client_keeps_unlisted_topic_id": CLIENTS,
     "update_metadata_fence": (BROKER,),

@@ -43,3 +43,11 @@ def consumer_probe(test: str, profile: str = "3.7", partitions: int = 1,
         lines.append(f"[{name}]")
         lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
     return "\n".join(lines) + "\n"
+
+
+def partition_state(tp: str, **fields) -> str:
+    """A `[[probe.state.partitions]]` table of `tp` with `fields` (values written as JSON,
+    which TOML reads alike for numbers, strings, booleans and lists)."""
+    lines = ["[[probe.state.partitions]]", f"tp = {json.dumps(tp)}"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
+    return "\n".join(lines) + "\n"
