@@ -92,7 +92,9 @@ class ControlPlane:
         if unavailable:
             self.emit(V.LAI_LEADER_UNAVAILABLE, {"controller_epoch": req.controller_epoch,
                                                  "partitions": unavailable})
-        if req.full:
+        if req.full and self.protocol.full_leader_and_isr:
+            # Kafka's broker removes them only in the ZooKeeper migration, from a KRaft
+            # controller (`becomeLeaderOrFollower` at 3.7.0, KAFKA-15605): not modelled
             self._remove_strays({st.tp for st in req.partitions}, stamp)
         self._reply(msg, "LeaderAndIsrResponse", ControlResponse(req.corr, E.NONE, tuple(errors)))
 

@@ -76,6 +76,12 @@ class LogDirs:
         offline)."""
         return tp in self.offline or tp in self.offline_logs
 
+    def mark_offline(self, tp: str) -> None:
+        """`ReplicaManager.markPartitionOffline`, as a test calls it: `tp`'s replica is offline
+        (`HostedPartition.Offline`) and its log left on a failed disk, its directory not."""
+        self.offline_logs[tp] = self.logs.pop(tp)
+        self.offline.add(tp)
+
     # -- a directory fails ---------------------------------------------------------------
     def fail_log_dir(self, d: int, data: str = "lost") -> str | None:
         """`ReplicaManager.handleLogDirFailure(d)`; a reason when there is nothing to do."""

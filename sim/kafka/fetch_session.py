@@ -16,8 +16,11 @@ the session id and epoch of its next Fetch to one broker and the partitions that
 for it (`sessionPartitions`); a build sends only what changed. The decisions (which context a
 request opens, what an answer must carry, what the client sends next) are
 `sim.kafka.rules.fetch_session`. Session ids are not reused within a run (Kafka draws them at
-random); there is no cache size limit or eviction (`max.incremental.fetch.session.cache.slots`
-is 1000, more sessions than the model's clusters open).
+random). The cache holds at most `max_entries` sessions (`max.incremental.fetch.session.cache.slots`,
+1000): a session it has no room for is not opened unless one can be evicted
+(`victim`, `FetchSessionCache.tryEvict`). From 3.8 (`fetch_session_cache_sharded`, KAFKA-9401)
+the slots are split among 8 shards (`KafkaBroker.NumFetchSessionCacheShards`), a new session
+goes to the next shard in turn, and a shard evicts only its own sessions.
 
 `CHECK_AGAINST_FULL_READS` (off; tests turn it on) makes every incremental Fetch also read each
 partition it skips and raise `ModelBug` if that read had anything to say, and makes every
@@ -27,6 +30,7 @@ nothing, at the cost the sessions save.
 
 from __future__ import annotations
 
+from sim.kafka.rules import fetch_session as rule
 from sim.kafka.rules.fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, is_full
 
 CHECK_AGAINST_FULL_READS = False
@@ -50,12 +54,21 @@ class LeaderSession:
     """A leader's `FetchSession`: `epoch` is the one the next request must carry."""
 
     __slots__ = ("id", "replica_id", "epoch", "parts", "dirty", "last_fetch_us", "parked",
-                 "closed", "joined")
+                 "closed", "joined", "privileged", "creation_ms", "last_used_ms", "cached_size",
+                 "by_privileged", "by_all", "shard")
 
     def __init__(self, session_id: int, replica_id: int, epoch: int, last_fetch_us: int):
         self.id = session_id
         self.replica_id = replica_id
         self.epoch = epoch
+        # the cache's view (`FetchSession`): a follower's session is privileged; its size and
+        # whether it may be evicted are as of its last `touch` (Kafka's `cachedSize` and its
+        # place in `evictableByPrivileged` / `evictableByAll`)
+        self.privileged = replica_id >= 0
+        self.creation_ms = self.last_used_ms = 0
+        self.cached_size = -1
+        self.by_privileged = self.by_all = False
+        self.shard = 0
         self.parts: dict[str, CachedPartition] = {}
         self.dirty: set[str] = set()
         # when a Fetch in this session last read (explicitly or not) every partition it holds
@@ -72,21 +85,73 @@ class LeaderSession:
 
 class SessionCache:
     """A broker's `FetchSessionCache`. Volatile: a restart loses every session. `by_tp` maps a
-    partition to the sessions holding it, by id."""
+    partition to the sessions holding it, by id. `max_entries` and `eviction_ms` are its
+    constructor's (`maxEntries`, `evictionMs`), per shard; `evictions` and `total_partitions`
+    its `evictionsMeter` count and `totalPartitions` (the sessions' sizes as of their last
+    touch)."""
 
-    __slots__ = ("sessions", "by_tp")
+    __slots__ = ("sessions", "by_tp", "max_entries", "eviction_ms", "shards", "next_shard",
+                 "evictions", "total_partitions")
 
-    def __init__(self):
+    def __init__(self, slots: int = 1000, eviction_ms: int = 120_000, shards: int = 1):
         self.sessions: dict[int, LeaderSession] = {}
         self.by_tp: dict[str, dict[int, LeaderSession]] = {}
+        self.shards = shards
+        self.max_entries = slots // shards  # `maxIncrementalFetchSessionCacheSlots / shards`
+        self.eviction_ms = eviction_ms
+        self.next_shard = 0  # `FetchSessionCache.counter`
+        self.evictions = self.total_partitions = 0
 
     def get(self, session_id: int) -> LeaderSession | None:
         return self.sessions.get(session_id)
 
-    def open(self, session_id: int, replica_id: int, epoch: int, now_us: int) -> LeaderSession:
+    def take_shard(self) -> int:
+        """`getNextCacheShard`: the shard a full Fetch's answer opens its session in, in
+        turn (the count moves whether a session opens or not)."""
+        shard = self.next_shard % self.shards
+        self.next_shard += 1
+        return shard
+
+    def victim(self, shard: int, privileged: bool, size: int, now_ms: int) -> int | None:
+        """`maybeCreateSession`'s room check and `tryEvict`: None when `shard` has room for
+        a new session of `size` partitions (`privileged`: a follower's); else the id of the
+        session to evict for it (the least recently used if stale, else the least valuable
+        one the new session outranks), or -1 when there is none: no session opens."""
+        held = [s for s in self.sessions.values() if s.shard == shard]
+        if len(held) < self.max_entries:
+            return None
+        if not held:
+            return -1
+        lru = min(held, key=lambda s: (s.last_used_ms, s.id))
+        if rule.is_stale(now_ms, lru.last_used_ms, self.eviction_ms):
+            return lru.id
+        pool = [s for s in held if (s.by_privileged if privileged else s.by_all)]
+        if not pool:
+            return -1
+        least = min(pool, key=lambda s: rule.evictable_key(s.privileged, s.cached_size, s.id))
+        key = rule.evictable_key(privileged, size, INVALID_SESSION_ID)
+        if not rule.may_evict(key, rule.evictable_key(least.privileged, least.cached_size,
+                                                      least.id)):
+            return -1
+        return least.id
+
+    def open(self, session_id: int, replica_id: int, epoch: int, now_us: int,
+             shard: int = 0) -> LeaderSession:
         s = LeaderSession(session_id, replica_id, epoch, now_us)
+        s.shard = shard
         self.sessions[session_id] = s
         return s
+
+    def touch(self, s: LeaderSession, now_ms: int) -> None:
+        """`FetchSessionCache.touch`: the session was used at `now_ms`; take its size now and
+        whether it may be evicted, by a privileged session or by any."""
+        s.last_used_ms = now_ms
+        if s.cached_size != -1:
+            self.total_partitions -= s.cached_size
+        s.cached_size = len(s.parts)
+        self.total_partitions += s.cached_size
+        s.by_privileged, s.by_all = rule.evictable(s.privileged, now_ms, s.creation_ms,
+                                                   self.eviction_ms)
 
     def put(self, s: LeaderSession, tp: str, cached: CachedPartition) -> None:
         """Add a partition to the session, after those already in it."""
@@ -115,6 +180,8 @@ class SessionCache:
         s = self.sessions.pop(session_id, None)
         if s is None:
             return None
+        if s.cached_size != -1:
+            self.total_partitions -= s.cached_size
         for tp in s.parts:
             held = self.by_tp.get(tp)
             if held is not None:

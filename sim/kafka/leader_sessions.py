@@ -28,7 +28,10 @@ from sim.kafka.rules.fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, nex
 
 class LeaderSessions:
     def init_fetch_sessions(self) -> None:
-        self.fetch_sessions = SessionCache()
+        self.fetch_sessions = SessionCache(
+            self.cluster.max_incremental_fetch_session_cache_slots,
+            self.cluster.min_incremental_fetch_session_eviction_ms,
+            rule.CACHE_SHARDS if self.protocol.fetch_session_cache_sharded else 1)
         self.parked_sessions: dict = {}  # key of a parked Fetch -> its session
         # touches so far, and each partition's last: a session opened by a full Fetch's answer
         # did not exist while the Fetch read, so it asks which partitions were touched since
@@ -53,6 +56,7 @@ class LeaderSessions:
             self.close_session(s.id)  # nothing left to fetch: answered without a session
             self.fetch_named(msg)
             return
+        self.fetch_sessions.touch(s, self.now_us // 1000)
         s.epoch = next_epoch(s.epoch)
         s.last_fetch_us = self.now_us  # this Fetch reads every clean partition, without news
         if self.check_against_full_reads():
@@ -142,20 +146,31 @@ class LeaderSessions:
 
     def open_session(self, msg, datas, touches_before: int | None) -> int:
         """`FullFetchContext.updateAndGenerateResponseData`: a full Fetch's answer opens a
-        session holding every partition it named, at epoch 1; returns its id. A partition
+        session holding every partition it named, at epoch 1, if the cache has room or can
+        evict a session for it (`maybeCreateSession`); returns its id (0: none). A partition
         touched since the Fetch read it (its own progress may have moved the HW, say), or
         every partition of an answer read again after a wait (`touches_before` None, no
         progress recorded), starts dirty: the next Fetch's read settles it."""
         req = msg.body
+        cache, now_ms = self.fetch_sessions, self.now_us // 1000
+        shard = cache.take_shard()
+        victim = cache.victim(shard, req.replica_id >= 0, len(req.partitions), now_ms)
+        if victim == -1:
+            return INVALID_SESSION_ID
+        if victim is not None:
+            self.close_session(victim)
+            cache.evictions += 1
         self.fetch_session_ids += 1
-        s = self.fetch_sessions.open(self.fetch_session_ids, req.replica_id,
-                                     next_epoch(INITIAL_EPOCH), 0)
+        s = cache.open(self.fetch_session_ids, req.replica_id, next_epoch(INITIAL_EPOCH), 0,
+                       shard)
+        s.creation_ms = now_ms
         touched_at = self.touched_at
         for fp, d in zip(req.partitions, datas):
             self.fetch_sessions.put(s, fp.tp, CachedPartition(fp))
             if touches_before is None or touched_at.get(fp.tp, 0) > touches_before:
                 s.dirty.add(fp.tp)
             self._settle(s, fp.tp, d)
+        cache.touch(s, now_ms)
         return s.id
 
     def close_session(self, session_id: int) -> None:

@@ -132,12 +132,13 @@ class ClusterOptions(_Checked):
     controller_failover_delay_ms: int = option(2000, lo=0)
     zk_session_timeout_ms: int = option(6000, lo=1)
     broker_session_timeout_ms: int = option(6000, lo=1)
-    # how long after a broker registers again in a new ZooKeeper session (its old one expired)
-    # it learns its new broker epoch: ZooKeeper's answer reaching the broker's controller-event
-    # thread. 0: at once, before a controller can act on the registration (KAFKA-9839's window)
+    # how long after registering in a new ZooKeeper session a broker learns its new epoch
+    # (ZooKeeper's answer reaching it); 0: at once, before a controller can act (KAFKA-9839)
     broker_registration_ms: int = option(0, lo=0)
     replica_lag_time_max_ms: int = option(10000, lo=1)
     replica_fetch_wait_max_ms: int = option(500, lo=0)
+    max_incremental_fetch_session_cache_slots: int = option(1000, lo=0)  # Kafka's config
+    min_incremental_fetch_session_eviction_ms: int = option(120_000, lo=0)  # Kafka's constant
     controller_request_retry_ms: int = option(3000, lo=1)
     request_service_us: int = option(50, lo=0)
     replica_high_watermark_checkpoint_interval_ms: int = option(5000, lo=0)
@@ -150,10 +151,9 @@ class ClusterOptions(_Checked):
     auto_leader_rebalance: bool = option(True)
     leader_imbalance_check_interval_ms: int = option(300_000, lo=1)
     leader_imbalance_per_broker_percentage: int = option(10, 0, 100)
-    # The control plane: "zk" (a ZooKeeper-mode controller) or "kraft" (a controller quorum
-    # and its metadata log); "" in a scenario file means the profile's default
-    # (`sim.kafka.profiles.modes`). The fields below it matter in KRaft mode only, and a
-    # ZooKeeper-mode trace header leaves them out (`KRAFT_FIELDS`).
+    # The control plane: "zk" or "kraft" (a controller quorum and its metadata log); "": the
+    # profile's (`sim.kafka.profiles.modes`). The fields below matter in KRaft mode only (a
+    # ZooKeeper-mode trace header leaves them out, `KRAFT_FIELDS`).
     mode: str = option("", choices=("", "zk", "kraft"))
     broker_heartbeat_interval_ms: int = option(2000, lo=1)  # broker.heartbeat.interval.ms
     quorum_election_timeout_ms: int = option(1000, lo=1)  # quorum.election.timeout.ms

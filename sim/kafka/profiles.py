@@ -51,7 +51,7 @@ _V0_10_2 = Protocol(
     list_offsets_max_timestamp="none", list_offsets_earliest_local=False,
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
     follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False,
-    fetch_session_rotation="responded")
+    fetch_session_rotation="responded", fetch_session_cache_sharded=False)
 
 # Each later release, oldest first, with what it changed against the release before it (the
 # ZooKeeper-mode broker and the Java client of the X.Y.0 release, read at its tag); an empty
@@ -137,7 +137,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # KRaft-era releases a user names (`cluster.mode`, sim.kafka.modes): their switches are
     # 3.7's but for what they name; 4.0 removed ZooKeeper mode (KIP-833's end), which
     # sim.kafka.modes enforces
-    ("3.8", dict(list_offsets_max_timestamp="batch_epoch")),  # KAFKA-16310
+    ("3.8", dict(list_offsets_max_timestamp="batch_epoch",  # KAFKA-16310
+                 fetch_session_cache_sharded=True)),  # KAFKA-9401
     ("3.9", dict()),
     ("4.0", dict()),
     ("4.1", dict(kraft_fetch_completes_on_hw=True)),  # KIP-1166, KAFKA-14145 (KRaft only)

@@ -75,7 +75,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "fetch_hw_after_follower_update": (BROKER,),
     "non_replica_fetch_error": (BROKER,),
     "leader_and_isr_delete_fence": (BROKER,),
-    "full_leader_and_isr": (CONTROLLER,),
+    "full_leader_and_isr": (CONTROLLER, BROKER),
     "client_drains_on_leader_change": (PRODUCER,),
     "client_keeps_unlisted_topic_id": CLIENTS,
     "update_metadata_fence": (BROKER,),
@@ -111,6 +111,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "fetch_sessions": (CONSUMER, BROKER),
     # the leader orders its sessions' partitions
     "fetch_session_rotation": (BROKER,),
+    # the leader's session cache
+    "fetch_session_cache_sharded": (BROKER,),
     # KRaft only: the quorum controller writes the partition change
     "kraft_isr_shrink_bumps_epoch": (CONTROLLER,),
     # KRaft only: the quorum leader resigns without a majority (KAFKA-15489)

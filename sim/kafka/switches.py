@@ -323,13 +323,13 @@ class Protocol:
     # to a broker opens a session there; later Fetches name only the partitions whose fetch
     # state changed (and those to forget), and the leader answers only with partitions that
     # have records, an error, a DivergingEpoch, or a HW or log start it has not sent yet
-    # (`FetchSession.scala`, `FetchSessionHandler`; sim.kafka.rules.fetch_session). Before,
-    # every Fetch names every partition and every answer carries them all
+    # (`FetchSession.scala`, `FetchSessionHandler`). Before, every Fetch names them all
     fetch_sessions: bool = True
-    # which partitions an incremental answer moves to the end of its session's order, read
-    # first no more (`FetchSession.PartitionIterator`): responded (1.1-2.8: every one it
-    # carries) | records (KAFKA-12330, 3.0+: only those it carries records of)
+    # which partitions an incremental answer moves to the end of its session's order
+    # (`PartitionIterator`): responded (1.1-2.8: all it carries) | records (KAFKA-12330, 3.0+)
     fetch_session_rotation: str = "records"
+    # KAFKA-9401 (3.8+): the session cache is 8 shards (`FetchSessionCacheShard`), each 1/8 of it
+    fetch_session_cache_sharded: bool = True
     # KRaft only: a partition change that shrinks the ISR bumps the leader epoch
     # (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded` to 3.5; KAFKA-15021, 3.6+: not)
     kraft_isr_shrink_bumps_epoch: bool = True

@@ -22,6 +22,7 @@ RELEASES = [name for name in PROFILES if name != "proposed"]
 ARRIVALS = {
     "fetch_sessions": [("0.10.2", False), ("1.1", True)],  # KIP-227
     "fetch_session_rotation": [("0.10.2", "responded"), ("3.0", "records")],  # KAFKA-12330
+    "fetch_session_cache_sharded": [("0.10.2", False), ("3.8", True)],  # KAFKA-9401
     "old_duplicate": [("0.10.2", "out_of_order"), ("1.0", "duplicate_sequence"),
                       ("1.1", "out_of_order")],  # KAFKA-6683
     "fetch_hw_after_follower_update": [("0.10.2", False), ("1.0", True), ("2.0", False)],

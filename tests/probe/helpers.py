@@ -64,3 +64,11 @@ def assert_agrees(text: str) -> None:
     """Every check of the probe `text`, run, agrees with Kafka."""
     checks = probe_checks(text, by_step=True)
     assert all(kafka == model for kafka, model in checks.values()), checks
+
+
+def partition_state(tp: str, **fields) -> str:
+    """A `[[probe.state.partitions]]` table of `tp` with `fields` (values written as JSON,
+    which TOML reads alike for numbers, strings, booleans and lists)."""
+    lines = ["[[probe.state.partitions]]", f"tp = {json.dumps(tp)}"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
+    return "\n".join(lines) + "\n"

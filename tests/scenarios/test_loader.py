@@ -34,6 +34,8 @@ def test_minimal_scenario_resolves_every_default():
         # Kafka's since 2.5 (KIP-537): the defaults follow the release (test_release_defaults)
         "zk_session_timeout_ms": 18000, "broker_session_timeout_ms": 18000,
         "broker_registration_ms": 0, "replica_lag_time_max_ms": 30000, "replica_fetch_wait_max_ms": 500,
+            "max_incremental_fetch_session_cache_slots": 1000,
+            "min_incremental_fetch_session_eviction_ms": 120000,
         "controller_request_retry_ms": 3000, "request_service_us": 50,
             "replica_high_watermark_checkpoint_interval_ms": 5000,
         "producer_id_expiration_check_interval_ms": 600000, "log_dirs": 1,

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from sim.kafka.partition import NEVER_US
 from sim.kafka.probe import observe_consumer, observe_controller, observe_session, observe_voter
 from sim.kafka.probe.observable import COMMON, NONE, Observable, Seen
+from sim.kafka.probe.observe_isr import ISR
 from sim.kafka.vocab import error_name, outcome_name
 
 __all__ = ["NONE", "Observable", "Seen", "check_key", "expected", "is_error", "names",
@@ -162,7 +163,7 @@ def _sent_error(seen: Seen, arg: str) -> Any:
 Obs = Observable
 BROKER = {
     **COMMON,
-    **observe_session.SESSION,
+    **observe_session.SESSION, **ISR,
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "error": Obs(False, _answer_error, "the answer's request-level error", True),
     "leader_epoch": Obs(True, _part("leader_epoch"), "the replica's leader epoch"),

@@ -1,7 +1,7 @@
 """What a probe can check of a broker's fetch sessions (KIP-227).
 
 Contract: `SESSION` holds the broker observables of a Fetch answer's partitions, of the node's
-session cache, and of the session the step's Fetch answer carried (`session_id`; 0 when it carried none, as a session-less or error answer does, and
+session cache (its size, the sessions it holds, its evictions and cached partitions), and of the session the step's Fetch answer carried (`session_id`; 0 when it carried none, as a session-less or error answer does, and
 the sessions are numbered 1, 2, ... as the node opened them: `sim.kafka.probe.wire_session`),
 and `session_observable(name)` those of one partition it holds, `session.<field>:<tp>`: the
 request the session caches for it (`CachedPartition`, what `FetchContext.foreachPartition`
@@ -43,6 +43,14 @@ SESSION = {
                                     "only those with news)"),
     "session_count": Observable(False, lambda s, _a: len(s.node.fetch_sessions.sessions),
                                  "how many fetch sessions the node holds (Kafka's cache.size)"),
+    "session_ids": Observable(False, lambda s, _a: sorted(s.node.fetch_sessions.sessions),
+                              "the sessions the node holds, by number (which evictions left)"),
+    "session_evictions": Observable(False, lambda s, _a: s.node.fetch_sessions.evictions,
+                                    "sessions the node's cache evicted (`evictionsMeter`)"),
+    "session_partitions_cached": Observable(False,
+                                            lambda s, _a: s.node.fetch_sessions.total_partitions,
+                                            "partitions its sessions held at their last use "
+                                            "(`totalPartitions`)"),
     "session_id": Observable(False, _answer_session_id, "the fetch session the answer carried "
                              "(0: none; numbered 1, 2, ... as the node opened them)"),
     "session_partitions": Observable(False, _session_partitions, "the partitions that session "

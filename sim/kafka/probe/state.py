@@ -40,7 +40,8 @@ PARTITION = (
     Field("log", "tables", (), LOG_RECORD), Field("log_start_offset", "int", 0),
     Field("high_watermark", "int", NO), Field("epoch_cache", "pairs", None),
     Field("followers", "tables", (), FOLLOWER), Field("fetching", "bool", True),
-    Field("truncating", "bool", False), Field("in_metadata", "bool", True))
+    Field("truncating", "bool", False), Field("in_metadata", "bool", True),
+    Field("offline", "bool", False))
 METADATA = (Field("tp", "str"), Field("topic_id", "int", NO), Field("leader", "int"),
             Field("leader_epoch", "int"))
 BROKER_STATE = (Field("name", "str"), Field("controller_epoch", "int", NO),
@@ -98,7 +99,9 @@ def _set_partition(broker, part: dict, ctx, key: str) -> None:
     log = _log(part, ctx, key, broker.protocol.idempotent_batches,
                broker.protocol.epoch_cached_on_election)
     broker.logs[tp] = (topic_id, log)
-    if not part["hosted"]:
+    if part["offline"]:
+        broker.mark_offline(tp)  # a test's `markPartitionOffline`
+    if part["offline"] or not part["hosted"]:
         return
     p = Partition(tp, topic_id, log, broker.id)
     p.leader, p.leader_epoch = part["leader"], part["leader_epoch"]

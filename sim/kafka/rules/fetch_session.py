@@ -18,6 +18,9 @@ INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 INT_MAX = 2**31 - 1
+# 3.8+ (KAFKA-9401, `fetch_session_cache_sharded`): the cache's shards
+# (`KafkaBroker.NumFetchSessionCacheShards`), each with an equal part of the slots
+CACHE_SHARDS = 8
 
 # the contexts `FetchManager.newContext` opens
 SESSIONLESS = "sessionless"  # a full fetch that opens no session (FINAL_EPOCH, or emptied)
@@ -106,3 +109,33 @@ def session_after_error(session_id: int) -> tuple[int, int]:
     """`FetchSessionHandler.handleError`: a Fetch lost to a closed connection or a timeout;
     the next Fetch is full, closing this session and asking for a new one."""
     return session_id, INITIAL_EPOCH
+
+
+# -- the leader's cache (`FetchSessionCache`, the same from 1.1.0 to 3.7.0; per shard from 3.8)
+
+
+def evictable(privileged: bool, now_ms: int, creation_ms: int,
+              eviction_ms: int) -> tuple[bool, bool]:
+    """`FetchSessionCache.touch`: whether a session touched at `now_ms` may be evicted (by a
+    privileged new session, by any). A consumer's (unprivileged) session may be evicted by a
+    follower's at once; any session by any other once it is older than `eviction_ms` at a
+    touch (`min.incremental.fetch.session.eviction.ms`)."""
+    aged = now_ms - creation_ms > eviction_ms
+    return (not privileged) or aged, aged
+
+
+def is_stale(now_ms: int, last_used_ms: int, eviction_ms: int) -> bool:
+    """`tryEvict`: a session unused for more than `eviction_ms` is evicted first."""
+    return now_ms - last_used_ms > eviction_ms
+
+
+def evictable_key(privileged: bool, size: int, session_id: int) -> tuple[bool, int, int]:
+    """`EvictableKey`: sessions are valued by privilege, then size, then id."""
+    return privileged, size, session_id
+
+
+def may_evict(new_key: tuple, least_key: tuple) -> bool:
+    """`tryEvict`: the new session (its id counted as 0) evicts the least valuable evictable
+    one unless it is worth less: a follower's outranks a consumer's, a bigger one a smaller
+    one, and one of the same privilege and size never evicts."""
+    return not new_key < least_key
