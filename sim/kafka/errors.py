@@ -61,6 +61,9 @@ INVALID_METADATA = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, 
 # `invalid_producer_epoch_fatal`: `rules.client_producer.producer_fatal`)
 PRODUCER_FATAL = frozenset({CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION,
                             TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
+# the authorization errors an InitProducerId answer may carry (`rules.client_producer
+# .init_producer_id_abortable`)
+AUTHORIZATION_FAILED = frozenset({CLUSTER_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
 RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
                        REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
                        NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,

@@ -264,13 +264,17 @@ class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresh
 
     def drain(self) -> None:
         """One send loop (`Sender.runOnce`): unresolved sequences are settled first; a fatal
-        producer fails what it has and sends nothing; an epoch bump asked for since the last
+        producer fails what it has and sends nothing, and so for one loop does a producer an
+        InitProducerId authorization error left abortable (3.6+); an epoch bump asked for since the last
         loop comes next; a producer without an id asks for one and stops there
         (`hold_for_producer_id`); then each partition's head batch that may go joins one Produce per
         leader."""
         self.maybe_resolve_sequences()
         if self.fatal_error is not None:
             self.abort_batches()
+            return
+        if self.abortable_error is not None:
+            self.handle_authorization_error()
             return
         if self.bump_required:
             self.bump_epoch()
