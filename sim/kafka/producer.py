@@ -190,18 +190,20 @@ class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresh
             f'"created_us":{now}}}', BATCH_KEYS, (bid, tp, count, now))
 
     # -- the Sender thread without the application -----------------------------------------
-    def app_send(self, tp: str, count: int, name: str) -> None:
+    def app_send(self, tp: str, count: int, name: str, wake: bool = True) -> None:
         """The application's `send` of `count` records to `tp` mid-run (a probe's `Send`), as
         `KafkaProducer.doSend` does: refused once the producer is fatal (`maybeAddPartition`
         throws), else appended as `RecordAccumulator.append` does (`_add_records`), waking
-        the Sender (a send loop) when it started a batch or filled one. `name` stands for the
-        record's future: `record_batch` maps it to the batch it joined."""
+        the Sender (a send loop) when it started a batch or filled one, unless `wake` is False
+        (a Kafka test's `appendToAccumulator`: the records wait for the next send loop, so
+        several appends before one `runOnce` drain together). `name` stands for the record's
+        future: `record_batch` maps it to the batch it joined."""
         if self.fatal_error is not None:
             return
-        joined, wake = self._add_records(tp, count, name)
+        joined, wakes = self._add_records(tp, count, name)
         if joined is not None:
             self.record_batch[name] = joined
-        if wake:
+        if wakes and wake:
             self.drain()
         self.arm_send_loop()
 
