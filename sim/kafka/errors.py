@@ -42,6 +42,7 @@ NEW_LEADER_ELECTED = 108  # KRaft: an AlterPartition that completed a reassignme
 # Client-side outcomes that are not broker error codes (negative: never on the wire).
 DELIVERY_TIMEOUT = -1
 IDEMPOTENCE_UNSUPPORTED_FORMAT = -2
+PRODUCER_CLOSED = -3  # a forced close failed the batch ("Producer is closed forcefully.")
 
 # Sentinels (ref §0)
 NO_EPOCH = -1
