@@ -42,6 +42,7 @@ NEW_LEADER_ELECTED = 108  # KRaft: an AlterPartition that completed a reassignme
 # Client-side outcomes that are not broker error codes (negative: never on the wire).
 DELIVERY_TIMEOUT = -1
 IDEMPOTENCE_UNSUPPORTED_FORMAT = -2
+PRODUCER_CLOSED = -3  # a forced close failed the batch ("Producer is closed forcefully.")
 
 # Sentinels (ref §0)
 NO_EPOCH = -1
@@ -61,6 +62,9 @@ INVALID_METADATA = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, 
 # `invalid_producer_epoch_fatal`: `rules.client_producer.producer_fatal`)
 PRODUCER_FATAL = frozenset({CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION,
                             TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
+# the authorization errors an InitProducerId answer may carry (`rules.client_producer
+# .init_producer_id_abortable`)
+AUTHORIZATION_FAILED = frozenset({CLUSTER_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
 RETRIABLE = frozenset({UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
                        REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
                        NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,

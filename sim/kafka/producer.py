@@ -22,6 +22,7 @@ from sim.kafka.client_refresh import MetadataRefresher
 from sim.kafka.messages import Batch, Produce, ProducePartition
 from sim.kafka.options import ProducerOptions, TopicOptions
 from sim.kafka.pending_batch import PendingBatch
+from sim.kafka.producer_close import ProducerClose
 from sim.kafka.producer_idempotence import IdempotenceMixin
 from sim.kafka.producer_init import ProducerIdInit
 from sim.kafka.producer_results import ProduceResults
@@ -32,7 +33,8 @@ ACKS = {"all": -1, 1: 1, 0: 0}
 BATCH_KEYS = ("bid", "tp", "count", "created_us")
 
 
-class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresher, Actor):
+class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, ProducerClose, MetadataRefresher,
+               Actor):
     def __init__(self, world, spec: ProducerOptions, topic_spec: TopicOptions, protocol,
                  index: int):
         super().__init__(spec.name, world)
@@ -45,6 +47,7 @@ class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresh
         self.rules = rules_for(protocol)
         self.init_idempotence(index)
         self.init_producer_id_state()
+        self.init_close_state()
         # JSON text that the per-batch `batch` and `ack` events repeat (see `_emit_batch`)
         self.tp_json = {tp: json_str(tp) for tp in self.tps}
         self.batch_head = f'{event_head(self.name, V.BATCH)},"bid":'
@@ -94,7 +97,13 @@ class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresh
         self._reset()
         self.set_timer(0, "begin")
 
+    def on_message(self, msg) -> None:
+        if not self.closed:  # a closed producer's connections are closed (`client.close()`)
+            super().on_message(msg)
+
     def on_timer(self, name: str, data) -> None:
+        if self.closed:
+            return
         if name == "tick":
             self._tick()
         elif name == "begin":
@@ -130,8 +139,8 @@ class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresh
         self.set_timer(linger_ms * 1000, "tick")
 
     def _accumulate(self, records: int) -> None:
-        if self.fatal_error is not None:
-            return  # `KafkaProducer.send` throws once the producer is fatal: nothing is added
+        if self.fatal_error is not None or self.closing:
+            return  # `KafkaProducer.send` throws once the producer is fatal or closed
         n = len(self.tps)
         per, extra = divmod(records, n)
         for k in range(min(records, n) if per == 0 else n):
@@ -190,18 +199,20 @@ class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresh
             f'"created_us":{now}}}', BATCH_KEYS, (bid, tp, count, now))
 
     # -- the Sender thread without the application -----------------------------------------
-    def app_send(self, tp: str, count: int, name: str) -> None:
+    def app_send(self, tp: str, count: int, name: str, wake: bool = True) -> None:
         """The application's `send` of `count` records to `tp` mid-run (a probe's `Send`), as
         `KafkaProducer.doSend` does: refused once the producer is fatal (`maybeAddPartition`
         throws), else appended as `RecordAccumulator.append` does (`_add_records`), waking
-        the Sender (a send loop) when it started a batch or filled one. `name` stands for the
-        record's future: `record_batch` maps it to the batch it joined."""
-        if self.fatal_error is not None:
+        the Sender (a send loop) when it started a batch or filled one, unless `wake` is False
+        (a Kafka test's `appendToAccumulator`: the records wait for the next send loop, so
+        several appends before one `runOnce` drain together). `name` stands for the record's
+        future: `record_batch` maps it to the batch it joined."""
+        if self.fatal_error is not None or self.closing:  # it throws (`RecordAccumulator.close`)
             return
-        joined, wake = self._add_records(tp, count, name)
+        joined, wakes = self._add_records(tp, count, name)
         if joined is not None:
             self.record_batch[name] = joined
-        if wake:
+        if wakes and wake:
             self.drain()
         self.arm_send_loop()
 
@@ -263,14 +274,26 @@ class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, MetadataRefresh
             + self.init_producer_id_in_flight_to(node)
 
     def drain(self) -> None:
+        """One send loop (`send_loop_once`), none once the Sender's thread has ended; a closing
+        producer's thread ends after the loop that leaves it nothing to do (`close_if_done`)."""
+        if self.closed:
+            return
+        self.send_loop_once()
+        self.close_if_done()
+
+    def send_loop_once(self) -> None:
         """One send loop (`Sender.runOnce`): unresolved sequences are settled first; a fatal
-        producer fails what it has and sends nothing; an epoch bump asked for since the last
-        loop comes next; a producer without an id asks for one and stops there
-        (`hold_for_producer_id`); then each partition's head batch that may go joins one Produce per
-        leader."""
+        producer fails what it has and sends nothing, and so for one loop does a producer an
+        InitProducerId authorization error left abortable (3.6+); an epoch bump asked for since
+        the last loop comes next; a producer without an id asks for one and stops there
+        (`hold_for_producer_id`); then each partition's head batch that may go joins one
+        Produce per leader."""
         self.maybe_resolve_sequences()
         if self.fatal_error is not None:
             self.abort_batches()
+            return
+        if self.abortable_error is not None:
+            self.handle_authorization_error()
             return
         if self.bump_required:
             self.bump_epoch()

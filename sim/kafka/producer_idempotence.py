@@ -214,15 +214,16 @@ class IdempotenceMixin:
             queued.batch = b.with_sequence(b.pid, b.producer_epoch, max(0, b.base_seq - count))
             queued.sequence_reset = True
 
-    def abort_batches(self) -> None:
-        """The send loop of a producer in its fatal state (`fatal_error` set): it sends nothing
-        more and fails every incomplete batch, queued or in flight, with the fatal error
-        (`Sender.runOnce`: `maybeAbortBatches`, `RecordAccumulator.abortBatches`); an answer
-        to one in flight is then ignored, as for an expired batch."""
+    def abort_batches(self, err: int | None = None) -> None:
+        """The send loop of a producer in its fatal state (`fatal_error` set), or in the
+        abortable state of an InitProducerId authorization error (`err`): it fails every
+        incomplete batch, queued or in flight, with that error (`Sender.runOnce`:
+        `maybeAbortBatches`, `RecordAccumulator.abortBatches`); an answer to one in flight is
+        then ignored, as for an expired batch."""
         for tp in self.tps:
             for pb in list(self.queues[tp]):
                 pb.expired = pb.in_flight
-                self._fail(pb, self.fatal_error, unresolved=False)
+                self._fail(pb, self.fatal_error if err is None else err, unresolved=False)
 
     def on_batch_failed(self, pb) -> None:
         """A sent idempotent batch failed: its sequence is unresolved, and the partition's

@@ -14,7 +14,11 @@ answer gives the id, then `runOnce` returns while `!hasProducerId()` (read at 2.
 send loop; a retriable error, a closed connection or a timeout sends it again after
 retry.backoff.ms (2.4.0's `time.sleep(retryBackoffMs)` after the attempt, 3.7.0's before a
 retried request, `isRetry`), and a 0.11-2.4 client also asks for metadata then
-(`metadata.requestUpdate()`, which the 2.5+ queue does not do); any other error is fatal
+(`metadata.requestUpdate()`, which the 2.5+ queue does not do). From 3.6 an authorization
+error (CLUSTER_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED) is abortable
+(`init_producer_id_abortable`, KAFKA-13668): the next send loop fails every incomplete batch with
+it and the producer is uninitialized again, so the loop after asks for an id again
+(`handle_authorization_error`); any other error, and those before 3.6, is fatal
 (`transitionToFatalError`). Whole runs start every producer with an id and never exhaust an
 epoch, so they never send the request.
 """
@@ -34,6 +38,8 @@ class ProducerIdInit:
         self.pid_inflight: int | None = None  # the corr of the InitProducerId in flight
         self.pid_node = -1  # where it went
         self.pid_retry_at = 0  # no InitProducerId goes before this (its retry backoff)
+        # the abortable error an InitProducerId answer left (3.6+), until the next send loop
+        self.abortable_error: int | None = None
 
     def needs_producer_id(self) -> bool:
         """An idempotent producer without a producer id (`!hasProducerId()`)."""
@@ -72,8 +78,21 @@ class ProducerIdInit:
         elif resp.error in E.RETRIABLE:
             self._retry_init_producer_id()
             return
+        elif self.rules.init_producer_id_abortable(self.protocol, resp.error):
+            self.abortable_error = resp.error  # `abortableError`: ABORTABLE_ERROR
         else:
             self.fatal_error = resp.error
+        self.drain()
+
+    def handle_authorization_error(self) -> None:
+        """A send loop in the abortable state an InitProducerId authorization error left
+        (`Sender.shouldHandleAuthorizationError` at 3.7.0): it fails every incomplete batch with
+        the error (`maybeAbortBatches`) and makes the producer uninitialized, with no error
+        (`transitionToUninitialized`); `runOnce` returns without polling, so the Sender's next
+        loop runs at once, here too, and asks for an id again
+        (`bumpIdempotentEpochAndResetIdIfNeeded`)."""
+        err, self.abortable_error = self.abortable_error, None
+        self.abort_batches(err)
         self.drain()
 
     def init_producer_id_lost(self, node: int) -> None:

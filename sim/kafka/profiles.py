@@ -32,7 +32,7 @@ _V0_10_2 = Protocol(
     client_backoff="constant", least_loaded_node="fewest_in_flight",
     unknown_producer="out_of_order", evict_state_on_retention=True,
     client_log_start_check=False, client_retries_out_of_order=False,
-    invalid_producer_epoch_fatal=True,
+    invalid_producer_epoch_fatal=True, init_producer_id_auth_abortable=False,
     client_resolves_sequences=False, idempotent_batches=1, producer_id_expiration_ms=_WEEK_MS,
     idempotence_default=False, ineligible_replica_check=False, hw_waits_for_min_isr=False,
     hw_caught_up_eligible_only=False,
@@ -126,7 +126,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # and in both modes the HW waits only for caught-up followers that are ISR-eligible.
     # KAFKA-15605 (the ZK migration) changes only what a ZK-mode run does not read
     ("3.6", dict(kraft_isr_shrink_bumps_epoch=False,
-                 hw_caught_up_eligible_only=True)),
+                 hw_caught_up_eligible_only=True,
+                 init_producer_id_auth_abortable=True)),  # KAFKA-13668
     ("3.7", dict(leader_discovery="kip951",  # KIP-951
                  list_offsets_max_timestamp="last_offset",  # e905ef1edfb (LogValidator)
                  client_backoff="exponential",  # KIP-580, KAFKA-9800

@@ -41,6 +41,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "client_log_start_check": (PRODUCER,),
     "client_retries_out_of_order": (PRODUCER,),
     "invalid_producer_epoch_fatal": (PRODUCER,),
+    "init_producer_id_auth_abortable": (PRODUCER,),
     "client_resolves_sequences": (PRODUCER,),
     "idempotence_modes": (PRODUCER,),
     # the broker's dedup cache, and the producer's cap on requests in flight (1 in 0.11)

@@ -2,8 +2,7 @@
 
 Contract: `Protocol` holds one value per switch (its defaults are 3.7's ZooKeeper-mode
 behaviour except `leader_discovery`, which the `3.7` profile sets); the values each switch may
-take are `sim.kafka.switch_choices`.
-A pure module: the version profiles built from it are `sim.kafka.profiles`.
+take are `sim.kafka.switch_choices`. A pure module: its profiles are `sim.kafka.profiles`.
 """
 
 from __future__ import annotations
@@ -62,13 +61,15 @@ class Protocol:
     # the error meant ProducerFencedException until KIP-588 (2.7) made it
     # InvalidProducerEpochException, which a non-transactional producer treats as any refusal
     invalid_producer_epoch_fatal: bool = False
+    # KAFKA-13668 (3.6): an idempotent producer's InitProducerId refused for authorization is
+    # abortable (its next send loop fails its batches, then it asks again); before, fatal
+    init_producer_id_auth_abortable: bool = True
     # the idempotent client assigns sequences at drain and resolves the sequence of a sent batch
     # that expired: once nothing is in flight, unless a later ack covered it, it starts the
     # partition over at sequence 0 under a new producer id (1.0-2.4) or epoch (2.5+, KIP-360);
     # both are modelled as an epoch bump (KAFKA-5494, 1.0; ref §2.5)
     client_resolves_sequences: bool = True
-    # idempotence modes off|requested|required (KIP-185/192 design, never shipped, ref §2.6)
-    idempotence_modes: bool = False
+    idempotence_modes: bool = False  # off|requested|required (KIP-185/192, never shipped, ref §2.6)
     # batches of one producer a broker remembers for deduplication, which is also the most
     # requests an idempotent producer may keep in flight: 1 in 0.11 (it required
     # max.in.flight.requests.per.connection = 1), 5 from 1.0 (KAFKA-5494, ref §2.1)
@@ -379,8 +380,7 @@ class Protocol:
     # when its high watermark moves. Before (3.3-4.0) a Fetch at the log's end parks (up to
     # `metadata_fetch_wait_ms`), so a commit reaches the brokers up to ~500 ms late
     kraft_fetch_completes_on_hw: bool = False
-    # planted bug, or "" for none (see MUTANTS)
-    mutant: str = ""
+    mutant: str = ""  # planted bug, or "" for none (see MUTANTS)
 
     def to_json(self, kraft: bool = False) -> dict:
         """The switches as the trace header stores them; the KRaft-only ones (`KRAFT_SWITCHES`)

@@ -144,7 +144,8 @@ ERROR_NAMES = {
 # broker's answer failed it, else one of these client-side outcomes, which are never on the
 # wire. -1 is also UNKNOWN_SERVER_ERROR's code: only a probe's answer sends that error to a
 # producer, and the batch it fails then reads as DELIVERY_TIMEOUT.
-OUTCOME_NAMES = {-1: "DELIVERY_TIMEOUT", -2: "IDEMPOTENCE_UNSUPPORTED_FORMAT"}
+OUTCOME_NAMES = {-1: "DELIVERY_TIMEOUT", -2: "IDEMPOTENCE_UNSUPPORTED_FORMAT",
+                 -3: "PRODUCER_CLOSED"}
 
 
 def broker_id(node: str) -> int:

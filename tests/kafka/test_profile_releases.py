@@ -53,6 +53,7 @@ ARRIVALS = {
     "producer_id_expiration_ms": [("0.10.2", 604_800_000), ("3.4.0", 86_400_000)],  # KIP-854
     "leader_discovery": [("0.10.2", "metadata"), ("3.7", "kip951")],  # KIP-951
     "client_backoff": [("0.10.2", "constant"), ("3.7", "exponential")],  # KIP-580
+    "init_producer_id_auth_abortable": [("0.10.2", False), ("3.6", True)],  # KAFKA-13668
 }
 
 

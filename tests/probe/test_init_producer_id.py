@@ -1,6 +1,7 @@
 """The idempotent producer's InitProducerId round trip in a producer probe: a producer with no
 id asks for one and drains nothing until a broker's `InitProducerIdResponse` gives it; a
-retriable error is retried after the backoff, another is fatal; and a KIP-360 producer whose
+retriable error is retried after the backoff, an authorization error is abortable from 3.6
+(the producer asks again), another is fatal; and a KIP-360 producer whose
 epoch is exhausted resets its id and asks again (`bumpIdempotentProducerEpoch`)."""
 
 from __future__ import annotations
@@ -62,8 +63,28 @@ def test_a_retriable_error_is_retried_after_the_backoff_and_another_is_fatal():
                .replace("expect", "wait_ms = 45\nexpect")
                + WAIT.format(ms=20, expect='{"sent" = ["InitProducerId"]}'))
     assert _seen(retried) == {"1:sent": [], "2:sent": ["InitProducerId"]}
-    fatal = retried.replace("NOT_COORDINATOR", "CLUSTER_AUTHORIZATION_FAILED")
+    fatal = retried.replace("NOT_COORDINATOR", "UNSUPPORTED_VERSION")
     assert _seen(fatal) == {"1:sent": [], "2:sent": []}
+    # before KAFKA-13668 (3.6) an authorization error is fatal too
+    fatal = retried.replace("NOT_COORDINATOR", "CLUSTER_AUTHORIZATION_FAILED")
+    assert _seen(fatal, profile="3.5") == {"1:sent": [], "2:sent": []}
+
+
+@pytest.mark.parametrize("error", ["CLUSTER_AUTHORIZATION_FAILED",
+                                   "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"])
+def test_an_authorization_error_is_abortable_from_3_6_and_the_producer_asks_again(error):
+    # `Sender.shouldHandleAuthorizationError` (3.7.0): the loop after the answer fails the
+    # queued batch with the error and the producer is uninitialized; the next loop, at once,
+    # sends InitProducerId again, within the retry backoff and with no fatal state
+    steps = (WAIT.format(ms=10, expect="{}")
+             + ANSWER.format(body=f'{{ error = "{error}" }}',
+                             expect='{"batch:a" = "failed", "batch_error:a" = "' + error
+                                    + '", "sent" = ["InitProducerId"], "producer_id" = -1}')
+             .replace("expect", "wait_ms = 10\nexpect"))  # < the 50 ms backoff
+    state = NO_ID + ', batches = [{tp = "t-0", batch_id = "a"}]'
+    assert _seen(steps, state) == {"1:batch:a": "failed", "1:batch_error:a": error,
+                                   "1:sent": ["InitProducerId"], "1:producer_id": -1}
+    assert _seen(steps, state, profile="3.5")["1:sent"] == []
 
 
 def test_a_disconnect_sends_the_request_again_after_the_backoff():

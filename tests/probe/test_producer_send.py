@@ -1,6 +1,7 @@
 """A producer probe's application sends records mid-test (`Send`, from `app`): a record joins the
 partition's open batch or starts one, as `RecordAccumulator.append` does, and the Sender wakes
-for a new batch (`KafkaProducer.doSend`: `newBatchCreated`)."""
+for a new batch (`KafkaProducer.doSend`: `newBatchCreated`) unless the step says `wake = false`
+(a test's `appendToAccumulator`, drained by a later send loop)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,17 @@ def test_a_record_joins_the_open_batch_and_is_read_by_its_name():
                   batches=queued, partitions=2)
     assert seen == {"0:batch:r": "queued", "0:sent_count:Produce": 0, "1:batch:r": "in_flight",
                     "1:batch:q": "in_flight", "1:sent_count:Produce": 1}
+
+
+def test_a_send_that_wakes_no_send_loop_drains_with_the_next_one_in_one_request():
+    # `wake = false` is a test's `appendToAccumulator`: a's new batch waits in the accumulator,
+    # and b's send, which wakes the Sender, drains both into one Produce to their leader
+    held = _send("a", expect='{"batch:a" = "queued", "sent" = []}').replace(
+        'record_count = 1 }', 'record_count = 1, wake = false }')
+    seen = _model(held + _send("b", tp="t-1", expect='{"batch:a" = "in_flight", '
+                                                     '"sent_count:Produce" = 1}'), partitions=2)
+    assert seen == {"0:batch:a": "queued", "0:sent": [], "1:batch:a": "in_flight",
+                    "1:sent_count:Produce": 1}
 
 
 def test_records_of_a_drained_batch_start_a_new_one():

@@ -276,6 +276,7 @@ PRODUCER = {
     **COMMON,
     "producer_id": Obs(False, lambda s, a: s.node.pid, "the producer id"),
     "producer_epoch": Obs(False, lambda s, a: s.node.producer_epoch, "the producer epoch"),
+    "closed": Obs(False, lambda s, a: s.node.closed, "the Sender's thread ended after a close"),
     "next_sequence": Obs(True, lambda s, tp: s.node.next_seq.get(tp, 0), "the next sequence to assign"),
     "last_acked_sequence": Obs(True, lambda s, tp: s.node.last_acked_seq.get(tp, -1),
                              "the last acknowledged sequence"),

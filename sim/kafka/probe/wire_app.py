@@ -12,7 +12,8 @@ or the profile cannot do: a call naming a partition that is not assigned at that
 (IllegalStateException "No current assignment for partition"), an `Assign` of a partition of
 another topic, a position's leader without its epoch, and `seekUnvalidated` before 2.3 (no
 validation). A producer's `Send` (`tp`, `record_count`, `batch_id`: the application's `send`,
-`Producer.app_send`) and `SetProducerId` (`producer_id`, `producer_epoch`: the test's own
+`Producer.app_send`; `wake = false`: a test's `appendToAccumulator`, which wakes no send loop),
+`Close` (`force`: the producer's close, `Producer.initiate_close`) and `SetProducerId` (`producer_id`, `producer_epoch`: the test's own
 `resetProducerId` and `setProducerIdAndEpoch` at 1.0-2.4, `Producer.set_producer_id`) are
 checked by `check_producer_steps`: a partition of the producer's topic, a name no batch of the
 starting state nor an earlier `Send` has, a new id only where the release's test sets one.
@@ -28,7 +29,8 @@ from sim.kafka.probe.wire_producer import check_init_producer_id
 
 CONSUMER = ("consumer",)
 PRODUCER = ("producer",)
-SEND = (Field("tp", "str"), Field("record_count", "int", 1), Field("batch_id", "str"))
+SEND = (Field("tp", "str"), Field("record_count", "int", 1), Field("batch_id", "str"),
+        Field("wake", "bool", True))
 PRODUCER_ID = (Field("producer_id", "int"), Field("producer_epoch", "int", 0))
 SEEK = (Field("tp", "str"), Field("offset", "int"), Field("offset_epoch", "int", NO),
         Field("leader", "int", NO), Field("leader_epoch", "int", NO),
@@ -60,7 +62,11 @@ APP_KINDS = {
                  act=lambda c, _src, f: c.poll()),
     "Send": Kind(PRODUCER, SEND, _fields, "the application sends records to a partition "
                  "(KafkaProducer.send: RecordAccumulator.append)",
-                 act=lambda p, _src, f: p.app_send(f["tp"], f["record_count"], f["batch_id"])),
+                 act=lambda p, _src, f: p.app_send(f["tp"], f["record_count"], f["batch_id"],
+                                                   f["wake"])),
+    "Close": Kind(PRODUCER, (Field("force", "bool", False),), _fields, "the application closes "
+                  "the producer (KafkaProducer.close: initiateClose; force: forceClose)",
+                  act=lambda p, _src, f: p.initiate_close(f["force"])),
     "SetProducerId": Kind(PRODUCER, PRODUCER_ID, _fields, "the test resets the producer id and "
                           "sets a new one (resetProducerId, setProducerIdAndEpoch; 1.0-2.4)",
                           act=lambda p, _src, f: p.set_producer_id(f["producer_id"],

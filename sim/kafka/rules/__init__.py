@@ -68,6 +68,7 @@ class Rules:
     complete_batch: Callable = client_producer.complete_batch
     idempotent_error_action: Callable = client_producer.idempotent_error_action
     producer_fatal: Callable = client_producer.producer_fatal
+    init_producer_id_abortable: Callable = client_producer.init_producer_id_abortable
     in_flight_stops_drain: Callable = client_producer.in_flight_stops_drain
     should_backoff: Callable = client_producer.should_backoff
     retry_backoff_us: Callable = client_producer.retry_backoff_us

@@ -79,6 +79,15 @@ def producer_fatal(proto, err: int) -> bool:
                                        and proto.invalid_producer_epoch_fatal)
 
 
+def init_producer_id_abortable(proto, err: int) -> bool:
+    """Whether an idempotent producer's InitProducerId refused with `err` leaves it in an
+    abortable state rather than its fatal one: CLUSTER_AUTHORIZATION_FAILED and
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED from 3.6 (KAFKA-13668, `InitProducerIdHandler
+    .handleResponse`: `abortableError`, read at 3.7.0; `fatalError` at 3.5.0 and 2.4.0):
+    `init_producer_id_auth_abortable`."""
+    return proto.init_producer_id_auth_abortable and err in E.AUTHORIZATION_FAILED
+
+
 def retry_drops_stale_batch(proto, stale_epoch: bool) -> bool:
     """Whether a retry `complete_batch` allowed is refused because the idempotent batch was sent
     under a producer id and epoch the producer no longer has (it reset them after an
