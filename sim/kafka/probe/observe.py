@@ -315,20 +315,6 @@ ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "dive
                  "base_offset", "topic_id", "leader", "offset", "low_watermark", "timestamp")
 
 
-FETCH_SENT_FIELDS = ("fetch_offset", "current_leader_epoch", "last_fetched_epoch", "log_start_offset")
-
-
-def _fetch_sent_field(name: str) -> Callable[[Seen, str], Any]:
-    def read(seen: Seen, tp: str) -> Any:
-        for _dst, kind, body in reversed(seen.sent):
-            if kind == "Fetch":
-                for fp in body.partitions:
-                    if fp.tp == tp:
-                        return getattr(fp, name)
-        return NONE
-    return read
-
-
 def observable(role: str, name: str) -> Observable | None:
     if role == "broker" and name.startswith("answer."):
         fld = name[len("answer."):]
@@ -338,11 +324,7 @@ def observable(role: str, name: str) -> Observable | None:
     if role == "broker" and name.startswith("session."):
         return observe_session.session_observable(name)
     if role == "broker" and name.startswith("fetch_sent."):
-        fld = name[len("fetch_sent."):]
-        if fld in FETCH_SENT_FIELDS:
-            return Obs(True, _fetch_sent_field(fld), f"the {fld} of the partition in the last "
-                       "Fetch the node sent during the step (a follower's)")
-        return None
+        return observe_session.fetch_sent_observable(name)
     if role == "consumer" and "." in name:
         return observe_consumer.sent_observable(name)
     return ROLES[role].get(name)
@@ -393,7 +375,7 @@ def normalise(v: Any, is_error: bool = False) -> Any:
 
 
 def names(role: str) -> list[str]:
-    extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in FETCH_SENT_FIELDS]
+    extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in observe_session.SESSION_FIELDS]
              + [f"session.{f}" for f in observe_session.SESSION_FIELDS] if role == "broker" else [])
     if role == "consumer":
         extra = [f"{prefix}.{f}" for prefix, (_kind, fields) in observe_consumer.SENT.items()

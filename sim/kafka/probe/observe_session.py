@@ -6,6 +6,8 @@ the sessions are numbered 1, 2, ... as the node opened them: `sim.kafka.probe.wi
 and `session_observable(name)` those of one partition it holds, `session.<field>:<tp>`: the
 request the session caches for it (`CachedPartition`, what `FetchContext.foreachPartition`
 yields in Kafka's FetchSessionTest), `none` when the session does not hold it.
+`fetch_sent_observable(name)` reads the same fields of a partition in the last Fetch the node
+sent during the step (a follower's), `fetch_sent.<field>:<tp>`.
 """
 
 from __future__ import annotations
@@ -69,3 +71,23 @@ def session_observable(name: str) -> Observable | None:
         cached = s.parts.get(tp) if s is not None else None
         return getattr(cached.fp, fld) if cached is not None else NONE
     return Observable(True, read, f"the {fld} the answer's session caches for the partition")
+
+
+def _fetch_sent_field(name: str):
+    def read(seen: Seen, tp: str) -> Any:
+        for _dst, kind, body in reversed(seen.sent):
+            if kind == "Fetch":
+                for fp in body.partitions:
+                    if fp.tp == tp:
+                        return getattr(fp, name)
+        return NONE
+    return read
+
+
+def fetch_sent_observable(name: str) -> Observable | None:
+    """`fetch_sent.<field>`: the field of the partition in the node's last Fetch sent."""
+    fld = name[len("fetch_sent."):]
+    if fld not in SESSION_FIELDS:
+        return None
+    return Observable(True, _fetch_sent_field(fld), f"the {fld} of the partition in the last "
+                      "Fetch the node sent during the step (a follower's)")
