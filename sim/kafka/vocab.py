@@ -141,7 +141,7 @@ ERROR_NAMES = {
     107: "INELIGIBLE_REPLICA", 108: "NEW_LEADER_ELECTED", -1: "UNKNOWN_SERVER_ERROR",
     36: "TOPIC_ALREADY_EXISTS", 37: "INVALID_PARTITIONS", 38: "INVALID_REPLICATION_FACTOR",
     39: "INVALID_REPLICA_ASSIGNMENT", 80: "PREFERRED_LEADER_NOT_AVAILABLE",
-    84: "ELECTION_NOT_NEEDED", 85: "NO_REASSIGNMENT_IN_PROGRESS",
+    84: "ELECTION_NOT_NEEDED", 85: "NO_REASSIGNMENT_IN_PROGRESS", 102: "BROKER_ID_NOT_REGISTERED",
 }
 # What a producer reports for a batch it gave up on (`produce_failed`): Kafka's code when a
 # broker's answer failed it, else one of these client-side outcomes, which are never on the

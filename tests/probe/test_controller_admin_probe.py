@@ -134,3 +134,13 @@ def test_place_replicas(unfenced, fenced, rf, placed):
 def test_place_replicas_refusals(unfenced, fenced, rf, error):
     placed = kraft_admin.place_replicas(unfenced, fenced, 1, rf)
     assert placed.startswith("INVALID_REPLICATION_FACTOR: ") and error in placed, placed
+
+
+def test_unregister_broker_takes_it_out_of_the_isrs_then_removes_its_registration():
+    _agree(_text(deliver="UnregisterBroker", body="broker_id = 2", extra=FOO,
+                 expect='"error" = "NONE", "records" = ["PartitionChangeRecord", '
+                        '"UnregisterBrokerRecord"], "leader:foo-0" = 1, "isr:foo-0" = [1], '
+                        '"fenced:2" = "none", "broker_epoch:2" = "none"'))
+    _agree(_text(deliver="UnregisterBroker", body="broker_id = 3",
+                 extra=', { type = "UnregisterBrokerRecord", broker = 3 }',
+                 expect='"error" = "BROKER_ID_NOT_REGISTERED", "records" = []'))

@@ -1,10 +1,11 @@
 """An admin client's requests to a KRaft controller under test, as probe steps.
 
 Contract: `CONTROLLER_ADMIN_KINDS` (joined into `sim.kafka.probe.wire.KINDS`) holds
-`CreateTopics`, `CreatePartitions`, `DeleteTopics`, `ElectLeaders` (PREFERRED) and
-`AlterPartitionReassignments`, sent by the `admin` pseudo-sender: each is an act on the
+`CreateTopics`, `CreatePartitions`, `DeleteTopics`, `ElectLeaders` (PREFERRED),
+`AlterPartitionReassignments` and `UnregisterBroker`, sent by the `admin` pseudo-sender: each is an act on the
 active controller, as Kafka's controller tests call `ReplicationControlManager.createTopics`,
-`createPartitions`, `deleteTopics`, `electLeaders` and `alterPartitionReassignments` directly,
+`createPartitions`, `deleteTopics`, `electLeaders`, `alterPartitionReassignments` and
+`unregisterBroker` directly,
 and calls the model's own `KraftAdmin` methods, which write the records. The act's
 `AdminAnswer` is the step's answer: `error` (request level, NONE) and `results`, the error per
 topic (by the name or, for `topic_ids`, the id as written) or per partition, which the
@@ -89,6 +90,10 @@ def _alter_reassignments(node, _src: str, f: dict) -> AdminAnswer:
     return AdminAnswer(results=results)
 
 
+def _unregister_broker(node, _src: str, f: dict) -> AdminAnswer:
+    return AdminAnswer(error=outcome_error(node.unregister_broker(f["broker_id"])))
+
+
 def _act(fn):
     return dict(build=lambda f, ctx: None, act=fn)
 
@@ -117,4 +122,8 @@ CONTROLLER_ADMIN_KINDS = {
                                                    Field("replicas", "ints", None))),),
         doc="an admin client's AlterPartitionReassignments (replicas left out: cancel)",
         **_act(_alter_reassignments)),
+    "UnregisterBroker": Kind(
+        ADMIN, (Field("broker_id", "int"),),
+        doc="an admin client's UnregisterBroker (KIP-631): its answer's error is the request's",
+        **_act(_unregister_broker)),
 }
