@@ -8,19 +8,9 @@ from __future__ import annotations
 import pytest
 
 from sim.kafka.rules import kraft_admin
-from tests.probe.helpers import assert_refused, probe_checks
+from tests.probe.helpers import assert_refused, kraft_controller_probe, probe_checks
 
-ADMIN = """
-[protocol]
-profile = "3.7"
-[cluster]
-mode = "kraft"
-brokers = 3
-controllers = 1
-[probe]
-kafka_test = "ReplicationControlManagerTest.testCreateTopicsISRInvariants"
-kafka_tag = "3.7.0"
-node = "c1"
+ADMIN = kraft_controller_probe("ReplicationControlManagerTest.testCreateTopicsISRInvariants", 3) + """
 [probe.state]
 records = [{{ type = "RegisterBrokerRecord", broker = 1 }}, {{ type = "RegisterBrokerRecord", broker = 2 }},
            {{ type = "RegisterBrokerRecord", broker = 3, fenced = true }}{extra}]
