@@ -75,3 +75,13 @@ INCONSISTENT_TOPIC_ID = 103
 # KRaft: a registration with a new incarnation while the old one's session is valid (KIP-631)
 DUPLICATE_BROKER_REGISTRATION = 101
 UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+# a KRaft controller's answers to admin requests (CreateTopics, CreatePartitions, ElectLeaders,
+# AlterPartitionReassignments)
+TOPIC_ALREADY_EXISTS = 36
+INVALID_PARTITIONS = 37
+INVALID_REPLICATION_FACTOR = 38
+INVALID_REPLICA_ASSIGNMENT = 39
+PREFERRED_LEADER_NOT_AVAILABLE = 80
+ELECTION_NOT_NEEDED = 84
+NO_REASSIGNMENT_IN_PROGRESS = 85
+BROKER_ID_NOT_REGISTERED = 102  # UnregisterBroker of a broker with no registration

@@ -8,14 +8,19 @@ electing the replica asked for (`ReplicationControlManager.electLeaders`, `Parti
 with a target leader); `delete_topic` writes a RemoveTopicRecord and `create_topic` a
 TopicRecord with a PartitionRecord per partition (`ReplicationControlManager.deleteTopic`,
 `createTopic`); `reassign` and `cancel_reassignment` write the PartitionChangeRecords of a
-reassignment.
+reassignment. An outcome that Kafka answers with an error starts with that error's name
+(`"INVALID_REPLICATION_FACTOR: ..."`, Kafka's message after it). A probe's admin client also
+calls `create_partitions` and `elect_leaders` (ElectLeaders, PREFERRED: an error code per
+partition).
 """
 
 from __future__ import annotations
 
+from sim.kafka import errors as E
 from sim.kafka import kraft_messages as K
 from sim.kafka.metadata_image import NOT_MOVING, partition_record
 from sim.kafka.rules import kraft as kraft_rules
+from sim.kafka.rules import kraft_admin as admin_rules
 
 
 class KraftAdmin:
@@ -55,6 +60,30 @@ class KraftAdmin:
             return int(self.move_leader(tp, st.replicas[0], reason) is None)
         return 0
 
+    def elect_leaders(self, tps: list[str]) -> dict:
+        """ElectLeaders of type PREFERRED (`ReplicationControlManager.electLeaders`,
+        `electLeader`): per partition, UNKNOWN_TOPIC_OR_PARTITION for one that does not exist,
+        ELECTION_NOT_NEEDED when its first replica leads, else the leader
+        `rules.kraft_admin.preferred_election_leader` picks, written as a PartitionChangeRecord
+        (NONE), or PREFERRED_LEADER_NOT_AVAILABLE when that is the leader it has. Returns the
+        error code per partition."""
+        return {tp: self._elect_preferred_leader(tp) for tp in tps}
+
+    def _elect_preferred_leader(self, tp: str) -> int:
+        st = self.image.parts.get(tp)
+        if st is None:
+            return E.UNKNOWN_TOPIC_OR_PARTITION
+        if st.replicas and st.leader == st.replicas[0]:
+            return E.ELECTION_NOT_NEEDED
+        leader = admin_rules.preferred_election_leader(st.replicas, st.isr, st.leader,
+                                                       self.image.usable())
+        if leader == st.leader:
+            return E.PREFERRED_LEADER_NOT_AVAILABLE
+        self._write(partition_record(K.PARTITION_CHANGE, st._replace(
+            leader=leader, leader_epoch=st.leader_epoch + 1,
+            partition_epoch=st.partition_epoch + 1), self.image.moving(tp), "elect:preferred"))
+        return E.NONE
+
     def move_all_leaders(self, broker: int) -> str | None:
         """Every partition `broker` leads gets another live ISR replica as leader (as
         `move_leader` does for one), where it has one."""
@@ -73,8 +102,9 @@ class KraftAdmin:
         if st is None:
             return f"UNKNOWN_TOPIC_OR_PARTITION: no partition {tp}"
         target = tuple(replicas)
-        if any(b not in self.image.brokers for b in target):
-            return "INVALID_REPLICA_ASSIGNMENT: a target broker is not registered"
+        error = admin_rules.manual_assignment_error(target, self.image.brokers, None)
+        if error:  # `changePartitionReassignment` checks the target as a manual assignment
+            return error
         merged, adding, removing = kraft_rules.reassignment_target(st.replicas, target)
         change = self.change_partition(st, st.isr, merged, (adding, removing), "reassign_start")
         return None if change is not None else "no change: the partition has these replicas"
@@ -105,26 +135,87 @@ class KraftAdmin:
 
     def create_topic(self, name: str, partitions: int, rf: int, message_format: int = 2,
                      assignment: list | None = None) -> str | None:
-        """CreateTopics with a new topic id. Without `assignment` the replicas are placed on
-        the unfenced brokers, round robin (Kafka's `StripedReplicaPlacer` places only on
-        them, with a random start the model leaves out); a manual `assignment` may name
-        fenced brokers. Either way the ISR is the active replicas, and a partition with none
-        is refused (`ReplicationControlManager.createTopic` at 3.6.0)."""
+        """CreateTopics with a new topic id (`ReplicationControlManager.createTopic`, the same at
+        3.3.0-3.7.0): the replicas placed as `rules.kraft_admin.place_replicas` says (fenced
+        brokers too, once the unfenced are used), or a manual `assignment` checked as
+        `validateManualPartitionAssignment` does; the ISR is the active replicas, and a
+        partition with none is refused (INVALID_REPLICATION_FACTOR when placed,
+        INVALID_REPLICA_ASSIGNMENT when manual)."""
         if name in self.image.topics:
-            return f"TOPIC_ALREADY_EXISTS: topic {name} exists"
-        usable = self.image.usable()
-        if assignment is None:
-            if len(usable) < rf:
-                return (f"INVALID_REPLICATION_FACTOR: {len(usable)} unfenced brokers for "
-                        f"replication factor {rf}")
-            assignment = [[usable[(p + i) % len(usable)] for i in range(rf)]
-                          for p in range(partitions)]
-        elif any(not any(r in usable for r in replicas) for replicas in assignment):
-            return ("INVALID_REPLICA_ASSIGNMENT: every broker of a partition's manual "
-                    "assignment is fenced or in controlled shutdown")
+            return f"TOPIC_ALREADY_EXISTS: Topic '{name}' already exists."
+        assignment = self._assignment(partitions, rf, assignment, 0)
+        if isinstance(assignment, str):
+            return assignment
         topic = self.store.create_topic(name, assignment, message_format)
         self.write_topic(name, topic.topic_id, assignment)
         return None
+
+    def create_partitions(self, name: str, count: int, assignment: list | None = None) -> str | None:
+        """CreatePartitions (`ReplicationControlManager.createPartitions`): the topic grows to
+        `count` partitions, the new ones placed or assigned as for a new topic with the topic's
+        replication factor, each a PartitionRecord (its ISR the active replicas, the first of
+        them leading)."""
+        topic_id = self.image.topics.get(name)
+        if topic_id is None:
+            return "UNKNOWN_TOPIC_OR_PARTITION: This server does not host this topic-partition."
+        tps = self.image.tps_of(name)
+        if count <= len(tps):
+            return (f"INVALID_PARTITIONS: Topic already has {len(tps)} partition(s)."
+                    if count == len(tps) else f"INVALID_PARTITIONS: The topic {name} currently "
+                    f"has {len(tps)} partition(s); {count} would not be an increase.")
+        added = count - len(tps)
+        if assignment is not None and len(assignment) != added:
+            return (f"INVALID_REPLICA_ASSIGNMENT: Attempted to add {added} additional "
+                    f"partition(s), but only {len(assignment)} assignment(s) were specified.")
+        rf = len(self.image.parts[tps[0]].replicas)
+        placed = self._assignment(added, rf, assignment, len(tps), rf)
+        if isinstance(placed, str):
+            return placed
+        usable = self.image.usable()
+        for i, replicas in enumerate(placed, start=len(tps)):
+            isr = tuple(r for r in replicas if r in usable)
+            self._write(K.MetadataRecord.of(
+                K.PARTITION, tp=f"{name}-{i}", topic_id=topic_id, leader=isr[0],
+                leader_epoch=0, partition_epoch=0, isr=isr, replicas=tuple(replicas)))
+        return None
+
+    def _assignment(self, partitions: int, rf: int, manual: list | None, first: int,
+                    manual_rf: int | None = None) -> list | str:
+        """The replica lists of `partitions` new partitions numbered from `first`: `manual` ones
+        checked (each as large as `manual_rf`, or as the first), else placed; an error text if
+        Kafka refuses them, or if a partition would have no active replica."""
+        usable = self.image.usable()
+        if manual is not None:
+            for i, replicas in enumerate(manual):
+                error = admin_rules.manual_assignment_error(
+                    tuple(replicas), self.image.brokers,
+                    manual_rf if manual_rf is not None or i == 0 else len(manual[0]))
+                if error:
+                    return error
+                if not any(r in usable for r in replicas):
+                    return ("INVALID_REPLICA_ASSIGNMENT: All brokers specified in the manual "
+                            f"partition assignment for partition {first + i} are fenced or in "
+                            "controlled shutdown.")
+            return [list(r) for r in manual]
+        offered = [b for b in sorted(self.image.brokers) if not self._shutting_down(b)]
+        placed = admin_rules.place_replicas(
+            tuple(b for b in offered if not self.image.brokers[b].fenced),
+            tuple(b for b in offered if self.image.brokers[b].fenced), partitions, rf, first)
+        if isinstance(placed, str):
+            return placed
+        if any(not any(r in usable for r in replicas) for replicas in placed):
+            return (f"INVALID_REPLICATION_FACTOR: Unable to replicate the partition {rf} "
+                    "time(s): All brokers are currently fenced or in controlled shutdown.")
+        return placed
+
+    def _shutting_down(self, broker: int) -> bool:
+        """`BrokerHeartbeatState.shuttingDown`: the broker entered controlled shutdown by its
+        heartbeat (it has a controlledShutdownOffset) and is neither fenced nor registered
+        again since (either ends it). Such a broker is offered to no placement; one whose
+        registration alone says it is in controlled shutdown (a replayed
+        BrokerRegistrationChangeRecord, as Kafka's tests write) still is."""
+        reg = self.image.brokers[broker]
+        return broker in self.shutdown_offsets and reg.in_controlled_shutdown and not reg.fenced
 
     def send_update_metadata(self, tps: list) -> None:
         """No UpdateMetadata in KRaft: a topic's format change reaches brokers otherwise."""

@@ -100,6 +100,22 @@ class KraftBrokers:
                                     BrokerHeartbeatResponse(E.NONE, state == SHUTDOWN_NOW,
                                                             self.name, state == SHUTDOWN_NOW))
 
+    def unregister_broker(self, broker: int) -> str | None:
+        """UnregisterBroker (`ReplicationControlManager.unregisterBroker`,
+        `handleBrokerUnregistered` at 3.3.0-3.7.0): BROKER_ID_NOT_REGISTERED for a broker with
+        no registration; else the partition changes that take it out of every ISR (one it led
+        gets another leader from the rest of its ISR, or none), then an UnregisterBrokerRecord
+        of its broker epoch: the registration is gone, and its session with it
+        (`BrokerHeartbeatManager.remove`)."""
+        reg = self.image.brokers.get(broker)
+        if reg is None:
+            return f"BROKER_ID_NOT_REGISTERED: Broker ID {broker} is not currently registered"
+        self._partition_changes(broker, leaving=True)
+        self._write(K.MetadataRecord.of(K.UNREGISTER_BROKER, broker=broker, broker_epoch=reg.epoch))
+        for session in (self.heartbeats, self.heartbeat_offsets, self.shutdown_offsets):
+            session.pop(broker, None)
+        return None
+
     def _lowest_active(self) -> int:
         """`BrokerHeartbeatManager.lowestActiveOffset`: the lowest metadata offset an active
         (unfenced, not shutting down) broker last reported; -1 for one not heard from yet."""

@@ -21,6 +21,7 @@ TOPIC = "TopicRecord"
 PARTITION = "PartitionRecord"
 PARTITION_CHANGE = "PartitionChangeRecord"
 REMOVE_TOPIC = "RemoveTopicRecord"
+UNREGISTER_BROKER = "UnregisterBrokerRecord"  # a broker's registration removed (UnregisterBroker)
 NO_OP = "NoOpRecord"  # KIP-835: the active controller's heartbeat in the log; changes nothing
 LEADER_CHANGE = "LeaderChange"  # the control record a new quorum leader writes first
 

@@ -69,6 +69,14 @@ class MetadataImage:
             reg.fenced = get("fenced")
             reg.in_controlled_shutdown = get("in_controlled_shutdown", reg.in_controlled_shutdown)
             return [], True
+        if record.kind == K.UNREGISTER_BROKER:
+            # `ClusterControlManager.replay(UnregisterBrokerRecord)`: the registration of that
+            # epoch is gone (Kafka throws on any other: the model's writer never writes one)
+            reg = self.brokers.get(get("broker"))
+            if reg is None or reg.epoch != get("broker_epoch"):
+                return [], False
+            del self.brokers[get("broker")]
+            return [], True
         if record.kind == K.TOPIC:
             self.topics[get("name")] = get("topic_id")
             self.named.add(get("name"))

@@ -31,6 +31,14 @@ def broker_probe(test: str, node: str, brokers: int, profile: str = "3.7") -> st
             f'[probe]\nkafka_test = "{test}"\nkafka_tag = "3.7.0"\nnode = "{node}"\n')
 
 
+def kraft_controller_probe(test: str, brokers: int, profile: str = "3.7") -> str:
+    """The head of a probe of the active KRaft controller c1 (a quorum of one) in a cluster of
+    `brokers`, up to its state."""
+    return (f'[protocol]\nprofile = "{profile}"\n[cluster]\nmode = "kraft"\nbrokers = {brokers}\n'
+            f'controllers = 1\n[probe]\nkafka_test = "{test}"\nkafka_tag = "{profile}.0"\n'
+            'node = "c1"\n')
+
+
 def consumer_probe(test: str, profile: str = "3.7", partitions: int = 1,
                    reset: str = "latest") -> str:
     """The head of a probe of consumer k1 of topic t (one broker), up to `[probe.state]`."""

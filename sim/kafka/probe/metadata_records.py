@@ -10,7 +10,8 @@ for a partition no earlier record (or the starting state) created; problems are
 default 0); a PartitionChangeRecord names only what changes and is merged as
 `PartitionRegistration.merge` does: the partition epoch goes up by one, and the leader epoch too
 when it names a leader; a RemoveTopicRecord names the topic by id or name; a
-BrokerRegistrationChangeRecord's broker epoch defaults to the one the broker's image holds.
+BrokerRegistrationChangeRecord's or UnregisterBrokerRecord's broker epoch defaults to the one
+the broker's image holds.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ TYPES = {
     K.REMOVE_TOPIC: ((), ("name", "topic_id")),
     K.REGISTER_BROKER: (("broker",), ("broker", "fenced", "incarnation")),
     K.BROKER_CHANGE: (("broker",), ("broker", "fenced", "broker_epoch", "in_controlled_shutdown")),
+    K.UNREGISTER_BROKER: (("broker",), ("broker", "broker_epoch")),
 }
 UNSET = ("", None)
 
@@ -138,6 +140,9 @@ def _record(rec: dict, parts: dict, topics: dict, brokers: dict, ctx) -> Any:
     if kind == K.REGISTER_BROKER:
         return K.MetadataRecord.of(kind, broker=rec["broker"], fenced=bool(rec["fenced"]),
                                    incarnation=_or(rec["incarnation"], 0))
+    epoch = _or(rec["broker_epoch"], brokers.get(rec["broker"], -1))
+    if kind == K.UNREGISTER_BROKER:
+        return K.MetadataRecord.of(kind, broker=rec["broker"], broker_epoch=epoch)
     return K.MetadataRecord.of(kind, broker=rec["broker"], fenced=bool(rec["fenced"]),
                                broker_epoch=_or(rec["broker_epoch"], brokers.get(rec["broker"], -1)),
                                in_controlled_shutdown=bool(rec["in_controlled_shutdown"]))

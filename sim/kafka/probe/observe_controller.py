@@ -2,7 +2,8 @@
 
 Contract: `CONTROLLER` maps each KRaft-controller-only check name to its `Observable`: a field
 of the controller's answer to the step's sender (`answer.<field>`, no argument), a partition's
-state or a broker's registration in the controller's metadata image, and the types of the
+state, its reassignment in progress or a broker's registration in the controller's metadata
+image, an admin answer's error per topic or partition (`result`), and the types of the
 records it appended to the metadata log during the step (`records`). `ZK_CONTROLLER` is the
 same for a ZooKeeper-mode controller: its answer, a partition's state as ZooKeeper holds it
 (the controller's only copy in the model), the brokers it counts live (with their broker
@@ -53,6 +54,11 @@ def _records(seen: Seen, _arg: str) -> list:
     return [ev["record"]["kind"] for ev in seen.events if ev["kind"] == "metadata_append"]
 
 
+def _result(seen: Seen, name: str) -> Any:
+    results = getattr(seen.answer, "results", None)
+    return NONE if results is None else results.get(name, NONE)
+
+
 CONTROLLER = {
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "error": Obs(False, _answer("error"), "the answer's error (the same as answer.error)", True),
@@ -67,6 +73,12 @@ CONTROLLER = {
     "broker_epoch": Obs(True, _broker("epoch"), "the broker's epoch (its registration's offset)"),
     "in_controlled_shutdown": Obs(True, _broker("in_controlled_shutdown"),
                                   "whether the broker is in controlled shutdown"),
+    "adding_replicas": Obs(True, lambda s, tp: list(s.node.image.moving(tp)[0]), "the replicas "
+                           "the partition's reassignment in progress is adding ([] none)"),
+    "removing_replicas": Obs(True, lambda s, tp: list(s.node.image.moving(tp)[1]), "the "
+                             "replicas it is removing ([] none)"),
+    "result": Obs(True, _result, "the admin answer's error for a topic (by name, or by id "
+                  "as the request gave it) or a partition (arg)", True),
     "records": Obs(False, _records, "the types of the records the controller appended during "
                    "the step, in order"),
 }

@@ -7,7 +7,8 @@ other name it may talk to (the other brokers, the controllers, the clients, each
 what it is sent and answers nothing, as a unit test's mocks do. It sets the node's starting
 state (`sim.kafka.probe.state`, `sim.kafka.probe.voter_state`), then for each step in turn: records a `probe_step` event, sends
 the step's message from its sender through the simulated network (or, for an act such as
-the operator's or the application's, `Kind.act`, acts on the node itself; a wait step delivers nothing), lets the
+the operator's or the application's, `Kind.act`, acts on the node itself, what the act
+returns being the step's answer (an admin request's); a wait step delivers nothing), lets the
 step's `wait_ms` pass (a producer's Sender thread runs meanwhile: `Producer.run_send_loop`), and records one `probe_check` event per expectation (Kafka's value, the model's, agree or
 not); what a check reads includes every partition a broker (re)added to its fetchers during
 the step (`fetcher_added`). Returns the `ProbeOutcome`: the checks, and the kernel's run outcome.
@@ -101,6 +102,7 @@ class ProbeRun:
                       **{name: Peer(name, self.world) for name in self._peer_names()}}
         self.ctx = Context(self)
         self.outcome = ProbeOutcome()
+        self.act_answer = None  # what the step's act answered (an admin request's answer)
         self.events: list = []
         trace.observe(self._on_event)
 
@@ -228,7 +230,8 @@ class ProbeRun:
         if kind is None:
             pass  # time passes, the node's own timers running
         elif kind.act is not None:
-            kind.act(self.node, step.src, step.fields)
+            # an act's answer, if it has one (an admin request's), is the step's answer
+            self.act_answer = kind.act(self.node, step.src, step.fields)
         else:
             self.peers[step.src].send(self.probe.node, kind.wire_kind or step.kind, body)
         self.kernel.call_later(step.wait_ms * 1000, self._judge, i, marks, seen_before, start)
@@ -241,6 +244,7 @@ class ProbeRun:
                             fetcher_added=self.fetcher_adds[seen_before[1]:])
         arrived = sorted((t, msg.mid, name, msg) for name, p in self.peers.items()
                          for t, msg in p.inbox[marks[name]:])
+        seen.answer, self.act_answer = self.act_answer, None
         for _t, _mid, name, msg in arrived:
             seen.sent.append((name, msg.kind, msg.body))
             if seen.answer is None and _is_answer(step, name, msg.kind):

@@ -6,7 +6,7 @@ and what Kafka's test expects after it; a request field the profile's request ve
 not carry is refused, as are a broker id outside the cluster, a partition named twice in one
 message, a broker's answer from a sender that is not a broker, a KRaft quorum message from a
 node that is not a voter (nor, for a Fetch, a broker), and a step from a pseudo-sender
-(`zk`, `operator`) of a kind it does not send, or of its kind from anyone else) and returns a
+(`zk`, `operator`, `app`, `admin`) of a kind it does not send, or of its kind from anyone else) and returns a
 `Probe`; any
 problem raises `FieldProblem` with the key relative to `probe`. Whether the node can take the
 starting state is checked by building it (`sim.kafka.probe.run.check_probe_state`). `Probe.to_json()` is what the trace header
@@ -25,6 +25,7 @@ from sim.kafka.probe import observe
 from sim.kafka.probe.consumer_state import CONSUMER_STATE
 from sim.kafka.probe.fields import Field, FieldProblem, error_code, read, suggest
 from sim.kafka.probe.gates import bad_timestamp, off_the_wire
+from sim.kafka.probe.kind import NO
 from sim.kafka.probe.metadata_records import check_records
 from sim.kafka.probe.state import (
     BROKER_STATE,
@@ -35,6 +36,7 @@ from sim.kafka.probe.state import (
 from sim.kafka.probe.voter_state import VOTER_STATE
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.probe.wire_app import APP_KINDS
+from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS
 from sim.kafka.probe.wire_raft import check_raft_body
 from sim.kafka.probe.wire_zk import ZNODE_KINDS
 
@@ -50,7 +52,8 @@ ZK_KINDS = ("BrokerChange", "TopicChange", "PartitionModifications", "PreferredR
 OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown", "Startup")
 # the senders that stand for no node of the cluster, and the only kinds each sends: the
 # application calls a consumer's API (`wire_app`)
-PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS, "app": tuple(APP_KINDS)}
+PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS, "app": tuple(APP_KINDS),
+                  "admin": tuple(CONTROLLER_ADMIN_KINDS)}
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:], "voter": VOTER_STATE[1:]}
@@ -187,6 +190,11 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     if kind in ZNODE_KINDS and fields["controller"] not in ("", "none", *voters):
         raise FieldProblem(f"{key}.body.controller", f"{fields['controller']!r} is not a "
                            "controller", f"name one of {', '.join(voters)}, or \"none\"")
+    if (kind == "CreateTopics" and fields["assignments"] is None
+            and fields["replication_factor"] == NO):
+        raise FieldProblem(f"{key}.body.replication_factor", "missing: the broker's "
+                           "default.replication.factor is not modelled",
+                           "give replication_factor, or assignments")
     if kind == "PartitionReassignment":
         for i, p in enumerate(fields["partitions"]):
             _check_replicas(p["replicas"], f"{key}.body.partitions[{i}].replicas")
@@ -249,7 +257,8 @@ def _sender(given: str, kind: str, key: str) -> str:
                            "name the node that sends it")
     if own and src != own:
         what = {"zk": "comes from ZooKeeper", "operator": "is the operator's act on the node",
-                "app": "is the application's call on the client"}[own]
+                "app": "is the application's call on the client",
+                "admin": "is an admin client's request"}[own]
         raise FieldProblem(f"{key}.from", f"{kind} {what}, not {src!r}", "leave `from` out")
     return src
 

@@ -22,6 +22,7 @@ from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
 from sim.kafka.probe.metadata_records import build_records
 from sim.kafka.probe.wire_admin import ADMIN_KINDS
 from sim.kafka.probe.wire_app import APP_KINDS
+from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS
 from sim.kafka.probe.wire_producer import PRODUCER_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
 from sim.kafka.probe.wire_session import SESSION_FIELDS, session
@@ -392,3 +393,4 @@ KINDS.update(ZK_CONTROLLER_KINDS)  # /controller itself, to a ZooKeeper-mode con
 KINDS.update(APP_KINDS)  # the application's calls on a consumer under test
 KINDS.update(PRODUCER_KINDS)  # a broker's InitProducerId answer to a producer
 KINDS.update(ADMIN_KINDS)  # an admin client's DeleteRecords
+KINDS.update(CONTROLLER_ADMIN_KINDS)  # an admin client's requests to a KRaft controller

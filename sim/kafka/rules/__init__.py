@@ -10,7 +10,8 @@ one or more rules for wrong ones (`sim.kafka.rules.mutants`), never a branch ins
 Modules: `epochs` (CurrentLeaderEpoch checks), `control` (LeaderAndIsr, StopReplica,
 UpdateMetadata), `replication` (HW, ISR, follower fetch and truncation), `producer_state` (the
 idempotent append check), `client_metadata`, `client_producer`, `client_consumer`, `backoff`,
-`controller`, `kraft` (the quorum, the quorum controller, a KRaft broker's replay), `raft_requests` (the
+`controller`, `kraft` (the quorum, the quorum controller, a KRaft broker's replay), `kraft_admin` (the
+quorum controller's placement, manual assignments and preferred elections), `raft_requests` (the
 quorum's request checks and its resignation's order). `Rules` lists the rules a mutant may swap; the others are called directly.
 """
 
