@@ -50,9 +50,13 @@ class Vote(NamedTuple):
     candidate: str
     last_epoch: int
     last_offset: int  # the candidate's log end offset
+    pre_vote: bool = False  # KIP-996 (4.0+): a prospective's pre-vote, at its own epoch
 
     def brief(self) -> dict:
-        return {"epoch": self.epoch, "last_epoch": self.last_epoch, "last_offset": self.last_offset}
+        out = {"epoch": self.epoch, "last_epoch": self.last_epoch, "last_offset": self.last_offset}
+        if self.pre_vote:
+            out["pre_vote"] = True
+        return out
 
 
 class VoteResponse(NamedTuple):

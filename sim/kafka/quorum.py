@@ -4,7 +4,8 @@ the high watermark that commits records (KIP-595, `KafkaRaftClient`).
 Contract (mixin of `KraftController`): each voter (c1..cN) keeps a durable log of
 (epoch, `MetadataRecord`) entries, its quorum epoch and its vote. A follower Fetches from the
 leader it knows; silent for `quorum_fetch_timeout_ms` (or knowing no leader for a randomised
-`quorum_election_timeout_ms`) it stands as candidate for the next epoch and asks the others
+`quorum_election_timeout_ms`) it stands as candidate for the next epoch (from 4.0, only once a
+majority granted it a pre-vote: `RaftPreVote`, switch `raft_pre_vote`) and asks the others
 for votes (`rules.raft_grants_vote`), again after `quorum_request_timeout_ms` unanswered; a
 candidate that can no longer win, or whose election timed out, backs off
 (`rules.raft_election_backoff_ms`) and stands again. A candidate with a majority leads: it
@@ -33,11 +34,12 @@ from sim.kafka.kraft_messages import (
 )
 from sim.kafka.quorum_elections import RaftElections
 from sim.kafka.quorum_epochs import RaftEpochs
+from sim.kafka.quorum_prevote import RaftPreVote
 
 RAFT_TICK_US = 50_000
 
 
-class RaftQuorum(RaftEpochs, RaftElections):
+class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
     def init_raft(self, voters: list[str]) -> None:
         self.voters = voters
         self.entries: list[tuple[int, MetadataRecord]] = []  # durable
@@ -62,6 +64,7 @@ class RaftQuorum(RaftEpochs, RaftElections):
         self.pending: list[MetadataRecord] = []  # written, lingering before the log takes them
         self.last_contact_us = self.now_us
         self.fetch_sent_us = -1
+        self.fetched_from_leader = False  # `FollowerState.hasFetchedFromLeader` (KIP-996)
         self.election_deadline_us = self.now_us + self._election_timeout_us()
         self._reset_epoch_requests()
 
@@ -98,15 +101,17 @@ class RaftQuorum(RaftEpochs, RaftElections):
                 self._announce()
         elif self.role == "candidate":
             self._poll_candidate(now)
+        elif self.role == "prospective":
+            self._poll_prospective(now)
         elif self.role == "resigned":
             self._poll_resigned(now)
         elif shutting_down:
             return
         elif self.leader is None:
             if now >= self.election_deadline_us:
-                self._stand()
+                self._elect()
         elif now - self.last_contact_us > self.cluster.quorum_fetch_timeout_ms * 1000:
-            self._stand()
+            self._elect()
         elif self.fetch_sent_us < 0 or now - self.fetch_sent_us > self._fetch_patience_us():
             self._fetch()
 
@@ -152,7 +157,8 @@ class RaftQuorum(RaftEpochs, RaftElections):
         or knew no leader (`QuorumState.transitionToUnattached`, 3.3.0-3.7.0), so a stale
         candidate standing again and again does not hold off the others' elections."""
         keeps_timer = leader is None and epoch > self.quorum_epoch and (
-            self.role == "candidate" or (self.role == "follower" and self.leader is None))
+            self.role in ("candidate", "prospective") or
+            (self.role == "follower" and self.leader is None))
         was_leader = self.role == "leader"  # only a higher epoch steps a leader down
         if epoch > self.quorum_epoch:
             self.quorum_epoch, self.voted_for = epoch, None
@@ -163,7 +169,7 @@ class RaftQuorum(RaftEpochs, RaftElections):
         self.last_contact_us = self.now_us
         if not keeps_timer:
             self.election_deadline_us = self.now_us + self._election_timeout_us()
-        self.fetch_sent_us = -1
+        self.fetch_sent_us, self.fetched_from_leader = -1, False
         if was_leader:
             self.on_leadership(False)
 
@@ -303,17 +309,18 @@ class RaftQuorum(RaftEpochs, RaftElections):
 
     def on_quorum_fetch_response(self, msg) -> None:
         resp = msg.body
-        if resp.epoch > self.quorum_epoch or (resp.epoch == self.quorum_epoch and
-                                              self.role == "candidate" and resp.leader):
+        if resp.epoch > self.quorum_epoch or (resp.epoch == self.quorum_epoch and resp.leader and
+                                              self.role in ("candidate", "prospective") and
+                                              self.leader is None and resp.leader != self.name):
             self._step_down(resp.epoch, resp.leader, "higher epoch")
-        if resp.epoch < self.quorum_epoch or self.role in ("leader", "resigned"):
+        if resp.epoch < self.quorum_epoch or self.role in ("leader", "resigned", "prospective"):
             return
         self.fetch_sent_us = -1
         if resp.error:
             self.leader = resp.leader
             return
         self.leader = resp.leader
-        self.last_contact_us = self.now_us
+        self.last_contact_us, self.fetched_from_leader = self.now_us, True
         if resp.diverging is not None:
             self._truncate(resp.diverging)
         else:

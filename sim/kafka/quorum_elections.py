@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
-from sim.kafka.kraft_messages import Vote, VoteResponse
+from sim.kafka.kraft_messages import VoteResponse
 
 
 class RaftElections:
@@ -22,7 +22,7 @@ class RaftElections:
         """`transitionToCandidate`: a new epoch, a vote for itself, Vote to the others."""
         if self.role == "leader":
             return
-        self.retries = self.retries + 1 if self.role == "candidate" else 1
+        self.retries = self.retries + 1 if self.role in ("candidate", "prospective") else 1
         self.quorum_epoch += 1
         self.voted_for = self.name
         self.role, self.leader, self.votes = "candidate", None, {self.name}
@@ -34,11 +34,11 @@ class RaftElections:
         self._send_votes()
         self._maybe_win()
 
-    def _send_votes(self) -> None:
-        """Vote to each voter that has not answered this candidacy and was not asked within
-        quorum.request.timeout.ms (`maybeSendVoteRequests`: RequestManager sends again once a
-        request timed out)."""
-        body = Vote(self.quorum_epoch, self.name, self._last_epoch(), self.end_offset)
+    def _send_votes(self, pre_vote: bool = False) -> None:
+        """Vote to each voter that has not answered this candidacy (or pre-election) and was
+        not asked within quorum.request.timeout.ms (`maybeSendVoteRequests`: RequestManager
+        sends again once a request timed out)."""
+        body = self._vote_body(pre_vote)
         limit = self.cluster.quorum_request_timeout_ms * 1000
         for v in self.voters:
             if v != self.name and v not in self.votes and v not in self.rejected and \
@@ -48,7 +48,7 @@ class RaftElections:
 
     def _poll_candidate(self, now: int) -> None:
         """`pollCandidate` (3.3.0-3.7.0): a candidate backing off stands again once its
-        backoff is over; one whose election timeout passed backs off first; else it asks the
+        backoff is over (with `raft_pre_vote`, 4.0+, it becomes prospective: `_elect`); one whose election timeout passed backs off first; else it asks the
         voters that have not answered again, while it can still win. A candidate shutting
         down only asks, until it wins (to resign) or another leads."""
         if self.shutdown_deadline_us >= 0:
@@ -56,7 +56,7 @@ class RaftElections:
                 self._send_votes()
         elif self.backoff_until_us >= 0:
             if now >= self.backoff_until_us:
-                self._stand()
+                self._elect()
         elif now >= self.election_deadline_us:
             self._back_off()
         elif not self._vote_rejected():
@@ -88,28 +88,43 @@ class RaftElections:
         first; it then grants as its state allows (`rules.raft_grants_vote`), and an
         unattached voter that grants has voted."""
         req = msg.body
-        error = self.rules.raft_vote_request_error(req.epoch, req.last_epoch, req.last_offset,
-                                                   self.quorum_epoch)
-        if error != E.NONE:
-            self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, False, error,
-                                                            self.leader))
+        if req.pre_vote:
+            self._answer_pre_vote(msg)
             return
-        if req.epoch > self.quorum_epoch:
-            self._step_down(req.epoch, None, "higher epoch")
-        state = self.quorum_state()
-        up_to_date = self.rules.raft_log_up_to_date(req.last_epoch, req.last_offset,
-                                                    self._last_epoch(), self.end_offset)
+        up_to_date = self._vote_checked(msg, self.rules.raft_vote_request_error(
+            req.epoch, req.last_epoch, req.last_offset, self.quorum_epoch))
+        if up_to_date is None:
+            return
+        state = self._vote_state()
         granted = self.rules.raft_grants_vote(state, self.voted_for, req.candidate, up_to_date)
-        if granted and state == "unattached":  # `transitionToVoted`: a new election timeout
+        # `transitionToVoted`: a new election timeout (a prospective records the vote, KIP-996)
+        if granted and state == "unattached":
             self.voted_for = req.candidate
             self.election_deadline_us = self.now_us + self._election_timeout_us()
         self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, granted,
                                                         leader=self.leader))
 
+    def _vote_checked(self, msg, error: int) -> bool | None:
+        """A Vote (or pre-vote) past its checks: refused with `error` (None returned), else,
+        once an epoch above the voter's has made it unattached in it, whether the requester's
+        log is at least as up to date as its own (`rules.raft_log_up_to_date`)."""
+        req = msg.body
+        if error != E.NONE:
+            self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, False, error,
+                                                            self.leader))
+            return None
+        if req.epoch > self.quorum_epoch:
+            self._step_down(req.epoch, None, "higher epoch")
+        return self.rules.raft_log_up_to_date(req.last_epoch, req.last_offset,
+                                              self._last_epoch(), self.end_offset)
+
     def on_vote_response(self, msg) -> None:
         resp = msg.body
         if resp.epoch > self.quorum_epoch:
             self._step_down(resp.epoch, None, "higher epoch")
+            return
+        if self.role == "prospective":
+            self._on_pre_vote_response(msg)
             return
         if self.role != "candidate" or resp.epoch != self.quorum_epoch:
             return

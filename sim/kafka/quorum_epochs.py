@@ -90,7 +90,7 @@ class RaftEpochs:
     def _learns_leader(self, leader: str | None) -> bool:
         """A leader named in the voter's own epoch is news to a candidate or a follower that
         knows none."""
-        return leader is not None and self.role in ("candidate", "follower") \
+        return leader is not None and self.role in ("candidate", "follower", "prospective") \
             and self.leader is None
 
     def _common_response(self, epoch: int, leader: str | None, error: int) -> bool | None:
@@ -135,11 +135,11 @@ class RaftEpochs:
             [v for v in self.voters if v not in self.acked])
 
     def _poll_resigned(self, now: int) -> None:
-        """`pollResigned`: EndQuorumEpoch again where due; the election once its timeout
-        passed, unless shutting down (it stays resigned until the shutdown ends)."""
+        """`pollResigned`: EndQuorumEpoch again where due; the election (with `raft_pre_vote`,
+        the pre-election: `_elect`) once its timeout passed, unless shutting down (it stays resigned until the shutdown ends)."""
         self._end_epoch()
         if self.shutdown_deadline_us < 0 and now >= self.election_deadline_us:
-            self._stand()
+            self._elect()
 
     def on_end_quorum_epoch(self, msg) -> None:
         """`handleEndQuorumEpochRequest` (3.7.0): refused by `rules.raft_voter_only_error`;
@@ -171,9 +171,10 @@ class RaftEpochs:
         leader) of its epoch resigned in it, naming no successors (it may not vote again in
         the epoch it led, and tells the others); a candidate a candidate of its epoch, asking
         again; a follower following the leader it knew (`FollowerState`, whose stored election
-        keeps no vote); a voter that voted, voted; else unattached. Its volatile state starts
+        keeps no vote); a voter that voted, voted; else unattached. (A prospective, KIP-996, is
+        not persisted: it restarts in the state it came from, `_vote_state`.) Its volatile state starts
         afresh (`_reset_raft_volatile`)."""
-        was, leader = self.quorum_state(), self.leader
+        was, leader = self._vote_state(), self.leader
         self._reset_raft_volatile()
         if was in ("leader", "resigned"):
             self.role, self.leader, self.successors = "resigned", self.name, ()

@@ -133,6 +133,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KRaft only (KIP-1166): a metadata Fetch (v18) carries its sender's high watermark; the
     # quorum leader answers on it, and answers parked Fetches when its high watermark moves
     "kraft_fetch_completes_on_hw": (CONTROLLER, BROKER),
+    # KRaft only (KIP-996): a voter asks for pre-votes before it stands, and answers them
+    "raft_pre_vote": (CONTROLLER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

@@ -14,8 +14,7 @@ from dataclasses import asdict, dataclass
 class Protocol:
     # KIP-359: Produce carries CurrentLeaderEpoch and the leader checks it (never shipped; ref caveat 1, §1.2)
     produce_epoch_check: bool = False
-    # KIP-320: Fetch, OffsetsForLeaderEpoch and ListOffsets carry CurrentLeaderEpoch (2.1+,
-    # ref §1.2)
+    # KIP-320: Fetch, OffsetsForLeaderEpoch and ListOffsets carry CurrentLeaderEpoch (2.1+, ref §1.2)
     fetch_epoch_check: bool = True
     # KIP-570: StopReplica v3 carries the leader epoch (2.6+, ref §1.5)
     stop_replica_epoch: bool = True
@@ -380,21 +379,21 @@ class Protocol:
     # when its high watermark moves. Before (3.3-4.0) a Fetch at the log's end parks (up to
     # `metadata_fetch_wait_ms`), so a commit reaches the brokers up to ~500 ms late
     kraft_fetch_completes_on_hw: bool = False
+    # KRaft only: KIP-996 Pre-Vote (4.0): a voter stands once a majority grants it a pre-vote
+    raft_pre_vote: bool = False  # before (3.3-3.9) at once: a cut-off voter bumps on and on
     mutant: str = ""  # planted bug, or "" for none (see MUTANTS)
 
     def to_json(self, kraft: bool = False) -> dict:
         """The switches as the trace header stores them; the KRaft-only ones (`KRAFT_SWITCHES`)
         only for a KRaft run, so a ZooKeeper-mode header reads as it did before they existed."""
         out = asdict(self)
-        if not kraft:
-            for name in KRAFT_SWITCHES:
-                del out[name]
-        return out
+        return out if kraft else {k: v for k, v in out.items() if k not in KRAFT_SWITCHES}
 
 
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
 KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
-                  "kraft_strays_deleted_first", "kraft_port_opens_when_unfenced",
-                  "kraft_shutdown_applies_deltas", "kraft_fetch_completes_on_hw")
+                  "kraft_strays_deleted_first",
+                  "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
+                  "kraft_fetch_completes_on_hw", "raft_pre_vote")
 

@@ -52,6 +52,7 @@ REPLICAS_OFFLINE = "replicas_offline"  # broker, tps: its replicas newly found i
 
 # -- KRaft: the controller quorum and its metadata log (cluster.mode = "kraft") -------------
 QUORUM_ELECTION = "quorum_election"  # a voter stands as candidate: epoch, end_offset
+QUORUM_PROSPECTIVE = "quorum_prospective"  # a voter asks for pre-votes (KIP-996): epoch, end_offset
 QUORUM_LEADER = "quorum_leader"      # a voter won its epoch: epoch, end_offset, high_watermark
 QUORUM_RESIGNED = "quorum_resigned"  # the leader gave up its epoch: epoch, reason
 METADATA_APPEND = "metadata_append"  # the leader appended: offset, epoch, record ({kind, ...})
