@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.kafka.probe.observable import NONE, Observable, Seen
+from sim.kafka.probe.observe_consumer import sent_field
 
 SESSION_FIELDS = ("fetch_offset", "current_leader_epoch", "last_fetched_epoch", "log_start_offset")
 
@@ -73,21 +74,10 @@ def session_observable(name: str) -> Observable | None:
     return Observable(True, read, f"the {fld} the answer's session caches for the partition")
 
 
-def _fetch_sent_field(name: str):
-    def read(seen: Seen, tp: str) -> Any:
-        for _dst, kind, body in reversed(seen.sent):
-            if kind == "Fetch":
-                for fp in body.partitions:
-                    if fp.tp == tp:
-                        return getattr(fp, name)
-        return NONE
-    return read
-
-
 def fetch_sent_observable(name: str) -> Observable | None:
     """`fetch_sent.<field>`: the field of the partition in the node's last Fetch sent."""
     fld = name[len("fetch_sent."):]
     if fld not in SESSION_FIELDS:
         return None
-    return Observable(True, _fetch_sent_field(fld), f"the {fld} of the partition in the last "
+    return Observable(True, sent_field("Fetch", fld), f"the {fld} of the partition in the last "
                       "Fetch the node sent during the step (a follower's)")
