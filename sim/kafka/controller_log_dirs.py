@@ -14,8 +14,9 @@ Contract (mixin of `Controller`), read at 2.6.0 and 3.7.0 (`KafkaController`):
   replica gets a new leader, elected only among online replicas (`isReplicaOnline`, which
   `replica_online` answers for every election), and each offline replica leaves the ISR
   (OfflineReplica: `removeReplicasFromIsr`, a leader epoch bump) after a StopReplica without
-  deletion is queued for it. A partition whose topic is being deleted keeps its replica
-  pending (the deletion retries when the broker starts again).
+  deletion is queued for it. A replica of a topic being deleted is not asked: its failed
+  StopReplica with deletion makes it ReplicaDeletionIneligible (`controller_deletion`), and
+  the deletion resumes when the broker starts again.
 A broker's offline replicas are forgotten when it starts again or is declared dead
 (`onBrokerStartup`, `onBrokerFailure`: `replicasOnOfflineDirs.remove`), and by a controller
 that resigns or takes over (a new `ControllerContext`).
