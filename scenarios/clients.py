@@ -25,6 +25,7 @@ from sim.kafka.defaults import (
     library_defaults,
     release_defaults,
 )
+from sim.kafka.modes import oldest_client
 from sim.kafka.options import (
     IDEMPOTENCE,
     ConsumerOptions,
@@ -32,7 +33,7 @@ from sim.kafka.options import (
     ProducerOptions,
     RunOptions,
 )
-from sim.kafka.profiles import Protocol
+from sim.kafka.profiles import Protocol, newer
 
 # enable_idempotence as written: one of IDEMPOTENCE, or a boolean (Kafka's own true / false)
 _IDEMPOTENCE = {**{mode: mode for mode in IDEMPOTENCE}, True: "required", False: "off"}
@@ -93,6 +94,24 @@ def _release_producer(options: Options, p: ProducerOptions, written: dict) -> Pr
     if idempotence_explicit(p, options.protocol_of(p.name)):
         p = replace(p, **explicit_idempotence_defaults(written))
     return replace(p, **library_defaults(p.client, written, p.enable_idempotence == "required"))
+
+
+def clients_supported(options: Options) -> None:
+    """Refuse a client older than the brokers answer (`sim.kafka.modes.oldest_client`): a 0.10.2
+    client cannot produce to or fetch from Kafka 4.0+ brokers (KIP-896), so a run with one
+    would model a cluster Kafka does not have."""
+    oldest = oldest_client(options.profile)
+    if oldest is None:
+        return
+    for kind, group in (("producers", options.producers), ("consumers", options.consumers)):
+        for i, client in enumerate(group):
+            own = options.node_profile(client.name)
+            if newer(oldest, own):
+                raise Bad(f"{kind}[{i}].profile",
+                          f"'{own}' clients send only requests that profile "
+                          f"'{options.profile}' brokers no longer take (Kafka 4.0 removed "
+                          "Produce v0-v2 and Fetch v0-v3, KIP-896)",
+                          f'give it profile "{oldest}" or newer, or run a profile before 4.0')
 
 
 def idempotence_supported(options: Options) -> None:

@@ -32,6 +32,7 @@ from scenarios.actions import (
 )
 from scenarios.clients import (
     clients,
+    clients_supported,
     consumer,
     idempotence_supported,
     producer,
@@ -251,6 +252,7 @@ def _resolve(data: dict, path: str) -> Scenario:
                       nodes=nodes, inter_broker_protocol=ibp)
     options = release_options(options, raw)
     names.message_format = release_default("topics", "message_format", profile)
+    clients_supported(options)
     idempotence_supported(options)
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)

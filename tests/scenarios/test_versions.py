@@ -138,3 +138,18 @@ def test_set_reads_a_node_profile_as_a_name():
             "protocol.inter_broker_protocol=2.6", "run.duration_ms=2000"]
     assert parse_sets(sets) == {"protocol.brokers.b1": "2.5", "producers.0.profile": "1.0",
                                 "protocol.inter_broker_protocol": "2.6", "run.duration_ms": 2000}
+
+
+@pytest.mark.parametrize("kind,key,name", [("producers", "producers[0].profile", "p1"),
+                                           ("consumers", "consumers[0].profile", "k1")])
+def test_kafka_4_brokers_refuse_a_client_older_than_0_11(kind, key, name):
+    """KIP-896: 4.0 brokers take Produce from v3 and Fetch from v4, which 0.10.2 clients lack;
+    a 0.11 client, and a 0.10.2 client of 3.9 brokers, are taken."""
+    def text(run, client):
+        return (MINIMAL + f'[protocol]\nprofile = "{run}"\n[cluster]\nmode = "kraft"\n'
+                f'[[{kind}]]\ntopic = "t"\nprofile = "{client}"\n')
+    message = bad(text("4.0", "0.10.2"))
+    assert f": {key}: '0.10.2' clients" in message and "KIP-896" in message
+    assert 'profile "0.11" or newer' in message
+    for run, client in (("4.1", "0.11"), ("3.9", "0.10.2")):
+        assert parse_scenario(text(run, client)).options.node_profile(name) == client
