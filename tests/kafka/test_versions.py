@@ -93,6 +93,23 @@ def test_the_ibp_is_not_bumped_past_a_broker_or_the_controllers():
                              "inter-broker protocol 2.6"]
 
 
+def test_a_zookeeper_mode_broker_is_not_upgraded_to_a_release_without_zookeeper():
+    evs = events("3.7", fault(1000, "upgrade", "b1", profile="4.0"))
+    assert outcomes(evs) == ["refused: 4.0 has no ZooKeeper mode, so b1 would not start"]
+    assert not of(evs, "b1", "crash", "upgrade")
+
+
+@pytest.mark.parametrize("step", [fault(1000, "upgrade", "b1", profile="3.8"),
+                                  fault(1000, "bump_ibp", version="3.8")])
+def test_version_actions_are_refused_in_kraft_mode(step):
+    text = BASE.format(profile="3.7", protocol="", faults=step).replace(
+        "[cluster]\n", '[cluster]\nmode = "kraft"\n')
+    evs = run_scenario(parse_scenario(text, "v.toml"), 1, keep_events=True)["_events"]
+    assert len(outcomes(evs)) == 1 and outcomes(evs)[0].endswith(
+        "is not modelled in KRaft mode (every broker runs the run's profile)")
+    assert not of(evs, "b1", "upgrade")
+
+
 def stop_replicas(name: str) -> list[tuple]:
     evs = run_scenario(load_scenario(scenario_path(name)), 1, keep_events=True)["_events"]
     return [(e["req_epoch"], e["result"]) for e in of(evs, "b3", "stop_replica") if e["delete"]]

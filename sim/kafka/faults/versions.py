@@ -13,13 +13,17 @@ A node never runs an IBP newer than its code: Kafka refuses to start a broker wh
 `inter.broker.protocol.version` its release does not know (`ApiVersion.apply`). So an
 `upgrade` to a profile older than the IBP, and a `bump_ibp` past the profile of a broker or of
 the controllers (which run the scenario's profile), are refused: the step changes nothing and
-its outcome says why.
+its outcome says why. So is an `upgrade` to a release without the run's control plane (4.0 has
+no ZooKeeper mode: its broker does not start from a ZooKeeper config), and both actions in KRaft
+mode, where every broker runs the run's profile and no inter-broker protocol is kept (KRaft's
+`metadata.version` is not modelled).
 """
 
 from __future__ import annotations
 
 from sim.kafka.faults.action import REQUIRED, FaultAction, target_words
 from sim.kafka.faults.nodes import CONTROLLED_SHUTDOWN_US, controlled_shutdown
+from sim.kafka.modes import KRAFT, modes
 from sim.kafka.profiles import PROFILES, newer
 
 
@@ -36,6 +40,11 @@ def _upgrade(cluster, target, params):
     runs it when it is restarted)."""
     broker = cluster.brokers[int(target[1:])]
     profile = params["profile"]
+    refused = _kraft_refusal(cluster, "upgrade")
+    if refused:
+        return refused
+    if cluster.options.cluster.mode not in modes(profile)[1]:
+        return f"refused: {profile} has no ZooKeeper mode, so {target} would not start"
     if newer(cluster.store.ibp_profile, profile):
         return (f"refused: {profile} does not know inter-broker protocol "
                 f"{cluster.store.ibp_profile}, so {target} would not start")
@@ -57,10 +66,21 @@ def _upgrade(cluster, target, params):
     return outcome
 
 
+def _kraft_refusal(cluster, action: str) -> str | None:
+    """The outcome of a version action in a KRaft run, None in ZooKeeper mode."""
+    if cluster.options.cluster.mode != KRAFT:
+        return None
+    return (f"refused: {action} is not modelled in KRaft mode (every broker runs the run's "
+            "profile)")
+
+
 def _bump_ibp(cluster, target, params):
     """Every broker and controller sends what inter-broker protocol `version` allows from now
     on: the second pass of a rolling upgrade, done at once."""
     version = params["version"]
+    refused = _kraft_refusal(cluster, "bump_ibp")
+    if refused:
+        return refused
     behind = [f"{b.name} runs {b.profile}" for b in cluster.brokers.values()
               if newer(version, b.profile)]
     if newer(version, cluster.options.profile):
