@@ -118,7 +118,7 @@ class KraftAdmin:
             return "NO_REASSIGNMENT_IN_PROGRESS"
         adding, _removing = self.image.reassigning[tp]
         original, isr, unclean = kraft_rules.reverted_reassignment(st.replicas, adding, st.isr)
-        if unclean and not self.cluster.unclean_leader_election:
+        if unclean and not self.unclean_enabled():
             return "INVALID_REPLICA_ASSIGNMENT: reverting needs an unclean leader election"
         self.change_partition(st, isr, original, NOT_MOVING, "reassign_cancel", unclean=unclean)
         return None

@@ -206,6 +206,15 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
                 leader_epoch=0, partition_epoch=0, isr=isr or tuple(replicas[:1]),
                 replicas=tuple(replicas)))
 
+    def unclean_enabled(self) -> bool:
+        """`ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic`: the cluster's
+        unclean.leader.election.enable from 3.9 (KAFKA-12670); at 3.3.0-3.8.0 it returns false
+        ("TODO: support configuring unclean leader election"), so only an admin's ElectLeaders
+        (UNCLEAN) elects uncleanly. 3.9's scheduled check of leaderless partitions
+        (`maybeElectUncleanLeaders`, every unclean.leader.election.interval.ms, 5 min) only
+        matters when the config changes, which the model's does not."""
+        return self.protocol.kraft_unclean_election_config and self.cluster.unclean_leader_election
+
     def change_partition(self, st, target_isr: tuple, target: tuple | None = None,
                          moving: tuple | None = None, reason: str = "",
                          unclean: bool | None = None):
@@ -219,7 +228,7 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         change = self.rules.kraft_assignment_change(
             self.protocol, st.leader, st.leader_epoch, st.partition_epoch, st.isr, st.replicas,
             self.image.usable(), target_isr, st.replicas if target is None else target, adding,
-            removing, self.cluster.unclean_leader_election if unclean is None else unclean, now)
+            removing, self.unclean_enabled() if unclean is None else unclean, now)
         if change is None:
             return None
         running = bool(change.adding or change.removing)

@@ -135,6 +135,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_fetch_completes_on_hw": (CONTROLLER, BROKER),
     # KRaft only (KIP-996): a voter asks for pre-votes before it stands, and answers them
     "raft_pre_vote": (CONTROLLER,),
+    # KRaft only (KAFKA-12670): the controller reads unclean.leader.election.enable
+    "kraft_unclean_election_config": (CONTROLLER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

@@ -368,19 +368,19 @@ class Protocol:
     # broker caught up (`initialCatchUpFuture`), so they wait in the socket
     kraft_port_opens_when_unfenced: bool = False
     # KRaft only: KAFKA-14296 (3.3.2, 3.4.0). A broker that has begun to shut down still
-    # applies the metadata records that make it a follower (`applyLocalFollowersDelta`): a
-    # leader the controller moved away steps down at once, and in controlled shutdown a
-    # partition with no leader, or whose ISR leaves the broker out, stops fetching. Before
-    # (3.3.0-3.3.1) it skipped them from the moment its shutdown began (`isShuttingDown`): a
-    # leader moved away stayed leader at its old epoch, taking Produce requests, until it stopped
+    # applies the records that make it a follower (`applyLocalFollowersDelta`): a leader moved
+    # away steps down at once. Before (3.3.0-3.3.1) it skipped them once its shutdown began
+    # (`isShuttingDown`), so it led at its old epoch, taking Produce requests, until it stopped
     kraft_shutdown_applies_deltas: bool = False
     # KRaft only: KIP-1166 (KAFKA-14145, 4.1). A metadata Fetch carries its sender's high
     # watermark; the leader answers it at once when its own is higher, and every parked Fetch
     # when its high watermark moves. Before (3.3-4.0) a Fetch at the log's end parks (up to
     # `metadata_fetch_wait_ms`), so a commit reaches the brokers up to ~500 ms late
     kraft_fetch_completes_on_hw: bool = False
-    # KRaft only: KIP-996 Pre-Vote (4.0): a voter stands once a majority grants it a pre-vote
-    raft_pre_vote: bool = False  # before (3.3-3.9) at once: a cut-off voter bumps on and on
+    raft_pre_vote: bool = False  # KIP-996 (4.0; KRaft only): a voter stands once pre-voted
+    # KRaft only: KAFKA-12670 (3.9). The controller elects uncleanly where the cluster's
+    # unclean.leader.election.enable says so; before, never (`uncleanLeaderElectionEnabledForTopic`)
+    kraft_unclean_election_config: bool = False
     mutant: str = ""  # planted bug, or "" for none (see MUTANTS)
 
     def to_json(self, kraft: bool = False) -> dict:
@@ -395,5 +395,5 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
                   "kraft_strays_deleted_first",
                   "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
-                  "kraft_fetch_completes_on_hw", "raft_pre_vote")
+                  "kraft_fetch_completes_on_hw", "raft_pre_vote", "kraft_unclean_election_config")
 
