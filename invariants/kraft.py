@@ -101,8 +101,8 @@ class FencedBrokerAck(Invariant):
     and allowed. Fencing is read from the committed metadata log (`metadata_commit`), the ISR
     from `partition_state`, an acknowledgement from the broker's ProduceResponse to an acks=all
     `append` (by producer and correlation id), the replicas' logs from the shared fold. Not
-    judged with unclean leader election, which may rebuild the ISR from a replica that lacks
-    acknowledged writes by design."""
+    judged with unclean leader election (the option on, where the controller reads it), which
+    may rebuild the ISR from a replica that lacks acknowledged writes by design."""
 
     name = "fenced_broker_ack"
     handlers = {"metadata_commit": "on_commit", "append": "on_append", "send": "on_send",
@@ -113,8 +113,12 @@ class FencedBrokerAck(Invariant):
         self.fenced: dict[int, int] = {}  # broker -> seq of the committed record fencing it
         self.applied = -1  # the highest metadata offset folded
         self.pending: dict[tuple[str, str, int], tuple[list, int]] = {}  # -> (rows, seq)
-        cluster = ctx.header["options"]["cluster"]
-        self.judged = not cluster.get("unclean_leader_election", False)
+        options = ctx.header["options"]
+        # KRaft reads the option only from 3.9 (`kraft_unclean_election_config`; a trace
+        # written before the switch existed is taken as reading it)
+        unclean = (options["cluster"].get("unclean_leader_election", False)
+                   and options.get("protocol", {}).get("kraft_unclean_election_config", True))
+        self.judged = not unclean
 
     def on_commit(self, ev):
         for offset, _epoch, record in ev["records"]:

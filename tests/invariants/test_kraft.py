@@ -156,6 +156,15 @@ def test_fenced_broker_ack_is_not_judged_with_unclean_election():
     assert tb.violations("fenced_broker_ack") == []
 
 
+def test_fenced_broker_ack_is_judged_where_the_controller_ignores_the_unclean_option():
+    """Before 3.9 a KRaft controller never reads unclean.leader.election.enable
+    (`kraft_unclean_election_config` off), so the option does not excuse a fenced ack."""
+    tb, _ = _fenced_leader_acks(())
+    tb.header["options"]["cluster"]["unclean_leader_election"] = True
+    tb.header["options"].setdefault("protocol", {})["kraft_unclean_election_config"] = False
+    assert tb.violations("fenced_broker_ack") != []
+
+
 # -- broker_metadata_stalled ------------------------------------------------------------------------
 
 # -- demoted_leader_append ---------------------------------------------------------------------
