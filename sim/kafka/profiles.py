@@ -140,7 +140,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # sim.kafka.modes enforces
     ("3.8", dict(list_offsets_max_timestamp="batch_epoch",  # KAFKA-16310
                  fetch_session_cache_sharded=True)),  # KAFKA-9401
-    ("3.9", dict(kraft_unclean_election_config=True)),  # KAFKA-12670 (KRaft only)
+    ("3.9", dict(kraft_unclean_election_config=True,  # KAFKA-12670 (KRaft only)
+                 raft_begin_quorum_heartbeat=True)),  # KAFKA-16536 (KRaft only)
     ("4.0", dict(raft_pre_vote=True)),  # KIP-996, KAFKA-16164 (KRaft only)
     ("4.1", dict(kraft_fetch_completes_on_hw=True)),  # KIP-1166, KAFKA-14145 (KRaft only)
     # everything in the KIP texts (KIP-359, KIP-185/192) and the self-test's own proposals

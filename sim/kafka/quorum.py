@@ -139,6 +139,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
         self.emit(V.QUORUM_LEADER, {"epoch": self.quorum_epoch, "end_offset": self.end_offset,
                                     "high_watermark": self.hw})
         self.acked, self.epoch_sent = set(), {}  # `resetConnections`
+        self.begin_epoch_due_us = 0  # `LeaderState`: beginQuorumEpochTimer starts expired
         self._announce()  # BeginQuorumEpoch: the voters learn who won
         # a control record drains the accumulator at once (`appendControlMessage`)
         self.append(MetadataRecord.of(LEADER_CHANGE, leader=self.name))

@@ -30,6 +30,7 @@ class RaftEpochs:
         self.epoch_sent: dict[str, int] = {}  # voter -> when its request in flight went
         self.successors: tuple = ()  # a resigned leader's preferred successors
         self.shutdown_deadline_us = -1  # a graceful shutdown's end (-1: none begun)
+        self.begin_epoch_due_us = 0  # a leader's next BeginQuorumEpoch heartbeat (3.9+)
 
     def _due(self, voter: str) -> bool:
         """Whether `voter` may be sent a request now: none in flight, or it timed out."""
@@ -46,10 +47,19 @@ class RaftEpochs:
     # -- the leader's BeginQuorumEpoch -----------------------------------------------------
     def _announce(self) -> None:
         """BeginQuorumEpoch to each voter that has neither answered one nor fetched in this
-        epoch (`LeaderState.nonAcknowledgingVoters`)."""
-        self._send_epoch_requests("BeginQuorumEpoch",
-                                  BeginQuorumEpoch(self.quorum_epoch, self.name),
-                                  [v for v in self.voters if v not in self.acked])
+        epoch (`LeaderState.nonAcknowledgingVoters`, 3.3-3.8); from 3.9 (KAFKA-16536, switch
+        `raft_begin_quorum_heartbeat`) to every other voter each time the leader's
+        beginQuorumEpochTimer runs out, at once on election and then every half
+        quorum.fetch.timeout.ms (`maybeSendBeginQuorumEpochRequests`), answered or not, so a
+        voter that lost track of the leader (restarted, or standing in the leader's epoch)
+        learns it within that time."""
+        body = BeginQuorumEpoch(self.quorum_epoch, self.name)
+        if not self.protocol.raft_begin_quorum_heartbeat:
+            self._send_epoch_requests("BeginQuorumEpoch", body,
+                                      [v for v in self.voters if v not in self.acked])
+        elif self.now_us >= self.begin_epoch_due_us:
+            self._send_epoch_requests("BeginQuorumEpoch", body, self.voters)
+            self.begin_epoch_due_us = self.now_us + self.cluster.quorum_fetch_timeout_ms * 500
 
     def on_begin_quorum_epoch(self, msg) -> None:
         """`handleBeginQuorumEpochRequest`: refused by `rules.raft_voter_only_error`, else the

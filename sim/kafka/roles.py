@@ -137,6 +137,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "raft_pre_vote": (CONTROLLER,),
     # KRaft only (KAFKA-12670): the controller reads unclean.leader.election.enable
     "kraft_unclean_election_config": (CONTROLLER,),
+    # KRaft only (KAFKA-16536): the quorum leader resends BeginQuorumEpoch as a heartbeat
+    "raft_begin_quorum_heartbeat": (CONTROLLER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

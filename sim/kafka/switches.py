@@ -38,12 +38,8 @@ class Protocol:
     # exponentially while answers bring no newer leader epoch (`equivalentResponseCount`)
     client_backoff: str = "exponential"
     # which broker a client's Metadata request goes to (`NetworkClient.leastLoadedNode`, ref
-    # §3.1): fewest_in_flight (0.10.2-2.2): a connected node with nothing in flight, else the
-    # node with the fewest requests in flight, one without a connection counting as none;
-    # established_first (2.3-2.6, KAFKA-8376): a connected node (an idle one at once, else the
-    # one with the fewest in flight), and only without one a node to connect to (the last the
-    # scan finds); oldest_attempt (2.7+, KIP-601, KAFKA-9893): as established_first, but of the
-    # nodes to connect to, the one whose last connection attempt is oldest
+    # §3.1; docs/profiles.md): fewest_in_flight (0.10.2-2.2) | established_first (2.3-2.6,
+    # KAFKA-8376) | oldest_attempt (2.7+, KIP-601: the oldest connection attempt first)
     least_loaded_node: str = "oldest_attempt"
     # broker answer to an unknown producer with seq != 0: out_of_order (0.11) |
     # unknown_producer_id (1.0-2.4) | accept (2.5+, KIP-360) (ref §2.4)
@@ -381,6 +377,9 @@ class Protocol:
     # KRaft only: KAFKA-12670 (3.9). The controller elects uncleanly where the cluster's
     # unclean.leader.election.enable says so; before, never (`uncleanLeaderElectionEnabledForTopic`)
     kraft_unclean_election_config: bool = False
+    # KRaft only: KAFKA-16536 (3.9). The quorum leader resends BeginQuorumEpoch to every voter
+    # each half quorum.fetch.timeout.ms; before, only until each voter answered or fetched
+    raft_begin_quorum_heartbeat: bool = False
     mutant: str = ""  # planted bug, or "" for none (see MUTANTS)
 
     def to_json(self, kraft: bool = False) -> dict:
@@ -395,5 +394,6 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
                   "kraft_strays_deleted_first",
                   "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
-                  "kraft_fetch_completes_on_hw", "raft_pre_vote", "kraft_unclean_election_config")
+                  "kraft_fetch_completes_on_hw", "raft_pre_vote", "kraft_unclean_election_config",
+                  "raft_begin_quorum_heartbeat")
 

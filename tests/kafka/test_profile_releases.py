@@ -55,6 +55,7 @@ ARRIVALS = {
     "client_backoff": [("0.10.2", "constant"), ("3.7", "exponential")],  # KIP-580
     "init_producer_id_auth_abortable": [("0.10.2", False), ("3.6", True)],  # KAFKA-13668
     "kraft_unclean_election_config": [("0.10.2", False), ("3.9", True)],  # KAFKA-12670
+    "raft_begin_quorum_heartbeat": [("0.10.2", False), ("3.9", True)],  # KAFKA-16536
 }
 
 

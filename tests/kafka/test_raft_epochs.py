@@ -15,10 +15,11 @@ from sim.kafka.rules import raft_requests as R
 from tests.kafka.test_kraft import KRAFT_UNIT
 
 
-def _voter(role="follower", epoch=5, leader=None):
-    """c1 of a three-voter quorum, set to `role` in `epoch`, its sends recorded."""
+def _voter(role="follower", epoch=5, leader=None, profile="4.1"):
+    """c1 of a three-voter quorum on `profile`, set to `role` in `epoch`, its sends recorded."""
     from tests.kafka import build_cluster
-    cluster, _trace = build_cluster(KRAFT_UNIT)
+    cluster, _trace = build_cluster(KRAFT_UNIT.replace('"4.1"', f'"{profile}"').replace(
+        "[cluster]\n", '[cluster]\nmode = "kraft"\n'))
     c1 = cluster.world.actors["c1"]
     c1.quorum_epoch, c1.role, c1.leader = epoch, role, leader
     sent = []
@@ -63,9 +64,10 @@ def test_a_voter_answers_begin_quorum_epoch(role, leader, epoch, req_leader, err
 
 
 def test_a_leader_sends_begin_quorum_epoch_until_acknowledged():
-    """`pollLeader` -> `maybeSendRequests(nonAcknowledgingVoters)`: a voter that answered or
-    fetched is not asked again; one that did not is asked again after the request timeout."""
-    c1, sent = _voter("candidate", 5)
+    """`pollLeader` -> `maybeSendRequests(nonAcknowledgingVoters)` (3.3-3.8): a voter that
+    answered or fetched is not asked again; one that did not is asked again after the request
+    timeout."""
+    c1, sent = _voter("candidate", 5, profile="3.8")
     c1.votes = set(c1.voters)
     c1._maybe_win()
     assert sorted(d for d, k, _ in sent if k == "BeginQuorumEpoch") == ["c2", "c3"]
@@ -77,6 +79,40 @@ def test_a_leader_sends_begin_quorum_epoch_until_acknowledged():
     c1.epoch_sent["c3"] -= c1.cluster.quorum_request_timeout_ms * 1000
     c1._announce()
     assert [(d, k) for d, k, _ in sent] == [("c3", "BeginQuorumEpoch")]
+
+
+def test_a_leader_resends_begin_quorum_epoch_as_a_heartbeat_from_3_9():
+    """KafkaRaftClientTest.testBeginQuorumEpochHeartbeat (3.9.0, KAFKA-16536): every
+    beginQuorumEpochTimeoutMs (half the fetch timeout) the leader sends BeginQuorumEpoch to
+    every other voter, answered before or not; none in between."""
+    c1, sent = _voter("candidate", 5, profile="3.9")
+    c1.votes = set(c1.voters)
+    c1._maybe_win()
+    half = c1.cluster.quorum_fetch_timeout_ms * 500
+    start, rounds = c1.now_us, []
+    for delay in (0, half // 2, half, half + half // 2, 2 * half):
+        sent.clear()
+        c1._env._now = start + delay  # the voter's clock, as its timers read it
+        c1._announce()
+        rounds.append(sorted(d for d, k, _ in sent if k == "BeginQuorumEpoch"))
+        for voter in ("c2", "c3"):  # both answer: 3.8 would never ask them again
+            c1.on_begin_quorum_epoch_response(SimpleNamespace(src=voter,
+                                                              body=QuorumAnswer(5, "c1")))
+    assert rounds == [[], [], ["c2", "c3"], [], ["c2", "c3"]]  # (round 0 went on election)
+
+
+def test_a_heartbeat_skips_a_voter_whose_last_request_is_still_in_flight():
+    """`maybeSendRequest` asks only ready connections (`RequestManager.isReady`): a voter that
+    has not answered within quorum.request.timeout.ms (2 s, above the 1 s heartbeat) is
+    skipped that round."""
+    c1, sent = _voter("candidate", 5, profile="3.9")
+    c1.votes = set(c1.voters)
+    c1._maybe_win()
+    c1.on_begin_quorum_epoch_response(SimpleNamespace(src="c2", body=QuorumAnswer(5, "c1")))
+    sent.clear()
+    c1._env._now += c1.cluster.quorum_fetch_timeout_ms * 500
+    c1._announce()
+    assert [(d, k) for d, k, _ in sent] == [("c2", "BeginQuorumEpoch")]
 
 
 def test_a_begin_quorum_epoch_answer_of_a_higher_epoch_steps_the_leader_down():
