@@ -14,6 +14,9 @@ from typing import Any, Callable
 
 from sim.kafka.probe.observable import NONE, Seen
 from sim.kafka.probe.observable import Observable as Obs
+from sim.kafka.rules.offsets import RESET_TIMESTAMPS
+
+RESET_STRATEGIES = {ts: name for name, ts in RESET_TIMESTAMPS.items()}
 
 # prefix -> (the request kind, the partition fields a check may read)
 SENT = {"fetch_sent": ("Fetch", ("fetch_offset", "current_leader_epoch")),
@@ -29,7 +32,7 @@ def fetch_state(seen: Seen, tp: str) -> str:
     if tp not in node.assigned:
         return NONE
     if tp in node.awaiting_reset:
-        return "await_reset" if node.reset_ts is not None else "initializing"
+        return "await_reset" if node.reset_strategy[tp] is not None else "initializing"
     return "await_validation" if tp in node.awaiting else "fetching"
 
 
@@ -50,6 +53,15 @@ def _position_leader(index: int) -> Callable[[Seen, str], Any]:
         leader = seen.node.position_leader.get(tp)
         return NONE if leader is None or leader[index] < 0 else leader[index]
     return read
+
+
+def _reset_strategy(seen: Seen, tp: str) -> Any:
+    """`SubscriptionState.resetStrategy(tp)` while the position waits for a reset: "earliest" or
+    "latest"; "none" when it waits for none (NONE) or does not wait."""
+    node = seen.node
+    if tp not in node.awaiting_reset or tp not in node.assigned:
+        return NONE
+    return RESET_STRATEGIES.get(node.reset_strategy[tp], NONE)
 
 
 def _consumed(seen: Seen, tp: str) -> int:
@@ -114,6 +126,8 @@ CONSUMER = {
                                "whether the position waits for validation (KIP-320)"),
     "offset_reset_needed": Obs(True, lambda s, tp: fetch_state(s, tp) == "await_reset",
                                "whether the position waits for a reset (`isOffsetResetNeeded`)"),
+    "reset_strategy": Obs(True, _reset_strategy, "the strategy the position waits for a reset "
+                          "by (`resetStrategy`): earliest or latest; none if it waits for none"),
     "assigned": Obs(True, lambda s, tp: tp in s.node.assigned,
                     "whether tp is assigned to the consumer (`isAssigned`)"),
     "paused": Obs(True, lambda s, tp: tp in s.node.paused, "whether tp is paused (`isPaused`)"),
