@@ -68,6 +68,19 @@ def _consumed(seen: Seen, tp: str) -> int:
     return sum(ev["count"] for ev in seen.events if ev["kind"] == "consume" and ev["tp"] == tp)
 
 
+def _returned(epochs: bool) -> Callable[[Seen, str], Any]:
+    """The records of tp the step's last return of records held, in order: their offsets, or
+    their batches' leader epochs (`ConsumerRecord.leaderEpoch`: "none" for a batch without
+    one, magic v0/v1); [] when the step returned none for tp."""
+    def read(seen: Seen, tp: str) -> Any:
+        if not any(ev["kind"] == "consume" and ev["tp"] == tp for ev in seen.events):
+            return []
+        start, end, batches = seen.node.last_returned[tp]
+        return [(NONE if e[2] < 0 else e[2]) if epochs else off for e in batches if e[3].count
+                for off in range(max(e[0], start), min(e[0] + e[1], end))]
+    return read
+
+
 def _fetch_error(seen: Seen, tp: str) -> Any:
     for ev in reversed(seen.events):
         if ev["kind"] == "fetch_error" and ev["tp"] == tp:
@@ -145,6 +158,11 @@ CONSUMER = {
         s.node.is_fetchable(cf.data.tp) for cf in s.node.completed), "whether one of them is for "
         "a fetchable partition (`hasAvailableFetches`)"),
     "consumed": Obs(True, _consumed, "the records of tp the consumer took during the step"),
+    "consumed_offsets": Obs(True, _returned(False), "the offsets of the records of tp the "
+                            "step's last return of records (a poll, or an answer taken as it "
+                            "came) held, in order; [] if none"),
+    "consumed_epochs": Obs(True, _returned(True), "their leader epochs "
+                           "(`ConsumerRecord.leaderEpoch`; none for a batch without one)"),
     "fetch_error": Obs(True, _fetch_error, "the error tp's last Fetch answer of the step carried "
                        "(NONE if none)", True),
 }
