@@ -17,7 +17,10 @@ answer, per partition (`handleListOffsetResponse`, `resetOffsetIfNeeded` /
   ("This will ensure we skip validation"), against the leader the metadata names now;
 - an error (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
   KAFKA_STORAGE_ERROR, OFFSET_NOT_AVAILABLE, ...): the partition rests `retry.backoff.ms` and
-  metadata is refreshed (`requestFailed`, `metadata.requestUpdate()`), then asks again.
+  metadata is refreshed (`requestFailed`, `metadata.requestUpdate()`), then asks again;
+  TOPIC_AUTHORIZATION_FAILED is also raised to the application, once
+  (`OffsetFetcherUtils.handleListOffsetResponse` fails the request with a
+  TopicAuthorizationException, which the next `resetPositionsIfNeeded` throws, at 3.7.0).
 With the strategy NONE (`auto_offset_reset = "none"`) nothing is reset: a partition without a
 position surfaces NoOffsetForPartitionException and stays without one.
 A partition whose leader the metadata does not know waits for metadata, and asks for it. An
@@ -31,6 +34,7 @@ model's consumer does not, as it does not for fetched batches either.
 
 from __future__ import annotations
 
+from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import ListOffsets, ListOffsetsPartition
 from sim.kafka.rules.offsets import CONSUMER_REPLICA_ID, RESET_TIMESTAMPS, reset_timestamp
@@ -123,6 +127,8 @@ class OffsetResetter:
             action = "retry"
             self.resting[tp] = (self.now_us + self.retry_backoff_us(), epoch)
             self.request_update()
+            if answer.error == E.TOPIC_AUTHORIZATION_FAILED:
+                self.surface(tp, "TopicAuthorizationException", -1)
         else:
             action = "reset"
             del self.awaiting_reset[tp]

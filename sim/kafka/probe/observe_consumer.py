@@ -145,8 +145,9 @@ CONSUMER = {
                     "whether tp is assigned to the consumer (`isAssigned`)"),
     "paused": Obs(True, lambda s, tp: tp in s.node.paused, "whether tp is paused (`isPaused`)"),
     "exception": Obs(True, _exception, "the exception the application's poll raises for tp "
-                     "for what the step brought (no reset policy): NoOffsetForPartitionException, "
-                     "OffsetOutOfRangeException or LogTruncationException; none if none"),
+                     "for what the step brought: with no reset policy NoOffsetForPartitionException, "
+                     "OffsetOutOfRangeException or LogTruncationException; a reset's "
+                     "TopicAuthorizationException; none if none"),
     "divergent_offset": Obs(True, _divergent, "the divergent offset of that "
                             "LogTruncationException (`divergentOffsets`), none without one"),
     "buffered": Obs(True, lambda s, tp: s.node.buffered(tp), "whether an answer for tp waits "
