@@ -1,20 +1,20 @@
 """Consumer position reset with ListOffsets (`auto.offset.reset`).
 
 Contract (mixin of `Consumer`): a partition whose position has no offset waits for a reset
-(`SubscriptionState.requestOffsetReset`, AWAIT_RESET) by a reset strategy: the default
-one, `auto_offset_reset`, at the start (no committed offsets), after OFFSET_OUT_OF_RANGE
+(`SubscriptionState.requestOffsetReset`, AWAIT_RESET) by a reset strategy: the default one,
+`auto_offset_reset`, at the start (no committed offsets), after OFFSET_OUT_OF_RANGE
 (`handleOffsetOutOfRange`), and after a position validation that found no end offset for its
 epoch (`maybeCompleteValidation`); or one of its own, asked for by the application
 (`request_offset_reset`: `seekToBeginning` EARLIEST, `seekToEnd` LATEST), which also ends the
 partition's retry backoff (`TopicPartitionState.reset`: `nextRetryTimeMs = null`). It is not
-fetched or validated meanwhile. One ListOffsets per leader broker is in flight at a time, naming each waiting
-partition whose rest is over, with `replica_id` -1, the leader epoch the consumer knows as
-`CurrentLeaderEpoch` (v4+, KIP-320) and the timestamp of the partition's strategy (EARLIEST
-or LATEST; `Fetcher.resetOffsetsAsync` at 2.6.0, `OffsetsRequestManager` at 3.7.0). The
-answer, per partition (`handleListOffsetResponse`, `resetOffsetIfNeeded` /
+fetched or validated meanwhile. One ListOffsets per leader broker is in flight at a time, naming
+each waiting partition whose rest is over, with `replica_id` -1, the leader epoch the consumer
+knows as `CurrentLeaderEpoch` (v4+, KIP-320) and the timestamp of the partition's strategy
+(EARLIEST or LATEST; `Fetcher.resetOffsetsAsync` at 2.6.0, `OffsetsRequestManager` at 3.7.0).
+The answer, per partition (`handleListOffsetResponse`, `resetOffsetIfNeeded` /
 `resetPositionIfNeeded`):
-- an offset: the position moves there, without an offset epoch, so it is not validated
-  ("This will ensure we skip validation"), against the leader the metadata names now;
+- an offset: the position moves there, without an offset epoch, so it is not validated ("This
+  will ensure we skip validation"), against the leader the metadata names now;
 - an error (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER,
   KAFKA_STORAGE_ERROR, OFFSET_NOT_AVAILABLE, ...): the partition rests `retry.backoff.ms` and
   metadata is refreshed (`requestFailed`, `metadata.requestUpdate()`), then asks again;
@@ -25,11 +25,12 @@ With the strategy NONE (`auto_offset_reset = "none"`) nothing is reset: a partit
 position surfaces NoOffsetForPartitionException and stays without one.
 A partition whose leader the metadata does not know waits for metadata, and asks for it. An
 answer is taken only for a partition that still waits for a reset by the strategy the request
-was sent for (`SubscriptionState.maybeSeekUnvalidated` at 2.4.0 and 3.7.0: "Skipping reset
-... since reset is no longer needed", "... since an alternative reset has been requested"):
-asked again by the same strategy, the reset in flight still counts. Every answer is a `reset_position` event. Kafka also records
-the answered leader epoch as the last seen one if newer (`updateLastSeenEpochIfNewer`); the
-model's consumer does not, as it does not for fetched batches either.
+was sent for (`SubscriptionState.maybeSeekUnvalidated` at 2.4.0 and 3.7.0: "Skipping reset ...
+since reset is no longer needed", "... since an alternative reset has been requested"): asked
+again by the same strategy, the reset in flight still counts. Every answer is a `reset_position`
+event. Kafka also records the answered leader epoch as the last seen one if newer
+(`updateLastSeenEpochIfNewer`); the model's consumer does not, as it does not for fetched
+batches either.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class OffsetResetter:
         self.awaiting_reset: dict[str, int] = {tp: 1 for tp in self.tps}  # tp -> reset number
         self.resets = dict(self.awaiting_reset)  # tp -> resets asked for so far
         self.resetting: dict[int, int] = {}  # broker -> corr of its ListOffsets in flight
-        self.reset_asked: dict[int, dict] = {}  # broker -> {tp: (reset number, epoch sent)}
+        self.reset_asked: dict[int, dict] = {}  # broker -> {tp: (timestamp, epoch sent)}
         self.reset_ts = reset_timestamp(self.spec.auto_offset_reset)  # None: `none`
         # tp -> the timestamp of the strategy its last reset was asked by (None: NONE)
         self.reset_strategy: dict[str, int | None] = {tp: self.reset_ts for tp in self.tps}
@@ -99,8 +100,8 @@ class OffsetResetter:
             self.set_timer(self.request_timeout_us(), "reset_timeout", (leader, self.corr))
 
     def _no_offsets(self) -> None:
-        """`auto.offset.reset = none`: a partition without a position is not reset; the
-        application's poll raises NoOffsetForPartitionException for it
+        """The strategy NONE (`auto.offset.reset = none`): a partition without a position is
+        not reset; the application's poll raises NoOffsetForPartitionException for it
         (`SubscriptionState.resetInitializingPositions` at 3.7.0, `resetMissingPositions` from
         2.0.0), once per partition left without a position here with the strategy NONE."""
         for tp in sorted(self.awaiting_reset):
