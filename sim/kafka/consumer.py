@@ -269,6 +269,7 @@ class Consumer(SubscriptionUser, FetchCollector, OffsetResetter, PositionValidat
         now = self.now_us
         self.position[data.tp] = taken[-1][0] + taken[-1][1]
         self.offset_epoch[data.tp] = taken[-1][2]  # the next position's offsetEpoch
+        self.last_returned[data.tp] = (position, self.position[data.tp], tuple(taken))
         self.emit(V.CONSUME, {"tp": data.tp, "offset": taken[0][0],
                               "next_offset": self.position[data.tp], "batches": len(taken),
                               "count": sum(e[1] for e in taken), "leader_epoch": taken[-1][2],

@@ -17,7 +17,13 @@ leader hint is applied there, on arrival), and only `poll()` collects, as
 - records are returned from the position on, at most `max_poll_records` per poll over all
   partitions (`fetchRecords`): none for a partition no longer assigned or fetchable or whose
   position moved (the completed fetch is drained); a paused partition's completed fetch goes
-  back to the buffer (2.4+, KAFKA-7548) to be collected once resumed;
+  back to the buffer (2.4+, KAFKA-7548) to be collected once resumed; a batch without records
+  (`Batch.count` 0: v2 keeps a compacted batch's offsets) returns none, and once the answer is
+  drained the position moves past its last batch with that batch's epoch
+  (`CompletedFetch.nextFetchedRecord` at 3.7.0, `Fetcher.PartitionRecords` at 2.4.0: "Message
+  format v2 preserves the last offset in a batch even if the last record is removed");
+- `last_returned[tp]` keeps what the last return of records for tp held (the offsets from, to,
+  and the batches), for a probe to list the records and their leader epochs;
 - a partition with a buffered completed fetch is not fetched again (`fetchablePartitions`).
 """
 
@@ -55,6 +61,7 @@ class FetchCollector:
         self.next_in_line: CompletedFetch | None = None
         self.collecting = False
         self.raising: tuple | None = None  # what `surface` raised during a collection
+        self.last_returned: dict[str, tuple] = {}  # tp -> (from, to, batches) last returned
 
     def buffer_fetch(self, broker: int, data, fp, endpoints: tuple) -> None:
         """Buffer one partition's answer (`polls_when_told`)."""
@@ -135,25 +142,34 @@ class FetchCollector:
         if not self.is_fetchable(tp) or cf.next_offset != self.position[tp]:
             cf.consumed = True  # drained: not assigned, not fetchable, or an obsolete request
             return 0, False
-        records = [(off, e) for e in cf.data.entries for off in range(e[0], e[0] + e[1])
+        entries = cf.data.entries
+        records = [(off, e) for e in entries if e[3].count for off in range(e[0], e[0] + e[1])
                    if off >= cf.next_offset]
         taken = records[:most]
+        last = taken[-1][1] if taken else None
+        next_offset = taken[-1][0] + 1 if taken else cf.next_offset
         if len(taken) < most:
             cf.consumed = True  # `nextFetchedRecord` found no more: drained
-        if not taken:
+            if entries and entries[-1][0] + entries[-1][1] > next_offset:
+                last = entries[-1]  # past batches without records: the last batch's end
+                next_offset = last[0] + last[1]
+        if last is None:
             return 0, False
-        cf.next_offset = taken[-1][0] + 1
-        self._take(tp, taken, cf.next_offset)
+        cf.next_offset = next_offset
+        self._take(tp, taken, next_offset, last[2])
         return len(taken), True
 
-    def _take(self, tp: str, taken: list, next_offset: int) -> None:
-        """The position moves past the records returned, with their batch's leader epoch as
-        its offset epoch (`CompletedFetch.lastEpoch`)."""
+    def _take(self, tp: str, taken: list, next_offset: int, last_epoch: int) -> None:
+        """The position moves to `next_offset` with the leader epoch of the last batch read as
+        its offset epoch (`CompletedFetch.lastEpoch`), past the records returned, if any."""
+        self.position[tp], self.offset_epoch[tp] = next_offset, last_epoch
+        if not taken:
+            return
         batches = []
         for _off, e in taken:
             if not batches or batches[-1] is not e:
                 batches.append(e)
-        self.position[tp], self.offset_epoch[tp] = next_offset, batches[-1][2]
+        self.last_returned[tp] = (taken[0][0], taken[-1][0] + 1, tuple(batches))
         self.emit(V.CONSUME, {"tp": tp, "offset": taken[0][0], "next_offset": next_offset,
                               "batches": len(batches), "count": len(taken),
                               "leader_epoch": batches[-1][2],

@@ -109,7 +109,8 @@ class SubscriptionUser:
         return not (stale and data.error == E.OFFSET_OUT_OF_RANGE)
 
     def surface(self, tp: str, exception: str, offset: int, divergent: tuple = ()) -> None:
-        """An exception the application's next poll raises for `tp` (no reset policy); during
+        """An exception the application's next poll raises for `tp` (no reset policy, or an
+        authorization error answering a reset); during
         a poll's collection (`consumer_poll.py`) the poll decides whether it is raised."""
         if self.collecting:
             self.raising = (tp, exception, offset, divergent)

@@ -16,6 +16,7 @@ COORDINATOR_NOT_AVAILABLE = 15
 NOT_COORDINATOR = 16
 BROKER_NOT_AVAILABLE = 8  # a ZooKeeper-mode controller's answer to a ControlledShutdown
 STALE_CONTROLLER_EPOCH = 11
+TOPIC_AUTHORIZATION_FAILED = 29  # likewise: a probe's ListOffsets answer to a consumer
 CLUSTER_AUTHORIZATION_FAILED = 31  # the model's brokers never send it; a probe's answer may
 UNSUPPORTED_VERSION = 35  # likewise
 NOT_ENOUGH_REPLICAS = 19

@@ -15,11 +15,13 @@ from sim.kafka.probe.wire import NO
 POSITION = (Field("tp", "str"), Field("offset", "int"), Field("offset_epoch", "int", NO),
             Field("leader", "int", NO), Field("leader_epoch", "int", NO),
             Field("awaiting_validation", "bool", False))
+RESET = (Field("tp", "str"), Field("strategy", "str"))
 CONSUMER_STATE = (Field("name", "str"), Field("metadata", "tables", (), METADATA),
                   Field("brokers", "ints", None), Field("positions", "tables", (), POSITION),
                   Field("metadata_in_flight_to", "int", NO), Field("assignment", "strs", None),
                   Field("paused", "strs", ()), Field("polls_when_told", "bool", False),
-                  Field("max_poll_records", "int", NO))
+                  Field("max_poll_records", "int", NO), Field("resets", "tables", (), RESET))
+STRATEGIES = ("earliest", "latest", "none")
 
 
 def set_consumer(consumer, state: dict, ctx) -> None:
@@ -28,8 +30,10 @@ def set_consumer(consumer, state: dict, ctx) -> None:
     (leader, epoch) it was last fetched from or validated against (by default the metadata's
     current leader), or waits for validation (`awaiting_validation`, Kafka's
     `seekUnvalidated`: only with an offset epoch and a leader epoch, else it fetches); a
-    partition without a position waits for a reset (ListOffsets). `assignment` (default
-    every partition of its topic) and `paused` are its `assignFromUser` and `pause` calls.
+    partition without a position waits for a reset (ListOffsets), by `auto_offset_reset` unless
+    `resets` names its own strategy (`requestOffsetReset(tp, strategy)`: earliest, latest or
+    none). `assignment` (default every partition of its topic) and `paused` are its
+    `assignFromUser` and `pause` calls.
     `polls_when_told`: the application polls only on `Poll` steps (`consumer_poll.py`), at most
     `max_poll_records` records a poll (`max.poll.records`; default unlimited, FetcherTest's
     `buildFetcher()`)."""
@@ -44,6 +48,8 @@ def set_consumer(consumer, state: dict, ctx) -> None:
     consumer.pause(state["paused"])
     for i, pos in enumerate(state["positions"]):
         _set_position(consumer, pos, f"node.positions[{i}]")
+    for i, reset in enumerate(state["resets"]):
+        _set_reset(consumer, reset, f"node.resets[{i}]")
     consumer.running = True
     consumer.fetch()  # what it can send at once: Fetch, OffsetsForLeaderEpoch, ListOffsets
 
@@ -78,6 +84,15 @@ def _set_position(consumer, pos: dict, key: str) -> None:
     # leader with an epoch, waits; another starts fetching
     if pos["offset_epoch"] >= 0 and leader[1] >= 0:
         consumer.awaiting[tp] = leader
+
+
+def _set_reset(consumer, reset: dict, key: str) -> None:
+    """`requestOffsetReset(tp, strategy)` before the first request is sent."""
+    _known_tps(consumer, [reset["tp"]], consumer.assigned, f"{key}.tp")
+    if reset["strategy"] not in STRATEGIES:
+        raise FieldProblem(f"{key}.strategy", f"{reset['strategy']!r} is no reset strategy",
+                           f"use one of {', '.join(STRATEGIES)}")
+    consumer.request_reset(reset["tp"], reset["strategy"])
 
 
 def _set_poll(consumer, state: dict) -> None:

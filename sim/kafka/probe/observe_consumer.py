@@ -14,6 +14,9 @@ from typing import Any, Callable
 
 from sim.kafka.probe.observable import NONE, Seen
 from sim.kafka.probe.observable import Observable as Obs
+from sim.kafka.rules.offsets import RESET_TIMESTAMPS
+
+RESET_STRATEGIES = {ts: name for name, ts in RESET_TIMESTAMPS.items()}
 
 # prefix -> (the request kind, the partition fields a check may read)
 SENT = {"fetch_sent": ("Fetch", ("fetch_offset", "current_leader_epoch")),
@@ -29,7 +32,7 @@ def fetch_state(seen: Seen, tp: str) -> str:
     if tp not in node.assigned:
         return NONE
     if tp in node.awaiting_reset:
-        return "await_reset" if node.reset_ts is not None else "initializing"
+        return "await_reset" if node.reset_strategy[tp] is not None else "initializing"
     return "await_validation" if tp in node.awaiting else "fetching"
 
 
@@ -52,8 +55,30 @@ def _position_leader(index: int) -> Callable[[Seen, str], Any]:
     return read
 
 
+def _reset_strategy(seen: Seen, tp: str) -> Any:
+    """`SubscriptionState.resetStrategy(tp)` while the position waits for a reset: "earliest" or
+    "latest"; "none" when it waits for none (NONE) or does not wait."""
+    node = seen.node
+    if tp not in node.awaiting_reset or tp not in node.assigned:
+        return NONE
+    return RESET_STRATEGIES.get(node.reset_strategy[tp], NONE)
+
+
 def _consumed(seen: Seen, tp: str) -> int:
     return sum(ev["count"] for ev in seen.events if ev["kind"] == "consume" and ev["tp"] == tp)
+
+
+def _returned(epochs: bool) -> Callable[[Seen, str], Any]:
+    """The records of tp the step's last return of records held, in order: their offsets, or
+    their batches' leader epochs (`ConsumerRecord.leaderEpoch`: "none" for a batch without
+    one, magic v0/v1); [] when the step returned none for tp."""
+    def read(seen: Seen, tp: str) -> Any:
+        if not any(ev["kind"] == "consume" and ev["tp"] == tp for ev in seen.events):
+            return []
+        start, end, batches = seen.node.last_returned[tp]
+        return [(NONE if e[2] < 0 else e[2]) if epochs else off for e in batches if e[3].count
+                for off in range(max(e[0], start), min(e[0] + e[1], end))]
+    return read
 
 
 def _fetch_error(seen: Seen, tp: str) -> Any:
@@ -114,12 +139,15 @@ CONSUMER = {
                                "whether the position waits for validation (KIP-320)"),
     "offset_reset_needed": Obs(True, lambda s, tp: fetch_state(s, tp) == "await_reset",
                                "whether the position waits for a reset (`isOffsetResetNeeded`)"),
+    "reset_strategy": Obs(True, _reset_strategy, "the strategy the position waits for a reset "
+                          "by (`resetStrategy`): earliest or latest; none if it waits for none"),
     "assigned": Obs(True, lambda s, tp: tp in s.node.assigned,
                     "whether tp is assigned to the consumer (`isAssigned`)"),
     "paused": Obs(True, lambda s, tp: tp in s.node.paused, "whether tp is paused (`isPaused`)"),
     "exception": Obs(True, _exception, "the exception the application's poll raises for tp "
-                     "for what the step brought (no reset policy): NoOffsetForPartitionException, "
-                     "OffsetOutOfRangeException or LogTruncationException; none if none"),
+                     "for what the step brought: with no reset policy NoOffsetForPartitionException, "
+                     "OffsetOutOfRangeException or LogTruncationException; a reset's "
+                     "TopicAuthorizationException; none if none"),
     "divergent_offset": Obs(True, _divergent, "the divergent offset of that "
                             "LogTruncationException (`divergentOffsets`), none without one"),
     "buffered": Obs(True, lambda s, tp: s.node.buffered(tp), "whether an answer for tp waits "
@@ -131,6 +159,11 @@ CONSUMER = {
         s.node.is_fetchable(cf.data.tp) for cf in s.node.completed), "whether one of them is for "
         "a fetchable partition (`hasAvailableFetches`)"),
     "consumed": Obs(True, _consumed, "the records of tp the consumer took during the step"),
+    "consumed_offsets": Obs(True, _returned(False), "the offsets of the records of tp the "
+                            "step's last return of records (a poll, or an answer taken as it "
+                            "came) held, in order; [] if none"),
+    "consumed_epochs": Obs(True, _returned(True), "their leader epochs "
+                           "(`ConsumerRecord.leaderEpoch`; none for a batch without one)"),
     "fetch_error": Obs(True, _fetch_error, "the error tp's last Fetch answer of the step carried "
                        "(NONE if none)", True),
 }

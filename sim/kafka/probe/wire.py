@@ -153,16 +153,18 @@ RECORD = (Field("base_offset", "int"), Field("record_count", "int", 1),
           Field("leader_epoch", "int"), Field("producer_id", "int", NO),
           Field("producer_epoch", "int", NO), Field("base_sequence", "int", NO),
           Field("batch_id", "str", ""), Field("timestamp", "ms", 0))
-FETCH_DATA = (
+FETCH_DATA = (  # `empty`: a v2 batch whose records are all gone (compacted), offsets kept
     Field("tp", "str"), Field("error", "error", 0), Field("high_watermark", "int", NO),
-    Field("log_start_offset", "int", NO), Field("records", "tables", (), RECORD),
-    Field("diverging_epoch", "pair", None), Field("current_leader", "pair", None),
-    Field("log_end_offset", "int", NO))
+    Field("log_start_offset", "int", NO), Field("log_end_offset", "int", NO),
+    Field("records", "tables", (), RECORD + (Field("empty", "bool", False),)),
+    Field("diverging_epoch", "pair", None), Field("current_leader", "pair", None))
 
 
 def record_entry(r: dict, ctx, producer: str = "") -> tuple:
-    """A batch as a log holds it: (base offset, record count, leader epoch, Batch)."""
-    batch = M.Batch(r["batch_id"] or ctx.batch_id(), producer, r["record_count"],
+    """A batch as a log holds it: (base offset, offsets it spans, leader epoch, Batch); an
+    `empty` one holds no record (`Batch.count` 0)."""
+    batch = M.Batch(r["batch_id"] or ctx.batch_id(), producer,
+                    0 if r.get("empty") else r["record_count"],
                     r["timestamp"] * 1000, r["producer_id"], r["producer_epoch"],
                     r["base_sequence"])
     return (r["base_offset"], r["record_count"], r["leader_epoch"], batch)
@@ -345,8 +347,9 @@ KINDS: dict[str, Kind] = {
     "Shutdown": Kind(BROKER + ZK_CONTROLLER, (), lambda f, ctx: None, "the operator begins "
                      "the broker's (controlled) shutdown, or stops a controller: no message",
                      act=lambda b, _src, _f: b.begin_shutdown()),
-    "Disconnect": Kind(PRODUCER, (), lambda f, ctx: None, "the producer's connection to the "
-                       "sender closes under its requests (MockClient.disconnect): no message",
+    "Disconnect": Kind(PRODUCER + CONSUMER, (), lambda f, ctx: None, "the client's connection "
+                       "to the sender closes under its requests (MockClient.disconnect, a "
+                       "response prepared with disconnect = true): no message",
                        True, act=lambda p, src, _f: p.on_disconnect(src)),
     "ControlledShutdown": Kind(
         ZK_CONTROLLER, (Field("corr", "int", 0), Field("broker", "int", NO),

@@ -3,7 +3,8 @@
 Contract: `APP_KINDS` maps each call a consumer probe may make mid-test to its `Kind` (joined
 into `sim.kafka.probe.wire.KINDS`): `Seek` (`seek`, or `seekUnvalidated` with
 `awaiting_validation`; the fields of a starting state's position), `Pause`, `Resume` and
-`Assign` (`assignFromUser`), each with the partitions it names, and `Poll` (the application's
+`Assign` (`assignFromUser`), `SeekToBeginning` and `SeekToEnd` (`requestOffsetReset` by
+EARLIEST or LATEST), each with the partitions it names, and `Poll` (the application's
 poll, which collects the buffered Fetch answers: only for a consumer that `polls_when_told`). A call is an act on the
 consumer itself, through the consumer's own methods (`sim.kafka.consumer_subscription`), as a
 Kafka unit test calls `SubscriptionState`; nothing is sent for it. `check_app_steps(steps,
@@ -57,6 +58,13 @@ APP_KINDS = {
                    act=lambda c, _src, f: c.resume(f["partitions"])),
     "Assign": Kind(CONSUMER, PARTITIONS, _fields, "the application assigns partitions "
                    "(assignFromUser)", act=lambda c, _src, f: c.assign(f["partitions"])),
+    "SeekToBeginning": Kind(CONSUMER, PARTITIONS, _fields, "the application seeks to the "
+                            "beginning: a reset by EARLIEST (requestOffsetReset)",
+                            act=lambda c, _src, f: c.request_offset_reset(f["partitions"],
+                                                                          "earliest")),
+    "SeekToEnd": Kind(CONSUMER, PARTITIONS, _fields, "the application seeks to the end: a "
+                      "reset by LATEST (requestOffsetReset)",
+                      act=lambda c, _src, f: c.request_offset_reset(f["partitions"], "latest")),
     "Poll": Kind(CONSUMER, (), _fields, "the application polls: the buffered Fetch answers are "
                  "collected (FetchCollector.collectFetch; with polls_when_told)",
                  act=lambda c, _src, f: c.poll()),
