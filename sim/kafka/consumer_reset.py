@@ -28,9 +28,8 @@ answer is taken only for a partition that still waits for a reset by the strateg
 was sent for (`SubscriptionState.maybeSeekUnvalidated` at 2.4.0 and 3.7.0: "Skipping reset ...
 since reset is no longer needed", "... since an alternative reset has been requested"): asked
 again by the same strategy, the reset in flight still counts. Every answer is a `reset_position`
-event. Kafka also records the answered leader epoch as the last seen one if newer
-(`updateLastSeenEpochIfNewer`); the model's consumer does not, as it does not for fetched
-batches either.
+event. An answered leader epoch newer than the last seen one is recorded as it
+(`updateLastSeenEpochIfNewer`, `learn_leader_epoch`), as Kafka does; a fetched batch's is not.
 """
 
 from __future__ import annotations
