@@ -57,3 +57,8 @@ def test_real_vote_state_and_loss():
                                          ("4.1", True)])
 def test_switch_by_release(profile, on):
     assert resolve_protocol(profile).raft_pre_vote is on
+
+
+def test_unattached_keeps_timer_only_after_a_timeout():
+    assert P.unattached_keeps_timer(True) is True
+    assert P.unattached_keeps_timer(False) is False
