@@ -153,7 +153,10 @@ class RaftElections:
             self._maybe_win()
             return
         # a rejection that leaves no way to a majority backs off at once, rather than waiting
-        # out the election timeout (`handleVoteResponse`: "the vote has become gridlocked")
+        # out the election timeout (`handleVoteResponse`: "the vote has become gridlocked");
+        # from 4.1 it waits out the election timeout (KAFKA-18345: "the election timeout
+        # already provides a natural throttle and it is randomized")
         self.rejected.add(msg.src)
-        if self._vote_rejected() and self.backoff_until_us < 0:
+        if self._vote_rejected() and self.backoff_until_us < 0 and \
+                not self.protocol.raft_candidate_waits_election_timeout:
             self._back_off()

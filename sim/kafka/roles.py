@@ -135,6 +135,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_fetch_completes_on_hw": (CONTROLLER, BROKER),
     # KRaft only (KIP-996): a voter asks for pre-votes before it stands, and answers them
     "raft_pre_vote": (CONTROLLER,),
+    # KRaft only (KAFKA-18345): a candidate that lost waits out its election timeout
+    "raft_candidate_waits_election_timeout": (CONTROLLER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

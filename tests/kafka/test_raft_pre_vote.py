@@ -156,3 +156,24 @@ def test_a_timed_out_pre_election_without_leader_keeps_the_spent_timer():
     c1.on_vote_response(_msg("c2", VoteResponse(5, False)))
     c1.on_vote_response(_msg("c3", VoteResponse(5, False)))
     assert c1.quorum_state() == "unattached" and c1.election_deadline_us > c1.now_us
+
+
+def test_a_rejected_candidate_backs_off_up_to_40_and_waits_its_timeout_from_41():
+    """4.0's `handleVoteResponse` backs a rejected candidate off
+    (`binaryExponentialElectionBackoffMs`), then it is prospective; 4.1 (KAFKA-18345,
+    `raft_candidate_waits_election_timeout`) waits out the election timeout instead."""
+    from dataclasses import replace
+
+    from sim.kafka.kraft_messages import VoteResponse
+    for waits in (False, True):
+        c1, _sent = _voter("follower", 5, "c3")
+        c1.protocol = replace(c1.protocol, raft_candidate_waits_election_timeout=waits)
+        c1._stand()
+        c1.on_vote_response(_msg("c2", VoteResponse(6, False)))
+        c1.on_vote_response(_msg("c3", VoteResponse(6, False)))
+        assert (c1.backoff_until_us >= 0) is not waits
+        c1._poll_candidate(c1.election_deadline_us - 1)  # past any first backoff (<= 100 ms)
+        assert (c1.role, c1.quorum_epoch) == ("candidate" if waits else "prospective", 6)
+        if waits:
+            c1._poll_candidate(c1.election_deadline_us)
+            assert (c1.role, c1.quorum_epoch) == ("prospective", 6)
