@@ -1,12 +1,13 @@
 """A voter's Pre-Vote (KIP-996, Kafka 4.0+, switch `raft_pre_vote`; mixin of `RaftQuorum`):
 a voter whose fetch or election timeout passes, a resigned leader whose election timeout
-passes and a candidate whose backoff ends become Prospective at their current epoch instead of
-standing (`transitionToProspective`: nothing persisted, no epoch bump) and ask the other voters
-with Vote PreVote=true at that epoch (`buildVoteRequest(..., preVote)`); a majority granted
-makes it a candidate (`transitionToCandidate`, epoch + 1), a lost pre-election or its timeout
-leaves it at its epoch, following the leader it knew or unattached
-(`prospectiveTransitionAfterElectionLoss`). A voter answers a pre-vote without changing its
-vote (`rules.pre_vote`). Off (up to 3.9) a voter stands at once (`RaftElections._stand`).
+passes, a candidate whose election timed out (at once) and one that lost (once its backoff
+ends, or from 4.1 its election timeout) become Prospective at their current epoch instead of
+standing (`transitionToProspective`: no epoch bump, no new election state) and ask the other
+voters with Vote PreVote=true at that epoch (`buildVoteRequest(..., preVote)`); a majority
+granted makes it a candidate (`transitionToCandidate`, epoch + 1), a lost pre-election or its
+timeout leaves it at its epoch, following the leader it knew or unattached (`pollProspective`).
+A voter answers a pre-vote without changing its vote (`rules.pre_vote`). Off (up to 3.9) a
+voter stands at once (`RaftElections._stand`). Read in the 4.0 line (docs/profiles.md).
 
 Contract: the host provides what `RaftElections` uses, and `fetched_from_leader` (set by a
 successful Fetch answer since it began to follow, reset by `_step_down`).
