@@ -96,6 +96,13 @@ def _release_producer(options: Options, p: ProducerOptions, written: dict) -> Pr
     return replace(p, **library_defaults(p.client, written, p.enable_idempotence == "required"))
 
 
+def check_clients(options: Options) -> None:
+    """Refuse the clients Kafka would not run: too old for the brokers, or a producer config
+    Kafka refuses (`clients_supported`, `idempotence_supported`)."""
+    clients_supported(options)
+    idempotence_supported(options)
+
+
 def clients_supported(options: Options) -> None:
     """Refuse a client older than the brokers answer (`sim.kafka.modes.oldest_client`): a 0.10.2
     client cannot produce to or fetch from Kafka 4.0+ brokers (KIP-896), so a run with one

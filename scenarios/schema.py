@@ -31,10 +31,9 @@ from scenarios.actions import (
     created_topics,
 )
 from scenarios.clients import (
+    check_clients,
     clients,
-    clients_supported,
     consumer,
-    idempotence_supported,
     producer,
     release_options,
     unique_nodes,
@@ -252,8 +251,7 @@ def _resolve(data: dict, path: str) -> Scenario:
                       nodes=nodes, inter_broker_protocol=ibp)
     options = release_options(options, raw)
     names.message_format = release_default("topics", "message_format", profile)
-    clients_supported(options)
-    idempotence_supported(options)
+    check_clients(options)
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)
     mixes = check_mixes(tables(raw["mix"], "mix", False), names, run)

@@ -168,7 +168,7 @@ def test_what_a_trace_means_loads_no_actor(module):
     loads the model's actors."""
     paths = _modules(module) or [ROOT.joinpath(*module.split(".")).with_suffix(".py")]
     allowed = (*TRACE_MODULES, "sim.kafka.profiles", "sim.kafka.switches", "sim.kafka.switch_choices",
-               "sim.kafka.defaults")
+               "sim.kafka.defaults", "sim.kafka.modes")
     problems = [f"{p.relative_to(ROOT)}: {msg}" for p in paths
                 for msg in model_imports(p.read_text(encoding="utf-8"), _package_of(p), allowed)]
     assert problems == []
@@ -182,6 +182,9 @@ def test_what_a_trace_means_loads_no_actor(module):
                          ("sim.kafka.switches",)) == []
     defaults = ROOT / "sim" / "kafka" / "defaults.py"
     assert model_imports(defaults.read_text(encoding="utf-8"), "sim.kafka",
+                         ("sim.kafka.profiles",)) == []
+    modes = ROOT / "sim" / "kafka" / "modes.py"
+    assert model_imports(modes.read_text(encoding="utf-8"), "sim.kafka",
                          ("sim.kafka.profiles",)) == []
 
 

@@ -214,7 +214,7 @@ def _workload(draw, space: FaultSpace):
 def _setting_choices(producer, protocol) -> dict:
     """Per WORKLOAD_CHOICES key, the producer's own value first, then the others Kafka
     accepts for it: a producer that asks for idempotence explicitly keeps acks=all, as Kafka
-    refuses any other (`scenarios.schema._idempotence_supported`)."""
+    refuses any other (`scenarios.clients.idempotence_supported`)."""
     explicit = idempotence_explicit(producer, protocol)
     out = {}
     for key, choices in WORKLOAD_CHOICES.items():

@@ -48,9 +48,12 @@ class RaftElections:
 
     def _poll_candidate(self, now: int) -> None:
         """`pollCandidate` (3.3.0-3.7.0): a candidate backing off stands again once its
-        backoff is over (with `raft_pre_vote`, 4.0+, it becomes prospective: `_elect`); one whose election timeout passed backs off first; else it asks the
-        voters that have not answered again, while it can still win. A candidate shutting
-        down only asks, until it wins (to resign) or another leads."""
+        backoff is over (with `raft_pre_vote`, 4.0+, it becomes prospective: `_elect`); one
+        whose election timeout passed backs off first, or with `raft_pre_vote` becomes
+        prospective at once (4.0's `CandidateState`: "If election times out, it will transition
+        immediately to prospective"; `KafkaRaftClientPreVoteTest.testPreVoteNotSupportedByRemote`);
+        else it asks the voters that have not answered again, while it can still win. A
+        candidate shutting down only asks, until it wins (to resign) or another leads."""
         if self.shutdown_deadline_us >= 0:
             if not self._vote_rejected():
                 self._send_votes()
@@ -58,7 +61,10 @@ class RaftElections:
             if now >= self.backoff_until_us:
                 self._elect()
         elif now >= self.election_deadline_us:
-            self._back_off()
+            if self.protocol.raft_pre_vote:
+                self._elect()
+            else:
+                self._back_off()
         elif not self._vote_rejected():
             self._send_votes()
 
@@ -97,10 +103,14 @@ class RaftElections:
             return
         state = self._vote_state()
         granted = self.rules.raft_grants_vote(state, self.voted_for, req.candidate, up_to_date)
-        # `transitionToVoted`: a new election timeout (a prospective records the vote, KIP-996)
+        # `transitionToVoted`: a new election timeout. A prospective records the vote in a new
+        # ProspectiveState (`prospectiveAddVotedState`, 4.0), whose EpochElection holds only
+        # its own pre-vote: the pre-votes it had gathered count no more
         if granted and state == "unattached":
             self.voted_for = req.candidate
             self.election_deadline_us = self.now_us + self._election_timeout_us()
+            if self.role == "prospective":
+                self.votes, self.rejected = {self.name}, set()
         self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, granted,
                                                         leader=self.leader))
 
@@ -119,9 +129,19 @@ class RaftElections:
                                               self._last_epoch(), self.end_offset)
 
     def on_vote_response(self, msg) -> None:
+        """`handleVoteResponse`: first `maybeHandleCommonResponse` (3.7.0 and 4.0 alike): an
+        answer of a higher epoch makes the voter follow the leader it names, else unattached
+        in it; one naming its epoch's leader, when it knows none (a candidate, an unattached
+        or a prospective voter), makes it follow that leader. Then a prospective counts a
+        pre-vote, a candidate a vote."""
         resp = msg.body
+        leader = resp.leader if resp.leader != self.name else None
         if resp.epoch > self.quorum_epoch:
-            self._step_down(resp.epoch, None, "higher epoch")
+            self._step_down(resp.epoch, leader, "higher epoch")
+            return
+        if resp.epoch == self.quorum_epoch and leader is not None and self.leader is None \
+                and self.role not in ("leader", "resigned"):
+            self._step_down(resp.epoch, leader, "leader known")
             return
         if self.role == "prospective":
             self._on_pre_vote_response(msg)
@@ -133,7 +153,10 @@ class RaftElections:
             self._maybe_win()
             return
         # a rejection that leaves no way to a majority backs off at once, rather than waiting
-        # out the election timeout (`handleVoteResponse`: "the vote has become gridlocked")
+        # out the election timeout (`handleVoteResponse`: "the vote has become gridlocked");
+        # from 4.1 it waits out the election timeout (KAFKA-18345: "the election timeout
+        # already provides a natural throttle and it is randomized")
         self.rejected.add(msg.src)
-        if self._vote_rejected() and self.backoff_until_us < 0:
+        if self._vote_rejected() and self.backoff_until_us < 0 and \
+                not self.protocol.raft_candidate_waits_election_timeout:
             self._back_off()

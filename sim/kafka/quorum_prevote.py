@@ -1,12 +1,13 @@
 """A voter's Pre-Vote (KIP-996, Kafka 4.0+, switch `raft_pre_vote`; mixin of `RaftQuorum`):
 a voter whose fetch or election timeout passes, a resigned leader whose election timeout
-passes and a candidate whose backoff ends become Prospective at their current epoch instead of
-standing (`transitionToProspective`: nothing persisted, no epoch bump) and ask the other voters
-with Vote PreVote=true at that epoch (`buildVoteRequest(..., preVote)`); a majority granted
-makes it a candidate (`transitionToCandidate`, epoch + 1), a lost pre-election or its timeout
-leaves it at its epoch, following the leader it knew or unattached
-(`prospectiveTransitionAfterElectionLoss`). A voter answers a pre-vote without changing its
-vote (`rules.pre_vote`). Off (up to 3.9) a voter stands at once (`RaftElections._stand`).
+passes, a candidate whose election timed out (at once) and one that lost (once its backoff
+ends, or from 4.1 its election timeout) become Prospective at their current epoch instead of
+standing (`transitionToProspective`: no epoch bump, no new election state) and ask the other
+voters with Vote PreVote=true at that epoch (`buildVoteRequest(..., preVote)`); a majority
+granted makes it a candidate (`transitionToCandidate`, epoch + 1), a lost pre-election or its
+timeout leaves it at its epoch, following the leader it knew or unattached (`pollProspective`).
+A voter answers a pre-vote without changing its vote (`rules.pre_vote`). Off (up to 3.9) a
+voter stands at once (`RaftElections._stand`). Read in the 4.0 line (docs/profiles.md).
 
 Contract: the host provides what `RaftElections` uses, and `fetched_from_leader` (set by a
 successful Fetch answer since it began to follow, reset by `_step_down`).
@@ -49,7 +50,7 @@ class RaftPreVote:
         if self.shutdown_deadline_us >= 0:
             self._send_votes(pre_vote=True)
         elif now >= self.election_deadline_us:
-            self._lose_pre_vote()
+            self._lose_pre_vote(timed_out=True)
         elif not self._vote_rejected():
             self._send_votes(pre_vote=True)
 
@@ -58,11 +59,17 @@ class RaftPreVote:
         if self.role == "prospective" and len(self.votes) >= self._majority():
             self._stand()
 
-    def _lose_pre_vote(self) -> None:
-        """`prospectiveTransitionAfterElectionLoss`: back to its epoch's follower or unattached
-        state (`rules.pre_vote.after_pre_vote_loss`), with a fresh timer."""
+    def _lose_pre_vote(self, timed_out: bool = False) -> None:
+        """`pollProspective`'s election loss: back to its epoch's follower or unattached state
+        (`rules.pre_vote.after_pre_vote_loss`). A follower's fetch timer starts afresh; an
+        unattached voter's election timer too after a rejection, but after a timeout it keeps
+        the prospective's, which has run out (`rules.pre_vote.unattached_keeps_timer`), so the
+        voter is prospective again at its next poll."""
+        deadline = self.election_deadline_us
         leader = self.leader if P.after_pre_vote_loss(self.leader) == "follower" else None
         self._step_down(self.quorum_epoch, leader, "pre-vote lost")
+        if leader is None and P.unattached_keeps_timer(timed_out):
+            self.election_deadline_us = deadline
 
     def _answer_pre_vote(self, msg) -> None:
         """`handleVoteRequest` for a pre-vote (4.0+): checked (`rules.pre_vote.
@@ -79,17 +86,14 @@ class RaftPreVote:
                                                         leader=self.leader))
 
     def _on_pre_vote_response(self, msg) -> None:
-        """`handleVoteResponse` in the Prospective state, for a pre-vote it sent in this state:
-        an answer naming its epoch's leader, when it knows none, makes it follow it
-        (`maybeHandleCommonResponse`), unless that is itself (a resigned leader's epoch:
-        `transitionToFollower` refuses the local id); a grant counts; a rejection that leaves no way to a
-        majority loses the pre-election (`maybeHandleElectionLoss`)."""
+        """`handleVoteResponse` in the Prospective state, for a pre-vote it sent in this state,
+        once `on_vote_response` has handled an answer naming a leader (a resigned leader's
+        epoch names itself, which `transitionToFollower` refuses): an error is ignored, a grant
+        counts, and a rejection that leaves no way to a majority loses the pre-election."""
         resp = msg.body
         if resp.epoch != self.quorum_epoch or msg.src not in self.vote_sent:
             return
-        if resp.leader not in (None, self.name) and self.leader is None:
-            self._step_down(resp.epoch, resp.leader, "leader known")
-        elif resp.error:
+        if resp.error:
             return
         elif resp.granted:
             self.votes.add(msg.src)

@@ -135,6 +135,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_fetch_completes_on_hw": (CONTROLLER, BROKER),
     # KRaft only (KIP-996): a voter asks for pre-votes before it stands, and answers them
     "raft_pre_vote": (CONTROLLER,),
+    # KRaft only (KAFKA-18345): a candidate that lost waits out its election timeout
+    "raft_candidate_waits_election_timeout": (CONTROLLER,),
     # KRaft only (KAFKA-12670): the controller reads unclean.leader.election.enable
     "kraft_unclean_election_config": (CONTROLLER,),
     # KRaft only (KAFKA-16536): the quorum leader resends BeginQuorumEpoch as a heartbeat

@@ -348,20 +348,16 @@ class Protocol:
     # state back to the old incarnation's log end and fetch time
     kraft_stale_fetch_fenced: bool = False
     # KRaft only: KAFKA-14616 (3.7.0). On a broker's first metadata publish after it starts,
-    # the log dirs the image does not place on it (stray: another topic id, or a partition
-    # not assigned here) are deleted before its replicas are made
-    # (`LogManager.deleteStrayKRaftReplicas` in `BrokerMetadataPublisher.initializeManagers`).
-    # Before (3.6.x: `finishInitializingReplicaManager`) they went after `applyDelta`: a
-    # partition of a topic re-created while the broker was down met its predecessor's log dir
-    # (InconsistentTopicIdException) and the stray deletion that followed took the new
-    # partition away too, leaving it unreplicated here until a later change to it
+    # the log dirs the image does not place on it (stray) are deleted before its replicas are
+    # made (`LogManager.deleteStrayKRaftReplicas` in `initializeManagers`). Before (3.6.x)
+    # they went after `applyDelta`: a partition of a topic re-created while the broker was
+    # down met its predecessor's log dir (InconsistentTopicIdException) and the stray deletion
+    # took the new partition away too, unreplicated here until a later change to it
     kraft_strays_deleted_first: bool = False
-    # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its listeners' ports only once
-    # the controller has unfenced it (`BrokerServer.startup`: `enableRequestProcessing` after
-    # `setReadyToUnfence`, the Acceptor opening its socket in `start`): until then clients and
-    # other brokers are refused. Before (3.3-3.4) the ports open at once (the Acceptor's
-    # socket is opened as it is built) but requests are read only once the controller says the
-    # broker caught up (`initialCatchUpFuture`), so they wait in the socket
+    # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its ports only once unfenced
+    # (`BrokerServer.startup`: `enableRequestProcessing` after `setReadyToUnfence`): until then
+    # clients and brokers are refused. Before (3.3-3.4) the ports open at once but requests are
+    # read only once the broker caught up (`initialCatchUpFuture`): they wait in the socket
     kraft_port_opens_when_unfenced: bool = False
     # KRaft only: KAFKA-14296 (3.3.2, 3.4.0). A broker that has begun to shut down still
     # applies the records that make it a follower (`applyLocalFollowersDelta`): a leader moved
@@ -374,6 +370,9 @@ class Protocol:
     # `metadata_fetch_wait_ms`), so a commit reaches the brokers up to ~500 ms late
     kraft_fetch_completes_on_hw: bool = False
     raft_pre_vote: bool = False  # KIP-996 (4.0; KRaft only): a voter stands once pre-voted
+    # KRaft only: KAFKA-18345 (4.1). A candidate that lost its election waits out its election
+    # timeout; before (3.3-4.0) it backs off at once for a random, exponential time
+    raft_candidate_waits_election_timeout: bool = False
     # KRaft only: KAFKA-12670 (3.9). The controller elects uncleanly where the cluster's
     # unclean.leader.election.enable says so; before, never (`uncleanLeaderElectionEnabledForTopic`)
     kraft_unclean_election_config: bool = False
@@ -394,6 +393,7 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
                   "kraft_strays_deleted_first",
                   "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
-                  "kraft_fetch_completes_on_hw", "raft_pre_vote", "kraft_unclean_election_config",
+                  "kraft_fetch_completes_on_hw", "raft_pre_vote",
+                  "raft_candidate_waits_election_timeout", "kraft_unclean_election_config",
                   "raft_begin_quorum_heartbeat")
 

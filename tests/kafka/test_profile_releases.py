@@ -54,6 +54,8 @@ ARRIVALS = {
     "leader_discovery": [("0.10.2", "metadata"), ("3.7", "kip951")],  # KIP-951
     "client_backoff": [("0.10.2", "constant"), ("3.7", "exponential")],  # KIP-580
     "init_producer_id_auth_abortable": [("0.10.2", False), ("3.6", True)],  # KAFKA-13668
+    "raft_pre_vote": [("0.10.2", False), ("4.0", True)],  # KIP-996
+    "raft_candidate_waits_election_timeout": [("0.10.2", False), ("4.1", True)],  # KAFKA-18345
     "kraft_unclean_election_config": [("0.10.2", False), ("3.9", True)],  # KAFKA-12670
     "raft_begin_quorum_heartbeat": [("0.10.2", False), ("3.9", True)],  # KAFKA-16536
 }

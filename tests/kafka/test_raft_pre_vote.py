@@ -98,3 +98,82 @@ def test_a_timed_out_follower_becomes_prospective_at_its_epoch():
     c1, sent = _voter("follower", 5, "c3", pre_vote=False)
     c1._elect()
     assert (c1.role, c1.quorum_epoch) == ("candidate", 6)
+
+
+def test_a_candidate_whose_election_times_out_is_prospective_at_once():
+    """4.0's `pollCandidate`: no backoff after an election timeout, Prospective at once at the
+    candidate's epoch (`KafkaRaftClientPreVoteTest.testPreVoteNotSupportedByRemote`); 3.x
+    backs off first."""
+    for pre_vote, role in ((True, "prospective"), (False, "candidate")):
+        c1, sent = _voter("follower", 5, "c3", pre_vote=pre_vote)
+        c1._stand()  # a candidate of epoch 6 (with Pre-Vote: its pre-election won)
+        assert (c1.role, c1.quorum_epoch) == ("candidate", 6)
+        c1._poll_candidate(c1.election_deadline_us)
+        assert (c1.role, c1.quorum_epoch) == (role, 6)
+        assert (c1.backoff_until_us >= 0) is not pre_vote
+
+
+def test_a_prospective_that_votes_starts_its_pre_election_afresh():
+    """`prospectiveAddVotedState`: a new ProspectiveState whose EpochElection holds only its
+    own pre-vote, so a grant gathered before the vote counts no more."""
+    from sim.kafka.kraft_messages import Vote, VoteResponse
+    c1, sent = _voter("follower", 5, None)
+    c1.voters = ["c1", "c2", "c3", "c4", "c5"]
+    c1._elect()
+    c1.on_vote_response(_msg("c2", VoteResponse(5, True)))
+    assert c1.votes == {"c1", "c2"}
+    c1.on_vote(_msg("c3", Vote(5, "c3", 0, 0)))
+    assert sent[-1][2].granted and (c1.role, c1.voted_for, c1.votes) == ("prospective", "c3",
+                                                                          {"c1"})
+
+
+def test_a_vote_response_naming_a_leader_is_followed():
+    """`maybeHandleCommonResponse` -> `maybeTransition` (3.7.0 and 4.0): a higher epoch's
+    answer naming a leader makes the voter its follower, not unattached; so does one naming
+    its own epoch's leader while it knows none."""
+    from sim.kafka.kraft_messages import VoteResponse
+    c1, _sent = _voter("follower", 5, "c2")
+    c1._elect()
+    c1.on_vote_response(_msg("c2", VoteResponse(6, False, 42, leader="c3")))
+    assert (c1.role, c1.quorum_epoch, c1.leader) == ("follower", 6, "c3")
+    c1, _sent = _voter("follower", 5, None, pre_vote=False)
+    c1._elect()
+    c1.on_vote_response(_msg("c2", VoteResponse(6, False, leader="c3")))
+    assert (c1.role, c1.quorum_epoch, c1.leader) == ("follower", 6, "c3")
+
+
+def test_a_timed_out_pre_election_without_leader_keeps_the_spent_timer():
+    """`transitionToUnattached` from Prospective keeps its remaining election time unless it
+    was rejected: after a timeout the voter is prospective again at its next poll."""
+    c1, sent = _voter("follower", 5, None)
+    c1._elect()
+    deadline = c1.election_deadline_us
+    c1._poll_prospective(deadline)
+    assert c1.quorum_state() == "unattached" and c1.election_deadline_us == deadline
+    from sim.kafka.kraft_messages import VoteResponse
+    c1, sent = _voter("follower", 5, None)
+    c1._elect()
+    c1.on_vote_response(_msg("c2", VoteResponse(5, False)))
+    c1.on_vote_response(_msg("c3", VoteResponse(5, False)))
+    assert c1.quorum_state() == "unattached" and c1.election_deadline_us > c1.now_us
+
+
+def test_a_rejected_candidate_backs_off_up_to_40_and_waits_its_timeout_from_41():
+    """4.0's `handleVoteResponse` backs a rejected candidate off
+    (`binaryExponentialElectionBackoffMs`), then it is prospective; 4.1 (KAFKA-18345,
+    `raft_candidate_waits_election_timeout`) waits out the election timeout instead."""
+    from dataclasses import replace
+
+    from sim.kafka.kraft_messages import VoteResponse
+    for waits in (False, True):
+        c1, _sent = _voter("follower", 5, "c3")
+        c1.protocol = replace(c1.protocol, raft_candidate_waits_election_timeout=waits)
+        c1._stand()
+        c1.on_vote_response(_msg("c2", VoteResponse(6, False)))
+        c1.on_vote_response(_msg("c3", VoteResponse(6, False)))
+        assert (c1.backoff_until_us >= 0) is not waits
+        c1._poll_candidate(c1.election_deadline_us - 1)  # past any first backoff (<= 100 ms)
+        assert (c1.role, c1.quorum_epoch) == ("candidate" if waits else "prospective", 6)
+        if waits:
+            c1._poll_candidate(c1.election_deadline_us)
+            assert (c1.role, c1.quorum_epoch) == ("prospective", 6)

@@ -214,6 +214,10 @@ def test_impossible_voter_states_are_one_line_errors_naming_the_key(state, key):
     (dict(deliver="QuorumFetchResponse", body="epoch = 1, records = [[2, 1]]"),
      "probe.steps[0].body.records[0]"),
     (dict(body="epoch = 1"), "probe.steps[0].body.last_epoch"),
+    (dict(body="epoch = 1, last_epoch = 0, last_offset = 0, pre_vote = true"),
+     "probe.steps[0].body"),  # Vote's PreVote (KIP-996) comes with 4.0, not 3.7
+    (dict(deliver="VoteResponse", body='epoch = 1, granted = false, leader = "c7"'),
+     "probe.steps[0].body.leader"),
     (dict(deliver="LeaderAndIsr"), "probe.steps[0].deliver"),
     (dict(deliver="MetadataFetchResponse"), "probe.steps[0].deliver"),
     (dict(expect='"isr:t-0" = [1]'), "probe.steps[0].expect.isr:t-0"),
@@ -234,3 +238,19 @@ def test_what_the_voter_asked_is_read_from_its_last_request():
                          expect='"vote_sent.epoch" = 0, "vote_sent.last_epoch" = 0, '
                                 '"vote_sent.last_offset" = 0', **NOTHING))
     assert model == {"vote_sent.epoch": 3, "vote_sent.last_epoch": 1, "vote_sent.last_offset": 2}
+
+
+def test_a_pre_vote_and_its_answers_on_40():
+    """4.0 (KIP-996): a pre-vote reaches the voter, which answers without voting; a
+    prospective's pre-votes are read as such, and an answer naming a leader is followed."""
+    text = _text(controllers=2, body="epoch = 1, last_epoch = 1, last_offset = 0, pre_vote = true",
+                 expect='"answer.granted" = 0, voted_for = 0, quorum_state = 0')
+    model = _model(text.replace('profile = "3.7"', 'profile = "4.0"'))
+    assert model == {"answer.granted": True, "voted_for": "none", "quorum_state": "unattached"}
+    text = _text(state='quorum_state = "unattached"\nepoch = 2', controllers=3,
+                 deliver="VoteResponse", body='epoch = 2, granted = false, leader = "c3"',
+                 expect='quorum_state = 0, quorum_leader = 0, "vote_sent.pre_vote" = 0')
+    model = _model(text.replace('profile = "3.7"', 'profile = "4.0"'))
+    # an answer (unasked) naming its epoch's leader: it follows c3, asking nothing yet
+    assert model == {"quorum_state": "follower", "quorum_leader": "c3",
+                     "vote_sent.pre_vote": "none"}

@@ -38,6 +38,7 @@ REQUEST_GATES = {
                                              "ControlledShutdown v2 (KIP-380, 2.2)"),
     ("QuorumFetch", "high_watermark"): (lambda p: p.kraft_fetch_completes_on_hw,
                                         "Fetch v18 (KIP-1166, 4.1)"),
+    ("Vote", "pre_vote"): (lambda p: p.raft_pre_vote, "Vote v2's PreVote (KIP-996, 4.0)"),
 }
 
 

@@ -1,7 +1,8 @@
 """What a probe can check on a voter under test (`sim.kafka.probe.observe` for the others).
 
 Contract: `VOTER` maps each check of a Raft voter (`KafkaRaftClient`, KIP-595) to its
-`Observable`: its quorum state as Kafka's `QuorumState` names it (`quorum_state`, the
+`Observable`: its quorum state as Kafka's `QuorumState` names it (`quorum_state`, with
+`prospective` from 4.0, KIP-996; the
 model's own `RaftQuorum.quorum_state`), `quorum_epoch`, `quorum_leader` and `voted_for` (voter names,
 `"none"`), its log (`log_end_offset`, `log_epochs` as `[[epoch, count], ...]`), its
 `high_watermark` (a leader's is "none" until a record of its epoch commits, Kafka's empty
@@ -11,7 +12,7 @@ model's own `RaftQuorum.quorum_state`), `quorum_epoch`, `quorum_leader` and `vot
 (`[[epoch, count], ...]`). A field the model's answer does not carry reads `"none"`, except
 `error`, which reads NONE on an answer that carries no error. What it asked during the step: `fetch_sent.<field>` (`epoch`, `fetch_offset`,
 `last_fetched_epoch` of the last QuorumFetch it sent), `vote_sent.<field>` (`epoch`,
-`last_epoch`, `last_offset` of the last Vote it sent) and `end_epoch_sent.<field>` (`epoch`,
+`last_epoch`, `last_offset`, `pre_vote` of the last Vote it sent) and `end_epoch_sent.<field>` (`epoch`,
 `leader`, `preferred_successors` of the last EndQuorumEpoch it sent), `"none"` when it sent
 none. The answer's `epoch`, `leader` and `error` read a BeginQuorumEpochResponse's and an
 EndQuorumEpochResponse's too.
@@ -59,7 +60,7 @@ def _answer(name: str) -> Callable[[Seen, str], Any]:
 
 
 SENT = {"fetch_sent": ("QuorumFetch", ("epoch", "fetch_offset", "last_fetched_epoch")),
-        "vote_sent": ("Vote", ("epoch", "last_epoch", "last_offset")),
+        "vote_sent": ("Vote", ("epoch", "last_epoch", "last_offset", "pre_vote")),
         "end_epoch_sent": ("EndQuorumEpoch", ("epoch", "leader", "preferred_successors"))}
 
 
@@ -76,7 +77,8 @@ def _sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
 VOTER = {
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "quorum_state": Obs(False, lambda s, a: s.node.quorum_state(), "unattached, voted, follower, "
-                        "candidate, leader or resigned (Kafka's QuorumState)"),
+                        "prospective (KIP-996, 4.0+), candidate, leader or resigned (Kafka's "
+                        "QuorumState)"),
     "quorum_epoch": Obs(False, lambda s, a: s.node.quorum_epoch, "the quorum epoch"),
     "quorum_leader": Obs(False, lambda s, a: s.node.leader, "the leader the voter knows"),
     "voted_for": Obs(False, lambda s, a: s.node.voted_for, "the candidate it voted for in its "

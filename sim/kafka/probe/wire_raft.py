@@ -6,14 +6,17 @@ Contract: `RAFT_KINDS` maps `Vote`, `VoteResponse`, `BeginQuorumEpoch`,
 the model's own message (`sim.kafka.kraft_messages`), so a probe passes through the handlers
 of `sim.kafka.quorum.RaftQuorum` that a run does. Each comes from a voter of the quorum
 (`c<n>`), a QuorumFetch also from a broker (an observer). The sender is the candidate of a
-Vote, the leader of a BeginQuorumEpoch or an EndQuorumEpoch unless `leader` says otherwise
-(`"none"`: LeaderId -1), and the replica of a QuorumFetch (a voter by its name, `c<n>`), whose
+Vote (or the prospective of a pre-vote, `pre_vote = true`: KIP-996, 4.0+; an earlier
+profile's Vote carries no PreVote and refuses it, `sim.kafka.probe.gates`), the leader of a
+BeginQuorumEpoch or an EndQuorumEpoch unless `leader` says otherwise (`"none"`: LeaderId -1),
+and the replica of a QuorumFetch (a voter by its name, `c<n>`), whose
 `max_wait_ms` is its MaxWaitMs (default the fetchers' `metadata_fetch_wait_ms`). Also the
 client's own calls, acts of the operator on the voter: `Resign` (`resign(epoch)`) and
 `RaftShutdown` (`shutdown(timeoutMs)`). A QuorumFetchResponse's `records` are the log's
 epochs as `[[epoch, count], ...]`, records being NoOp placeholders at offsets from the
 node's last QuorumFetch to the sender (0 if it sent none), all committed unless
 `high_watermark` says less; its `leader` is the sender unless given (`"none"`: no leader).
+A VoteResponse names no leader unless given, and carries `error` (default NONE).
 `check_raft_body(kind, fields, key, voters)` refuses what a voter could not be sent: a leader
 or a preferred successor that is not a voter, and records out of epoch order or above the
 answer's epoch. (A malformed Fetch, a negative offset, last fetched epoch or MaxWaitMs, is
@@ -47,11 +50,13 @@ def _leader(given: str, ctx) -> str | None:
 
 
 def _vote(f: dict, ctx) -> Vote:
-    return Vote(f["epoch"], ctx.src, f["last_epoch"], f["last_offset"])
+    return Vote(f["epoch"], ctx.src, f["last_epoch"], f["last_offset"], f["pre_vote"])
 
 
 def _vote_response(f: dict, ctx) -> VoteResponse:
-    return VoteResponse(f["epoch"], f["granted"])
+    """A voter's answer to the node's Vote or pre-vote; it names no leader unless told."""
+    return VoteResponse(f["epoch"], f["granted"], f["error"], _leader(f["leader"] or NO_LEADER,
+                                                                      ctx))
 
 
 def _begin_quorum_epoch(f: dict, ctx) -> BeginQuorumEpoch:
@@ -94,11 +99,12 @@ ANSWER_FIELDS = (Field("epoch", "int"), Field("leader", "str", ""), Field("error
 
 RAFT_KINDS: dict[str, Kind] = {
     "Vote": Kind(VOTER, (Field("epoch", "int"), Field("last_epoch", "int"),
-                         Field("last_offset", "int")),
-                 _vote, "a candidate's Vote request (the sender is the candidate)",
-                 from_voter=True),
-    "VoteResponse": Kind(VOTER, (Field("epoch", "int"), Field("granted", "bool")),
-                         _vote_response, "a voter's answer to the candidate's Vote",
+                         Field("last_offset", "int"), Field("pre_vote", "bool", False)),
+                 _vote, "a candidate's Vote request, or a prospective's pre-vote (`pre_vote`, "
+                 "KIP-996: at its own epoch) (the sender is the candidate)", from_voter=True),
+    "VoteResponse": Kind(VOTER, (Field("epoch", "int"), Field("granted", "bool"),
+                                 Field("leader", "str", ""), Field("error", "error", 0)),
+                         _vote_response, "a voter's answer to the node's Vote or pre-vote",
                          from_voter=True),
     "BeginQuorumEpoch": Kind(VOTER, (Field("epoch", "int"), Field("leader", "str", "")),
                              _begin_quorum_epoch, "a new leader's BeginQuorumEpoch",

@@ -64,3 +64,11 @@ def after_pre_vote_loss(leader: str | None) -> str:
     leader it knew, else "unattached". It bumps no epoch, so no observer learns one that no
     leader holds."""
     return "follower" if leader is not None else "unattached"
+
+
+def unattached_keeps_timer(timed_out: bool) -> bool:
+    """`QuorumState.transitionToUnattached` from Prospective (4.0 line): the unattached state
+    keeps the prospective's remaining election time unless its pre-vote was rejected
+    (`!epochElection().isVoteRejected()`), so a pre-election that timed out leaves none and the
+    voter is prospective again at its next poll; a rejected one draws a fresh timeout."""
+    return timed_out

@@ -57,3 +57,14 @@ def test_real_vote_state_and_loss():
                                          ("4.1", True)])
 def test_switch_by_release(profile, on):
     assert resolve_protocol(profile).raft_pre_vote is on
+
+
+def test_unattached_keeps_timer_only_after_a_timeout():
+    assert P.unattached_keeps_timer(True) is True
+    assert P.unattached_keeps_timer(False) is False
+
+
+@pytest.mark.parametrize("profile,on", [("3.9", False), ("4.0", False), ("4.1", True)])
+def test_candidate_waits_election_timeout_by_release(profile, on):
+    """KAFKA-18345 (4.1): a candidate that lost waits out its election timeout."""
+    assert resolve_protocol(profile).raft_candidate_waits_election_timeout is on
