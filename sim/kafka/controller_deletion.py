@@ -45,6 +45,7 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
 from sim.kafka.rules import topic_deletion as TD
+from sim.kafka.rules.controller import isr_removal
 from sim.kafka.store import TopicDeletion
 
 
@@ -158,16 +159,47 @@ class TopicDeletionOps:
         those whose state allows it move; OfflineReplica and ReplicaDeletionStarted then send
         each live broker one StopReplica for its replicas, without and with deletion."""
         by_broker: dict[int, list] = {}
+        moved = []
         for name, r in replicas:
             states = self.store.deleting[name].states
             if not TD.valid_transitions(states, [r], target):
                 continue
             states[r] = target
+            moved.append((name, r))
             by_broker.setdefault(r[0], []).append(self._deletion_stop(name, r[1], target == TD.STARTED))
+        if target == TD.OFFLINE:
+            self.remove_deleted_from_isr(moved)
         if target in (TD.OFFLINE, TD.STARTED):
             for b, parts in sorted(by_broker.items()):
                 if b in self.live:
                     self.send_stop_replica(b, tuple(parts))
+
+    def remove_deleted_from_isr(self, replicas) -> None:
+        """`OfflineReplica`'s ZooKeeper write for replicas (topic, (broker, tp)) of queued
+        topics, one broker at a time (Kafka groups them by replica id in a hash map's order,
+        the model by broker id): `isr_removal` on the partition's state, which ZooKeeper keeps
+        until the deletion completes, with a new leader epoch and partition epoch. Nothing is
+        sent for it: the LeaderAndIsr to the other replicas is left out for a topic queued for
+        deletion (`isTopicQueuedUpForDeletion`), and the UpdateMetadata goes only for a
+        partition without leadership info. So once every replica went offline the partition is
+        leaderless, its ISR the last replica written (read at 2.4.0 and 3.7.0)."""
+        for _name, (b, tp) in sorted(replicas, key=lambda nr: nr[1]):
+            st = self.deleted_partition(tp)[1]
+            written = isr_removal(st.leader, st.isr, b)
+            if written is None:
+                continue
+            if written[0] != st.leader or self.protocol.isr_shrink_bumps_epoch:
+                st.leader_epoch += 1
+            st.leader, st.isr = written
+            st.partition_epoch += 1
+
+    def deleted_partition(self, tp: str):
+        """(topic, partition state) of `tp` of a topic queued for deletion, else None."""
+        name, _, index = tp.rpartition("-")
+        d = self.store.deleting.get(name)
+        if d is None or not index.isdigit() or int(index) not in d.topic.partitions:
+            return None
+        return d.topic, d.topic.partitions[int(index)]
 
     def _deletion_stop(self, name: str, tp: str, delete: bool) -> StopReplicaPartition:
         topic = self.store.deleting[name].topic
@@ -201,13 +233,29 @@ class TopicDeletionOps:
         self.fail_replica_deletion([r for d in self._deletions() for r in sorted(d.states)
                                     if r[0] in failed])
 
+    def online_deleted_replicas(self, started: list[int]) -> list[str]:
+        """`onBrokerStartup`'s `OnlineReplica` for the started brokers' replicas of queued
+        topics, those whose state allows it (not one being or already deleted); returns their
+        partitions, which `send_assignments` then names (`deleted_online_on`)."""
+        self._transition([(tp.rpartition("-")[0], (b, tp)) for d in self._deletions()
+                          for b, tp in sorted(d.states) if b in started], TD.ONLINE)
+        return sorted({tp for b in started for tp in self.deleted_online_on(b)})
+
+    def deleted_online_on(self, broker: int) -> list[str]:
+        """The partitions of queued topics whose replica on `broker` is `OnlineReplica`. That
+        transition (a broker's startup, a new controller's `ReplicaStateMachine.startup`) sends
+        the broker a LeaderAndIsr of the partition as ZooKeeper holds it, with its others, as
+        for any topic (`OnlineReplica` does not ask whether the topic is being deleted; read at
+        2.4.0 and 3.7.0): leaderless once the deletion took its replicas offline, so the broker
+        only creates the log again, which the deletion's StopReplica then removes."""
+        return [tp for d in self._deletions() for (b, tp), state in sorted(d.states.items())
+                if b == broker and state == TD.ONLINE]
+
     def on_deletion_brokers_startup(self, started: list[int]) -> None:
-        """`onBrokerStartup`'s part: the started brokers' replicas of queued topics go
-        OnlineReplica, and those topics' deletions resume (`resumeDeletionForTopics`)."""
+        """`onBrokerStartup`'s last part: the deletions of the queued topics with a replica on
+        a started broker resume (`resumeDeletionForTopics`: no longer ineligible)."""
         names = sorted({tp.rpartition("-")[0] for d in self._deletions() for b, tp in d.states
                         if b in started})
-        self._transition([(n, r) for n in names for r in sorted(self.store.deleting[n].states)
-                          if r[0] in started], TD.ONLINE)
         for name in names:
             self.store.deleting[name].ineligible = False
         if names:
