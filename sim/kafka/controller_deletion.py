@@ -27,10 +27,15 @@ replicas when it comes back, instead of keeping them as strays. Until a deletion
 topic of that name cannot be created (TOPIC_ALREADY_EXISTS, "Topic 't' is marked for
 deletion").
 
-Not modelled: `OfflineReplica`'s ZooKeeper write taking the replica out of the ISR (nothing
-reads a deleted topic's state: its UpdateMetadata and StopReplica carry the deletion's markers),
-the LeaderAndIsr a restarted broker or a new controller's `OnlineReplica` sends for a deleted
-topic's replicas, and a deletion waiting out a reassignment of the topic (the model cancels it).
+ZooKeeper keeps a queued topic's partition states until the deletion completes: each
+`OfflineReplica` writes its replica out of the ISR (`remove_deleted_from_isr`, no LeaderAndIsr
+sent), and each `OnlineReplica` (a broker's startup, a new controller's) sends the replica a
+LeaderAndIsr of that state (`deleted_online_on`), leaderless once the deletion took the replicas
+offline. Not modelled: a deletion waiting out a reassignment of the topic. Kafka marks such a
+topic ineligible only when it is already queued (`processTopicDeletion` marks before it
+queues, and `markTopicIneligibleForDeletion` ignores a topic not queued; read at 1.0.0, 2.4.0
+and 3.7.0) or at a failover (`fetchTopicDeletionsInProgress`), so a new deletion proceeds at
+once; the model cancels the reassignment where Kafka leaves it in its context.
 
 Sources: TopicDeletionManager.scala (enqueueTopicsForDeletion, resumeDeletions,
 onTopicDeletion, onPartitionDeletion, failReplicaDeletion, completeReplicaDeletion,
