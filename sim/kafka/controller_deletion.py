@@ -31,11 +31,12 @@ ZooKeeper keeps a queued topic's partition states until the deletion completes: 
 `OfflineReplica` writes its replica out of the ISR (`remove_deleted_from_isr`, no LeaderAndIsr
 sent), and each `OnlineReplica` (a broker's startup, a new controller's) sends the replica a
 LeaderAndIsr of that state (`deleted_online_on`), leaderless once the deletion took the replicas
-offline. Not modelled: a deletion waiting out a reassignment of the topic. Kafka marks such a
-topic ineligible only when it is already queued (`processTopicDeletion` marks before it
-queues, and `markTopicIneligibleForDeletion` ignores a topic not queued; read at 1.0.0, 2.4.0
-and 3.7.0) or at a failover (`fetchTopicDeletionsInProgress`), so a new deletion proceeds at
-once; the model cancels the reassignment where Kafka leaves it in its context.
+offline. A reassignment of the topic in progress stays so (Kafka's `partitionsBeingReassigned`)
+and goes with the topic: it halts the deletion (ineligible) only once queued, when another
+notification names the topic (`processTopicDeletion` marks before it queues, and
+`markTopicIneligibleForDeletion` ignores a topic not queued; read at 1.0.0, 2.4.0 and 3.7.0),
+at a failover (`fetchTopicDeletionsInProgress`) or when it resumes
+(`resume_deleted_reassignment`); a new deletion of a topic being reassigned starts at once.
 
 Sources: TopicDeletionManager.scala (enqueueTopicsForDeletion, resumeDeletions,
 onTopicDeletion, onPartitionDeletion, failReplicaDeletion, completeReplicaDeletion,
@@ -71,8 +72,6 @@ class TopicDeletionOps:
                 return f"no topic {name}"
         for name in names:
             topic = self.store.topics.pop(name)
-            for i in sorted(topic.partitions):
-                self.store.reassignments.pop(f"{name}-{i}", None)
             self.store.deleting[name] = TopicDeletion(topic, self._initial_states(name, topic))
             self.emit(V.TOPIC_DELETED, {"topic": name, "topic_id": topic.topic_id})
         self.resume_deletions()
@@ -83,8 +82,15 @@ class TopicDeletionOps:
         return [n for n in names if n in self.store.topics]
 
     def on_topic_deletion_notification(self, names) -> None:
-        """`processTopicDeletion`: queue the topics /admin/delete_topics names that exist (a
-        name it does not know is ignored), and resume every queued deletion."""
+        """`processTopicDeletion`: mark ineligible the named topics with a reassignment in
+        progress, then queue those that exist (a name it does not know is ignored), and resume
+        every queued deletion. The mark comes before the queueing and
+        `markTopicIneligibleForDeletion` ignores a topic not queued (read at 1.0.0, 2.4.0 and
+        3.7.0), so it holds back only a topic an earlier notification queued: a new deletion
+        of a topic being reassigned starts at once, over its reassignment's replicas too."""
+        for name in sorted(set(names)):
+            if name in self.store.deleting and self.reassigning(name):
+                self.store.deleting[name].ineligible = True
         new = self.newly_deleted(names)
         if new:
             self.delete_topics(new)
@@ -122,7 +128,12 @@ class TopicDeletionOps:
         .startup`): replica states anew, a topic with an offline replica ineligible."""
         for name, d in sorted(self.store.deleting.items()):
             d.states = self._initial_states(name, d.topic)
-            d.ineligible = TD.OFFLINE in d.states.values()
+            d.ineligible = TD.OFFLINE in d.states.values() or self.reassigning(name)
+
+    def reassigning(self, name: str) -> bool:
+        """Whether a partition of topic `name` is being reassigned. A deletion leaves the
+        reassignment in progress, as Kafka does (`partitionsBeingReassigned`)."""
+        return any(tp.rpartition("-")[0] == name for tp in self.store.reassignments)
 
     # -- resumeDeletions -----------------------------------------------------------------
     def resume_deletions(self) -> None:
@@ -132,6 +143,10 @@ class TopicDeletionOps:
             decision = TD.resume_decision(d.states.values(), d.ineligible)
             if decision == "complete":
                 del self.store.deleting[name]
+                # ZooKeeper's topic znode goes, with the reassignment it held (Kafka's context
+                # keeps it in `partitionsBeingReassigned` until a failover: not modelled)
+                for tp in [tp for tp in self.store.reassignments if tp.rpartition("-")[0] == name]:
+                    del self.store.reassignments[tp]
                 self.emit(V.TOPIC_DELETION_COMPLETED, {"topic": name, "topic_id": d.topic.topic_id})
             retry += [name] if decision.startswith("retry") else []
             start += [name] if decision.endswith("start") else []
@@ -197,6 +212,24 @@ class TopicDeletionOps:
                 st.leader_epoch += 1
             st.leader, st.isr = written
             st.partition_epoch += 1
+
+    def resume_deleted_reassignment(self, tp: str, target: tuple) -> None:
+        """`onPartitionReassignment` run again for a partition of a topic queued for deletion:
+        `maybeResumeReassignments` (a failover, a target broker's startup) does not ask whether
+        the topic is being deleted (read at 2.4.0 and 3.7.0). The topic is marked ineligible
+        for deletion; unless its target is in the ISR, the partition's state takes a new
+        leader epoch (`updateLeaderEpoch`) and goes in a LeaderAndIsr to each live replica,
+        with an UpdateMetadata that marks it deleted. Not modelled: a target in the ISR, which
+        completes the reassignment of the deleted partition (the model leaves it pending)."""
+        self.store.deleting[tp.rpartition("-")[0]].ineligible = True
+        st = self.deleted_partition(tp)[1]
+        if all(r in st.isr for r in target):
+            return
+        st.leader_epoch += 1
+        st.partition_epoch += 1
+        for b in sorted(b for b in self.live if b in st.replicas):
+            self.send_leader_and_isr(b, [tp])
+        self.send_update_metadata([], deleted=(tp,))
 
     def deleted_partition(self, tp: str):
         """(topic, partition state) of `tp` of a topic queued for deletion, else None."""
