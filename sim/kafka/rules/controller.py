@@ -112,8 +112,8 @@ def isr_removal(leader: int, isr: tuple, broker: int) -> tuple[int, tuple] | Non
     """`ReplicaStateMachine.doRemoveReplicasFromIsr` for one partition (read at 2.0.0, 2.4.0
     and 3.7.0): the (leader, ISR) it writes as `broker`'s replica goes `OfflineReplica`, or
     None when the ISR lacks the replica (nothing written). Leaderless if it led
-    (`LeaderAndIsr.NoLeader`); without it unless it is the ISR's last member, which ZooKeeper
-    keeps so that an unclean election is not the only way back."""
+    (`LeaderAndIsr.NoLeader`); without it unless it is the ISR's last member (the ISR is
+    never written empty)."""
     if broker not in isr:
         return None
     return (E.NO_LEADER if leader == broker else leader,
