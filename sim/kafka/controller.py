@@ -149,7 +149,8 @@ class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, 
         self.set_timer(self.cluster.controller_request_retry_ms * 1000, "retry", corr)
 
     def state_of(self, tp: str) -> PartitionState:
-        topic, st = self.store.partition(tp)
+        """`tp`'s state as ZooKeeper holds it, a topic queued for deletion's too."""
+        topic, st = self.store.partition(tp) or self.deleted_partition(tp)
         return PartitionState(tp, topic.topic_id, st.leader, st.leader_epoch, st.partition_epoch,
                               st.isr, st.replicas)
 
@@ -178,9 +179,11 @@ class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, 
 
     def send_assignments(self, broker: int) -> None:
         """LeaderAndIsr for every partition assigned to `broker` (on its startup and on a
-        controller failover). With `full_leader_and_isr` it is a FULL request (KIP-516 Type
+        controller failover), and its `OnlineReplica` replicas of topics queued for deletion
+        (`deleted_online_on`). With `full_leader_and_isr` it is a FULL request (KIP-516 Type
         2), sent even when empty, from which the broker removes its stray logs."""
         mine = [tp for tp in self.store.all_tps() if broker in self.store.partition(tp)[1].replicas]
+        mine += self.deleted_online_on(broker)
         full = self.protocol.full_leader_and_isr
         if mine or full:
             self.send_leader_and_isr(broker, mine, full)

@@ -27,10 +27,16 @@ replicas when it comes back, instead of keeping them as strays. Until a deletion
 topic of that name cannot be created (TOPIC_ALREADY_EXISTS, "Topic 't' is marked for
 deletion").
 
-Not modelled: `OfflineReplica`'s ZooKeeper write taking the replica out of the ISR (nothing
-reads a deleted topic's state: its UpdateMetadata and StopReplica carry the deletion's markers),
-the LeaderAndIsr a restarted broker or a new controller's `OnlineReplica` sends for a deleted
-topic's replicas, and a deletion waiting out a reassignment of the topic (the model cancels it).
+ZooKeeper keeps a queued topic's partition states until the deletion completes: each
+`OfflineReplica` writes its replica out of the ISR (`remove_deleted_from_isr`, no LeaderAndIsr
+sent), and each `OnlineReplica` (a broker's startup, a new controller's) sends the replica a
+LeaderAndIsr of that state (`deleted_online_on`), leaderless once the deletion took the replicas
+offline. A reassignment of the topic in progress stays so (Kafka's `partitionsBeingReassigned`)
+and goes with the topic: it halts the deletion (ineligible) only once queued, when another
+notification names the topic (`processTopicDeletion` marks before it queues, and
+`markTopicIneligibleForDeletion` ignores a topic not queued; read at 1.0.0, 2.4.0 and 3.7.0),
+at a failover (`fetchTopicDeletionsInProgress`) or when it resumes
+(`resume_deleted_reassignment`); a new deletion of a topic being reassigned starts at once.
 
 Sources: TopicDeletionManager.scala (enqueueTopicsForDeletion, resumeDeletions,
 onTopicDeletion, onPartitionDeletion, failReplicaDeletion, completeReplicaDeletion,
@@ -45,6 +51,7 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
 from sim.kafka.rules import topic_deletion as TD
+from sim.kafka.rules.controller import isr_removal
 from sim.kafka.store import TopicDeletion
 
 
@@ -65,8 +72,6 @@ class TopicDeletionOps:
                 return f"no topic {name}"
         for name in names:
             topic = self.store.topics.pop(name)
-            for i in sorted(topic.partitions):
-                self.store.reassignments.pop(f"{name}-{i}", None)
             self.store.deleting[name] = TopicDeletion(topic, self._initial_states(name, topic))
             self.emit(V.TOPIC_DELETED, {"topic": name, "topic_id": topic.topic_id})
         self.resume_deletions()
@@ -77,8 +82,15 @@ class TopicDeletionOps:
         return [n for n in names if n in self.store.topics]
 
     def on_topic_deletion_notification(self, names) -> None:
-        """`processTopicDeletion`: queue the topics /admin/delete_topics names that exist (a
-        name it does not know is ignored), and resume every queued deletion."""
+        """`processTopicDeletion`: mark ineligible the named topics with a reassignment in
+        progress, then queue those that exist (a name it does not know is ignored), and resume
+        every queued deletion. The mark comes before the queueing and
+        `markTopicIneligibleForDeletion` ignores a topic not queued (read at 1.0.0, 2.4.0 and
+        3.7.0), so it holds back only a topic an earlier notification queued: a new deletion
+        of a topic being reassigned starts at once, over its reassignment's replicas too."""
+        for name in sorted(set(names)):
+            if name in self.store.deleting and self.reassigning(name):
+                self.store.deleting[name].ineligible = True
         new = self.newly_deleted(names)
         if new:
             self.delete_topics(new)
@@ -116,7 +128,12 @@ class TopicDeletionOps:
         .startup`): replica states anew, a topic with an offline replica ineligible."""
         for name, d in sorted(self.store.deleting.items()):
             d.states = self._initial_states(name, d.topic)
-            d.ineligible = TD.OFFLINE in d.states.values()
+            d.ineligible = TD.OFFLINE in d.states.values() or self.reassigning(name)
+
+    def reassigning(self, name: str) -> bool:
+        """Whether a partition of topic `name` is being reassigned. A deletion leaves the
+        reassignment in progress, as Kafka does (`partitionsBeingReassigned`)."""
+        return any(tp.rpartition("-")[0] == name for tp in self.store.reassignments)
 
     # -- resumeDeletions -----------------------------------------------------------------
     def resume_deletions(self) -> None:
@@ -126,6 +143,10 @@ class TopicDeletionOps:
             decision = TD.resume_decision(d.states.values(), d.ineligible)
             if decision == "complete":
                 del self.store.deleting[name]
+                # ZooKeeper's topic znode goes, with the reassignment it held (Kafka's context
+                # keeps it in `partitionsBeingReassigned` until a failover: not modelled)
+                for tp in [tp for tp in self.store.reassignments if tp.rpartition("-")[0] == name]:
+                    del self.store.reassignments[tp]
                 self.emit(V.TOPIC_DELETION_COMPLETED, {"topic": name, "topic_id": d.topic.topic_id})
             retry += [name] if decision.startswith("retry") else []
             start += [name] if decision.endswith("start") else []
@@ -158,16 +179,65 @@ class TopicDeletionOps:
         those whose state allows it move; OfflineReplica and ReplicaDeletionStarted then send
         each live broker one StopReplica for its replicas, without and with deletion."""
         by_broker: dict[int, list] = {}
+        moved = []
         for name, r in replicas:
             states = self.store.deleting[name].states
             if not TD.valid_transitions(states, [r], target):
                 continue
             states[r] = target
+            moved.append((name, r))
             by_broker.setdefault(r[0], []).append(self._deletion_stop(name, r[1], target == TD.STARTED))
+        if target == TD.OFFLINE:
+            self.remove_deleted_from_isr(moved)
         if target in (TD.OFFLINE, TD.STARTED):
             for b, parts in sorted(by_broker.items()):
                 if b in self.live:
                     self.send_stop_replica(b, tuple(parts))
+
+    def remove_deleted_from_isr(self, replicas) -> None:
+        """`OfflineReplica`'s ZooKeeper write for replicas (topic, (broker, tp)) of queued
+        topics, one broker at a time (Kafka groups them by replica id in a hash map's order,
+        the model by broker id): `isr_removal` on the partition's state, which ZooKeeper keeps
+        until the deletion completes, with a new leader epoch and partition epoch. Nothing is
+        sent for it: the LeaderAndIsr to the other replicas is left out for a topic queued for
+        deletion (`isTopicQueuedUpForDeletion`), and the UpdateMetadata goes only for a
+        partition without leadership info. So once every replica went offline the partition is
+        leaderless, its ISR the last replica written (read at 2.4.0 and 3.7.0)."""
+        for _name, (b, tp) in sorted(replicas, key=lambda nr: nr[1]):
+            st = self.deleted_partition(tp)[1]
+            written = isr_removal(st.leader, st.isr, b)
+            if written is None:
+                continue
+            if written[0] != st.leader or self.protocol.isr_shrink_bumps_epoch:
+                st.leader_epoch += 1
+            st.leader, st.isr = written
+            st.partition_epoch += 1
+
+    def resume_deleted_reassignment(self, tp: str, target: tuple) -> None:
+        """`onPartitionReassignment` run again for a partition of a topic queued for deletion:
+        `maybeResumeReassignments` (a failover, a target broker's startup) does not ask whether
+        the topic is being deleted (read at 2.4.0 and 3.7.0). The topic is marked ineligible
+        for deletion; unless its target is in the ISR, the partition's state takes a new
+        leader epoch (`updateLeaderEpoch`) and goes in a LeaderAndIsr to each live replica,
+        with an UpdateMetadata that marks it deleted. Not modelled: a target in the ISR, which
+        completes the reassignment of the deleted partition (the model leaves it pending)."""
+        self.store.deleting[tp.rpartition("-")[0]].ineligible = True
+        st = self.deleted_partition(tp)[1]
+        if all(r in st.isr for r in target):
+            return
+        st.leader_epoch += 1
+        st.partition_epoch += 1
+        for b in sorted(b for b in self.live if b in st.replicas):
+            self.send_leader_and_isr(b, [tp])
+        self.send_update_metadata([], deleted=(tp,))
+
+    def deleted_partition(self, tp: str):
+        """(topic, partition state) of `tp` of a topic queued for deletion, else None."""
+        name, _, index = tp.rpartition("-")
+        d = self.store.deleting.get(name)
+        if d is None or not index.isdigit() or int(index) not in d.topic.partitions:
+            return None
+        return d.topic, d.topic.partitions[int(index)]
 
     def _deletion_stop(self, name: str, tp: str, delete: bool) -> StopReplicaPartition:
         topic = self.store.deleting[name].topic
@@ -201,13 +271,29 @@ class TopicDeletionOps:
         self.fail_replica_deletion([r for d in self._deletions() for r in sorted(d.states)
                                     if r[0] in failed])
 
+    def online_deleted_replicas(self, started: list[int]) -> list[str]:
+        """`onBrokerStartup`'s `OnlineReplica` for the started brokers' replicas of queued
+        topics, those whose state allows it (not one being or already deleted); returns their
+        partitions, which `send_assignments` then names (`deleted_online_on`)."""
+        self._transition([(tp.rpartition("-")[0], (b, tp)) for d in self._deletions()
+                          for b, tp in sorted(d.states) if b in started], TD.ONLINE)
+        return sorted({tp for b in started for tp in self.deleted_online_on(b)})
+
+    def deleted_online_on(self, broker: int) -> list[str]:
+        """The partitions of queued topics whose replica on `broker` is `OnlineReplica`. That
+        transition (a broker's startup, a new controller's `ReplicaStateMachine.startup`) sends
+        the broker a LeaderAndIsr of the partition as ZooKeeper holds it, with its others, as
+        for any topic (`OnlineReplica` does not ask whether the topic is being deleted; read at
+        2.4.0 and 3.7.0): leaderless once the deletion took its replicas offline, so the broker
+        only creates the log again, which the deletion's StopReplica then removes."""
+        return [tp for d in self._deletions() for (b, tp), state in sorted(d.states.items())
+                if b == broker and state == TD.ONLINE]
+
     def on_deletion_brokers_startup(self, started: list[int]) -> None:
-        """`onBrokerStartup`'s part: the started brokers' replicas of queued topics go
-        OnlineReplica, and those topics' deletions resume (`resumeDeletionForTopics`)."""
+        """`onBrokerStartup`'s last part: the deletions of the queued topics with a replica on
+        a started broker resume (`resumeDeletionForTopics`: no longer ineligible)."""
         names = sorted({tp.rpartition("-")[0] for d in self._deletions() for b, tp in d.states
                         if b in started})
-        self._transition([(n, r) for n in names for r in sorted(self.store.deleting[n].states)
-                          if r[0] in started], TD.ONLINE)
         for name in names:
             self.store.deleting[name].ineligible = False
         if names:

@@ -14,6 +14,7 @@ from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.messages import StopReplicaPartition
 from sim.kafka.rules.controller import (
+    isr_removal,
     offline_update_metadata,
     startup_update_metadata,
     zk_controlled_shutdown_error,
@@ -117,7 +118,8 @@ class ControllerOps:
         """`onControllerFailover` from 2.3 (read at 2.3.0 and 3.7.0): UpdateMetadata of every
         partition to the live brokers, and `ReplicaStateMachine.startup`: LeaderAndIsr of the
         current state to every live replica (`OnlineReplica`), then the replicas on brokers
-        that are not live to `OfflineReplica` (KAFKA-3143: out of the ISRs, `remove_from_isr`);
+        that are not live to `OfflineReplica` (KAFKA-3143: out of the ISRs, `remove_from_isr`,
+        a queued topic's too, `remove_deleted_from_isr`);
         then `PartitionStateMachine.startup` elects a leader for every partition without a
         live one. Each step's requests go before the next step's."""
         self.send_full_state(sorted(self.live))
@@ -125,6 +127,8 @@ class ControllerOps:
         assigned = {r for tp in tps for r in self.store.partition(tp)[1].replicas}
         for broker in sorted(assigned - set(self.live)):
             self.remove_from_isr(broker, self.replicas_on(broker, tps))
+        self.remove_deleted_from_isr([(n, r) for n, d in sorted(self.store.deleting.items())
+                                      for r in sorted(d.states) if r[0] not in self.live])
         self.flush()
         for tp in self.without_live_leader(tps):
             self.elect(tp, "offline_partition")
@@ -150,13 +154,12 @@ class ControllerOps:
         ones, read at 2.0.0 and 3.7.0)."""
         for tp in tps:
             _topic, st = self.store.partition(tp)
-            if broker not in st.isr:
+            written = isr_removal(st.leader, st.isr, broker)
+            if written is None:
                 self.dirty.append(tp)
                 continue
-            leader = E.NO_LEADER if st.leader == broker else st.leader
-            self.change(tp, reason, leader != st.leader or self.protocol.isr_shrink_bumps_epoch,
-                        leader=leader,
-                        isr=st.isr if len(st.isr) == 1 else tuple(r for r in st.isr if r != broker))
+            self.change(tp, reason, written[0] != st.leader or self.protocol.isr_shrink_bumps_epoch,
+                        leader=written[0], isr=written[1])
 
     def on_brokers_startup(self, started: list[int]) -> None:
         """`onBrokerStartup`: UpdateMetadata (`rules.startup_update_metadata`: from 2.2 the
@@ -172,12 +175,13 @@ class ControllerOps:
             self.send_update_metadata([], brokers=list(bare))
         self.send_update_metadata(self.store.all_tps(), deleted=self.deleting_tps(),
                                   brokers=list(full))
+        deleted = tuple(self.online_deleted_replicas(started))
         for b in started:
             self.send_assignments(b)
         hosted = [tp for tp in self.store.all_tps()
                   if any(b in self.store.partition(tp)[1].replicas for b in started)]
-        if hosted:
-            self.send_update_metadata(hosted)
+        if hosted or deleted:
+            self.send_update_metadata(hosted, deleted=deleted)
         for tp in self.store.all_tps():
             leader = self.store.partition(tp)[1].leader
             if leader not in self.live or leader in started:

@@ -7,7 +7,8 @@ the target is in the ISR already, when it completes at once with no such step. I
 completes (`complete_reassignment`) as soon as every target replica is in the ISR: checked when
 an ISR write lands (the ISR change watch) and on every tick. A broker that starts while a
 reassignment names it, or a new controller, resumes it: a new leader epoch again
-(`maybeResumeReassignments`).
+(`maybeResumeReassignments`), one of a topic queued for deletion too
+(`resume_deleted_reassignment`).
 `cancel_reassignment` reverts to the original replicas (KAFKA-13972, ref §4 row 7).
 """
 
@@ -39,6 +40,8 @@ class ReassignmentOps:
         """Complete every reassignment (of `tps`, default all) whose target is in the ISR."""
         for tp in sorted(self.store.reassignments if tps is None else
                          [tp for tp in tps if tp in self.store.reassignments]):
+            if self.store.partition(tp) is None:
+                continue  # its topic is queued for deletion (`resume_deleted_reassignment`)
             target, _original = self.store.reassignments[tp]
             if all(r in self.store.partition(tp)[1].isr for r in target):
                 self.complete_reassignment(tp, target)
@@ -51,6 +54,9 @@ class ReassignmentOps:
         for tp in sorted(self.store.reassignments):
             target, _original = self.store.reassignments[tp]
             if started is not None and not any(b in target for b in started):
+                continue
+            if self.store.partition(tp) is None:
+                self.resume_deleted_reassignment(tp, target)
                 continue
             if all(r in self.store.partition(tp)[1].isr for r in target):
                 self.complete_reassignment(tp, target)
@@ -96,6 +102,8 @@ class ReassignmentOps:
             return "controller cannot write"
         if tp not in self.store.reassignments:
             return "no reassignment in progress"
+        if self.store.partition(tp) is None:  # `maybeTriggerPartitionReassignment`
+            return f"no partition {tp} (its topic is being deleted)"
         _target, original = self.store.reassignments.pop(tp)
         _topic, st = self.store.partition(tp)
         adding = [r for r in st.replicas if r not in original]

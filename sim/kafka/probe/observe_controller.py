@@ -85,8 +85,10 @@ CONTROLLER = {
 
 
 def _zk_partition(name: str) -> Callable[[Seen, str], Any]:
+    """A field of the partition's state as ZooKeeper holds it: a topic queued for deletion's
+    too, until the deletion completes (`TopicDeletionManager.completeDeleteTopic`)."""
     def read(seen: Seen, tp: str) -> Any:
-        found = seen.node.store.partition(tp)
+        found = seen.node.store.partition(tp) or seen.node.deleted_partition(tp)
         if found is None:
             return NONE
         value = getattr(found[1], name)

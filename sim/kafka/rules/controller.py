@@ -106,3 +106,15 @@ def zk_controlled_shutdown_error(active: bool, broker_epoch: int, known_epoch: i
         if broker_epoch < known_epoch:
             return E.STALE_BROKER_EPOCH
     return E.BROKER_NOT_AVAILABLE if known_epoch is None else E.NONE
+
+
+def isr_removal(leader: int, isr: tuple, broker: int) -> tuple[int, tuple] | None:
+    """`ReplicaStateMachine.doRemoveReplicasFromIsr` for one partition (read at 2.0.0, 2.4.0
+    and 3.7.0): the (leader, ISR) it writes as `broker`'s replica goes `OfflineReplica`, or
+    None when the ISR lacks the replica (nothing written). Leaderless if it led
+    (`LeaderAndIsr.NoLeader`); without it unless it is the ISR's last member (the ISR is
+    never written empty)."""
+    if broker not in isr:
+        return None
+    return (E.NO_LEADER if leader == broker else leader,
+            isr if len(isr) == 1 else tuple(r for r in isr if r != broker))
