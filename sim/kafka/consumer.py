@@ -53,7 +53,6 @@ from sim.kafka.fetch_session import FetchSessionHandler
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.options import ConsumerOptions, TopicOptions
 from sim.kafka.rules import rules_for
-from sim.kafka.rules.fetch_session import session_after_error, session_after_response
 
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
 RETRY_BACKOFF_MAX_MS = 1000  # retry.backoff.max.ms default (3.7+, ref §0)
@@ -205,7 +204,7 @@ class Consumer(SubscriptionUser, FetchCollector, OffsetResetter, PositionValidat
             if session.full:
                 parts, forget = session.build_full(list(parts))
             else:
-                wanted = {fp.tp: fp for fp in parts}
+                wanted = {fp.tp: fp for fp in parts}  # in the order `fetch` offers them
                 wanted.update((tp, None) for tp in session.parts if tp not in wanted)
                 parts, forget = session.build_incremental(wanted)
             sent = session.parts.values()
@@ -225,7 +224,7 @@ class Consumer(SubscriptionUser, FetchCollector, OffsetResetter, PositionValidat
         """A Fetch to `broker` was lost (`FetchSessionHandler.handleError`): the next is full."""
         session = self.sessions.get(broker)
         if session is not None:
-            session.session_id, session.epoch = session_after_error(session.session_id)
+            session.handle_error()
 
     def on_message(self, msg) -> None:
         if msg.kind == "FetchResponse":
@@ -243,9 +242,10 @@ class Consumer(SubscriptionUser, FetchCollector, OffsetResetter, PositionValidat
         del self.fetching[broker]
         sent = self.fetch_sent.pop(broker, {})
         session = self.sessions.get(broker)
-        if session is not None:
-            session.session_id, session.epoch = session_after_response(
-                session.session_id, session.epoch, resp.error, resp.session_id)
+        if session is not None and not session.handle_response(
+                resp.error, resp.session_id, [data.tp for data in resp.partitions]):
+            self.fetch()  # `Fetcher`: an answer `handleResponse` refuses is not read
+            return
         for data in resp.partitions:
             fp = sent.get(data.tp)
             if self.polls_when_told:  # the application's poll collects it (consumer_poll.py)

@@ -46,11 +46,7 @@ from sim.kafka.fetch_session import FetchSessionHandler
 from sim.kafka.idempotence import rebuild, record_append
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.model_bug import ModelBug
-from sim.kafka.rules.fetch_session import (
-    FINAL_EPOCH,
-    session_after_error,
-    session_after_response,
-)
+from sim.kafka.rules.fetch_session import FINAL_EPOCH
 from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch, follower_fetch_sessions
 from sim.kafka.rules.replication import (
     epoch_answer_stale,
@@ -173,7 +169,7 @@ class Fetcher:
                 handler.dirty.add(heapq.heappop(backoffs)[1])
             ready = self._fetch_partitions(tp for tp in handler.dirty
                                            if parts.get(tp, now + 1) <= now)
-            changes = {tp: ready.get(tp) for tp in handler.dirty}
+            changes = {tp: ready.get(tp) for tp in sorted(handler.dirty)}
             handler.dirty.clear()
             send, forget = handler.build_incremental(changes)
             if session_state.CHECK_AGAINST_FULL_READS:
@@ -226,7 +222,7 @@ class Fetcher:
         """A Fetch to `leader` was lost (`FetchSessionHandler.handleError`): the next is full."""
         handler = self.fetch_handlers.get(leader)
         if handler is not None:
-            handler.session_id, handler.epoch = session_after_error(handler.session_id)
+            handler.handle_error()
 
     def on_disconnect(self, peer: str) -> None:
         """The leader died: forget the lost Fetch and back its partitions off."""
@@ -258,10 +254,9 @@ class Fetcher:
         del self.fetch_inflight[leader]
         self.fetch_deadlines.cancel((leader, resp.corr))
         handler = self.fetch_handlers.get(leader)
-        if handler is not None:
-            handler.session_id, handler.epoch = session_after_response(
-                handler.session_id, handler.epoch, resp.error, resp.session_id)
-        if resp.error:  # a session error: nothing in it; the next Fetch is full
+        if handler is not None and not handler.handle_response(
+                resp.error, resp.session_id, [data.tp for data in resp.partitions]) \
+                or resp.error:  # a session error, or partitions out of the session: not read
             self._maybe_fetch(leader)
             return
         parts = self.fetchers.get(leader, {})
