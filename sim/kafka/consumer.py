@@ -34,7 +34,8 @@ leader change a partition it has read from waits for position validation
 With `fetch_sessions` (KIP-227, 1.1+) it keeps a fetch session with each broker it fetches
 from (`FetchSessionHandler`): after the first, full, Fetch its Fetches name only the
 partitions whose position or epoch changed and forget those it no longer fetches there, and
-the broker answers only with partitions that have news.
+the broker answers only with partitions that have news; an answer whose partitions do not fit
+the session (`handleResponse` false) is not read.
 Not modelled: consumer groups and committed offsets.
 """
 

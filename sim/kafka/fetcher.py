@@ -9,7 +9,8 @@ epoch (`onPartitionFenced`). With fetch sessions (KIP-227, 1.1+ and IBP 1.1+) ea
 keeps a session with its leader (`FetchSessionHandler`): its first Fetch names every ready
 partition, later ones only those whose fetch state changed since the last (kept as a set of
 dirty partitions, plus the backoffs that end), and forget those that stopped being ready; a
-session error or a lost Fetch makes the next one full again. How it finds where its log diverges
+session error, a lost Fetch or an answer whose partitions do not fit the session (not read)
+makes the next one full again. How it finds where its log diverges
 from its leader's depends on `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3, 5):
 
 - `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the

@@ -61,8 +61,9 @@ def test_the_checks_read_the_last_fetch_sent_and_the_handler_for_the_broker():
 
 def test_a_follower_fetches_in_the_session_its_leader_opened():
     """A follower's full Fetch asks for a session; b2's answer opens 123 with a record, and the
-    next Fetch is incremental in it, naming t-0 again, altered (from offset 3); an INVALID_FETCH_SESSION_EPOCH answer makes the next
-    one full again, closing 123 (`FetchSessionHandler`, which serves the follower too)."""
+    next Fetch is incremental in it, naming t-0 again, altered (from offset 3); an
+    INVALID_FETCH_SESSION_EPOCH answer makes the next one full again, closing 123
+    (`FetchSessionHandler`, which serves the follower too)."""
     text = broker_probe("ReplicaFetcherThreadTest.probe", "b1", 2) + FOLLOWER + answer(
         "session_id = 123, ", '"fetch_sent.session_id" = 123, "fetch_sent.session_epoch" = 1, '
         '"fetch_sent.partitions" = ["t-0"], "fetch_session_partitions:b2" = ["t-0"], '

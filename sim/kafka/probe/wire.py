@@ -25,7 +25,7 @@ from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS
 from sim.kafka.probe.wire_producer import PRODUCER_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
-from sim.kafka.probe.wire_session import ANSWER_FIELDS, SESSION_FIELDS, answer, session
+from sim.kafka.probe.wire_session import ANSWER, SESSION_FIELDS, answer, session
 from sim.kafka.probe.wire_zk import ZK_CONTROLLER_KINDS
 
 
@@ -322,7 +322,7 @@ KINDS: dict[str, Kind] = {
                         _list_offsets, "a consumer's (or a replica's) ListOffsets, timestamp a "
                         "time in ms, -1 LATEST, -2 EARLIEST, -3 MAX_TIMESTAMP, -4 EARLIEST_LOCAL"),
     "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
-    "FetchResponse": Kind(BROKER + CONSUMER, (Field("corr", "int", 0), _parts(FETCH_DATA)) + ANSWER_FIELDS,
+    "FetchResponse": Kind(BROKER + CONSUMER, (Field("corr", "int", 0), _parts(FETCH_DATA)) + ANSWER,
                           _fetch_response, "the leader's answer to this follower's or "
                           "consumer's last Fetch", True),
     "AlterPartitionResponse": Kind(

@@ -11,8 +11,8 @@ session stops fetching, Fetch's ForgottenTopicsData). `session(f, ctx)` is the k
 `sim.kafka.messages.Fetch` they make. A profile before 1.1 sends no session
 (`sim.kafka.probe.gates`). The node numbers its sessions 1, 2, ... in the order it opens them
 (Kafka draws each id at random), so a check names a session by that number.
-`ANSWER_FIELDS` are a Fetch answer's own (to a consumer or a follower under test): its
-top-level `error` (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, or another such as
+`ANSWER` are the fields of a Fetch answer (to a consumer or a follower under test) of its own:
+its top-level `error` (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, or another such as
 3.x's UNKNOWN_TOPIC_ID) and the `session_id` it opened or continued (0: none, the default);
 `answer(f)` is the keywords of `sim.kafka.messages.FetchResponse` they make.
 """
@@ -26,7 +26,7 @@ LAST = -1  # `session_id` unset: the last session the node's answers to the send
 
 SESSION_FIELDS = (Field("session_epoch", "int", FINAL_EPOCH), Field("session_id", "int", LAST),
                   Field("forgotten", "strs", ()))
-ANSWER_FIELDS = (Field("error", "error", 0), Field("session_id", "int", INVALID_SESSION_ID))
+ANSWER = (Field("error", "error", 0), Field("session_id", "int", INVALID_SESSION_ID))
 
 
 def session(f: dict, ctx) -> dict:
