@@ -34,7 +34,8 @@ leader change a partition it has read from waits for position validation
 With `fetch_sessions` (KIP-227, 1.1+) it keeps a fetch session with each broker it fetches
 from (`FetchSessionHandler`): after the first, full, Fetch its Fetches name only the
 partitions whose position or epoch changed and forget those it no longer fetches there, and
-the broker answers only with partitions that have news.
+the broker answers only with partitions that have news; an answer whose partitions do not fit
+the session (`handleResponse` false) is not read.
 Not modelled: consumer groups and committed offsets.
 """
 
@@ -53,7 +54,6 @@ from sim.kafka.fetch_session import FetchSessionHandler
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.options import ConsumerOptions, TopicOptions
 from sim.kafka.rules import rules_for
-from sim.kafka.rules.fetch_session import session_after_error, session_after_response
 
 RETRY_BACKOFF_MS = 100  # retry.backoff.ms default (ref §0)
 RETRY_BACKOFF_MAX_MS = 1000  # retry.backoff.max.ms default (3.7+, ref §0)
@@ -205,7 +205,7 @@ class Consumer(SubscriptionUser, FetchCollector, OffsetResetter, PositionValidat
             if session.full:
                 parts, forget = session.build_full(list(parts))
             else:
-                wanted = {fp.tp: fp for fp in parts}
+                wanted = {fp.tp: fp for fp in parts}  # in the order `fetch` offers them
                 wanted.update((tp, None) for tp in session.parts if tp not in wanted)
                 parts, forget = session.build_incremental(wanted)
             sent = session.parts.values()
@@ -225,7 +225,7 @@ class Consumer(SubscriptionUser, FetchCollector, OffsetResetter, PositionValidat
         """A Fetch to `broker` was lost (`FetchSessionHandler.handleError`): the next is full."""
         session = self.sessions.get(broker)
         if session is not None:
-            session.session_id, session.epoch = session_after_error(session.session_id)
+            session.handle_error()
 
     def on_message(self, msg) -> None:
         if msg.kind == "FetchResponse":
@@ -243,9 +243,10 @@ class Consumer(SubscriptionUser, FetchCollector, OffsetResetter, PositionValidat
         del self.fetching[broker]
         sent = self.fetch_sent.pop(broker, {})
         session = self.sessions.get(broker)
-        if session is not None:
-            session.session_id, session.epoch = session_after_response(
-                session.session_id, session.epoch, resp.error, resp.session_id)
+        if session is not None and not session.handle_response(
+                resp.error, resp.session_id, [data.tp for data in resp.partitions]):
+            self.fetch()  # `Fetcher`: an answer `handleResponse` refuses is not read
+            return
         for data in resp.partitions:
             fp = sent.get(data.tp)
             if self.polls_when_told:  # the application's poll collects it (consumer_poll.py)

@@ -30,6 +30,7 @@ nothing, at the cost the sessions save.
 
 from __future__ import annotations
 
+from sim.kafka import errors as E
 from sim.kafka.rules import fetch_session as rule
 from sim.kafka.rules.fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, is_full
 
@@ -193,16 +194,21 @@ class SessionCache:
 
 
 class FetchSessionHandler:
-    """A client's session with one broker: the (id, epoch) of its next Fetch, the partitions
-    the broker holds for it as of the last build (`parts`, tp -> FetchPartition), and the
-    partitions whose wanted state may have changed since (`dirty`, kept by the follower)."""
+    """A client's session with one broker: the (id, epoch) of its next Fetch (Kafka's
+    `nextMetadata`: while a Fetch is in flight, the one it carries), the partitions the broker
+    holds for it as of the last build (`parts`, tp -> FetchPartition, in Kafka's
+    `sessionPartitions` order: the order they joined, each keeping its place when altered, its
+    join number in `order`), and the partitions whose wanted state may have changed since
+    (`dirty`, kept by the follower)."""
 
-    __slots__ = ("session_id", "epoch", "parts", "dirty")
+    __slots__ = ("session_id", "epoch", "parts", "order", "joined", "dirty")
 
     def __init__(self):
         self.session_id = INVALID_SESSION_ID
         self.epoch = INITIAL_EPOCH
         self.parts: dict = {}
+        self.order: dict[str, int] = {}
+        self.joined = 0
         self.dirty: set[str] = set()
 
     @property
@@ -210,25 +216,54 @@ class FetchSessionHandler:
         return is_full(self.epoch)
 
     def build_full(self, wanted: list) -> tuple[tuple, tuple]:
-        """A full Fetch names everything wanted: (partitions to send, to forget)."""
+        """A full Fetch names everything wanted, in the order given: (to send, to forget)."""
         self.parts = {fp.tp: fp for fp in wanted}
+        self.order = {tp: i for i, tp in enumerate(self.parts)}
+        self.joined = len(self.parts)
         self.dirty.clear()
-        return tuple(wanted), ()
+        return tuple(self.parts.values()), ()
 
     def build_incremental(self, changes: dict) -> tuple[tuple, tuple]:
         """`FetchSessionHandler.Builder.build` for an incremental Fetch: `changes` maps each
-        partition that may have changed to its wanted FetchPartition (None: not wanted now).
-        Returns the partitions added or altered, and those to forget, in partition order."""
-        send, forget = [], []
-        parts = self.parts
-        for tp in sorted(changes):
-            fp = changes[tp]
+        partition that may have changed to its wanted FetchPartition (None: not wanted now),
+        in the order the builder was given them. Returns what the Fetch sends, the partitions
+        that join the session (in that order) then those altered (in the session's order), as
+        Kafka's `next` ends up; and those to forget, in the session's order."""
+        added, altered, forget = [], [], []
+        parts, order = self.parts, self.order
+        for tp, fp in changes.items():
             old = parts.get(tp)
             if fp is None:
                 if old is not None:
-                    del parts[tp]
                     forget.append(tp)
+            elif old is None:
+                added.append(fp)
             elif fp != old:
-                parts[tp] = fp
-                send.append(fp)
-        return tuple(send), tuple(forget)
+                altered.append(fp)
+        if len(forget) > 1:
+            forget.sort(key=order.__getitem__)
+        if len(altered) > 1:
+            altered.sort(key=lambda fp: order[fp.tp])
+        for tp in forget:
+            del parts[tp], order[tp]
+        for fp in altered:
+            parts[fp.tp] = fp
+        for fp in added:
+            parts[fp.tp], order[fp.tp] = fp, self.joined
+            self.joined += 1
+        return tuple(added) + tuple(altered), tuple(forget)
+
+    def handle_response(self, error: int, response_session_id: int, answered) -> bool:
+        """`FetchSessionHandler.handleResponse`: take an answer's top-level error, session id
+        and partitions (tps) into the next (id, epoch). False when the answer is not to be
+        used: a top-level error, or partitions `response_problem` refuses."""
+        if error == E.NONE and rule.response_problem(self.full, self.parts, answered):
+            self.session_id, self.epoch = rule.session_after_invalid(self.session_id, self.epoch)
+            return False
+        self.session_id, self.epoch = rule.session_after_response(
+            self.session_id, self.epoch, error, response_session_id)
+        return error == E.NONE
+
+    def handle_error(self) -> None:
+        """`FetchSessionHandler.handleError`: a Fetch lost; the next is full."""
+        self.session_id, self.epoch = rule.session_after_error(self.session_id)

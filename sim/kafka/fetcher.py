@@ -9,7 +9,8 @@ epoch (`onPartitionFenced`). With fetch sessions (KIP-227, 1.1+ and IBP 1.1+) ea
 keeps a session with its leader (`FetchSessionHandler`): its first Fetch names every ready
 partition, later ones only those whose fetch state changed since the last (kept as a set of
 dirty partitions, plus the backoffs that end), and forget those that stopped being ready; a
-session error or a lost Fetch makes the next one full again. How it finds where its log diverges
+session error, a lost Fetch or an answer whose partitions do not fit the session (not read)
+makes the next one full again. How it finds where its log diverges
 from its leader's depends on `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3, 5):
 
 - `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the
@@ -46,11 +47,7 @@ from sim.kafka.fetch_session import FetchSessionHandler
 from sim.kafka.idempotence import rebuild, record_append
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.model_bug import ModelBug
-from sim.kafka.rules.fetch_session import (
-    FINAL_EPOCH,
-    session_after_error,
-    session_after_response,
-)
+from sim.kafka.rules.fetch_session import FINAL_EPOCH
 from sim.kafka.rules.inter_broker import follower_fetch_carries_epoch, follower_fetch_sessions
 from sim.kafka.rules.replication import (
     epoch_answer_stale,
@@ -173,7 +170,7 @@ class Fetcher:
                 handler.dirty.add(heapq.heappop(backoffs)[1])
             ready = self._fetch_partitions(tp for tp in handler.dirty
                                            if parts.get(tp, now + 1) <= now)
-            changes = {tp: ready.get(tp) for tp in handler.dirty}
+            changes = {tp: ready.get(tp) for tp in sorted(handler.dirty)}
             handler.dirty.clear()
             send, forget = handler.build_incremental(changes)
             if session_state.CHECK_AGAINST_FULL_READS:
@@ -226,7 +223,7 @@ class Fetcher:
         """A Fetch to `leader` was lost (`FetchSessionHandler.handleError`): the next is full."""
         handler = self.fetch_handlers.get(leader)
         if handler is not None:
-            handler.session_id, handler.epoch = session_after_error(handler.session_id)
+            handler.handle_error()
 
     def on_disconnect(self, peer: str) -> None:
         """The leader died: forget the lost Fetch and back its partitions off."""
@@ -258,10 +255,9 @@ class Fetcher:
         del self.fetch_inflight[leader]
         self.fetch_deadlines.cancel((leader, resp.corr))
         handler = self.fetch_handlers.get(leader)
-        if handler is not None:
-            handler.session_id, handler.epoch = session_after_response(
-                handler.session_id, handler.epoch, resp.error, resp.session_id)
-        if resp.error:  # a session error: nothing in it; the next Fetch is full
+        if handler is not None and not handler.handle_response(
+                resp.error, resp.session_id, [data.tp for data in resp.partitions]) \
+                or resp.error:  # a session error, or partitions out of the session: not read
             self._maybe_fetch(leader)
             return
         parts = self.fetchers.get(leader, {})

@@ -10,6 +10,7 @@ from epochsim.runner import run_scenario
 from scenarios.schema import load_scenario, parse_scenario
 from sim.kafka import errors as E
 from sim.kafka import fetch_session
+from sim.kafka.messages import FetchPartitionData
 from sim.kafka.model_bug import ModelBug
 from tests.conftest import scenario_path
 from tests.kafka import build_cluster
@@ -248,3 +249,40 @@ def test_the_check_finds_a_partition_left_clean_when_it_had_news(monkeypatch):
     monkeypatch.setattr(Broker, "maybe_advance_hw", hw_without_touch)
     with pytest.raises(ModelBug, match="skipped orders-.*its read has news"):
         run_scenario(load_scenario(scenario_path("smoke")), 1)
+
+
+def test_a_follower_reads_nothing_of_an_answer_out_of_its_session_and_starts_over():
+    """`FetchSessionHandler.handleResponse` refuses an incremental answer carrying a partition
+    outside the session (`verifyIncrementalFetchResponsePartitions`), and the follower reads
+    none of it (`RemoteLeaderEndPoint.fetch` at 3.7.0: an empty map): the first answer from b1
+    to b2 with records after 1 s also carries `idle-99`, which b2's session does not hold. b2
+    takes none of its records, and its next Fetch closes the session and asks for a new one
+    (the session's id, INITIAL_EPOCH); replication goes on."""
+    cluster, trace = build_cluster(_wide("3.7", 2000))
+    b2 = cluster.world.actors["b2"]
+    seen: dict = {}
+    dispatch = b2.dispatch
+
+    def spoil(msg):
+        body = msg.body
+        if (not seen and msg.kind == "FetchResponse" and msg.src == "b1" and b2.now_us >= 1_000_000
+                and body.session_id and any(d.entries for d in body.partitions)):
+            msg = msg._replace(body=body._replace(
+                partitions=body.partitions + (FetchPartitionData("idle-99", E.NONE),)))
+            seen["leo"] = b2.partitions["t-0"].log.leo
+            seen["session"] = body.session_id
+            dispatch(msg)
+            seen["after"] = b2.partitions["t-0"].log.leo
+            return
+        dispatch(msg)
+    b2.dispatch = spoil
+    cluster.run()
+    assert seen and seen["after"] == seen["leo"]  # nothing of it was read
+    t = [e["t"] for e in trace.events if e["kind"] == "send" and e["msg"] == "FetchResponse"
+         and e["node"] == "b1" and e["dst"] == "b2" and e["t"] >= 1_000_000
+         and e["n_batches"]][0]
+    after = [e for e in trace.events if e["kind"] == "send" and e["msg"] == "Fetch"
+             and e["node"] == "b2" and e["dst"] == "b1" and e["t"] > t]
+    assert (after[0]["session_id"], after[0]["session_epoch"]) == (seen["session"], 0)
+    assert after[1]["session_epoch"] == 1
+    assert b2.partitions["t-0"].log.leo > seen["leo"]

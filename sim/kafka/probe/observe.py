@@ -15,7 +15,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sim.kafka.partition import NEVER_US
-from sim.kafka.probe import observe_consumer, observe_controller, observe_session, observe_voter
+from sim.kafka.probe import (
+    observe_consumer,
+    observe_controller,
+    observe_fetch_session,
+    observe_session,
+    observe_voter,
+)
 from sim.kafka.probe.observable import COMMON, NONE, Observable, Seen
 from sim.kafka.probe.observe_isr import ISR
 from sim.kafka.vocab import error_name, outcome_name
@@ -316,6 +322,8 @@ ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "dive
 
 
 def observable(role: str, name: str) -> Observable | None:
+    if role in ("broker", "consumer") and name in observe_fetch_session.FETCH_SESSION:
+        return observe_fetch_session.FETCH_SESSION[name]
     if role == "broker" and name.startswith("answer."):
         fld = name[len("answer."):]
         if fld in ANSWER_FIELDS:
@@ -380,4 +388,6 @@ def names(role: str) -> list[str]:
     if role == "consumer":
         extra = [f"{prefix}.{f}" for prefix, (_kind, fields) in observe_consumer.SENT.items()
                  for f in fields]
+    if role in ("broker", "consumer"):
+        extra += list(observe_fetch_session.FETCH_SESSION)
     return sorted(ROLES[role]) + extra

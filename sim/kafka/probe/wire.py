@@ -25,7 +25,7 @@ from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS
 from sim.kafka.probe.wire_producer import PRODUCER_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
-from sim.kafka.probe.wire_session import SESSION_FIELDS, session
+from sim.kafka.probe.wire_session import ANSWER, SESSION_FIELDS, answer, session
 from sim.kafka.probe.wire_zk import ZK_CONTROLLER_KINDS
 
 
@@ -178,7 +178,7 @@ def _fetch_response(f: dict, ctx) -> M.FetchResponse:
     if not getattr(ctx.run.node, "polls_when_told", False):
         parts = ctx.order_like_request("Fetch", parts)
     # a consumer that buffers answers collects them in the answer's order, and only those given
-    return M.FetchResponse(_corr(f, ctx, "Fetch"), parts)
+    return M.FetchResponse(_corr(f, ctx, "Fetch"), parts, (), **answer(f))
 
 
 def _alter_partition_response(f: dict, ctx) -> M.AlterPartitionResponse:
@@ -322,7 +322,7 @@ KINDS: dict[str, Kind] = {
                         _list_offsets, "a consumer's (or a replica's) ListOffsets, timestamp a "
                         "time in ms, -1 LATEST, -2 EARLIEST, -3 MAX_TIMESTAMP, -4 EARLIEST_LOCAL"),
     "Metadata": Kind(BROKER, (Field("corr", "int", 0),), _metadata, "a client's Metadata request"),
-    "FetchResponse": Kind(BROKER + CONSUMER, (Field("corr", "int", 0), _parts(FETCH_DATA)),
+    "FetchResponse": Kind(BROKER + CONSUMER, (Field("corr", "int", 0), _parts(FETCH_DATA)) + ANSWER,
                           _fetch_response, "the leader's answer to this follower's or "
                           "consumer's last Fetch", True),
     "AlterPartitionResponse": Kind(

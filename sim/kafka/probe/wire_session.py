@@ -1,4 +1,5 @@
-"""A probe's Fetch in a fetch session (KIP-227, Fetch v7+, 1.1): the FetchMetadata fields.
+"""A probe's Fetch in a fetch session (KIP-227, Fetch v7+, 1.1): the FetchMetadata fields,
+and those of a Fetch answer to a fetching client.
 
 Contract: `SESSION_FIELDS` are the Fetch fields a probe may set for its session:
 `session_epoch` (-1 FINAL_EPOCH: a full Fetch that opens no session, what the model's senders
@@ -10,6 +11,10 @@ session stops fetching, Fetch's ForgottenTopicsData). `session(f, ctx)` is the k
 `sim.kafka.messages.Fetch` they make. A profile before 1.1 sends no session
 (`sim.kafka.probe.gates`). The node numbers its sessions 1, 2, ... in the order it opens them
 (Kafka draws each id at random), so a check names a session by that number.
+`ANSWER` are the fields of a Fetch answer (to a consumer or a follower under test) of its own:
+its top-level `error` (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, or another such as
+3.x's UNKNOWN_TOPIC_ID) and the `session_id` it opened or continued (0: none, the default);
+`answer(f)` is the keywords of `sim.kafka.messages.FetchResponse` they make.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ LAST = -1  # `session_id` unset: the last session the node's answers to the send
 
 SESSION_FIELDS = (Field("session_epoch", "int", FINAL_EPOCH), Field("session_id", "int", LAST),
                   Field("forgotten", "strs", ()))
+ANSWER = (Field("error", "error", 0), Field("session_id", "int", INVALID_SESSION_ID))
 
 
 def session(f: dict, ctx) -> dict:
@@ -30,3 +36,8 @@ def session(f: dict, ctx) -> dict:
         session_id = INVALID_SESSION_ID if is_full(f["session_epoch"]) else ctx.last_session_id()
     return {"session_id": session_id, "session_epoch": f["session_epoch"],
             "forgotten": tuple(f["forgotten"])}
+
+
+def answer(f: dict) -> dict:
+    """The FetchResponse keywords of an answer's session fields (see the module contract)."""
+    return {"error": f["error"], "session_id": f["session_id"]}

@@ -105,6 +105,30 @@ def session_after_response(session_id: int, session_epoch: int, error: int,
     return session_id, next_epoch(session_epoch)
 
 
+def response_problem(full: bool, session_tps, answered_tps) -> str | None:
+    """`verifyFullFetchResponsePartitions` / `verifyIncrementalFetchResponsePartitions` (the
+    same from 1.1.0 to 3.7.0): what is wrong with an error-free answer's partitions, or None.
+    A full answer must carry exactly the session's partitions ("omitted" one, or carried an
+    "extra" one); an incremental one may leave any out but carry none outside the session."""
+    held = set(session_tps)  # membership only
+    if any(tp not in held for tp in answered_tps):
+        return "extra"
+    if full and len(held) != len(set(answered_tps)):
+        return "omitted"
+    return None
+
+
+def session_after_invalid(session_id: int, session_epoch: int) -> tuple[int, int]:
+    """`handleResponse` on an answer `response_problem` refuses (the caller then drops the
+    whole answer, as `handleResponse` returning false makes Kafka's fetchers do): after a full
+    Fetch the client starts over without a session (`FetchMetadata.INITIAL`), after an
+    incremental one it closes this session and asks for a new one
+    (`nextCloseExisting`, 1.1-2.x; `nextCloseExistingAttemptNew`, 3.x: both INITIAL_EPOCH)."""
+    if is_full(session_epoch):
+        return INVALID_SESSION_ID, INITIAL_EPOCH
+    return session_id, INITIAL_EPOCH
+
+
 def session_after_error(session_id: int) -> tuple[int, int]:
     """`FetchSessionHandler.handleError`: a Fetch lost to a closed connection or a timeout;
     the next Fetch is full, closing this session and asking for a new one."""

@@ -90,7 +90,60 @@ def test_a_client_session_sends_only_what_changed_and_forgets_what_it_dropped():
     assert not handler.full
     sent, forgotten = handler.build_incremental(
         {"t-0": _fp("t-0", 5), "t-1": _fp("t-1", 8), "t-2": None, "t-3": _fp("t-3", 0)})
-    assert sent == (_fp("t-1", 8), _fp("t-3", 0)) and forgotten == ("t-2",)
-    assert set(handler.parts) == {"t-0", "t-1", "t-3"}
+    # Kafka's order (`Builder.build`, FetchSessionHandlerTest.testIncrementals): the partitions
+    # that join first, then those altered
+    assert sent == (_fp("t-3", 0), _fp("t-1", 8)) and forgotten == ("t-2",)
+    assert list(handler.parts) == ["t-0", "t-1", "t-3"]
     assert handler.build_incremental({"t-2": None, "t-0": _fp("t-0", 5, epoch=1)}) == \
         ((_fp("t-0", 5, epoch=1),), ())  # a new leader epoch alone is a change
+
+
+def test_an_incremental_build_sends_joiners_then_altered_and_forgets_in_session_order():
+    """`FetchSessionHandler.Builder.build` (1.1.0 to 3.7.0): `next` keeps the partitions that
+    join the session in the order given, then each altered one moved to its end in the
+    session's order; `removed` follows the session's order; an altered partition keeps its
+    place in `sessionPartitions`."""
+    handler = FetchSessionHandler()
+    handler.build_full([_fp("t-5", 0), _fp("t-1", 0), _fp("t-3", 0), _fp("t-0", 0)])
+    handler.session_id, handler.epoch = 3, 1
+    sent, forgotten = handler.build_incremental(
+        {"t-9": _fp("t-9", 0), "t-3": _fp("t-3", 4), "t-2": _fp("t-2", 0),
+         "t-5": _fp("t-5", 2), "t-0": None, "t-1": None})
+    assert [fp.tp for fp in sent] == ["t-9", "t-2", "t-5", "t-3"]
+    assert forgotten == ("t-1", "t-0")
+    assert list(handler.parts) == ["t-5", "t-3", "t-9", "t-2"]
+
+
+def test_a_full_answer_must_carry_the_session_and_an_incremental_one_nothing_else():
+    """`verifyFullFetchResponsePartitions` / `verifyIncrementalFetchResponsePartitions`
+    (FetchSessionHandlerTest.testVerifyFullFetchResponsePartitions at 3.7.0)."""
+    held = ["foo-0", "foo-1", "bar-0"]
+    assert fs.response_problem(True, held, ["foo-0", "foo-1", "bar-0"]) is None
+    assert fs.response_problem(True, held, ["foo-0", "foo-1"]) == "omitted"
+    assert fs.response_problem(True, [], ["foo-0"]) == "extra"
+    assert fs.response_problem(False, held, ["foo-1"]) is None
+    assert fs.response_problem(False, held, ["baz-0"]) == "extra"
+
+
+def test_a_refused_answer_is_not_used_and_resets_the_session():
+    """`handleResponse` returns false: after a full Fetch `FetchMetadata.INITIAL`, after an
+    incremental one `nextCloseExisting(AttemptNew)` (the session's id at INITIAL_EPOCH)."""
+    handler = FetchSessionHandler()
+    handler.build_full([_fp("t-0", 0), _fp("t-1", 0)])
+    assert not handler.handle_response(E.NONE, 123, ["t-0"])  # omits t-1
+    assert (handler.session_id, handler.epoch) == (0, 0)
+    handler.build_full([_fp("t-0", 0), _fp("t-1", 0)])
+    assert handler.handle_response(E.NONE, 123, ["t-0", "t-1"])
+    assert (handler.session_id, handler.epoch) == (123, 1)
+    handler.build_incremental({"t-0": _fp("t-0", 0), "t-1": _fp("t-1", 0)})
+    assert handler.handle_response(E.NONE, 123, [])  # an incremental answer may leave all out
+    assert (handler.session_id, handler.epoch) == (123, 2)
+    assert not handler.handle_response(E.NONE, 123, ["t-2"])  # not in the session
+    assert (handler.session_id, handler.epoch) == (123, 0)
+    assert not handler.handle_response(E.UNKNOWN_TOPIC_ID, 123, [])  # testTopLevelErrorResetsMetadata
+    assert (handler.session_id, handler.epoch) == (123, 0)
+
+
+def test_the_session_epoch_wraps_to_one():
+    """`FetchMetadata.nextEpoch`: after Integer.MAX_VALUE comes 1, never INITIAL_EPOCH."""
+    assert fs.session_after_response(7, fs.INT_MAX, E.NONE, 7) == (7, 1)
