@@ -135,6 +135,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_fetch_completes_on_hw": (CONTROLLER, BROKER),
     # KRaft only (KIP-996): a voter asks for pre-votes before it stands, and answers them
     "raft_pre_vote": (CONTROLLER,),
+    # KRaft only (KIP-966): the quorum controller keeps ELR; a broker's registration names
+    # the epoch its clean shutdown wrote (PreviousBrokerEpoch)
+    "eligible_leader_replicas": (CONTROLLER, BROKER),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

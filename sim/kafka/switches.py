@@ -334,10 +334,9 @@ class Protocol:
     # (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded` to 3.5; KAFKA-15021, 3.6+: not)
     kraft_isr_shrink_bumps_epoch: bool = True
     # KRaft only: check-quorum, a quorum leader that has heard no Fetch from a majority of the
-    # voters for 1.5 x quorum.fetch.timeout.ms resigns (KAFKA-15489, 3.7.0:
-    # `LeaderState.checkQuorumTimer`, CHECK_QUORUM_TIMEOUT_FACTOR). Before it, a leader cut from
-    # the other voters stays leader of its epoch, and the observers (brokers) that still reach
-    # it go on fetching from it, never learning of the new leader the others elected
+    # voters for 1.5 x quorum.fetch.timeout.ms resigns (KAFKA-15489, 3.7.0: `checkQuorumTimer`).
+    # Before, a leader cut from the other voters stays leader, and the brokers that reach it
+    # keep fetching from it, never learning of the new leader the others elected
     kraft_check_quorum: bool = False
     # KRaft only: KIP-903 (3.5). A follower's Fetch carries its broker epoch (Fetch v15
     # ReplicaState.ReplicaEpoch), and a leader proposes it for the ISR only if that epoch is the
@@ -352,20 +351,17 @@ class Protocol:
     # state back to the old incarnation's log end and fetch time
     kraft_stale_fetch_fenced: bool = False
     # KRaft only: KAFKA-14616 (3.7.0). On a broker's first metadata publish after it starts,
-    # the log dirs the image does not place on it (stray: another topic id, or a partition
-    # not assigned here) are deleted before its replicas are made
-    # (`LogManager.deleteStrayKRaftReplicas` in `BrokerMetadataPublisher.initializeManagers`).
+    # the log dirs the image does not place on it (stray: another topic id, or a partition not
+    # assigned here) go before its replicas are made (`LogManager.deleteStrayKRaftReplicas`).
     # Before (3.6.x: `finishInitializingReplicaManager`) they went after `applyDelta`: a
     # partition of a topic re-created while the broker was down met its predecessor's log dir
     # (InconsistentTopicIdException) and the stray deletion that followed took the new
     # partition away too, leaving it unreplicated here until a later change to it
     kraft_strays_deleted_first: bool = False
-    # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its listeners' ports only once
-    # the controller has unfenced it (`BrokerServer.startup`: `enableRequestProcessing` after
-    # `setReadyToUnfence`, the Acceptor opening its socket in `start`): until then clients and
-    # other brokers are refused. Before (3.3-3.4) the ports open at once (the Acceptor's
-    # socket is opened as it is built) but requests are read only once the controller says the
-    # broker caught up (`initialCatchUpFuture`), so they wait in the socket
+    # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its ports only once unfenced
+    # (`BrokerServer.startup`: `enableRequestProcessing` after `setReadyToUnfence`): until then
+    # clients and brokers are refused. Before (3.3-3.4) the ports open at once but requests are
+    # read only once the broker caught up (`initialCatchUpFuture`): they wait in the socket
     kraft_port_opens_when_unfenced: bool = False
     # KRaft only: KAFKA-14296 (3.3.2, 3.4.0). A broker that has begun to shut down still
     # applies the metadata records that make it a follower (`applyLocalFollowersDelta`): a
@@ -381,6 +377,10 @@ class Protocol:
     kraft_fetch_completes_on_hw: bool = False
     # KRaft only: KIP-996 Pre-Vote (4.0): a voter stands once a majority grants it a pre-vote
     raft_pre_vote: bool = False  # before (3.3-3.9) at once: a cut-off voter bumps on and on
+    # KRaft only: KIP-966 eligible leader replicas (4.1, ELRV_1 on new clusters): members the
+    # ISR loses below min.insync.replicas stay electable (ELR), the ISR may be empty, and a
+    # restart without a clean shutdown takes the broker out of ISR and ELR
+    eligible_leader_replicas: bool = False
     mutant: str = ""  # planted bug, or "" for none (see MUTANTS)
 
     def to_json(self, kraft: bool = False) -> dict:
@@ -393,7 +393,7 @@ class Protocol:
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
 KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
                   "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
-                  "kraft_strays_deleted_first",
-                  "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
-                  "kraft_fetch_completes_on_hw", "raft_pre_vote")
+                  "kraft_strays_deleted_first", "kraft_port_opens_when_unfenced",
+                  "kraft_shutdown_applies_deltas", "kraft_fetch_completes_on_hw",
+                  "raft_pre_vote", "eligible_leader_replicas")
 
