@@ -53,7 +53,7 @@ class KraftBrokers:
         and may lead none (`handleBrokerUncleanShutdown`); after a clean one it leaves the
         ISRs as a fenced broker does. Without ELR nothing is written: partitions the previous
         incarnation led or followed in keep it, fenced, until a change touches them
-        (3.3.0-3.9.0; 4.0's clean-shutdown arm is not modelled)."""
+        (3.3.0-3.9.0; 4.x's arm that takes it out of the ISRs without ELR is not modelled)."""
         if not self.protocol.eligible_leader_replicas:
             return
         clean = kraft_elr.clean_shutdown(reg.epoch if reg else None, previous_broker_epoch)
