@@ -7,7 +7,8 @@ record of an unknown type, one without the fields its type needs, and a Partitio
 for a partition no earlier record (or the starting state) created; problems are
 `FieldProblem`s naming the key. `build_records(records, image, ctx)` makes the model's
 `MetadataRecord`s: a PartitionRecord carries the whole state (ISR default the replicas, epochs
-default 0, KIP-966's `elr` and `last_known_elr` default empty); a PartitionChangeRecord names only what changes and is merged as
+default 0, KIP-966's `elr` and `last_known_elr` default empty); a PartitionChangeRecord names
+only what changes and is merged as
 `PartitionRegistration.merge` does: the partition epoch goes up by one, and the leader epoch too
 when it names a leader; a RemoveTopicRecord names the topic by id or name; a
 BrokerRegistrationChangeRecord's or UnregisterBrokerRecord's broker epoch defaults to the one
