@@ -92,9 +92,19 @@ class ReplicaLogs:
         self.bid_topic: dict[str, int] = {}  # batch id -> topic id it was appended under
         self.bid_base: dict[str, int] = {}  # batch id -> base offset of its latest leader append
         self.power_lost: set[str] = set()  # batch ids some replica lost in a power loss
+        self.power_cut: dict[str, set] = {}  # tp -> replicas a power loss cut the log of
+        self.hosts: dict[str, set] = {}  # tp -> every node that held a replica of it
 
     def get(self, node: str, tp: str) -> ReplicaLog | None:
         return self.logs.get((node, tp))
+
+    def lost_to_every_replica_power(self, tp: str, bid: str) -> bool:
+        """Whether a power loss took batch `bid`, and every replica `tp` had lost power: then
+        no replica kept the whole of its log, and Kafka, which leaves flushing to the OS, may
+        lose the batch whatever it elects. While one replica never lost power, a controller
+        that elects only replicas holding every acknowledged batch keeps it (KIP-966's
+        ELR and unclean-shutdown handling)."""
+        return bid in self.power_lost and self.hosts.get(tp, set()) <= self.power_cut.get(tp, set())
 
     def step(self, ev: dict) -> None:
         kind = ev["kind"]
@@ -121,6 +131,7 @@ class ReplicaLogs:
             if log is not None:
                 if ev["reason"] == "power_loss":
                     self.power_lost.update(row[3] for row in log.rows_between(ev["to_offset"], 1 << 62))
+                    self.power_cut.setdefault(ev["tp"], set()).add(node)
                 log.truncate(ev["to_offset"])
         elif kind == "log_start":
             log = self.logs.get((node, ev["tp"]))
@@ -128,5 +139,6 @@ class ReplicaLogs:
                 log.drop_below(ev["log_start_offset"])
         elif kind == "log_created":
             self.logs[(node, ev["tp"])] = ReplicaLog(ev["topic_id"], ev["seq"])
+            self.hosts.setdefault(ev["tp"], set()).add(node)
         elif kind == "log_deleted":
             self.logs.pop((node, ev["tp"]), None)

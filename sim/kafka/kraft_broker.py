@@ -43,6 +43,10 @@ class KraftBroker(MetadataLogFetcher, Broker):
         # the last metadata Fetch's correlation id; never reset, so no answer to a Fetch of an
         # earlier incarnation matches one of this one
         self.meta_corr = 0
+        # on disk: the broker epoch a clean shutdown wrote in the log dirs' clean-shutdown
+        # files (`LogManager.shutdown`), -1 for none; read and deleted as the broker starts
+        self.clean_shutdown_epoch = -1
+        self.previous_broker_epoch = -1  # what this process's registrations carry
         super().__init__(world, broker_id, options, protocol, store)
 
     def _reset_volatile(self) -> None:
@@ -83,6 +87,9 @@ class KraftBroker(MetadataLogFetcher, Broker):
 
     # -- registration and heartbeats -------------------------------------------------------
     def _register(self) -> None:
+        # `BrokerServer.startup` reads the clean-shutdown epoch; log loading deletes the files,
+        # so a crash of this process leaves none
+        self.previous_broker_epoch, self.clean_shutdown_epoch = self.clean_shutdown_epoch, -1
         self.broker_epoch = -1
         self._schedule_heartbeat(0)
         self._arm_timers()
@@ -97,7 +104,8 @@ class KraftBroker(MetadataLogFetcher, Broker):
     def _heartbeat(self) -> None:
         dst = self._controller_guess()
         if not self.registered:
-            self.send(dst, "BrokerRegistration", BrokerRegistration(self.id, self.incarnation))
+            self.send(dst, "BrokerRegistration", BrokerRegistration(
+                self.id, self.incarnation, self.previous_broker_epoch))
         else:
             self.send(dst, "BrokerHeartbeat",
                       BrokerHeartbeat(self.id, self.broker_epoch, self.applied - 1,
@@ -195,12 +203,14 @@ class KraftBroker(MetadataLogFetcher, Broker):
         self._schedule_heartbeat(0)
 
     def stop_cleanly(self) -> None:
-        """A clean stop: HWs checkpointed, logs flushed, the process exits (fenced by the
-        controlled shutdown, else when its session expires)."""
+        """A clean stop: HWs checkpointed, logs flushed, the clean-shutdown files written with
+        its broker epoch (`LogManager.shutdown`), the process exits (fenced by the controlled
+        shutdown, else when its session expires)."""
         if self.alive:
             self.checkpoint_hws()
             for _topic_id, log in self.logs.values():
                 log.flush()
+            self.clean_shutdown_epoch = self.broker_epoch
             self.exit_process()
 
     # -- the metadata log ------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import kraft_messages as K
 from sim.kafka.kraft_messages import BrokerHeartbeatResponse, BrokerRegistrationResponse
+from sim.kafka.rules import kraft_elr
 from sim.kafka.rules.kraft import CONTROLLED_SHUTDOWN, FENCED, SHUTDOWN_NOW, UNFENCED
 
 
@@ -36,14 +37,37 @@ class KraftBrokers:
             self.send(msg.src, "BrokerRegistrationResponse", BrokerRegistrationResponse(
                 E.DUPLICATE_BROKER_REGISTRATION, -1, req.incarnation))
             return
+        if reg is None or reg.incarnation != req.incarnation:
+            self._handle_shutdown(req.broker, reg, req.previous_broker_epoch)
         offset = self._write(K.MetadataRecord.of(K.REGISTER_BROKER, broker=req.broker,
                                                  fenced=True, incarnation=req.incarnation))
-        # nothing else is written: partitions the previous incarnation led or followed in keep
-        # it, fenced, until a change touches them (3.3.0-3.8.0; 3.8's unclean-shutdown
-        # handling, KIP-966, writes ISR changes only with ELR)
         self.heartbeats[req.broker] = self.now_us
         self._answer_when_committed(offset, msg.src, "BrokerRegistrationResponse",
                                     BrokerRegistrationResponse(E.NONE, offset, req.incarnation))
+
+    def _handle_shutdown(self, broker: int, reg, previous_broker_epoch: int) -> None:
+        """A new incarnation registers: with `eligible_leader_replicas` (KIP-966,
+        `ReplicationControlManager.handleBrokerShutdown`, written before its
+        RegisterBrokerRecord) the partition changes its last shutdown brings: after an
+        unclean one (`rules.kraft_elr.clean_shutdown`) it leaves every ISR and ELR it is in
+        and may lead none (`handleBrokerUncleanShutdown`); after a clean one it leaves the
+        ISRs as a fenced broker does. Without ELR nothing is written: partitions the previous
+        incarnation led or followed in keep it, fenced, until a change touches them
+        (3.3.0-3.9.0; 4.x's arm that takes it out of the ISRs without ELR is not modelled)."""
+        if not self.protocol.eligible_leader_replicas:
+            return
+        clean = kraft_elr.clean_shutdown(reg.epoch if reg else None, previous_broker_epoch)
+        in_isr = [tp for tp in sorted(self.image.parts) if broker in self.image.parts[tp].isr]
+        for tp in in_isr:
+            st = self.image.parts[tp]
+            self.change_partition(st, tuple(r for r in st.isr if r != broker), without=broker,
+                                  unclean_shutdown=() if clean else (broker,))
+        if clean:
+            return
+        for tp in sorted(self.image.parts):
+            st = self.image.parts[tp]
+            if broker in st.elr:
+                self.change_partition(st, st.isr, without=broker, unclean_shutdown=(broker,))
 
     def on_broker_heartbeat(self, msg) -> None:
         req = msg.body

@@ -132,10 +132,12 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         for _offset, _epoch, record in entries:
             if record.kind in (K.PARTITION, K.PARTITION_CHANGE):
                 get = record.get
+                # KIP-966's ELR and LastKnownElr only when the record holds some
+                elr = {k: list(get(k)) for k in ("elr", "last_known_elr") if get(k)}
                 self.emit(V.PARTITION_STATE, {
                     "tp": get("tp"), "topic_id": get("topic_id"), "leader": get("leader"),
                     "leader_epoch": get("leader_epoch"), "partition_epoch": get("partition_epoch"),
-                    "isr": list(get("isr")), "replicas": list(get("replicas")),
+                    "isr": list(get("isr")), "replicas": list(get("replicas")), **elr,
                     "reason": get("reason", record.kind), "controller_epoch": self.quorum_epoch})
             elif record.kind == K.REMOVE_TOPIC:
                 self.emit(V.TOPIC_DELETED, {"topic": record.get("name"),
@@ -217,29 +219,48 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
 
     def change_partition(self, st, target_isr: tuple, target: tuple | None = None,
                          moving: tuple | None = None, reason: str = "",
-                         unclean: bool | None = None):
+                         unclean: bool | None = None, without: int = E.NO_LEADER,
+                         unclean_shutdown: tuple = ()):
         """Write the PartitionChangeRecord that takes `st` to `target_isr` and the replicas
         `target` with `moving` (adding, removing) in progress (default: as they are), as
-        `rules.kraft_assignment_change` builds it; returns the change, or None when there is
-        none. A reassignment that completes is recorded as `reassign_complete`, also one
-        that completes in its first record (a new order of the same replicas)."""
+        `rules.kraft_assignment_change` builds it, or with `eligible_leader_replicas` (KIP-966)
+        `rules.kraft_elr_change`; returns the change, or None when there is none. `without`
+        is a broker no leader may be (one being fenced or re-registering: Kafka's
+        `brokerToRemove`), `unclean_shutdown` the brokers whose unclean shutdown it handles.
+        A reassignment that completes is recorded as `reassign_complete`, also one that
+        completes in its first record (a new order of the same replicas)."""
         now = self.image.moving(st.tp)
         adding, removing = now if moving is None else moving
-        change = self.rules.kraft_assignment_change(
-            self.protocol, st.leader, st.leader_epoch, st.partition_epoch, st.isr, st.replicas,
-            self.image.usable(), target_isr, st.replicas if target is None else target, adding,
-            removing, self.unclean_enabled() if unclean is None else unclean, now)
+        unclean = self.unclean_enabled() if unclean is None else unclean
+        usable = tuple(b for b in self.image.usable() if b != without)
+        if self.protocol.eligible_leader_replicas:
+            change = self.rules.kraft_elr_change(
+                self.protocol, st, usable, target_isr, st.replicas if target is None else target,
+                adding, removing, unclean, now, self._min_isr(st.tp), unclean_shutdown)
+        else:
+            change = self.rules.kraft_assignment_change(
+                self.protocol, st.leader, st.leader_epoch, st.partition_epoch, st.isr,
+                st.replicas, usable, target_isr, st.replicas if target is None else target,
+                adding, removing, unclean, now)
         if change is None:
             return None
         running = bool(change.adding or change.removing)
         done = not running and (bool(adding or removing) or reason == "reassign_start")
         new = st._replace(leader=change.leader, leader_epoch=change.leader_epoch,
                           partition_epoch=change.partition_epoch, isr=change.isr,
-                          replicas=change.replicas)
+                          replicas=change.replicas, elr=getattr(change, "elr", ()),
+                          last_known_elr=getattr(change, "last_known_elr", ()))
         why = "reassign_complete" if done and reason != "reassign_cancel" else reason
         self._write(partition_record(K.PARTITION_CHANGE, new, (change.adding, change.removing),
                                      why))
         return change
+
+    def _min_isr(self, tp: str) -> int:
+        """The topic's effective min.insync.replicas (`getTopicEffectiveMinIsr`): the cluster's,
+        at most the replicas of its partition 0."""
+        first = self.image.parts.get(f"{tp.rpartition('-')[0]}-0") or self.image.parts[tp]
+        return self.rules.kraft_effective_min_isr(self.cluster.min_insync_replicas,
+                                                  len(first.replicas))
 
     # -- brokers -----------------------------------------------------------------------------
     def _not_controller(self, msg, kind: str, body) -> bool:

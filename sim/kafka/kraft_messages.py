@@ -148,6 +148,9 @@ class QuorumFetchResponse(NamedTuple):
 class BrokerRegistration(NamedTuple):
     broker: int
     incarnation: int
+    # PreviousBrokerEpoch (v2+, KIP-966): the broker epoch its last clean shutdown wrote, -1
+    # after any other stop (`LogManager.readBrokerEpochFromCleanShutdownFiles`)
+    previous_broker_epoch: int = -1
 
     def brief(self) -> dict:
         return {"broker": self.broker}

@@ -52,6 +52,9 @@ class PartitionState(NamedTuple):
     # UpdateMetadata v4+ only (KIP-112, IBP 1.0): the replicas not online (dead, shutting down,
     # failed log dir; `addUpdateMetadataRequestForBrokers` at 3.7.0); LeaderAndIsr has none
     offline_replicas: tuple = ()
+    # KRaft with KIP-966 only: PartitionRecord's EligibleLeaderReplicas and LastKnownElr
+    elr: tuple = ()
+    last_known_elr: tuple = ()
 
 
 class LeaderAndIsr(NamedTuple):

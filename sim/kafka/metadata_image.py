@@ -87,7 +87,8 @@ class MetadataImage:
             replicas = get("replicas", old.replicas if old else ())
             self.parts[tp] = PartitionState(tp, get("topic_id"), get("leader"),
                                             get("leader_epoch"), get("partition_epoch"),
-                                            get("isr"), replicas)
+                                            get("isr"), replicas, elr=get("elr", ()),
+                                            last_known_elr=get("last_known_elr", ()))
             moving = (tuple(get("adding", ())), tuple(get("removing", ())))
             if moving == NOT_MOVING:
                 self.reassigning.pop(tp, None)
@@ -111,9 +112,14 @@ def partition_record(kind: str, st: PartitionState, moving: tuple = NOT_MOVING,
                      reason: str = "") -> K.MetadataRecord:
     """A PartitionRecord or PartitionChangeRecord carrying `st` whole, with the adding and
     removing replicas `moving` of a reassignment in progress (the model writes every field;
-    Kafka's change record leaves unchanged ones out). `reason`, the model's own, names the
-    change in the trace's `partition_state` (default: the record's kind)."""
+    Kafka's change record leaves unchanged ones out; ELR and LastKnownElr, KIP-966's, only
+    when not empty, so that a record without them reads as before). `reason`, the model's
+    own, names the change in the trace's `partition_state` (default: the record's kind)."""
     extra = {"adding": moving[0], "removing": moving[1]} if moving != NOT_MOVING else {}
+    if st.elr:
+        extra["elr"] = tuple(st.elr)
+    if st.last_known_elr:
+        extra["last_known_elr"] = tuple(st.last_known_elr)
     if reason:
         extra["reason"] = reason
     return K.MetadataRecord.of(kind, tp=st.tp, topic_id=st.topic_id, leader=st.leader,

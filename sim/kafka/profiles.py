@@ -144,7 +144,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  raft_begin_quorum_heartbeat=True)),  # KAFKA-16536 (KRaft only)
     ("4.0", dict(raft_pre_vote=True)),  # KIP-996, KAFKA-16164 (KRaft only)
     ("4.1", dict(kraft_fetch_completes_on_hw=True,  # KIP-1166, KAFKA-14145 (KRaft only)
-                 raft_candidate_waits_election_timeout=True)),  # KAFKA-18345 (KRaft only)
+                 raft_candidate_waits_election_timeout=True,  # KAFKA-18345 (KRaft only)
+                 eligible_leader_replicas=True)),  # KIP-966: ELRV_1 on new clusters (KRaft only)
     # everything in the KIP texts (KIP-359, KIP-185/192) and the self-test's own proposals
     ("proposed", dict(produce_epoch_check=True, idempotence_modes=True,
                       leader_and_isr_delete_fence=True, full_leader_and_isr=True,

@@ -141,6 +141,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_unclean_election_config": (CONTROLLER,),
     # KRaft only (KAFKA-16536): the quorum leader resends BeginQuorumEpoch as a heartbeat
     "raft_begin_quorum_heartbeat": (CONTROLLER,),
+    # KRaft only (KIP-966): the quorum controller keeps ELR; a broker's registration names
+    # the epoch its clean shutdown wrote (PreviousBrokerEpoch)
+    "eligible_leader_replicas": (CONTROLLER, BROKER),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

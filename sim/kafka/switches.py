@@ -330,10 +330,9 @@ class Protocol:
     # (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded` to 3.5; KAFKA-15021, 3.6+: not)
     kraft_isr_shrink_bumps_epoch: bool = True
     # KRaft only: check-quorum, a quorum leader that has heard no Fetch from a majority of the
-    # voters for 1.5 x quorum.fetch.timeout.ms resigns (KAFKA-15489, 3.7.0:
-    # `LeaderState.checkQuorumTimer`, CHECK_QUORUM_TIMEOUT_FACTOR). Before it, a leader cut from
-    # the other voters stays leader of its epoch, and the observers (brokers) that still reach
-    # it go on fetching from it, never learning of the new leader the others elected
+    # voters for 1.5 x quorum.fetch.timeout.ms resigns (KAFKA-15489, 3.7.0: `checkQuorumTimer`).
+    # Before, a leader cut from the other voters stays leader, and the brokers that reach it
+    # keep fetching from it, never learning of the new leader the others elected
     kraft_check_quorum: bool = False
     # KRaft only: KIP-903 (3.5). A follower's Fetch carries its broker epoch (Fetch v15
     # ReplicaState.ReplicaEpoch), and a leader proposes it for the ISR only if that epoch is the
@@ -370,8 +369,8 @@ class Protocol:
     # `metadata_fetch_wait_ms`), so a commit reaches the brokers up to ~500 ms late
     kraft_fetch_completes_on_hw: bool = False
     raft_pre_vote: bool = False  # KIP-996 (4.0; KRaft only): a voter stands once pre-voted
-    # KRaft only: KAFKA-18345 (4.1). A candidate that lost its election waits out its election
-    # timeout; before (3.3-4.0) it backs off at once for a random, exponential time
+    # KRaft only: KAFKA-18345 (4.1). A candidate that lost waits out its election timeout;
+    # before (3.3-4.0) it backs off at once for a random, exponential time
     raft_candidate_waits_election_timeout: bool = False
     # KRaft only: KAFKA-12670 (3.9). The controller elects uncleanly where the cluster's
     # unclean.leader.election.enable says so; before, never (`uncleanLeaderElectionEnabledForTopic`)
@@ -379,6 +378,9 @@ class Protocol:
     # KRaft only: KAFKA-16536 (3.9). The quorum leader resends BeginQuorumEpoch to every voter
     # each half quorum.fetch.timeout.ms; before, only until each voter answered or fetched
     raft_begin_quorum_heartbeat: bool = False
+    # KRaft only: KIP-966 (4.1, ELRV_1 on new clusters): ISR members lost below min.insync
+    # stay electable (ELR); the ISR may be empty; an unclean restart leaves ISR and ELR
+    eligible_leader_replicas: bool = False
     mutant: str = ""  # planted bug, or "" for none (see MUTANTS)
 
     def to_json(self, kraft: bool = False) -> dict:
@@ -389,11 +391,10 @@ class Protocol:
 
 
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
-KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum",
-                  "kraft_isr_broker_epoch_check", "kraft_stale_fetch_fenced",
-                  "kraft_strays_deleted_first",
+KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum", "kraft_isr_broker_epoch_check",
+                  "kraft_stale_fetch_fenced", "kraft_strays_deleted_first",
                   "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
-                  "kraft_fetch_completes_on_hw", "raft_pre_vote",
-                  "raft_candidate_waits_election_timeout", "kraft_unclean_election_config",
-                  "raft_begin_quorum_heartbeat")
+                  "kraft_fetch_completes_on_hw", "raft_pre_vote", "raft_candidate_waits_election_timeout",
+                  "kraft_unclean_election_config", "raft_begin_quorum_heartbeat",
+                  "eligible_leader_replicas")
 

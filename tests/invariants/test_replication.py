@@ -69,6 +69,35 @@ def test_acked_write_lost_violated_by_truncation_of_the_leader_log():
         ("acked_write_lost", 100, (acked[0],)), ("acked_write_lost", 100, (acked[1],))]
 
 
+def _power_cut(tb: TraceBuilder, node: str, to_offset: int) -> int:
+    return tb.add(node, "truncate", tp="t-0", topic_id=1, to_offset=to_offset,
+                  reason="power_loss")
+
+
+def test_a_power_loss_excuses_a_lost_batch_only_when_every_replica_lost_power():
+    """b1 and b2 hold t-0; both lose power, b1 its p1#1, and b1 leads again without it: no
+    replica kept its whole log, so the loss is the configuration's (a metric)."""
+    tb, _ = _two_acked_batches()
+    _power_cut(tb.at(30), "b1", 4)
+    _power_cut(tb, "b2", 4)
+    tb.at(40).partition_state("t-0", 1, 1, [1, 2, 3], reason="elect:broker_failure")
+    tb.at(100).end()
+    violations, metrics = tb.check("acked_write_lost")
+    assert violations == [] and metrics["acked_lost_to_power_loss"] == 1
+
+
+def test_a_power_loss_of_one_replica_does_not_excuse_electing_it():
+    """Only b1 loses power (and p1#1 with it); b2 never did, so a controller that elects b1
+    without p1#1 lost the batch by its election (KIP-966's case)."""
+    tb, acked = _two_acked_batches()
+    tb.replicate("b2", 1, ("t-0", 4, 4, 0, "p1#1"))
+    _power_cut(tb.at(30), "b1", 4)
+    tb.at(40).partition_state("t-0", 1, 1, [1, 2, 3], reason="elect:broker_failure")
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == [("acked_write_lost", 100, (acked[1],))]
+    assert tb.check("acked_write_lost")[1]["acked_lost_to_power_loss"] == 1
+
+
 def test_acked_write_lost_holds_when_the_topic_was_deleted_and_recreated():
     tb, _ = _two_acked_batches()
     tb.at(30).add("c1", "topic_deleted", topic="t", topic_id=1)

@@ -36,6 +36,7 @@ ARRIVALS = {
     "consumer_resets_undefined_end_offset": [("0.10.2", False), ("2.6", True)],  # KAFKA-9840
     "consumer_keeps_paused_fetches": [("0.10.2", False), ("2.4", True)],  # KAFKA-7548
     "kraft_stale_fetch_fenced": [("0.10.2", False), ("3.7", True)],  # KAFKA-15221
+    "eligible_leader_replicas": [("0.10.2", False), ("4.1", True)],  # KIP-966 (ELRV_1)
     "follower_log_start_from_leader": [("0.10.2", False), ("0.11", True)],  # KIP-107
     "client_rejects_stale_metadata": [("0.10.2", False), ("2.2", True)],  # KAFKA-7738
     "consumer_validation": [("0.10.2", False), ("2.3", True)],  # KAFKA-7747

@@ -7,7 +7,8 @@ record of an unknown type, one without the fields its type needs, and a Partitio
 for a partition no earlier record (or the starting state) created; problems are
 `FieldProblem`s naming the key. `build_records(records, image, ctx)` makes the model's
 `MetadataRecord`s: a PartitionRecord carries the whole state (ISR default the replicas, epochs
-default 0); a PartitionChangeRecord names only what changes and is merged as
+default 0, KIP-966's `elr` and `last_known_elr` default empty); a PartitionChangeRecord names
+only what changes and is merged as
 `PartitionRegistration.merge` does: the partition epoch goes up by one, and the leader epoch too
 when it names a leader; a RemoveTopicRecord names the topic by id or name; a
 BrokerRegistrationChangeRecord's or UnregisterBrokerRecord's broker epoch defaults to the one
@@ -27,12 +28,14 @@ RECORD = (Field("type", "str"), Field("name", "str", ""), Field("topic_id", "int
           Field("partition_epoch", "int", None), Field("isr", "ints", None),
           Field("replicas", "ints", None), Field("broker", "int", None),
           Field("fenced", "bool", None), Field("broker_epoch", "int", None),
-          Field("in_controlled_shutdown", "bool", None), Field("incarnation", "int", None))
+          Field("in_controlled_shutdown", "bool", None), Field("incarnation", "int", None),
+          Field("elr", "ints", None), Field("last_known_elr", "ints", None))
 # type -> (fields it needs, fields it may set besides `type`)
 TYPES = {
     K.TOPIC: (("name",), ("name", "topic_id")),
     K.PARTITION: (("tp", "leader", "replicas"),
-                  ("tp", "topic_id", "leader", "leader_epoch", "partition_epoch", "isr", "replicas")),
+                  ("tp", "topic_id", "leader", "leader_epoch", "partition_epoch", "isr", "replicas",
+                   "elr", "last_known_elr")),
     K.PARTITION_CHANGE: (("tp",), ("tp", "leader", "isr", "replicas")),
     K.REMOVE_TOPIC: ((), ("name", "topic_id")),
     K.REGISTER_BROKER: (("broker",), ("broker", "fenced", "incarnation")),
@@ -108,7 +111,8 @@ def build_records(records: tuple, image, ctx, first_offset: int = 0) -> list:
 def _state_of(record) -> PartitionState:
     get = record.get
     return PartitionState(get("tp"), get("topic_id"), get("leader"), get("leader_epoch"),
-                          get("partition_epoch"), get("isr"), get("replicas"))
+                          get("partition_epoch"), get("isr"), get("replicas"),
+                          elr=get("elr", ()), last_known_elr=get("last_known_elr", ()))
 
 
 def _record(rec: dict, parts: dict, topics: dict, brokers: dict, ctx) -> Any:
@@ -120,10 +124,11 @@ def _record(rec: dict, parts: dict, topics: dict, brokers: dict, ctx) -> Any:
         replicas = tuple(rec["replicas"])
         topic_id = rec["topic_id"] if rec["topic_id"] is not None else \
             topics.get(rec["tp"].rpartition("-")[0], ctx.topic_id(rec["tp"]))
+        elr = {k: tuple(rec[k]) for k in ("elr", "last_known_elr") if rec[k]}  # KIP-966
         return K.MetadataRecord.of(
             kind, tp=rec["tp"], topic_id=topic_id, leader=rec["leader"],
             leader_epoch=_or(rec["leader_epoch"], 0), partition_epoch=_or(rec["partition_epoch"], 0),
-            isr=tuple(_or(rec["isr"], replicas)), replicas=replicas)
+            isr=tuple(_or(rec["isr"], replicas)), replicas=replicas, **elr)
     if kind == K.PARTITION_CHANGE:
         # a partition the broker has not applied (it ignored an answer): merged onto nothing
         old = parts.get(rec["tp"]) or PartitionState(

@@ -2,17 +2,17 @@
 
 Contract: `CONTROLLER` maps each KRaft-controller-only check name to its `Observable`: a field
 of the controller's answer to the step's sender (`answer.<field>`, no argument), a partition's
-state, its reassignment in progress or a broker's registration in the controller's metadata
-image, an admin answer's error per topic or partition (`result`), and the types of the
-records it appended to the metadata log during the step (`records`). `ZK_CONTROLLER` is the
-same for a ZooKeeper-mode controller: its answer, a partition's state as ZooKeeper holds it
-(the controller's only copy in the model), the brokers it counts live (with their broker
-epochs) or shutting down, and what the UpdateMetadata it sent a broker during the step says:
-the live brokers, and a partition's leader, ISR, replicas and offline replicas; and what the
-LeaderAndIsr and StopReplica it sent a broker during the step say of a partition; whether it
-is active, what /controller and /controller_epoch hold, and the controller epochs its control
-requests carried; and the topics queued for deletion, those halted, and each of their
-replicas' state in the deletion.
+state (with KIP-966's ELR and LastKnownElr), its reassignment in progress or a broker's
+registration in the controller's metadata image, an admin answer's error per topic or partition
+(`result`), and the types of the records it appended to the metadata log during the step
+(`records`). `ZK_CONTROLLER` is the same for a ZooKeeper-mode controller: its answer, a
+partition's state as ZooKeeper holds it (the controller's only copy in the model), the brokers
+it counts live (with their broker epochs) or shutting down, and what the UpdateMetadata it sent
+a broker during the step says: the live brokers, and a partition's leader, ISR, replicas and
+offline replicas; and what the LeaderAndIsr and StopReplica it sent a broker during the step
+say of a partition; whether it is active, what /controller and /controller_epoch hold, and the
+controller epochs its control requests carried; and the topics queued for deletion, those
+halted, and each of their replicas' state in the deletion.
 """
 
 from __future__ import annotations
@@ -69,6 +69,9 @@ CONTROLLER = {
     "partition_epoch": Obs(True, _partition("partition_epoch"), "its partition epoch"),
     "isr": Obs(True, _partition("isr"), "its ISR"),
     "replicas": Obs(True, _partition("replicas"), "its replicas"),
+    "elr": Obs(True, _partition("elr"), "its eligible leader replicas (KIP-966; [] none)"),
+    "last_known_elr": Obs(True, _partition("last_known_elr"), "its LastKnownElr: the last "
+                          "known leader, kept when the ISR empties (KIP-966; [] none)"),
     "fenced": Obs(True, _broker("fenced"), "whether the broker (arg: its id) is fenced"),
     "broker_epoch": Obs(True, _broker("epoch"), "the broker's epoch (its registration's offset)"),
     "in_controlled_shutdown": Obs(True, _broker("in_controlled_shutdown"),

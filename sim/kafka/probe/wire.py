@@ -291,7 +291,7 @@ def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
 
 
 def _broker_registration(f: dict, ctx) -> BrokerRegistration:
-    return BrokerRegistration(_sender_id(f, ctx), f["incarnation"])
+    return BrokerRegistration(_sender_id(f, ctx), f["incarnation"], f["previous_broker_epoch"])
 
 KINDS: dict[str, Kind] = {
     "LeaderAndIsr": Kind(BROKER, CONTROL + (_parts(PARTITION_STATE), Field("full", "bool", False)),
@@ -381,8 +381,9 @@ KINDS: dict[str, Kind] = {
                      Field("metadata_offset", "int", 0), Field("want_shutdown", "bool", False)),
         _broker_heartbeat, "a KRaft broker's heartbeat (KIP-631)", True),
     "BrokerRegistration": Kind(
-        CONTROLLER, (Field("broker", "int", NO), Field("incarnation", "int", 1)),
-        _broker_registration, "a KRaft broker's registration (KIP-631)", True),
+        CONTROLLER, (Field("broker", "int", NO), Field("incarnation", "int", 1),
+                     Field("previous_broker_epoch", "int", -1)), _broker_registration,
+        "a KRaft broker's registration (KIP-631; PreviousBrokerEpoch, KIP-966: -1 for none)", True),
     "OffsetsForLeaderEpochResponse": Kind(
         CONSUMER, (Field("corr", "int", 0), _parts(EPOCH_END_OFFSET)),
         _offsets_for_leader_epoch_response,

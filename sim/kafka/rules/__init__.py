@@ -11,7 +11,8 @@ Modules: `epochs` (CurrentLeaderEpoch checks), `control` (LeaderAndIsr, StopRepl
 UpdateMetadata), `replication` (HW, ISR, follower fetch and truncation), `producer_state` (the
 idempotent append check), `client_metadata`, `client_producer`, `client_consumer`, `backoff`,
 `controller`, `kraft` (the quorum, the quorum controller, a KRaft broker's replay), `kraft_admin` (the
-quorum controller's placement, manual assignments and preferred elections), `raft_requests` (the
+quorum controller's placement, manual assignments and preferred elections), `kraft_elr` (KIP-966's
+eligible leader replicas in the quorum controller), `raft_requests` (the
 quorum's request checks and its resignation's order). `Rules` lists the rules a mutant may swap; the others are called directly.
 """
 
@@ -29,6 +30,7 @@ from sim.kafka.rules import (
     controller,
     epochs,
     kraft,
+    kraft_elr,
     producer_state,
     raft_requests,
     replication,
@@ -95,6 +97,8 @@ class Rules:
     raft_fetch_answered_now: Callable = kraft.quorum_fetch_answered_now
     raft_hw_move_answers_parked: Callable = kraft.hw_move_answers_parked
     kraft_assignment_change: Callable = kraft.assignment_change
+    kraft_elr_change: Callable = kraft_elr.elr_change
+    kraft_effective_min_isr: Callable = kraft_elr.effective_min_isr
     kraft_alter_partition_error: Callable = kraft.alter_partition_error
     kraft_duplicate_registration: Callable = kraft.duplicate_registration
     kraft_broker_takes_partition: Callable = kraft.broker_takes_partition

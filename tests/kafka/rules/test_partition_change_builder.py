@@ -1,7 +1,7 @@
 """The KRaft controller's partition changes against Kafka's own cases:
 `PartitionChangeBuilderTest` (metadata/src/test/java/org/apache/kafka/controller, read at
 3.7.0), at PartitionChangeRecord versions 0 and 1 (MetadataVersion 3.7; version 2 is ELR,
-KIP-966, which the model does not have). Its partitions, as the test builds them (leader
+KIP-966, which the model has from 4.1: its cases are `test_kraft_elr.py`). Its partitions, as the test builds them (leader
 epoch 100, partition epoch 200):
 
 - FOO: replicas [2, 1, 3], ISR [2, 1, 3], leader 1; broker 3 is not an acceptable leader.
