@@ -199,8 +199,7 @@ class KraftBroker(MetadataLogFetcher, Broker):
         controlled shutdown, else when its session expires)."""
         if self.alive:
             self.checkpoint_hws()
-            for _topic_id, log in self.logs.values():
-                log.flush()
+            self.close_logs()
             self.exit_process()
 
     # -- the metadata log ------------------------------------------------------------------
