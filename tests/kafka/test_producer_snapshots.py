@@ -173,3 +173,11 @@ def test_a_restart_step_is_the_operators_and_snapshots_must_be_batch_ends():
     assert_refused(text.replace('from = "operator"', 'from = "p1"'), "from")
     assert_refused(text.replace("replicas = [1]\n", "replicas = [1]\nproducer_snapshots = [0]\n", 1),
                    "producer_snapshots")
+
+
+def test_a_follower_truncation_ends_with_a_snapshot_at_the_new_log_end():
+    # UnifiedLogTest.testProducerIdMapTruncateTo (3.7.0): snapshots at 2 and 3, truncations to
+    # 2, 1, 0 leave [2], [1] (taken at the new end), [] (nothing past the log start)
+    text = open("scenarios/conformance/log-producer-state-truncate-to-snapshots-3.7.toml").read()
+    seen = probe_checks(text, by_step=True)
+    assert [seen[f"{i}:producer_snapshots:t-0"][1] for i in range(3)] == [[2], [1], []]
