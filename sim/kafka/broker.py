@@ -4,7 +4,8 @@ Contract: a broker hosts replicas (`Partition`) over durable logs, keeps its own
 (which may lag the controller), answers Metadata from that cache, and applies control requests
 with the checks of ref §1.4 (LeaderAndIsr) and §1.5 (StopReplica). Volatile state (hosted
 partitions, metadata cache, controller epoch, fetchers, pending requests) is lost on crash; logs
-survive, and a restart reads each log's high watermark back from its last checkpoint. Logs
+survive, and a restart reads each log's high watermark back from its last checkpoint and its
+producer state from its last producer-state snapshot and the log above it. Logs
 sit in `cluster.log_dirs` directories, any of which may fail (`LogDirs`).
 Each broker runs its own profile (`profile`, switches `protocol`), which the `upgrade` action
 changes while it is down (`run_profile`); what it sends other brokers is bounded by the
@@ -23,7 +24,12 @@ from sim.kafka.connection import RequestQueue
 from sim.kafka.delete_records import DeleteRecordsHandler
 from sim.kafka.fetcher import Fetcher
 from sim.kafka.follower_hw import FollowerHw
-from sim.kafka.idempotence import evict_below_log_start, expire_producers
+from sim.kafka.idempotence import (
+    evict_below_log_start,
+    expire_producers,
+    reload_producer_state,
+    take_snapshot,
+)
 from sim.kafka.isr import IsrManager
 from sim.kafka.leader_fetch import LeaderFetch
 from sim.kafka.leader_sessions import LeaderSessions
@@ -108,8 +114,25 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
 
     def on_restart(self) -> None:
         self.restore_log_dirs()
+        self._load_producer_state()
         self._recover_hws()
         self._register()
+
+    def _load_producer_state(self) -> None:
+        """Each log's producer state as `LogManager.loadLogs` leaves it, by this broker's own
+        code (`idempotence.reload_producer_state`): what the process had in memory is gone."""
+        evicts = self.rules.evicts_producer_state_on_retention(self.protocol)
+        for tp in sorted(self.logs):
+            reload_producer_state(self.logs[tp][1], self.now_us,
+                                  self.protocol.producer_id_expiration_ms,
+                                  self.protocol.idempotent_batches, evicts)
+
+    def close_logs(self) -> None:
+        """`LogManager.shutdown`: every log is flushed and takes a producer-state snapshot at
+        its end (`Log.close`, 0.11.0.0-3.7.0)."""
+        for _topic_id, log in self.logs.values():
+            log.flush()
+            take_snapshot(log)
 
     def begin_shutdown(self) -> None:
         """`KafkaServer.shutdown` with controlled.shutdown.enable begins: the replica manager is
@@ -123,8 +146,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         broker gone at once rather than after broker_session_timeout_ms, if zk is reachable."""
         if self.alive:
             self.checkpoint_hws()
-            for _topic_id, log in self.logs.values():  # LogManager.shutdown flushes every log
-                log.flush()
+            self.close_logs()
             if self.can_reach("zk"):
                 self.store.close_session(self.id, self.session_epoch)
             self.exit_process()
@@ -212,8 +234,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         self.emit(V.BROKER_START_FAILED, {
             "error": "NODEEXISTS", "registered_epoch": held.epoch,
             "expires_in_us": held.renewed_us + held.timeout_us - self.now_us})
-        for _topic_id, log in self.logs.values():
-            log.flush()
+        self.close_logs()
         self.exit_process()
 
     def _heartbeat_us(self) -> int:
@@ -296,14 +317,17 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         got since the kernel last wrote it back, `unflushed_us` being the dirty-page expiry
         (`Log.written_back`). Log recovery then trims the leader-epoch cache, written with
         fsync on every change, to the new log end (`LogLoader`: `truncateFromEnd`), and the HW
-        to it; producer state is rebuilt. What recovery kept is on disk."""
+        to it; producer state is rebuilt. What recovery kept is on disk, but the recovery
+        point stays: the restart recovers from it, deleting the snapshots above it."""
         now = self.now_us
         for tp in sorted(self.logs):
             topic_id, log = self.logs[tp]
             keep = (log.written_back(now, unflushed_us, V.DIRTY_WRITEBACK_US) if writeback
                     else log.unflushed_from(now - unflushed_us))
+            recovery_point = log.recovery_point
             self.truncate_log(tp, topic_id, log, keep, "power_loss")
             log.flush()
+            log.recovery_point = min(recovery_point, log.leo)
 
     # -- retention (ref §2.3) ------------------------------------------------------------
     def apply_retention(self, tp: str, log_start_offset: int | None = None) -> None:

@@ -44,7 +44,7 @@ from sim.kafka import errors as E
 from sim.kafka import fetch_session as session_state
 from sim.kafka import vocab as V
 from sim.kafka.fetch_session import FetchSessionHandler
-from sim.kafka.idempotence import rebuild, record_append
+from sim.kafka.idempotence import rebuild, record_append, take_snapshot
 from sim.kafka.messages import Fetch, FetchPartition
 from sim.kafka.model_bug import ModelBug
 from sim.kafka.rules.fetch_session import FINAL_EPOCH
@@ -324,12 +324,15 @@ class Fetcher:
         self.truncate_log(p.tp, p.topic_id, p.log, target, reason)
 
     def truncate_log(self, tp: str, topic_id: int, log, target: int, reason: str) -> None:
-        """Drop every batch from `target` on and rebuild the producer state; a `truncate` event
-        naming the new log end when anything went (a batch that straddles `target` stays)."""
+        """Drop every batch from `target` on and rebuild the producer state, which ends with a
+        producer-state snapshot at the new log end (`truncateTo` -> `loadProducerState`, 2.4.0
+        and 3.7.0; the log dropped those above it); a `truncate` event naming the new log end
+        when anything went (a batch that straddles `target` stays)."""
         if log.truncate_to(target):
             self.touch_sessions(tp)
             self.fetch_state_changed(tp)
             rebuild(log, self.protocol.idempotent_batches)
+            take_snapshot(log)
             self.emit(V.TRUNCATE, {"tp": tp, "topic_id": topic_id, "to_offset": log.leo,
                                    "reason": reason})
 

@@ -4,14 +4,19 @@ Contract: producer state lives with the log (`log.producers`: pid -> `ProducerEn
 updated by leader appends and follower replication alike (so it survives leader changes, ref
 §2.2 last bullet), is committed only after a successful append (KAFKA-6683), and keeps the last
 5 batches' metadata (NUM_BATCHES_TO_RETAIN, ref §0, §2.1). The append check itself is a rule
-(`sim.kafka.rules.producer_state.check_producer_append`).
+(`sim.kafka.rules.producer_state.check_producer_append`). Snapshots of it are taken at a clean
+shutdown and at the end of a restart's load (`take_snapshot`), and a restart loads the latest
+one it keeps and replays the log above it (`reload_producer_state`).
 """
 
 from __future__ import annotations
 
-from sim.kafka.rules.producer_state import last_sequence
+from sim.kafka.rules.producer_state import last_sequence, loaded_from_snapshot, snapshots_kept
 
 NUM_BATCHES_TO_RETAIN = 5
+# snapshots a log keeps: Kafka keeps those of its last two segments
+# (`Log.deleteSnapshotsAfterRecoveryPointCheckpoint`, 2.4.0); the model's log is one segment
+MAX_SNAPSHOTS = 2
 
 
 class ProducerEntry:
@@ -91,3 +96,53 @@ def expire_producers(log, now_us: int, expiration_ms: int) -> list[int]:
     for pid in gone:
         del producers[pid]
     return gone
+
+
+def take_snapshot(log) -> None:
+    """`ProducerStateManager.takeSnapshot` at the log end: nothing unless the log end passed
+    the latest snapshot (or, with none, the log start): `lastMapOffset > lastSnapOffset`
+    (testSkipSnapshotIfOffsetUnchanged). A snapshot keeps each producer's last batch only: the
+    snapshot schema has one sequence range and one offset range per producer (0.11.0.0-3.7.0;
+    testRecoverFromSnapshotUnfinishedTransaction, 3.7.0: "The snapshot only persists the last
+    appended batch metadata")."""
+    snaps = log.snapshots
+    last = snaps[-1][0] if snaps else log.log_start_offset
+    if log.leo <= last:
+        return
+    snaps.append((log.leo, {pid: _last_batch_only(e) for pid, e in producers_of(log).items()}))
+    del snaps[:-MAX_SNAPSHOTS]
+
+
+def _last_batch_only(entry: ProducerEntry) -> ProducerEntry:
+    copy = ProducerEntry(entry.epoch)
+    copy.batches = entry.batches[-1:]
+    copy.last_offset, copy.last_us = entry.last_offset, entry.last_us
+    return copy
+
+
+def reload_producer_state(log, now_us: int, expiration_ms: int, retain: int,
+                          drops_non_retained: bool) -> None:
+    """A restarted broker's producer state for `log` (`Log.loadProducerState` at 0.11.0.0 and
+    2.4.0, `UnifiedLog.rebuildProducerState` at 3.7.0): the snapshots recovery and
+    `truncateAndReload` delete go (`snapshots_kept`), the latest left is loaded without its
+    expired producers (`loaded_from_snapshot`), and the log above it (above the log start when
+    none is left) is replayed as a follower's appends are, each producer dated by its last
+    batch's timestamp (`loadProducersFromLog`: the batch's maxTimestamp) and never expired by
+    the replay. A snapshot is then taken at the log end (2.4.0 and 3.7.0; 0.11.0.0 takes none
+    there; the model takes it in every release), and the recovery point is the log end
+    (`recoverLog`)."""
+    kept = snapshots_kept([o for o, _ in log.snapshots], log.log_start_offset, log.leo,
+                          log.recovery_point)
+    log.snapshots = [s for s in log.snapshots if s[0] in kept]
+    log.producers = {}
+    start = log.log_start_offset
+    if log.snapshots:
+        start, entries = log.snapshots[-1]
+        for pid, entry in entries.items():
+            if loaded_from_snapshot(entry, now_us, expiration_ms, log.log_start_offset,
+                                    drops_non_retained):
+                log.producers[pid] = _last_batch_only(entry)
+    for base, _count, _epoch, batch in log.read(start, len(log.entries)):
+        record_append(log, batch, base, batch.max_timestamp * 1000, retain)
+    take_snapshot(log)
+    log.recovery_point = log.leo

@@ -208,8 +208,7 @@ class KraftBroker(MetadataLogFetcher, Broker):
         shutdown, else when its session expires)."""
         if self.alive:
             self.checkpoint_hws()
-            for _topic_id, log in self.logs.values():
-                log.flush()
+            self.close_logs()
             self.clean_shutdown_epoch = self.broker_epoch
             self.exit_process()
 

@@ -5,7 +5,9 @@ Contract: durable state (survives a crash). Offsets are record offsets; a batch 
 OffsetsForLeaderEpoch answer: the largest epoch <= e in the cache and its end offset (the start
 of the next epoch, or the log end offset); for an e older than every cached epoch, e itself and
 the start of the first cached epoch; (-1, -1) for an empty cache or e < 0 (ref §1.2).
-Truncation happens at batch boundaries, as in Kafka.
+Truncation happens at batch boundaries, as in Kafka. The log also holds its producer-state
+snapshots (`snapshots`: (offset, {pid: entry}), oldest first; `sim.kafka.idempotence` takes and
+loads them) and its recovery point, below which a restart does not recover the log.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ class Log:
         # below this offset the log is on disk whatever the page cache holds: Kafka flushed it
         # (`LogManager.shutdown` flushes every log) or it is what recovery kept after a power loss
         self.flushed = 0
+        # `recoveryPoint`: where a restart's recovery begins (what was flushed, or the log end
+        # a restart recovered to); snapshots above it go with the segments recovered
+        self.recovery_point = 0
+        self.snapshots: list[tuple[int, dict]] = []
 
     def assign_epoch_start(self, epoch: int, start_offset: int) -> None:
         """Record that `epoch` starts at `start_offset` (`LeaderEpochFileCache.assign`). From
@@ -92,7 +98,7 @@ class Log:
 
     def flush(self) -> None:
         """Everything appended so far is on disk (`UnifiedLog.flush`)."""
-        self.flushed = self.leo
+        self.flushed = self.recovery_point = self.leo
 
     def unflushed_from(self, cutoff_us: int) -> int:
         """Where a power loss cuts the log when the OS holds back what was appended after
@@ -175,6 +181,9 @@ class Log:
             self.leo = self.entries[-1][0] + self.entries[-1][1] if self.entries else self.log_start_offset
         self.hw = min(self.hw, self.leo)
         self.flushed = min(self.flushed, self.leo)
+        self.recovery_point = min(self.recovery_point, self.leo)
+        # `truncateAndReload` deletes the snapshots above the new log end
+        self.snapshots = [s for s in self.snapshots if s[0] <= self.leo]
         return changed
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -184,7 +193,8 @@ class Log:
         self.entries.clear()
         self.appended_us.clear()
         self.epochs = []
-        self.leo = self.log_start_offset = self.hw = self.flushed = offset
+        self.snapshots = []  # `ProducerStateManager.truncateFullyAndStartAt` deletes them all
+        self.leo = self.log_start_offset = self.hw = self.flushed = self.recovery_point = offset
 
     def advance_start(self, offset: int) -> bool:
         """Retention / DeleteRecords: the log start moves to `offset` (at most the log end)

@@ -209,6 +209,8 @@ BROKER = {
                         "producer state (arg tp/producer_id)"),
     "last_sequence": Obs(True, _producer("seq"), "a producer's last sequence in the partition's "
                        "producer state (arg tp/producer_id)"),
+    "producer_snapshots": Obs(True, _log(lambda log: [o for o, _ in log.snapshots]),
+                              "the offsets of the log's producer-state snapshots, lowest first"),
 }
 
 

@@ -49,7 +49,7 @@ ZK_KINDS = ("BrokerChange", "TopicChange", "PartitionModifications", "PreferredR
             "PartitionReassignment", "TopicDeletion", "ControllerZnode", "ControllerChange",
             "Reelect", "Expire")
 # what an operator does to the node itself (no message), "from" the "operator"
-OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown", "Startup")
+OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown", "Startup", "Restart")
 # the senders that stand for no node of the cluster, and the only kinds each sends: the
 # application calls a consumer's API (`wire_app`)
 PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS, "app": tuple(APP_KINDS),

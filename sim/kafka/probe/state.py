@@ -6,7 +6,8 @@ Contract: `BROKER_STATE`, `PRODUCER_STATE`, `CONTROLLER_STATE` (KRaft) and
 state means. `set_broker(broker, state, ctx)` gives a broker
 its controller epoch, metadata cache and partitions: each with its log (batches at contiguous
 offsets from the log start, or at the offsets given), HW, leader-epoch cache (derived from the
-batches unless given), producer state (rebuilt from the batches), and, when hosted, its replica
+batches unless given), producer state (rebuilt from the batches, with a snapshot at each
+offset of `producer_snapshots`, and the recovery point a restart recovers from), and, when hosted, its replica
 state (leader, epochs, ISR, replicas, the leader's view of each follower's log end, a follower's
 fetcher; by default the partition is in the broker's metadata cache too). `set_producer(producer, state, ctx)` gives a producer its id (-1: none, so no epoch either), epoch, metadata cache,
 sequences, batches queued or in flight (each in flight under a correlation id the probe's
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sim.kafka.idempotence import record_append
+from sim.kafka.idempotence import record_append, take_snapshot
 from sim.kafka.log import Log
 from sim.kafka.messages import Batch, MetadataResponse, PartitionState
 from sim.kafka.partition import Partition, Replica
@@ -41,7 +42,8 @@ PARTITION = (
     Field("high_watermark", "int", NO), Field("epoch_cache", "pairs", None),
     Field("followers", "tables", (), FOLLOWER), Field("fetching", "bool", True),
     Field("truncating", "bool", False), Field("in_metadata", "bool", True),
-    Field("offline", "bool", False))
+    Field("offline", "bool", False), Field("producer_snapshots", "ints", ()),
+    Field("recovery_point", "int", NO))
 METADATA = (Field("tp", "str"), Field("topic_id", "int", NO), Field("leader", "int"),
             Field("leader_epoch", "int"))
 BROKER_STATE = (Field("name", "str"), Field("controller_epoch", "int", NO),
@@ -147,6 +149,8 @@ def _log(part: dict, ctx, key: str, retain: int, resolves_epoch_conflicts: bool)
                       r["base_sequence"])
         log.append_entry((base, r["record_count"], r["leader_epoch"], batch), 0)
         record_append(log, batch, base, 0, retain)
+        if log.leo in part["producer_snapshots"]:
+            take_snapshot(log)
     if part["epoch_cache"] is not None:
         log.epochs = [tuple(pair) for pair in part["epoch_cache"]]
     hw = log.leo if part["high_watermark"] == NO else part["high_watermark"]
@@ -156,7 +160,25 @@ def _log(part: dict, ctx, key: str, retain: int, resolves_epoch_conflicts: bool)
     log.set_hw(hw)
     log.checkpointed_hw = hw
     log.flush()
+    _snapshots_and_recovery_point(log, part, key)
     return log
+
+
+def _snapshots_and_recovery_point(log: Log, part: dict, key: str) -> None:
+    """Check that each producer-state snapshot asked for was taken (at a batch's end, above
+    the log start, in increasing order), and set the recovery point (the log end unless given)."""
+    taken = [offset for offset, _ in log.snapshots]
+    if taken != list(part["producer_snapshots"]):
+        raise FieldProblem(f"{key}.producer_snapshots", f"{list(part['producer_snapshots'])} "
+                           f"are not all batch ends above the log start, in order",
+                           "name offsets where a batch of the log ends, lowest first (a log keeps "
+                           "its last two)")
+    rp = part["recovery_point"]
+    if rp != NO:
+        if not log.log_start_offset <= rp <= log.leo:
+            raise FieldProblem(f"{key}.recovery_point", f"{rp} is outside the log",
+                               "give an offset within the log")
+        log.recovery_point = rp
 
 
 # -- producer -----------------------------------------------------------------------------

@@ -73,3 +73,26 @@ def unknown_producer_answer(proto) -> int:
     if proto.unknown_producer == "unknown_producer_id":
         return E.UNKNOWN_PRODUCER_ID
     return E.NONE
+
+
+def snapshots_kept(offsets: list[int], log_start: int, log_end: int,
+                   recovery_point: int) -> list[int]:
+    """The producer-state snapshots a restarting broker's log keeps, of those at `offsets`: a
+    recovery from `recovery_point` deleted the snapshots above it with the segments it
+    recovered (`recoverSegment`'s `rebuildProducerState` from each segment's base offset), and
+    `truncateAndReload` deletes those above the log end and at or below the log start
+    (`ProducerStateManager.truncateAndReload`, 0.11.0.0, 2.4.0, 3.7.0). The latest kept is the
+    one loaded; with none the producer state is rebuilt from the log start."""
+    top = min(log_end, recovery_point)
+    return [o for o in offsets if log_start < o <= top]
+
+
+def loaded_from_snapshot(entry, now_us: int, expiration_ms: int, log_start: int,
+                         drops_non_retained: bool) -> bool:
+    """Whether a snapshot's entry is loaded (`loadFromSnapshot`): not if the producer expired
+    (`isProducerExpired`: `currentTimeMs - lastTimestamp >= producer.id.expiration.ms`, every
+    release), nor, 0.11-2.3, if its last offset is below the log start (`isProducerRetained`,
+    dropped in 2.4 with the eviction on retention: `drops_non_retained`)."""
+    if now_us - entry.last_us >= expiration_ms * 1000:
+        return False
+    return not (drops_non_retained and entry.last_offset < log_start)
