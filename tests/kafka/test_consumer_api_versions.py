@@ -25,7 +25,8 @@ def _kip320_run(brokers: str, consumer: str) -> list[dict]:
     with open(scenario_path("kip320-consumer-truncation-fixed.toml")) as f:
         text = f.read()
     for old, new in (('[protocol]\nprofile = "2.5"', f'[protocol]\nprofile = "{brokers}"'),
-                     ('name = "k1"\ntopic = "t"', f'name = "k1"\ntopic = "t"\nprofile = "{consumer}"')):
+                     ('name = "k1"\ntopic = "t"',
+                      f'name = "k1"\ntopic = "t"\nprofile = "{consumer}"')):
         assert text.count(old) == 1
         text = text.replace(old, new)
     return run_scenario(parse_scenario(text, "k.toml"), 1, keep_events=True)["_events"]

@@ -201,9 +201,10 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     if kind == "PartitionReassignment":
         for i, p in enumerate(fields["partitions"]):
             _check_replicas(p["replicas"], f"{key}.body.partitions[{i}].replicas")
-    ends = (protocol,) if protocol_of is None else (protocol_of(node), protocol_of(src))
-    for end in ends:  # a field goes on the wire only when both ends' versions have it
-        _check_gates(kind, body_raw, end, key, "" if protocol_of is None else f"{src} and {node}")
+    # a field goes on the wire only when both ends' versions have it: the node's, then its sender's
+    _check_gates(kind, body_raw, protocol if protocol_of is None else protocol_of(node), key)
+    if protocol_of is not None:
+        _check_gates(kind, body_raw, protocol_of(src), key, f"{src} and {node}")
     expect = _expect(s["expect"], f"{key}.expect", role)
     if s["answer_to"] == node:
         raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",

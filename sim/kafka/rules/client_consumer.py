@@ -17,12 +17,13 @@ def validates_positions(proto) -> bool:
 
 def leader_validates(broker_profile: str) -> bool:
     """Whether a position may be validated against a leader on `broker_profile`: only one
-    whose ApiVersions answer takes OffsetsForLeaderEpoch v3 (2.3+, `hasUsableOffsetForLeaderEpochVersion`:
-    older brokers may demand CLUSTER_ACTION for it). Against an older leader the position is
-    fetched from without validation: at 2.3-2.5 `Fetcher.validateOffsetsAsync` completes the
-    validation unasked (`completeValidation`), from 2.5.1/2.6 (KAFKA-9724)
-    `SubscriptionState.maybeValidatePositionForCurrentLeader` never enters it
-    (`updatePositionLeaderNoValidation`); both before the poll's Fetch goes out."""
+    whose ApiVersions answer takes OffsetsForLeaderEpoch v3 (2.3+,
+    `hasUsableOffsetForLeaderEpochVersion`: older brokers may demand CLUSTER_ACTION for it).
+    Against an older leader the position is fetched from without validation: at 2.3-2.5
+    `Fetcher.validateOffsetsAsync` completes the validation unasked (`completeValidation`),
+    from 2.5.1/2.6 (KAFKA-9724) `SubscriptionState.maybeValidatePositionForCurrentLeader`
+    never enters it (`updatePositionLeaderNoValidation`); both before the poll's Fetch goes
+    out."""
     return broker_takes(broker_profile, "OffsetsForLeaderEpoch", 3)
 
 
