@@ -25,7 +25,8 @@ def probe_section(raw: Any, options, faults: list) -> Probe:
     try:
         probe = parse_probe(raw, cluster.brokers, cluster.controllers,
                             [p.name for p in options.producers], options.protocol,
-                            [c.name for c in options.consumers], options.kraft)
+                            [c.name for c in options.consumers], options.kraft,
+                            options.protocol_of)
         check_probe_state(options, probe)
     except FieldProblem as err:
         raise Bad(_key(err.key), err.problem, err.fix) from None

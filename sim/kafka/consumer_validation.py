@@ -22,15 +22,17 @@ With no reset policy (`auto_offset_reset = "none"`) both of the first two leave 
 waiting for validation and surface LogTruncationException (from 2.3: `LogTruncation`, the
 divergent offset when the answer defined one).
 An answer for a position that changed since the request (another leader change, a seek) is
-dropped.
-Every answer is a `validate_position` event.
+dropped. A leader whose release answers no OffsetsForLeaderEpoch v3 (before 2.3, read from
+its ApiVersions: `broker_profile`) is not asked: the position is fetched from as it stands
+(`rules.leader_validates`, `testOffsetValidationSkippedForOldBroker`).
+Every answer is a `validate_position` event, and so is a validation skipped (action `skipped`).
 """
 
 from __future__ import annotations
 
 from sim.kafka import vocab as V
 from sim.kafka.messages import OffsetForLeaderPartition, OffsetsForLeaderEpoch
-from sim.kafka.rules.client_consumer import position_leader
+from sim.kafka.rules.client_consumer import leader_validates, position_leader
 
 
 class PositionValidator:
@@ -58,7 +60,28 @@ class PositionValidator:
                 self.awaiting[tp] = after
             else:
                 self.awaiting.pop(tp, None)
+        if tp in self.awaiting and after[0] >= 0 \
+                and not leader_validates(self.broker_profile(after[0])):
+            self._skip_validation(tp, after)
         return after
+
+    def broker_profile(self, broker: int) -> str:
+        """The release broker `broker` runs, as its ApiVersions answer tells a client that
+        connects to it. A broker changes release only by restarting (`upgrade`), which closes
+        its connections, so the release it runs now is the one its connection was opened on."""
+        name = f"b{broker}"
+        actor = self.world.actors.get(name)
+        return actor.profile if actor is not None else self.world.options.node_profile(name)
+
+    def _skip_validation(self, tp: str, leader: tuple) -> None:
+        """The leader is too old to be asked (`leader_validates`): the position is fetched
+        from as it stands, a `validate_position` event with action `skipped`."""
+        del self.awaiting[tp]
+        self.emit(V.VALIDATE_POSITION, {
+            "tp": tp, "broker": leader[0], "leader_epoch": leader[1],
+            "offset": self.position[tp], "offset_epoch": self.offset_epoch[tp], "error": 0,
+            "end_epoch": -1, "end_offset": -1, "action": "skipped",
+            "position": self.position[tp]})
 
     def _asked(self, tp: str) -> tuple:
         return (self.position[tp], self.offset_epoch[tp], self.awaiting.get(tp))

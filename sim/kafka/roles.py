@@ -86,6 +86,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KAFKA-6859 (2.1): a follower whose log has no epoch truncates to its HW unasked
     "epochless_truncates_to_hw": (BROKER,),
     "hw_before_diverging_truncation": (BROKER,),
+    # the consumer validates; a leader before 2.3 (no OffsetsForLeaderEpoch v3 in its
+    # ApiVersions answer) is not asked (`rules.client_consumer.leader_validates`)
     "consumer_validation": (CONSUMER,),
     # KAFKA-9840 (2.6): a consumer whose metadata names no leader keeps its last one
     "consumer_ignores_unknown_leader": (CONSUMER,),

@@ -2,7 +2,8 @@
 
 Contract: `off_the_wire(kind, body, protocol)` names the first request-level or partition field
 of a probe step's `body` that the request version the profile sends has no room for, and what
-brings it; likewise a ListOffsets timestamp that only a later version may send (-3, -4), or
+brings it (an answer's too: a broker answers at the request's version, so a KIP-951 hint comes
+only at the version that brought it); likewise a ListOffsets timestamp that only a later version may send (-3, -4), or
 that no version may (below -4). `sim.kafka.probe.spec` refuses such a step, since the node
 could never receive it.
 """
@@ -27,6 +28,19 @@ GATES = {
 }
 
 
+# A field of an answer's partitions, which the broker sets only at the version the client's
+# request was sent at: (kind, list of partitions) -> its gated fields.
+ANSWER_GATES = {
+    # (not its diverging epoch: before Fetch v12 it stands for the follower's folded
+    # OffsetsForLeaderEpoch answer, `epoch-follower-*`)
+    ("FetchResponse", "partitions"): {
+        "current_leader": (lambda p: p.leader_discovery == "kip951", "Fetch v16 (KIP-951, 3.7)")},
+    ("ProduceResponse", "results"): {
+        "current_leader": (lambda p: p.leader_discovery == "kip951",
+                           "Produce v10 (KIP-951, 3.7)")},
+}
+
+
 # The same for a request-level field, set when true or not -1.
 REQUEST_GATES = {
     ("Fetch", "client_metadata"): (lambda p: p.follower_fetch, "Fetch v11 (KIP-392, 2.4)"),
@@ -39,6 +53,8 @@ REQUEST_GATES = {
     ("QuorumFetch", "high_watermark"): (lambda p: p.kraft_fetch_completes_on_hw,
                                         "Fetch v18 (KIP-1166, 4.1)"),
     ("Vote", "pre_vote"): (lambda p: p.raft_pre_vote, "Vote v2's PreVote (KIP-996, 4.0)"),
+    ("ProduceResponse", "node_endpoints"): (lambda p: p.leader_discovery == "kip951",
+                                            "Produce v10 (KIP-951, 3.7)"),
 }
 
 
@@ -70,7 +86,19 @@ def off_the_wire(kind: str, body: dict, protocol) -> tuple[str, str] | None:
         for part in body.get("partitions", ()):
             if isinstance(part, dict) and name in part and part[name] != NO:
                 return name, since
-    return _timestamp_gate(kind, body, protocol)
+    return _answer_gate(kind, body, protocol) or _timestamp_gate(kind, body, protocol)
+
+
+def _answer_gate(kind: str, body: dict, protocol) -> tuple[str, str] | None:
+    for (k, parts), fields in ANSWER_GATES.items():
+        if k != kind:
+            continue
+        for part in body.get(parts, ()):
+            for name, (carried, since) in fields.items():
+                if isinstance(part, dict) and part.get(name) not in (None, NO) \
+                        and not carried(protocol):
+                    return name, since
+    return None
 
 
 def _timestamp_gate(kind: str, body: dict, protocol) -> tuple[str, str] | None:

@@ -59,10 +59,13 @@ ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
 
 
 class Peer(Actor):
-    """A node the probe plays: it records every message it is sent, with its arrival time."""
+    """A node the probe plays: it records every message it is sent, with its arrival time.
+    `profile` is the release it plays (`[protocol.brokers]`), which the node under test reads
+    as a broker's ApiVersions answer."""
 
     def __init__(self, name: str, world: World):
         super().__init__(name, world)
+        self.profile = world.options.node_profile(name)
         self.inbox: list[tuple[int, object]] = []
 
     def on_message(self, msg) -> None:

@@ -1,9 +1,11 @@
 """A probe: one Kafka unit test posed to the model, read from a scenario's `[probe]` table.
 
-Contract: `parse_probe(raw, brokers, controllers, producers, protocol, consumers, kraft)` checks the `[probe]` table of a
+Contract: `parse_probe(raw, brokers, controllers, producers, protocol, consumers, kraft,
+protocol_of)` checks the `[probe]` table of a
 scenario (the node under test, its starting state, the steps with the message each delivers
-and what Kafka's test expects after it; a request field the profile's request version does
-not carry is refused, as are a broker id outside the cluster, a partition named twice in one
+and what Kafka's test expects after it; a field the request or answer version
+does not carry is refused (the version both ends know: with `protocol_of`, name -> switches,
+the node's and the sender's releases, as ApiVersions agrees them; else the run's `protocol`), as are a broker id outside the cluster, a partition named twice in one
 message, a broker's answer from a sender that is not a broker, a KRaft quorum message from a
 node that is not a voter (nor, for a Fetch, a broker), and a step from a pseudo-sender
 (`zk`, `operator`, `app`, `admin`) of a kind it does not send, or of its kind from anyone else) and returns a
@@ -122,7 +124,8 @@ def _role(node: str, brokers: int, producers: list[str], consumers: list[str],
 
 
 def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
-                protocol=None, consumers: list[str] = (), kraft: bool = False) -> Probe:
+                protocol=None, consumers: list[str] = (), kraft: bool = False,
+                protocol_of=None) -> Probe:
     top = read(raw, TOP, "probe")
     role = _role(top["node"], brokers, producers, list(consumers), controllers, kraft)
     state_raw = top["state"] if top["state"] is not None else {}
@@ -135,14 +138,14 @@ def parse_probe(raw: Any, brokers: int, controllers: int, producers: list[str],
     if len(steps_raw) > MAX_STEPS:
         raise FieldProblem("probe.steps", f"{len(steps_raw)} steps", f"keep to {MAX_STEPS}")
     steps = tuple(_step(s, f"probe.steps[{i}]", role, top["node"], protocol, brokers, kraft,
-                        controllers) for i, s in enumerate(steps_raw))
+                        controllers, protocol_of) for i, s in enumerate(steps_raw))
     check_records(steps, state, lambda i: f"probe.steps[{i}]")
     return Probe(top["kafka_test"], top["kafka_tag"], top["kafka_source"], top["node"], role,
                  state, state_raw, steps)
 
 
 def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
-          kraft: bool = False, controllers: int = 0) -> Step:
+          kraft: bool = False, controllers: int = 0, protocol_of=None) -> Step:
     s = read(raw, STEP, key)
     kind = s["deliver"]
     if not kind:
@@ -198,7 +201,10 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     if kind == "PartitionReassignment":
         for i, p in enumerate(fields["partitions"]):
             _check_replicas(p["replicas"], f"{key}.body.partitions[{i}].replicas")
-    _check_gates(kind, body_raw, protocol, key)
+    # a field goes on the wire only when both ends' versions have it: the node's, then its sender's
+    _check_gates(kind, body_raw, protocol if protocol_of is None else protocol_of(node), key)
+    if protocol_of is not None:
+        _check_gates(kind, body_raw, protocol_of(src), key, f"{src} and {node}")
     expect = _expect(s["expect"], f"{key}.expect", role)
     if s["answer_to"] == node:
         raise FieldProblem(f"{key}.answer_to", f"{node!r} is the node under test",
@@ -206,9 +212,10 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
     return Step(kind, src, fields, s["wait_ms"], expect, body_raw, s["answer_to"])
 
 
-def _check_gates(kind: str, body_raw: dict, protocol, key: str) -> None:
-    """Refuse a field or a ListOffsets timestamp the profile's request version cannot carry
-    (`sim.kafka.probe.gates`), and a timestamp no version defines."""
+def _check_gates(kind: str, body_raw: dict, protocol, key: str, between: str = "") -> None:
+    """Refuse a field or a ListOffsets timestamp the version `protocol`'s release sends cannot
+    carry (`sim.kafka.probe.gates`), and a timestamp no version defines; `between` names the
+    two ends whose releases the version is agreed between."""
     bad = bad_timestamp(kind, body_raw)
     if bad is not None:
         raise FieldProblem(f"{key}.body.partitions[{bad}].timestamp", "no ListOffsets timestamp",
@@ -218,8 +225,10 @@ def _check_gates(kind: str, body_raw: dict, protocol, key: str) -> None:
     if gated:
         fix = ("ask another timestamp" if gated[0].startswith("timestamp ")
                else f"leave {gated[0]} out (the wire's -1)")
-        raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} on this profile: it "
-                           f"comes with {gated[1]}", f"{fix}, or pick a profile that sends it")
+        where = f"between {between}" if between else "on this profile"
+        raise FieldProblem(f"{key}.body", f"{kind} carries no {gated[0]} {where}: it "
+                           f"comes with {gated[1]}", f"{fix}, or pick a profile that sends it"
+                           + (" at both ends" if between else ""))
 
 
 def _wait_step(s: dict, key: str, role: str) -> Step:

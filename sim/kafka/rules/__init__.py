@@ -13,7 +13,8 @@ idempotent append check), `client_metadata`, `client_producer`, `client_consumer
 `controller`, `kraft` (the quorum, the quorum controller, a KRaft broker's replay), `kraft_admin` (the
 quorum controller's placement, manual assignments and preferred elections), `kraft_elr` (KIP-966's
 eligible leader replicas in the quorum controller), `raft_requests` (the
-quorum's request checks and its resignation's order). `Rules` lists the rules a mutant may swap; the others are called directly.
+quorum's request checks and its resignation's order), `api_versions` (the request versions a
+client reads from a broker's ApiVersions answer). `Rules` lists the rules a mutant may swap; the others are called directly.
 """
 
 from __future__ import annotations

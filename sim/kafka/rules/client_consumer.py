@@ -5,12 +5,26 @@ Contract: pure functions of the protocol switches and plain values.
 
 from __future__ import annotations
 
+from sim.kafka.rules.api_versions import broker_takes
+
 
 def validates_positions(proto) -> bool:
     """Whether the consumer validates a position against a new leader with
     OffsetsForLeaderEpoch before fetching (`SubscriptionState.maybeValidatePositionForCurrentLeader`,
     KAFKA-7747, 2.3, `consumer_validation`)."""
     return proto.consumer_validation
+
+
+def leader_validates(broker_profile: str) -> bool:
+    """Whether a position may be validated against a leader on `broker_profile`: only one
+    whose ApiVersions answer takes OffsetsForLeaderEpoch v3 (2.3+,
+    `hasUsableOffsetForLeaderEpochVersion`: older brokers may demand CLUSTER_ACTION for it).
+    Against an older leader the position is fetched from without validation: at 2.3-2.5
+    `Fetcher.validateOffsetsAsync` completes the validation unasked (`completeValidation`),
+    from 2.5.1/2.6 (KAFKA-9724) `SubscriptionState.maybeValidatePositionForCurrentLeader`
+    never enters it (`updatePositionLeaderNoValidation`); both before the poll's Fetch goes
+    out."""
+    return broker_takes(broker_profile, "OffsetsForLeaderEpoch", 3)
 
 
 def validation_outcome(proto, position: int, end_epoch: int, end_offset: int) -> str:
