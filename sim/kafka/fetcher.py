@@ -70,6 +70,7 @@ class Fetcher:
         # (backoff end, tp) whose end a session build must notice
         self.fetch_handlers: dict[int, FetchSessionHandler] = {}
         self.fetch_backoffs: dict[int, list] = {}
+        self.init_offset_resets()
 
     def add_to_fetcher(self, tp: str, leader: int, leader_changed: bool = True,
                        new_epoch: bool = True) -> None:
@@ -118,8 +119,8 @@ class Fetcher:
         return out
 
     def _maybe_fetch(self, leader: int) -> None:
-        if leader in self.fetch_inflight:
-            return
+        if leader in self.fetch_inflight or self.resetting(leader):
+            return  # one Fetch at a time, none while the thread waits on a ListOffsets
         parts = self.fetchers.get(leader)
         if not parts:
             # an idle fetcher thread is shut down, its session with it (the leader keeps it)
@@ -230,6 +231,9 @@ class Fetcher:
         if not peer.startswith("b"):
             return
         leader = int(peer[1:])
+        if self.resetting(leader):
+            self.reset_lost(leader)
+            self._maybe_fetch(leader)
         if self.fetch_inflight.pop(leader, None) is not None:
             self._fetch_failed(leader)
             for tp in sorted(self.fetchers.get(leader, {})):
@@ -245,6 +249,10 @@ class Fetcher:
                     del self.fetch_inflight[leader]
                     self.reset_connection(f"b{leader}")  # NetworkClient drops a timed-out connection
                     self._fetch_failed(leader)
+                    self._maybe_fetch(leader)
+                elif self.reset_inflight.get(leader, (None,))[0] == corr:
+                    self.reset_connection(f"b{leader}")
+                    self.reset_lost(leader)
                     self._maybe_fetch(leader)
 
     def on_fetch_response(self, msg) -> None:
@@ -279,15 +287,15 @@ class Fetcher:
                     self.protocol, self.replication.follower_truncation,
                     sent_truncating[data.tp], p.leader_epoch):
                 continue  # still truncating: the next Fetch asks again at the new epoch
+            if data.error == E.OFFSET_OUT_OF_RANGE:  # ask the leader where its log is
+                self.queue_offset_reset(leader, data.tp, fp.current_leader_epoch)
+                continue
             if data.error:
-                recovered = data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)
-                if not self.alive:
-                    return  # it halted: nothing more of this response is applied
                 if fenced_fetch_stops_fetching(self.protocol, data.error, fp.current_leader_epoch,
                                                p.leader_epoch):
                     del parts[data.tp]  # until the LeaderAndIsr of the leader's new epoch
                     self.fetch_state_changed(data.tp)
-                elif not recovered:
+                else:
                     self._back_off(leader, data.tp)
                 continue
             self.truncating.discard(data.tp)
@@ -306,7 +314,8 @@ class Fetcher:
             self.raise_log_start(p.tp, p.topic_id, p.log, start)
         if hws:
             self._follower_hws_moved(hws)
-        self._maybe_fetch(leader)
+        if not self.next_offset_reset(leader):
+            self._maybe_fetch(leader)
 
     def _truncate_diverging(self, p, diverging) -> bool:
         """Truncate to where the leader's answer says the logs diverge; returns whether that
@@ -332,39 +341,6 @@ class Fetcher:
             rebuild(log, self.protocol.idempotent_batches)
             self.emit(V.TRUNCATE, {"tp": tp, "topic_id": topic_id, "to_offset": log.leo,
                                    "reason": reason})
-
-    def _halt(self, p, data) -> None:
-        """The broker process exits (FatalExitError); it stays down until restarted."""
-        self.emit(V.HALT, {"tp": p.tp, "topic_id": p.topic_id, "log_end_offset": p.log.leo,
-                           "leader_end_offset": data.log_end_offset})
-        # System.exit (0.10.1+, KAFKA-3997; Runtime.halt before) and later FatalExitError ->
-        # Exit.exit both run the JVM's shutdown hooks, and so the broker's clean shutdown
-        self.stop_cleanly()
-
-    def _recover_out_of_range(self, p, data) -> bool:
-        """`AbstractFetcherThread.fetchOffsetAndTruncate`: a follower ahead of the leader's log
-        end truncates to it; one behind the leader's log start drops its whole log and starts
-        at the leader's log start (`truncateFullyAndStartAt`). Returns whether it did either,
-        so the next Fetch goes out at once; otherwise the caller backs the partition off.
-        Before KAFKA-7414 (2.1) the follower ahead may truncate only when unclean leader
-        election is allowed; otherwise `handleOffsetOutOfRange` treats the truncation as data
-        loss and the broker halts."""
-        log = p.log
-        if 0 <= data.log_end_offset < log.leo:
-            if self.protocol.out_of_range_halts and not self.cluster.unclean_leader_election:
-                self._halt(p, data)
-            else:
-                self._truncate(p, data.log_end_offset, "out_of_range")
-            return True
-        if data.log_start_offset > log.leo:
-            self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id,
-                                   "to_offset": log.log_start_offset, "reason": "out_of_range"})
-            log.truncate_fully_and_start_at(data.log_start_offset)
-            log.producers = {}  # truncateFullyAndStartAt clears the producer state too
-            self.emit(V.LOG_START, {"tp": p.tp, "topic_id": p.topic_id,
-                                    "log_start_offset": log.log_start_offset})
-            return True
-        return False
 
     def _append_fetched(self, p, data, added: list, hws: list, starts: list) -> None:
         """Append the answer's batches at the log end, take its HW, and note in `starts` the

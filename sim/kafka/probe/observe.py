@@ -331,7 +331,7 @@ def observable(role: str, name: str) -> Observable | None:
         return None
     if role == "broker" and name.startswith("session."):
         return observe_session.session_observable(name)
-    if role == "broker" and name.startswith("fetch_sent."):
+    if role == "broker" and name.startswith(("fetch_sent.", "list_offsets_sent.")):
         return observe_session.fetch_sent_observable(name)
     if role == "consumer" and "." in name:
         return observe_consumer.sent_observable(name)
@@ -383,7 +383,8 @@ def normalise(v: Any, is_error: bool = False) -> Any:
 
 
 def names(role: str) -> list[str]:
-    extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in observe_session.SESSION_FIELDS]
+    sent = [f"{prefix}.{f}" for prefix, (_k, fields) in observe_session.SENT.items() for f in fields]
+    extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + sent
              + [f"session.{f}" for f in observe_session.SESSION_FIELDS] if role == "broker" else [])
     if role == "consumer":
         extra = [f"{prefix}.{f}" for prefix, (_kind, fields) in observe_consumer.SENT.items()
