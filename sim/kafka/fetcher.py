@@ -5,12 +5,13 @@ partition's leader with `CurrentLeaderEpoch` (KIP-320), at most one Fetch in fli
 as Kafka's ReplicaFetcherThread does. Errors back the partition off for
 `replica.fetch.backoff.ms`, except FENCED_LEADER_EPOCH for the epoch the follower still has: its
 leader has moved on, and the partition waits out of the fetcher for the LeaderAndIsr of the new
-epoch (`onPartitionFenced`). With fetch sessions (KIP-227, 1.1+ and IBP 1.1+) each fetcher
-keeps a session with its leader (`FetchSessionHandler`): its first Fetch names every ready
-partition, later ones only those whose fetch state changed since the last (kept as a set of
-dirty partitions, plus the backoffs that end), and forget those that stopped being ready; a
-session error, a lost Fetch or an answer whose partitions do not fit the session (not read)
-makes the next one full again. How it finds where its log diverges
+epoch (`onPartitionFenced`); OFFSET_OUT_OF_RANGE starts a reset by ListOffsets, during which
+no Fetch goes to that leader (`sim.kafka.fetcher_reset`). With fetch sessions (KIP-227, 1.1+
+and IBP 1.1+) each fetcher keeps a session with its leader (`FetchSessionHandler`): its first
+Fetch names every ready partition, later ones only those whose fetch state changed since the
+last (kept as a set of dirty partitions, plus the backoffs that end), and forget those that
+stopped being ready; a session error, a lost Fetch or an answer whose partitions do not fit
+the session (not read) makes the next one full again. How it finds where its log diverges
 from its leader's depends on `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3, 5):
 
 - `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the
