@@ -23,7 +23,9 @@ with the partition lock held, so no Fetch goes to that leader until the queue is
 The model's messages are atomic where Kafka's lock is not needed: a partition whose fetch
 state changed while its answer was on the way (moved, re-added at a new epoch, truncated)
 ignores the answer, since Kafka's LeaderAndIsr would have waited for the reset and then
-replaced its fetch state anyway (tiered storage's EARLIEST_LOCAL is not modelled).
+replaced its fetch state anyway; and the rest of the Fetch answer is applied before the
+resets, where Kafka applies the partitions after an out-of-range one once its reset is done
+(or never, if it halts). Tiered storage's EARLIEST_LOCAL is not modelled.
 """
 
 from __future__ import annotations
