@@ -234,8 +234,7 @@ class Fetcher:
         leader = int(peer[1:])
         if self.resetting(leader):
             self.reset_lost(leader)
-            self._maybe_fetch(leader)
-        if self.fetch_inflight.pop(leader, None) is not None:
+        elif self.fetch_inflight.pop(leader, None) is not None:
             self._fetch_failed(leader)
             for tp in sorted(self.fetchers.get(leader, {})):
                 self._back_off(leader, tp)
@@ -254,7 +253,6 @@ class Fetcher:
                 elif self.reset_inflight.get(leader, (None,))[0] == corr:
                     self.reset_connection(f"b{leader}")
                     self.reset_lost(leader)
-                    self._maybe_fetch(leader)
 
     def on_fetch_response(self, msg) -> None:
         leader = int(msg.src[1:])
@@ -269,11 +267,19 @@ class Fetcher:
                 or resp.error:  # a session error, or partitions out of the session: not read
             self._maybe_fetch(leader)
             return
+        self.read_fetch_answer(leader, resp.partitions)
+
+    def read_fetch_answer(self, leader: int, answer: tuple) -> None:
+        """Apply the Fetch answer's partitions `answer` in order, as `processFetchRequest` does;
+        an OFFSET_OUT_OF_RANGE one stops the reading there until its reset is done, and the
+        rest waits for it (`sim.kafka.fetcher_reset`); then the next Fetch may go."""
+        handler = self.fetch_handlers.get(leader)
         parts = self.fetchers.get(leader, {})
         added, hws, starts = [], [], []
         truncating = self.truncating
         sent, sent_truncating = self.fetch_sent[leader]
-        for data in resp.partitions:
+        reset = None
+        for i, data in enumerate(answer):
             fp = sent.get(data.tp)
             p = self.partitions.get(data.tp)
             if fp is None or p is None or data.tp not in parts or p.leader != leader:
@@ -289,8 +295,8 @@ class Fetcher:
                     sent_truncating[data.tp], p.leader_epoch):
                 continue  # still truncating: the next Fetch asks again at the new epoch
             if data.error == E.OFFSET_OUT_OF_RANGE:  # ask the leader where its log is
-                self.queue_offset_reset(leader, data.tp, fp.current_leader_epoch)
-                continue
+                reset = (data.tp, fp.current_leader_epoch, answer[i + 1:])
+                break
             if data.error:
                 if fenced_fetch_stops_fetching(self.protocol, data.error, fp.current_leader_epoch,
                                                p.leader_epoch):
@@ -315,7 +321,9 @@ class Fetcher:
             self.raise_log_start(p.tp, p.topic_id, p.log, start)
         if hws:
             self._follower_hws_moved(hws)
-        if not self.next_offset_reset(leader):
+        if reset is not None:
+            self.start_offset_reset(leader, *reset)
+        else:
             self._maybe_fetch(leader)
 
     def _truncate_diverging(self, p, diverging) -> bool:

@@ -102,3 +102,46 @@ def test_an_unanswered_request_times_out_and_the_partition_fetches_again():
             'expect = { "fetch_sent.fetch_offset:t-0" = 3 }\n')
     checks = _model(_checks(wait))
     assert checks["1:fetch_sent.fetch_offset:t-0"] == 3
+
+
+TWO = """
+name = "probe"
+[protocol]
+profile = "{profile}"
+[cluster]
+brokers = 2
+[probe]
+kafka_test = "AbstractFetcherThreadTest.testFollowerFetchOutOfRangeHigh"
+kafka_tag = "{profile}.0"
+node = "b1"
+[[probe.state.partitions]]
+tp = "t-0"
+leader = 2
+leader_epoch = 4
+replicas = [1, 2]
+log = [{{ leader_epoch = 4 }}, {{ leader_epoch = 4 }}]
+high_watermark = 0
+[[probe.state.partitions]]
+tp = "t-1"
+leader = 2
+leader_epoch = 4
+replicas = [1, 2]
+[[probe.steps]]
+deliver = "FetchResponse"
+from = "b2"
+body = {{ partitions = [{{ tp = "t-0", error = "OFFSET_OUT_OF_RANGE", high_watermark = 0, log_start_offset = 0 }}, {{ tp = "t-1", high_watermark = 0, log_start_offset = 0, records = [{{ base_offset = 0, leader_epoch = 4 }}] }}] }}
+expect = {{ "log_end_offset:t-1" = 0 }}
+[[probe.steps]]
+deliver = "ListOffsetsResponse"
+from = "b2"
+body = {{ partitions = [{{ tp = "t-0", offset = 1 }}] }}
+expect = {{ "alive" = {alive}, "log_end_offset:t-0" = {t0}, "log_end_offset:t-1" = {t1} }}
+"""
+
+
+def test_the_rest_of_the_fetch_answer_waits_for_the_reset_and_is_lost_to_a_halt():
+    done = _model(probe_checks(TWO.format(profile="3.7", alive="true", t0=1, t1=1), by_step=True))
+    assert done["0:log_end_offset:t-1"] == 0  # read only once t-0's reset is done
+    assert (done["1:log_end_offset:t-0"], done["1:log_end_offset:t-1"]) == (1, 1)
+    halted = _model(probe_checks(TWO.format(profile="1.0", alive="false", t0=2, t1=0), by_step=True))
+    assert halted["1:alive"] is False and halted["1:log_end_offset:t-1"] == 0

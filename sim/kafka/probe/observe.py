@@ -317,7 +317,7 @@ VOTER = {**COMMON, **observe_voter.VOTER}
 ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER, "controller": CONTROLLER,
          "zk_controller": ZK_CONTROLLER, "voter": VOTER}
 ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
-                 "current_leader", "log_end_offset", "leader_epoch", "end_offset",
+                 "current_leader", "leader_epoch", "end_offset",
                  "base_offset", "topic_id", "leader", "offset", "low_watermark", "timestamp")
 
 
