@@ -389,8 +389,7 @@ KINDS: dict[str, Kind] = {
         "the leader's answer to the consumer's position validation (KIP-320)", True),
     "ListOffsetsResponse": Kind(
         BROKER + CONSUMER, (Field("corr", "int", 0), _parts(LIST_OFFSETS_RESULT)),
-        _list_offsets_response, "the leader's answer to the consumer's offset reset or to "
-        "this follower's out-of-range reset", True),
+        _list_offsets_response, "the leader's answer to a consumer's or follower's reset", True),
 }
 KINDS.update(RAFT_KINDS)  # the KRaft quorum's own, to a voter under test
 KINDS.update(ZK_CONTROLLER_KINDS)  # /controller itself, to a ZooKeeper-mode controller
