@@ -23,6 +23,7 @@ from sim.kafka.broker_storage import LogDirs
 from sim.kafka.connection import RequestQueue
 from sim.kafka.delete_records import DeleteRecordsHandler
 from sim.kafka.fetcher import Fetcher
+from sim.kafka.fetcher_reset import FetcherReset
 from sim.kafka.follower_hw import FollowerHw
 from sim.kafka.idempotence import (
     evict_below_log_start,
@@ -44,7 +45,7 @@ HEARTBEAT_US = 500_000
 
 
 class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
-             Fetcher, FollowerHw, LogDirs, DeleteRecordsHandler, WireFrontEnd, Actor):
+             Fetcher, FetcherReset, FollowerHw, LogDirs, DeleteRecordsHandler, WireFrontEnd, Actor):
     kraft = False  # a ZooKeeper-mode broker (`KraftBroker` is the KRaft one)
 
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
@@ -390,6 +391,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         "ListOffsets": LeaderFetch.on_list_offsets,
         "DeleteRecords": DeleteRecordsHandler.on_delete_records,
         "FetchResponse": Fetcher.on_fetch_response,
+        "ListOffsetsResponse": FetcherReset.on_list_offsets_response,
         "AlterPartitionResponse": IsrManager.on_alter_partition_response,
         "WireRequest": WireFrontEnd.on_wire_request,
         "WireClose": WireFrontEnd.on_wire_close,

@@ -5,12 +5,13 @@ partition's leader with `CurrentLeaderEpoch` (KIP-320), at most one Fetch in fli
 as Kafka's ReplicaFetcherThread does. Errors back the partition off for
 `replica.fetch.backoff.ms`, except FENCED_LEADER_EPOCH for the epoch the follower still has: its
 leader has moved on, and the partition waits out of the fetcher for the LeaderAndIsr of the new
-epoch (`onPartitionFenced`). With fetch sessions (KIP-227, 1.1+ and IBP 1.1+) each fetcher
-keeps a session with its leader (`FetchSessionHandler`): its first Fetch names every ready
-partition, later ones only those whose fetch state changed since the last (kept as a set of
-dirty partitions, plus the backoffs that end), and forget those that stopped being ready; a
-session error, a lost Fetch or an answer whose partitions do not fit the session (not read)
-makes the next one full again. How it finds where its log diverges
+epoch (`onPartitionFenced`); OFFSET_OUT_OF_RANGE starts a reset by ListOffsets, during which
+no Fetch goes to that leader (`sim.kafka.fetcher_reset`). With fetch sessions (KIP-227, 1.1+
+and IBP 1.1+) each fetcher keeps a session with its leader (`FetchSessionHandler`): its first
+Fetch names every ready partition, later ones only those whose fetch state changed since the
+last (kept as a set of dirty partitions, plus the backoffs that end), and forget those that
+stopped being ready; a session error, a lost Fetch or an answer whose partitions do not fit
+the session (not read) makes the next one full again. How it finds where its log diverges
 from its leader's depends on `follower_truncation` (ref §1.2, §1.4 step 4, §4 rows 1, 3, 5):
 
 - `diverging_epoch` (2.8+, KAFKA-10554, inter-broker protocol 2.7+): every Fetch names the
@@ -70,6 +71,7 @@ class Fetcher:
         # (backoff end, tp) whose end a session build must notice
         self.fetch_handlers: dict[int, FetchSessionHandler] = {}
         self.fetch_backoffs: dict[int, list] = {}
+        self.init_offset_resets()
 
     def add_to_fetcher(self, tp: str, leader: int, leader_changed: bool = True,
                        new_epoch: bool = True) -> None:
@@ -118,8 +120,8 @@ class Fetcher:
         return out
 
     def _maybe_fetch(self, leader: int) -> None:
-        if leader in self.fetch_inflight:
-            return
+        if leader in self.fetch_inflight or self.resetting(leader):
+            return  # one Fetch at a time, none while the thread waits on a ListOffsets
         parts = self.fetchers.get(leader)
         if not parts:
             # an idle fetcher thread is shut down, its session with it (the leader keeps it)
@@ -230,7 +232,9 @@ class Fetcher:
         if not peer.startswith("b"):
             return
         leader = int(peer[1:])
-        if self.fetch_inflight.pop(leader, None) is not None:
+        if self.resetting(leader):
+            self.reset_lost(leader)
+        elif self.fetch_inflight.pop(leader, None) is not None:
             self._fetch_failed(leader)
             for tp in sorted(self.fetchers.get(leader, {})):
                 self._back_off(leader, tp)
@@ -246,6 +250,9 @@ class Fetcher:
                     self.reset_connection(f"b{leader}")  # NetworkClient drops a timed-out connection
                     self._fetch_failed(leader)
                     self._maybe_fetch(leader)
+                elif self.reset_inflight.get(leader, (None,))[0] == corr:
+                    self.reset_connection(f"b{leader}")
+                    self.reset_lost(leader)
 
     def on_fetch_response(self, msg) -> None:
         leader = int(msg.src[1:])
@@ -260,11 +267,19 @@ class Fetcher:
                 or resp.error:  # a session error, or partitions out of the session: not read
             self._maybe_fetch(leader)
             return
+        self.read_fetch_answer(leader, resp.partitions)
+
+    def read_fetch_answer(self, leader: int, answer: tuple) -> None:
+        """Apply the Fetch answer's partitions `answer` in order, as `processFetchRequest` does;
+        an OFFSET_OUT_OF_RANGE one stops the reading there until its reset is done, and the
+        rest waits for it (`sim.kafka.fetcher_reset`); then the next Fetch may go."""
+        handler = self.fetch_handlers.get(leader)
         parts = self.fetchers.get(leader, {})
         added, hws, starts = [], [], []
         truncating = self.truncating
         sent, sent_truncating = self.fetch_sent[leader]
-        for data in resp.partitions:
+        reset = None
+        for i, data in enumerate(answer):
             fp = sent.get(data.tp)
             p = self.partitions.get(data.tp)
             if fp is None or p is None or data.tp not in parts or p.leader != leader:
@@ -279,15 +294,15 @@ class Fetcher:
                     self.protocol, self.replication.follower_truncation,
                     sent_truncating[data.tp], p.leader_epoch):
                 continue  # still truncating: the next Fetch asks again at the new epoch
+            if data.error == E.OFFSET_OUT_OF_RANGE:  # ask the leader where its log is
+                reset = (data.tp, fp.current_leader_epoch, answer[i + 1:])
+                break
             if data.error:
-                recovered = data.error == E.OFFSET_OUT_OF_RANGE and self._recover_out_of_range(p, data)
-                if not self.alive:
-                    return  # it halted: nothing more of this response is applied
                 if fenced_fetch_stops_fetching(self.protocol, data.error, fp.current_leader_epoch,
                                                p.leader_epoch):
                     del parts[data.tp]  # until the LeaderAndIsr of the leader's new epoch
                     self.fetch_state_changed(data.tp)
-                elif not recovered:
+                else:
                     self._back_off(leader, data.tp)
                 continue
             self.truncating.discard(data.tp)
@@ -306,7 +321,10 @@ class Fetcher:
             self.raise_log_start(p.tp, p.topic_id, p.log, start)
         if hws:
             self._follower_hws_moved(hws)
-        self._maybe_fetch(leader)
+        if reset is not None:
+            self.start_offset_reset(leader, *reset)
+        else:
+            self._maybe_fetch(leader)
 
     def _truncate_diverging(self, p, diverging) -> bool:
         """Truncate to where the leader's answer says the logs diverge; returns whether that
@@ -335,39 +353,6 @@ class Fetcher:
             take_snapshot(log)
             self.emit(V.TRUNCATE, {"tp": tp, "topic_id": topic_id, "to_offset": log.leo,
                                    "reason": reason})
-
-    def _halt(self, p, data) -> None:
-        """The broker process exits (FatalExitError); it stays down until restarted."""
-        self.emit(V.HALT, {"tp": p.tp, "topic_id": p.topic_id, "log_end_offset": p.log.leo,
-                           "leader_end_offset": data.log_end_offset})
-        # System.exit (0.10.1+, KAFKA-3997; Runtime.halt before) and later FatalExitError ->
-        # Exit.exit both run the JVM's shutdown hooks, and so the broker's clean shutdown
-        self.stop_cleanly()
-
-    def _recover_out_of_range(self, p, data) -> bool:
-        """`AbstractFetcherThread.fetchOffsetAndTruncate`: a follower ahead of the leader's log
-        end truncates to it; one behind the leader's log start drops its whole log and starts
-        at the leader's log start (`truncateFullyAndStartAt`). Returns whether it did either,
-        so the next Fetch goes out at once; otherwise the caller backs the partition off.
-        Before KAFKA-7414 (2.1) the follower ahead may truncate only when unclean leader
-        election is allowed; otherwise `handleOffsetOutOfRange` treats the truncation as data
-        loss and the broker halts."""
-        log = p.log
-        if 0 <= data.log_end_offset < log.leo:
-            if self.protocol.out_of_range_halts and not self.cluster.unclean_leader_election:
-                self._halt(p, data)
-            else:
-                self._truncate(p, data.log_end_offset, "out_of_range")
-            return True
-        if data.log_start_offset > log.leo:
-            self.emit(V.TRUNCATE, {"tp": p.tp, "topic_id": p.topic_id,
-                                   "to_offset": log.log_start_offset, "reason": "out_of_range"})
-            log.truncate_fully_and_start_at(data.log_start_offset)
-            log.producers = {}  # truncateFullyAndStartAt clears the producer state too
-            self.emit(V.LOG_START, {"tp": p.tp, "topic_id": p.topic_id,
-                                    "log_start_offset": log.log_start_offset})
-            return True
-        return False
 
     def _append_fetched(self, p, data, added: list, hws: list, starts: list) -> None:
         """Append the answer's batches at the log end, take its HW, and note in `starts` the

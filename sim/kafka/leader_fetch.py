@@ -26,7 +26,7 @@ from sim.kafka.messages import (
 )
 from sim.kafka.rules.epochs import fetch_only_from_leader
 from sim.kafka.rules.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID
-from sim.kafka.rules.offsets import LATEST_TIMESTAMP, LogView, fetch_offset_for_timestamp
+from sim.kafka.rules.offsets import LogView, fetch_offset_for_timestamp
 from sim.kafka.rules.replication import follower_fetch_high_watermark, non_replica_fetch_error
 from sim.kafka.rules.storage import epoch_lookup_not_hosted_error
 
@@ -161,7 +161,7 @@ class LeaderFetch:
                                     fp.log_start_offset)
             hw = follower_fetch_high_watermark(self.protocol, hw, log.hw)
         if fp.fetch_offset > log.leo or fp.fetch_offset < log.log_start_offset:
-            return self._out_of_range_answer(fp, p, replica_id)
+            return self._out_of_range_answer(fp, p)
         entries = log.read(fp.fetch_offset, MAX_BATCHES_PER_FETCH)
         if replica_id < 0:
             entries = tuple(e for e in entries if e[0] + e[1] <= hw)
@@ -181,10 +181,10 @@ class LeaderFetch:
         if epoch < 0:
             # Fetch v12's `readRecords` (ref §1.2): out of range; an OffsetsForLeaderEpoch
             # answer of UNDEFINED_EPOCH_OFFSET: back to the follower's initial offset, its HW
-            return self._out_of_range_answer(fp, p, replica_id) if mode == "diverging_epoch" \
+            return self._out_of_range_answer(fp, p) if mode == "diverging_epoch" \
                 else self._diverging(fp.tp, log, -1, -1)
         if mode == "diverging_epoch" and fp.fetch_offset < log.log_start_offset:
-            return self._out_of_range_answer(fp, p, replica_id)
+            return self._out_of_range_answer(fp, p)
         if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
             return self._diverging(fp.tp, log, epoch, end)
         return None
@@ -239,24 +239,9 @@ class LeaderFetch:
                        p.leader_epoch_start_offset if p.is_leader else -1,
                        log.epochs[0] if log.epochs else None, log.last_epoch(), log.entries)
 
-    def _out_of_range_answer(self, fp, p, replica_id: int) -> FetchPartitionData:
-        """OFFSET_OUT_OF_RANGE with the HW and log start, and for a follower the leader's log
-        end. A follower then asks the leader where its log ends, and if not ahead where it
-        starts (`AbstractFetcherThread.fetchOffsetAndTruncate`: ListOffsets LATEST, then
-        EARLIEST, with its broker id and CurrentLeaderEpoch) before it truncates. The model
-        answers LATEST here by the same rule (`log_end_offset`) and takes EARLIEST from the
-        log start the answer carries (Fetch v5+ names it; ListOffsets answers the same),
-        rather than in two more round trips: Kafka's fetcher thread waits for them on the
-        leader that has just passed this Fetch's epoch check at the same epoch, so they answer
-        what is answered here unless the leader's log moved meanwhile. The truncation lands
-        those round trips sooner, at the offsets the leader has now; it is not worth the
-        blocking per-partition round trips in the fetcher, and it keeps the halts of the
-        pre-2.1 profiles where they were. A consumer resets with a ListOffsets round trip of
-        its own (`sim.kafka.consumer_reset`)."""
+    def _out_of_range_answer(self, fp, p) -> FetchPartitionData:
+        """OFFSET_OUT_OF_RANGE with the HW and log start. A follower then asks where the log
+        ends and starts with ListOffsets (`sim.kafka.fetcher_reset`), a consumer resets its
+        position likewise (`sim.kafka.consumer_reset`)."""
         log = p.log
-        end = -1
-        if replica_id >= 0:
-            end = fetch_offset_for_timestamp(self.protocol, replica_id, LATEST_TIMESTAMP,
-                                             fp.current_leader_epoch, self.log_view(p)).offset
-        return FetchPartitionData(fp.tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset,
-                                  log_end_offset=end)
+        return FetchPartitionData(fp.tp, E.OFFSET_OUT_OF_RANGE, log.hw, log.log_start_offset)

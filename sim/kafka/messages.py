@@ -269,10 +269,6 @@ class FetchPartitionData(NamedTuple):
     entries: tuple = ()  # (base_offset, count, leader_epoch, Batch)
     diverging: tuple | None = None  # (epoch, end_offset)
     current_leader: tuple | None = None
-    # with OFFSET_OUT_OF_RANGE to a follower: the leader's answer to the ListOffsets (latest)
-    # the follower sends before it truncates (`fetchOffsetAndTruncate`; see
-    # `LeaderFetch._out_of_range_answer` for why it rides along here)
-    log_end_offset: int = -1
 
 
 class FetchResponse(NamedTuple):

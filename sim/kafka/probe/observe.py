@@ -319,7 +319,7 @@ VOTER = {**COMMON, **observe_voter.VOTER}
 ROLES = {"broker": BROKER, "producer": PRODUCER, "consumer": CONSUMER, "controller": CONTROLLER,
          "zk_controller": ZK_CONTROLLER, "voter": VOTER}
 ANSWER_FIELDS = ("error", "high_watermark", "log_start_offset", "records", "diverging_epoch",
-                 "current_leader", "log_end_offset", "leader_epoch", "end_offset",
+                 "current_leader", "leader_epoch", "end_offset",
                  "base_offset", "topic_id", "leader", "offset", "low_watermark", "timestamp")
 
 
@@ -333,7 +333,7 @@ def observable(role: str, name: str) -> Observable | None:
         return None
     if role == "broker" and name.startswith("session."):
         return observe_session.session_observable(name)
-    if role == "broker" and name.startswith("fetch_sent."):
+    if role == "broker" and name.startswith(("fetch_sent.", "list_offsets_sent.")):
         return observe_session.fetch_sent_observable(name)
     if role == "consumer" and "." in name:
         return observe_consumer.sent_observable(name)
@@ -385,7 +385,8 @@ def normalise(v: Any, is_error: bool = False) -> Any:
 
 
 def names(role: str) -> list[str]:
-    extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + [f"fetch_sent.{f}" for f in observe_session.SESSION_FIELDS]
+    sent = [f"{prefix}.{f}" for prefix, (_k, fields) in observe_session.SENT.items() for f in fields]
+    extra = ([f"answer.{f}" for f in ANSWER_FIELDS] + sent
              + [f"session.{f}" for f in observe_session.SESSION_FIELDS] if role == "broker" else [])
     if role == "consumer":
         extra = [f"{prefix}.{f}" for prefix, (_kind, fields) in observe_consumer.SENT.items()

@@ -7,7 +7,8 @@ and `session_observable(name)` those of one partition it holds, `session.<field>
 request the session caches for it (`CachedPartition`, what `FetchContext.foreachPartition`
 yields in Kafka's FetchSessionTest), `none` when the session does not hold it.
 `fetch_sent_observable(name)` reads the same fields of a partition in the last Fetch the node
-sent during the step (a follower's), `fetch_sent.<field>:<tp>`.
+sent during the step (a follower's), `fetch_sent.<field>:<tp>`, and `list_offsets_sent.<field>:<tp>`
+those of its last ListOffsets (an out-of-range reset's).
 """
 
 from __future__ import annotations
@@ -74,10 +75,17 @@ def session_observable(name: str) -> Observable | None:
     return Observable(True, read, f"the {fld} the answer's session caches for the partition")
 
 
+# a follower's requests a check may read: prefix -> (request kind, partition fields)
+SENT = {"fetch_sent": ("Fetch", SESSION_FIELDS),
+        "list_offsets_sent": ("ListOffsets", ("current_leader_epoch", "timestamp"))}
+
+
 def fetch_sent_observable(name: str) -> Observable | None:
-    """`fetch_sent.<field>`: the field of the partition in the node's last Fetch sent."""
-    fld = name[len("fetch_sent."):]
-    if fld not in SESSION_FIELDS:
+    """`fetch_sent.<field>` (`list_offsets_sent.<field>`): the field of the partition in the
+    node's last Fetch (ListOffsets) sent during the step."""
+    prefix, _, fld = name.partition(".")
+    kind, fields = SENT.get(prefix, ("", ()))
+    if fld not in fields:
         return None
-    return Observable(True, sent_field("Fetch", fld), f"the {fld} of the partition in the last "
-                      "Fetch the node sent during the step (a follower's)")
+    return Observable(True, sent_field(kind, fld), f"the {fld} of the partition in the last "
+                      f"{kind} the node sent during the step (a follower's)")

@@ -156,7 +156,7 @@ RECORD = (Field("base_offset", "int"), Field("record_count", "int", 1),
           Field("batch_id", "str", ""), Field("timestamp", "ms", 0))
 FETCH_DATA = (  # `empty`: a v2 batch whose records are all gone (compacted), offsets kept
     Field("tp", "str"), Field("error", "error", 0), Field("high_watermark", "int", NO),
-    Field("log_start_offset", "int", NO), Field("log_end_offset", "int", NO),
+    Field("log_start_offset", "int", NO),
     Field("records", "tables", (), RECORD + (Field("empty", "bool", False),)),
     Field("diverging_epoch", "pair", None), Field("current_leader", "pair", None))
 
@@ -175,7 +175,7 @@ def _fetch_response(f: dict, ctx) -> M.FetchResponse:
     parts = tuple(M.FetchPartitionData(
         p["tp"], p["error"], p["high_watermark"], p["log_start_offset"],
         tuple(record_entry(r, ctx) for r in p["records"]), p["diverging_epoch"],
-        p["current_leader"], p["log_end_offset"]) for p in f["partitions"])
+        p["current_leader"]) for p in f["partitions"])
     if not getattr(ctx.run.node, "polls_when_told", False):
         parts = ctx.order_like_request("Fetch", parts)
     # a consumer that buffers answers collects them in the answer's order, and only those given
@@ -390,8 +390,8 @@ KINDS: dict[str, Kind] = {
         _offsets_for_leader_epoch_response,
         "the leader's answer to the consumer's position validation (KIP-320)", True),
     "ListOffsetsResponse": Kind(
-        CONSUMER, (Field("corr", "int", 0), _parts(LIST_OFFSETS_RESULT)), _list_offsets_response,
-        "the leader's answer to the consumer's offset reset", True),
+        BROKER + CONSUMER, (Field("corr", "int", 0), _parts(LIST_OFFSETS_RESULT)),
+        _list_offsets_response, "the leader's answer to a consumer's or follower's reset", True),
 }
 KINDS.update(RAFT_KINDS)  # the KRaft quorum's own, to a voter under test
 KINDS.update(ZK_CONTROLLER_KINDS)  # /controller itself, to a ZooKeeper-mode controller
