@@ -94,17 +94,38 @@ class ReplicaLogs:
         self.power_lost: set[str] = set()  # batch ids some replica lost in a power loss
         self.power_cut: dict[str, set] = {}  # tp -> replicas a power loss cut the log of
         self.hosts: dict[str, set] = {}  # tp -> every node that held a replica of it
+        self.power_lost_by: dict[str, set] = {}  # batch id -> replicas a power loss took it from
+        self.held_by: dict[str, set] = {}  # batch id -> other replicas holding it at such a loss
 
     def get(self, node: str, tp: str) -> ReplicaLog | None:
         return self.logs.get((node, tp))
 
     def lost_to_every_replica_power(self, tp: str, bid: str) -> bool:
-        """Whether a power loss took batch `bid`, and every replica `tp` had lost power: then
-        no replica kept the whole of its log, and Kafka, which leaves flushing to the OS, may
-        lose the batch whatever it elects. While one replica never lost power, a controller
-        that elects only replicas holding every acknowledged batch keeps it (KIP-966's
-        ELR and unclean-shutdown handling)."""
-        return bid in self.power_lost and self.hosts.get(tp, set()) <= self.power_cut.get(tp, set())
+        """Whether a power loss took batch `bid` and either every replica of `tp` had its log
+        cut by one (no replica kept the whole of its log: Kafka, which leaves flushing to the
+        OS, may lose the batch whatever it elects) or power losses took it from every replica
+        that held it (none kept it: one that never held it, down or out of the ISR when it was
+        acknowledged, counts for nothing). Otherwise a replica that never lost power, or kept
+        the batch through its power loss, held it, and the election lost it: a controller that
+        elects only replicas holding every acknowledged batch keeps it (KIP-966's ELR and
+        unclean-shutdown handling)."""
+        if bid not in self.power_lost:
+            return False
+        return self.hosts.get(tp, set()) <= self.power_cut.get(tp, set()) or \
+            self.held_by.get(bid, set()) <= self.power_lost_by.get(bid, set())
+
+    def _lost_to_power(self, node: str, tp: str, rows: list) -> None:
+        """`node`'s power loss took the batches of `rows` from its log of `tp`: note each, and
+        which other replicas of `tp` hold it now (a power loss is rare: a scan is cheap)."""
+        lost = {row[3] for row in rows}
+        self.power_lost.update(lost)
+        self.power_cut.setdefault(tp, set()).add(node)
+        for bid in lost:
+            self.power_lost_by.setdefault(bid, set()).add(node)
+        for (other, other_tp), log in self.logs.items():
+            if other_tp == tp and other != node:
+                for bid in lost.intersection(row[3] for row in log.rows):
+                    self.held_by.setdefault(bid, set()).add(other)
 
     def step(self, ev: dict) -> None:
         kind = ev["kind"]
@@ -130,8 +151,7 @@ class ReplicaLogs:
             log = self.logs.get((node, ev["tp"]))
             if log is not None:
                 if ev["reason"] == "power_loss":
-                    self.power_lost.update(row[3] for row in log.rows_between(ev["to_offset"], 1 << 62))
-                    self.power_cut.setdefault(ev["tp"], set()).add(node)
+                    self._lost_to_power(node, ev["tp"], log.rows_between(ev["to_offset"], 1 << 62))
                 log.truncate(ev["to_offset"])
         elif kind == "log_start":
             log = self.logs.get((node, ev["tp"]))

@@ -16,11 +16,12 @@ def final_leader_log(ctx, tp: str):
 class AckedWriteLost(Invariant):
     """acks=all: every acknowledged batch is in the final leader's log (or was removed by
     retention below its log start offset) (ref §6 item 7). acks=1 losses are a metric, and so
-    are batches a power loss took when every replica of the partition lost power: no replica
-    then kept its whole log, so such a loss is the configuration's (Kafka leaves flushing to
-    the OS), not the protocol's (`acked_lost_to_power_loss` counts them). A batch one
-    replica's power loss took while another never lost power is lost by the election: before
-    KIP-966 Kafka elects the replica that lost it when it was the ISR's last member
+    are batches a power loss took when every replica of the partition lost power (no replica
+    then kept its whole log) or power losses took them from every replica that held them: such
+    a loss is the configuration's (Kafka leaves flushing to the OS), not the protocol's
+    (`acked_lost_to_power_loss` counts them). A batch one replica's power loss took while
+    another that held it never lost power is lost by the election: before KIP-966 Kafka elects
+    the replica that lost it when it was the ISR's last member
     (`kip966-power-loss-leader-legacy`)."""
 
     name = "acked_write_lost"

@@ -98,7 +98,9 @@ def test_explore_draws_the_fault_kinds_it_is_given(tmp_path, capsys):
     code = main(["explore", os.path.join(ROOT, "scenarios", "kip101-power-loss-divergence-fixed.toml"),
                  "--faults", "power_loss", "--budget", "4", "--seed", "1", "--out", str(out),
                  "--no-plot", "--max-faults", "2"])
-    assert code == 0 and "faults power_loss" in capsys.readouterr().err
+    # 1: it found a counterexample; drawn power losses can elect a power-cut last ISR member,
+    # which loses acknowledged batches in Kafka before KIP-966 (acked_write_lost)
+    assert code in (0, 1) and "faults power_loss" in capsys.readouterr().err
     report = json.loads((out / "explore.json").read_text())
     assert report["fault_kinds"] == ["power_loss"]
     fired = {k.split(" ")[0] for k in report["coverage"]["faults"]}

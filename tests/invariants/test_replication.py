@@ -98,6 +98,29 @@ def test_a_power_loss_of_one_replica_does_not_excuse_electing_it():
     assert tb.check("acked_write_lost")[1]["acked_lost_to_power_loss"] == 1
 
 
+def test_a_power_loss_excuses_a_batch_no_other_replica_held():
+    """Only b1 held p1#1 (b2 was down or out of the ISR when it was acknowledged) and b1's
+    power loss took it: no election could have kept it, so the loss is the configuration's,
+    though b2 never lost power (explore found this on kip101-power-loss-divergence-fixed)."""
+    tb, _ = _two_acked_batches()
+    _power_cut(tb.at(30), "b1", 4)
+    tb.at(40).partition_state("t-0", 1, 1, [1], reason="elect:broker_failure")
+    tb.at(100).end()
+    violations, metrics = tb.check("acked_write_lost")
+    assert violations == [] and metrics["acked_lost_to_power_loss"] == 1
+
+
+def test_a_power_loss_excuses_a_batch_every_holder_lost_to_power():
+    """b2 held p1#1 when b1's power loss took it, and lost it to its own power loss later."""
+    tb, _ = _two_acked_batches()
+    tb.replicate("b2", 1, ("t-0", 4, 4, 0, "p1#1"))
+    _power_cut(tb.at(30), "b1", 4)
+    _power_cut(tb.at(35), "b2", 4)
+    tb.at(40).partition_state("t-0", 1, 1, [1, 2, 3], reason="elect:broker_failure")
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == []
+
+
 def test_acked_write_lost_holds_when_the_topic_was_deleted_and_recreated():
     tb, _ = _two_acked_batches()
     tb.at(30).add("c1", "topic_deleted", topic="t", topic_id=1)
