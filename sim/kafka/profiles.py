@@ -149,7 +149,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # everything in the KIP texts (KIP-359, KIP-185/192) and the self-test's own proposals
     ("proposed", dict(produce_epoch_check=True, idempotence_modes=True,
                       leader_and_isr_delete_fence=True, full_leader_and_isr=True,
-                      update_metadata_fence=True, client_keeps_unlisted_topic_id=True)),
+                      update_metadata_fence=True, client_keeps_unlisted_topic_id=True,
+                      elr_assigned_replicas_only=True)),
 )
 
 

@@ -146,6 +146,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KRaft only (KIP-966): the quorum controller keeps ELR; a broker's registration names
     # the epoch its clean shutdown wrote (PreviousBrokerEpoch)
     "eligible_leader_replicas": (CONTROLLER, BROKER),
+    # KRaft only, a proposal: the ELR keeps only the partition's assigned replicas
+    "elr_assigned_replicas_only": (CONTROLLER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

@@ -376,11 +376,11 @@ class Protocol:
     # unclean.leader.election.enable says so; before, never (`uncleanLeaderElectionEnabledForTopic`)
     kraft_unclean_election_config: bool = False
     # KRaft only: KAFKA-16536 (3.9). The quorum leader resends BeginQuorumEpoch to every voter
-    # each half quorum.fetch.timeout.ms; before, only until each voter answered or fetched
     raft_begin_quorum_heartbeat: bool = False
     # KRaft only: KIP-966 (4.1, ELRV_1 on new clusters): ISR members lost below min.insync
     # stay electable (ELR); the ISR may be empty; an unclean restart leaves ISR and ELR
     eligible_leader_replicas: bool = False
+    elr_assigned_replicas_only: bool = False  # proposal: a reassignment's removed leave the ELR
     mutant: str = ""  # planted bug, or "" for none (see MUTANTS)
 
     def to_json(self, kraft: bool = False) -> dict:
@@ -396,5 +396,5 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum", "kraft_i
                   "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
                   "kraft_fetch_completes_on_hw", "raft_pre_vote", "raft_candidate_waits_election_timeout",
                   "kraft_unclean_election_config", "raft_begin_quorum_heartbeat",
-                  "eligible_leader_replicas")
+                  "eligible_leader_replicas", "elr_assigned_replicas_only")
 

@@ -46,15 +46,20 @@ def effective_min_isr(min_insync_replicas: int, replication_factor: int) -> int:
     return min(min_insync_replicas, replication_factor)
 
 
-def target_elr(st, target_isr: tuple, min_isr: int, unclean_shutdown: tuple) -> tuple:
+def target_elr(st, target_isr: tuple, min_isr: int, unclean_shutdown: tuple,
+               assigned: tuple | None = None) -> tuple:
     """`maybePopulateTargetElr`: with the target ISR at least min.insync.replicas, no ELR;
     below it, the present ISR and ELR without the target ISR and without the brokers whose
-    shutdown was unclean (Kafka gathers them in a HashSet of small ints: ascending order)."""
+    shutdown was unclean (Kafka gathers them in a HashSet of small ints: ascending order).
+    Kafka keeps a replica a completed reassignment removed (read at 3.9.0-rc3 and in a 4.x
+    copy), so re-added with an empty log it may be elected from the ELR; `assigned` (the
+    target replicas, proposal `elr_assigned_replicas_only`) keeps only those."""
     if len(target_isr) >= min_isr:
         return ()
     candidates = set(st.elr) | set(st.isr)
     return tuple(sorted(r for r in candidates
-                        if r not in target_isr and r not in unclean_shutdown))
+                        if r not in target_isr and r not in unclean_shutdown
+                        and (assigned is None or r in assigned)))
 
 
 def elect_leader(st, target_isr: tuple, target_elr_: tuple, replicas: tuple, usable,
@@ -110,7 +115,9 @@ def elr_change(proto, st, usable, target_isr: tuple, target_replicas: tuple, add
     if done is not None:
         target_replicas, target_isr = done
         adding = removing = ()
-    target_isr, elr = tuple(target_isr), target_elr(st, target_isr, min_isr, unclean_shutdown)
+    assigned = tuple(target_replicas) if proto.elr_assigned_replicas_only else None
+    target_isr = tuple(target_isr)
+    elr = target_elr(st, target_isr, min_isr, unclean_shutdown, assigned)
     new_leader, dirty = elect_leader(st, target_isr, elr, target_replicas, usable, unclean)
     record_leader, record_isr = NO_LEADER_CHANGE, None
     if new_leader != st.leader:

@@ -102,3 +102,17 @@ def test_effective_min_isr_is_at_most_the_replication_factor():
 def test_clean_shutdown_needs_the_registered_epoch():
     assert kraft_elr.clean_shutdown(42, 42)
     assert not kraft_elr.clean_shutdown(42, -1) and not kraft_elr.clean_shutdown(None, -1)
+
+
+def test_a_completed_reassignment_leaves_its_removed_replicas_in_kafkas_elr():
+    """foo-0 on [1, 2, 3] with ISR [1, 2, 3] reassigned to [3] (adding none, removing 1 and 2)
+    completes with ISR [3], below min ISR 2: Kafka's `maybePopulateTargetElr` keeps 1 and 2 in
+    the ELR though no longer replicas (finding-elr-removed-replica-elected); the proposal
+    `elr_assigned_replicas_only` keeps only the assignment's."""
+    st = PartitionState("foo-0", 1, 3, 5, 7, (1, 2, 3), (1, 2, 3))
+    kafka = kraft_elr.elr_change(P41, st, (1, 2, 3), (1, 2, 3), (1, 2, 3), (), (1, 2), False,
+                                 ((), (1, 2)), 2)
+    assert (kafka.replicas, kafka.isr, kafka.elr) == ((3,), (3,), (1, 2))
+    proposed = kraft_elr.elr_change(resolve_protocol("proposed"), st, (1, 2, 3), (1, 2, 3),
+                                    (1, 2, 3), (), (1, 2), False, ((), (1, 2)), 2)
+    assert (proposed.replicas, proposed.isr, proposed.elr) == ((3,), (3,), ())
