@@ -109,11 +109,12 @@ def response_problem(full: bool, session_tps, answered_tps) -> str | None:
     """`verifyFullFetchResponsePartitions` / `verifyIncrementalFetchResponsePartitions` (the
     same from 1.1.0 to 3.7.0): what is wrong with an error-free answer's partitions, or None.
     A full answer must carry exactly the session's partitions ("omitted" one, or carried an
-    "extra" one); an incremental one may leave any out but carry none outside the session."""
-    held = set(session_tps)  # membership only
-    if any(tp not in held for tp in answered_tps):
+    "extra" one); an incremental one may leave any out but carry none outside the session.
+    `session_tps` is read for membership and size only (the handler passes its partitions'
+    dict as it is, so no copy is made on every answer)."""
+    if any(tp not in session_tps for tp in answered_tps):
         return "extra"
-    if full and len(held) != len(set(answered_tps)):
+    if full and len(session_tps) != len(set(answered_tps)):
         return "omitted"
     return None
 
