@@ -71,6 +71,8 @@ class Fetcher:
         # (backoff end, tp) whose end a session build must notice
         self.fetch_handlers: dict[int, FetchSessionHandler] = {}
         self.fetch_backoffs: dict[int, list] = {}
+        # no replica Fetch goes out while True (a KRaft broker's `fetch_held`)
+        self.fetch_held = False
         self.init_offset_resets()
 
     def add_to_fetcher(self, tp: str, leader: int, leader_changed: bool = True,
@@ -120,7 +122,7 @@ class Fetcher:
         return out
 
     def _maybe_fetch(self, leader: int) -> None:
-        if leader in self.fetch_inflight or self.resetting(leader):
+        if leader in self.fetch_inflight or self.fetch_held or self.resetting(leader):
             return  # one Fetch at a time, none while the thread waits on a ListOffsets
         parts = self.fetchers.get(leader)
         if not parts:

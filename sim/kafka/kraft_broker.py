@@ -91,6 +91,13 @@ class KraftBroker(MetadataLogFetcher, Broker):
         # so a crash of this process leaves none
         self.previous_broker_epoch, self.clean_shutdown_epoch = self.clean_shutdown_epoch, -1
         self.broker_epoch = -1
+        # proposal `kraft_replicates_once_registered`: this incarnation sends no replica Fetch
+        # until its registration is accepted. Kafka's replicates from its first metadata
+        # publish, while its registration is refused as long as the previous incarnation's
+        # session is valid: it acts under that incarnation's ISR membership, and the unclean
+        # shutdown its registration reports then takes it out of an ELR that its own fetches
+        # earned (`finding-elr-restarted-replica-dropped`)
+        self.fetch_held = self.protocol.kraft_replicates_once_registered
         self._schedule_heartbeat(0)
         self._arm_timers()
         self.set_timer(0, "meta_fetch")
@@ -127,6 +134,10 @@ class KraftBroker(MetadataLogFetcher, Broker):
             self._schedule_heartbeat(RETRY_BACKOFF_US)
             return
         self.registered, self.broker_epoch = True, resp.broker_epoch
+        if self.fetch_held:
+            self.fetch_held = False
+            for leader in sorted(self.fetchers):
+                self._maybe_fetch(leader)
         self._learn_controller(msg.src)
         self._schedule_heartbeat(0)  # `BrokerLifecycleManager`: a heartbeat at once
 

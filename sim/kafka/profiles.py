@@ -150,7 +150,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("proposed", dict(produce_epoch_check=True, idempotence_modes=True,
                       leader_and_isr_delete_fence=True, full_leader_and_isr=True,
                       update_metadata_fence=True, client_keeps_unlisted_topic_id=True,
-                      elr_assigned_replicas_only=True)),
+                      elr_assigned_replicas_only=True, kraft_replicates_once_registered=True)),
 )
 
 

@@ -148,6 +148,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "eligible_leader_replicas": (CONTROLLER, BROKER),
     # KRaft only, a proposal: the ELR keeps only the partition's assigned replicas
     "elr_assigned_replicas_only": (CONTROLLER,),
+    "kraft_replicates_once_registered": (BROKER,),
 }
 
 # Switches the IBP bounds on the wire between brokers (what `sim.kafka.rules.inter_broker`

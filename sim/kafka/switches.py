@@ -346,12 +346,10 @@ class Protocol:
     # the follower's fetch state alone (`Replica.updateFetchStateOrThrow`). Before, it moved the
     # state back to the old incarnation's log end and fetch time
     kraft_stale_fetch_fenced: bool = False
-    # KRaft only: KAFKA-14616 (3.7.0). On a broker's first metadata publish after it starts,
-    # the log dirs the image does not place on it (stray) are deleted before its replicas are
-    # made (`LogManager.deleteStrayKRaftReplicas` in `initializeManagers`). Before (3.6.x)
-    # they went after `applyDelta`: a partition of a topic re-created while the broker was
-    # down met its predecessor's log dir (InconsistentTopicIdException) and the stray deletion
-    # took the new partition away too, unreplicated here until a later change to it
+    # KRaft only: KAFKA-14616 (3.7.0). On a broker's first metadata publish, stray log dirs are
+    # deleted before its replicas are made (`deleteStrayKRaftReplicas` in `initializeManagers`).
+    # Before (3.6.x) after `applyDelta`: a topic re-created while the broker was down met its
+    # predecessor's log dir and the stray deletion took the new partition away too
     kraft_strays_deleted_first: bool = False
     # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its ports only once unfenced
     # (`BrokerServer.startup`: `enableRequestProcessing` after `setReadyToUnfence`): until then
@@ -381,6 +379,7 @@ class Protocol:
     # stay electable (ELR); the ISR may be empty; an unclean restart leaves ISR and ELR
     eligible_leader_replicas: bool = False
     elr_assigned_replicas_only: bool = False  # proposal: a reassignment's removed leave the ELR
+    kraft_replicates_once_registered: bool = False  # proposal: fetch once registered
     mutant: str = ""  # planted bug, or "" for none (see MUTANTS)
 
     def to_json(self, kraft: bool = False) -> dict:
@@ -396,5 +395,6 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum", "kraft_i
                   "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
                   "kraft_fetch_completes_on_hw", "raft_pre_vote", "raft_candidate_waits_election_timeout",
                   "kraft_unclean_election_config", "raft_begin_quorum_heartbeat",
-                  "eligible_leader_replicas", "elr_assigned_replicas_only")
+                  "eligible_leader_replicas", "elr_assigned_replicas_only",
+                  "kraft_replicates_once_registered")
 
