@@ -346,12 +346,9 @@ class Protocol:
     # the follower's fetch state alone (`Replica.updateFetchStateOrThrow`). Before, it moved the
     # state back to the old incarnation's log end and fetch time
     kraft_stale_fetch_fenced: bool = False
-    # KRaft only: KAFKA-14616 (3.7.0). On a broker's first metadata publish after it starts,
-    # the log dirs the image does not place on it (stray) are deleted before its replicas are
-    # made (`LogManager.deleteStrayKRaftReplicas` in `initializeManagers`). Before (3.6.x)
-    # they went after `applyDelta`: a partition of a topic re-created while the broker was
-    # down met its predecessor's log dir (InconsistentTopicIdException) and the stray deletion
-    # took the new partition away too, unreplicated here until a later change to it
+    # KRaft only: KAFKA-14616 (3.7.0). A starting broker deletes the stray log dirs before it
+    # makes its replicas; before (3.6.x) after `applyDelta`, taking a re-created topic's
+    # partition away too (docs/profiles.md)
     kraft_strays_deleted_first: bool = False
     # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its ports only once unfenced
     # (`BrokerServer.startup`: `enableRequestProcessing` after `setReadyToUnfence`): until then
@@ -377,6 +374,9 @@ class Protocol:
     kraft_unclean_election_config: bool = False
     # KRaft only: KAFKA-16536 (3.9). The quorum leader resends BeginQuorumEpoch to every voter
     raft_begin_quorum_heartbeat: bool = False
+    # KRaft only: KAFKA-16526 (3.8). A Vote, BeginQuorumEpoch or EndQuorumEpoch is taken from
+    # and by a node outside the voter set; before, INCONSISTENT_VOTER_SET (an observer votes)
+    raft_observer_votes: bool = False
     # KRaft only: KIP-966 (4.1, ELRV_1 on new clusters): ISR members lost below min.insync
     # stay electable (ELR); the ISR may be empty; an unclean restart leaves ISR and ELR
     eligible_leader_replicas: bool = False
@@ -396,5 +396,5 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum", "kraft_i
                   "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
                   "kraft_fetch_completes_on_hw", "raft_pre_vote", "raft_candidate_waits_election_timeout",
                   "kraft_unclean_election_config", "raft_begin_quorum_heartbeat",
-                  "eligible_leader_replicas", "elr_assigned_replicas_only")
+                  "raft_observer_votes", "eligible_leader_replicas", "elr_assigned_replicas_only")
 
