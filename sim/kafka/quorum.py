@@ -33,6 +33,7 @@ from sim.kafka.kraft_messages import (
     QuorumFetch,
     QuorumFetchResponse,
 )
+from sim.kafka.quorum_describe import RaftDescribe
 from sim.kafka.quorum_elections import RaftElections
 from sim.kafka.quorum_epochs import RaftEpochs
 from sim.kafka.quorum_observer import RaftObserver
@@ -41,7 +42,7 @@ from sim.kafka.quorum_prevote import RaftPreVote
 RAFT_TICK_US = 50_000
 
 
-class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver):
+class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescribe):
     def init_raft(self, voters: list[str]) -> None:
         self.voters = voters
         self.entries: list[tuple[int, MetadataRecord]] = []  # durable
@@ -62,6 +63,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver):
         self.vote_sent: dict[str, int] = {}  # voter -> when this candidacy's Vote went to it
         self.voter_ends: dict[str, int] = {}
         self.voter_contact: dict[str, int] = {}
+        self._reset_fetch_states()
         self.parked: dict[str, tuple] = {}  # fetcher -> (src, request, deadline_us)
         self.pending: list[MetadataRecord] = []  # written, lingering before the log takes them
         self.last_contact_us = self.now_us
@@ -138,6 +140,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver):
             return
         self.role, self.leader = "leader", self.name
         self.voter_ends = {}  # voter -> its end offset, once it fetched in this epoch
+        self._reset_fetch_states()  # a new `LeaderState`
         self.voter_contact = {v: self.now_us for v in self.voters if v != self.name}
         self.parked = {}
         self.epoch_start = self.end_offset
@@ -247,6 +250,8 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver):
             return
         diverging = self.rules.raft_diverging_end_offset(
             [e for e, _ in self.entries], req.last_fetched_epoch, req.fetch_offset)
+        if diverging is None:
+            self._track_fetch(req.replica, req.fetch_offset)
         if req.replica in self.voters and diverging is None:  # an observer's is not counted
             self.voter_ends[req.replica] = req.fetch_offset
             self.voter_contact[req.replica] = self.now_us

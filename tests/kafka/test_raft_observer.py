@@ -132,3 +132,16 @@ def test_a_leader_counts_only_the_voters_fetches():
     leader's LeaderChange."""
     checks = probe_checks(LEADER, by_step=True)
     assert all(kafka == model for kafka, model in checks.values()), checks
+
+
+def test_a_replica_is_caught_up_as_of_the_fetch_that_reached_the_leaders_end():
+    """`ReplicaState.updateFollowerState`: caught up now when it fetches from the leader's end;
+    when behind it, caught up as of its previous Fetch if it reached the leader's end as that
+    Fetch found it; never caught up before that."""
+    from sim.kafka.rules.raft_requests import replica_fetch_state
+    state = replica_fetch_state((-1, -1, -1, -1), 0, 3, 100)
+    assert state == (0, 100, -1, 3)  # an observer far behind: never caught up
+    state = replica_fetch_state(state, 3, 5, 200)  # reached 3, the end its last Fetch found
+    assert state == (3, 200, 100, 5)
+    assert replica_fetch_state(state, 5, 5, 300) == (5, 300, 300, 5)
+    assert replica_fetch_state(state, 2, 5, 150)[1] == 200  # the fetch time never moves back

@@ -46,6 +46,22 @@ def voter_set_error(protocol, local_is_voter: bool, remote_is_voter: bool) -> in
     return E.INCONSISTENT_VOTER_SET
 
 
+def replica_fetch_state(state: tuple, fetch_offset: int, leader_end_offset: int,
+                        now_ms: int) -> tuple:
+    """`LeaderState.ReplicaState.updateFollowerState` (3.7.0, 3.9.0-rc3): a replica's state as
+    the leader keeps it, `(log_end_offset, last_fetch_ms, last_caught_up_ms,
+    last_fetch_leader_end_offset)` (-1 each before its first Fetch), after a valid Fetch from
+    `fetch_offset` now: caught up now if it fetched from the leader's end; else caught up at
+    its previous Fetch if it reached the leader's end as that Fetch found it (the leader's
+    end then was above 0); the fetch time never moves back, the end offset may."""
+    _end, last_fetch, caught_up, last_leader_end = state
+    if fetch_offset >= leader_end_offset:
+        caught_up = max(caught_up, now_ms)
+    elif last_leader_end > 0 and fetch_offset >= last_leader_end:
+        caught_up = max(caught_up, last_fetch)
+    return fetch_offset, max(last_fetch, now_ms), caught_up, leader_end_offset
+
+
 def preferred_successors(voters: list[str], leader: str, ends: dict) -> tuple:
     """`LeaderState.nonLeaderVotersByDescendingFetchOffset` (3.3.0-3.7.0): the other voters in
     the order a resigning leader names them in its EndQuorumEpoch, the furthest fetched first
