@@ -36,6 +36,7 @@ FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 STALE_BROKER_EPOCH = 77
 OFFSET_NOT_AVAILABLE = 78  # KIP-207 (2.2): ListOffsets v5+
+INCONSISTENT_VOTER_SET = 94  # KRaft up to 3.7: a quorum request from or to a non-voter
 INVALID_UPDATE_VERSION = 95
 UNKNOWN_TOPIC_ID = 100  # KIP-516: a request naming its topic by an id the receiver does not know
 INELIGIBLE_REPLICA = 107  # KIP-841 (3.3)

@@ -92,6 +92,23 @@ class EndQuorumEpoch(NamedTuple):
         return {"epoch": self.epoch, "preferred_successors": list(self.preferred_successors)}
 
 
+class DescribeQuorumResponse(NamedTuple):
+    """The quorum leader's answer to DescribeQuorum (`LeaderState.describeQuorum`): each voter's
+    and each observer's state as `(replica, log_end_offset, last_fetch_timestamp_ms,
+    last_caught_up_timestamp_ms)`, -1 where unknown; a node that does not lead answers
+    NOT_LEADER_OR_FOLLOWER with the rest empty."""
+
+    error: int
+    leader: str | None = None
+    epoch: int = 0
+    high_watermark: int = 0
+    voters: tuple = ()
+    observers: tuple = ()
+
+    def brief(self) -> dict:
+        return {"error": self.error, "epoch": self.epoch, "high_watermark": self.high_watermark}
+
+
 class QuorumAnswer(NamedTuple):
     """A voter's answer to a BeginQuorumEpoch or an EndQuorumEpoch: its error, and the epoch
     and leader it knows once it has acted on the request (`buildBeginQuorumEpochResponse`,

@@ -139,7 +139,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # 3.7's but for what they name; 4.0 removed ZooKeeper mode (KIP-833's end), which
     # sim.kafka.modes enforces
     ("3.8", dict(list_offsets_max_timestamp="batch_epoch",  # KAFKA-16310
-                 fetch_session_cache_sharded=True)),  # KAFKA-9401
+                 fetch_session_cache_sharded=True,  # KAFKA-9401
+                 raft_observer_votes=True)),  # KAFKA-16526 (KRaft only)
     ("3.9", dict(kraft_unclean_election_config=True,  # KAFKA-12670 (KRaft only)
                  raft_begin_quorum_heartbeat=True)),  # KAFKA-16536 (KRaft only)
     ("4.0", dict(raft_pre_vote=True)),  # KIP-996, KAFKA-16164 (KRaft only)

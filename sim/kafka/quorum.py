@@ -14,7 +14,8 @@ high watermark) when a majority of voters has an offset in its own epoch. A Fetc
 answered with the divergence to truncate to (`rules.raft_diverging_end_offset`). A leader that
 hears from no majority for 1.5 x `quorum_fetch_timeout_ms` resigns (KAFKA-15489's check-quorum,
 3.7+: switch `kraft_check_quorum`; before it, it stays leader of its epoch). Brokers fetch as
-observers. The leader's records linger `quorum_append_linger_ms` before they reach its log, in
+observers: a node outside the voter set is one too (`RaftObserver`), and a leader counts
+only the voters' Fetches for its high watermark and check-quorum. The leader's records linger `quorum_append_linger_ms` before they reach its log, in
 one batch (`BatchAccumulator`; its offsets are given when written), and a parked Fetch is
 answered when the log's end grows or its wait ends, never on a high watermark move alone
 (`updateLeaderEndOffsetAndTimestamp` completes `fetchPurgatory` with the log end offset,
@@ -32,14 +33,16 @@ from sim.kafka.kraft_messages import (
     QuorumFetch,
     QuorumFetchResponse,
 )
+from sim.kafka.quorum_describe import RaftDescribe
 from sim.kafka.quorum_elections import RaftElections
 from sim.kafka.quorum_epochs import RaftEpochs
+from sim.kafka.quorum_observer import RaftObserver
 from sim.kafka.quorum_prevote import RaftPreVote
 
 RAFT_TICK_US = 50_000
 
 
-class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
+class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescribe):
     def init_raft(self, voters: list[str]) -> None:
         self.voters = voters
         self.entries: list[tuple[int, MetadataRecord]] = []  # durable
@@ -60,10 +63,12 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
         self.vote_sent: dict[str, int] = {}  # voter -> when this candidacy's Vote went to it
         self.voter_ends: dict[str, int] = {}
         self.voter_contact: dict[str, int] = {}
+        self._reset_fetch_states()
         self.parked: dict[str, tuple] = {}  # fetcher -> (src, request, deadline_us)
         self.pending: list[MetadataRecord] = []  # written, lingering before the log takes them
         self.last_contact_us = self.now_us
         self.fetch_sent_us = -1
+        self.fetch_dst: str | None = None  # where the last Fetch went
         self.fetched_from_leader = False  # `FollowerState.hasFetchedFromLeader` (KIP-996)
         self.election_deadline_us = self.now_us + self._election_timeout_us()
         self._reset_epoch_requests()
@@ -94,7 +99,9 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
         if self._maybe_complete_shutdown(now):
             return
         shutting_down = self.shutdown_deadline_us >= 0  # it stands for no election
-        if self.role == "leader":
+        if self.is_observer:
+            self._poll_observer(now)
+        elif self.role == "leader":
             self._answer_parked(expired_only=True)
             self._check_quorum(now)
             if self.role == "leader":
@@ -133,6 +140,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
             return
         self.role, self.leader = "leader", self.name
         self.voter_ends = {}  # voter -> its end offset, once it fetched in this epoch
+        self._reset_fetch_states()  # a new `LeaderState`
         self.voter_contact = {v: self.now_us for v in self.voters if v != self.name}
         self.parked = {}
         self.epoch_start = self.end_offset
@@ -242,7 +250,9 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
             return
         diverging = self.rules.raft_diverging_end_offset(
             [e for e, _ in self.entries], req.last_fetched_epoch, req.fetch_offset)
-        if req.voter and diverging is None:
+        if diverging is None:
+            self._track_fetch(req.replica, req.fetch_offset)
+        if req.replica in self.voters and diverging is None:  # an observer's is not counted
             self.voter_ends[req.replica] = req.fetch_offset
             self.voter_contact[req.replica] = self.now_us
             self.acked.add(req.replica)
@@ -302,14 +312,19 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
             if self.role == "leader":
                 self._answer(src, req)
 
-    def _fetch(self) -> None:
-        self.fetch_sent_us = self.now_us
-        self.send(self.leader, "QuorumFetch", QuorumFetch(
-            self.quorum_epoch, self.name, self.end_offset, self._last_epoch(), True,
+    def _fetch(self, dst: str | None = None) -> None:
+        """A Fetch to `dst`, by default the leader it follows."""
+        self.fetch_sent_us, self.fetch_dst = self.now_us, dst or self.leader
+        self.send(self.fetch_dst, "QuorumFetch", QuorumFetch(
+            self.quorum_epoch, self.name, self.end_offset, self._last_epoch(),
+            not self.is_observer,
             high_watermark=self.hw if self.protocol.kraft_fetch_completes_on_hw else None))
 
     def on_quorum_fetch_response(self, msg) -> None:
         resp = msg.body
+        if self.is_observer:
+            self._on_observer_fetch_response(msg)
+            return
         if resp.epoch > self.quorum_epoch or (resp.epoch == self.quorum_epoch and resp.leader and
                                               self.role in ("candidate", "prospective") and
                                               self.leader is None and resp.leader != self.name):
@@ -321,6 +336,12 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
             self.leader = resp.leader
             return
         self.leader = resp.leader
+        self._apply_fetched(resp)
+        self._fetch()
+
+    def _apply_fetched(self, resp) -> None:
+        """A clean Fetch answer of the leader: the fetch timer starts afresh, and the entries
+        are appended (or the log truncated to the divergence) and the high watermark taken."""
         self.last_contact_us, self.fetched_from_leader = self.now_us, True
         if resp.diverging is not None:
             self._truncate(resp.diverging)
@@ -329,7 +350,6 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
                 if offset == self.end_offset:
                     self.entries.append((epoch, record))
             self.hw = max(self.hw, min(resp.high_watermark, self.end_offset))
-        self._fetch()
 
     def _truncate(self, diverging: tuple) -> None:
         epoch, end = diverging

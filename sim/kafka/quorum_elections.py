@@ -115,10 +115,14 @@ class RaftElections:
                                                         leader=self.leader))
 
     def _vote_checked(self, msg, error: int) -> bool | None:
-        """A Vote (or pre-vote) past its checks: refused with `error` (None returned), else,
+        """A Vote (or pre-vote) past its checks: refused with `error`, or by the voter set
+        (`rules.raft_voter_set_error`: up to 3.7 an observer, or a voter asked by a non-voter,
+        refuses it) (None returned), else,
         once an epoch above the voter's has made it unattached in it, whether the requester's
         log is at least as up to date as its own (`rules.raft_log_up_to_date`)."""
         req = msg.body
+        error = error or self.rules.raft_voter_set_error(
+            self.protocol, self.name in self.voters, req.candidate in self.voters)
         if error != E.NONE:
             self.send(msg.src, "VoteResponse", VoteResponse(self.quorum_epoch, False, error,
                                                             self.leader))

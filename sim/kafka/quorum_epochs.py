@@ -62,12 +62,15 @@ class RaftEpochs:
             self.begin_epoch_due_us = self.now_us + self.cluster.quorum_fetch_timeout_ms * 500
 
     def on_begin_quorum_epoch(self, msg) -> None:
-        """`handleBeginQuorumEpochRequest`: refused by `rules.raft_voter_only_error`, else the
+        """`handleBeginQuorumEpochRequest`: refused by `rules.raft_voter_only_error`
+        (and `raft_voter_set_error`), else the
         voter follows the named leader if the epoch is newer or it knows no leader in it
         (`maybeTransition`), and answers with the epoch and leader it then knows."""
         req = msg.body
         error = self.rules.raft_voter_only_error(req.epoch, self.quorum_epoch,
-                                                 req.leader is not None)
+                                                 req.leader is not None) or \
+            self.rules.raft_voter_set_error(self.protocol, self.name in self.voters,
+                                            req.leader in self.voters)
         if error == E.NONE:
             self._maybe_transition(req.leader, req.epoch)
         self.send(msg.src, "BeginQuorumEpochResponse",
@@ -152,14 +155,17 @@ class RaftEpochs:
             self._elect()
 
     def on_end_quorum_epoch(self, msg) -> None:
-        """`handleEndQuorumEpochRequest` (3.7.0): refused by `rules.raft_voter_only_error`;
+        """`handleEndQuorumEpochRequest` (3.7.0): refused by `rules.raft_voter_only_error`
+        (and `raft_voter_set_error`);
         else `maybeTransition` to the named leader, and a follower of that leader stands after
         `rules.raft_end_epoch_backoff_ms` by its place among the preferred successors (its
         fetch timeout is overridden, `FollowerState.overrideFetchTimeout`); a voter following
         another leader, a candidate or a leader of a newer epoch only answers."""
         req = msg.body
         error = self.rules.raft_voter_only_error(req.epoch, self.quorum_epoch,
-                                                 req.leader is not None)
+                                                 req.leader is not None) or \
+            self.rules.raft_voter_set_error(self.protocol, self.name in self.voters,
+                                            req.leader in self.voters)
         if error == E.NONE:
             self._maybe_transition(req.leader, req.epoch)
             if self.role == "follower" and self.leader == req.leader:
@@ -213,11 +219,12 @@ class RaftEpochs:
 
     def _maybe_complete_shutdown(self, now: int) -> bool:
         """`maybeCompleteShutdown`: once timed out, or once another voter is known to lead
-        (or the quorum has no other voter), the node stops. True when it stopped."""
+        (or the quorum has no other voter, or the node is an observer), the node stops. True when it stopped."""
         if self.shutdown_deadline_us < 0:
             return False
         remote_leader = self.leader is not None and self.leader != self.name
-        if now < self.shutdown_deadline_us and not remote_leader and len(self.voters) > 1:
+        if now < self.shutdown_deadline_us and not remote_leader and len(self.voters) > 1 \
+                and not self.is_observer:
             return False
         self.world.crash(self.name)
         return True

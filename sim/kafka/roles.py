@@ -143,6 +143,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_unclean_election_config": (CONTROLLER,),
     # KRaft only (KAFKA-16536): the quorum leader resends BeginQuorumEpoch as a heartbeat
     "raft_begin_quorum_heartbeat": (CONTROLLER,),
+    # KRaft only (KAFKA-16526): a Raft node takes Vote, BeginQuorumEpoch and EndQuorumEpoch
+    # from and as a node outside the voter set
+    "raft_observer_votes": (CONTROLLER,),
     # KRaft only (KIP-966): the quorum controller keeps ELR; a broker's registration names
     # the epoch its clean shutdown wrote (PreviousBrokerEpoch)
     "eligible_leader_replicas": (CONTROLLER, BROKER),

@@ -346,25 +346,22 @@ class Protocol:
     # the follower's fetch state alone (`Replica.updateFetchStateOrThrow`). Before, it moved the
     # state back to the old incarnation's log end and fetch time
     kraft_stale_fetch_fenced: bool = False
-    # KRaft only: KAFKA-14616 (3.7.0). On a broker's first metadata publish, stray log dirs are
-    # deleted before its replicas are made (`deleteStrayKRaftReplicas` in `initializeManagers`).
-    # Before (3.6.x) after `applyDelta`: a topic re-created while the broker was down met its
-    # predecessor's log dir and the stray deletion took the new partition away too
+    # KRaft only: KAFKA-14616 (3.7.0). A starting broker deletes the stray log dirs before it
+    # makes its replicas; before (3.6.x) after `applyDelta`, taking a re-created topic's
+    # partition away too (docs/profiles.md)
     kraft_strays_deleted_first: bool = False
     # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its ports only once unfenced
     # (`BrokerServer.startup`: `enableRequestProcessing` after `setReadyToUnfence`): until then
     # clients and brokers are refused. Before (3.3-3.4) the ports open at once but requests are
     # read only once the broker caught up (`initialCatchUpFuture`): they wait in the socket
     kraft_port_opens_when_unfenced: bool = False
-    # KRaft only: KAFKA-14296 (3.3.2, 3.4.0). A broker that has begun to shut down still
-    # applies the records that make it a follower (`applyLocalFollowersDelta`): a leader moved
-    # away steps down at once. Before (3.3.0-3.3.1) it skipped them once its shutdown began
-    # (`isShuttingDown`), so it led at its old epoch, taking Produce requests, until it stopped
+    # KRaft only: KAFKA-14296 (3.3.2, 3.4.0). A shutting-down broker still applies the records
+    # that make it a follower (`applyLocalFollowersDelta`); 3.3.0-3.3.1 skipped them once its
+    # shutdown began (`isShuttingDown`) and led at its old epoch until it stopped
     kraft_shutdown_applies_deltas: bool = False
-    # KRaft only: KIP-1166 (KAFKA-14145, 4.1). A metadata Fetch carries its sender's high
-    # watermark; the leader answers it at once when its own is higher, and every parked Fetch
-    # when its high watermark moves. Before (3.3-4.0) a Fetch at the log's end parks (up to
-    # `metadata_fetch_wait_ms`), so a commit reaches the brokers up to ~500 ms late
+    # KRaft only: KIP-1166 (KAFKA-14145, 4.1). A metadata Fetch carries its sender's HW; the
+    # leader answers at once when its own is higher, and parked Fetches when its HW moves.
+    # Before (3.3-4.0) a Fetch at the log's end parks (`metadata_fetch_wait_ms`, ~500 ms)
     kraft_fetch_completes_on_hw: bool = False
     raft_pre_vote: bool = False  # KIP-996 (4.0; KRaft only): a voter stands once pre-voted
     # KRaft only: KAFKA-18345 (4.1). A candidate that lost waits out its election timeout;
@@ -375,6 +372,9 @@ class Protocol:
     kraft_unclean_election_config: bool = False
     # KRaft only: KAFKA-16536 (3.9). The quorum leader resends BeginQuorumEpoch to every voter
     raft_begin_quorum_heartbeat: bool = False
+    # KRaft only: KAFKA-16526 (3.8). A Vote, BeginQuorumEpoch or EndQuorumEpoch is taken from
+    # and by a node outside the voter set; before, INCONSISTENT_VOTER_SET (an observer votes)
+    raft_observer_votes: bool = False
     # KRaft only: KIP-966 (4.1, ELRV_1 on new clusters): ISR members lost below min.insync
     # stay electable (ELR); the ISR may be empty; an unclean restart leaves ISR and ELR
     eligible_leader_replicas: bool = False
@@ -395,6 +395,6 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum", "kraft_i
                   "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
                   "kraft_fetch_completes_on_hw", "raft_pre_vote", "raft_candidate_waits_election_timeout",
                   "kraft_unclean_election_config", "raft_begin_quorum_heartbeat",
-                  "eligible_leader_replicas", "elr_assigned_replicas_only",
+                  "raft_observer_votes", "eligible_leader_replicas", "elr_assigned_replicas_only",
                   "kraft_replicates_once_registered")
 

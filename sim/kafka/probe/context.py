@@ -78,6 +78,11 @@ class Context:
     def alive(self) -> tuple:
         return tuple(range(1, self.run.options.cluster.brokers + 1))
 
+    def quorum_voters(self) -> tuple:
+        """The quorum's voter set as the node under test knows it (every controller unless
+        the probe's state names fewer)."""
+        return tuple(getattr(self.run.node, "voters", None) or self.controllers())
+
     def controllers(self) -> tuple:
         return tuple(f"c{i}" for i in range(1, self.run.options.cluster.controllers + 1))
 

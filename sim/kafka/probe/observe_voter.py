@@ -9,7 +9,9 @@ model's own `RaftQuorum.quorum_state`), `quorum_epoch`, `quorum_leader` and `vot
 `highWatermark()`), and the fields of its answer to the step's sender (`answered`,
 `answer.<field>`): a VoteResponse's `granted` and `epoch`, a QuorumFetchResponse's `error`,
 `epoch`, `leader`, `high_watermark`, `diverging_epoch` (`[epoch, end_offset]`) and `records`
-(`[[epoch, count], ...]`). A field the model's answer does not carry reads `"none"`, except
+(`[[epoch, count], ...]`), a DescribeQuorum answer's `error`, `leader`, `epoch`,
+`high_watermark` (-1: none) and `voters` and `observers` (`[[replica, log_end_offset,
+last_fetch_timestamp_ms, last_caught_up_timestamp_ms], ...]`, -1 where unknown). A field the model's answer does not carry reads `"none"`, except
 `error`, which reads NONE on an answer that carries no error. What it asked during the step: `fetch_sent.<field>` (`epoch`, `fetch_offset`,
 `last_fetched_epoch` of the last QuorumFetch it sent), `vote_sent.<field>` (`epoch`,
 `last_epoch`, `last_offset`, `pre_vote` of the last Vote it sent) and `end_epoch_sent.<field>` (`epoch`,
@@ -44,7 +46,8 @@ def _high_watermark(seen: Seen, _arg: str) -> Any:
 
 
 ANSWER_ATTRS = {"granted": "granted", "error": "error", "epoch": "epoch", "leader": "leader",
-                "high_watermark": "high_watermark", "diverging_epoch": "diverging"}
+                "high_watermark": "high_watermark", "diverging_epoch": "diverging",
+                "voters": "voters", "observers": "observers"}
 
 
 def _answer(name: str) -> Callable[[Seen, str], Any]:
@@ -55,6 +58,8 @@ def _answer(name: str) -> Callable[[Seen, str], Any]:
             entries = getattr(seen.answer, "entries", None)
             return NONE if entries is None else runs(e[1] for e in entries)
         value = getattr(seen.answer, ANSWER_ATTRS[name], 0 if name == "error" else NONE)
+        if name in ("voters", "observers") and value is not NONE:
+            return [list(state) for state in value]
         return list(value) if isinstance(value, tuple) else value
     return read
 

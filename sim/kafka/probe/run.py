@@ -112,6 +112,8 @@ class ProbeRun:
     def _node(self):
         o, name = self.options, self.probe.node
         voters = [f"c{i}" for i in range(1, o.cluster.controllers + 1)]  # KRaft's quorum
+        if self.probe.role == "voter" and self.probe.state.get("voters"):
+            voters = list(self.probe.state["voters"])  # the node may be left out: an observer
         if self.probe.role in ("controller", "voter"):
             return KraftController(self.world, name, o, o.protocol, self.store, voters)
         if self.probe.role == "zk_controller":

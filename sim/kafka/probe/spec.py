@@ -7,7 +7,8 @@ and what Kafka's test expects after it; a field the request or answer version
 does not carry is refused (the version both ends know: with `protocol_of`, name -> switches,
 the node's and the sender's releases, as ApiVersions agrees them; else the run's `protocol`), as are a broker id outside the cluster, a partition named twice in one
 message, a broker's answer from a sender that is not a broker, a KRaft quorum message from a
-node that is not a voter (nor, for a Fetch, a broker), and a step from a pseudo-sender
+node that is not a controller (a voter, or an observer when the state's `voters` leave it out;
+nor, for a Fetch, a broker), and a step from a pseudo-sender
 (`zk`, `operator`, `app`, `admin`) of a kind it does not send, or of its kind from anyone else) and returns a
 `Probe`; any
 problem raises `FieldProblem` with the key relative to `probe`. Whether the node can take the

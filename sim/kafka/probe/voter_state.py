@@ -1,5 +1,6 @@
-"""A voter probe's starting state: a KRaft controller set as one Raft voter of the quorum
-c1..cN, as `KafkaRaftClientTest`'s `RaftClientTestContext.Builder` sets one (KIP-595).
+"""A voter probe's starting state: a KRaft controller set as one Raft node of the quorum
+c1..cN, a voter or an observer, as `KafkaRaftClientTest`'s `RaftClientTestContext.Builder`
+sets one (KIP-595).
 
 Contract: `VOTER_STATE` is the fields a voter's `[probe.state]` may hold
 (`sim.kafka.probe.fields`); `set_voter(controller, state, ctx)` gives the model's
@@ -18,6 +19,12 @@ Contract: `VOTER_STATE` is the fields a voter's `[probe.state]` may hold
 - `log`: the metadata log's epochs, `[[epoch, record_count], ...]` in epoch order, each epoch
   at least 1 and at most the quorum epoch (below it for a leader, whose epoch starts with its
   LeaderChange); the records are NoOp placeholders.
+- `voters`: the voter set (`Builder(localId, voters)`), controller names, default all of
+  c1..cN; a node left out of it is an observer (`sim.kafka.quorum_observer`), which is
+  `unattached`, `voted` or a `follower` of a voter, and sends its first Fetch at once: to its
+  leader, else to the first voter. Every controller, voter or not, may send the node quorum
+  messages, and a message may name any controller its leader (Kafka's tests send a
+  non-voter's BeginQuorumEpoch, `testVoterOnlyRequestValidation`).
 - `high_watermark`: within the log (for a leader, before its LeaderChange; it reports none
   until a majority holds a record of its epoch, as Kafka's `LeaderState`), default 0.
 
@@ -41,7 +48,8 @@ QUORUM_STATES = ("unattached", "voted", "follower", "candidate", "leader", "resi
 VOTER_STATE = (Field("name", "str"), Field("quorum_state", "str", "unattached"),
                Field("epoch", "int", NO), Field("leader", "str", ""),
                Field("voted_for", "str", ""), Field("log", "pairs", ()),
-               Field("high_watermark", "int", 0))
+               Field("high_watermark", "int", 0), Field("voters", "strs", ()))
+OBSERVER_STATES = ("unattached", "voted", "follower")
 
 
 def set_voter(node, state: dict, ctx) -> None:
@@ -54,6 +62,7 @@ def set_voter(node, state: dict, ctx) -> None:
     if epoch < 0 or (epoch == 0 and q != "unattached"):
         raise FieldProblem("node.epoch", f"a {q} voter cannot be in epoch {epoch}",
                            "give epoch >= 1 (0: unattached only)")
+    _check_voters(node, state["voters"], q, ctx.controllers())
     _check_names(node, state, q)
     entries = _log(state["log"], epoch, q)
     hw = state["high_watermark"]
@@ -80,8 +89,21 @@ def set_voter(node, state: dict, ctx) -> None:
     node.quorum_epoch = epoch
     node.leader = state["leader"] or None
     node.voted_for = state["voted_for"] or None
-    if node.leader is not None:
+    if node.is_observer:
+        node._poll_observer(node.now_us)  # its first poll's Fetch (`pollFollowerAsObserver`...)
+    elif node.leader is not None:
         node._fetch()  # a follower's first poll sends its Fetch (`pollFollowerAsVoter`)
+
+
+def _check_voters(node, voters: tuple, q: str, controllers: tuple) -> None:
+    """The voter set: controllers, each once; an observer only unattached, voted or following."""
+    for i, v in enumerate(voters):
+        if v not in controllers or voters.index(v) != i:
+            raise FieldProblem(f"node.voters[{i}]", f"{v!r} is not a controller of the cluster "
+                               "or is named twice", suggest(v, list(controllers)))
+    if node.is_observer and q not in OBSERVER_STATES:
+        raise FieldProblem("node.quorum_state", f"an observer (not in voters) is never {q}",
+                           f"give one of {', '.join(OBSERVER_STATES)}, or add it to voters")
 
 
 def _check_names(node, state: dict, q: str) -> None:

@@ -3,7 +3,8 @@
 Contract: `CONTROLLER_ADMIN_KINDS` (joined into `sim.kafka.probe.wire.KINDS`) holds
 `CreateTopics`, `CreatePartitions`, `DeleteTopics`, `ElectLeaders` (PREFERRED),
 `AlterPartitionReassignments` and `UnregisterBroker`, sent by the `admin` pseudo-sender: each is an act on the
-active controller, as Kafka's controller tests call `ReplicationControlManager.createTopics`,
+active controller (and `DescribeQuorum`, on a Raft node of a larger quorum: its
+`DescribeQuorumResponse` is the answer), as Kafka's controller tests call `ReplicationControlManager.createTopics`,
 `createPartitions`, `deleteTopics`, `electLeaders`, `alterPartitionReassignments` and
 `unregisterBroker` directly,
 and calls the model's own `KraftAdmin` methods, which write the records. The act's
@@ -126,4 +127,8 @@ CONTROLLER_ADMIN_KINDS = {
         ADMIN, (Field("broker_id", "int"),),
         doc="an admin client's UnregisterBroker (KIP-631): its answer's error is the request's",
         **_act(_unregister_broker)),
+    # to a Raft node of a larger quorum (`KafkaRaftClient.handleDescribeQuorumRequest`)
+    "DescribeQuorum": Kind(
+        ("voter",), (), doc="an admin client's DescribeQuorum of the metadata log (KIP-595)",
+        **_act(lambda node, _src, _f: node.describe_quorum())),
 }

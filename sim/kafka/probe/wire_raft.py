@@ -4,8 +4,9 @@ Contract: `RAFT_KINDS` maps `Vote`, `VoteResponse`, `BeginQuorumEpoch`,
 `BeginQuorumEpochResponse`, `EndQuorumEpoch`, `EndQuorumEpochResponse`, `QuorumFetch` and
 `QuorumFetchResponse` to their `Kind` (joined to `sim.kafka.probe.wire.KINDS`); each body is
 the model's own message (`sim.kafka.kraft_messages`), so a probe passes through the handlers
-of `sim.kafka.quorum.RaftQuorum` that a run does. Each comes from a voter of the quorum
-(`c<n>`), a QuorumFetch also from a broker (an observer). The sender is the candidate of a
+of `sim.kafka.quorum.RaftQuorum` that a run does. Each comes from a controller of the quorum
+(`c<n>`: a voter, or an observer when the probe's `voters` leave it out), a QuorumFetch also
+from a broker (an observer). The sender is the candidate of a
 Vote (or the prospective of a pre-vote, `pre_vote = true`: KIP-996, 4.0+; an earlier
 profile's Vote carries no PreVote and refuses it, `sim.kafka.probe.gates`), the leader of a
 BeginQuorumEpoch or an EndQuorumEpoch unless `leader` says otherwise (`"none"`: LeaderId -1),
@@ -73,9 +74,10 @@ def _quorum_answer(f: dict, ctx) -> QuorumAnswer:
 
 
 def _quorum_fetch(f: dict, ctx) -> QuorumFetch:
-    """A voter's (`c<n>`) or an observer's (`b<n>`) Fetch of the metadata log."""
+    """A voter's or an observer's (a broker `b<n>`, or a controller outside the probe's
+    `voters`) Fetch of the metadata log."""
     return QuorumFetch(f["epoch"], ctx.src, f["fetch_offset"], f["last_fetched_epoch"],
-                       ctx.src[:1] == "c", f["corr"] or ctx.corr("QuorumFetch"),
+                       ctx.src in ctx.quorum_voters(), f["corr"] or ctx.corr("QuorumFetch"),
                        f["high_watermark"], f["max_wait_ms"])
 
 

@@ -92,6 +92,8 @@ class Rules:
     raft_resigns: Callable = kraft.raft_resigns
     raft_fetch_request_error: Callable = raft_requests.fetch_request_error
     raft_voter_only_error: Callable = raft_requests.voter_only_error
+    raft_voter_set_error: Callable = raft_requests.voter_set_error
+    raft_replica_fetch_state: Callable = raft_requests.replica_fetch_state
     raft_preferred_successors: Callable = raft_requests.preferred_successors
     raft_end_epoch_backoff_ms: Callable = raft_requests.end_epoch_election_backoff_ms
     kraft_answer_offset: Callable = kraft.answer_offset

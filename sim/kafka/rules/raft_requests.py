@@ -27,11 +27,39 @@ def voter_only_error(request_epoch: int, epoch: int, leader_known: bool) -> int:
     """`validateVoterOnlyRequest` (3.3.0-3.7.0), what a voter answers a BeginQuorumEpoch or an
     EndQuorumEpoch before acting on it: FENCED_LEADER_EPOCH for an epoch older than its own,
     then INVALID_REQUEST for a request naming no leader (a negative LeaderId); NONE
-    otherwise. (Its INCONSISTENT_VOTER_SET, for a sender outside the voter set, is not
-    modelled: every sender is a voter.)"""
+    otherwise; then `voter_set_error`."""
     if request_epoch < epoch:
         return E.FENCED_LEADER_EPOCH
     return E.NONE if leader_known else E.INVALID_REQUEST
+
+
+def voter_set_error(protocol, local_is_voter: bool, remote_is_voter: bool) -> int:
+    """The last check of `validateVoterOnlyRequest`, after the epoch and the sender id:
+    at 3.3.0-3.7.0 INCONSISTENT_VOTER_SET when the receiver is an observer or the sender
+    (a Vote's candidate, a BeginQuorumEpoch's or an EndQuorumEpoch's leader) is not a voter
+    (`quorum.isObserver() || !quorum.isVoter(remoteNodeId)`), so an observer never votes and
+    a voter answers no observer's Vote; from 3.8.0 (KAFKA-16526, switch
+    `raft_observer_votes`, read at 3.8.0 and 3.9.0-rc3) the check is gone: the voter set may
+    change (KIP-853), so any node is answered by its state; NONE otherwise."""
+    if protocol.raft_observer_votes or (local_is_voter and remote_is_voter):
+        return E.NONE
+    return E.INCONSISTENT_VOTER_SET
+
+
+def replica_fetch_state(state: tuple, fetch_offset: int, leader_end_offset: int,
+                        now_ms: int) -> tuple:
+    """`LeaderState.ReplicaState.updateFollowerState` (3.7.0, 3.9.0-rc3): a replica's state as
+    the leader keeps it, `(log_end_offset, last_fetch_ms, last_caught_up_ms,
+    last_fetch_leader_end_offset)` (-1 each before its first Fetch), after a valid Fetch from
+    `fetch_offset` now: caught up now if it fetched from the leader's end; else caught up at
+    its previous Fetch if it reached the leader's end as that Fetch found it (the leader's
+    end then was above 0); the fetch time never moves back, the end offset may."""
+    _end, last_fetch, caught_up, last_leader_end = state
+    if fetch_offset >= leader_end_offset:
+        caught_up = max(caught_up, now_ms)
+    elif last_leader_end > 0 and fetch_offset >= last_leader_end:
+        caught_up = max(caught_up, last_fetch)
+    return fetch_offset, max(last_fetch, now_ms), caught_up, leader_end_offset
 
 
 def preferred_successors(voters: list[str], leader: str, ends: dict) -> tuple:
