@@ -52,6 +52,9 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
         self.role = "follower"
         self.leader: str | None = None
         self.hw = 0
+        # whether it has learned a high watermark (a Fetch answer's, or its own as leader):
+        # Kafka's `QuorumState.highWatermark()` is empty until then, and its Fetch says -1
+        self.hw_known = False
         self.epoch_start = 0
         self.votes: set[str] = set()
         self.rejected: set[str] = set()  # voters that refused this candidacy
@@ -215,7 +218,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
         hw = self.rules.raft_high_watermark(ends, self.hw, self.epoch_start)
         if hw <= self.hw:
             return
-        start, self.hw = self.hw, hw
+        start, self.hw, self.hw_known = self.hw, hw, True
         fresh = [(o, *self.entries[o]) for o in range(start, hw)]
         self.emit(V.METADATA_COMMIT, {"epoch": self.quorum_epoch, "high_watermark": hw,
                                       "records": [[o, e, r.to_json()] for o, e, r in fresh]})
@@ -306,7 +309,8 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
         self.fetch_sent_us = self.now_us
         self.send(self.leader, "QuorumFetch", QuorumFetch(
             self.quorum_epoch, self.name, self.end_offset, self._last_epoch(), True,
-            high_watermark=self.hw if self.protocol.kraft_fetch_completes_on_hw else None))
+            high_watermark=self.rules.raft_fetch_high_watermark(self.protocol, self.hw,
+                                                                self.hw_known)))
 
     def on_quorum_fetch_response(self, msg) -> None:
         resp = msg.body
@@ -329,6 +333,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote):
                 if offset == self.end_offset:
                     self.entries.append((epoch, record))
             self.hw = max(self.hw, min(resp.high_watermark, self.end_offset))
+            self.hw_known = self.hw_known or resp.high_watermark >= 0  # `updateFollowerHighWatermark`
         self._fetch()
 
     def _truncate(self, diverging: tuple) -> None:
