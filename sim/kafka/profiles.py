@@ -147,6 +147,10 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("4.1", dict(kraft_fetch_completes_on_hw=True,  # KIP-1166, KAFKA-14145 (KRaft only)
                  raft_candidate_waits_election_timeout=True,  # KAFKA-18345 (KRaft only)
                  eligible_leader_replicas=True)),  # KIP-966: ELRV_1 on new clusters (KRaft only)
+    # 4.2 (Feb 2026) and 4.3 (May 2026) change nothing the switches model (docs/profiles.md,
+    # "Rows", says what was read); 4.4 had not shipped by the stored sources' last word
+    ("4.2", dict()),
+    ("4.3", dict()),
     # everything in the KIP texts (KIP-359, KIP-185/192) and the self-test's own proposals
     ("proposed", dict(produce_epoch_check=True, idempotence_modes=True,
                       leader_and_isr_delete_fence=True, full_leader_and_isr=True,

@@ -55,6 +55,9 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         self.role = "follower"
         self.leader: str | None = None
         self.hw = 0
+        # whether it has learned a high watermark (a Fetch answer's, or its own as leader):
+        # Kafka's `QuorumState.highWatermark()` is empty until then, and its Fetch says -1
+        self.hw_known = False
         self.epoch_start = 0
         self.votes: set[str] = set()
         self.rejected: set[str] = set()  # voters that refused this candidacy
@@ -223,7 +226,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         hw = self.rules.raft_high_watermark(ends, self.hw, self.epoch_start)
         if hw <= self.hw:
             return
-        start, self.hw = self.hw, hw
+        start, self.hw, self.hw_known = self.hw, hw, True
         fresh = [(o, *self.entries[o]) for o in range(start, hw)]
         self.emit(V.METADATA_COMMIT, {"epoch": self.quorum_epoch, "high_watermark": hw,
                                       "records": [[o, e, r.to_json()] for o, e, r in fresh]})
@@ -318,7 +321,8 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         self.send(self.fetch_dst, "QuorumFetch", QuorumFetch(
             self.quorum_epoch, self.name, self.end_offset, self._last_epoch(),
             not self.is_observer,
-            high_watermark=self.hw if self.protocol.kraft_fetch_completes_on_hw else None))
+            high_watermark=self.rules.raft_fetch_high_watermark(self.protocol, self.hw,
+                                                                self.hw_known)))
 
     def on_quorum_fetch_response(self, msg) -> None:
         resp = msg.body
@@ -350,6 +354,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
                 if offset == self.end_offset:
                     self.entries.append((epoch, record))
             self.hw = max(self.hw, min(resp.high_watermark, self.end_offset))
+            self.hw_known = self.hw_known or resp.high_watermark >= 0  # `updateFollowerHighWatermark`
 
     def _truncate(self, diverging: tuple) -> None:
         epoch, end = diverging

@@ -31,6 +31,7 @@ def _options(profile: str, mode: str = "") -> Options:
 
 @pytest.mark.parametrize("profile,mode", [("2.6", "zk"), ("3.7", "zk"), ("3.3", "zk"),
                                           ("4.0", "kraft"), ("4.1", "kraft"),
+                                          ("4.2", "kraft"), ("4.3", "kraft"),
                                           ("proposed", "zk")])
 def test_each_profile_has_its_default_mode(profile, mode):
     assert _options(profile).cluster.mode == mode == modes(profile)[0]
@@ -38,6 +39,7 @@ def test_each_profile_has_its_default_mode(profile, mode):
 
 @pytest.mark.parametrize("profile,mode,words", [
     ("4.0", "zk", "profile '4.0' has no 'zk' mode"),
+    ("4.3", "zk", "profile '4.3' has no 'zk' mode"),
     ("2.6", "kraft", "profile '2.6' has no 'kraft' mode"),
     ("3.7", "raft", "unknown value 'raft'")])
 def test_a_mode_the_release_lacks_is_refused_in_one_line(profile, mode, words):

@@ -135,3 +135,31 @@ def test_a_resigning_quorum_leader_refuses_its_parked_fetches():
         answers = [e for e in events if e["kind"] == "send" and e["node"] == r["node"]
                    and e["t"] == r["t"] and e.get("msg") == "QuorumFetchResponse"]
         assert answers and all(a["error"] == 6 for a in answers), answers
+
+
+def _follower_fetches(profile: str, answer_hw: int | None = None) -> list:
+    """The HighWatermark of the Fetches c1, a follower of c2 in epoch 5 with six records and
+    no high watermark known, sends: its first, and the one after an answer carrying `answer_hw`."""
+    from types import SimpleNamespace
+
+    from sim.kafka.kraft_messages import NO_OP, MetadataRecord, QuorumFetchResponse
+    from tests.kafka.test_raft_epochs import _voter
+    c1, sent = _voter("follower", 5, "c2", profile=profile)
+    c1.entries = [(5, MetadataRecord.of(NO_OP))] * 6  # six records, none known committed
+    c1._fetch()
+    if answer_hw is not None:
+        c1.on_quorum_fetch_response(SimpleNamespace(src="c2", body=QuorumFetchResponse(
+            5, "c2", 0, (), answer_hw, None, sent[-1][2].corr)))
+    return [body.high_watermark for _dst, kind, body in sent if kind == "QuorumFetch"]
+
+
+def test_a_voter_fetch_says_it_knows_no_high_watermark_until_an_answer_brings_one():
+    """KIP-1166 (4.1+, `KafkaRaftClientFetchTest.testHighWatermarkSentInFetchRequest`): a
+    voter that knows no high watermark sends -1 (Kafka's empty `highWatermark()`), then the
+    one an answer brought; an answer that knows none (-1) teaches it nothing. The model's
+    voter sent 0, the start of its count, before it had learned any; before 4.1 the Fetch
+    has no such field."""
+    assert _follower_fetches("4.3", 6) == [-1, 6]
+    assert _follower_fetches("4.1", -1) == [-1, -1]
+    assert _follower_fetches("4.1", 0) == [-1, 0]  # 0 is a high watermark a leader can send
+    assert _follower_fetches("4.0", 6) == [None, None]

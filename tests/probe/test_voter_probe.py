@@ -49,15 +49,15 @@ ALL_STATE = ('quorum_state = 0, quorum_epoch = 0, quorum_leader = 0, voted_for =
 
 
 @pytest.mark.parametrize("state,want", [
-    ('quorum_state = "unattached"', ["unattached", 0, "none", "none", 0, [], 0]),
+    ('quorum_state = "unattached"', ["unattached", 0, "none", "none", 0, [], "none"]),  # no HW given: none known
     ('quorum_state = "unattached"\nepoch = 4\nlog = [[2, 1], [4, 2]]\nhigh_watermark = 1',
      ["unattached", 4, "none", "none", 3, [[2, 1], [4, 2]], 1]),
     ('quorum_state = "voted"\nvoted_for = "c3"\nepoch = 3',
-     ["voted", 3, "none", "c3", 0, [], 0]),
+     ["voted", 3, "none", "c3", 0, [], "none"]),
     ('quorum_state = "follower"\nleader = "c2"\nlog = [[1, 2]]',
-     ["follower", 1, "c2", "none", 2, [[1, 2]], 0]),
+     ["follower", 1, "c2", "none", 2, [[1, 2]], "none"]),
     ('quorum_state = "candidate"\nepoch = 2\nlog = [[1, 1]]',
-     ["candidate", 2, "none", "c1", 1, [[1, 1]], 0]),
+     ["candidate", 2, "none", "c1", 1, [[1, 1]], "none"]),
     # a new leader: its LeaderChange after the log, no high watermark until it commits
     ('quorum_state = "leader"\nepoch = 3\nlog = [[1, 2]]\nhigh_watermark = 2',
      ["leader", 3, "c1", "c1", 3, [[1, 2], [3, 1]], "none"]),

@@ -13,7 +13,9 @@ model's own `RaftQuorum.quorum_state`), `quorum_epoch`, `quorum_leader` and `vot
 `high_watermark` (-1: none) and `voters` and `observers` (`[[replica, log_end_offset,
 last_fetch_timestamp_ms, last_caught_up_timestamp_ms], ...]`, -1 where unknown). A field the model's answer does not carry reads `"none"`, except
 `error`, which reads NONE on an answer that carries no error. What it asked during the step: `fetch_sent.<field>` (`epoch`, `fetch_offset`,
-`last_fetched_epoch` of the last QuorumFetch it sent), `vote_sent.<field>` (`epoch`,
+`last_fetched_epoch` and, from 4.1 (KIP-1166, Fetch v18), `high_watermark` of the last
+QuorumFetch it sent: "none" where Kafka's is empty, a high watermark the voter does not know
+or a Fetch without the field), `vote_sent.<field>` (`epoch`,
 `last_epoch`, `last_offset`, `pre_vote` of the last Vote it sent) and `end_epoch_sent.<field>` (`epoch`,
 `leader`, `preferred_successors` of the last EndQuorumEpoch it sent), `"none"` when it sent
 none. The answer's `epoch`, `leader` and `error` read a BeginQuorumEpochResponse's and an
@@ -41,8 +43,10 @@ def runs(epochs) -> list[list[int]]:
 
 def _high_watermark(seen: Seen, _arg: str) -> Any:
     node = seen.node
-    hw = node._visible_hw() if node.role == "leader" else node.hw
-    return hw if hw >= 0 else NONE
+    if node.role == "leader":
+        hw = node._visible_hw()
+        return hw if hw >= 0 else NONE
+    return node.hw if node.hw_known else NONE
 
 
 ANSWER_ATTRS = {"granted": "granted", "error": "error", "epoch": "epoch", "leader": "leader",
@@ -64,7 +68,8 @@ def _answer(name: str) -> Callable[[Seen, str], Any]:
     return read
 
 
-SENT = {"fetch_sent": ("QuorumFetch", ("epoch", "fetch_offset", "last_fetched_epoch")),
+SENT = {"fetch_sent": ("QuorumFetch", ("epoch", "fetch_offset", "last_fetched_epoch",
+                                        "high_watermark")),
         "vote_sent": ("Vote", ("epoch", "last_epoch", "last_offset", "pre_vote")),
         "end_epoch_sent": ("EndQuorumEpoch", ("epoch", "leader", "preferred_successors"))}
 
@@ -74,6 +79,8 @@ def _sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
         for _dst, sent_kind, body in reversed(seen.sent):
             if sent_kind == kind:
                 value = getattr(body, name)
+                if name == "high_watermark" and (value is None or value < 0):
+                    return NONE  # Kafka's OptionalLong.empty(): unknown, or not sent (pre-4.1)
                 return list(value) if isinstance(value, tuple) else value
         return NONE
     return read

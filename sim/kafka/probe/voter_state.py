@@ -26,7 +26,9 @@ Contract: `VOTER_STATE` is the fields a voter's `[probe.state]` may hold
   messages, and a message may name any controller its leader (Kafka's tests send a
   non-voter's BeginQuorumEpoch, `testVoterOnlyRequestValidation`).
 - `high_watermark`: within the log (for a leader, before its LeaderChange; it reports none
-  until a majority holds a record of its epoch, as Kafka's `LeaderState`), default 0.
+  until a majority holds a record of its epoch, as Kafka's `LeaderState`). Left out, the
+  voter knows none (Kafka's empty `highWatermark()`, a test context's start): it reads none
+  and its Fetch (4.1+) says -1 until an answer brings one.
 
 The node runs no controller duties a probe would see (no NoOpRecord, no linger: Kafka's raft
 tests have no controller above the client) and creates none of the scenario's topics. A
@@ -48,7 +50,7 @@ QUORUM_STATES = ("unattached", "voted", "follower", "candidate", "leader", "resi
 VOTER_STATE = (Field("name", "str"), Field("quorum_state", "str", "unattached"),
                Field("epoch", "int", NO), Field("leader", "str", ""),
                Field("voted_for", "str", ""), Field("log", "pairs", ()),
-               Field("high_watermark", "int", 0), Field("voters", "strs", ()))
+               Field("high_watermark", "int", NO), Field("voters", "strs", ()))
 OBSERVER_STATES = ("unattached", "voted", "follower")
 
 
@@ -65,13 +67,15 @@ def set_voter(node, state: dict, ctx) -> None:
     _check_voters(node, state["voters"], q, ctx.controllers())
     _check_names(node, state, q)
     entries = _log(state["log"], epoch, q)
-    hw = state["high_watermark"]
+    known = state["high_watermark"] != NO
+    hw = state["high_watermark"] if known else 0
     if not 0 <= hw <= len(entries):
         raise FieldProblem("node.high_watermark", f"{hw} is outside the log [0, {len(entries)}]",
                            "give a HW within the log")
     without_controller_timers(node)
     node.entries, node.hw = list(entries), hw
     node.start()
+    node.hw_known = known
     if q in ("candidate", "leader", "resigned"):
         node.quorum_epoch = epoch - 1
         send = node.send

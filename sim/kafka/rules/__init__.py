@@ -98,6 +98,7 @@ class Rules:
     raft_end_epoch_backoff_ms: Callable = raft_requests.end_epoch_election_backoff_ms
     kraft_answer_offset: Callable = kraft.answer_offset
     raft_fetch_answered_now: Callable = kraft.quorum_fetch_answered_now
+    raft_fetch_high_watermark: Callable = raft_requests.fetch_high_watermark
     raft_hw_move_answers_parked: Callable = kraft.hw_move_answers_parked
     kraft_assignment_change: Callable = kraft.assignment_change
     kraft_elr_change: Callable = kraft_elr.elr_change

@@ -1,7 +1,8 @@
 """The KRaft quorum's request checks and its resignation's order, as `KafkaRaftClient` and
 `LeaderState` take them (read at 3.3.0-3.7.0): what a voter refuses before it looks at a
 request's epoch, what it refuses by the epoch of a request only a voter sends, and whom a
-resigning leader names as its successors and how long each of them waits.
+resigning leader names as its successors and how long each of them waits, and the high
+watermark a voter's Fetch carries (4.1+).
 
 Contract: pure functions of plain values; they change nothing.
 """
@@ -84,3 +85,13 @@ def end_epoch_election_backoff_ms(successors: tuple, local: str, backoff_max_ms:
         return 0
     base = backoff_max_ms >> (len(successors) - 1)
     return min(backoff_max_ms, base << (position - 1))
+
+
+def fetch_high_watermark(proto, hw: int, known: bool) -> int | None:
+    """The HighWatermark a voter's Fetch carries (KIP-1166, Fetch v18, from 4.1,
+    `kraft_fetch_completes_on_hw`): the one it knows, -1 while it knows none (Kafka's empty
+    `highWatermark()`: `KafkaRaftClientFetchTest.testHighWatermarkSentInFetchRequest`); None,
+    no field, before (Kafka's default there, Long.MAX_VALUE, never completes a Fetch early)."""
+    if not proto.kraft_fetch_completes_on_hw:
+        return None
+    return hw if known else -1
