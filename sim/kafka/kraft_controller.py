@@ -4,7 +4,8 @@ once its epoch's first record commits) runs the cluster by appending metadata re
 Contract: brokers register (RegisterBrokerRecord, fenced; the record's offset is the broker
 epoch), heartbeat every `broker_heartbeat_interval_ms`, are unfenced once caught up to their
 registration (`rules.kraft_next_broker_state`, `KraftBrokers`), and fenced when silent for
-`broker_session_timeout_ms` (BrokerRegistrationChangeRecord), one at a time. Every change of the usable broker set is followed by the
+`broker_session_timeout_ms` (BrokerRegistrationChangeRecord), one at a time, by a check
+scheduled for when the next session runs out. Every change of the usable broker set is followed by the
 partition changes it implies (`rules.kraft_assignment_change`: elections, ISR shrinks, and a
 reassignment that can then complete).
 AlterPartition is validated by `rules.kraft_alter_partition_error`; its change is built like
@@ -51,7 +52,8 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
     def _reset_controller(self) -> None:
         self.active = False
         self.image = MetadataImage()
-        self.heartbeats: dict[int, int] = {}
+        self.heartbeats: dict[int, int] = {}  # broker -> last contact, in the order touched
+        self.fence_token = 0  # the scheduled stale-broker check's (`reschedule_fence_check`)
         self.heartbeat_offsets: dict[int, int] = {}  # broker -> metadata offset it last reported
         self.shutdown_offsets: dict[int, int] = {}  # broker -> its controlledShutdownOffset
         self.claimed_us = 0
@@ -77,7 +79,6 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         if name == "tick":
             self.raft_tick()
             if self.active:
-                self._check_sessions()
                 self._maybe_create_topics()
             self.set_timer(RAFT_TICK_US, "tick")
         elif name == "linger":
@@ -86,6 +87,8 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
             self._write_no_op(data)
         elif name == "balance":
             self.on_balance(data)
+        elif name == "fence":
+            self.on_fence_check(data)
 
     def _schedule_no_op(self) -> None:
         interval_ms = self.cluster.metadata_max_idle_interval_ms
@@ -122,6 +125,7 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         self.active, self.claimed_us, self.claim_epoch = True, self.now_us, self.quorum_epoch
         self.heartbeats = {b: self.now_us for b in sorted(self.image.brokers)}
         self.heartbeat_offsets, self.shutdown_offsets = {}, {}
+        self.reschedule_fence_check()
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.quorum_epoch})
         self._schedule_no_op()
         self._maybe_create_topics()

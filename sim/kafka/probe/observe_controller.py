@@ -23,7 +23,7 @@ from sim.kafka.probe.observable import NONE, Seen
 from sim.kafka.probe.observable import Observable as Obs
 
 ANSWER = ("error", "leader_epoch", "partition_epoch", "isr", "broker_epoch", "fenced",
-          "should_shutdown")
+          "should_shutdown", "is_caught_up")
 
 
 def _answer(name: str) -> Callable[[Seen, str], Any]:
@@ -48,6 +48,12 @@ def _broker(name: str) -> Callable[[Seen, str], Any]:
         reg = seen.node.image.brokers.get(int(broker)) if broker.isdigit() else None
         return NONE if reg is None else getattr(reg, name)
     return read
+
+
+def _session(seen: Seen, broker: str, table: str, unit: int) -> Any:
+    """A broker's entry in the active controller's heartbeat manager (`table`), / `unit`."""
+    value = getattr(seen.node, table).get(int(broker)) if broker.isdigit() else None
+    return NONE if value is None else value // unit
 
 
 def _records(seen: Seen, _arg: str) -> list:
@@ -76,6 +82,18 @@ CONTROLLER = {
     "broker_epoch": Obs(True, _broker("epoch"), "the broker's epoch (its registration's offset)"),
     "in_controlled_shutdown": Obs(True, _broker("in_controlled_shutdown"),
                                   "whether the broker is in controlled shutdown"),
+    "register_offset": Obs(True, _broker("registered_at"), "the offset of the broker's "
+                           "RegisterBrokerRecord (`registerBrokerRecordOffset`)"),
+    "last_contact_ms": Obs(True, lambda s, b: _session(s, b, "heartbeats", 1000), "when the "
+                           "controller's heartbeat manager last heard from the broker (ms)"),
+    "session_offset": Obs(True, lambda s, b: _session(s, b, "heartbeat_offsets", 1),
+                          "the metadata offset the heartbeat manager holds for the broker"),
+    "session_valid": Obs(True, lambda s, b: s.node._heard_within_session(int(b))
+                         and not s.node.image.brokers[int(b)].fenced, "whether the broker has "
+                         "a valid session (`hasValidSession`: unfenced, heard from in time)"),
+    "unfenced_order": Obs(False, lambda s, a: [b for _, b in s.node.unfenced_order()],
+                          "the unfenced brokers by last contact (`BrokerHeartbeatManager"
+                          ".unfenced()`)"),
     "adding_replicas": Obs(True, lambda s, tp: list(s.node.image.moving(tp)[0]), "the replicas "
                            "the partition's reassignment in progress is adding ([] none)"),
     "removing_replicas": Obs(True, lambda s, tp: list(s.node.image.moving(tp)[1]), "the "
