@@ -56,6 +56,18 @@ def _session(seen: Seen, broker: str, table: str, unit: int) -> Any:
     return NONE if value is None else value // unit
 
 
+def _next_check(seen: Seen, _arg: str) -> Any:
+    contacts = [contact for contact, _ in seen.node.unfenced_order()]
+    if not contacts:
+        return NONE
+    return (min(contacts) + seen.node.cluster.broker_session_timeout_ms * 1000) // 1000
+
+
+def _session_valid(seen: Seen, broker: str) -> bool:
+    reg = seen.node.image.brokers.get(int(broker)) if broker.isdigit() else None
+    return reg is not None and not reg.fenced and seen.node._heard_within_session(int(broker))
+
+
 def _records(seen: Seen, _arg: str) -> list:
     return [ev["record"]["kind"] for ev in seen.events if ev["kind"] == "metadata_append"]
 
@@ -88,9 +100,10 @@ CONTROLLER = {
                            "controller's heartbeat manager last heard from the broker (ms)"),
     "session_offset": Obs(True, lambda s, b: _session(s, b, "heartbeat_offsets", 1),
                           "the metadata offset the heartbeat manager holds for the broker"),
-    "session_valid": Obs(True, lambda s, b: s.node._heard_within_session(int(b))
-                         and not s.node.image.brokers[int(b)].fenced, "whether the broker has "
-                         "a valid session (`hasValidSession`: unfenced, heard from in time)"),
+    "session_valid": Obs(True, _session_valid, "whether the broker has a valid session "
+                         "(`hasValidSession`: registered, unfenced, heard from in time)"),
+    "next_check_ms": Obs(False, _next_check, "when the first unfenced broker's session runs "
+                         "out (`BrokerHeartbeatManager.nextCheckTimeNs`, ms; none: no unfenced)"),
     "unfenced_order": Obs(False, lambda s, a: [b for _, b in s.node.unfenced_order()],
                           "the unfenced brokers by last contact (`BrokerHeartbeatManager"
                           ".unfenced()`)"),
