@@ -47,13 +47,15 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         self.rules = rules_for(protocol)
         self.store = store  # the scenario's topic configs only
         self.init_raft(voters)
+        # the scheduled stale-broker check's token (`reschedule_fence_check`); never reset, so
+        # a check scheduled in an earlier term is never taken for a later one's
+        self.fence_token = 0
         self._reset_controller()
 
     def _reset_controller(self) -> None:
         self.active = False
         self.image = MetadataImage()
         self.heartbeats: dict[int, int] = {}  # broker -> last contact, in the order touched
-        self.fence_token = 0  # the scheduled stale-broker check's (`reschedule_fence_check`)
         self.heartbeat_offsets: dict[int, int] = {}  # broker -> metadata offset it last reported
         self.shutdown_offsets: dict[int, int] = {}  # broker -> its controlledShutdownOffset
         self.claimed_us = 0
