@@ -1,12 +1,12 @@
 """KRaft controller: one voter of the controller quorum; the active one (the quorum leader,
 once its epoch's first record commits) runs the cluster by appending metadata records.
 
-Contract: brokers register (RegisterBrokerRecord, fenced; the record's offset is the broker
-epoch), heartbeat every `broker_heartbeat_interval_ms`, are unfenced once caught up to their
-registration (`rules.kraft_next_broker_state`, `KraftBrokers`), and fenced when silent for
-`broker_session_timeout_ms` (BrokerRegistrationChangeRecord), one at a time, by a check
-scheduled for when the next session runs out. Every change of the usable broker set is followed by the
-partition changes it implies (`rules.kraft_assignment_change`: elections, ISR shrinks, and a
+Contract: brokers register (RegisterBrokerRecord, fenced; its broker epoch the offset of the
+registration's first record), heartbeat every `broker_heartbeat_interval_ms`, are unfenced
+once caught up to their registration (`rules.kraft_next_broker_state`, `KraftBrokers`), and
+fenced when silent for `broker_session_timeout_ms` (BrokerRegistrationChangeRecord), one at a
+time, by a check scheduled for when the next session runs out. Every change of the usable
+broker set is followed by the partition changes it implies (`rules.kraft_assignment_change`: elections, ISR shrinks, and a
 reassignment that can then complete).
 AlterPartition is validated by `rules.kraft_alter_partition_error`; its change is built like
 any other, so an ISR shrink bumps the leader epoch only while `kraft_isr_shrink_bumps_epoch`

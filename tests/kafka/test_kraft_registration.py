@@ -93,3 +93,21 @@ def test_a_silent_broker_is_fenced_as_its_session_ends_not_at_the_next_tick():
         expect='{ "fenced:1" = false }'), WAIT.format(wait=1, expect='{ "fenced:1" = false }'),
         WAIT.format(wait=1, expect='{ "fenced:1" = false }'), brokers=1, session_ms=1000))
     assert (got["0:fenced:1"], got["1:fenced:1"], got["2:fenced:1"]) == (False, False, True)
+
+
+def test_the_timing_check_fails_on_a_check_left_to_the_next_tick(monkeypatch):
+    """The planted bug: the check waits for the next 50 ms tick, as the model's did."""
+    from sim.kafka.rules import kraft_sessions
+
+    def at_next_tick(contacts, session_us):
+        at = kraft_sessions_next(contacts, session_us)
+        return None if at is None else -(-at // 50_000) * 50_000
+
+    kraft_sessions_next = kraft_sessions.next_check_us
+    monkeypatch.setattr(kraft_sessions, "next_check_us", at_next_tick)
+    state = 'records = [{ type = "RegisterBrokerRecord", broker = 1 }]\n'
+    got = _model(_run("3.7", state, STEP.format(
+        kind="BrokerHeartbeat", frm="b1", wait=1000, body="{ broker_epoch = 1 }",
+        expect='{ "fenced:1" = false }'), WAIT.format(wait=2, expect='{ "fenced:1" = false }'),
+        brokers=1, session_ms=1000))
+    assert got["1:fenced:1"] is False  # Kafka's is True: the case above would disagree
