@@ -1,7 +1,7 @@
 """KRaft broker: the broker's control plane in KRaft mode (KIP-500, KIP-631).
 
 Contract (a `Broker` whose control plane is the metadata log): it registers with the active
-controller (its broker epoch is the offset of its RegisterBrokerRecord), heartbeats every
+controller (its broker epoch is the one the registration's answer gives), heartbeats every
 `broker_heartbeat_interval_ms` with the offset of the last metadata record it applied, and
 fetches the metadata log from the quorum leader as an observer, from the end of its own copy:
 it keeps the uncommitted records it fetched, and a new leader's divergence truncates them

@@ -1,11 +1,12 @@
 """KRaft controller: one voter of the controller quorum; the active one (the quorum leader,
 once its epoch's first record commits) runs the cluster by appending metadata records.
 
-Contract: brokers register (RegisterBrokerRecord, fenced; the record's offset is the broker
-epoch), heartbeat every `broker_heartbeat_interval_ms`, are unfenced once caught up to their
-registration (`rules.kraft_next_broker_state`, `KraftBrokers`), and fenced when silent for
-`broker_session_timeout_ms` (BrokerRegistrationChangeRecord), one at a time. Every change of the usable broker set is followed by the
-partition changes it implies (`rules.kraft_assignment_change`: elections, ISR shrinks, and a
+Contract: brokers register (RegisterBrokerRecord, fenced; its broker epoch the offset of the
+registration's first record), heartbeat every `broker_heartbeat_interval_ms`, are unfenced
+once caught up to their registration (`rules.kraft_next_broker_state`, `KraftBrokers`), and
+fenced when silent for `broker_session_timeout_ms` (BrokerRegistrationChangeRecord), one at a
+time, by a check scheduled for when the next session runs out. Every change of the usable
+broker set is followed by the partition changes it implies (`rules.kraft_assignment_change`: elections, ISR shrinks, and a
 reassignment that can then complete).
 AlterPartition is validated by `rules.kraft_alter_partition_error`; its change is built like
 any other, so an ISR shrink bumps the leader epoch only while `kraft_isr_shrink_bumps_epoch`
@@ -46,12 +47,15 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         self.rules = rules_for(protocol)
         self.store = store  # the scenario's topic configs only
         self.init_raft(voters)
+        # the scheduled stale-broker check's token (`reschedule_fence_check`); never reset, so
+        # a check scheduled in an earlier term is never taken for a later one's
+        self.fence_token = 0
         self._reset_controller()
 
     def _reset_controller(self) -> None:
         self.active = False
         self.image = MetadataImage()
-        self.heartbeats: dict[int, int] = {}
+        self.heartbeats: dict[int, int] = {}  # broker -> last contact, in the order touched
         self.heartbeat_offsets: dict[int, int] = {}  # broker -> metadata offset it last reported
         self.shutdown_offsets: dict[int, int] = {}  # broker -> its controlledShutdownOffset
         self.claimed_us = 0
@@ -77,7 +81,6 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         if name == "tick":
             self.raft_tick()
             if self.active:
-                self._check_sessions()
                 self._maybe_create_topics()
             self.set_timer(RAFT_TICK_US, "tick")
         elif name == "linger":
@@ -86,6 +89,8 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
             self._write_no_op(data)
         elif name == "balance":
             self.on_balance(data)
+        elif name == "fence":
+            self.on_fence_check(data)
 
     def _schedule_no_op(self) -> None:
         interval_ms = self.cluster.metadata_max_idle_interval_ms
@@ -122,6 +127,7 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         self.active, self.claimed_us, self.claim_epoch = True, self.now_us, self.quorum_epoch
         self.heartbeats = {b: self.now_us for b in sorted(self.image.brokers)}
         self.heartbeat_offsets, self.shutdown_offsets = {}, {}
+        self.reschedule_fence_check()
         self.emit(V.CONTROLLER_ELECTED, {"controller_epoch": self.quorum_epoch})
         self._schedule_no_op()
         self._maybe_create_topics()

@@ -189,6 +189,9 @@ class BrokerHeartbeat(NamedTuple):
     # for none (`MetadataLoader.lastAppliedOffset`, 3.7.0)
     metadata_offset: int
     want_shutdown: bool = False  # WantShutDown: the broker asks for a controlled shutdown
+    # set by a probe only: the request waited in the controller's event queue past its
+    # deadline (the model's controller has no queue; KAFKA-15019)
+    expired: bool = False
 
     def brief(self) -> dict:
         out = {"broker_epoch": self.broker_epoch, "metadata_offset": self.metadata_offset}
@@ -202,6 +205,8 @@ class BrokerHeartbeatResponse(NamedTuple):
     fenced: bool
     leader: str | None
     should_shutdown: bool = False  # ShouldShutDown: the controller lets it stop now
+    # IsCaughtUp: its metadata offset reached its RegisterBrokerRecord's (`registerBrokerRecordOffset`)
+    is_caught_up: bool = False
 
     def brief(self) -> dict:
         out = {"error": self.error, "fenced": self.fenced}

@@ -20,10 +20,11 @@ NOT_MOVING = ((), ())  # (adding, removing) of a partition no reassignment is mo
 
 @dataclass
 class BrokerRegistration:
-    epoch: int  # the offset of its RegisterBrokerRecord
+    epoch: int  # RegisterBrokerRecord.BrokerEpoch (by default the record's offset)
     fenced: bool
     in_controlled_shutdown: bool = False  # BrokerRegistrationChangeRecord.InControlledShutdown
     incarnation: int = 0  # RegisterBrokerRecord.IncarnationId: the broker process that registered
+    registered_at: int = -1  # the RegisterBrokerRecord's offset (`registerBrokerRecordOffset`)
 
 
 @dataclass
@@ -59,8 +60,11 @@ class MetadataImage:
         broker set changed)."""
         get = record.get
         if record.kind == K.REGISTER_BROKER:
-            self.brokers[get("broker")] = BrokerRegistration(offset, get("fenced"),
-                                                             incarnation=get("incarnation", 0))
+            # `ClusterControlManager.replay(RegisterBrokerRecord, offset)`: the record's epoch
+            # (the offset of the first record its registration wrote), and its own offset
+            self.brokers[get("broker")] = BrokerRegistration(
+                get("broker_epoch", offset), get("fenced"),
+                get("in_controlled_shutdown", False), get("incarnation", 0), offset)
             return [], True
         if record.kind == K.BROKER_CHANGE:
             reg = self.brokers.get(get("broker"))

@@ -126,6 +126,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # and in both modes the HW waits only for caught-up followers that are ISR-eligible.
     # KAFKA-15605 (the ZK migration) changes only what a ZK-mode run does not read
     ("3.6", dict(kraft_isr_shrink_bumps_epoch=False,
+                 kraft_expired_heartbeat_touches=True,  # KAFKA-15019 (KRaft only)
                  hw_caught_up_eligible_only=True,
                  init_producer_id_auth_abortable=True)),  # KAFKA-13668
     ("3.7", dict(leader_discovery="kip951",  # KIP-951
@@ -140,9 +141,11 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     # sim.kafka.modes enforces
     ("3.8", dict(list_offsets_max_timestamp="batch_epoch",  # KAFKA-16310
                  fetch_session_cache_sharded=True,  # KAFKA-9401
-                 raft_observer_votes=True)),  # KAFKA-16526 (KRaft only)
+                 raft_observer_votes=True,  # KAFKA-16526 (KRaft only)
+                 kraft_reregistration="keeps_state")),  # KAFKA-16757 (KRaft only)
     ("3.9", dict(kraft_unclean_election_config=True,  # KAFKA-12670 (KRaft only)
-                 raft_begin_quorum_heartbeat=True)),  # KAFKA-16536 (KRaft only)
+                 raft_begin_quorum_heartbeat=True,  # KAFKA-16536 (KRaft only)
+                 kraft_reregistration="keeps_epoch")),  # KAFKA-16952 (KRaft only)
     ("4.0", dict(raft_pre_vote=True)),  # KIP-996, KAFKA-16164 (KRaft only)
     ("4.1", dict(kraft_fetch_completes_on_hw=True,  # KIP-1166, KAFKA-14145 (KRaft only)
                  raft_candidate_waits_election_timeout=True,  # KAFKA-18345 (KRaft only)

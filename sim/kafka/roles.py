@@ -135,6 +135,10 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KRaft only (KIP-1166): a metadata Fetch (v18) carries its sender's high watermark; the
     # quorum leader answers on it, and answers parked Fetches when its high watermark moves
     "kraft_fetch_completes_on_hw": (CONTROLLER, BROKER),
+    # KRaft only: the active controller amends a registration of the registered incarnation
+    "kraft_reregistration": (CONTROLLER,),
+    # KRaft only: the active controller renews a session on an expired heartbeat (KAFKA-15019)
+    "kraft_expired_heartbeat_touches": (CONTROLLER,),
     # KRaft only (KIP-996): a voter asks for pre-votes before it stands, and answers them
     "raft_pre_vote": (CONTROLLER,),
     # KRaft only (KAFKA-18345): a candidate that lost waits out its election timeout

@@ -329,40 +329,38 @@ class Protocol:
     # KRaft only: a partition change that shrinks the ISR bumps the leader epoch
     # (`PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded` to 3.5; KAFKA-15021, 3.6+: not)
     kraft_isr_shrink_bumps_epoch: bool = True
-    # KRaft only: check-quorum, a quorum leader that has heard no Fetch from a majority of the
-    # voters for 1.5 x quorum.fetch.timeout.ms resigns (KAFKA-15489, 3.7.0: `checkQuorumTimer`).
-    # Before, a leader cut from the other voters stays leader, and the brokers that reach it
-    # keep fetching from it, never learning of the new leader the others elected
+    # KRaft only: KAFKA-15489 (3.7.0) check-quorum: a quorum leader no majority fetched from for
+    # 1.5 x quorum.fetch.timeout.ms resigns (`checkQuorumTimer`); before, it stayed leader
     kraft_check_quorum: bool = False
-    # KRaft only: KIP-903 (3.5). A follower's Fetch carries its broker epoch (Fetch v15
-    # ReplicaState.ReplicaEpoch), and a leader proposes it for the ISR only if that epoch is the
-    # one its metadata cache holds (`Partition.isBrokerEpochIsrEligible`), so a Fetch from an
-    # earlier incarnation, delivered late, cannot put a restarted broker whose disk was lost
-    # back in the ISR (KAFKA-14139)
+    # KRaft only: KIP-903 (3.5). A follower's Fetch carries its broker epoch, and a leader
+    # proposes it for the ISR only if its metadata cache holds that epoch
+    # (`Partition.isBrokerEpochIsrEligible`, KAFKA-14139)
     kraft_isr_broker_epoch_check: bool = False
-    # KRaft only: KAFKA-15221 (3.7.0). A follower's Fetch carrying an older broker epoch than
-    # the one the leader's metadata cache holds for it (a Fetch of an earlier incarnation,
-    # delivered after the restarted broker's own) is answered NOT_LEADER_OR_FOLLOWER and leaves
-    # the follower's fetch state alone (`Replica.updateFetchStateOrThrow`). Before, it moved the
-    # state back to the old incarnation's log end and fetch time
+    # KRaft only: KAFKA-15221 (3.7.0). A follower's Fetch of an older broker epoch than the
+    # leader's cache holds is NOT_LEADER_OR_FOLLOWER (`Replica.updateFetchStateOrThrow`);
+    # before, it moved the fetch state back to the old incarnation's
     kraft_stale_fetch_fenced: bool = False
-    # KRaft only: KAFKA-14616 (3.7.0). A starting broker deletes the stray log dirs before it
-    # makes its replicas; before (3.6.x) after `applyDelta`, taking a re-created topic's
-    # partition away too (docs/profiles.md)
+    # KRaft only: KAFKA-14616 (3.7.0). A starting broker deletes its stray log dirs before
+    # its first publish makes replicas; before (3.6.x) after `applyDelta`, so a re-created
+    # topic's partition met its predecessor's dir and was taken away with it
     kraft_strays_deleted_first: bool = False
-    # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its ports only once unfenced
-    # (`BrokerServer.startup`: `enableRequestProcessing` after `setReadyToUnfence`): until then
-    # clients and brokers are refused. Before (3.3-3.4) the ports open at once but requests are
-    # read only once the broker caught up (`initialCatchUpFuture`): they wait in the socket
+    # KRaft only: KAFKA-14658 (3.5.0). A starting broker opens its ports once unfenced; before
+    # (3.3-3.4) at once, requests waiting in the socket until it caught up (`initialCatchUpFuture`)
     kraft_port_opens_when_unfenced: bool = False
     # KRaft only: KAFKA-14296 (3.3.2, 3.4.0). A shutting-down broker still applies the records
-    # that make it a follower (`applyLocalFollowersDelta`); 3.3.0-3.3.1 skipped them once its
-    # shutdown began (`isShuttingDown`) and led at its old epoch until it stopped
+    # that make it a follower; before (3.3.0-3.3.1) it skipped them and led at its old epoch
     kraft_shutdown_applies_deltas: bool = False
     # KRaft only: KIP-1166 (KAFKA-14145, 4.1). A metadata Fetch carries its sender's HW; the
     # leader answers at once when its own is higher, and parked Fetches when its HW moves.
     # Before (3.3-4.0) a Fetch at the log's end parks (`metadata_fetch_wait_ms`, ~500 ms)
     kraft_fetch_completes_on_hw: bool = False
+    # KRaft only: a registration of the registered incarnation (`registerBroker`): new_epoch
+    # (3.3-3.7: a new broker epoch, fenced) | keeps_state (KAFKA-16757, 3.8: a new epoch, the
+    # fenced and controlled-shutdown state kept) | keeps_epoch (KAFKA-16952, 3.9+: both kept)
+    kraft_reregistration: str = "new_epoch"
+    # KRaft only: KAFKA-15019 (3.6). A heartbeat that expired in the controller's queue still
+    # renews its broker's session (`processExpiredBrokerHeartbeat`); before, it did nothing
+    kraft_expired_heartbeat_touches: bool = False
     raft_pre_vote: bool = False  # KIP-996 (4.0; KRaft only): a voter stands once pre-voted
     # KRaft only: KAFKA-18345 (4.1). A candidate that lost waits out its election timeout;
     # before (3.3-4.0) it backs off at once for a random, exponential time
@@ -396,5 +394,6 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum", "kraft_i
                   "kraft_fetch_completes_on_hw", "raft_pre_vote", "raft_candidate_waits_election_timeout",
                   "kraft_unclean_election_config", "raft_begin_quorum_heartbeat",
                   "raft_observer_votes", "eligible_leader_replicas", "elr_assigned_replicas_only",
-                  "kraft_replicates_once_registered")
+                  "kraft_replicates_once_registered", "kraft_reregistration",
+                  "kraft_expired_heartbeat_touches")
 

@@ -23,7 +23,7 @@ from sim.kafka.probe.observable import NONE, Seen
 from sim.kafka.probe.observable import Observable as Obs
 
 ANSWER = ("error", "leader_epoch", "partition_epoch", "isr", "broker_epoch", "fenced",
-          "should_shutdown")
+          "should_shutdown", "is_caught_up")
 
 
 def _answer(name: str) -> Callable[[Seen, str], Any]:
@@ -48,6 +48,24 @@ def _broker(name: str) -> Callable[[Seen, str], Any]:
         reg = seen.node.image.brokers.get(int(broker)) if broker.isdigit() else None
         return NONE if reg is None else getattr(reg, name)
     return read
+
+
+def _session(seen: Seen, broker: str, table: str, unit: int) -> Any:
+    """A broker's entry in the active controller's heartbeat manager (`table`), / `unit`."""
+    value = getattr(seen.node, table).get(int(broker)) if broker.isdigit() else None
+    return NONE if value is None else value // unit
+
+
+def _next_check(seen: Seen, _arg: str) -> Any:
+    contacts = [contact for contact, _ in seen.node.unfenced_order()]
+    if not contacts:
+        return NONE
+    return (min(contacts) + seen.node.cluster.broker_session_timeout_ms * 1000) // 1000
+
+
+def _session_valid(seen: Seen, broker: str) -> bool:
+    reg = seen.node.image.brokers.get(int(broker)) if broker.isdigit() else None
+    return reg is not None and not reg.fenced and seen.node._heard_within_session(int(broker))
 
 
 def _records(seen: Seen, _arg: str) -> list:
@@ -76,6 +94,19 @@ CONTROLLER = {
     "broker_epoch": Obs(True, _broker("epoch"), "the broker's epoch (its registration's offset)"),
     "in_controlled_shutdown": Obs(True, _broker("in_controlled_shutdown"),
                                   "whether the broker is in controlled shutdown"),
+    "register_offset": Obs(True, _broker("registered_at"), "the offset of the broker's "
+                           "RegisterBrokerRecord (`registerBrokerRecordOffset`)"),
+    "last_contact_ms": Obs(True, lambda s, b: _session(s, b, "heartbeats", 1000), "when the "
+                           "controller's heartbeat manager last heard from the broker (ms)"),
+    "session_offset": Obs(True, lambda s, b: _session(s, b, "heartbeat_offsets", 1),
+                          "the metadata offset the heartbeat manager holds for the broker"),
+    "session_valid": Obs(True, _session_valid, "whether the broker has a valid session "
+                         "(`hasValidSession`: registered, unfenced, heard from in time)"),
+    "next_check_ms": Obs(False, _next_check, "when the first unfenced broker's session runs "
+                         "out (`BrokerHeartbeatManager.nextCheckTimeNs`, ms; none: no unfenced)"),
+    "unfenced_order": Obs(False, lambda s, a: [b for _, b in s.node.unfenced_order()],
+                          "the unfenced brokers by last contact (`BrokerHeartbeatManager"
+                          ".unfenced()`)"),
     "adding_replicas": Obs(True, lambda s, tp: list(s.node.image.moving(tp)[0]), "the replicas "
                            "the partition's reassignment in progress is adding ([] none)"),
     "removing_replicas": Obs(True, lambda s, tp: list(s.node.image.moving(tp)[1]), "the "

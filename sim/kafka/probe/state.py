@@ -221,6 +221,7 @@ def set_controller(controller, state: dict, ctx) -> None:
     for record in build_records(state["records"], controller.image, ctx, controller.end_offset):
         controller._write(record)
     controller.heartbeats = {b: controller.now_us for b in sorted(controller.image.brokers)}
+    controller.reschedule_fence_check()
 
 
 def without_controller_timers(controller) -> None:

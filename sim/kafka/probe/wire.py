@@ -136,9 +136,8 @@ LIST_OFFSETS_PARTITION = (Field("tp", "str"), Field("current_leader_epoch", "int
 
 
 def _list_offsets(f: dict, ctx) -> M.ListOffsets:
-    """A ListOffsets from the sender: a broker `b<id>` names its id, anyone else is a
-    consumer (-1), unless `replica_id` says otherwise (-2: the debugging id, which a follower
-    may answer)."""
+    """A ListOffsets from the sender: a broker `b<id>` names its id, anyone else is a consumer
+    (-1), unless `replica_id` says otherwise (-2: the debugging id, a follower may answer)."""
     replica = f["replica_id"] if f["replica_id"] is not None else _sender_broker(ctx)
     parts = tuple(M.ListOffsetsPartition(p["tp"], p["current_leader_epoch"], p["timestamp"])
                   for p in f["partitions"])
@@ -287,8 +286,8 @@ def _topic_change(f: dict, ctx) -> ZM.TopicChange:
 
 
 def _broker_heartbeat(f: dict, ctx) -> BrokerHeartbeat:
-    return BrokerHeartbeat(_sender_id(f, ctx), f["broker_epoch"], f["metadata_offset"],
-                           f["want_shutdown"])
+    return BrokerHeartbeat(_sender_id(f, ctx), *(f[k] for k in (
+        "broker_epoch", "metadata_offset", "want_shutdown", "expired")))
 
 
 def _broker_registration(f: dict, ctx) -> BrokerRegistration:
@@ -379,8 +378,9 @@ KINDS: dict[str, Kind] = {
         "ZooKeeper's notification that partitions were named for a reassignment (from zk)"),
     "BrokerHeartbeat": Kind(
         CONTROLLER, (Field("broker", "int", NO), Field("broker_epoch", "int"),
-                     Field("metadata_offset", "int", 0), Field("want_shutdown", "bool", False)),
-        _broker_heartbeat, "a KRaft broker's heartbeat (KIP-631)", True),
+                     Field("metadata_offset", "int", 0), Field("want_shutdown", "bool", False),
+                     Field("expired", "bool", False)), _broker_heartbeat, "a KRaft broker's "
+        "heartbeat (KIP-631; `expired`: it outstayed its deadline in the controller's queue)", True),
     "BrokerRegistration": Kind(
         CONTROLLER, (Field("broker", "int", NO), Field("incarnation", "int", 1),
                      Field("previous_broker_epoch", "int", -1)), _broker_registration,

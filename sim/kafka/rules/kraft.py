@@ -272,7 +272,7 @@ def stale_isr_epochs(proto, isr: tuple, isr_epochs: tuple, registered: dict | No
 
 
 def duplicate_registration(registered: bool, same_incarnation: bool, session_valid: bool) -> bool:
-    """`ClusterControlManager.registerBroker` (3.3.0-3.7.0): a registration from another
+    """`ClusterControlManager.registerBroker` (3.3.0-3.9.0-rc3): a registration from another
     incarnation (a restarted process) of a broker whose registered incarnation still has a
     valid session (unfenced, heard from within broker.session.timeout.ms:
     `BrokerHeartbeatManager.hasValidSession`) is refused DUPLICATE_BROKER_REGISTRATION; the
