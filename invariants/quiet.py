@@ -20,7 +20,11 @@ closing its side of the link, which the broker does not notice).
 In KRaft mode a broker that restarts after a crash cannot register again while its previous
 incarnation's session is valid (`ClusterControlManager.registerBroker`: DUPLICATE_BROKER_
 REGISTRATION), up to broker.session.timeout.ms after its last heartbeat, so the judging clock
-starts no earlier than the crash plus that timeout (`broker_session_timeout_ms`).
+starts no earlier than the crash plus that timeout (`broker_session_timeout_ms`). A
+controller that becomes active gives every registered, unfenced broker a fresh session
+(`ClusterControlManager.activate` registers each with the heartbeat manager at that moment), so
+an election while a crashed broker's new incarnation has not registered yet holds the clock
+off until the election plus that timeout.
 A network cut, or a drop or hold rule still in force at the end (the harness's `unhealed`
 event), means the faults did not heal: no judgement.
 """
@@ -51,7 +55,8 @@ class QuietClock:
     (`ctx.quiet`): when the last disturbance ended, and whether the network was whole at the
     end."""
 
-    KINDS = frozenset({"fault", "drop", "controller_elected", "unhealed", "crash", "restart"})
+    KINDS = frozenset({"fault", "drop", "controller_elected", "unhealed", "crash", "restart",
+                       "metadata_append"})
 
     def __init__(self, session_hold_us: int = 0):
         self.quiet_from = 0  # t of the last fault step or controller election
@@ -60,6 +65,8 @@ class QuietClock:
         # KRaft: broker.session.timeout.ms, which a crashed broker's restart may wait out
         self.session_hold_us = session_hold_us
         self.crashed_at: dict[str, int] = {}  # broker -> its last crash, until it restarts
+        # brokers restarted after a crash whose new incarnation has not registered yet
+        self.unregistered: set[str] = set()
         self.registration_hold = 0  # the judging clock starts no earlier than this
 
     def step(self, ev: dict) -> None:
@@ -74,6 +81,13 @@ class QuietClock:
             self.quiet_from = max(self.quiet_from, end)
         elif kind == "controller_elected":
             self.quiet_from = max(self.quiet_from, ev["t"])
+            if self.crashed_at or self.unregistered:  # their old sessions begin afresh
+                self.registration_hold = max(self.registration_hold,
+                                             ev["t"] + self.session_hold_us)
+        elif kind == "metadata_append":
+            record = ev["record"]
+            if record.get("kind") == "RegisterBrokerRecord":
+                self.unregistered.discard(f"b{record['broker']}")
         elif kind == "crash":
             if self.session_hold_us and ev["node"].startswith("b"):
                 self.crashed_at[ev["node"]] = ev["t"]
@@ -82,6 +96,7 @@ class QuietClock:
             if crashed is not None:  # it may register only once its old session lapsed
                 self.registration_hold = max(self.registration_hold,
                                              crashed + self.session_hold_us)
+                self.unregistered.add(ev["node"])
         else:  # unhealed
             self.unhealed = True
 

@@ -121,6 +121,31 @@ def test_a_kraft_broker_restarted_after_a_crash_is_waited_for_while_its_old_sess
         assert bool(tb.violations(NAME)) is violated, end_s
 
 
+@pytest.mark.parametrize("registered_first", [False, True])
+def test_a_kraft_controller_election_gives_an_unregistered_restart_a_fresh_old_session(
+        registered_first):
+    """A controller that becomes active at 5 s gives every registered broker a fresh session
+    (`ClusterControlManager.activate`): b3, restarted at 3 s after its crash at 1 s, may then
+    not register before 14 s, so the clock starts there and 17.5 s is not judged; had b3's
+    new incarnation registered before the election, 17.5 s is judged."""
+    tb = TraceBuilder(brokers=3)
+    tb.header["options"]["cluster"].update(mode="kraft", broker_session_timeout_ms=9000)
+    tb.controller()
+    tb.partition_state("t-0", 1, 0, [1, 2, 3])
+    tb.at(1 * S).add("nemesis", "fault", step=0, action="crash", target="b3", resolved="b3")
+    tb.add("b3", "crash")
+    tb.at(2 * S).partition_state("t-0", 1, 1, [1, 2, 3], isr=[1, 2], reason="isr_remove_offline")
+    tb.at(3 * S).add("nemesis", "fault", step=1, action="restart", target="b3", resolved="b3")
+    tb.add("b3", "restart")
+    if registered_first:
+        tb.at(4 * S).add("c1", "metadata_append", offset=9, epoch=1,
+                         record={"kind": "RegisterBrokerRecord", "broker": 3, "fenced": True})
+    tb.at(5 * S).add("c1", "controller_elected", controller_epoch=2)
+    tb.at(int(17.5 * S))
+    tb.end(settled=True)
+    assert bool(tb.violations(NAME)) is registered_first
+
+
 def test_under_replicated_after_heal_violated_by_a_reassignment_left_pending():
     tb = TraceBuilder(brokers=4)
     tb.controller()
