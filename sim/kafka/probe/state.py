@@ -183,6 +183,7 @@ def _snapshots_and_recovery_point(log: Log, part: dict, key: str) -> None:
 
 # -- producer -----------------------------------------------------------------------------
 def set_producer(producer, state: dict, ctx) -> None:
+    producer.pid = producer.default_pid  # a probe's producer has an id unless it says not
     if state["producer_id"] is not None:
         if state["producer_id"] < -1:
             raise FieldProblem("node.producer_id", f"{state['producer_id']} is no producer id",
