@@ -150,10 +150,14 @@ def test_expired_sent_batches_restart_the_sequence_under_a_new_epoch_or_id(kip36
     assert sum(1 for e in verdict["_events"] if e["kind"] == "ack" and e["t"] > 2_250_000) >= 20
 
 
-def test_without_sequence_resolution_the_producer_stalls_on_the_gap():
-    verdict, restarted, _pid = _blackout_run({"protocol.client_resolves_sequences": False})
-    assert not restarted
-    assert verdict["metrics"]["acked"] < 20  # every later batch is OUT_OF_ORDER: the gap is real
+def test_without_sequence_resolution_an_expired_retried_batch_resets_the_producer_id():
+    """A 0.11 client (no KAFKA-5494 sequence resolution) resets its producer id when a retried
+    batch expires (`needsTransactionStateReset`, 0.11.0.0 `Sender.sendProducerData`), and goes
+    on under the new id a broker gives, from sequence 0, past the gap."""
+    verdict, restarted, first_pid = _blackout_run({"protocol.client_resolves_sequences": False})
+    assert verdict["violations"] == []
+    assert restarted and all(b["pid"] != first_pid for b in restarted)
+    assert sum(1 for e in verdict["_events"] if e["kind"] == "ack" and e["t"] > 2_250_000) >= 20
 
 
 def test_a_produce_request_timeout_closes_the_connection_and_loses_what_waited_on_it():
