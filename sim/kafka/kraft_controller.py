@@ -18,7 +18,8 @@ session, and creates the scenario's topics once their brokers are unfenced (or
 a session timeout after it took over). The `partition_state` event is recorded when a
 partition record commits: that is the truth brokers can learn. Operator actions are in
 `KraftAdmin` (leader moves, topic deletion and creation, reassignment). `topic_deleted` is
-recorded when a RemoveTopicRecord commits.
+recorded when a RemoveTopicRecord commits. AllocateProducerIds gives a registered broker of
+that epoch the next block of 1000 producer ids (a ProducerIdsRecord, answered on commit).
 """
 
 from __future__ import annotations
