@@ -27,7 +27,10 @@ inter-broker protocol is 3.0-IV0 or later ask the ZooKeeper-mode controller for 
 the same RPC (the controller writes the same znode); 3.0-3.5's RPC manager waits inside the
 request for the block (up to a timeout) where 3.6+ answers at once (KAFKA-14694): the model
 answers as 3.6 does; a broker with no controller known does not queue its AllocateProducerIds
-but asks again at the next InitProducerId; the authorizer's IdempotentWrite check.
+but asks again at the next InitProducerId; a ZooKeeper-mode broker cut off from ZooKeeper
+still takes its next block at once (Kafka's request thread waits for the session; 3.x's
+`ZkProducerIdManager` answers a failed write with its error); the authorizer's IdempotentWrite
+check; the exhausted id space near Long.MAX_VALUE.
 """
 
 from __future__ import annotations
