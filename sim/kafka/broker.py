@@ -5,12 +5,12 @@ Contract: a broker hosts replicas (`Partition`) over durable logs, keeps its own
 with the checks of ref §1.4 (LeaderAndIsr) and §1.5 (StopReplica). Volatile state (hosted
 partitions, metadata cache, controller epoch, fetchers, pending requests) is lost on crash; logs
 survive, and a restart reads each log's high watermark back from its last checkpoint and its
-producer state from its last producer-state snapshot and the log above it. Logs
-sit in `cluster.log_dirs` directories, any of which may fail (`LogDirs`).
+producer state from its last producer-state snapshot and the log above it. Logs sit in
+`cluster.log_dirs` directories, any of which may fail (`LogDirs`). Producer ids: `producer_ids`.
 Each broker runs its own profile (`profile`, switches `protocol`), which the `upgrade` action
 changes while it is down (`run_profile`); what it sends other brokers is bounded by the
-cluster's inter-broker protocol version (`store.ibp`, `sim.kafka.rules.inter_broker`).
-Data-plane handling lives in `BrokerData` / `Fetcher`.
+cluster's inter-broker protocol version (`store.ibp`, `sim.kafka.rules.inter_broker`). The
+data plane is `BrokerData` / `Fetcher`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from sim.kafka.leader_sessions import LeaderSessions
 from sim.kafka.log import Log
 from sim.kafka.options import Options
 from sim.kafka.partition import Partition
+from sim.kafka.producer_ids import ProducerIdManager
 from sim.kafka.rules import rules_for
 from sim.kafka.rules.inter_broker import replication_view
 from sim.kafka.wire.frontend import WireFrontEnd
@@ -45,7 +46,8 @@ HEARTBEAT_US = 500_000
 
 
 class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
-             Fetcher, FetcherReset, FollowerHw, LogDirs, DeleteRecordsHandler, WireFrontEnd, Actor):
+             Fetcher, FetcherReset, FollowerHw, LogDirs, DeleteRecordsHandler, WireFrontEnd,
+             ProducerIdManager, Actor):
     kraft = False  # a ZooKeeper-mode broker (`KraftBroker` is the KRaft one)
 
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
@@ -87,6 +89,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         self.init_fetchers()
         self.init_request_queue()
         self.init_wire()
+        self.init_producer_ids()
         self.shutting_down = False  # in controlled shutdown: follows no new leader
         self.init_offline()
 
@@ -97,8 +100,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
     def on_disconnect(self, peer: str) -> None:
         """A connection closed under this broker: a client's (its unread requests go), a
         leader's (the follower fetcher backs off), or the controller's (unanswered
-        AlterPartitions are sent again at once, as BrokerToControllerChannelManager re-queues
-        a request whose connection dropped)."""
+        AlterPartitions go again at once: BrokerToControllerChannelManager re-queues them)."""
         self.connection_closed(peer)
         self.wire_peer_closed(peer)
         Fetcher.on_disconnect(self, peer)
@@ -120,8 +122,8 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         self._register()
 
     def _load_producer_state(self) -> None:
-        """Each log's producer state as `LogManager.loadLogs` leaves it, by this broker's own
-        code (`idempotence.reload_producer_state`): what the process had in memory is gone."""
+        """Each log's producer state as `LogManager.loadLogs` leaves it, by this broker's code
+        (`idempotence.reload_producer_state`); what the process had in memory is gone."""
         evicts = self.rules.evicts_producer_state_on_retention(self.protocol)
         for tp in sorted(self.logs):
             reload_producer_state(self.logs[tp][1], self.now_us,
@@ -129,8 +131,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
                                   self.protocol.idempotent_batches, evicts)
 
     def close_logs(self) -> None:
-        """`LogManager.shutdown`: every log is flushed and takes a producer-state snapshot at
-        its end (`Log.close`, 0.11.0.0-3.7.0)."""
+        """`LogManager.shutdown`: each log is flushed with a snapshot at its end (`Log.close`)."""
         for _topic_id, log in self.logs.values():
             log.flush()
             take_snapshot(log)
@@ -212,6 +213,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
             return
         self.session_epoch = self.broker_epoch = self.store.register_broker(
             self.id, self.now_us, self._session_timeout_us())
+        self.claim_zk_producer_id_block()  # the transaction coordinator starts after this
         self.set_timer(self._heartbeat_us(), "heartbeat")
         self._arm_timers()
 
@@ -226,12 +228,12 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
 
     def _fail_start(self, held) -> None:
         """`registerBroker`'s create of /brokers/ids/<id> fails with NODEEXISTS while another
-        session's znode `held` is there, the znode's owner being no session of this process
-        (`KafkaZkClient`'s `CheckedEphemeral.getAfterNodeExists`, 1.1.0-3.7.0; `ZkUtils`'
-        `ZKCheckedEphemeral` at 0.10.2-1.0: "A broker is already registered on the path ...
-        restarted it faster than the zookeeper timeout"). `KafkaServer.startup` (3.7.0)
-        recovers the logs before it registers, then fails and shuts down: the logs flushed, no
-        HW checkpointed (no partition is loaded before a LeaderAndIsr), the process exits."""
+        session's znode `held` is there (`KafkaZkClient`'s `CheckedEphemeral.getAfterNodeExists`,
+        1.1.0-3.7.0; `ZkUtils`' `ZKCheckedEphemeral` at 0.10.2-1.0: "A broker is already
+        registered on the path ... restarted it faster than the zookeeper timeout").
+        `KafkaServer.startup` (3.7.0) recovers the logs before it registers, then fails and shuts
+        down: the logs flushed, no HW checkpointed (no partition is loaded before a
+        LeaderAndIsr), the process exits."""
         self.emit(V.BROKER_START_FAILED, {
             "error": "NODEEXISTS", "registered_epoch": held.epoch,
             "expires_in_us": held.renewed_us + held.timeout_us - self.now_us})
@@ -270,8 +272,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
             self.broker_epoch = self.session_epoch
 
     def _arm_timers(self) -> None:
-        """The broker's own periodic work: ISR checks, producer expiration, HW checkpoints,
-        retention."""
+        """The broker's periodic work: ISR checks, producer expiry, HW checkpoints, retention."""
         self.set_timer(self.cluster.replica_lag_time_max_ms * 500, "isr_check")
         self._arm_producer_expiration()
         if self._checkpoint_interval_us():
@@ -390,6 +391,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         "OffsetsForLeaderEpoch": LeaderFetch.on_offsets_for_leader_epoch,
         "ListOffsets": LeaderFetch.on_list_offsets,
         "DeleteRecords": DeleteRecordsHandler.on_delete_records,
+        "InitProducerId": ProducerIdManager.on_init_producer_id,
         "FetchResponse": Fetcher.on_fetch_response,
         "ListOffsetsResponse": FetcherReset.on_list_offsets_response,
         "AlterPartitionResponse": IsrManager.on_alter_partition_response,

@@ -8,8 +8,9 @@ LEADER_NOT_AVAILABLE = 5  # the model's brokers never send it; a probe's answer 
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
 NETWORK_EXCEPTION = 13  # a client's request whose connection closed under it (`NetworkClient`)
-# an InitProducerId answer's retriable errors (the model's brokers never send them; a probe's
-# answer may): CoordinatorLoadInProgressException, CoordinatorNotAvailableException and
+# an InitProducerId answer's retriable errors (a KRaft broker with no block of producer ids
+# answers the first, `producer_ids`; a probe's answer may give any):
+# CoordinatorLoadInProgressException, CoordinatorNotAvailableException and
 # NotCoordinatorException are RetriableExceptions
 COORDINATOR_LOAD_IN_PROGRESS = 14
 COORDINATOR_NOT_AVAILABLE = 15

@@ -235,6 +235,8 @@ class KraftBroker(MetadataLogFetcher, Broker):
                 self._meta_fetch_timed_out()
         elif name == "meta_apply":
             self._apply(data)
+        elif name == "allocate_pids_timeout":
+            self.allocate_pids_timeout(data)
         else:
             super().on_timer(name, data)
 
@@ -344,5 +346,6 @@ class KraftBroker(MetadataLogFetcher, Broker):
     _handlers = {**Broker._handlers,
                  "QuorumFetchResponse": MetadataLogFetcher.on_quorum_fetch_response,
                  "BrokerRegistrationResponse": on_registration_response,
-                 "BrokerHeartbeatResponse": on_heartbeat_response}
+                 "BrokerHeartbeatResponse": on_heartbeat_response,
+                 "AllocateProducerIdsResponse": Broker.on_allocate_producer_ids_response}
 

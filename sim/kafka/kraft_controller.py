@@ -19,7 +19,8 @@ session, and creates the scenario's topics once their brokers are unfenced (or
 a session timeout after it took over). The `partition_state` event is recorded when a
 partition record commits: that is the truth brokers can learn. Operator actions are in
 `KraftAdmin` (leader moves, topic deletion and creation, reassignment). `topic_deleted` is
-recorded when a RemoveTopicRecord commits.
+recorded when a RemoveTopicRecord commits. AllocateProducerIds gives a registered broker of
+that epoch the next block of 1000 producer ids (a ProducerIdsRecord, answered on commit).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from sim.kafka.kraft_rebalance import KraftRebalance
 from sim.kafka.messages import AlterPartitionResponse
 from sim.kafka.metadata_image import MetadataImage, partition_record
 from sim.kafka.quorum import RAFT_TICK_US, RaftQuorum
-from sim.kafka.rules import rules_for
+from sim.kafka.rules import producer_ids, rules_for
 
 
 class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Actor):
@@ -309,6 +310,29 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
                                                            change.leader_epoch,
                                                            change.partition_epoch, change.isr))
 
+    # -- AllocateProducerIds -----------------------------------------------------------------
+    def on_allocate_producer_ids(self, msg) -> None:
+        """A block of producer ids for a registered broker of that epoch: the next 1000 from
+        the image's, in a ProducerIdsRecord, answered once it commits
+        (`QuorumController.allocateProducerIds`, `ProducerIdControlManager`, 3.9.0-rc3)."""
+        req = msg.body
+        if self._not_controller(msg, "AllocateProducerIdsResponse", K.AllocateProducerIdsResponse(
+                req.corr, E.NOT_CONTROLLER, -1, 0)):
+            return
+        reg = self.image.brokers.get(req.broker)
+        error = producer_ids.allocate_producer_ids_error(reg.epoch if reg else None,
+                                                         req.broker_epoch)
+        if error:
+            self.send(msg.src, "AllocateProducerIdsResponse",
+                      K.AllocateProducerIdsResponse(req.corr, error, -1, 0))
+            return
+        start, size = self.image.next_producer_id, producer_ids.PRODUCER_ID_BLOCK_SIZE
+        offset = self._write(K.MetadataRecord.of(K.PRODUCER_IDS, broker=req.broker,
+                                                 broker_epoch=req.broker_epoch,
+                                                 next_producer_id=start + size))
+        self._answer_when_committed(offset, msg.src, "AllocateProducerIdsResponse",
+                                    K.AllocateProducerIdsResponse(req.corr, E.NONE, start, size))
+
     _handlers = {
         "Vote": RaftQuorum.on_vote,
         "VoteResponse": RaftQuorum.on_vote_response,
@@ -321,6 +345,7 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         "BrokerRegistration": KraftBrokers.on_broker_registration,
         "BrokerHeartbeat": KraftBrokers.on_broker_heartbeat,
         "AlterPartition": on_alter_partition,
+        "AllocateProducerIds": on_allocate_producer_ids,
     }
 
 
@@ -328,6 +353,8 @@ def not_controller_answer(kind: str, body, leader: str | None):
     """The NOT_CONTROLLER answer to the request whose waiting answer was `body` (of `kind`)."""
     if kind == "AlterPartitionResponse":
         return AlterPartitionResponse(body.corr, body.tp, E.NOT_CONTROLLER, -1, -1, ())
+    if kind == "AllocateProducerIdsResponse":
+        return body._replace(error=E.NOT_CONTROLLER, start=-1, length=0)
     if kind == "BrokerHeartbeatResponse":
         return BrokerHeartbeatResponse(E.NOT_CONTROLLER, True, leader)
     return BrokerRegistrationResponse(E.NOT_CONTROLLER, -1, body.incarnation)

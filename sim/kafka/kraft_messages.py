@@ -24,6 +24,7 @@ REMOVE_TOPIC = "RemoveTopicRecord"
 UNREGISTER_BROKER = "UnregisterBrokerRecord"  # a broker's registration removed (UnregisterBroker)
 NO_OP = "NoOpRecord"  # KIP-835: the active controller's heartbeat in the log; changes nothing
 LEADER_CHANGE = "LeaderChange"  # the control record a new quorum leader writes first
+PRODUCER_IDS = "ProducerIdsRecord"  # the next producer id block's first id (KIP-730)
 
 
 class MetadataRecord(NamedTuple):
@@ -213,3 +214,24 @@ class BrokerHeartbeatResponse(NamedTuple):
         if self.should_shutdown:
             out["should_shutdown"] = True
         return out
+
+
+class AllocateProducerIds(NamedTuple):
+    """A broker's request for a block of producer ids (KIP-730), with its broker epoch."""
+
+    corr: int
+    broker: int
+    broker_epoch: int
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "broker_epoch": self.broker_epoch}
+
+
+class AllocateProducerIdsResponse(NamedTuple):
+    corr: int
+    error: int
+    start: int  # ProducerIdStart
+    length: int  # ProducerIdLen
+
+    def brief(self) -> dict:
+        return {"corr": self.corr, "error": self.error, "start": self.start}

@@ -36,6 +36,7 @@ class MetadataImage:
     # tp -> (adding, removing) of a reassignment in progress (PartitionRecord's
     # AddingReplicas / RemovingReplicas)
     reassigning: dict = field(default_factory=dict)
+    next_producer_id: int = 0  # the first id of the next producer id block (ProducerIdsRecord)
 
     def moving(self, tp: str) -> tuple:
         """The (adding, removing) replicas of `tp`'s reassignment in progress (NOT_MOVING: none)."""
@@ -99,6 +100,9 @@ class MetadataImage:
             else:
                 self.reassigning[tp] = moving
             return [tp], False
+        if record.kind == K.PRODUCER_IDS:
+            self.next_producer_id = get("next_producer_id")
+            return [], False
         if record.kind == K.REMOVE_TOPIC:
             name = next((n for n, i in self.topics.items() if i == get("topic_id")), None)
             if name is None:

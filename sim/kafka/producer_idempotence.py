@@ -19,22 +19,22 @@ producer fatal, which fails everything it holds. From 1.0 (`client_resolves_sequ
 fate is unknown and whose sequences Kafka leaves as they are) leaves its sequence
 *unresolved*: the partition drains nothing new until its in-flight batches are answered, and
 unless a later acknowledgement covered that sequence the partition restarts at sequence 0
-under a new producer id (1.0-2.4) or epoch (2.5+), modelled alike as an epoch bump, decided at
+under a new producer id (1.0-2.4, every partition) or epoch (2.5+), decided at
 the start of every send loop whether or not a batch waits (`maybe_resolve_sequences`). Other
 partitions move to the new epoch, from sequence 0, once nothing of theirs is in flight. Sequences are assigned when a batch is first
 drained, so a batch that expires unsent leaves no gap. A batch is the producer's own when it
 carries the producer's id *and* epoch (`hasProducerIdAndEpoch`, `ProducerIdAndEpoch.equals`).
-The producer keeps its id in a whole run; a 2.5+ producer whose epoch is exhausted resets it
-and asks for a new one (`bump_epoch`, `producer_init`), and a 1.0-2.4 probe sets a new one
-mid-test as SenderTest does (`set_producer_id`). A 0.11-2.4 reset is modelled as a new epoch at
-once, not as Kafka's new id through an InitProducerId round trip.
+A producer gets its id from a broker (InitProducerId, `producer_init`): at its first send loop,
+after a 0.11-2.4 reset (`reset_producer_id`: an OutOfOrderSequence surfaced, an unresolved
+sequence no later acknowledgement covered), and when a 2.5+ epoch is exhausted (`bump_epoch`);
+a 1.0-2.4 probe may also set a new one mid-test as SenderTest does (`set_producer_id`).
 """
 
 from __future__ import annotations
 
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
-from sim.kafka.producer_init import MAX_PRODUCER_EPOCH
+from sim.kafka.producer_init import MAX_PRODUCER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from sim.kafka.rules.client_producer import (
     BUMP_RETRY,
     FAIL,
@@ -56,8 +56,10 @@ class IdempotenceMixin:
         # what the profile offers for this configuration, and what the client does
         self.idempotence_promised = idempotence_mode(self.protocol, *args)
         self.idempotence = self.rules.idempotence_mode(self.protocol, *args)
-        self.pid = PID_BASE + index
-        self.producer_epoch = 0
+        # a whole run's producer starts with no id: its first send loop asks a broker for one
+        # (`producer_init`); a probe's starts with `default_pid` unless its state says otherwise
+        self.pid, self.producer_epoch = NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        self.default_pid = PID_BASE + index
         self.next_seq: dict[str, int] = {}
         self.last_acked_offset: dict[str, int] = {}
         self.last_acked_seq: dict[str, int] = {}
@@ -151,7 +153,7 @@ class IdempotenceMixin:
         `isNextSequence`) nothing changes; else the partition restarts at sequence 0 under a
         new epoch: the KIP-360 client (2.5+) asks for the bump that `bump_epoch` makes next in
         the same loop (`requestEpochBumpForPartition`), a 1.0-2.4 client resets its producer
-        id at once (an epoch bump here)."""
+        id (`reset_producer_id`), which settles every partition's unresolved sequences."""
         for tp in sorted(self.unresolved):
             if any(pb.stamped for pb in self.queues[tp]):
                 continue
@@ -162,8 +164,8 @@ class IdempotenceMixin:
             if self.protocol.client_retries_out_of_order:
                 self.bump_required.add(tp)
             else:
-                self.producer_epoch += 1
-                self._restart_sequences(tp)
+                self.reset_producer_id()  # `resetProducerIdIfNeeded`: the whole producer
+                return
 
     def sequences_ready(self, tp: str) -> bool:
         """Whether a new batch of `tp` may be drained (`shouldStopDrainBatchesForPartition`):
@@ -272,24 +274,23 @@ class IdempotenceMixin:
         return True
 
     def _surface_loss(self, pb) -> None:
-        """OutOfOrderSequence reaches the application; the idempotent producer then resets
-        ("this indicates data loss on the broker", ref §2.5): a new epoch (a new producer id in
-        1.0-2.4, modelled alike) whose sequences start at 0, so later sends are accepted.
-
-        Batches already sent keep the id, epoch and sequence the broker saw. From 1.0 a
-        partition restarts only once its sequenced batches are done (`sequences_ready`, stale
-        epoch), and such a batch that comes back with a sequence error fails (`canRetry`: its
-        producer id is no longer the client's); renumbering them in flight would make the
-        broker's next answer a second, false loss. A 0.11 client restarts every partition at
-        once."""
+        """OutOfOrderSequence reaches the application; the idempotent producer then resets its
+        producer id ("this indicates data loss on the broker", ref §2.5; 0.11.0
+        `Sender.failBatch`, 1.0-2.4 `TransactionManager.handleFailedBatch`: only pre-KIP-360
+        clients surface the loss). Batches already sent keep the id, epoch and sequence the
+        broker saw, and one that comes back with a sequence error fails (`canRetry`: its
+        producer id is no longer the client's)."""
         self._fail(pb, E.OUT_OF_ORDER_SEQUENCE_NUMBER)
-        self.producer_epoch += 1
-        self.unresolved.clear()  # the reset settles every sequence left unresolved
-        self.bump_required.clear()
-        for tp in self.tps:
-            if self.protocol.client_resolves_sequences and any(q.stamped for q in self.queues[tp]):
-                continue
-            self._restart_sequences(tp)
+        self.reset_producer_id()
+
+    def reset_producer_id(self) -> None:
+        """`TransactionManager.resetProducerId` (0.11-2.4, read at 0.11.0, 1.0.0, 2.0.0 and
+        2.4.0): the producer has no id or epoch (`ProducerIdAndEpoch.NONE`) and forgets every
+        partition's sequences and unresolved state; its next send loop asks a broker for a new
+        id (`Sender.maybeWaitForProducerId`, `hold_for_producer_id`) and drains nothing until
+        the answer. The new id starts every partition at sequence 0, so the broker does not
+        deduplicate a batch of the old id sent again under it (the application's resend)."""
+        self.set_producer_id(NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
 
     def _restart_sequences(self, tp: str) -> None:
         """`startSequencesAtBeginning(tp)`: renumber unacknowledged batches from 0."""

@@ -1,8 +1,9 @@
 """The idempotent producer's InitProducerId round trip.
 
 Contract (mixin of `Producer`): an idempotent producer with no producer id (`pid` below 0: a
-probe's starting state, or the KIP-360 client's reset on an exhausted epoch, `bump_epoch`) asks
-for one and sends no Produce until it has it. Each send loop of such a producer stops after
+whole run's producer at its start, a 0.11-2.4 reset, `reset_producer_id`, or the KIP-360
+client's reset on an exhausted epoch, `bump_epoch`) asks for one and sends no Produce until it
+has it. Each send loop of such a producer stops after
 this (`hold_for_producer_id`): it sends InitProducerId to the least loaded node when none is in
 flight and its retry backoff has passed, and sends no produce data and expires no batch, as
 Kafka's Sender does: 0.11-2.4 `Sender.maybeWaitForProducerId` blocks the Sender thread until an
@@ -19,13 +20,14 @@ error (CLUSTER_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED) is a
 (`init_producer_id_abortable`, KAFKA-13668): the next send loop fails every incomplete batch with
 it and the producer is uninitialized again, so the loop after asks for an id again
 (`handle_authorization_error`); any other error, and those before 3.6, is fatal
-(`transitionToFatalError`). Whole runs start every producer with an id and never exhaust an
-epoch, so they never send the request.
+(`transitionToFatalError`). A broker answers the request with a new id at epoch 0
+(`sim.kafka.producer_ids`).
 """
 
 from __future__ import annotations
 
 from sim.kafka import errors as E
+from sim.kafka.connection import RECONNECT_BACKOFF_US
 from sim.kafka.messages import InitProducerId
 
 NO_PRODUCER_ID = -1
@@ -56,11 +58,14 @@ class ProducerIdInit:
         return True
 
     def _send_init_producer_id(self) -> None:
-        """InitProducerId to the least loaded node (`client.leastLoadedNode`); with none ready,
-        try again after the backoff."""
+        """InitProducerId to the least loaded node (`client.leastLoadedNode`). With none ready
+        (every connection full or in reconnect backoff) it waits for one, as 2.4.0's
+        `awaitLeastLoadedNodeReady` polls and 3.7.0's queued request waits: the next send loop
+        an answer or a reconnect backoff's end runs asks again (at the latest after
+        `reconnect.backoff.ms`, as a metadata refresh does)."""
         node = self.pick_least_loaded("init_producer_id")
         if node is None:
-            self._retry_init_producer_id()
+            self.set_timer(RECONNECT_BACKOFF_US, "drain")
             return
         self.corr += 1
         self.pid_inflight, self.pid_node = self.corr, node

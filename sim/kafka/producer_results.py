@@ -178,8 +178,12 @@ class ProduceResults:
         in flight (`Sender.sendProducerData`: `accumulator.expiredBatches` and, from 2.1,
         KIP-91's `getExpiredInflightBatches`). An expired batch's sequence is left unresolved
         only if it had been retried (`expiredBatch.inRetry()`); one still in flight stays on
-        its connection, and its answer is not the application's any more (`_settle_expired`)."""
+        its connection, and its answer is not the application's any more (`_settle_expired`).
+        A 0.11 client resets its producer id instead once a retried idempotent batch of its
+        id expired (0.11.0.0 `Sender.sendProducerData`: `needsTransactionStateReset` when
+        `expiredBatch.inRetry()`)."""
         limit = self.spec.delivery_timeout_ms * 1000
+        reset = False
         for tp in self.tps:
             queue = self.queues[tp]
             if not queue or self.now_us - queue[0].batch.created_us < limit:
@@ -187,6 +191,9 @@ class ProduceResults:
             for pb in [pb for pb in queue if self.now_us - pb.batch.created_us >= limit]:
                 pb.expired = pb.in_flight
                 self._fail(pb, E.DELIVERY_TIMEOUT, unresolved=pb.attempts > 0)
+                reset |= pb.attempts > 0 and pb.batch.pid >= 0
+        if reset and not self.protocol.client_resolves_sequences:
+            self.reset_producer_id()
 
     def _settle_expired(self, pb: PendingBatch, result) -> None:
         """The answer to a batch that expired in flight: a write still advances the acknowledged

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sim.kafka.rules.producer_ids import next_zk_block
+
 
 @dataclass
 class PState:
@@ -71,10 +73,9 @@ class Store:
     # /log_dir_event_notification: the ids of brokers that lost a log directory, in the
     # order they wrote them, until the active controller reads them
     log_dir_events: list = field(default_factory=list)
-    # /latest_producer_id_block: the next producer id InitProducerId hands out (ZooKeeper-mode
-    # `ProducerIdManager` takes blocks of 1000 from it; one id at a time here). Ids below 2000
-    # are the model's own producers' (`producer_idempotence.PID_BASE`)
-    next_producer_id: int = 2000
+    # /latest_producer_id_block: the last block of producer ids a ZooKeeper-mode broker took
+    # (first, last), None before the first (`sim.kafka.producer_ids`)
+    latest_producer_id_block: tuple | None = None
 
     def register_broker(self, broker_id: int, now_us: int, timeout_us: int) -> int:
         """A (re)starting broker registers, in a session of `timeout_us`; its new broker epoch
@@ -83,9 +84,11 @@ class Store:
         self.brokers[broker_id] = BrokerSession(self.zxid, now_us, timeout_us)
         return self.zxid
 
-    def allocate_producer_id(self) -> int:
-        pid, self.next_producer_id = self.next_producer_id, self.next_producer_id + 1
-        return pid
+    def claim_producer_id_block(self) -> tuple[int, int]:
+        """A broker's conditional update of /latest_producer_id_block: the block after the
+        one there (`rules.producer_ids.next_zk_block`), now its own."""
+        self.latest_producer_id_block = next_zk_block(self.latest_producer_id_block)
+        return self.latest_producer_id_block
 
     def session_expired(self, broker_id: int, broker_epoch: int, now_us: int) -> bool:
         """Whether the session holding registration `broker_epoch` is gone: silent for longer

@@ -128,24 +128,36 @@ def _blackout_run(overrides: dict):
     sent in that window expire, leaving sequences the broker never saw."""
     verdict = _selftest_base_run("spurious_out_of_order", _PRODUCE_BLACKOUT,
                                  {"protocol.producer_id_expiration_ms": 600_000, **overrides})
-    bumped = [b for e in verdict["_events"] if e["kind"] == "append" for b in e["batches"]
-              if b.get("producer_epoch", 0) >= 1 and b["base_seq"] == 0]
-    return verdict, bumped
+    appended = [b for e in verdict["_events"] if e["kind"] == "append" for b in e["batches"]
+                if "pid" in b]
+    first = (appended[0]["pid"], appended[0]["producer_epoch"])
+    restarted = [b for b in appended
+                 if (b["pid"], b["producer_epoch"]) != first and b["base_seq"] == 0]
+    return verdict, restarted, first[0]
 
 
 @pytest.mark.parametrize("kip360_client", [False, True])
-def test_expired_sent_batches_restart_the_sequence_under_a_new_epoch(kip360_client):
-    verdict, bumped = _blackout_run({"protocol.client_retries_out_of_order": kip360_client})
+def test_expired_sent_batches_restart_the_sequence_under_a_new_epoch_or_id(kip360_client):
+    """A 2.5+ client restarts at sequence 0 under a new epoch of its id; a 1.0-2.4 client
+    resets its producer id and restarts under the new id a broker's InitProducerId gives."""
+    verdict, restarted, first_pid = _blackout_run(
+        {"protocol.client_retries_out_of_order": kip360_client})
     assert verdict["violations"] == []
-    assert bumped, "the partition should start over at sequence 0 under a new epoch"
+    assert restarted, "the partition should start over at sequence 0 under a new epoch or id"
+    same_id = all(b["pid"] == first_pid for b in restarted)
+    assert same_id is kip360_client, (first_pid, [b["pid"] for b in restarted])
     # the producer goes on after the blackout (1 s to 2.25 s)
     assert sum(1 for e in verdict["_events"] if e["kind"] == "ack" and e["t"] > 2_250_000) >= 20
 
 
-def test_without_sequence_resolution_the_producer_stalls_on_the_gap():
-    verdict, bumped = _blackout_run({"protocol.client_resolves_sequences": False})
-    assert not bumped
-    assert verdict["metrics"]["acked"] < 20  # every later batch is OUT_OF_ORDER: the gap is real
+def test_without_sequence_resolution_an_expired_retried_batch_resets_the_producer_id():
+    """A 0.11 client (no KAFKA-5494 sequence resolution) resets its producer id when a retried
+    batch expires (`needsTransactionStateReset`, 0.11.0.0 `Sender.sendProducerData`), and goes
+    on under the new id a broker gives, from sequence 0, past the gap."""
+    verdict, restarted, first_pid = _blackout_run({"protocol.client_resolves_sequences": False})
+    assert verdict["violations"] == []
+    assert restarted and all(b["pid"] != first_pid for b in restarted)
+    assert sum(1 for e in verdict["_events"] if e["kind"] == "ack" and e["t"] > 2_250_000) >= 20
 
 
 def test_a_produce_request_timeout_closes_the_connection_and_loses_what_waited_on_it():

@@ -41,6 +41,7 @@ class _Client:
         stub.meta = SimpleNamespace(formats={})
         stub.events = []
         stub.init_idempotence(0)
+        stub.pid, stub.producer_epoch = stub.default_pid, 0  # as an InitProducerId answer
         return stub
 
 
@@ -60,9 +61,11 @@ def _ack(client, pb, offset: int) -> None:
 
 @pytest.mark.parametrize("profile", ["1.0", "2.4"])
 def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profile):
-    """A real loss on t-0 is surfaced while t-1's batch X is in flight. X must keep the epoch
-    and sequence it was sent with; t-1 restarts only after X is done, so the broker takes the
-    next batch Y (new epoch, sequence 0) instead of answering a second, false OUT_OF_ORDER."""
+    """A real loss on t-0 is surfaced while t-1's batch X is in flight: the producer resets its
+    id (`resetProducerId`). X keeps the id, epoch and sequence it was sent with, so the broker
+    takes it as sent; once an InitProducerId answer gives the new id, t-1's next batch Y goes
+    under it from sequence 0 at once (2.4's drain has no stale-id check), which the broker
+    takes as a new producer's first batch, not as a second, false OUT_OF_ORDER."""
     from types import SimpleNamespace
 
     from sim.kafka.idempotence import producers_of, record_append
@@ -84,17 +87,18 @@ def test_surfacing_a_loss_leaves_batches_in_flight_as_the_broker_saw_them(profil
     lost = _send(client, "t-0", "L")
     client.handle_idempotence_error(lost, SimpleNamespace(error=E.UNKNOWN_PRODUCER_ID, log_start_offset=0))
     assert ("failed", "t-0", E.OUT_OF_ORDER_SEQUENCE_NUMBER) in client.events
+    assert (client.pid, client.producer_epoch) == (-1, -1)  # `ProducerIdAndEpoch.NONE`
     assert x.batch == sent_x  # not renumbered while in flight
-    assert not client.sequences_ready("t-1")  # t-1 waits for X
+    client.pid, client.producer_epoch = 5000, 0  # the InitProducerId answer
+    assert client.sequences_ready("t-1")
+    y = _send(client, "t-1", "Y")
+    assert (y.batch.pid, y.batch.producer_epoch, y.batch.base_seq) == (5000, 0, 0)
     assert check_producer_append(proto, producers_of(t1.log).get(sent_x.pid), sent_x) == \
         (E.NONE, None)
     base = t1.log.append(1, 0, sent_x, 0)
     record_append(t1.log, sent_x, base, 0)
     x.in_flight = False
     _ack(client, x, base)
-    assert client.sequences_ready("t-1")
-    y = _send(client, "t-1", "Y")
-    assert (y.batch.producer_epoch, y.batch.base_seq) == (client.producer_epoch, 0)
     assert check_producer_append(proto, producers_of(t1.log).get(y.batch.pid), y.batch) == \
         (E.NONE, None)
 
@@ -196,7 +200,7 @@ def test_an_expired_batch_leaves_the_sequence_after_it_unresolved():
     assert client.unresolved["t-0"] == second.batch.base_seq + 3 == 4
 
 
-@pytest.mark.parametrize("profile, covered, epoch", [("2.4", False, 1), ("3.7", False, 1),
+@pytest.mark.parametrize("profile, covered, epoch", [("2.4", False, -1), ("3.7", False, 1),
                                                      ("3.7", True, 0)])
 def test_unresolved_sequences_are_settled_by_a_send_loop_with_nothing_to_send(profile, covered,
                                                                               epoch):
@@ -204,7 +208,8 @@ def test_unresolved_sequences_are_settled_by_a_send_loop_with_nothing_to_send(pr
     (`maybeResolveSequences`, then `bumpIdempotentEpochAndResetIdIfNeeded`; 1.0-2.4
     `shouldResetProducerStateAfterResolvingSequences`): the only batch expired after it was
     sent, so the loop after it bumps the epoch (SenderTest
-    testExpiryOfAllSentBatchesShouldCauseUnresolvedSequences at 3.7.0), unless a later
+    testExpiryOfAllSentBatchesShouldCauseUnresolvedSequences at 3.7.0) or, at 1.0-2.4, resets
+    the producer id (no id or epoch until an InitProducerId answer), unless a later
     acknowledgement covered the sequence (`isNextSequence` of the partition's next one)."""
     client = _Client(profile)
     expired = _send(client, "t-0", "a")
@@ -217,7 +222,7 @@ def test_unresolved_sequences_are_settled_by_a_send_loop_with_nothing_to_send(pr
         client.bump_epoch()
     assert "t-0" not in client.unresolved
     assert client.producer_epoch == epoch
-    assert client.next_seq["t-0"] == (2 if covered else 0)
+    assert client.next_seq.get("t-0", 0) == (2 if covered else 0)
 
 
 @pytest.mark.parametrize("profile", ["1.0", "3.7"])

@@ -24,6 +24,7 @@ from sim.kafka.probe import (
 )
 from sim.kafka.probe.observable import COMMON, NONE, Observable, Seen
 from sim.kafka.probe.observe_isr import ISR
+from sim.kafka.probe.observe_producer_ids import PRODUCER_IDS
 from sim.kafka.vocab import error_name, outcome_name
 
 __all__ = ["NONE", "Observable", "Seen", "check_key", "expected", "is_error", "names",
@@ -169,7 +170,7 @@ def _sent_error(seen: Seen, arg: str) -> Any:
 Obs = Observable
 BROKER = {
     **COMMON,
-    **observe_session.SESSION, **ISR,
+    **observe_session.SESSION, **ISR, **PRODUCER_IDS,
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "error": Obs(False, _answer_error, "the answer's request-level error", True),
     "leader_epoch": Obs(True, _part("leader_epoch"), "the replica's leader epoch"),

@@ -23,7 +23,7 @@ from sim.kafka.probe.observable import NONE, Seen
 from sim.kafka.probe.observable import Observable as Obs
 
 ANSWER = ("error", "leader_epoch", "partition_epoch", "isr", "broker_epoch", "fenced",
-          "should_shutdown", "is_caught_up")
+          "should_shutdown", "is_caught_up", "start", "length")
 
 
 def _answer(name: str) -> Callable[[Seen, str], Any]:
@@ -113,6 +113,8 @@ CONTROLLER = {
                              "replicas it is removing ([] none)"),
     "result": Obs(True, _result, "the admin answer's error for a topic (by name, or by id "
                   "as the request gave it) or a partition (arg)", True),
+    "next_producer_id": Obs(False, lambda s, a: s.node.image.next_producer_id, "the first id "
+                            "of the next block of producer ids (ProducerIdsRecord)"),
     "records": Obs(False, _records, "the types of the records the controller appended during "
                    "the step, in order"),
 }

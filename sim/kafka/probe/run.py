@@ -55,7 +55,8 @@ ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
            "VoteResponse": "Vote", "QuorumFetchResponse": "QuorumFetch",
            "BeginQuorumEpochResponse": "BeginQuorumEpoch",
            "EndQuorumEpochResponse": "EndQuorumEpoch",
-           "InitProducerIdResponse": "InitProducerId"}
+           "InitProducerIdResponse": "InitProducerId",
+           "AllocateProducerIdsResponse": "AllocateProducerIds"}
 
 
 class Peer(Actor):

@@ -48,7 +48,9 @@ METADATA = (Field("tp", "str"), Field("topic_id", "int", NO), Field("leader", "i
             Field("leader_epoch", "int"))
 BROKER_STATE = (Field("name", "str"), Field("controller_epoch", "int", NO),
                 Field("broker_epoch", "int", NO), Field("partitions", "tables", (), PARTITION),
-                Field("metadata", "tables", (), METADATA), Field("alive", "ints", None))
+                Field("metadata", "tables", (), METADATA), Field("alive", "ints", None),
+                Field("producer_id_block", "ints", None), Field("next_producer_id", "int", NO),
+                Field("latest_producer_id_block", "ints", None))
 SEQUENCES = (Field("tp", "str"), Field("next_sequence", "int", 0),
              Field("last_acked_sequence", "int", NO), Field("last_acked_offset", "int", NO),
              Field("producer_epoch", "int", NO))
@@ -82,14 +84,32 @@ def set_broker(broker, state: dict, ctx) -> None:
     for m in state["metadata"]:
         broker.metadata[m["tp"]] = (_tid(m, ctx), m["leader"], m["leader_epoch"])
     broker.alive_brokers = ctx.alive() if state["alive"] is None else state["alive"]
+    _set_producer_ids(broker, state)
     for i, part in enumerate(state["partitions"]):
         _set_partition(broker, part, ctx, f"node.partitions[{i}]")
     if broker.kraft:  # a running broker: unfenced, serving; the image its log would have built
         broker.serve()
+        broker.controller = broker.controller or broker.voters[0]  # the active one it knows
         for p in broker.partitions.values():
             broker.image.parts[p.tp] = PartitionState(p.tp, p.topic_id, p.leader, p.leader_epoch,
                                                       p.partition_epoch, p.isr, p.replicas)
             broker.image.topics[p.tp.rpartition("-")[0]] = p.topic_id
+
+
+def _set_producer_ids(broker, state: dict) -> None:
+    """The broker's block of producer ids ([first, last]) and the next it hands out (default
+    its first), and the /latest_producer_id_block znode (ZooKeeper mode)."""
+    block, latest = state["producer_id_block"], state["latest_producer_id_block"]
+    for key, value in (("producer_id_block", block), ("latest_producer_id_block", latest)):
+        if value is not None and (len(value) != 2 or not 0 <= value[0] <= value[1]):
+            raise FieldProblem(f"node.{key}", f"{list(value)} is no block of ids",
+                               "give [first, last], 0 <= first <= last")
+    if block is not None:
+        broker.pid_block = tuple(block)
+        broker.next_pid = block[0] if state["next_producer_id"] == NO else \
+            state["next_producer_id"]
+    if latest is not None:
+        broker.store.latest_producer_id_block = tuple(latest)
 
 
 def _tid(part: dict, ctx) -> int:
@@ -183,6 +203,7 @@ def _snapshots_and_recovery_point(log: Log, part: dict, key: str) -> None:
 
 # -- producer -----------------------------------------------------------------------------
 def set_producer(producer, state: dict, ctx) -> None:
+    producer.pid = producer.default_pid  # a probe's producer has an id unless it says not
     if state["producer_id"] is not None:
         if state["producer_id"] < -1:
             raise FieldProblem("node.producer_id", f"{state['producer_id']} is no producer id",

@@ -47,8 +47,9 @@ def api_versions_values(error: int = 0, table: dict | None = None) -> dict:
     return {"error_code": error, "api_keys": keys}
 
 
-def init_producer_id_values(producer_id: int, producer_epoch: int = 0) -> dict:
-    return {"error_code": 0, "producer_id": producer_id, "producer_epoch": producer_epoch}
+def init_producer_id_values(producer_id: int, error: int = 0) -> dict:
+    """A new id at epoch 0, or the manager's error with neither (`sim.kafka.producer_ids`)."""
+    return {"error_code": error, "producer_id": producer_id, "producer_epoch": -1 if error else 0}
 
 
 def batch_id(client: str, tp: str, pid: int, epoch: int, seq: int, crc: int) -> str:

@@ -8,7 +8,7 @@ Kafka's `Processor` mutes a channel from reading a request until its response is
 - ApiVersions: answered here with `answers.SERVED`; a version above the served range gets
   UNSUPPORTED_VERSION in v0 format (`RequestContext.parseRequest`'s
   `isUnsupportedApiVersionsRequest` path), so the client retries lower;
-- InitProducerId (no transactional id): a new producer id from the store, epoch 0;
+- InitProducerId (no transactional id): a new producer id from the broker's manager, epoch 0;
 - Metadata, Produce: translated into the model's request and handed to the broker's own
   request queue (service time, purgatory, epoch checks, producer state all apply); the model's
   answer is encoded back at the request's version;
@@ -116,8 +116,8 @@ class WireFrontEnd:
         if api_key == API_VERSIONS:
             self._wire_answer(key, api_key, version, corr, A.api_versions_values(0, table))
         elif api_key == INIT_PRODUCER_ID:
-            pid = self.store.allocate_producer_id()
-            self._wire_answer(key, api_key, version, corr, A.init_producer_id_values(pid))
+            error, pid = self.generate_producer_id()
+            self._wire_answer(key, api_key, version, corr, A.init_producer_id_values(pid, error))
         elif api_key == METADATA:
             topics = A.metadata_topics(version, req.body)
             controller = self._controller_id()

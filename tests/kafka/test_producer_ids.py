@@ -1,0 +1,94 @@
+"""Producer ids from brokers: block allocation (`rules.producer_ids`, `producer_ids`) and the
+0.11-2.4 producer's reset through InitProducerId (`producer_idempotence.reset_producer_id`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.kafka import errors as E
+from sim.kafka.rules import producer_ids as R
+
+
+def test_zk_blocks_follow_the_znode():
+    assert R.next_zk_block(None) == (0, 999)
+    assert R.next_zk_block((0, 999)) == (1000, 1999)
+    assert R.next_zk_block((1000, 1999)) == (2000, 2999)
+
+
+def test_kraft_prefetch_and_usable_blocks():
+    assert R.prefetch_target((0, 999)) == 900
+    assert R.prefetch_target((1000, 1999)) == 1900
+    assert R.usable_block(R.EMPTY_BLOCK, 0, 1000)
+    assert not R.usable_block((1000, 1999), 0, 1000)  # not monotonic
+    assert not R.usable_block(R.EMPTY_BLOCK, -1, 10)
+    assert not R.usable_block(R.EMPTY_BLOCK, 0, -1)
+
+
+def test_controller_checks_the_broker_epoch():
+    assert R.allocate_producer_ids_error(3, 3) == E.NONE
+    assert R.allocate_producer_ids_error(None, 0) == E.STALE_BROKER_EPOCH
+    assert R.allocate_producer_ids_error(3, 99) == E.STALE_BROKER_EPOCH
+
+
+RUN = """
+name = "producer-ids"
+expect = "pass"
+[protocol]
+profile = "{profile}"
+[cluster]
+brokers = 3
+{mode}
+[[topics]]
+name = "t"
+partitions = 3
+replication_factor = 3
+{producers}
+[run]
+duration_ms = {until_ms}
+settle_ms = 1000
+"""
+PRODUCER = """
+[[producers]]
+name = "p{i}"
+topic = "t"
+enable_idempotence = true
+records_per_sec = 50
+"""
+
+
+def _run(profile: str, mode: str = "", producers: int = 4, until_ms: int = 4000, extra: str = ""):
+    from epochsim.runner import run_scenario
+    from scenarios.schema import parse_scenario
+    text = RUN.format(profile=profile, mode=mode, until_ms=until_ms,
+                      producers="".join(PRODUCER.format(i=i) for i in range(1, producers + 1)))
+    return run_scenario(parse_scenario(text + extra), 1, keep_events=True)
+
+
+def _answers(verdict) -> list[tuple[str, int, int]]:
+    """(producer, id, error) of every InitProducerId answer, in order."""
+    return [(e["dst"], e["producer_id"], e["error"]) for e in verdict["_events"]
+            if e["kind"] == "send" and e.get("msg") == "InitProducerIdResponse"]
+
+
+@pytest.mark.parametrize("profile,mode", [("2.4", ""), ("3.7", ""),
+                                          ("3.7", 'mode = "kraft"\ncontrollers = 1')])
+def test_every_producer_gets_its_own_id_from_a_broker(profile, mode):
+    verdict = _run(profile, mode)
+    assert verdict["violations"] == []
+    given = [(dst, pid) for dst, pid, err in _answers(verdict) if err == E.NONE]
+    producers = sorted({dst for dst, _pid in given})
+    assert producers == ["p1", "p2", "p3", "p4"], given
+    pids = [pid for _dst, pid in given]
+    assert len(set(pids)) == len(pids), "an id handed out twice"
+    appended = {b["pid"] for e in verdict["_events"] if e["kind"] == "append"
+                for b in e["batches"] if "pid" in b}
+    assert appended and appended <= set(pids)
+
+
+def test_a_kraft_broker_without_a_block_answers_coordinator_load_in_progress():
+    verdict = _run("3.7", 'mode = "kraft"\ncontrollers = 1', producers=1)
+    errors = [err for _dst, _pid, err in _answers(verdict)]
+    assert errors[0] == E.COORDINATOR_LOAD_IN_PROGRESS and errors[-1] == E.NONE, errors
+    records = [e for e in verdict["_events"] if e["kind"] == "send"
+               and e.get("msg") == "AllocateProducerIdsResponse"]
+    assert records and records[0]["error"] == E.NONE and records[0]["start"] == 0
