@@ -22,6 +22,7 @@ CHOICES = {
     "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",
                             "diverging_epoch"),
     "list_offsets_max_timestamp": ("none", "first_record", "last_offset", "batch_epoch"),
+    "admin_elect_leaders": ("none", "preferred", "typed"),
 }
 
 # the range of each integer switch

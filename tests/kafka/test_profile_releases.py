@@ -59,6 +59,8 @@ ARRIVALS = {
     "raft_candidate_waits_election_timeout": [("0.10.2", False), ("4.1", True)],  # KAFKA-18345
     "kraft_unclean_election_config": [("0.10.2", False), ("3.9", True)],  # KAFKA-12670
     "raft_begin_quorum_heartbeat": [("0.10.2", False), ("3.9", True)],  # KAFKA-16536
+    "admin_elect_leaders": [("0.10.2", "none"), ("2.2", "preferred"),  # KIP-183
+                            ("2.4", "typed")],  # KIP-460
 }
 
 
