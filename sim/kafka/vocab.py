@@ -127,6 +127,10 @@ CONTROLLER_SOCKET_TIMEOUT_US = 30_000_000
 # the consumer's request.timeout.ms by default (30 s; `consumers.request_timeout_ms`)
 CONSUMER_REQUEST_TIMEOUT_MS = 30_000
 
+# the `partition_state` reason of an election an admin's ElectLeaders (UNCLEAN) made: the
+# operator chose it, and with it the loss of what only the old ISR held (KIP-460)
+ADMIN_UNCLEAN_ELECTION = "elect:admin_unclean"
+
 ERROR_NAMES = {
     0: "NONE", 1: "OFFSET_OUT_OF_RANGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
     5: "LEADER_NOT_AVAILABLE", 6: "NOT_LEADER_OR_FOLLOWER", 7: "REQUEST_TIMED_OUT", 8: "BROKER_NOT_AVAILABLE",
@@ -142,6 +146,7 @@ ERROR_NAMES = {
     107: "INELIGIBLE_REPLICA", 108: "NEW_LEADER_ELECTED", -1: "UNKNOWN_SERVER_ERROR",
     36: "TOPIC_ALREADY_EXISTS", 37: "INVALID_PARTITIONS", 38: "INVALID_REPLICATION_FACTOR",
     39: "INVALID_REPLICA_ASSIGNMENT", 80: "PREFERRED_LEADER_NOT_AVAILABLE",
+    83: "ELIGIBLE_LEADERS_NOT_AVAILABLE", 17: "INVALID_TOPIC_EXCEPTION",
     84: "ELECTION_NOT_NEEDED", 85: "NO_REASSIGNMENT_IN_PROGRESS", 102: "BROKER_ID_NOT_REGISTERED",
 }
 # What a producer reports for a batch it gave up on (`produce_failed`): Kafka's code when a

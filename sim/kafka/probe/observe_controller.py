@@ -174,6 +174,7 @@ ZK_CONTROLLER = {
     **{f"answer.{name}": CONTROLLER[f"answer.{name}"] for name in ZK_ANSWER},
     "answer.remaining": Obs(False, _answer("remaining"), "the partitions a ControlledShutdown "
                             "answer says the broker still leads"),
+    "result": CONTROLLER["result"],
     **{name: Obs(True, _zk_partition(name), CONTROLLER[name].doc.replace(
         "in the controller's image", "as ZooKeeper holds it"))
        for name in ("leader", "leader_epoch", "partition_epoch", "isr", "replicas")},
