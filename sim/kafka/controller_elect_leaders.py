@@ -36,8 +36,8 @@ class ElectLeadersOps:
                       election_type: str = AE.PREFERRED) -> dict:
         """The error per partition of an admin's election (see the module contract)."""
         every = tps is None
-        if every:
-            tps = self.store.all_tps()
+        # a set of partitions (`ElectLeadersRequest.topicPartitions`): one named twice is one
+        tps = self.store.all_tps() if every else list(dict.fromkeys(tps))
         if not self._can_write():
             return {tp: E.NOT_CONTROLLER for tp in tps}
         mode = self.protocol.admin_elect_leaders

@@ -81,7 +81,8 @@ CONTROLLER = {
     "removing_replicas": Obs(True, lambda s, tp: list(s.node.image.moving(tp)[1]), "the "
                              "replicas it is removing ([] none)"),
     "result": Obs(True, _result, "the admin answer's error for a topic (by name, or by id "
-                  "as the request gave it) or a partition (arg)", True),
+                  "as the request gave it) or a partition (arg); none when the answer leaves "
+                  "it out", True),
     "records": Obs(False, _records, "the types of the records the controller appended during "
                    "the step, in order"),
 }
