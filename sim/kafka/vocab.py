@@ -127,10 +127,6 @@ CONTROLLER_SOCKET_TIMEOUT_US = 30_000_000
 # the consumer's request.timeout.ms by default (30 s; `consumers.request_timeout_ms`)
 CONSUMER_REQUEST_TIMEOUT_MS = 30_000
 
-# the `partition_state` reason of an election an admin's ElectLeaders (UNCLEAN) made: the
-# operator chose it, and with it the loss of what only the old ISR held (KIP-460)
-ADMIN_UNCLEAN_ELECTION = "elect:admin_unclean"
-
 ERROR_NAMES = {
     0: "NONE", 1: "OFFSET_OUT_OF_RANGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
     5: "LEADER_NOT_AVAILABLE", 6: "NOT_LEADER_OR_FOLLOWER", 7: "REQUEST_TIMED_OUT", 8: "BROKER_NOT_AVAILABLE",
@@ -194,3 +190,8 @@ CONSUMER_ERROR = "consumer_error"  # an exception the application's poll raises 
 
 # Every event kind above (each constant named in capitals whose value is a string).
 ALL_KINDS = frozenset(v for k, v in list(globals().items()) if k.isupper() and isinstance(v, str))
+
+# a `partition_state` reason, not an event kind (defined after ALL_KINDS): an election an
+# admin's ElectLeaders (UNCLEAN) made, which the operator chose with the loss of what only the
+# old ISR held (KIP-460)
+ADMIN_UNCLEAN_ELECTION = "elect:admin_unclean"
