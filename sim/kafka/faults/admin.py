@@ -213,9 +213,8 @@ ACTIONS = {a.name: a for a in (
     FaultAction(
         "elect_leaders", "partition?", params={"election_type": (_election_type, REQUIRED)},
         apply=_with_controller(_elect_leaders),
-        sentence=lambda t, p: f"ask the controller (ElectLeaders) for a "
-        f"{p['election_type'].lower()} leader election of {target_words(t)}",
-        mark_colour="tab:orange"),
+        sentence=lambda t, p: f"send the controller an ElectLeaders "
+        f"({p['election_type'].lower()}) for {target_words(t)}", mark_colour="tab:orange"),
     FaultAction(
         "reassign", "partition", params={"replicas": (_replicas, REQUIRED)},
         apply=_with_controller(lambda cl, c, t, p: c.reassign(t, list(p["replicas"]))),
