@@ -1,7 +1,8 @@
 """Shared folds that several invariants read: cluster truth and every replica's log.
 
 Contract: `Truth` follows the controller's `partition_state` events (the ground truth of
-leaders, epochs, ISR and assignment), topic deletion, node crashes/restarts, failed log
+leaders, epochs, ISR and assignment, and which elections an admin's ElectLeaders (UNCLEAN)
+made outside the ISR: `operator_unclean`), topic deletion, node crashes/restarts, failed log
 directories (a broker's replicas in one are offline until it restarts) and the end marker.
 `ReplicaLogs` rebuilds each broker's log of each partition (batch rows `(base_offset, count,
 leader_epoch, bid)`) from `log_created`, `append`, `replicate`, `truncate`, `log_start` and
@@ -11,6 +12,8 @@ leader_epoch, bid)`) from `log_created`, `append`, `replicate`, `truncate`, `log
 from __future__ import annotations
 
 from bisect import bisect_left
+
+from sim.kafka.vocab import ADMIN_UNCLEAN_ELECTION
 
 
 class Truth:
@@ -22,10 +25,16 @@ class Truth:
         self.offline: set[tuple] = set()  # (broker, tp): a replica in a failed log dir
         self.end: dict | None = None
         self.active_controller: str | None = None
+        # tp -> (t, seq) of each election an admin's ElectLeaders (UNCLEAN) made outside the ISR
+        self.operator_unclean: dict[str, list[tuple[int, int]]] = {}
 
     def step(self, ev: dict) -> None:
         kind = ev["kind"]
         if kind == "partition_state":
+            old = self.parts.get(ev["tp"])
+            if ev["reason"] == ADMIN_UNCLEAN_ELECTION and old is not None \
+                    and ev["leader"] >= 0 and ev["leader"] not in old["isr"]:
+                self.operator_unclean.setdefault(ev["tp"], []).append((ev["t"], ev["seq"]))
             self.parts[ev["tp"]] = ev
             self.state_seq[ev["tp"]] = ev["seq"]
         elif kind == "topic_deleted":

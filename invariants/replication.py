@@ -22,7 +22,9 @@ class AckedWriteLost(Invariant):
     (`acked_lost_to_power_loss` counts them). A batch one replica's power loss took while
     another that held it never lost power is lost by the election: before KIP-966 Kafka elects
     the replica that lost it when it was the ISR's last member
-    (`kip966-power-loss-leader-legacy`)."""
+    (`kip966-power-loss-leader-legacy`). A batch acknowledged before an admin's ElectLeaders
+    (UNCLEAN) elected a replica outside the partition's ISR is the operator's choice to lose
+    (KIP-460), not the protocol's; one acknowledged after it is judged."""
 
     name = "acked_write_lost"
     handlers = {"ack": "on_ack"}
@@ -36,9 +38,11 @@ class AckedWriteLost(Invariant):
             self.acked.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["t"]))
 
     def finish(self):
-        for tp, bid, base, seq, _t in lost_batches(self.ctx, self.acked):
+        for tp, bid, base, seq, t in lost_batches(self.ctx, self.acked):
             if self.ctx.logs.lost_to_every_replica_power(tp, bid):
                 continue
+            if any(t < at for at, _seq in self.ctx.truth.operator_unclean.get(tp, ())):
+                continue  # acknowledged before the operator chose an unclean leader
             self.violate(self.ctx.end_t, f"acknowledged batch {bid} (offset {base}) of {tp} "
                          f"is missing from the final log", seq)
 
@@ -70,12 +74,15 @@ class LogDivergence(Invariant):
     """Two replicas never hold different batches at an offset below both their high
     watermarks (ref §6 item 6; RaftEventSimulationTest ConsistentCommittedData). A committed
     batch that a power loss took may be replaced: the log lost that history rather than
-    forked, as when Kafka elects a replica that lost it (before KIP-966). A replica that still
+    forked, as when Kafka elects a replica that lost it (before KIP-966); so may what an
+    admin's ElectLeaders (UNCLEAN) gave up, from the elected replica's log end on (the
+    operator chose that history's loss). A replica that still
     holds it is judged against the new history once its HW moves again, so one that keeps it
     while following the new leader (HW truncation, KIP-101's second case) is caught."""
 
     name = "log_divergence"
-    handlers = {"hw": "on_hw", "truncate": "on_truncate", "log_created": "on_created"}
+    handlers = {"hw": "on_hw", "truncate": "on_truncate", "log_created": "on_created",
+                "partition_state": "on_state"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -113,6 +120,20 @@ class LogDivergence(Invariant):
                     self.violate(ev["t"], f"{tp} offset {base}: {node} has {bid} below its HW {hw} "
                                  f"but {first[1]} committed {first[0]}", first[2], ev["seq"])
             self.checked[key] = hw
+
+    def on_state(self, ev):
+        """An admin's unclean election (`Truth.operator_unclean`): the committed history of
+        the partition from the new leader's log end on is given up."""
+        tp = ev["tp"]
+        if (ev["t"], ev["seq"]) not in self.ctx.truth.operator_unclean.get(tp, ()):
+            return
+        log = self.ctx.logs.get(f"b{ev['leader']}", tp)
+        end = log.rows[-1][0] + log.rows[-1][1] if log is not None and log.rows else 0
+        for (ctp, _topic_id), canon in self.committed.items():
+            if ctp == tp:
+                for base in [b for b in canon if b >= end]:
+                    del canon[base]
+        self._rejudge_from(tp, end)
 
     def _rejudge_from(self, tp: str, base: int) -> None:
         """The committed history of `tp` changed at `base`: every replica's rows from there on

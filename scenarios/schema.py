@@ -250,7 +250,8 @@ def _resolve(data: dict, path: str) -> Scenario:
                       consumers=tuple(consumers), network=network(raw["network"], names),
                       nodes=nodes, inter_broker_protocol=ibp)
     options = release_options(options, raw)
-    names.message_format = release_default("topics", "message_format", profile)
+    names.message_format, names.elect_leaders = (release_default("topics", "message_format", profile),
+                                                  protocol.admin_elect_leaders)
     check_clients(options)
     fetch_takes_time(options)
     steps = check_faults(tables(raw["faults"], "faults", False), names, run)

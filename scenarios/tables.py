@@ -182,6 +182,8 @@ class Names:
     log_dirs: int = 1  # each broker's log directories (`cluster.log_dirs`)
     # the message format a created topic gets by default: its release's (v1 on 0.10.2)
     message_format: int = 2
+    # the controllers' `admin_elect_leaders`: which ElectLeaders an `elect_leaders` step sends
+    elect_leaders: str = "typed"
 
     def broker_names(self) -> list[str]:
         return [f"b{i}" for i in range(1, self.brokers + 1)]

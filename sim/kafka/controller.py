@@ -18,6 +18,7 @@ from sim.core.actor import Actor
 from sim.kafka import errors as E
 from sim.kafka import vocab as V
 from sim.kafka.controller_deletion import TopicDeletionOps
+from sim.kafka.controller_elect_leaders import ElectLeadersOps
 from sim.kafka.controller_election import CONTROLLER_EVENTS, TICK_US, ElectionOps
 from sim.kafka.controller_log_dirs import LogDirFailureOps
 from sim.kafka.controller_ops import ControllerOps
@@ -44,7 +45,7 @@ ZK_NOTIFICATIONS = ("BrokerChange", "TopicChange", "PartitionModifications",
 
 
 class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, LogDirFailureOps,
-                 RebalanceOps, Actor):
+                 RebalanceOps, ElectLeadersOps, Actor):
     def __init__(self, world, name: str, options: Options, protocol, store):
         super().__init__(name, world)
         self.cluster = options.cluster

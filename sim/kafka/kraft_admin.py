@@ -10,8 +10,8 @@ TopicRecord with a PartitionRecord per partition (`ReplicationControlManager.del
 `createTopic`); `reassign` and `cancel_reassignment` write the PartitionChangeRecords of a
 reassignment. An outcome that Kafka answers with an error starts with that error's name
 (`"INVALID_REPLICATION_FACTOR: ..."`, Kafka's message after it). A probe's admin client also
-calls `create_partitions` and `elect_leaders` (ElectLeaders, PREFERRED: an error code per
-partition).
+calls `create_partitions`, and an admin client or a run's operator `elect_leaders`
+(ElectLeaders, PREFERRED or UNCLEAN: an error code per partition).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka import kraft_messages as K
 from sim.kafka.metadata_image import NOT_MOVING, partition_record
+from sim.kafka.rules import admin_elections as AE
 from sim.kafka.rules import kraft as kraft_rules
 from sim.kafka.rules import kraft_admin as admin_rules
 
@@ -60,28 +61,39 @@ class KraftAdmin:
             return int(self.move_leader(tp, st.replicas[0], reason) is None)
         return 0
 
-    def elect_leaders(self, tps: list[str]) -> dict:
-        """ElectLeaders of type PREFERRED (`ReplicationControlManager.electLeaders`,
-        `electLeader`): per partition, UNKNOWN_TOPIC_OR_PARTITION for one that does not exist,
-        ELECTION_NOT_NEEDED when its first replica leads, else the leader
-        `rules.kraft_admin.preferred_election_leader` picks, written as a PartitionChangeRecord
-        (NONE), or PREFERRED_LEADER_NOT_AVAILABLE when that is the leader it has. Returns the
-        error code per partition."""
-        return {tp: self._elect_preferred_leader(tp) for tp in tps}
+    def elect_leaders(self, tps: list[str] | None, election_type: str = AE.PREFERRED) -> dict:
+        """ElectLeaders (`ReplicationControlManager.electLeaders`, `electLeader`, read at 3.7.0
+        and 3.9.0-rc3): per partition, UNKNOWN_TOPIC_OR_PARTITION for one that does not exist,
+        ELECTION_NOT_NEEDED when it needs none (`rules.admin_elections
+        .kraft_election_needed`), else NONE with the PartitionChangeRecord the election
+        wrote, or PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE when it wrote
+        none. PREFERRED elects as `rules.kraft_admin.preferred_election_leader` picks;
+        UNCLEAN as `PartitionChangeBuilder` with `Election.UNCLEAN` (`change_partition` with an
+        unclean election allowed: an ISR member, with KIP-966 an ELR member or the last known
+        leader, else the first usable replica with an ISR of itself). `tps` None: every
+        partition, the answer without those that needed no election. Returns the error code
+        per partition."""
+        every = tps is None
+        results = {tp: self._elect_leader(tp, election_type)
+                   for tp in (sorted(self.image.parts) if every else tps)}
+        return AE.answered(results, every)
 
-    def _elect_preferred_leader(self, tp: str) -> int:
+    def _elect_leader(self, tp: str, election_type: str) -> int:
         st = self.image.parts.get(tp)
         if st is None:
             return E.UNKNOWN_TOPIC_OR_PARTITION
-        if st.replicas and st.leader == st.replicas[0]:
+        if not AE.kraft_election_needed(election_type, st.replicas, st.leader):
             return E.ELECTION_NOT_NEEDED
+        if election_type == AE.UNCLEAN:
+            change = self.change_partition(st, st.isr, reason=AE.ADMIN_UNCLEAN, unclean=True)
+            return E.NONE if change is not None else AE.failed_error(election_type)
         leader = admin_rules.preferred_election_leader(st.replicas, st.isr, st.leader,
                                                        self.image.usable())
         if leader == st.leader:
-            return E.PREFERRED_LEADER_NOT_AVAILABLE
+            return AE.failed_error(election_type)
         self._write(partition_record(K.PARTITION_CHANGE, st._replace(
             leader=leader, leader_epoch=st.leader_epoch + 1,
-            partition_epoch=st.partition_epoch + 1), self.image.moving(tp), "elect:preferred"))
+            partition_epoch=st.partition_epoch + 1), self.image.moving(tp), AE.ADMIN_PREFERRED))
         return E.NONE
 
     def move_all_leaders(self, broker: int) -> str | None:

@@ -48,7 +48,7 @@ _V0_10_2 = Protocol(
     consumer_ignores_unknown_leader=False, consumer_resets_undefined_end_offset=False,
     consumer_keeps_paused_fetches=False,
     list_offsets_hw_lag_error=False, list_offsets_answers_epoch=False,
-    list_offsets_max_timestamp="none", list_offsets_earliest_local=False,
+    list_offsets_max_timestamp="none", list_offsets_earliest_local=False, admin_elect_leaders="none",
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
     follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False,
     fetch_session_rotation="responded", fetch_session_cache_sharded=False)
@@ -81,13 +81,15 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  epoch_answer_checks_leader_epoch=True,  # KAFKA-7786 (also in 2.1.1)
                  list_offsets_hw_lag_error=True,  # KIP-207, KAFKA-2334
                  list_offsets_answers_epoch=True,  # KAFKA-7568
-                 startup_metadata_to_new_brokers_only=True)),  # KAFKA-7537
+                 startup_metadata_to_new_brokers_only=True,  # KAFKA-7537
+                 admin_elect_leaders="preferred")),  # KIP-183
     ("2.3", dict(consumer_validation=True,  # KIP-320 client, KAFKA-7747
                  least_loaded_node="established_first",  # KAFKA-8376
                  offline_replicas_at_failover=True)),  # KAFKA-3143
     ("2.4", dict(evict_state_on_retention=False,  # KAFKA-7190
                  follower_fetch=True,  # KIP-392
-                 consumer_keeps_paused_fetches=True)),  # KAFKA-7548
+                 consumer_keeps_paused_fetches=True,  # KAFKA-7548
+                 admin_elect_leaders="typed")),  # KIP-460
     ("2.5", dict(unknown_producer="accept", client_retries_out_of_order=True)),  # KIP-360
     ("2.6", dict(stop_replica_epoch=True,  # KIP-570, KAFKA-9539
                  newer_broker_epoch_accepted=True,  # KAFKA-9839 (also in 2.5.1)

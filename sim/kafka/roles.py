@@ -50,6 +50,8 @@ ROLES: dict[str, tuple[str, ...]] = {
     "idempotence_default": (PRODUCER,),
     # the controller bumps the epoch; a broker applies a same-epoch LeaderAndIsr when it does not
     "isr_shrink_bumps_epoch": (CONTROLLER, BROKER),
+    # the admin's ElectLeaders, PREFERRED (KIP-183, 2.2) and UNCLEAN (KIP-460, 2.4)
+    "admin_elect_leaders": (CONTROLLER,),
     # the controller refuses the AlterPartition; the leader proposes only live followers
     "ineligible_replica_check": (CONTROLLER, BROKER),
     # KAFKA-14154 (3.3): read by the ZooKeeper-mode controller answering an AlterPartition

@@ -22,11 +22,26 @@ CHOICES = {
     "follower_truncation": ("high_watermark", "kip101", "kip279_leader_change", "kip279",
                             "diverging_epoch"),
     "list_offsets_max_timestamp": ("none", "first_record", "last_offset", "batch_epoch"),
+    "admin_elect_leaders": ("none", "preferred", "typed"),
     "kraft_reregistration": ("new_epoch", "keeps_state", "keeps_epoch"),
 }
 
 # the range of each integer switch
 BOUNDS = {"idempotent_batches": (1, 5), "producer_id_expiration_ms": (1, 2**53)}
+
+
+def elect_leaders_refused(mode: str, election_type: str) -> str | None:
+    """Why an admin cannot send a controller whose `admin_elect_leaders` is `mode` this
+    election by request (a probe's ElectLeaders step, a run's `elect_leaders` fault), or None:
+    no request before 2.2 (only the PreferredReplicaElection znode), and no election type
+    before ElectLeaders v1 (KIP-460, 2.4)."""
+    if mode == "none":
+        return ("no ElectLeaders request before 2.2 (KIP-183); a preferred election goes "
+                "through the PreferredReplicaElection znode")
+    if mode == "preferred" and election_type != "PREFERRED":
+        return ("ElectPreferredLeaders (2.2-2.3) elects preferred leaders only; UNCLEAN comes "
+                "with ElectLeaders v1 (KIP-460, 2.4)")
+    return None
 
 
 def switch_names() -> list[str]:

@@ -59,10 +59,9 @@ class Protocol:
     # KAFKA-13668 (3.6): an idempotent producer's InitProducerId refused for authorization is
     # abortable (its next send loop fails its batches, then it asks again); before, fatal
     init_producer_id_auth_abortable: bool = True
-    # the idempotent client assigns sequences at drain and resolves the sequence of a sent batch
-    # that expired: once nothing is in flight, unless a later ack covered it, it starts the
-    # partition over at sequence 0 under a new producer id (1.0-2.4) or epoch (2.5+, KIP-360);
-    # both are modelled as an epoch bump (KAFKA-5494, 1.0; ref §2.5)
+    # the idempotent client assigns sequences at drain and resolves an expired sent batch's: with
+    # nothing in flight and no later ack covering it, it restarts the partition at sequence 0 under
+    # a new producer id (1.0-2.4) or epoch (2.5+, KIP-360), both an epoch bump (KAFKA-5494; §2.5)
     client_resolves_sequences: bool = True
     idempotence_modes: bool = False  # off|requested|required (KIP-185/192, never shipped, ref §2.6)
     # batches of one producer a broker remembers for deduplication, which is also the most
@@ -79,6 +78,9 @@ class Protocol:
     # controller-initiated ISR removal (controlled shutdown, offline replica) bumps the leader
     # epoch: ZK controller and KRaft before MetadataVersion 3.6; KAFKA-15021 stopped it (ref §1.4)
     isr_shrink_bumps_epoch: bool = True
+    # the admin's ElectLeaders a ZooKeeper-mode controller takes (KRaft: typed): none (before
+    # 2.2) | preferred (2.2-2.3, KIP-183's ElectPreferredLeaders) | typed (2.4+, KIP-460)
+    admin_elect_leaders: str = "typed"
     # KIP-841 (ZK mode: KAFKA-14140, 3.3): only live replicas join the ISR. A leader proposes a
     # follower for the ISR only if its metadata cache lists the broker alive
     # (`Partition.isReplicaIsrEligible`), and the controller answers INELIGIBLE_REPLICA to an
@@ -96,10 +98,9 @@ class Protocol:
     # KIP-841 (AlterPartition v2, 3.3): the request names its topic by id, and the controller
     # answers an id it does not know UNKNOWN_TOPIC_ID; before, by name: UNKNOWN_TOPIC_OR_PARTITION
     alter_partition_topic_ids: bool = True
-    # the leader's high watermark does not advance while its ISR is below min.insync.replicas,
-    # and min.insync.replicas counts as at most the partition's replicas (`isUnderMinIsr`,
-    # `effectiveMinIsr`; KAFKA-15583, apache/kafka PR 14594, 3.7.0). Before, the HW followed
-    # the ISR down to one replica, so consumers read records only that replica held
+    # the leader's HW does not advance while its ISR is below min.insync.replicas, counted as at
+    # most the partition's replicas (`isUnderMinIsr`, `effectiveMinIsr`; KAFKA-15583, PR 14594,
+    # 3.7.0). Before, the HW followed the ISR down to one replica, which alone held the records
     hw_waits_for_min_isr: bool = True
     # a follower outside the ISR but caught up within replica.lag.time.max.ms holds the leader's
     # high watermark only while it is ISR-eligible (`shouldWaitForReplicaToJoinIsr`: alive, in
@@ -169,9 +170,8 @@ class Protocol:
     # sets it once ZooKeeper answers), and it does not resend what the broker refused
     newer_broker_epoch_accepted: bool = True
     # a follower moves its log start up to the leader's, which every Fetch answer carries
-    # (FetchResponse v5, KIP-107, 0.11: `ReplicaFetcherThread.processPartitionData` calls
-    # `maybeIncrementLogStartOffset(leaderLogStartOffset)` after each append, at 0.11.0, 2.6.0
-    # and 3.7.0), so a DeleteRecords on the leader reaches its followers. Before (0.10.2, no
+    # (FetchResponse v5, KIP-107, 0.11: `ReplicaFetcherThread.processPartitionData` at 0.11.0,
+    # 2.6.0, 3.7.0), so a DeleteRecords on the leader reaches its followers. Before (0.10.2, no
     # DeleteRecords), a follower's log start moves only by its own retention
     follower_log_start_from_leader: bool = True
     # the HW in a leader's answer to a follower's Fetch is the leader's HW after this Fetch moved

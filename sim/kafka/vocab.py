@@ -143,6 +143,7 @@ ERROR_NAMES = {
     107: "INELIGIBLE_REPLICA", 108: "NEW_LEADER_ELECTED", -1: "UNKNOWN_SERVER_ERROR",
     36: "TOPIC_ALREADY_EXISTS", 37: "INVALID_PARTITIONS", 38: "INVALID_REPLICATION_FACTOR",
     39: "INVALID_REPLICA_ASSIGNMENT", 80: "PREFERRED_LEADER_NOT_AVAILABLE",
+    83: "ELIGIBLE_LEADERS_NOT_AVAILABLE", 17: "INVALID_TOPIC_EXCEPTION",
     84: "ELECTION_NOT_NEEDED", 85: "NO_REASSIGNMENT_IN_PROGRESS", 102: "BROKER_ID_NOT_REGISTERED",
 }
 # What a producer reports for a batch it gave up on (`produce_failed`): Kafka's code when a
@@ -190,3 +191,8 @@ CONSUMER_ERROR = "consumer_error"  # an exception the application's poll raises 
 
 # Every event kind above (each constant named in capitals whose value is a string).
 ALL_KINDS = frozenset(v for k, v in list(globals().items()) if k.isupper() and isinstance(v, str))
+
+# a `partition_state` reason, not an event kind (defined after ALL_KINDS): an election an
+# admin's ElectLeaders (UNCLEAN) made, which the operator chose with the loss of what only the
+# old ISR held (KIP-460)
+ADMIN_UNCLEAN_ELECTION = "elect:admin_unclean"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sim.kafka import vocab
 from tests.invariants.tracebuilder import TraceBuilder, batch
 
 # -- acked_write_lost ------------------------------------------------------------------------
@@ -195,3 +196,66 @@ def test_high_watermark_monotonic_violated_by_a_leader_lowering_its_hw():
     low = tb.at(20).hw("b1", "leader", "t-0", 6, leader_epoch=1)
     assert tb.violations("high_watermark_monotonic") == [
         ("high_watermark_monotonic", 20, (high, low))]
+
+
+# -- an admin's unclean election (KIP-460) -----------------------------------------------------
+
+def _b2_elected(tb: TraceBuilder, reason: str, isr_before=(1,)) -> None:
+    """The ISR shrinks to `isr_before`, b1 fails, and b2 is elected with `reason`."""
+    tb.at(25).partition_state("t-0", 1, 1, [1, 2, 3], isr=list(isr_before), reason="isr_shrink")
+    tb.at(30).partition_state("t-0", 2, 2, [1, 2, 3], isr=[2], reason=reason)
+
+
+def test_an_admin_unclean_election_excuses_the_batches_acknowledged_before_it():
+    tb, _ = _two_acked_batches()
+    _b2_elected(tb, vocab.ADMIN_UNCLEAN_ELECTION)
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == []
+
+
+def test_an_unclean_election_no_admin_asked_for_is_not_excused():
+    """The planted bug's shape: the same loss by an election the controller made itself."""
+    tb, acked = _two_acked_batches()
+    _b2_elected(tb, "elect:broker_failure")
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == [("acked_write_lost", 100, (acked[1],))]
+
+
+def test_an_admin_unclean_request_that_elected_an_isr_member_excuses_nothing():
+    tb, acked = _two_acked_batches()
+    _b2_elected(tb, vocab.ADMIN_UNCLEAN_ELECTION, isr_before=(1, 2))
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == [("acked_write_lost", 100, (acked[1],))]
+
+
+def test_a_batch_acknowledged_after_the_admin_unclean_election_is_judged():
+    tb, _ = _two_acked_batches()
+    _b2_elected(tb, vocab.ADMIN_UNCLEAN_ELECTION)
+    tb.at(40).append("b2", "p1", batch("t-0", 4, "p1#2"))
+    late = tb.at(50).ack("p1", "p1#3", "t-0", 8)  # acknowledged, then lost by the leader
+    tb.at(100).end()
+    assert tb.violations("acked_write_lost") == [("acked_write_lost", 100, (late,))]
+
+
+def _diverged_after_election(reason: str) -> tuple[TraceBuilder, int]:
+    """b1 commits p1#0 and p1#1 (HW 8); b2 holds only p1#0, is elected with `reason`, appends
+    zz#9 at offset 4 and moves its HW past it."""
+    tb = _leader_and_follower()
+    tb.at(10).replicate("b2", 1, ("t-0", 0, 4, 0, "p1#0"))
+    first = tb.hw("b1", "leader", "t-0", 8)
+    tb.partition_state("t-0", 1, 0, [1, 2], isr=[1], reason="isr_shrink")
+    tb.at(30).partition_state("t-0", 2, 1, [1, 2], isr=[2], reason=reason)
+    tb.append("b2", "p2", batch("t-0", 4, "zz#9", leader_epoch=1))
+    return tb, first
+
+
+def test_log_divergence_gives_up_the_history_an_admin_unclean_election_gave_up():
+    tb, _ = _diverged_after_election(vocab.ADMIN_UNCLEAN_ELECTION)
+    tb.at(40).hw("b2", "leader", "t-0", 8)
+    assert tb.violations("log_divergence") == []
+
+
+def test_log_divergence_still_catches_the_fork_of_an_election_no_admin_asked_for():
+    tb, first = _diverged_after_election("elect:broker_failure")
+    second = tb.at(40).hw("b2", "leader", "t-0", 8)
+    assert tb.violations("log_divergence") == [("log_divergence", 40, (first, second))]

@@ -17,12 +17,13 @@ def probe_checks(text: str, by_step: bool = False) -> dict:
             for c in verdict["probe"]}
 
 
-def assert_refused(text: str, key: str) -> None:
-    """The probe `text` is refused when it loads, in one line naming `key`."""
+def assert_refused(text: str, key: str) -> str:
+    """The probe `text` is refused when it loads, in one line naming `key`; returns the line."""
     with pytest.raises(ScenarioError) as err:
         parse_scenario(text, "probe.toml")
     message = str(err.value)
     assert "\n" not in message and key in message, message
+    return message
 
 
 def broker_probe(test: str, node: str, brokers: int, profile: str = "3.7") -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from scenarios.schema import parse_scenario
 from sim.kafka.rules import kraft_admin
 from tests.probe.helpers import assert_refused, kraft_controller_probe, probe_checks
 
@@ -99,12 +100,26 @@ def test_bad_admin_steps_are_one_line_errors_naming_the_key(change, key):
     assert_refused(_text(**change), key)
 
 
-def test_an_admin_request_goes_to_a_kraft_controller_only():
-    zk = ('[protocol]\nprofile = "3.7"\n[cluster]\nbrokers = 3\ncontrollers = 1\n'
-          '[[topics]]\nname = "t"\n[probe]\nkafka_test = "T.t"\nkafka_tag = "3.7.0"\n'
-          'node = "c1"\n[[probe.steps]]\ndeliver = "ElectLeaders"\n'
-          'body = { partitions = ["t-0"] }\n')
-    assert_refused(zk, "probe.steps[0].deliver")
+def _zk(deliver: str, body: str, profile: str = "3.7") -> str:
+    return (f'[protocol]\nprofile = "{profile}"\n[cluster]\nbrokers = 3\ncontrollers = 1\n'
+            '[[topics]]\nname = "t"\n[probe]\nkafka_test = "T.t"\nkafka_tag = "3.7.0"\n'
+            f'node = "c1"\n[[probe.steps]]\ndeliver = "{deliver}"\nbody = {{ {body} }}\n')
+
+
+def test_an_admin_request_goes_to_a_kraft_controller_only_but_elect_leaders():
+    assert_refused(_zk("DeleteTopics", 'topic_names = ["t"]'), "probe.steps[0].deliver")
+    parse_scenario(_zk("ElectLeaders", 'partitions = ["t-0"], election_type = "UNCLEAN"'),
+                   "probe.toml")
+
+
+@pytest.mark.parametrize("profile,body,why", [
+    ("2.1", 'partitions = ["t-0"]', "no ElectLeaders request before 2.2"),
+    ("2.3", 'election_type = "UNCLEAN"', "UNCLEAN comes with ElectLeaders v1"),
+    ("3.7", 'election_type = "DIRTY"', "no election type 'DIRTY'"),
+])
+def test_an_election_the_release_cannot_send_is_refused_in_one_line(profile, body, why):
+    message = assert_refused(_zk("ElectLeaders", body, profile), "probe.steps[0].body")
+    assert why in message
 
 
 @pytest.mark.parametrize("unfenced,fenced,rf,placed", [

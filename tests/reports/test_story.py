@@ -88,7 +88,7 @@ def test_every_fault_action_reads_as_a_sentence():
                 "rule": {"rule": "drop", "kind": "Fetch"}, "power_loss": {"unflushed_ms": 100},
                 "reassign": {"replicas": [1, 2]}, "create_topic": {"name": "x"},
                 "upgrade_format": {"message_format": 1}, "upgrade": {"profile": "2.6"},
-                "bump_ibp": {"version": "2.6"}}
+                "bump_ibp": {"version": "2.6"}, "elect_leaders": {"election_type": "unclean"}}
     for name in ACTIONS:
         params = required.get(name, {})
         literal = " ".join(x for x in (name, "leader:t-0", *(f"{k}={v}" for k, v in params.items())) if x)

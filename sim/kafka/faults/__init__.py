@@ -32,7 +32,7 @@ _ALL = {**nodes.ACTIONS, **rolling.ACTIONS, **cuts.ACTIONS, **rules.ACTIONS, **a
 _ORDER = ("crash", "restart", "isolate", "controlled_shutdown", "rolling_restart", "power_loss",
           "log_dir_failure", "partition",
           "block", "heal", "reset_connections", "rule", "clear_rules", "move_leader",
-          "move_all_leaders", "preferred_election", "reassign", "cancel_reassignment",
+          "move_all_leaders", "preferred_election", "elect_leaders", "reassign", "cancel_reassignment",
           "delete_topic", "create_topic", "retention", "upgrade_format", "upgrade", "bump_ibp", "cut_from_quorum", "split_quorum",
           "slow_metadata", "stop_controller")
 assert sorted(_ORDER) == sorted(_ALL), "every fault action is listed once in _ORDER"

@@ -1,6 +1,7 @@
 """Kafka admin actions: what an operator asks of the active controller, and retention.
 
 Contract: `ACTIONS` holds `move_leader`, `move_all_leaders`, `preferred_election`,
+`elect_leaders` (the admin's ElectLeaders, PREFERRED or UNCLEAN, as the release takes it),
 `reassign`, `cancel_reassignment`, `delete_topic`, `create_topic`, `retention` and
 `upgrade_format` as `FaultAction`s (see `sim.kafka.faults.action`). A controller action finds
 no controller while none is active, and says so in its outcome.
@@ -18,6 +19,8 @@ from sim.kafka.faults.action import (
     step,
     target_words,
 )
+from sim.kafka.switch_choices import elect_leaders_refused
+from sim.kafka.vocab import error_name
 
 
 def _with_controller(op):
@@ -60,6 +63,25 @@ def _to(value, key, checks):
         checks.fail(key, f"'{value}' is not a broker ({checks.names.summary()})",
                     'use a broker name or "next"')
     return value
+
+
+def _election_type(value, key, checks):
+    """PREFERRED or UNCLEAN (either case), if the controllers' release takes it by request."""
+    kind = checks.str(value, key, ("preferred", "unclean", "PREFERRED", "UNCLEAN")).upper()
+    why = elect_leaders_refused(checks.names.elect_leaders, kind)
+    if why:
+        checks.fail(key, why, "pick a later profile, or use preferred_election")
+    return value
+
+
+def _elect_leaders(cluster, controller, target, params):
+    """The admin's ElectLeaders: the outcome is None when a partition was elected, else the
+    first partition's error ("ELECTION_NOT_NEEDED: t-0")."""
+    results = controller.elect_leaders([target] if target else None,
+                                       params["election_type"].upper())
+    if any(e == 0 for e in results.values()):
+        return None
+    return next((f"{error_name(e)}: {tp}" for tp, e in sorted(results.items())), "no partition")
 
 
 def _upgrade_format(cluster, controller, topic, params):
@@ -188,6 +210,11 @@ ACTIONS = {a.name: a for a in (
             [t] if t else cl.store.all_tps())),
         sentence=lambda t, p: f"run a preferred leader election for {target_words(t)}",
         mark_colour="tab:orange", draws={"preferred_election": _draw_preferred_election}),
+    FaultAction(
+        "elect_leaders", "partition?", params={"election_type": (_election_type, REQUIRED)},
+        apply=_with_controller(_elect_leaders),
+        sentence=lambda t, p: f"send the controller an ElectLeaders "
+        f"({p['election_type'].lower()}) for {target_words(t)}", mark_colour="tab:orange"),
     FaultAction(
         "reassign", "partition", params={"replicas": (_replicas, REQUIRED)},
         apply=_with_controller(lambda cl, c, t, p: c.reassign(t, list(p["replicas"]))),

@@ -112,7 +112,8 @@ CONTROLLER = {
     "removing_replicas": Obs(True, lambda s, tp: list(s.node.image.moving(tp)[1]), "the "
                              "replicas it is removing ([] none)"),
     "result": Obs(True, _result, "the admin answer's error for a topic (by name, or by id "
-                  "as the request gave it) or a partition (arg)", True),
+                  "as the request gave it) or a partition (arg); none when the answer leaves "
+                  "it out", True),
     "next_producer_id": Obs(False, lambda s, a: s.node.image.next_producer_id, "the first id "
                             "of the next block of producer ids (ProducerIdsRecord)"),
     "records": Obs(False, _records, "the types of the records the controller appended during "
@@ -207,6 +208,7 @@ ZK_CONTROLLER = {
     **{f"answer.{name}": CONTROLLER[f"answer.{name}"] for name in ZK_ANSWER},
     "answer.remaining": Obs(False, _answer("remaining"), "the partitions a ControlledShutdown "
                             "answer says the broker still leads"),
+    "result": CONTROLLER["result"],
     **{name: Obs(True, _zk_partition(name), CONTROLLER[name].doc.replace(
         "in the controller's image", "as ZooKeeper holds it"))
        for name in ("leader", "leader_epoch", "partition_epoch", "isr", "replicas")},

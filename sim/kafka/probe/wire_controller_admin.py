@@ -1,13 +1,16 @@
 """An admin client's requests to a KRaft controller under test, as probe steps.
 
 Contract: `CONTROLLER_ADMIN_KINDS` (joined into `sim.kafka.probe.wire.KINDS`) holds
-`CreateTopics`, `CreatePartitions`, `DeleteTopics`, `ElectLeaders` (PREFERRED),
-`AlterPartitionReassignments` and `UnregisterBroker`, sent by the `admin` pseudo-sender: each is an act on the
-active controller (and `DescribeQuorum`, on a Raft node of a larger quorum: its
-`DescribeQuorumResponse` is the answer), as Kafka's controller tests call `ReplicationControlManager.createTopics`,
+`CreateTopics`, `CreatePartitions`, `DeleteTopics`, `ElectLeaders` (PREFERRED or UNCLEAN, the
+one a ZooKeeper-mode controller also takes), `AlterPartitionReassignments` and
+`UnregisterBroker`, sent by the `admin` pseudo-sender: each is an act on the active
+controller (and `DescribeQuorum`, on a Raft node of a larger quorum: its
+`DescribeQuorumResponse` is the answer), as Kafka's controller tests call
+`ReplicationControlManager.createTopics`,
 `createPartitions`, `deleteTopics`, `electLeaders`, `alterPartitionReassignments` and
-`unregisterBroker` directly,
-and calls the model's own `KraftAdmin` methods, which write the records. The act's
+`unregisterBroker` directly (and a ZooKeeper-mode broker hands ElectLeaders to its
+controller's `electLeaders`), and calls the model's own methods, which write the records or
+the partition states. The act's
 `AdminAnswer` is the step's answer: `error` (request level, NONE) and `results`, the error per
 topic (by the name or, for `topic_ids`, the id as written) or per partition, which the
 `result:<topic or partition>` check reads.
@@ -18,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sim.kafka import errors as E
-from sim.kafka.probe.fields import ERROR_CODES, Field
+from sim.kafka.probe.fields import ERROR_CODES, Field, FieldProblem
 from sim.kafka.probe.kind import NO, Kind
+from sim.kafka.rules import admin_elections as AE
 from sim.kafka.rules import kraft_admin as admin_rules
 
 ADMIN = ("controller",)
@@ -75,7 +79,21 @@ def _delete_topics(node, _src: str, f: dict) -> AdminAnswer:
 
 
 def _elect_leaders(node, _src: str, f: dict) -> AdminAnswer:
-    return AdminAnswer(results=node.elect_leaders(list(f["partitions"])))
+    """ElectLeaders to either controller: `partitions` left out names none, which asks for
+    every partition (KIP-460's null TopicPartitions)."""
+    tps = None if f["partitions"] is None else list(f["partitions"])
+    return AdminAnswer(results=node.elect_leaders(tps, f["election_type"]))
+
+
+def check_elect_leaders(fields: dict, key: str, protocol) -> None:
+    """Refuse an ElectLeaders step whose election type is no Kafka type, or which the node's
+    release cannot be sent (`rules.admin_elections.refused`)."""
+    if fields["election_type"] not in AE.ELECTION_TYPES:
+        raise FieldProblem(f"{key}.election_type", f"no election type {fields['election_type']!r}",
+                           "write PREFERRED or UNCLEAN")
+    why = AE.refused(protocol.admin_elect_leaders, fields["election_type"]) if protocol else None
+    if why:
+        raise FieldProblem(key, why, "pick a later profile")
 
 
 def _alter_reassignments(node, _src: str, f: dict) -> AdminAnswer:
@@ -116,8 +134,11 @@ CONTROLLER_ADMIN_KINDS = {
         ADMIN, (Field("topic_names", "strs", ()), Field("topic_ids", "ints", ())),
         doc="an admin client's DeleteTopics, by name or by topic id", **_act(_delete_topics)),
     "ElectLeaders": Kind(
-        ADMIN, (Field("partitions", "strs"),),
-        doc="an admin client's ElectLeaders of type PREFERRED", **_act(_elect_leaders)),
+        ("controller", "zk_controller"),
+        (Field("partitions", "strs", None), Field("election_type", "str", "PREFERRED")),
+        doc="an admin client's ElectLeaders, election_type PREFERRED or UNCLEAN (KIP-460, "
+        "2.4; ElectPreferredLeaders 2.2-2.3), to either controller; partitions left out: all",
+        **_act(_elect_leaders)),
     "AlterPartitionReassignments": Kind(
         ADMIN, (Field("partitions", "tables", sub=(Field("tp", "str"),
                                                    Field("replicas", "ints", None))),),
