@@ -1,12 +1,18 @@
-"""The full structural fuzz of the shipped inputs (tests/fuzz/): every scenario, conformance
-case and sweep spec, every key path mutated, each mutant loaded and a share of those that load
-run. CI runs a seeded sample of it (tests/fuzz/test_inputs_fuzz.py); this is the long run.
+"""The full structural fuzz (tests/fuzz/): every shipped scenario, conformance case and sweep
+spec mutated at every key path and loaded (a share of those that load also run); epochsim's
+own outputs (verdict.json, trace header, suite.json, explore.json, sweep.json and plan) mutated
+and read back by check, report, plot, diff and run --out; every flag and positional argument
+of every command given bad values. CI runs a seeded sample (tests/fuzz/test_fuzz_sample.py).
 
-    python -m benchmarks.fuzz_inputs                       # every mutant, 2% of loaded ones run
-    python -m benchmarks.fuzz_inputs --per-doc 40 --run-share 0.2 --only conformance
+    python -m benchmarks.fuzz_inputs inputs                  # every mutant; 2% of loaded run
+    python -m benchmarks.fuzz_inputs inputs --per-doc 40 --run-share 0.2 --only conformance
+    python -m benchmarks.fuzz_inputs outputs --per-doc 150 [--sweep]
+    python -m benchmarks.fuzz_inputs flags
 
-Prints one line per failure (the shipped file, the key path, the class of fault, the first
-line of what went wrong), then the counts per kind and per outcome. Exit 1 when any failed.
+Prints one line per failure (the file or command, the key path or flag, the class of fault,
+the last line of what went wrong), then the counts per kind and outcome. Exit 1 when any
+failed. A "timeout" of a command whose valid line takes minutes (`tests.fuzz.flags.SLOW`)
+is counted as "slow", not as a failure.
 """
 
 from __future__ import annotations
@@ -17,29 +23,80 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.fuzz.inputs import fuzz, shipped
+from tests.fuzz.inputs import Result, fuzz, shipped
+
+
+def _inputs(args, tmp: Path):
+    inputs = [i for i in shipped() if args.only in i[1]][::args.every]
+    print(f"{len(inputs)} shipped files", flush=True)
+    yield from fuzz(inputs, args.seed, args.per_doc, args.run_share, tmp)
+
+
+def _outputs(args, tmp: Path):
+    from tests.fuzz.outputs import fuzz_outputs, make_outputs
+
+    (tmp / "made").mkdir()
+    (tmp / "work").mkdir()
+    dirs = make_outputs(tmp / "made", args.sweep)
+    yield from fuzz_outputs(dirs, args.seed, args.per_doc, tmp / "work")
+
+
+def _flags(args, tmp: Path):
+    import shutil
+
+    import epochsim.sweep.spark_job as spark_job
+    from tests.fuzz.flags import SLOW, flag_cases
+    from tests.fuzz.outputs import _invoke, make_outputs
+
+    def no_spark(*a, **k):  # a sweep that gets as far as Spark has taken its flags
+        raise KeyboardInterrupt  # the CLI's answer to it is exit 130, counted below
+
+    spark_job.start_session = no_spark
+    dirs = make_outputs(tmp / "made")
+    world = {"{scenario}": str(tmp / "made" / "fz.toml"), "{run}": dirs["run"],
+             "{spec}": str(Path(__file__).resolve().parents[1] / "scenarios" / "sweeps" / "demo.toml")}
+    for name, argv in flag_cases():
+        if args.only not in name:
+            continue
+        case = tmp / "case"
+        shutil.rmtree(case, ignore_errors=True)
+        case.mkdir()
+        filled = []
+        for a in argv:
+            for key, value in world.items():
+                a = a.replace(key, value)
+            filled.append(a.replace("{o}", str(case / "o")).replace("{dir}", str(case)))
+        outcome, detail = _invoke(filled)
+        command = name.split()[0]
+        if outcome == "timeout" and command in SLOW:
+            outcome = "slow"
+        if outcome == "exit-130" and command == "sweep":
+            outcome = "ran"
+        yield Result("flag", command, name.split()[-1], name.split()[1], outcome, detail)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.fuzz_inputs")
+    p.add_argument("what", choices=["inputs", "outputs", "flags"])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--per-doc", type=int, default=None, help="mutants per file (default: all)")
     p.add_argument("--run-share", type=float, default=0.02,
-                   help="share of the mutants that load which are also run")
-    p.add_argument("--only", default="", help="only the shipped files whose path holds this")
-    p.add_argument("--every", type=int, default=1, help="only every N-th shipped file")
+                   help="inputs: share of the mutants that load which are also run")
+    p.add_argument("--only", default="", help="only the files (or flag cases) naming this")
+    p.add_argument("--every", type=int, default=1, help="inputs: only every N-th shipped file")
+    p.add_argument("--sweep", action="store_true", help="outputs: also a sweep's (starts Spark)")
     args = p.parse_args(argv)
-    inputs = [i for i in shipped() if args.only in i[1]][::args.every]
     counts: collections.Counter = collections.Counter()
     failures: collections.Counter = collections.Counter()
+    run = {"inputs": _inputs, "outputs": _outputs, "flags": _flags}[args.what]
     with tempfile.TemporaryDirectory() as tmp:
-        for r in fuzz(inputs, args.seed, args.per_doc, args.run_share, Path(tmp)):
+        for r in run(args, Path(tmp)):
             counts[(r.kind, r.outcome)] += 1
-            if r.failed:
-                first = (r.detail.strip().splitlines() or [""])[-1][:160]
-                failures[(r.outcome, first)] += 1
-                print(f"FAIL {r.source} {r.where} [{r.label}] {r.outcome}: {first}", flush=True)
-    print(f"{len(inputs)} files, {sum(counts.values())} mutants")
+            if r.failed and r.outcome != "slow":
+                last = (r.detail.strip().splitlines() or [""])[-1][:160]
+                failures[(r.outcome, last)] += 1
+                print(f"FAIL {r.source} {r.where} [{r.label}] {r.outcome}: {last}", flush=True)
+    print(f"{sum(counts.values())} cases")
     for (kind, outcome), n in sorted(counts.items()):
         print(f"  {kind:8} {outcome:12} {n}")
     print(f"{len(failures)} distinct failures")

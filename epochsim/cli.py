@@ -64,6 +64,7 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     saved = {k: os.environ.get(k) for k in (budget.ENV_TIME, budget.ENV_MEMORY)}
+    tolerate_undecodable_names()
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
@@ -91,6 +92,19 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def tolerate_undecodable_names() -> None:
+    """Let the process's own stdout and stderr print a path of bytes that are not UTF-8 (Python
+    reads one as lone surrogates, '\udcff'): under a UTF-8 locale their errors are "strict",
+    and `run` raised UnicodeEncodeError printing its summary after the run was written. The
+    bytes go out as they came in, so a printed repro line names the same file."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream in (sys.__stdout__, sys.__stderr__) and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="surrogateescape")
+            except (ValueError, OSError):  # a closed or detached stream: nothing to print to
+                pass
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:

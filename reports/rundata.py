@@ -174,13 +174,13 @@ def _matching_verdict(trace_path: str, header: dict) -> dict | None:
         return None
     problem = violations_problem(verdict["violations"])
     if problem:  # this trace's own verdict, edited: neither trusted nor silently passed over
-        raise TraceError(f"{path}: {problem}, not what epochsim writes; was it edited? remove "
-                         "it to re-check the trace, or re-run the scenario")
+        raise TraceError(f"{path}: {problem}; was it edited? remove it to re-check the trace, "
+                         "or re-run the scenario")
     return verdict
 
 
-_VIOLATION = {"invariant": (str, "string"), "message": (str, "string"), "t_us": (int, "integer"),
-              "seqs": (list, "list")}
+_VIOLATION = {"invariant": (str, "a string"), "message": (str, "a string"),
+              "t_us": (int, "an integer"), "seqs": (list, "a list")}
 
 
 def violations_problem(violations: list) -> str | None:
@@ -193,7 +193,7 @@ def violations_problem(violations: list) -> str | None:
         for key, (kind, name) in _VIOLATION.items():
             value = v.get(key)
             if not isinstance(value, kind) or isinstance(value, bool):
-                return f"violations[{i}].{key} is {json.dumps(value)[:40]}, not a {name}"
+                return f"violations[{i}].{key} is {json.dumps(value)[:40]}, not {name}"
         if not all(type(s) is int for s in v["seqs"]):
             return f"violations[{i}].seqs holds a member that is not an int"
     return None

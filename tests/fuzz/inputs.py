@@ -36,12 +36,12 @@ class Result:
     source: str  # the shipped file mutated, relative to the repository
     label: str
     where: str
-    outcome: str  # refused | loaded | ran | raised | bad-message | timeout | exit-N
+    outcome: str  # refused | loaded | ran | slow | raised | bad-message | timeout | exit-N
     detail: str = ""
 
     @property
     def failed(self) -> bool:
-        return self.outcome not in ("refused", "loaded", "ran")
+        return self.outcome not in ("refused", "loaded", "ran", "slow")
 
 
 def shipped() -> list[tuple[str, str]]:

@@ -112,3 +112,26 @@ def fuzz_outputs(dirs: dict[str, str], seed: int, per_file: int | None,
                               for a in argv]
                     outcome, detail = _invoke(filled)
                     yield Result(kind, f"{name} ({argv[0]})", label, where, outcome, detail)
+
+
+def make_outputs(root: Path, sweep: bool = False) -> dict[str, str]:
+    """Output directories to mutate, made by the commands themselves under `root`: a run of
+    the small FUZZ scenario, a suite and an explore of a scenario that breaks an invariant
+    and, with `sweep` (it starts Spark), a two-seed sweep."""
+    from epochsim.cli import main
+    from tests.cli.fuzz_cases import FUZZ
+    from tests.fuzz.inputs import ROOT
+
+    (root / "fz.toml").write_text(FUZZ)
+    failing = str(ROOT / "scenarios" / "kip359-stale-leader-legacy.toml")
+    lines = {"run": ["run", str(root / "fz.toml"), "--out", str(root / "run"), "--no-plot"],
+             "suite": ["suite", failing, "--seeds", "1", "--out", str(root / "suite")],
+             "explore": ["explore", failing, "--budget", "3", "--out", str(root / "explore"),
+                         "--no-plot"]}
+    if sweep:
+        lines["sweep"] = ["sweep", str(ROOT / "scenarios" / "sweeps" / "demo.toml"), "--seeds",
+                          "2", "--out", str(root / "sweep")]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for argv in lines.values():
+            assert main(argv) in (0, 1), argv
+    return {kind: str(root / kind) for kind in lines}
