@@ -66,8 +66,8 @@ def _flags(args, tmp: Path):
             for key, value in world.items():
                 a = a.replace(key, value)
             filled.append(a.replace("{o}", str(case / "o")).replace("{dir}", str(case)))
-        outcome, detail = _invoke(filled)
         command = name.split()[0]
+        outcome, detail = _invoke(filled, 8 if command in SLOW else 30)
         if outcome == "timeout" and command in SLOW:
             outcome = "slow"
         if outcome == "exit-130" and command == "sweep":

@@ -125,10 +125,15 @@ def unknown_argument(parser: argparse.ArgumentParser, command: str, arg: str) ->
 
 def refuse_blank_values(parser: argparse.ArgumentParser, args) -> None:
     """Refuse an empty or blank value for any argument (`--out ''`, `--profile ' '`): each was
-    silently taken as "not given", and a path or name of blanks is never what was meant."""
+    silently taken as "not given", and a path or name of blanks is never what was meant. And
+    one holding a NUL byte, which a shell cannot pass but `main([...])` can: some paths
+    raised ValueError where they were first used (`suite --junit-xml` after all its runs)."""
     for action in _subparser(parser, args.command)._actions:  # noqa: SLF001
         value = getattr(args, action.dest, None)
         values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and "\0" in v for v in values):  # only in-process callers
+            raise UsageError(f"{args.command} {_name(action)}: {value!r} holds a NUL byte, "
+                             "which no path or name can; remove it")
         if any(isinstance(v, str) and not v.strip() for v in values):
             if action.option_strings:
                 name, fix = max(action.option_strings, key=len), \
@@ -136,6 +141,11 @@ def refuse_blank_values(parser: argparse.ArgumentParser, args) -> None:
             else:
                 name, fix = action.metavar or action.dest, "give a path"
             raise UsageError(f"{args.command} {name}: {value!r} is empty; {fix}")
+
+
+def _name(action: argparse.Action) -> str:
+    return max(action.option_strings, key=len) if action.option_strings else \
+        (action.metavar or action.dest)
 
 
 def os_problem(exc: OSError) -> str:

@@ -144,3 +144,17 @@ def test_a_path_of_non_utf8_bytes_is_printed_and_written_into_pages(scenario, tm
         assert odd in proc.stdout  # the name as given, so a repro line names the same file
     page = open(os.path.join(odd, b"report.html"), encoding="utf-8").read()
     assert "run\\udcff" in page
+
+
+@pytest.mark.parametrize("argv", [
+    ["suite", "{scenario}", "--seeds", "1", "--out", "{tmp}/o", "--junit-xml", "{tmp}/a\x00b"],
+    ["shrink", "{tmp}", "--out", "{tmp}/a\x00b"],
+    ["list", "profiles", "2.\x00"],
+], ids=["junit-xml", "shrink-out", "list-name"])
+def test_an_argument_holding_a_nul_byte_is_refused_before_anything_runs(
+        capsys, scenario, tmp_path, argv):
+    """`suite --junit-xml` took a NUL byte and raised ValueError writing the report after all
+    its runs; `shrink --out` raised it comparing paths."""
+    filled = [a.replace("{scenario}", str(scenario)).replace("{tmp}", str(tmp_path)) for a in argv]
+    one_line_error(capsys, filled, "holds a NUL byte")
+    assert not (tmp_path / "o").exists()

@@ -54,16 +54,18 @@ WHOLE_FILE = [
 ]
 
 
-def _invoke(argv: list[str]) -> tuple[str, str]:
+def _invoke(argv: list[str], limit_s: float = RUN_LIMIT_S) -> tuple[str, str]:
+    """(outcome, detail) of `epochsim argv` in process: refused (exit 2, one line), ran
+    (exit 0 or 1), raised, bad-message, timeout (no answer within `limit_s`) or exit-N."""
     from epochsim.cli import main
 
     err = io.StringIO()
     try:
-        with _limit(RUN_LIMIT_S), contextlib.redirect_stdout(io.StringIO()), \
+        with _limit(limit_s), contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(err):
             code = main(argv)
     except _Timeout:
-        return "timeout", f"no answer within {RUN_LIMIT_S} s"
+        return "timeout", f"no answer within {limit_s} s"
     except BaseException:  # noqa: BLE001
         return "raised", traceback.format_exc(limit=-2)
     text = err.getvalue()
@@ -114,20 +116,23 @@ def fuzz_outputs(dirs: dict[str, str], seed: int, per_file: int | None,
                     yield Result(kind, f"{name} ({argv[0]})", label, where, outcome, detail)
 
 
-def make_outputs(root: Path, sweep: bool = False) -> dict[str, str]:
+def make_outputs(root: Path, sweep: bool = False,
+                 kinds: tuple[str, ...] = ("run", "suite", "explore")) -> dict[str, str]:
     """Output directories to mutate, made by the commands themselves under `root`: a run of
     the small FUZZ scenario, a suite and an explore of a scenario that breaks an invariant
-    and, with `sweep` (it starts Spark), a two-seed sweep."""
+    and, with `sweep` (it starts Spark), a two-seed sweep; only those of `kinds`."""
     from epochsim.cli import main
     from tests.cli.fuzz_cases import FUZZ
     from tests.fuzz.inputs import ROOT
 
+    root.mkdir(parents=True, exist_ok=True)
     (root / "fz.toml").write_text(FUZZ)
     failing = str(ROOT / "scenarios" / "kip359-stale-leader-legacy.toml")
     lines = {"run": ["run", str(root / "fz.toml"), "--out", str(root / "run"), "--no-plot"],
              "suite": ["suite", failing, "--seeds", "1", "--out", str(root / "suite")],
              "explore": ["explore", failing, "--budget", "3", "--out", str(root / "explore"),
                          "--no-plot"]}
+    lines = {kind: argv for kind, argv in lines.items() if kind in kinds}
     if sweep:
         lines["sweep"] = ["sweep", str(ROOT / "scenarios" / "sweeps" / "demo.toml"), "--seeds",
                           "2", "--out", str(root / "sweep")]
