@@ -27,7 +27,8 @@ from tests.fuzz.inputs import Result, fuzz, shipped
 
 
 def _inputs(args, tmp: Path):
-    inputs = [i for i in shipped() if args.only in i[1]][::args.every]
+    inputs = [i for i in shipped() if args.only in i[1] and i[0] in args.kinds.split(",")]
+    inputs = inputs[::args.every]
     print(f"{len(inputs)} shipped files", flush=True)
     yield from fuzz(inputs, args.seed, args.per_doc, args.run_share, tmp)
 
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-share", type=float, default=0.02,
                    help="inputs: share of the mutants that load which are also run")
     p.add_argument("--only", default="", help="only the files (or flag cases) naming this")
+    p.add_argument("--kinds", default="scenario,probe,spec",
+                   help="inputs: the kinds of shipped file (scenario, probe, spec)")
     p.add_argument("--every", type=int, default=1, help="inputs: only every N-th shipped file")
     p.add_argument("--sweep", action="store_true", help="outputs: also a sweep's (starts Spark)")
     args = p.parse_args(argv)

@@ -162,7 +162,7 @@ def _matching_verdict(trace_path: str, header: dict) -> dict | None:
     try:
         with open(path, encoding="utf-8") as fh:
             verdict = json.load(fh)
-    except (OSError, ValueError, RecursionError):  # unreadable, not JSON: re-check the trace
+    except (OSError, ValueError):
         return None
     if not isinstance(verdict, dict) or not isinstance(verdict.get("violations"), list):
         return None
