@@ -1,4 +1,4 @@
-"""What the structural fuzz (tests/fuzz, benchmarks/fuzz_inputs.py) found, one test per class:
+"""What the structural fuzz (tests/fuzz, tests/fuzz/run_all.py) found, one test per class:
 an edited verdict.json, a file epochsim writes over one of the user's, an output directory
 holding an earlier search, a path of non-UTF-8 bytes. (In process, through `epochsim.cli.main`.)"""
 

@@ -1,4 +1,4 @@
-"""A seeded sample of the structural fuzz (the full run: `python -m benchmarks.fuzz_inputs`):
+"""A seeded sample of the structural fuzz (the full run: `python -m tests.fuzz.run_all`):
 shipped inputs mutated and loaded (some run), a run's outputs mutated and read back, every
 command's flags given bad values. No case may raise, hang or answer in more than one line;
 and the harness itself must see a planted traceback."""

@@ -4,10 +4,10 @@ own outputs (verdict.json, trace header, suite.json, explore.json, sweep.json an
 and read back by check, report, plot, diff and run --out; every flag and positional argument
 of every command given bad values. CI runs a seeded sample (tests/fuzz/test_fuzz_sample.py).
 
-    python -m benchmarks.fuzz_inputs inputs                  # every mutant; 2% of loaded run
-    python -m benchmarks.fuzz_inputs inputs --per-doc 40 --run-share 0.2 --only conformance
-    python -m benchmarks.fuzz_inputs outputs --per-doc 150 [--sweep]
-    python -m benchmarks.fuzz_inputs flags
+    python -m tests.fuzz.run_all inputs                  # every mutant; 2% of loaded run
+    python -m tests.fuzz.run_all inputs --per-doc 40 --run-share 0.2 --only conformance
+    python -m tests.fuzz.run_all outputs --per-doc 150 [--sweep]
+    python -m tests.fuzz.run_all flags
 
 Prints one line per failure (the file or command, the key path or flag, the class of fault,
 the last line of what went wrong), then the counts per kind and outcome. Exit 1 when any
@@ -38,7 +38,7 @@ def _outputs(args, tmp: Path):
 
     (tmp / "made").mkdir()
     (tmp / "work").mkdir()
-    dirs = make_outputs(tmp / "made", args.sweep)
+    dirs = make_outputs(tmp / "made", args.sweep, tuple(args.made.split(",")))
     yield from fuzz_outputs(dirs, args.seed, args.per_doc, tmp / "work")
 
 
@@ -77,7 +77,7 @@ def _flags(args, tmp: Path):
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.fuzz_inputs")
+    p = argparse.ArgumentParser(prog="python -m tests.fuzz.run_all")
     p.add_argument("what", choices=["inputs", "outputs", "flags"])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--per-doc", type=int, default=None, help="mutants per file (default: all)")
@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="inputs: the kinds of shipped file (scenario, probe, spec)")
     p.add_argument("--every", type=int, default=1, help="inputs: only every N-th shipped file")
     p.add_argument("--sweep", action="store_true", help="outputs: also a sweep's (starts Spark)")
+    p.add_argument("--made", default="run,suite,explore",
+                   help="outputs: the output directories to make and mutate")
     args = p.parse_args(argv)
     counts: collections.Counter = collections.Counter()
     failures: collections.Counter = collections.Counter()
