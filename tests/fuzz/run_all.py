@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -68,7 +69,12 @@ def _flags(args, tmp: Path):
                 a = a.replace(key, value)
             filled.append(a.replace("{o}", str(case / "o")).replace("{dir}", str(case)))
         command = name.split()[0]
-        outcome, detail = _invoke(filled, 8 if command in SLOW else 30)
+        here = os.getcwd()
+        os.chdir(case)  # a relative value given to --out or --database lands in the case
+        try:
+            outcome, detail = _invoke(filled, 8 if command in SLOW else 30)
+        finally:
+            os.chdir(here)
         if outcome == "timeout" and command in SLOW:
             outcome = "slow"
         if outcome == "exit-130" and command == "sweep":

@@ -50,8 +50,10 @@ def test_a_runs_outputs_mutated_and_read_back(tmp_path):
     assert _failures(fuzz_outputs(dirs, 1, 3, tmp_path / "work")) == []
 
 
-def test_every_commands_flags_sampled(tmp_path):
+def test_every_commands_flags_sampled(tmp_path, monkeypatch):
     from tests.fuzz.inputs import ROOT
+
+    monkeypatch.chdir(tmp_path)  # a relative value given to --out lands here
 
     dirs = make_outputs(tmp_path / "made", kinds=("run",))
     world = {"{scenario}": str(tmp_path / "made" / "fz.toml"), "{run}": dirs["run"],
