@@ -64,6 +64,7 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     saved = {k: os.environ.get(k) for k in (budget.ENV_TIME, budget.ENV_MEMORY)}
+    tolerate_undecodable_names()
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
@@ -93,6 +94,19 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ[key] = value
 
 
+def tolerate_undecodable_names() -> None:
+    """Let the process's own stdout and stderr print a path of bytes that are not UTF-8 (Python
+    reads one as lone surrogates, '\udcff'): under a UTF-8 locale their errors are "strict",
+    and `run` raised UnicodeEncodeError printing its summary after the run was written. The
+    bytes go out as they came in, so a printed repro line names the same file."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream in (sys.__stdout__, sys.__stderr__) and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="surrogateescape")
+            except (ValueError, OSError):  # a closed or detached stream: nothing to print to
+                pass
+
+
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
     return sub.choices[command]
@@ -111,10 +125,15 @@ def unknown_argument(parser: argparse.ArgumentParser, command: str, arg: str) ->
 
 def refuse_blank_values(parser: argparse.ArgumentParser, args) -> None:
     """Refuse an empty or blank value for any argument (`--out ''`, `--profile ' '`): each was
-    silently taken as "not given", and a path or name of blanks is never what was meant."""
+    silently taken as "not given", and a path or name of blanks is never what was meant. And
+    one holding a NUL byte, which a shell cannot pass but `main([...])` can: some paths
+    raised ValueError where they were first used (`suite --junit-xml` after all its runs)."""
     for action in _subparser(parser, args.command)._actions:  # noqa: SLF001
         value = getattr(args, action.dest, None)
         values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and "\0" in v for v in values):  # only in-process callers
+            raise UsageError(f"{args.command} {_name(action)}: {value!r} holds a NUL byte, "
+                             "which no path or name can; remove it")
         if any(isinstance(v, str) and not v.strip() for v in values):
             if action.option_strings:
                 name, fix = max(action.option_strings, key=len), \
@@ -122,6 +141,11 @@ def refuse_blank_values(parser: argparse.ArgumentParser, args) -> None:
             else:
                 name, fix = action.metavar or action.dest, "give a path"
             raise UsageError(f"{args.command} {name}: {value!r} is empty; {fix}")
+
+
+def _name(action: argparse.Action) -> str:
+    return max(action.option_strings, key=len) if action.option_strings else \
+        (action.metavar or action.dest)
 
 
 def os_problem(exc: OSError) -> str:

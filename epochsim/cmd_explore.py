@@ -86,6 +86,7 @@ def register(subs) -> None:
     p.add_argument("--database", metavar="DIR",
                    help="hypothesis example database (default none: runs depend on --seed only)")
     p.add_argument("--no-plot", action="store_true", help="do not draw the timeline")
+    _force_arg(p)
     p.set_defaults(func=main)
     s = subs.add_parser("shrink", help="minimise the schedule of a failing run",
                         description=SHRINK_HELP, formatter_class=fmt)
@@ -95,7 +96,34 @@ def register(subs) -> None:
     s.add_argument("--target", metavar="INVARIANT",
                    help="the invariant to keep failing (default: the run's first violation)")
     s.add_argument("--no-plot", action="store_true", help="do not draw the timeline")
+    _force_arg(s)
     s.set_defaults(func=shrink_main)
+
+
+def _force_arg(parser) -> None:
+    parser.add_argument("--force", action="store_true",
+                        help="let --out replace the results of an earlier search it holds")
+
+
+def take_out_dir(out: str, force: bool) -> str:
+    """`prepare_out_dir(out)`, refusing a directory that holds an earlier search's results
+    unless `force`, and then removing them first: a search that found nothing left the last
+    one's counterexample beside its own explore.json, and `report` showed it as this one's."""
+    from epochsim.explore.output import SEARCH_FILES
+
+    held = sorted(f for f in SEARCH_FILES if os.path.isfile(os.path.join(out, f)))
+    if held and not force:
+        raise UsageError(f"--out {out}: already holds the results of an earlier search "
+                         f"({', '.join(held)}); pass --force to replace them, or choose "
+                         "another --out")
+    out = prepare_out_dir(out)
+    try:
+        for name in held:
+            os.remove(os.path.join(out, name))
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot remove the earlier search's {exc.filename} "
+                         f"({exc.strerror}); choose another --out") from None
+    return out
 
 
 def fault_kinds(text: str) -> tuple:
@@ -139,7 +167,7 @@ def main(args) -> int:
         raise UsageError(f"{args.scenario}: {exc}") from None
     out = args.out or os.path.join("runs", "explore", scenario.name)
     not_an_output(args.scenario, out, "the scenario being explored")
-    out = prepare_out_dir(out)
+    out = take_out_dir(out, args.force)
     database = _database(args.database)
     reference = _reference(scenario, target) if args.differential else None
     drawn = "" if kinds == KINDS else f", faults {','.join(kinds)}"
@@ -209,6 +237,6 @@ def shrink_main(args) -> int:
     if args.out and os.path.realpath(args.out) == os.path.realpath(run_dir):
         raise UsageError(f"--out {args.out}: is the run being shrunk, whose trace and verdict "
                          "the counterexample would replace; choose another --out")
-    out = prepare_out_dir(args.out or default)
+    out = take_out_dir(args.out or default, args.force)
     outcome = shrink_run(run, args.target, progress)
     return finish_shrink(outcome, out, plot=not args.no_plot)

@@ -81,11 +81,25 @@ def junit_target(path: str) -> str:
     if not os.path.isdir(parent):
         raise UsageError(f"--junit-xml {path}: no directory {parent}; create it or choose "
                          "another path")
-    if os.path.lexists(path) and not os.path.isfile(path):
+    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
         raise UsageError(f"--junit-xml {path}: exists and is not a regular file; choose "
                          "another path")
+    if os.path.isfile(path) and not written_junit(path):  # the user's own file, kept
+        raise UsageError(f"--junit-xml {path}: exists and is not a JUnit report epochsim "
+                         "wrote; choose another path or remove it first")
     check_writable(parent, "--junit-xml")
     return path
+
+
+def written_junit(path: str) -> bool:
+    """Is the file at `path` a JUnit report `suite --junit-xml` wrote (its root element,
+    `<testsuites name="epochsim suite"`, in the first KiB)? Only such a file is replaced."""
+    from epochsim.junit import ROOT_TAG
+    try:
+        with open(path, "rb") as fh:
+            return ROOT_TAG in fh.read(1024)
+    except OSError:
+        return False
 
 
 def _run_one(job: tuple) -> dict:

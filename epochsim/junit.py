@@ -33,6 +33,10 @@ def case_name(scenario: str, seed: int) -> str:
     return f"{scenario}[seed={seed}]"
 
 
+#: how every report begins (after the XML declaration): a later --junit-xml replaces only these
+ROOT_TAG = b'<testsuites name="epochsim suite"'
+
+
 def junit_xml(rows: list[dict], results: list[dict], overrides: dict | None = None) -> str:
     runs = ET.Element("testsuites", name="epochsim suite")
     for row in rows:

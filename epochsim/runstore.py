@@ -69,7 +69,7 @@ def held_run(path: str) -> str | None:
         with open(os.path.join(path, "verdict.json"), encoding="utf-8") as fh:
             verdict = json.load(fh)
         return f"the run of {verdict['scenario']} at seed {verdict['seed']}"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # edited, not JSON
         return "a run"
 
 

@@ -172,4 +172,28 @@ def _matching_verdict(trace_path: str, header: dict) -> dict | None:
     # a verdict left over from an earlier run in the same directory must not be trusted
     if verdict.get("trace_digest") != digest_of_lines(header, lines):
         return None
+    problem = violations_problem(verdict["violations"])
+    if problem:  # this trace's own verdict, edited: neither trusted nor silently passed over
+        raise TraceError(f"{path}: {problem}; was it edited? remove it to re-check the trace, "
+                         "or re-run the scenario")
     return verdict
+
+
+_VIOLATION = {"invariant": (str, "a string"), "message": (str, "a string"),
+              "t_us": (int, "an integer"), "seqs": (list, "a list")}
+
+
+def violations_problem(violations: list) -> str | None:
+    """What is wrong with a verdict's `violations` (each an object with a string `invariant`
+    and `message`, an int `t_us` and a list of int `seqs`, as `Violation.to_json` writes),
+    or None. The reports sort, count and look up by these members."""
+    for i, v in enumerate(violations):
+        if not isinstance(v, dict):
+            return f"violations[{i}] is not an object"
+        for key, (kind, name) in _VIOLATION.items():
+            value = v.get(key)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                return f"violations[{i}].{key} is {json.dumps(value)[:40]}, not {name}"
+        if not all(type(s) is int for s in v["seqs"]):
+            return f"violations[{i}].seqs holds a member that is not an int"
+    return None

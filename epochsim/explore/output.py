@@ -24,6 +24,10 @@ from scenarios.schema import ScenarioError, parse_scenario
 from scenarios.writer import scenario_to_toml
 from sim.core.files import atomic_write, write_text
 
+#: what a search writes into its --out: a later search there removes them all first (--force)
+SEARCH_FILES = ("counterexample.toml", "trace.jsonl", "verdict.json", "explore.json",
+                "timeline.png", "timeline.html", "coverage.png", "report.html")
+
 
 def counterexample_scenario(scenario, case, invariant: str, origin: str):
     """The scripted Scenario that replays `case` (see the module contract)."""

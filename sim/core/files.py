@@ -6,7 +6,9 @@ it out of directory listings that readers take as output); when the block ends n
 temporary file replaces `path` in one `os.replace`, so a reader, or a later command after a
 kill, sees the old file or the new one, never half of one. On any exception (a full disk,
 Ctrl-C) the temporary file is removed and `path` is left as it was. `write_text(path, text)`
-is the one-call form. Nothing here knows what the files hold.
+is the one-call form. Nothing here knows what the files hold. Text that UTF-8 cannot encode
+(a file name of non-UTF-8 bytes, which Python gives as lone surrogates such as '\udcff') is
+written with a backslash escape (`\udcff`): the file stays UTF-8 and the write never fails.
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ def atomic_write(path: str, mode: str = "w", buffering: int = -1) -> Iterator[IO
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write: mode {mode!r} is not 'w' or 'wb'")
     tmp = temp_path(path)
-    encoding = "utf-8" if mode == "w" else None
-    fh = open(tmp, mode, encoding=encoding, buffering=buffering)  # noqa: SIM115 - closed below
+    encoding, errors = ("utf-8", "backslashreplace") if mode == "w" else (None, None)
+    fh = open(tmp, mode, encoding=encoding, errors=errors,  # noqa: SIM115 - closed below
+              buffering=buffering)
     try:
         try:
             yield fh

@@ -45,7 +45,8 @@ def failing(tmp_path):
 def test_the_report_has_a_case_per_seed_and_a_failure_per_missed_expectation(
         tmp_path, failing, schema, capsys):
     report = tmp_path / "report.xml"
-    report.write_text("an older report\n")  # replaced whole
+    report.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="epochsim suite" '
+                      'tests="0" />\n')  # an older report of epochsim's: replaced whole
     args = ["suite", PASSING, failing, "--seeds", "2", "--jobs", "1", "--out",
             str(tmp_path / "out"), "--junit-xml", str(report)]
     assert main(args) == 1
