@@ -6,11 +6,20 @@ from invariants.base import Invariant
 
 
 def final_leader_log(ctx, tp: str):
-    """The log of the partition's leader per the controller at the end, or None."""
+    """The log of the partition's leader per the controller at the end, or None. A leader
+    that is down at the end, its failure not yet acted on (a ZooKeeper session that has not
+    expired, a broker not yet fenced), stands for the election that failure will bring: the
+    log is that of the replica a clean election would choose, the first live ISR member in
+    assignment order (`offlinePartitionLeaderElection`; `PartitionChangeBuilder`'s
+    `electLeader`), or the leader's own when no ISR member is live (it leads again when back)."""
     st = ctx.truth.parts.get(tp)
     if st is None or st["leader"] < 0:
         return None
-    return ctx.logs.get(f"b{st['leader']}", tp)
+    leader = st["leader"]
+    if f"b{leader}" in ctx.truth.down:
+        live = [r for r in st["replicas"] if r in st["isr"] and f"b{r}" not in ctx.truth.down]
+        leader = live[0] if live else leader
+    return ctx.logs.get(f"b{leader}", tp)
 
 
 class AckedWriteLost(Invariant):

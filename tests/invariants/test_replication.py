@@ -70,6 +70,22 @@ def test_acked_write_lost_violated_by_truncation_of_the_leader_log():
         ("acked_write_lost", 100, (acked[0],)), ("acked_write_lost", 100, (acked[1],))]
 
 
+def test_acked_write_lost_judges_a_down_leader_by_the_clean_election_to_come():
+    """The leader b1 lost its log and is down at the end, its failure not yet acted on: the
+    next clean election picks b2, the first live ISR member, so only what b2 lacks is lost;
+    with b2 and b3 down too, b1 leads again when back, and its own log is judged."""
+    for others_down, lost in ((False, [1]), (True, [0, 1])):
+        tb, acked = _two_acked_batches()
+        tb.at(30).truncate("b1", "t-0", 0)
+        tb.add("b1", "crash")
+        if others_down:
+            tb.add("b2", "crash")
+            tb.add("b3", "crash")
+        tb.at(100).end()
+        assert tb.violations("acked_write_lost") == [
+            ("acked_write_lost", 100, (acked[i],)) for i in lost], others_down
+
+
 def _power_cut(tb: TraceBuilder, node: str, to_offset: int) -> int:
     return tb.add(node, "truncate", tp="t-0", topic_id=1, to_offset=to_offset,
                   reason="power_loss")
