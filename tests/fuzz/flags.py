@@ -4,7 +4,7 @@ Contract: `flag_cases(world)` builds, from the parser itself (`epochsim.cli.buil
 one case per (command, argument, bad value): the command's smallest valid command line
 (`BASE`) with that one argument replaced or added. `world` names the inputs the base lines
 need (a scenario, a run, a sweep spec, a fresh directory). A case is `(name, argv)`; run it
-with `tests.fuzz.outputs._invoke`, which says "refused", "ran", "raised", "timeout" or
+with `tests.fuzz.inputs.invoke`, which says "refused", "ran", "raised", "timeout" or
 "exit-N". Nothing here decides which values are legal: a value the command takes is "ran".
 """
 

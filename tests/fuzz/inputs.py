@@ -100,18 +100,18 @@ def load_outcome(kind: str, path: str) -> tuple[str, str]:
     return "loaded", ""
 
 
-def run_outcome(path: str, out: str) -> tuple[str, str]:
-    """(outcome, detail) of `epochsim run path --out out`, in process."""
+def invoke(argv: list[str], limit_s: float = RUN_LIMIT_S) -> tuple[str, str]:
+    """(outcome, detail) of `epochsim argv` in process: refused (exit 2, one line), ran
+    (exit 0 or 1), raised, bad-message, timeout (no answer within `limit_s`) or exit-N."""
     from epochsim.cli import main
 
     err = io.StringIO()
-    argv = ["run", path, "--out", out, "--no-plot", "--time-budget", str(RUN_BUDGET_S)]
     try:
-        with _limit(RUN_LIMIT_S), contextlib.redirect_stdout(io.StringIO()), \
+        with _limit(limit_s), contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(err):
             code = main(argv)
     except _Timeout:
-        return "timeout", f"no answer within {RUN_LIMIT_S} s"
+        return "timeout", f"no answer within {limit_s} s"
     except BaseException:  # noqa: BLE001
         return "raised", traceback.format_exc(limit=-2)
     text = err.getvalue()
@@ -121,6 +121,11 @@ def run_outcome(path: str, out: str) -> tuple[str, str]:
         lines = [ln for ln in text.splitlines() if ln.startswith("error: ")]
         return ("refused", text) if len(lines) == 1 else ("bad-message", text)
     return ("ran", "") if code in (0, 1) else (f"exit-{code}", text)
+
+
+def run_outcome(path: str, out: str) -> tuple[str, str]:
+    """(outcome, detail) of `epochsim run path --out out`, in process."""
+    return invoke(["run", path, "--out", out, "--no-plot", "--time-budget", str(RUN_BUDGET_S)])
 
 
 def _spec_dir(workdir: Path) -> Path:

@@ -16,11 +16,10 @@ import io
 import json
 import random
 import shutil
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.fuzz.inputs import RUN_LIMIT_S, Result, _limit, _Timeout
+from tests.fuzz.inputs import Result, invoke
 from tests.fuzz.mutate import mutants
 
 # kind -> (the files mutated, the commands that read the directory; {d} is the mutated copy,
@@ -52,29 +51,6 @@ WHOLE_FILE = [
     ("not-utf8", lambda b: b[:10] + b"\xff\xfe" + b[10:]), ("deep", lambda b: b"[" * 100_000),
     ("array", lambda b: b"[]\n"), ("null", lambda b: b"null\n"), ("directory", None),
 ]
-
-
-def _invoke(argv: list[str], limit_s: float = RUN_LIMIT_S) -> tuple[str, str]:
-    """(outcome, detail) of `epochsim argv` in process: refused (exit 2, one line), ran
-    (exit 0 or 1), raised, bad-message, timeout (no answer within `limit_s`) or exit-N."""
-    from epochsim.cli import main
-
-    err = io.StringIO()
-    try:
-        with _limit(limit_s), contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(err):
-            code = main(argv)
-    except _Timeout:
-        return "timeout", f"no answer within {limit_s} s"
-    except BaseException:  # noqa: BLE001
-        return "raised", traceback.format_exc(limit=-2)
-    text = err.getvalue()
-    if "Traceback" in text:
-        return "raised", text
-    if code == 2:
-        lines = [ln for ln in text.splitlines() if ln.startswith("error: ")]
-        return ("refused", text) if len(lines) == 1 else ("bad-message", text)
-    return ("ran", "") if code in (0, 1) else (f"exit-{code}", text)
 
 
 def fuzz_outputs(dirs: dict[str, str], seed: int, per_file: int | None,
@@ -112,7 +88,7 @@ def fuzz_outputs(dirs: dict[str, str], seed: int, per_file: int | None,
                     filled = [a.replace("{d}", str(copy)).replace("{orig}", orig)
                               .replace("{o}", str(out)).replace("{scenario}", scenario)
                               for a in argv]
-                    outcome, detail = _invoke(filled)
+                    outcome, detail = invoke(filled)
                     yield Result(kind, f"{name} ({argv[0]})", label, where, outcome, detail)
 
 

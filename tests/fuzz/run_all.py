@@ -48,7 +48,8 @@ def _flags(args, tmp: Path):
 
     import epochsim.sweep.spark_job as spark_job
     from tests.fuzz.flags import SLOW, flag_cases
-    from tests.fuzz.outputs import _invoke, make_outputs
+    from tests.fuzz.inputs import invoke
+    from tests.fuzz.outputs import make_outputs
 
     def no_spark(*a, **k):  # a sweep that gets as far as Spark has taken its flags
         raise KeyboardInterrupt  # the CLI's answer to it is exit 130, counted below
@@ -72,7 +73,7 @@ def _flags(args, tmp: Path):
         here = os.getcwd()
         os.chdir(case)  # a relative value given to --out or --database lands in the case
         try:
-            outcome, detail = _invoke(filled, 8 if command in SLOW else 30)
+            outcome, detail = invoke(filled, 8 if command in SLOW else 30)
         finally:
             os.chdir(here)
         if outcome == "timeout" and command in SLOW:

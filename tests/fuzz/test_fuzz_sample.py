@@ -10,9 +10,9 @@ import random
 import pytest
 
 from tests.fuzz.flags import SLOW, flag_cases
-from tests.fuzz.inputs import fuzz, load_outcome, shipped
+from tests.fuzz.inputs import fuzz, invoke, load_outcome, shipped
 from tests.fuzz.mutate import BAD_VALUES, all_mutants, mutants
-from tests.fuzz.outputs import _invoke, fuzz_outputs, make_outputs
+from tests.fuzz.outputs import fuzz_outputs, make_outputs
 
 
 def _failures(results) -> list[str]:
@@ -67,7 +67,7 @@ def test_every_commands_flags_sampled(tmp_path, monkeypatch):
             for key, value in world.items():
                 a = a.replace(key, value)
             filled.append(a.replace("{o}", str(tmp_path / f"o{n}")).replace("{dir}", str(tmp_path)))
-        outcome, detail = _invoke(filled)
+        outcome, detail = invoke(filled)
         if outcome not in ("refused", "ran"):
             bad.append(f"{name}: {outcome}: {detail[-400:]}")
     assert bad == []
