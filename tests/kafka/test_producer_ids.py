@@ -92,3 +92,36 @@ def test_a_kraft_broker_without_a_block_answers_coordinator_load_in_progress():
     records = [e for e in verdict["_events"] if e["kind"] == "send"
                and e.get("msg") == "AllocateProducerIdsResponse"]
     assert records and records[0]["error"] == E.NONE and records[0]["start"] == 0
+
+
+RESTART = """
+[[faults]]
+at_ms = 1500
+action = "crash"
+target = "p1"
+[[faults]]
+at_ms = 2000
+action = "restart"
+target = "p1"
+"""
+
+
+@pytest.mark.parametrize("profile", ["0.11", "2.4", "3.7"])
+def test_a_restarted_producer_process_takes_a_new_id_from_sequence_0(profile):
+    """A producer process that restarts is a new KafkaProducer: its first send loop asks for a
+    new id (no transactional.id ties it to the old one, KIP-98) and numbers every partition
+    from sequence 0 again; the invariants hold."""
+    verdict = _run(profile, producers=1, extra=RESTART)
+    assert verdict["violations"] == []
+    asked = [e["t"] for e in verdict["_events"] if e["kind"] == "send"
+             and e.get("msg") == "InitProducerId"]
+    assert len(asked) == 2 and asked[1] >= 2_000_000, asked
+    old, new = ({b["pid"]: b for e in verdict["_events"] if e["kind"] == "append"
+                 and (e["t"] >= 2_000_000) == later for b in e["batches"]} for later in (False, True))
+    assert old and new and not set(old) & set(new)
+    firsts = {}
+    for e in verdict["_events"]:
+        if e["kind"] == "append" and e["t"] >= 2_000_000:
+            for b in e["batches"]:
+                firsts.setdefault(b["tp"], b["base_seq"])
+    assert firsts and set(firsts.values()) == {0}, firsts
