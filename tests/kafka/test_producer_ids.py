@@ -53,14 +53,18 @@ name = "p{i}"
 topic = "t"
 enable_idempotence = true
 records_per_sec = 50
-"""
+{options}"""
 
 
-def _run(profile: str, mode: str = "", producers: int = 4, until_ms: int = 4000, extra: str = ""):
+def _run(profile: str, mode: str = "", producers: int = 4, until_ms: int = 4000, extra: str = "",
+         options: str = ""):
+    """A run of `producers` idempotent producers (each with the TOML lines `options`), with
+    the TOML `extra` (faults) after them."""
     from epochsim.runner import run_scenario
     from scenarios.schema import parse_scenario
     text = RUN.format(profile=profile, mode=mode, until_ms=until_ms,
-                      producers="".join(PRODUCER.format(i=i) for i in range(1, producers + 1)))
+                      producers="".join(PRODUCER.format(i=i, options=options)
+                                        for i in range(1, producers + 1)))
     return run_scenario(parse_scenario(text + extra), 1, keep_events=True)
 
 
@@ -125,3 +129,50 @@ def test_a_restarted_producer_process_takes_a_new_id_from_sequence_0(profile):
             for b in e["batches"]:
                 firsts.setdefault(b["tp"], b["base_seq"])
     assert firsts and set(firsts.values()) == {0}, firsts
+
+
+def _rule(kind: str, at_ms: int = 0) -> str:
+    return f"""
+[[faults]]
+at_ms = {at_ms}
+action = "rule"
+rule = "drop"
+kind = "{kind}"
+count = 1
+"""
+
+
+def _sends(verdict, msg: str) -> list[int]:
+    return [e["t"] for e in verdict["_events"] if e["kind"] == "send" and e.get("msg") == msg]
+
+
+@pytest.mark.parametrize("profile", ["2.4", "3.7"])
+def test_a_lost_init_producer_id_answer_is_asked_again_after_the_timeout_and_backoff(profile):
+    """A `drop` rule may name InitProducerIdResponse: the producer hears nothing, its request
+    times out after request.timeout.ms, which closes the connection, and it asks again
+    retry.backoff.ms later (3.7.0: `TxnRequestHandler.onComplete` re-enqueues a disconnected
+    request, `Sender.maybeSendAndPollTransactionalRequest` sleeps `retryBackoffMs` before a
+    retry; 2.4.0: `maybeWaitForProducerId` sleeps after the failed `sendAndReceive`)."""
+    verdict = _run(profile, producers=1, extra=_rule("InitProducerIdResponse"),
+                   options="request_timeout_ms = 1000\nretry_backoff_ms = 200\n")
+    asked = _sends(verdict, "InitProducerId")
+    assert len(asked) == 2, asked
+    assert asked[1] - asked[0] == 1_000_000 + 200_000
+    drops = [e for e in verdict["_events"] if e["kind"] == "drop"
+             and e.get("msg") == "InitProducerIdResponse"]
+    assert len(drops) == 1
+    assert verdict["violations"] == []
+    assert [e for e in verdict["_events"] if e["kind"] == "ack"]
+
+
+def test_a_lost_allocate_producer_ids_answer_is_given_up_after_the_controller_timeout():
+    """A KRaft broker whose AllocateProducerIds answer is lost waits for it until
+    controller.socket.timeout.ms (`RPCProducerIdManager.handleTimeout` at 3.7.0), answering
+    InitProducerId COORDINATOR_LOAD_IN_PROGRESS meanwhile, then asks again; the producer
+    gets its id then."""
+    verdict = _run("3.7", 'mode = "kraft"\ncontrollers = 1', producers=1, until_ms=34000,
+                   extra=_rule("AllocateProducerIdsResponse"))
+    asked = _sends(verdict, "AllocateProducerIds")
+    assert len(asked) == 2 and asked[1] - asked[0] >= 30_000_000, asked
+    errors = [err for _dst, _pid, err in _answers(verdict)]
+    assert errors.count(E.COORDINATOR_LOAD_IN_PROGRESS) > 10 and errors[-1] == E.NONE
