@@ -167,12 +167,44 @@ def test_a_lost_init_producer_id_answer_is_asked_again_after_the_timeout_and_bac
 
 def test_a_lost_allocate_producer_ids_answer_is_given_up_after_the_controller_timeout():
     """A KRaft broker whose AllocateProducerIds answer is lost waits for it until
-    controller.socket.timeout.ms (`RPCProducerIdManager.handleTimeout` at 3.7.0), answering
-    InitProducerId COORDINATOR_LOAD_IN_PROGRESS meanwhile, then asks again; the producer
-    gets its id then."""
+    controller.socket.timeout.ms, answering InitProducerId COORDINATOR_LOAD_IN_PROGRESS
+    meanwhile, then asks again (3.7.0's channel to the controller times the request out and
+    sends it again, `NodeToControllerRequestThread.handleResponse`); the producer gets its id
+    then."""
     verdict = _run("3.7", 'mode = "kraft"\ncontrollers = 1', producers=1, until_ms=34000,
                    extra=_rule("AllocateProducerIdsResponse"))
     asked = _sends(verdict, "AllocateProducerIds")
     assert len(asked) == 2 and asked[1] - asked[0] >= 30_000_000, asked
     errors = [err for _dst, _pid, err in _answers(verdict)]
     assert errors.count(E.COORDINATOR_LOAD_IN_PROGRESS) > 10 and errors[-1] == E.NONE
+
+
+@pytest.mark.parametrize("profile", ["3.5", "3.6"])
+def test_before_kafka_14694_a_kraft_broker_holds_init_producer_id_until_its_block_comes(profile):
+    """3.3-3.5 (`kraft_producer_id_no_wait` off): a KRaft broker with no block holds each
+    InitProducerId until the controller's block comes, so every producer gets its id from its
+    first request, with no error; 3.6+ answers the first ones COORDINATOR_LOAD_IN_PROGRESS at
+    once and the producers ask again (KAFKA-14694)."""
+    verdict = _run(profile, 'mode = "kraft"\ncontrollers = 1')
+    assert verdict["violations"] == []
+    errors = [err for _dst, _pid, err in _answers(verdict)]
+    if profile == "3.5":
+        assert errors == [E.NONE] * 4
+    else:
+        assert E.COORDINATOR_LOAD_IN_PROGRESS in errors and errors[-4:] == [E.NONE] * 4
+    given = [pid for _dst, pid, err in _answers(verdict) if err == E.NONE]
+    assert len(given) == 4 and len(set(given)) == 4
+
+
+def test_a_held_init_producer_id_whose_block_never_comes_times_out():
+    """3.5: the AllocateProducerIds answer is lost, so the InitProducerId waiting for the block
+    is answered COORDINATOR_LOAD_IN_PROGRESS after the broker's request.timeout.ms ("Timed out
+    waiting for next producer ID block"); the broker asks the controller again then, and the
+    producer's next InitProducerId gets its id."""
+    verdict = _run("3.5", 'mode = "kraft"\ncontrollers = 1', producers=1, until_ms=34000,
+                   extra=_rule("AllocateProducerIdsResponse"),
+                   options="request_timeout_ms = 40000\n")
+    answers = _answers(verdict)
+    assert [err for _dst, _pid, err in answers] == [E.COORDINATOR_LOAD_IN_PROGRESS, E.NONE]
+    held = _sends(verdict, "AllocateProducerIds")[0]
+    assert _sends(verdict, "InitProducerIdResponse")[0] == held + 30_000_000
