@@ -41,8 +41,9 @@ Exit 1 when a counterexample is found, 0 when none within the budget, 2 on bad i
 Fault kinds (--faults): crash, isolate, block, rule:delay, rule:hold, rule:reorder, rule:drop,
 rule:duplicate, move_leader, preferred_election, reassign, controlled_shutdown,
 controller_crash, move_all_leaders, retention, control_race are drawn by default; power_loss
-(a broker loses its unflushed writes) and reset_connections (the network resets connections,
-losing what is in flight) only when named, as are the KRaft-only stop_controller (a clean
+(a broker loses its unflushed writes), reset_connections (the network resets connections,
+losing what is in flight) and elect_leaders (the admin's ElectLeaders, preferred or unclean)
+only when named, as are the KRaft-only stop_controller (a clean
 stop: a quorum leader resigns first), split_quorum (a voter cut from the other voters),
 cut_from_quorum (a broker cut from the quorum) and slow_metadata (a broker applies metadata
 late). Give a list to search with those kinds only, or +KIND / -KIND to add to or take

@@ -121,20 +121,31 @@ class UnreportedDataLoss(Invariant):
     is not asked: a KIP-360 client (2.5+) that meets a pre-2.5 broker's UNKNOWN_PRODUCER_ID
     bumps its epoch and retries it whatever the log start offset ("For the idempotent
     producer, always retry UNKNOWN_PRODUCER_ID errors", `TransactionManager.canRetry` at
-    2.5.0), and so leaves a loss the broker reported unreported."""
+    2.5.0), and so leaves a loss the broker reported unreported. Only the producer's own
+    session is held to it: a producer process that restarted is a new KafkaProducer with a new
+    producer id (no transactional.id), and "the producer can only guarantee idempotence for
+    messages sent within a single session" (KafkaProducer javadoc, 3.7.0), so what a later
+    incarnation wrote is not the old one writing on past its hole."""
 
     name = "unreported_data_loss"
-    handlers = {"ack": "on_ack", "produce_failed": "on_failed", "append": "on_append"}
+    handlers = {"ack": "on_ack", "produce_failed": "on_failed", "append": "on_append",
+                "restart": "on_restart"}
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self.acked: list[tuple] = []
+        self.session: dict[str, int] = {}  # producer -> its restarts so far
+        self.session_of: dict[str, int] = {}  # bid -> the session of its producer that acked it
         self.last_report: dict[tuple, int] = {}  # (producer, tp) -> time of its last OOOS
         # (producer, tp) -> [(time, whether the appending broker accepts an unknown producer)]
         self.appended: dict[tuple, list[tuple[int, bool]]] = {}
 
     def on_ack(self, ev):
         self.acked.append((ev["tp"], ev["bid"], ev["base_offset"], ev["seq"], ev["node"], ev["t"]))
+        self.session_of[ev["bid"]] = self.session.get(ev["node"], 0)
+
+    def on_restart(self, ev):
+        self.session[ev["node"]] = self.session.get(ev["node"], 0) + 1
 
     def on_failed(self, ev):
         if ev["error"] == OOOS:
@@ -156,18 +167,20 @@ class UnreportedDataLoss(Invariant):
         from invariants.replication import lost_batches
         lost = lost_batches(self.ctx, self.acked)
         lost_bids = {item[1] for item in lost}
-        last_kept: dict[tuple, int] = {}  # (producer, tp) -> last ack of a batch still in the log
+        # (producer, session, tp) -> the last ack of a batch still in the log
+        last_kept: dict[tuple, int] = {}
         for tp, bid, _base, _seq, node, acked_t in self.acked:
             if bid not in lost_bids:
-                last_kept[(node, tp)] = max(acked_t, last_kept.get((node, tp), -1))
+                key = (node, self.session_of[bid], tp)
+                last_kept[key] = max(acked_t, last_kept.get(key, -1))
         for tp, bid, base, seq, node, acked_t in lost:
             if self._no_signal(node, tp, acked_t):
                 continue  # a broker that takes an unknown producer's batch has no error to give
             reported = self.last_report.get((node, tp), -1) >= acked_t  # only a later error reports it
-            # The producer went on past the hole: a later acknowledged batch is in the log. One
-            # that has not written there since the loss (the run ended first) has not yet had
-            # the chance to report it.
-            went_on = last_kept.get((node, tp), -1) > acked_t
+            # The producer went on past the hole: a later acknowledged batch of the same session
+            # is in the log. One that has not written there since the loss (the run ended first,
+            # or its process restarted) has not yet had the chance to report it.
+            went_on = last_kept.get((node, self.session_of[bid], tp), -1) > acked_t
             if bid in self.ctx.idem.seq_of and went_on and not reported:
                 self.violate(self.ctx.end_t, f"{bid} (offset {base}) of {tp} was acknowledged and is "
                              f"lost, yet {node} wrote on to {tp} and never reported an error "

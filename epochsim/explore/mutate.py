@@ -40,7 +40,7 @@ from sim.kafka.faults.rules import CONTROL_KINDS
 NODE_PARAMS = ("dst", "src", "to")  # step params that name a node
 # actions after which the controller sends control requests: what a race edit holds back
 CONTROL_CHANGES = ("reassign", "move_leader", "move_all_leaders", "preferred_election",
-                   "controlled_shutdown", "crash", "isolate", "restart", "heal")
+                   "elect_leaders", "controlled_shutdown", "crash", "isolate", "restart", "heal")
 SLOT_US = 100_000
 FOLLOW = 0.8  # the chance a parent with leads has one followed
 FOLLOW_AFTER_US = (1_000, 10_000, 100_000, 500_000, 1_000_000, 2_000_000)

@@ -38,6 +38,7 @@ from epochsim.explore.picks import MAX_DURATION_SLOTS, SLOT_MS
 from scenarios.clients import idempotence_explicit
 from sim.core.faults import FaultStep, sorted_schedule
 from sim.kafka.faults import CUT_ACTIONS
+from sim.kafka.switch_choices import elect_leaders_refused
 
 KINDS = ("crash", "isolate", "block", "rule:delay", "rule:hold", "rule:reorder", "rule:drop",
          "rule:duplicate", "move_leader", "preferred_election", "reassign",
@@ -52,7 +53,7 @@ ZK_ONLY_KINDS = ("rule:hold", "rule:reorder", "control_race")
 KRAFT_ONLY_KINDS = ("stop_controller", "split_quorum", "cut_from_quorum", "slow_metadata")
 # Kinds a search draws only when asked (`epochsim explore --faults`): adding one to KINDS
 # would change every default search, and the self-test's published figures with them.
-OPT_IN_KINDS = ("power_loss", "reset_connections") + KRAFT_ONLY_KINDS
+OPT_IN_KINDS = ("power_loss", "reset_connections", "elect_leaders") + KRAFT_ONLY_KINDS
 ALL_KINDS = KINDS + OPT_IN_KINDS
 assert set(ALL_KINDS) == KIND_NAMES, "every explore episode is a default or an opt-in kind"
 # Producer settings the workload part of a case may change (the scenario's value comes first).
@@ -93,6 +94,8 @@ class FaultSpace:
     # ZooKeeper mode: how long a crashed broker's registration outlives it (its session), so a
     # restart within it fails (NODEEXISTS); 0 in KRaft mode
     broker_session_ms: int = 0
+    # the ElectLeaders types the controllers' release takes by request (`elect_leaders`)
+    election_types: tuple = ("preferred", "unclean")
 
     @classmethod
     def of(cls, scenario, max_faults: int = 8, kinds: tuple = KINDS,
@@ -101,7 +104,9 @@ class FaultSpace:
         base and generated episodes are added around them."""
         o = scenario.options
         kraft = o.kraft
-        kinds = _kinds_for_mode(kinds, kraft)
+        types = tuple(t for t in ("preferred", "unclean")
+                      if not elect_leaders_refused(o.protocol.admin_elect_leaders, t.upper()))
+        kinds = _kinds_for_mode(kinds, kraft, bool(types))
         window = (o.run.duration_ms - o.run.settle_ms) // SLOT_MS * SLOT_MS
         if window < SLOT_MS:
             raise ValueError(f"run.duration_ms - run.settle_ms = {window} ms leaves no time for "
@@ -120,7 +125,8 @@ class FaultSpace:
                              for i, r in enumerate(t.assignment)),
             max_faults=max_faults, kinds=kinds,
             story=tuple(scenario.steps) if story else (), kraft=kraft,
-            broker_session_ms=0 if kraft else o.cluster.broker_session_timeout_ms)
+            broker_session_ms=0 if kraft else o.cluster.broker_session_timeout_ms,
+            election_types=types)
 
     @property
     def slots(self) -> int:
@@ -180,13 +186,16 @@ class FaultSpace:
         return control * 2 + back + data + clients
 
 
-def _kinds_for_mode(kinds: tuple, kraft: bool) -> tuple:
-    """`kinds` without those that cannot act in the run's mode; an error when none is left."""
-    other_mode = ZK_ONLY_KINDS if kraft else KRAFT_ONLY_KINDS
+def _kinds_for_mode(kinds: tuple, kraft: bool, elects: bool = True) -> tuple:
+    """`kinds` without those that cannot act in the run's mode, nor `elect_leaders` when the
+    controllers' release takes no ElectLeaders request (`elects` false: before 2.2); an error
+    when none is left."""
+    other_mode = (ZK_ONLY_KINDS if kraft else KRAFT_ONLY_KINDS) + (() if elects
+                                                                   else ("elect_leaders",))
     left = tuple(k for k in kinds if k not in other_mode)
     if not left:
         mode = ("a KRaft cluster (cluster.mode = \"kraft\")" if kraft
-                else "a ZooKeeper-mode cluster")
+                else "a ZooKeeper-mode cluster") + ("" if elects else " of this release")
         raise ValueError(f"--faults {','.join(kinds)}: none of these acts on {mode}; add a kind "
                          f"such as crash or isolate")
     return left

@@ -237,6 +237,8 @@ class KraftBroker(MetadataLogFetcher, Broker):
             self._apply(data)
         elif name == "allocate_pids_timeout":
             self.allocate_pids_timeout(data)
+        elif name == "pid_block_wait":
+            self.pid_block_wait_timeout(data)
         else:
             super().on_timer(name, data)
 

@@ -94,7 +94,10 @@ class Producer(ProduceResults, IdempotenceMixin, ProducerIdInit, ProducerClose, 
         self.set_timer(self.spec.start_ms * 1000, "begin")
 
     def on_restart(self) -> None:
+        """A restarted producer process is a new KafkaProducer: nothing of the old one's
+        accumulator, connections or producer session survives (`start_new_session`)."""
         self._reset()
+        self.start_new_session()
         self.set_timer(0, "begin")
 
     def on_message(self, msg) -> None:

@@ -26,8 +26,9 @@ drained, so a batch that expires unsent leaves no gap. A batch is the producer's
 carries the producer's id *and* epoch (`hasProducerIdAndEpoch`, `ProducerIdAndEpoch.equals`).
 A producer gets its id from a broker (InitProducerId, `producer_init`): at its first send loop,
 after a 0.11-2.4 reset (`reset_producer_id`: an OutOfOrderSequence surfaced, an unresolved
-sequence no later acknowledgement covered), and when a 2.5+ epoch is exhausted (`bump_epoch`);
-a 1.0-2.4 probe may also set a new one mid-test as SenderTest does (`set_producer_id`).
+sequence no later acknowledgement covered), when a 2.5+ epoch is exhausted (`bump_epoch`), and
+when its process restarts (`start_new_session`); a 1.0-2.4 probe may also set a new one
+mid-test as SenderTest does (`set_producer_id`).
 """
 
 from __future__ import annotations
@@ -117,6 +118,19 @@ class IdempotenceMixin:
                       self.part_epoch, self.part_pid, self.unresolved):
             state.clear()
         self.bump_required.clear()
+
+    def start_new_session(self) -> None:
+        """A restarted producer process: a new KafkaProducer, whose first send loop asks a
+        broker for a new producer id (InitProducerId) and whose partitions start at sequence
+        0. With no transactional.id nothing ties it to the old process's id (KIP-98; the
+        KafkaProducer javadoc at 3.7.0: "the producer can only guarantee idempotence for
+        messages sent within a single session"; `TransactionCoordinator.handleInitProducerId`
+        hands a null transactional id a new producerId), so the broker does not deduplicate its batches against the old one's,
+        and the new process is neither fatal, closed nor waiting for an old answer."""
+        self.set_producer_id(NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
+        self.fatal_error = None
+        self.init_producer_id_state()
+        self.init_close_state()
 
     def may_send(self, pb) -> bool:
         """May `pb` be drained now? A batch that already has a sequence (a retry) always may;

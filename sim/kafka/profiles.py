@@ -51,7 +51,8 @@ _V0_10_2 = Protocol(
     list_offsets_max_timestamp="none", list_offsets_earliest_local=False, admin_elect_leaders="none",
     out_of_range_halts=True, survives_log_dir_failure=False, idempotent_producer=False,
     follower_fetch=False, follower_hw_completes_fetches=False, fetch_sessions=False,
-    fetch_session_rotation="responded", fetch_session_cache_sharded=False)
+    fetch_session_rotation="responded", fetch_session_cache_sharded=False,
+    kraft_producer_id_no_wait=False)
 
 # Each later release, oldest first, with what it changed against the release before it (the
 # ZooKeeper-mode broker and the Java client of the X.Y.0 release, read at its tag); an empty
@@ -130,6 +131,7 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
     ("3.6", dict(kraft_isr_shrink_bumps_epoch=False,
                  kraft_expired_heartbeat_touches=True,  # KAFKA-15019 (KRaft only)
                  hw_caught_up_eligible_only=True,
+                 kraft_producer_id_no_wait=True,  # KAFKA-14694 (KRaft only)
                  init_producer_id_auth_abortable=True)),  # KAFKA-13668
     ("3.7", dict(leader_discovery="kip951",  # KIP-951
                  list_offsets_max_timestamp="last_offset",  # e905ef1edfb (LogValidator)

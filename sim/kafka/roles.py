@@ -141,6 +141,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     "kraft_reregistration": (CONTROLLER,),
     # KRaft only: the active controller renews a session on an expired heartbeat (KAFKA-15019)
     "kraft_expired_heartbeat_touches": (CONTROLLER,),
+    # KRaft only: a broker without a producer id block answers InitProducerId at once
+    # (KAFKA-14694); before, the request waited for the block
+    "kraft_producer_id_no_wait": (BROKER,),
     # KRaft only (KIP-996): a voter asks for pre-votes before it stands, and answers them
     "raft_pre_vote": (CONTROLLER,),
     # KRaft only (KAFKA-18345): a candidate that lost waits out its election timeout

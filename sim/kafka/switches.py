@@ -24,18 +24,16 @@ class Protocol:
     # its metadata cache, ignores metadata with an older one, and learns newer ones out of band
     # (`updateLastSeenEpochIfNewer`), which make its cached entry stale (ref §3.1)
     client_rejects_stale_metadata: bool = True
-    # which topic id change lets a client accept a lower leader epoch (the topic was recreated;
-    # `Metadata.updateLatestMetadata`): off (before 3.0: no topic ids; it rejects and hangs, ref
-    # §3.1, §4 row 10) | both_ids (KAFKA-12257, 3.0.0: both ids known and different,
-    # `oldTopicId != null`) | new_id (KAFKA-13488, 3.1.0, 3.0.1: any id other than the cache's,
-    # `topicId != null && !topicId.equals(oldTopicId)`, so also a topic the cache lost)
+    # which topic id change lets a client accept a lower leader epoch (a recreated topic,
+    # `Metadata.updateLatestMetadata`): off (before 3.0: it rejects and hangs, ref §3.1, §4 row
+    # 10) | both_ids (KAFKA-12257, 3.0.0: both ids known and different) | new_id (KAFKA-13488,
+    # 3.1.0, 3.0.1: any id other than the cache's, so also a topic the cache lost)
     client_accepts_recreated_topic: str = "new_id"
     # how clients find a new leader: metadata | kip951 | refresh_no_backoff (ref §3.3, KIP-951)
     leader_discovery: str = "metadata"
-    # how clients back off (ref §0, §3.1): constant (before 3.7): a retried batch and a metadata
-    # refresh wait retry.backoff.ms; exponential (KIP-580, KAFKA-9800, 3.7+): retry.backoff.ms
-    # * 2^n with ±20% jitter up to retry.backoff.max.ms, and metadata refreshes also back off
-    # exponentially while answers bring no newer leader epoch (`equivalentResponseCount`)
+    # how clients back off (ref §0, §3.1): constant (before 3.7): retry.backoff.ms; exponential
+    # (KIP-580, KAFKA-9800, 3.7+): retry.backoff.ms * 2^n, ±20% jitter, up to retry.backoff.max.ms,
+    # metadata refreshes too while answers bring no newer epoch (`equivalentResponseCount`)
     client_backoff: str = "exponential"
     # which broker a client's Metadata request goes to (`NetworkClient.leastLoadedNode`, ref
     # §3.1; docs/profiles.md): fewest_in_flight (0.10.2-2.2) | established_first (2.3-2.6,
@@ -361,6 +359,9 @@ class Protocol:
     # KRaft only: KAFKA-15019 (3.6). A heartbeat that expired in the controller's queue still
     # renews its broker's session (`processExpiredBrokerHeartbeat`); before, it did nothing
     kraft_expired_heartbeat_touches: bool = False
+    # KRaft only: KAFKA-14694 (3.6). A broker with no producer id block answers InitProducerId
+    # COORDINATOR_LOAD_IN_PROGRESS at once; before (3.3-3.5) the request waited for the block
+    kraft_producer_id_no_wait: bool = True
     raft_pre_vote: bool = False  # KIP-996 (4.0; KRaft only): a voter stands once pre-voted
     # KRaft only: KAFKA-18345 (4.1). A candidate that lost waits out its election timeout;
     # before (3.3-4.0) it backs off at once for a random, exponential time
@@ -395,5 +396,5 @@ KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum", "kraft_i
                   "kraft_unclean_election_config", "raft_begin_quorum_heartbeat",
                   "raft_observer_votes", "eligible_leader_replicas", "elr_assigned_replicas_only",
                   "kraft_replicates_once_registered", "kraft_reregistration",
-                  "kraft_expired_heartbeat_touches")
+                  "kraft_expired_heartbeat_touches", "kraft_producer_id_no_wait")
 

@@ -169,6 +169,30 @@ def test_unreported_data_loss_waits_for_the_producer_to_write_on():
     assert tb.violations("unreported_data_loss") == []
 
 
+def _lost_ack_then_restart(restart: bool):
+    """p1#1 is lost as in `_lost_ack`; with `restart` the producer's process restarted before
+    it wrote p1#2 there, under the new id InitProducerId gave the new session."""
+    tb, lost = _lost_ack(went_on=False)
+    if restart:
+        tb.at(31).add("p1", "crash")
+        tb.at(32).add("p1", "restart")
+    tb.at(35).append("b2", "p1", batch("t-0", 4, "p1#2", leader_epoch=1, pid=PID + 1))
+    tb.ack("p1", "p1#2", "t-0", 4, acks=1)
+    tb.at(100).end()
+    return tb, lost
+
+
+def test_unreported_data_loss_holds_a_producer_to_its_own_session_only():
+    """A restarted producer process is a new KafkaProducer with a new producer id: it never
+    promised to report what the old session lost ("idempotence for messages sent within a
+    single session", KafkaProducer javadoc at 3.7.0), while the same session writing on under
+    a new id is still judged."""
+    tb, _lost = _lost_ack_then_restart(restart=True)
+    assert tb.violations("unreported_data_loss") == []
+    tb, lost = _lost_ack_then_restart(restart=False)
+    assert tb.violations("unreported_data_loss") == [("unreported_data_loss", 100, (lost,))]
+
+
 def test_an_unrelated_failure_does_not_report_a_loss():
     tb, lost = _lost_ack()
     tb.at(40).produce_failed("p1", "t-0", -1, bid="p1#2")  # a delivery timeout of another batch

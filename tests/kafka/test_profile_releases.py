@@ -63,6 +63,7 @@ ARRIVALS = {
     "kraft_reregistration": [("0.10.2", "new_epoch"), ("3.8", "keeps_state"),
                              ("3.9", "keeps_epoch")],  # KAFKA-16757, KAFKA-16952
     "kraft_expired_heartbeat_touches": [("0.10.2", False), ("3.6", True)],  # KAFKA-15019
+    "kraft_producer_id_no_wait": [("0.10.2", False), ("3.6", True)],  # KAFKA-14694
     "admin_elect_leaders": [("0.10.2", "none"), ("2.2", "preferred"),  # KIP-183
                             ("2.4", "typed")],  # KIP-460
 }

@@ -166,6 +166,16 @@ def _draw_reassign(pick, space, start):
     return steps
 
 
+def _draw_elect_leaders(pick, space, start):
+    """The admin's ElectLeaders for one partition or all, of a type the controllers' release
+    takes by request (`space.election_types`). UNCLEAN elects only where no live leader is
+    (KIP-460), so it meets a crash drawn before it; PREFERRED is as often drawn."""
+    if not space.election_types:
+        return []
+    return [step(start, "elect_leaders", pick.one((None,) + space.tps),
+                 {"election_type": pick.one(space.election_types)})]
+
+
 def _draw_move_all_leaders(pick, space, start):
     return [step(start, "move_all_leaders", pick.one(space.brokers + space.roles()))]
 
@@ -214,7 +224,8 @@ ACTIONS = {a.name: a for a in (
         "elect_leaders", "partition?", params={"election_type": (_election_type, REQUIRED)},
         apply=_with_controller(_elect_leaders),
         sentence=lambda t, p: f"send the controller an ElectLeaders "
-        f"({p['election_type'].lower()}) for {target_words(t)}", mark_colour="tab:orange"),
+        f"({p['election_type'].lower()}) for {target_words(t)}", mark_colour="tab:orange",
+        draws={"elect_leaders": _draw_elect_leaders}),
     FaultAction(
         "reassign", "partition", params={"replicas": (_replicas, REQUIRED)},
         apply=_with_controller(lambda cl, c, t, p: c.reassign(t, list(p["replicas"]))),

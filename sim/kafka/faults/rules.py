@@ -17,6 +17,10 @@ MESSAGE_KINDS = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "Produce", "Pr
                  "UpdateMetadataResponse", "OffsetsForLeaderEpoch",
                  "OffsetsForLeaderEpochResponse", "ListOffsets", "ListOffsetsResponse",
                  "WireRequest", "WireResponse",  # a real client's frames (docs/real-clients.md)
+                 # an idempotent producer's id (`producer_init`) and a KRaft broker's block of
+                 # ids from the active controller (`producer_ids`); explore draws neither
+                 "InitProducerId", "InitProducerIdResponse", "AllocateProducerIds",
+                 "AllocateProducerIdsResponse",
                  # KRaft: a broker's registration and heartbeats, the metadata log's Fetch
                  # (the quorum's own and the brokers'), and the quorum's elections
                  "BrokerRegistration", "BrokerRegistrationResponse", "BrokerHeartbeat",
