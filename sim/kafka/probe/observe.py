@@ -173,8 +173,6 @@ BROKER = {
     **observe_session.SESSION, **ISR, **PRODUCER_IDS,
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "error": Obs(False, _answer_error, "the answer's request-level error", True),
-    "answer_partitions": Obs(False, lambda s, a: sorted(answer_parts(s.answer)),
-                             "the partitions the answer names, sorted"),
     "leader_epoch": Obs(True, _part("leader_epoch"), "the replica's leader epoch"),
     "partition_epoch": Obs(True, _part("partition_epoch"), "the replica's partition epoch"),
     "leader": Obs(True, _part("leader"), "the leader the replica knows"),
