@@ -83,18 +83,15 @@ class ElectLeadersPurgatory:
         """Move each waiting partition whose expected leader the cache names to NONE; whether
         none is left waiting."""
         _src, _corr, _every, _deadline, waiting, results = self.elections[key]
-        for tp in sorted(waiting):
-            cached = self.metadata.get(tp)
-            if cached is not None and cached[1] == waiting[tp]:
-                del waiting[tp]
-                results[tp] = E.NONE
+        for tp in AE.seen_in_cache(waiting, self.metadata):
+            del waiting[tp]
+            results[tp] = E.NONE
         return not waiting
 
     def _finish_election(self, key: int) -> None:
         """`onComplete`: the partitions still waiting time out."""
         self.election_deadlines.cancel(key)
-        waiting, results = self.elections[key][4], self.elections[key][5]
-        self._answer_election(key, {**{tp: E.REQUEST_TIMED_OUT for tp in waiting}, **results})
+        self._answer_election(key, AE.completed_answer(*self.elections[key][4:]))
 
     def _answer_election(self, key: int, results: dict) -> None:
         src, corr, every, *_ = self.elections.pop(key)
