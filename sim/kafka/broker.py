@@ -1,16 +1,14 @@
 """Broker actor: control plane (LeaderAndIsr, UpdateMetadata, StopReplica), sessions, dispatch.
 
 Contract: a broker hosts replicas (`Partition`) over durable logs, keeps its own metadata cache
-(which may lag the controller), answers Metadata from that cache, and applies control requests
-with the checks of ref §1.4 (LeaderAndIsr) and §1.5 (StopReplica). Volatile state (hosted
-partitions, metadata cache, controller epoch, fetchers, pending requests) is lost on crash; logs
-survive, and a restart reads each log's high watermark back from its last checkpoint and its
-producer state from its last producer-state snapshot and the log above it. Logs sit in
-`cluster.log_dirs` directories, any of which may fail (`LogDirs`). Producer ids: `producer_ids`.
-Each broker runs its own profile (`profile`, switches `protocol`), which the `upgrade` action
-changes while it is down (`run_profile`); what it sends other brokers is bounded by the
-cluster's inter-broker protocol version (`store.ibp`, `sim.kafka.rules.inter_broker`). The
-data plane is `BrokerData` / `Fetcher`.
+(which may lag the controller), answers Metadata from it, and applies control requests with the
+checks of ref §1.4 (LeaderAndIsr) and §1.5 (StopReplica). Volatile state (partitions, metadata
+cache, controller epoch, fetchers, pending requests) is lost on crash; logs survive, and a
+restart reads each log's HW from its last checkpoint and its producer state from its last
+snapshot and the log above it. Logs sit in `cluster.log_dirs` directories (`LogDirs`); producer
+ids: `producer_ids`; an admin's ElectLeaders: `ElectLeadersPurgatory`. Each broker runs its own
+profile (`protocol`; `upgrade` changes it while down); what it sends other brokers is bounded by
+the inter-broker protocol (`store.ibp`). The data plane is `BrokerData` / `Fetcher`.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ from sim.core.actor import Actor
 from sim.kafka import vocab as V
 from sim.kafka.broker_control import ControlPlane
 from sim.kafka.broker_data import BrokerData
+from sim.kafka.broker_elect_leaders import ElectLeadersPurgatory
 from sim.kafka.broker_storage import LogDirs
 from sim.kafka.connection import RequestQueue
 from sim.kafka.delete_records import DeleteRecordsHandler
@@ -47,7 +46,7 @@ HEARTBEAT_US = 500_000
 
 class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions, IsrManager,
              Fetcher, FetcherReset, FollowerHw, LogDirs, DeleteRecordsHandler, WireFrontEnd,
-             ProducerIdManager, Actor):
+             ProducerIdManager, ElectLeadersPurgatory, Actor):
     kraft = False  # a ZooKeeper-mode broker (`KraftBroker` is the KRaft one)
 
     def __init__(self, world, broker_id: int, options: Options, protocol, store):
@@ -372,8 +371,7 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
 
     # -- dispatch ------------------------------------------------------------------------
     def on_message(self, msg) -> None:
-        # client requests and follower fetches wait their turn (connection.py)
-        if not self.enqueue_request(msg):
+        if not self.enqueue_request(msg):  # client requests wait their turn (connection.py)
             self.dispatch(msg)
 
     def dispatch(self, msg) -> None:
@@ -391,6 +389,8 @@ class Broker(RequestQueue, ControlPlane, BrokerData, LeaderFetch, LeaderSessions
         "OffsetsForLeaderEpoch": LeaderFetch.on_offsets_for_leader_epoch,
         "ListOffsets": LeaderFetch.on_list_offsets,
         "DeleteRecords": DeleteRecordsHandler.on_delete_records,
+        "ElectLeaders": ElectLeadersPurgatory.on_elect_leaders,
+        "ElectLeadersResult": ElectLeadersPurgatory.on_elect_leaders_result,
         "InitProducerId": ProducerIdManager.on_init_producer_id,
         "FetchResponse": Fetcher.on_fetch_response,
         "ListOffsetsResponse": FetcherReset.on_list_offsets_response,

@@ -225,6 +225,8 @@ class ControlPlane:
         if skipped or stale_alive:
             self.emit(V.METADATA_FENCED, {"controller_epoch": req.controller_epoch,
                                           "corr": req.corr, "tps": skipped, "alive": stale_alive})
+        if self.elections:  # `hasDelayedElectionOperations`: the partitions it names
+            self.try_complete_elections([st.tp for st in req.partitions])
         self._reply(msg, "UpdateMetadataResponse", ControlResponse(req.corr, E.NONE))
 
     def _apply_alive(self, req, stamp: tuple[int, int]) -> bool:

@@ -50,6 +50,7 @@ class BrokerData:
         self.alter_sends: dict[str, int] = {}  # tp -> sends so far: only the last one's timer resends
         self.produce_deadlines = Deadlines(self, "produce_timeout")
         self.init_delete_records()
+        self.init_elections()
         self.fetch_wait_deadlines = Deadlines(self, "fetch_wait")
 
     # -- Produce ---------------------------------------------------------------------------
@@ -260,5 +261,7 @@ class BrokerData:
             self.resend_alters()
         elif name == "delete_records_timeout":
             self.on_delete_records_timeout()
+        elif name == "elect_leaders_timeout":
+            self.on_elect_leaders_timeout()
         else:
             self.on_fetcher_timer(name, data)

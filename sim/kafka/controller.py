@@ -242,6 +242,8 @@ class Controller(ElectionOps, ControllerOps, ReassignmentOps, TopicDeletionOps, 
             self.on_alter_partition(msg)
         elif msg.kind == "ControlledShutdown":
             self.on_controlled_shutdown(msg)
+        elif msg.kind == "ElectLeaders":  # a broker hands over an admin's request
+            self.on_elect_leaders(msg)
         elif msg.kind in CONTROLLER_EVENTS:
             self.on_controller_event(msg.kind)
         elif msg.kind in ZK_NOTIFICATIONS and self.fenced_write(msg.kind, msg.body):

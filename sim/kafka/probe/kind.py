@@ -52,6 +52,9 @@ class Kind:
     # connection that closes): called with the node, the step's sender and its checked fields
     # as the step begins, nothing is sent
     act: Callable[[Any, str, dict], None] | None = None
+    # the roles to which a kind with an act is a message all the same, sent as any other
+    # (an admin's ElectLeaders acts on a controller, and reaches a ZooKeeper-mode broker)
+    message_to: tuple = ()
     # from a voter of the KRaft quorum (`c<n>`, n <= cluster.controllers), or with
     # `observer_too` also from a broker (an observer of the metadata log)
     from_voter: bool = False

@@ -37,6 +37,9 @@ def _session_partitions(seen: Seen, _arg: str) -> Any:
 
 
 def _answer_partitions(seen: Seen, _arg: str) -> Any:
+    errors = getattr(seen.answer, "partition_errors", None)  # an ElectLeaders answer's
+    if errors is not None:
+        return [tp for tp, _error in errors]
     parts = getattr(seen.answer, "partitions", None) if seen.answer is not None else None
     return [p.tp for p in parts] if parts is not None else NONE
 
@@ -44,7 +47,7 @@ def _answer_partitions(seen: Seen, _arg: str) -> Any:
 SESSION = {
     "answer_partitions": Observable(False, _answer_partitions, "the partitions a Fetch answer "
                                     "carries, in its order (an incremental answer carries "
-                                    "only those with news)"),
+                                    "only those with news), or an ElectLeaders answer names"),
     "session_count": Observable(False, lambda s, _a: len(s.node.fetch_sessions.sessions),
                                  "how many fetch sessions the node holds (Kafka's cache.size)"),
     "session_ids": Observable(False, lambda s, _a: sorted(s.node.fetch_sessions.sessions),

@@ -56,7 +56,8 @@ ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
            "BeginQuorumEpochResponse": "BeginQuorumEpoch",
            "EndQuorumEpochResponse": "EndQuorumEpoch",
            "InitProducerIdResponse": "InitProducerId",
-           "AllocateProducerIdsResponse": "AllocateProducerIds"}
+           "AllocateProducerIdsResponse": "AllocateProducerIds",
+           "ElectLeadersResult": "ElectLeaders"}
 
 
 class Peer(Actor):
@@ -104,6 +105,8 @@ class ProbeRun:
         self._record_fetcher_adds()
         self.peers = {"zk": self.zk,
                       **{name: Peer(name, self.world) for name in self._peer_names()}}
+        if probe.role == "broker":  # an admin client's requests to a broker go on the wire
+            self.peers["admin"] = Peer("admin", self.world)
         self.ctx = Context(self)
         self.outcome = ProbeOutcome()
         self.act_answer = None  # what the step's act answered (an admin request's answer)
@@ -235,7 +238,7 @@ class ProbeRun:
         self.world.trace.emit(start, "harness", V.PROBE_STEP, fields)
         if kind is None:
             pass  # time passes, the node's own timers running
-        elif kind.act is not None:
+        elif kind.act is not None and self.probe.role not in kind.message_to:
             # an act's answer, if it has one (an admin request's), is the step's answer
             self.act_answer = kind.act(self.node, step.src, step.fields)
         else:

@@ -167,9 +167,16 @@ def _step(raw: Any, key: str, role: str, node: str, protocol, brokers: int,
         raise FieldProblem(f"{key}.deliver", f"a {mode} broker does not take {kind}",
                            "KRaft brokers take MetadataFetchResponse, ZooKeeper-mode brokers "
                            "the controller's requests (cluster.mode)")
+    if kind == "ElectLeaders" and role == "broker" and kraft:
+        raise FieldProblem(f"{key}.deliver", "a KRaft broker forwards ElectLeaders to the "
+                           "controller (KIP-590), which the model does not",
+                           "send it to the controller: probe.node = \"c1\"")
     src = _sender(s["from"], kind, key)
     if not src:
         raise FieldProblem(f"{key}.from", "missing", f"name the node that sends {kind}, e.g. b2")
+    if kind == "ElectLeadersResult" and src not in [f"c{i}" for i in range(1, controllers + 1)]:
+        raise FieldProblem(f"{key}.from", f"{src!r} is not a controller: the answer comes "
+                           "from the controller the broker handed the election to", "c1")
     if src == node:
         raise FieldProblem(f"{key}.from", f"{src!r} is the node under test",
                            "name another node as the sender")

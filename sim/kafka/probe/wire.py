@@ -22,7 +22,7 @@ from sim.kafka.probe.metadata_records import RECORD as METADATA_RECORD
 from sim.kafka.probe.metadata_records import build_records
 from sim.kafka.probe.wire_admin import ADMIN_KINDS
 from sim.kafka.probe.wire_app import APP_KINDS
-from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS
+from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS, ELECTION_RESULT_KINDS
 from sim.kafka.probe.wire_producer import PRODUCER_KINDS
 from sim.kafka.probe.wire_raft import RAFT_KINDS
 from sim.kafka.probe.wire_restart import RESTART_KINDS
@@ -397,4 +397,4 @@ KINDS.update(RAFT_KINDS)  # the KRaft quorum's own, to a voter under test
 KINDS.update(ZK_CONTROLLER_KINDS)  # /controller itself, to a ZooKeeper-mode controller
 KINDS.update(APP_KINDS)  # the application's calls on a consumer under test
 KINDS.update(PRODUCER_KINDS)  # a broker's InitProducerId answer to a producer
-KINDS.update(ADMIN_KINDS | CONTROLLER_ADMIN_KINDS | RESTART_KINDS)  # an admin's; a restart
+KINDS.update(ADMIN_KINDS | CONTROLLER_ADMIN_KINDS | ELECTION_RESULT_KINDS | RESTART_KINDS)

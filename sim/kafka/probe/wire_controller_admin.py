@@ -8,12 +8,14 @@ controller (and `DescribeQuorum`, on a Raft node of a larger quorum: its
 `DescribeQuorumResponse` is the answer), as Kafka's controller tests call
 `ReplicationControlManager.createTopics`,
 `createPartitions`, `deleteTopics`, `electLeaders`, `alterPartitionReassignments` and
-`unregisterBroker` directly (and a ZooKeeper-mode broker hands ElectLeaders to its
-controller's `electLeaders`), and calls the model's own methods, which write the records or
-the partition states. The act's
-`AdminAnswer` is the step's answer: `error` (request level, NONE) and `results`, the error per
-topic (by the name or, for `topic_ids`, the id as written) or per partition, which the
-`result:<topic or partition>` check reads.
+`unregisterBroker` directly, and calls the model's own methods, which write the records or
+the partition states. The act's `AdminAnswer` is the step's answer: `error` (request level,
+NONE) and `results`, the error per topic (by the name or, for `topic_ids`, the id as written)
+or per partition, which the `result:<topic or partition>` check reads. ElectLeaders also
+reaches a ZooKeeper-mode broker under test as a message (`Kind.message_to`): the broker hands
+it to its controller, whose answer a step delivers as `ElectLeadersResult`
+(`ELECTION_RESULT_KINDS`, from the controller), and the broker's `ElectLeadersResponse` is the
+answer its checks read (`sim.kafka.broker_elect_leaders`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sim.kafka import errors as E
+from sim.kafka.admin_messages import ElectLeadersRequest, ElectLeadersResult
 from sim.kafka.probe.fields import ERROR_CODES, Field, FieldProblem
 from sim.kafka.probe.kind import NO, Kind
 from sim.kafka.rules import admin_elections as AE
@@ -85,6 +88,20 @@ def _elect_leaders(node, _src: str, f: dict) -> AdminAnswer:
     return AdminAnswer(results=node.elect_leaders(tps, f["election_type"]))
 
 
+def _elect_leaders_request(f: dict, ctx) -> ElectLeadersRequest:
+    tps = None if f["partitions"] is None else tuple(f["partitions"])
+    return ElectLeadersRequest(ctx.corr("ElectLeaders"), f["election_type"], tps, f["timeout_ms"])
+
+
+RESULT = (Field("tp", "str"), Field("error", "error", E.NONE), Field("leader", "int", NO))
+
+
+def _elect_leaders_result(f: dict, ctx) -> ElectLeadersResult:
+    corr = f["corr"] or ctx.corr("ElectLeaders")
+    return ElectLeadersResult(corr, tuple((r["tp"], r["error"], r["leader"])
+                                          for r in f["results"]))
+
+
 def check_elect_leaders(fields: dict, key: str, protocol) -> None:
     """Refuse an ElectLeaders step whose election type is no Kafka type, or which the node's
     release cannot be sent (`rules.admin_elections.refused`)."""
@@ -134,11 +151,14 @@ CONTROLLER_ADMIN_KINDS = {
         ADMIN, (Field("topic_names", "strs", ()), Field("topic_ids", "ints", ())),
         doc="an admin client's DeleteTopics, by name or by topic id", **_act(_delete_topics)),
     "ElectLeaders": Kind(
-        ("controller", "zk_controller"),
-        (Field("partitions", "strs", None), Field("election_type", "str", "PREFERRED")),
+        ("controller", "zk_controller", "broker"),
+        (Field("partitions", "strs", None), Field("election_type", "str", "PREFERRED"),
+         Field("timeout_ms", "int", 60_000)),
         doc="an admin client's ElectLeaders, election_type PREFERRED or UNCLEAN (KIP-460, "
-        "2.4; ElectPreferredLeaders 2.2-2.3), to either controller; partitions left out: all",
-        **_act(_elect_leaders)),
+        "2.4; ElectPreferredLeaders 2.2-2.3), to either controller, or to a ZooKeeper-mode "
+        "broker, which hands it to its controller and holds the answer (timeout_ms, the "
+        "request's TimeoutMs); partitions left out: all",
+        build=_elect_leaders_request, act=_elect_leaders, message_to=("broker",)),
     "AlterPartitionReassignments": Kind(
         ADMIN, (Field("partitions", "tables", sub=(Field("tp", "str"),
                                                    Field("replicas", "ints", None))),),
@@ -152,4 +172,14 @@ CONTROLLER_ADMIN_KINDS = {
     "DescribeQuorum": Kind(
         ("voter",), (), doc="an admin client's DescribeQuorum of the metadata log (KIP-595)",
         **_act(lambda node, _src, _f: node.describe_quorum())),
+}
+
+# the controller's answer to a ZooKeeper-mode broker's hand-over of an admin's ElectLeaders
+ELECTION_RESULT_KINDS = {
+    "ElectLeadersResult": Kind(
+        ("broker",), (Field("corr", "int", 0), Field("results", "tables", (), RESULT)),
+        _elect_leaders_result, "the controller's answer to the broker's hand-over of an "
+        "admin's ElectLeaders (Kafka's `ElectLeadersCallback`): per partition an error, or "
+        "NONE with the leader elected (-1: none, as 2.2-2.3 answer one already led by its "
+        "preferred replica)", mode="zk"),
 }

@@ -9,7 +9,9 @@ switch's value). Read at 2.2.0 (KIP-183's ElectPreferredLeaders:
 (`ReplicationControlManager.electLeaders`, `electLeader`; the same check in the copies the
 code search holds). The election itself is each controller's own: ZooKeeper mode's
 `rules.elections` (a preferred one, or the offline election with `allowUnclean`), KRaft's
-`PartitionChangeBuilder` with `Election.PREFERRED` or `UNCLEAN`.
+`PartitionChangeBuilder` with `Election.PREFERRED` or `UNCLEAN`. A ZooKeeper-mode broker's
+purgatory (`seen_in_cache`, `completed_answer`) holds each elected partition's answer until its
+own metadata cache names the leader.
 """
 
 from __future__ import annotations
@@ -62,3 +64,16 @@ def answered(results: dict, every_partition: bool) -> dict:
     if not every_partition:
         return results
     return {tp: e for tp, e in results.items() if e != E.ELECTION_NOT_NEEDED}
+
+
+def seen_in_cache(waiting: dict, cache: dict) -> list:
+    """`DelayedElectLeader.updateWaiting` (2.4.0-3.9.0-rc3; `DelayedElectPreferredLeader` at
+    2.2.0): the waiting partitions (tp -> the leader elected) whose leader the broker's metadata
+    cache (tp -> (topic id, leader, leader epoch)) now names, in partition order."""
+    return [tp for tp in sorted(waiting) if cache.get(tp, (None, None))[1] == waiting[tp]]
+
+
+def completed_answer(waiting: dict, results: dict) -> dict:
+    """`onComplete`: the answer per partition once the purgatory lets go, the partitions still
+    waiting REQUEST_TIMED_OUT beside the results already known."""
+    return {**{tp: E.REQUEST_TIMED_OUT for tp in waiting}, **results}

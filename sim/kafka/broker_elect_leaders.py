@@ -1,0 +1,100 @@
+"""A ZooKeeper-mode broker's side of an admin's ElectLeaders: the hand-over to the controller and
+the purgatory that holds the answer until the broker's own metadata cache shows each elected
+leader.
+
+Contract (mixin of `Broker`; read at 2.2.0, `KafkaApis.handleElectPreferredReplicaLeader`,
+`ReplicaManager.electPreferredLeaders`, `DelayedElectPreferredLeader`; at 2.4.0, 3.7.0 and
+3.9.0-rc3, `KafkaApis.handleElectLeaders`, `ReplicaManager.electLeaders`, `DelayedElectLeader`,
+the same shape): a request naming no partition asks for every partition of the broker's own
+metadata cache. The broker hands the election to its controller (Kafka calls its own
+`KafkaController.electLeaders`, which answers NOT_CONTROLLER per partition unless it is the
+active controller; the model's controllers stand apart, so the broker sends the request to the
+controller it knows, and answers NOT_CONTROLLER itself when it knows none). The controller's
+answer (`ElectLeadersResult`, Kafka's callback) gives per partition an error or the leader it
+elected. With no leader elected the answer goes at once; else the partitions elected wait
+(`tryCompleteElseWatch`), each answered NONE once the metadata cache names its expected leader
+(checked as the answer arrives and after each UpdateMetadata naming a waiting partition,
+`KafkaApis.handleUpdateMetadataRequest` -> `tryCompleteElection`), and REQUEST_TIMED_OUT when
+the request's TimeoutMs, counted from its arrival, passes first. An answer for every partition
+leaves out those that needed no election. A restart forgets what waits.
+"""
+
+from __future__ import annotations
+
+from sim.core.deadlines import Deadlines
+from sim.kafka import errors as E
+from sim.kafka.admin_messages import ElectLeadersRequest, ElectLeadersResponse
+from sim.kafka.rules import admin_elections as AE
+
+
+class ElectLeadersPurgatory:
+    def init_elections(self) -> None:
+        # hand-over corr -> [admin, its corr, every partition?, deadline_us, {tp: leader
+        # awaited}, {tp: error}] in arrival order; waiting ones are also in `election_waits`
+        self.elections: dict[int, list] = {}
+        self.election_corr = 0
+        self.election_deadlines = Deadlines(self, "elect_leaders_timeout")
+
+    def on_elect_leaders(self, msg) -> None:
+        req = msg.body
+        every = req.partitions is None
+        tps = sorted(self.metadata) if every else list(dict.fromkeys(req.partitions))
+        self.election_corr += 1
+        key = self.election_corr
+        self.elections[key] = [msg.src, req.corr, every, self.now_us + req.timeout_ms * 1000,
+                               {}, {}]
+        if self.controller is None:
+            self._answer_election(key, {tp: E.NOT_CONTROLLER for tp in tps})
+            return
+        self.send(self.controller, "ElectLeaders",
+                  ElectLeadersRequest(key, req.election_type, tuple(tps), req.timeout_ms))
+
+    def on_elect_leaders_result(self, msg) -> None:
+        """The controller's answer: wait for the leaders it elected, or answer now."""
+        entry = self.elections.get(msg.body.corr)
+        if entry is None or entry[4]:
+            return  # not asked (a restart since), or already answered by the controller
+        for tp, error, leader in msg.body.results:
+            if error == E.NONE and leader >= 0:
+                entry[4][tp] = leader
+            else:
+                entry[5][tp] = error
+        if not entry[4]:
+            self._answer_election(msg.body.corr, entry[5])
+            return
+        self.election_deadlines.add(msg.body.corr, max(self.now_us, entry[3]))
+        self.try_complete_elections(tuple(entry[4]))
+
+    def try_complete_elections(self, tps) -> None:
+        """`DelayedElectLeader.tryComplete` for the elections waiting on any of `tps`."""
+        named = set(tps)
+        for key in sorted(self.elections):
+            waiting = self.elections[key][4]
+            if waiting and named.intersection(waiting) and self._update_waiting(key):
+                self._finish_election(key)
+
+    def on_elect_leaders_timeout(self) -> None:
+        for key in self.election_deadlines.expired():
+            if key in self.elections:
+                self._update_waiting(key)
+                self._finish_election(key)
+
+    def _update_waiting(self, key: int) -> bool:
+        """Move each waiting partition whose expected leader the cache names to NONE; whether
+        none is left waiting."""
+        _src, _corr, _every, _deadline, waiting, results = self.elections[key]
+        for tp in AE.seen_in_cache(waiting, self.metadata):
+            del waiting[tp]
+            results[tp] = E.NONE
+        return not waiting
+
+    def _finish_election(self, key: int) -> None:
+        """`onComplete`: the partitions still waiting time out."""
+        self.election_deadlines.cancel(key)
+        self._answer_election(key, AE.completed_answer(*self.elections[key][4:]))
+
+    def _answer_election(self, key: int, results: dict) -> None:
+        src, corr, every, *_ = self.elections.pop(key)
+        answered = AE.answered(dict(sorted(results.items())), every)
+        self.send(src, "ElectLeadersResponse",
+                  ElectLeadersResponse(corr, E.NONE, tuple(answered.items())))
