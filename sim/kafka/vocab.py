@@ -145,6 +145,7 @@ ERROR_NAMES = {
     39: "INVALID_REPLICA_ASSIGNMENT", 80: "PREFERRED_LEADER_NOT_AVAILABLE",
     83: "ELIGIBLE_LEADERS_NOT_AVAILABLE", 17: "INVALID_TOPIC_EXCEPTION",
     84: "ELECTION_NOT_NEEDED", 85: "NO_REASSIGNMENT_IN_PROGRESS", 102: "BROKER_ID_NOT_REGISTERED",
+    126: "DUPLICATE_VOTER", 127: "VOTER_NOT_FOUND",
 }
 # What a producer reports for a batch it gave up on (`produce_failed`): Kafka's code when a
 # broker's answer failed it, else one of these client-side outcomes, which are never on the
