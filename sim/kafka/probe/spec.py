@@ -40,6 +40,7 @@ from sim.kafka.probe.voter_state import VOTER_STATE
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS, check_elect_leaders
+from sim.kafka.probe.wire_voters import ADMIN_VOTER_KINDS
 from sim.kafka.probe.wire_raft import check_raft_body
 from sim.kafka.probe.wire_zk import ZNODE_KINDS
 
@@ -56,7 +57,7 @@ OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown", "Startup", "Restart")
 # the senders that stand for no node of the cluster, and the only kinds each sends: the
 # application calls a consumer's API (`wire_app`)
 PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS, "app": tuple(APP_KINDS),
-                  "admin": tuple(CONTROLLER_ADMIN_KINDS)}
+                  "admin": (*CONTROLLER_ADMIN_KINDS, *ADMIN_VOTER_KINDS)}
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:], "voter": VOTER_STATE[1:]}
