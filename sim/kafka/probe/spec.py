@@ -238,15 +238,17 @@ def _check_gates(kind: str, body_raw: dict, protocol, key: str, between: str = "
 def _wait_step(s: dict, key: str, role: str) -> Step:
     """A step that delivers nothing: `wait_ms` passes with the node's own timers running (a
     producer's Sender thread: `Producer.run_send_loop`), as a Kafka test's `time.sleep` then
-    `sender.runOnce()`; it has no sender, body or answer to read."""
-    for name in ("from", "body", "answer_to"):
+    `sender.runOnce()`; it has no sender or body, and reads an answer only with `answer_to`
+    (one its timers sent: a KIP-853 change expiring, answered to `admin`)."""
+    for name in ("from", "body"):
         if s[name]:
             raise FieldProblem(f"{key}.{name}", "a step that delivers nothing has none",
                                f"leave {name} out, or name the message in deliver")
     if not (1 <= s["wait_ms"] <= MAX_WAIT_MS):
         raise FieldProblem(f"{key}.wait_ms", f"{s['wait_ms']} is out of range",
                            f"give 1..{MAX_WAIT_MS}")
-    return Step("", "", {}, s["wait_ms"], _expect(s["expect"], f"{key}.expect", role), {})
+    return Step("", "", {}, s["wait_ms"], _expect(s["expect"], f"{key}.expect", role), {},
+                s["answer_to"])
 
 
 def _check_voter_sender(src: str, kind: str, observer_too: bool, voters: list[str],
