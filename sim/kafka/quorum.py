@@ -240,9 +240,10 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         self._answer_parked(expired_only=False)
 
     def _advance_hw(self) -> None:
-        # the voter set's (KIP-853: the last appended), the leader's own end only while a voter
-        ends = [self.end_offset if v == self.name else self.voter_ends.get(v, 0)
-                for v in self.voters]
+        # the voter set's (KIP-853: the last appended), the leader's own end (first) only
+        # while it is a voter
+        ends = [self.end_offset] * (self.name in self.voters) + [
+            self.voter_ends.get(v, 0) for v in self.voters if v != self.name]
         hw = self.rules.raft_high_watermark(ends, self.hw, self.epoch_start)
         if hw <= self.hw:
             return

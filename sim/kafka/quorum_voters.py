@@ -64,6 +64,7 @@ class RaftVoterChanges:
         self.bootstrap_voters = tuple(bootstrap)
         self.kraft_version = kraft_version
         self.voter_records: list[tuple[int, tuple]] = []  # (offset, voters) in the log
+        self.voters_from_log: int | None = None  # the offset of the set in use, if a record's
         self.voters = list(bootstrap)
 
     def _reset_voter_change(self) -> None:
@@ -87,10 +88,15 @@ class RaftVoterChanges:
         """The log was truncated to `end`: the VotersRecords past it are gone."""
         if self.voter_records and self.voter_records[-1][0] >= end:
             self.voter_records = [(o, v) for o, v in self.voter_records if o < end]
-            self._refresh_voters()
+            self._refresh_voters()  # `voters_from_log` still set: back to the one before
 
     def _refresh_voters(self) -> None:
+        """The voter set from the log's VotersRecords (one removed by a truncation: the set
+        before). A node whose log holds none keeps the set it was given."""
+        if not self.voter_records and self.voters_from_log is None:
+            return
         offset, voters = self._last_voter_set()
+        self.voters_from_log = offset if self.voter_records else None
         if list(voters) != self.voters:
             self.voters = list(voters)
             self.emit(V.VOTERS_CHANGED, {"voters": list(voters), "offset": offset})
