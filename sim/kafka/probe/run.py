@@ -43,8 +43,8 @@ from sim.kafka.probe.state import (
 )
 from sim.kafka.probe.voter_state import set_voter
 from sim.kafka.probe.wire import KINDS
-from sim.kafka.probe.wire_voters import ADMIN_VOTER_KINDS
 from sim.kafka.probe.wire_app import check_app_steps, check_producer_steps
+from sim.kafka.probe.wire_voters import ADMIN_VOTER_KINDS
 from sim.kafka.producer import Producer
 from sim.kafka.store import Store
 

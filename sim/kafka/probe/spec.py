@@ -40,8 +40,8 @@ from sim.kafka.probe.voter_state import VOTER_STATE
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS, check_elect_leaders
-from sim.kafka.probe.wire_voters import ADMIN_VOTER_KINDS
 from sim.kafka.probe.wire_raft import check_raft_body
+from sim.kafka.probe.wire_voters import ADMIN_VOTER_KINDS
 from sim.kafka.probe.wire_zk import ZNODE_KINDS
 
 MAX_STEPS = 100
