@@ -214,6 +214,7 @@ MUTANTS: dict[str, str] = {
     "quorum_leader_never_resigns": "broker_metadata_stalled",
     "kraft_leader_ignores_demotion": "demoted_leader_append",
     "controller_answers_before_commit": "isr_answer_before_commit",
+    "raft_concurrent_voter_changes": "voter_changes_one_at_a_time",
 }
 
 
