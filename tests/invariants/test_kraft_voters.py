@@ -29,17 +29,17 @@ def _changes(commit_between: bool, epoch_between: int = 1):
     return tb
 
 
-def test_one_change_after_the_other_committed_holds():
+def test_voter_changes_one_at_a_time_holds_for_a_change_after_the_last_committed():
     assert _changes(commit_between=True).violations("voter_changes_one_at_a_time") == []
 
 
-def test_a_new_leader_starts_afresh():
+def test_voter_changes_one_at_a_time_holds_per_leader_and_epoch():
     """Another epoch's leader judges its own changes (Kafka's new leader checks its own high
     watermark against the last VotersRecord; its own appends are what this invariant sees)."""
     assert _changes(False, epoch_between=2).violations("voter_changes_one_at_a_time") == []
 
 
-def test_a_second_change_over_an_uncommitted_one_is_violated():
+def test_voter_changes_one_at_a_time_violated_by_a_change_over_an_uncommitted_one():
     tb = _changes(commit_between=False)
     assert tb.violations("voter_changes_one_at_a_time") == [
         ("voter_changes_one_at_a_time", 1000, (0, 2))]
@@ -47,7 +47,7 @@ def test_a_second_change_over_an_uncommitted_one_is_violated():
         tb.check("voter_changes_one_at_a_time")[0][0].message
 
 
-def test_the_planted_bug_is_caught_and_the_correct_model_holds():
+def test_voter_changes_one_at_a_time_catches_its_planted_bug_and_the_model_holds():
     name = "kraft-voters-concurrent-changes-mutant"
     assert "voter_changes_one_at_a_time" in run_cached(name, 1)["violated"]
     clean = run_cached(name, 1, (("protocol.mutant", ""),))
