@@ -13,6 +13,7 @@ from invariants import (
     control,
     idempotence,
     kraft,
+    kraft_voters,
     leadership,
     quiet,
     recovery,
@@ -36,6 +37,7 @@ _CLASSES = [
     clients.ConsumerSkippedRecord,
     kraft.MetadataLogSafety, kraft.MetadataAppliedInOrder, kraft.FencedBrokerAck,
     kraft.DemotedLeaderAppend, kraft.IsrAnswerBeforeCommit, kraft.BrokerMetadataStalled,
+    kraft_voters.VoterChangesOneAtATime,
 ]
 INVARIANTS = {cls.name: cls for cls in _CLASSES}
 

@@ -64,17 +64,17 @@ ALL_INVARIANTS: list[str] = [
     "single_leader_per_epoch", "leader_epoch_monotonic", "stale_leader_append",
     "stop_replica_out_of_order", "stray_replica", "under_replicated_after_heal",
     "produce_stalled_after_heal", "consume_stalled_after_heal", "acked_write_lost",
-    "log_divergence",
-    "high_watermark_monotonic", "duplicate_append", "out_of_order_append",
+    "log_divergence", "high_watermark_monotonic", "duplicate_append", "out_of_order_append",
     "spurious_out_of_order_sequence", "unreported_data_loss", "idempotence_mode_violated",
     "client_leader_epoch_regression", "leader_hint_misapplied", "consumer_skipped_record",
     "metadata_log_safety", "metadata_applied_in_order", "fenced_broker_ack",
     "demoted_leader_append", "isr_answer_before_commit", "broker_metadata_stalled",
+    "voter_changes_one_at_a_time",
 ]
 # checked by default only in KRaft mode (a ZooKeeper-mode run's default list stays as it was)
 KRAFT_INVARIANTS = ("metadata_log_safety", "metadata_applied_in_order", "fenced_broker_ack",
-                    "demoted_leader_append", "isr_answer_before_commit",
-                    "broker_metadata_stalled")
+                    "demoted_leader_append", "isr_answer_before_commit", "broker_metadata_stalled",
+                    "voter_changes_one_at_a_time")
 
 
 def default_invariants(mode: str) -> list[str]:

@@ -90,4 +90,20 @@ def control_plane(cluster, profile: str, brokers: dict[str, str]):
     if mode == KRAFT and brokers:
         raise Bad("protocol.brokers", "per-broker profiles are not modelled in KRaft mode",
                   'remove [protocol.brokers], or set cluster.mode = "zk"')
+    _check_initial_controllers(cluster, mode, profile)
     return replace(cluster, mode=mode)
+
+
+def _check_initial_controllers(cluster, mode: str, profile: str) -> None:
+    """`initial_controllers` (KIP-853's `--initial-controllers`, kraft.version 1) needs a
+    KRaft cluster of 3.9 or later (`raft_dynamic_voters`) and names controllers it has."""
+    n = cluster.initial_controllers
+    if not n:
+        return
+    if mode != KRAFT or not PROFILES[profile].raft_dynamic_voters:
+        raise Bad("cluster.initial_controllers", "a voter set in the log (kraft.version 1, "
+                  "KIP-853) needs a KRaft cluster of 3.9 or later",
+                  'set cluster.mode = "kraft" and a 3.9+ profile, or leave it out (static voters)')
+    if n > cluster.controllers:
+        raise Bad("cluster.initial_controllers", f"{n} exceeds cluster.controllers "
+                  f"({cluster.controllers})", "lower it or raise cluster.controllers")

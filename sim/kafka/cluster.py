@@ -83,8 +83,10 @@ class Cluster:
         from sim.kafka.kraft_broker import KraftBroker
         from sim.kafka.kraft_controller import KraftController
         voters = [f"c{i}" for i in range(1, options.cluster.controllers + 1)]
+        # KIP-853: a cluster formatted with c1..cN; the other controllers start as observers
+        formatted = voters[:options.cluster.initial_controllers or len(voters)]
         self.controllers = [KraftController(self.world, v, options, self.protocol, self.store,
-                                            voters) for v in voters]
+                                            list(formatted)) for v in voters]
         self.brokers = {i: KraftBroker(self.world, i, options, options.protocol_of(f"b{i}"),
                                        self.store, voters)
                         for i in range(1, options.cluster.brokers + 1)}

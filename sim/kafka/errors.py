@@ -42,6 +42,8 @@ INVALID_UPDATE_VERSION = 95
 UNKNOWN_TOPIC_ID = 100  # KIP-516: a request naming its topic by an id the receiver does not know
 INELIGIBLE_REPLICA = 107  # KIP-841 (3.3)
 NEW_LEADER_ELECTED = 108  # KRaft: an AlterPartition that completed a reassignment moving its leader
+DUPLICATE_VOTER = 126  # KIP-853 (3.9): AddRaftVoter of a node already in the voter set
+VOTER_NOT_FOUND = 127  # KIP-853 (3.9): RemoveRaftVoter of a node outside the voter set
 # Client-side outcomes that are not broker error codes (negative: never on the wire).
 DELIVERY_TIMEOUT = -1
 IDEMPOTENCE_UNSUPPORTED_FORMAT = -2

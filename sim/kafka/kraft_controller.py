@@ -47,7 +47,7 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         self.protocol = protocol
         self.rules = rules_for(protocol)
         self.store = store  # the scenario's topic configs only
-        self.init_raft(voters)
+        self.init_raft(voters, 1 if options.cluster.initial_controllers else 0)
         # the scheduled stale-broker check's token (`reschedule_fence_check`); never reset, so
         # a check scheduled in an earlier term is never taken for a later one's
         self.fence_token = 0
@@ -342,6 +342,10 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
         "EndQuorumEpochResponse": RaftQuorum.on_end_quorum_epoch_response,
         "QuorumFetch": RaftQuorum.on_quorum_fetch,
         "QuorumFetchResponse": RaftQuorum.on_quorum_fetch_response,
+        "AddRaftVoter": RaftQuorum.on_add_raft_voter,
+        "RemoveRaftVoter": RaftQuorum.on_remove_raft_voter,
+        "QuorumApiVersions": RaftQuorum.on_quorum_api_versions,
+        "QuorumApiVersionsResponse": RaftQuorum.on_quorum_api_versions_response,
         "BrokerRegistration": KraftBrokers.on_broker_registration,
         "BrokerHeartbeat": KraftBrokers.on_broker_heartbeat,
         "AlterPartition": on_alter_partition,

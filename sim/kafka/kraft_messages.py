@@ -25,6 +25,10 @@ UNREGISTER_BROKER = "UnregisterBrokerRecord"  # a broker's registration removed 
 NO_OP = "NoOpRecord"  # KIP-835: the active controller's heartbeat in the log; changes nothing
 LEADER_CHANGE = "LeaderChange"  # the control record a new quorum leader writes first
 PRODUCER_IDS = "ProducerIdsRecord"  # the next producer id block's first id (KIP-730)
+# KIP-853's control records (kraft.version 1): the finalized kraft.version, and the voter set
+# (`voters`, controller names), which takes effect where it is appended
+KRAFT_VERSION = "KRaftVersionRecord"
+VOTERS = "VotersRecord"
 
 
 class MetadataRecord(NamedTuple):
@@ -235,3 +239,45 @@ class AllocateProducerIdsResponse(NamedTuple):
 
     def brief(self) -> dict:
         return {"corr": self.corr, "error": self.error, "start": self.start}
+
+
+class RaftVoterChange(NamedTuple):
+    """An admin's AddRaftVoter (API 80) or RemoveRaftVoter (API 81) of `voter` (KIP-853), sent
+    to the quorum leader; the cluster id, directory id and listeners are not modelled."""
+
+    voter: str
+
+    def brief(self) -> dict:
+        return {"voter": self.voter}
+
+
+class RaftVoterChangeResponse(NamedTuple):
+    """The leader's answer to AddRaftVoter or RemoveRaftVoter: its error (NONE once the new
+    voter set committed)."""
+
+    voter: str
+    error: int = 0
+
+    def brief(self) -> dict:
+        return {"voter": self.voter, "error": self.error}
+
+
+class QuorumApiVersions(NamedTuple):
+    """The quorum leader's ApiVersions to a voter it is adding (`AddVoterHandler`)."""
+
+    def brief(self) -> dict:
+        return {}
+
+
+class QuorumApiVersionsResponse(NamedTuple):
+    """A Raft node's ApiVersions answer, as the leader adding it reads it: its error and the
+    kraft.version range it supports (`(min, max)`; None: the feature not listed)."""
+
+    error: int = 0
+    kraft_versions: tuple | None = (0, 1)
+
+    def brief(self) -> dict:
+        out = {"error": self.error}
+        if self.kraft_versions is not None:
+            out["kraft_versions"] = list(self.kraft_versions)
+        return out

@@ -132,8 +132,7 @@ class ClusterOptions(_Checked):
     controller_failover_delay_ms: int = option(2000, lo=0)
     zk_session_timeout_ms: int = option(6000, lo=1)
     broker_session_timeout_ms: int = option(6000, lo=1)
-    # how long after registering in a new ZooKeeper session a broker learns its new epoch
-    # (ZooKeeper's answer reaching it); 0: at once, before a controller can act (KAFKA-9839)
+    # when a broker re-registered in ZooKeeper learns its new epoch; 0: at once (KAFKA-9839)
     broker_registration_ms: int = option(0, lo=0)
     replica_lag_time_max_ms: int = option(10000, lo=1)
     replica_fetch_wait_max_ms: int = option(500, lo=0)
@@ -145,9 +144,8 @@ class ClusterOptions(_Checked):
     producer_id_expiration_check_interval_ms: int = option(600000, lo=1)
     # `log.dirs`: a new log goes to the one with fewest (`LogManager.nextLogDirs`)
     log_dirs: int = option(1, 1, 16)
-    # ZooKeeper mode: the automatic preferred-leader rebalance (auto.leader.rebalance.enable,
-    # leader.imbalance.check.interval.seconds in ms, leader.imbalance.per.broker.percentage):
-    # first 5 s after a controller becomes active, then every interval (`controller_rebalance`)
+    # ZooKeeper mode: auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds
+    # (in ms), leader.imbalance.per.broker.percentage (`controller_rebalance`)
     auto_leader_rebalance: bool = option(True)
     leader_imbalance_check_interval_ms: int = option(300_000, lo=1)
     leader_imbalance_per_broker_percentage: int = option(10, 0, 100)
@@ -163,17 +161,19 @@ class ClusterOptions(_Checked):
     # the leader's hold of a Fetch that finds nothing new (500 ms), a broker's apply of a record
     metadata_fetch_wait_ms: int = option(500, lo=1)
     metadata_apply_us: int = option(100, lo=0)
-    # how long the quorum leader lets written records linger before they reach its log
-    # (controller.quorum.append.linger.ms), and how often the active controller writes a
-    # NoOpRecord (metadata.max.idle.interval.ms, KIP-835; 0: never)
+    # controller.quorum.append.linger.ms; metadata.max.idle.interval.ms (KIP-835; 0: never)
     quorum_append_linger_ms: int = option(25, lo=0)
     metadata_max_idle_interval_ms: int = option(500, lo=0)
+    # KIP-853: voters c1..cN formatted (kraft.version 1; others observe); 0: static voters
+    initial_controllers: int = option(0, 0, 5)
 
     def to_json(self) -> dict:
         out = super().to_json()
+        if not out["initial_controllers"]:  # a static quorum's header reads as before KIP-853
+            del out["initial_controllers"]
         if out["mode"] != "kraft":
             for name in KRAFT_FIELDS:
-                del out[name]
+                out.pop(name, None)
         return out
 
     @classmethod
@@ -186,7 +186,7 @@ class ClusterOptions(_Checked):
 KRAFT_FIELDS = ("mode", "broker_heartbeat_interval_ms", "quorum_election_timeout_ms",
                 "quorum_fetch_timeout_ms", "quorum_election_backoff_max_ms",
                 "quorum_request_timeout_ms", "metadata_fetch_wait_ms", "metadata_apply_us",
-                "quorum_append_linger_ms", "metadata_max_idle_interval_ms")
+                "quorum_append_linger_ms", "metadata_max_idle_interval_ms", "initial_controllers")
 
 
 @dataclass(frozen=True, kw_only=True)

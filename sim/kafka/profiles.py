@@ -149,7 +149,8 @@ _RELEASES: tuple[tuple[str, dict], ...] = (
                  kraft_reregistration="keeps_state")),  # KAFKA-16757 (KRaft only)
     ("3.9", dict(kraft_unclean_election_config=True,  # KAFKA-12670 (KRaft only)
                  raft_begin_quorum_heartbeat=True,  # KAFKA-16536 (KRaft only)
-                 kraft_reregistration="keeps_epoch")),  # KAFKA-16952 (KRaft only)
+                 kraft_reregistration="keeps_epoch",  # KAFKA-16952 (KRaft only)
+                 raft_dynamic_voters=True)),  # KIP-853 (KRaft only)
     ("4.0", dict(raft_pre_vote=True)),  # KIP-996, KAFKA-16164 (KRaft only)
     ("4.1", dict(kraft_fetch_completes_on_hw=True,  # KIP-1166, KAFKA-14145 (KRaft only)
                  raft_candidate_waits_election_timeout=True,  # KAFKA-18345 (KRaft only)
@@ -215,6 +216,7 @@ MUTANTS: dict[str, str] = {
     "quorum_leader_never_resigns": "broker_metadata_stalled",
     "kraft_leader_ignores_demotion": "demoted_leader_append",
     "controller_answers_before_commit": "isr_answer_before_commit",
+    "raft_concurrent_voter_changes": "voter_changes_one_at_a_time",
 }
 
 

@@ -38,13 +38,15 @@ from sim.kafka.quorum_elections import RaftElections
 from sim.kafka.quorum_epochs import RaftEpochs
 from sim.kafka.quorum_observer import RaftObserver
 from sim.kafka.quorum_prevote import RaftPreVote
+from sim.kafka.quorum_voters import RaftVoterChanges
 
 RAFT_TICK_US = 50_000
 
 
-class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescribe):
-    def init_raft(self, voters: list[str]) -> None:
-        self.voters = voters
+class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescribe,
+                 RaftVoterChanges):
+    def init_raft(self, voters: list[str], kraft_version: int = 0) -> None:
+        self.init_voter_set(voters, kraft_version)  # `voters`: the log's last voter set
         self.entries: list[tuple[int, MetadataRecord]] = []  # durable
         self.quorum_epoch = 0  # durable
         self.voted_for: str | None = None  # durable
@@ -75,6 +77,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         self.fetched_from_leader = False  # `FollowerState.hasFetchedFromLeader` (KIP-996)
         self.election_deadline_us = self.now_us + self._election_timeout_us()
         self._reset_epoch_requests()
+        self._reset_voter_change()
 
     def _election_timeout_us(self) -> int:
         base = self.cluster.quorum_election_timeout_ms * 1000
@@ -102,19 +105,16 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         if self._maybe_complete_shutdown(now):
             return
         shutting_down = self.shutdown_deadline_us >= 0  # it stands for no election
-        if self.is_observer:
+        if self.role == "leader":  # a leader outside its voter set (KIP-853) still leads
+            self._poll_leader(now)
+        elif self.role == "resigned":
+            self._poll_resigned(now)
+        elif self.is_observer:
             self._poll_observer(now)
-        elif self.role == "leader":
-            self._answer_parked(expired_only=True)
-            self._check_quorum(now)
-            if self.role == "leader":
-                self._announce()
         elif self.role == "candidate":
             self._poll_candidate(now)
         elif self.role == "prospective":
             self._poll_prospective(now)
-        elif self.role == "resigned":
-            self._poll_resigned(now)
         elif shutting_down:
             return
         elif self.leader is None:
@@ -125,6 +125,19 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         elif self.fetch_sent_us < 0 or now - self.fetch_sent_us > self._fetch_patience_us():
             self._fetch()
 
+    def _poll_leader(self, now: int) -> None:
+        """`pollLeader`: a resignation asked for (its own removal committed, KIP-853) first,
+        then parked Fetches that timed out, check-quorum, an expired voter change, and
+        BeginQuorumEpoch."""
+        if self.resign_requested:
+            self._resign("removed from the voter set")
+            return
+        self._answer_parked(expired_only=True)
+        self._check_quorum(now)
+        if self.role == "leader":
+            self._expire_voter_change()
+            self._announce()
+
     def _fetch_patience_us(self) -> int:
         return self.cluster.metadata_fetch_wait_ms * 1000 + V.FETCH_TIMEOUT_US
 
@@ -132,7 +145,10 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         """KAFKA-15489 (3.7): a leader that heard no Fetch from a majority of the voters for
         1.5 x quorum.fetch.timeout.ms resigns (`LeaderState.timeUntilCheckQuorumExpires`)."""
         limit = self.cluster.quorum_fetch_timeout_ms * 1500  # µs: CHECK_QUORUM_TIMEOUT_FACTOR 1.5
-        heard = 1 + sum(1 for v in self.voters if v != self.name
+        if len(self.voters) == 1:  # "if there's only 1 voter, it should never get expired"
+            return
+        # the leader counts itself only while it is a voter (`updateCheckQuorumForFollowingVoter`)
+        heard = (self.name in self.voters) + sum(1 for v in self.voters if v != self.name
                         and now - self.voter_contact.get(v, -limit - 1) <= limit)
         if self.rules.raft_resigns(self.protocol, heard, self._majority()):
             self._resign("lost quorum")
@@ -154,6 +170,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         self._announce()  # BeginQuorumEpoch: the voters learn who won
         # a control record drains the accumulator at once (`appendControlMessage`)
         self.append(MetadataRecord.of(LEADER_CHANGE, leader=self.name))
+        self._start_of_epoch_voters()
         self.drain()
 
     def _leave_leadership(self, reason: str, named: str | None) -> None:
@@ -162,6 +179,7 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         self.emit(V.QUORUM_RESIGNED, {"epoch": self.quorum_epoch, "reason": reason})
         self._refuse_parked(named)
         self.pending = []
+        self._close_voter_change()
 
     def _step_down(self, epoch: int, leader: str | None, reason: str) -> None:
         """Follow `leader` (None: unknown yet) at `epoch`; a leader resigns first. A voter made
@@ -217,12 +235,15 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
             self.emit(V.METADATA_APPEND, {"offset": self.end_offset, "epoch": self.quorum_epoch,
                                           "record": record.to_json()})
             self.entries.append((self.quorum_epoch, record))
+            self._voters_appended(self.end_offset - 1, record)
         self._advance_hw()
         self._answer_parked(expired_only=False)
 
     def _advance_hw(self) -> None:
-        ends = [self.end_offset] + [self.voter_ends.get(v, 0) for v in self.voters
-                                    if v != self.name]
+        # the voter set's (KIP-853: the last appended), the leader's own end (first) only
+        # while it is a voter
+        ends = [self.end_offset] * (self.name in self.voters) + [
+            self.voter_ends.get(v, 0) for v in self.voters if v != self.name]
         hw = self.rules.raft_high_watermark(ends, self.hw, self.epoch_start)
         if hw <= self.hw:
             return
@@ -233,6 +254,8 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         if self.rules.raft_hw_move_answers_parked(self.protocol):
             self._answer_parked(expired_only=False)
         self.on_committed(fresh)
+        self._refresh_voters()  # (no change: the set took effect at its append)
+        self._voter_change_committed()
         if start <= self.epoch_start < hw:
             self.on_leadership(True)
 
@@ -255,8 +278,9 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
             [e for e, _ in self.entries], req.last_fetched_epoch, req.fetch_offset)
         if diverging is None:
             self._track_fetch(req.replica, req.fetch_offset)
-        if req.replica in self.voters and diverging is None:  # an observer's is not counted
+            # an observer's end too, which counts once it is added (`updateVoterAndObserverStates`)
             self.voter_ends[req.replica] = req.fetch_offset
+        if req.replica in self.voters and diverging is None:  # an observer's is not counted
             self.voter_contact[req.replica] = self.now_us
             self.acked.add(req.replica)
             self._advance_hw()
@@ -353,7 +377,9 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
             for offset, epoch, record in resp.entries:
                 if offset == self.end_offset:
                     self.entries.append((epoch, record))
+                    self._voters_appended(offset, record)
             self.hw = max(self.hw, min(resp.high_watermark, self.end_offset))
+            self._refresh_voters()
             self.hw_known = self.hw_known or resp.high_watermark >= 0  # `updateFollowerHighWatermark`
 
     def _truncate(self, diverging: tuple) -> None:
@@ -363,3 +389,4 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         if to < self.end_offset:
             self.emit(V.METADATA_TRUNCATE, {"to_offset": to, "end_offset": self.end_offset})
             del self.entries[to:]
+            self._voters_truncated(to)

@@ -152,7 +152,11 @@ class RaftEpochs:
         the pre-election: `_elect`) once its timeout passed, unless shutting down (it stays resigned until the shutdown ends)."""
         self._end_epoch()
         if self.shutdown_deadline_us < 0 and now >= self.election_deadline_us:
-            self._elect()
+            if self.is_observer:  # removed from the voter set (KIP-853): no candidacy, but
+                # a new epoch, so no Fetch answer names it leader again (3.9.0-rc3)
+                self._step_down(self.quorum_epoch + 1, None, "not a voter")
+            else:
+                self._elect()
 
     def on_end_quorum_epoch(self, msg) -> None:
         """`handleEndQuorumEpochRequest` (3.7.0): refused by `rules.raft_voter_only_error`

@@ -155,6 +155,9 @@ ROLES: dict[str, tuple[str, ...]] = {
     # KRaft only (KAFKA-16526): a Raft node takes Vote, BeginQuorumEpoch and EndQuorumEpoch
     # from and as a node outside the voter set
     "raft_observer_votes": (CONTROLLER,),
+    # KRaft only (KIP-853): the quorum leader takes AddRaftVoter and RemoveRaftVoter, and a
+    # Raft node's voter set is its log's last VotersRecord
+    "raft_dynamic_voters": (CONTROLLER,),
     # KRaft only (KIP-966): the quorum controller keeps ELR; a broker's registration names
     # the epoch its clean shutdown wrote (PreviousBrokerEpoch)
     "eligible_leader_replicas": (CONTROLLER, BROKER),

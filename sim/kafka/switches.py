@@ -356,8 +356,7 @@ class Protocol:
     # (3.3-3.7: a new broker epoch, fenced) | keeps_state (KAFKA-16757, 3.8: a new epoch, the
     # fenced and controlled-shutdown state kept) | keeps_epoch (KAFKA-16952, 3.9+: both kept)
     kraft_reregistration: str = "new_epoch"
-    # KRaft only: KAFKA-15019 (3.6). A heartbeat that expired in the controller's queue still
-    # renews its broker's session (`processExpiredBrokerHeartbeat`); before, it did nothing
+    # KRaft only: KAFKA-15019 (3.6). A heartbeat expired in the controller's queue renews its session
     kraft_expired_heartbeat_touches: bool = False
     # KRaft only: KAFKA-14694 (3.6). A broker with no producer id block answers InitProducerId
     # COORDINATOR_LOAD_IN_PROGRESS at once; before (3.3-3.5) the request waited for the block
@@ -366,16 +365,18 @@ class Protocol:
     # KRaft only: KAFKA-18345 (4.1). A candidate that lost waits out its election timeout;
     # before (3.3-4.0) it backs off at once for a random, exponential time
     raft_candidate_waits_election_timeout: bool = False
-    # KRaft only: KAFKA-12670 (3.9). The controller elects uncleanly where the cluster's
-    # unclean.leader.election.enable says so; before, never (`uncleanLeaderElectionEnabledForTopic`)
+    # KRaft only: KAFKA-12670 (3.9). The controller elects uncleanly by unclean.leader.election.enable
     kraft_unclean_election_config: bool = False
     # KRaft only: KAFKA-16536 (3.9). The quorum leader resends BeginQuorumEpoch to every voter
     raft_begin_quorum_heartbeat: bool = False
     # KRaft only: KAFKA-16526 (3.8). A Vote, BeginQuorumEpoch or EndQuorumEpoch is taken from
     # and by a node outside the voter set; before, INCONSISTENT_VOTER_SET (an observer votes)
     raft_observer_votes: bool = False
-    # KRaft only: KIP-966 (4.1, ELRV_1 on new clusters): ISR members lost below min.insync
-    # stay electable (ELR); the ISR may be empty; an unclean restart leaves ISR and ELR
+    # KRaft only: KIP-853 (3.9). The quorum leader takes AddRaftVoter / RemoveRaftVoter on a
+    # kraft.version 1 cluster; the voter set is the log's last VotersRecord (rules.raft_voters)
+    raft_dynamic_voters: bool = False
+    # KRaft only: KIP-966 (4.1, ELRV_1 on new clusters): ISR members below min.insync stay
+    # electable (ELR); the ISR may be empty; an unclean restart leaves ISR and ELR
     eligible_leader_replicas: bool = False
     elr_assigned_replicas_only: bool = False  # proposal: a reassignment's removed leave the ELR
     kraft_replicates_once_registered: bool = False  # proposal: fetch once registered
@@ -390,11 +391,10 @@ class Protocol:
 
 # the switches only the KRaft model reads (left out of a ZooKeeper-mode trace header)
 KRAFT_SWITCHES = ("kraft_isr_shrink_bumps_epoch", "kraft_check_quorum", "kraft_isr_broker_epoch_check",
-                  "kraft_stale_fetch_fenced", "kraft_strays_deleted_first",
-                  "kraft_port_opens_when_unfenced", "kraft_shutdown_applies_deltas",
-                  "kraft_fetch_completes_on_hw", "raft_pre_vote", "raft_candidate_waits_election_timeout",
-                  "kraft_unclean_election_config", "raft_begin_quorum_heartbeat",
-                  "raft_observer_votes", "eligible_leader_replicas", "elr_assigned_replicas_only",
-                  "kraft_replicates_once_registered", "kraft_reregistration",
-                  "kraft_expired_heartbeat_touches", "kraft_producer_id_no_wait")
+                  "kraft_stale_fetch_fenced", "kraft_strays_deleted_first", "kraft_port_opens_when_unfenced",
+                  "kraft_shutdown_applies_deltas", "kraft_fetch_completes_on_hw", "raft_pre_vote",
+                  "raft_candidate_waits_election_timeout", "kraft_unclean_election_config",
+                  "raft_begin_quorum_heartbeat", "raft_observer_votes", "eligible_leader_replicas",
+                  "elr_assigned_replicas_only", "kraft_replicates_once_registered", "kraft_reregistration",
+                  "kraft_expired_heartbeat_touches", "kraft_producer_id_no_wait", "raft_dynamic_voters")
 

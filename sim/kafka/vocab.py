@@ -55,6 +55,8 @@ QUORUM_ELECTION = "quorum_election"  # a voter stands as candidate: epoch, end_o
 QUORUM_PROSPECTIVE = "quorum_prospective"  # a voter asks for pre-votes (KIP-996): epoch, end_offset
 QUORUM_LEADER = "quorum_leader"      # a voter won its epoch: epoch, end_offset, high_watermark
 QUORUM_RESIGNED = "quorum_resigned"  # the leader gave up its epoch: epoch, reason
+VOTERS_CHANGED = "voters_changed"  # a Raft node's voter set changed (KIP-853): voters, offset
+VOTER_CHANGE = "voter_change"  # the leader answered a voter change: op, voter, error
 METADATA_APPEND = "metadata_append"  # the leader appended: offset, epoch, record ({kind, ...})
 METADATA_COMMIT = "metadata_commit"  # the leader's high watermark moved: epoch,
 #                                      high_watermark, records: [[offset, epoch, record]]
@@ -145,6 +147,7 @@ ERROR_NAMES = {
     39: "INVALID_REPLICA_ASSIGNMENT", 80: "PREFERRED_LEADER_NOT_AVAILABLE",
     83: "ELIGIBLE_LEADERS_NOT_AVAILABLE", 17: "INVALID_TOPIC_EXCEPTION",
     84: "ELECTION_NOT_NEEDED", 85: "NO_REASSIGNMENT_IN_PROGRESS", 102: "BROKER_ID_NOT_REGISTERED",
+    126: "DUPLICATE_VOTER", 127: "VOTER_NOT_FOUND",
 }
 # What a producer reports for a batch it gave up on (`produce_failed`): Kafka's code when a
 # broker's answer failed it, else one of these client-side outcomes, which are never on the

@@ -60,6 +60,7 @@ ARRIVALS = {
     "kraft_unclean_election_config": [("0.10.2", False), ("3.9", True)],  # KAFKA-12670
     "raft_begin_quorum_heartbeat": [("0.10.2", False), ("3.9", True)],  # KAFKA-16536
     "raft_observer_votes": [("0.10.2", False), ("3.8", True)],  # KAFKA-16526
+    "raft_dynamic_voters": [("0.10.2", False), ("3.9", True)],  # KIP-853
     "kraft_reregistration": [("0.10.2", "new_epoch"), ("3.8", "keeps_state"),
                              ("3.9", "keeps_epoch")],  # KAFKA-16757, KAFKA-16952
     "kraft_expired_heartbeat_touches": [("0.10.2", False), ("3.6", True)],  # KAFKA-15019

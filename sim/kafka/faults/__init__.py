@@ -6,7 +6,7 @@ in the order `epochsim list actions` shows them. The family modules hold the act
 (rolling_restart), `cuts` (isolate,
 partition, block, heal, reset_connections), `rules` (rule, clear_rules), `admin` (the
 controller's actions and retention), `versions` (upgrade, bump_ibp) and `kraft`
-(cut_from_quorum, split_quorum, slow_metadata, stop_controller). The tables below are
+(cut_from_quorum, split_quorum, slow_metadata, stop_controller, add_voter, remove_voter). The tables below are
 derived from the actions, never written by hand:
 - `DEFAULT_UNDO`: action -> what undoes a mix's step after its duration (the loader);
 - `UNDO_ACTIONS`: the undos mixes default to (restart, heal); the nemesis aims one that
@@ -34,7 +34,7 @@ _ORDER = ("crash", "restart", "isolate", "controlled_shutdown", "rolling_restart
           "block", "heal", "reset_connections", "rule", "clear_rules", "move_leader",
           "move_all_leaders", "preferred_election", "elect_leaders", "reassign", "cancel_reassignment",
           "delete_topic", "create_topic", "retention", "upgrade_format", "upgrade", "bump_ibp", "cut_from_quorum", "split_quorum",
-          "slow_metadata", "stop_controller")
+          "slow_metadata", "stop_controller", "add_voter", "remove_voter")
 assert sorted(_ORDER) == sorted(_ALL), "every fault action is listed once in _ORDER"
 ACTIONS: dict[str, FaultAction] = {name: _ALL[name] for name in _ORDER}
 

@@ -1,14 +1,15 @@
 """KRaft faults: a broker cut from the controller quorum but not from its clients and peers,
 and a broker whose metadata fetch and apply run slow.
 
-Contract: `ACTIONS` holds `cut_from_quorum`, `split_quorum`, `slow_metadata` and
-`stop_controller` as `FaultAction`s (see `sim.kafka.faults.action`). They act in KRaft mode
+Contract: `ACTIONS` holds `cut_from_quorum`, `split_quorum`, `slow_metadata`,
+`stop_controller`, `add_voter` and `remove_voter` as `FaultAction`s (see `sim.kafka.faults.action`). They act in KRaft mode
 only (`cluster.mode = "kraft"`); in ZooKeeper mode their outcome says so and nothing changes. The quorum's own failures are the
 generic node faults aimed at a controller (`crash`/`isolate` of `controller`, the active one).
 """
 
 from __future__ import annotations
 
+from sim.kafka import vocab as V
 from sim.kafka.faults.action import CUT, FaultAction, number, pair, step, target_words
 
 ZK_ONLY = "not a KRaft cluster (cluster.mode = \"zk\"): nothing done"
@@ -115,6 +116,36 @@ def _stop_controller(cluster, target, params):
     return None
 
 
+def _quorum_leader(cluster):
+    """The live Raft leader of the highest epoch (committed in its epoch or not), or None."""
+    leaders = [c for c in cluster.controllers if c.alive and c.role == "leader"]
+    return max(leaders, key=lambda c: c.quorum_epoch, default=None)
+
+
+def _voter_change(op: str):
+    """An operator's AddRaftVoter / RemoveRaftVoter of the target controller (KIP-853,
+    `kafka-metadata-quorum add-controller` / `remove-controller`), sent to the quorum leader
+    the step finds; the leader's answer, when it comes, is the `voter_change` event (op,
+    voter, error). A cluster with static voters (no `cluster.initial_controllers`) answers
+    UNSUPPORTED_VERSION; before 3.9 nothing takes the request."""
+    def apply(cluster, target, params):
+        if not cluster.options.kraft:
+            return ZK_ONLY
+        if target not in [c.name for c in cluster.controllers]:
+            return f"{target} is not a controller: nothing done"
+        if not cluster.protocol.raft_dynamic_voters:
+            return "no AddRaftVoter / RemoveRaftVoter before 3.9 (KIP-853): nothing done"
+        leader = _quorum_leader(cluster)
+        if leader is None:
+            return "no quorum leader: nothing done"
+
+        def reply(error):
+            leader.emit(V.VOTER_CHANGE, {"op": op, "voter": target, "error": error})
+        getattr(leader, f"{op}_voter")(target, reply)
+        return None
+    return apply
+
+
 ACTIONS = {a.name: a for a in (
     FaultAction(
         "cut_from_quorum", "broker", params=CUT, apply=_cut_from_quorum,
@@ -141,4 +172,12 @@ ACTIONS = {a.name: a for a in (
         # a restart must come after it stopped, or it finds it up
         undo_after_us=RAFT_SHUTDOWN_MS * 1000 + 100_000, mark_colour="tab:red",
         draws={"stop_controller": _draw_stop_controller}),
+    FaultAction(
+        "add_voter", "node", apply=_voter_change("add"),
+        sentence=lambda t, p: f"add {target_words(t)} to the controller quorum's voters "
+                              "(AddRaftVoter to the quorum leader)", mark_colour="tab:green"),
+    FaultAction(
+        "remove_voter", "node", apply=_voter_change("remove"),
+        sentence=lambda t, p: f"remove {target_words(t)} from the controller quorum's voters "
+                              "(RemoveRaftVoter to the quorum leader)", mark_colour="tab:olive"),
 )}

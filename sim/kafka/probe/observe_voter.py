@@ -4,7 +4,7 @@ Contract: `VOTER` maps each check of a Raft voter (`KafkaRaftClient`, KIP-595) t
 `Observable`: its quorum state as Kafka's `QuorumState` names it (`quorum_state`, with
 `prospective` from 4.0, KIP-996; the
 model's own `RaftQuorum.quorum_state`), `quorum_epoch`, `quorum_leader` and `voted_for` (voter names,
-`"none"`), its log (`log_end_offset`, `log_epochs` as `[[epoch, count], ...]`), its
+`"none"`), `quorum_voters` (its voter set, KIP-853) and `api_versions_sent_to`, its log (`log_records`, the record types), (`log_end_offset`, `log_epochs` as `[[epoch, count], ...]`), its
 `high_watermark` (a leader's is "none" until a record of its epoch commits, Kafka's empty
 `highWatermark()`), and the fields of its answer to the step's sender (`answered`,
 `answer.<field>`): a VoteResponse's `granted` and `epoch`, a QuorumFetchResponse's `error`,
@@ -86,6 +86,11 @@ def _sent_field(kind: str, name: str) -> Callable[[Seen, str], Any]:
     return read
 
 
+def _api_versions_dst(seen: Seen, _arg: str) -> Any:
+    return next((dst for dst, kind, _b in reversed(seen.sent) if kind == "QuorumApiVersions"),
+                NONE)
+
+
 VOTER = {
     "answered": Obs(False, lambda s, a: s.answer is not None, "whether the node answered the step"),
     "quorum_state": Obs(False, lambda s, a: s.node.quorum_state(), "unattached, voted, follower, "
@@ -95,6 +100,12 @@ VOTER = {
     "quorum_leader": Obs(False, lambda s, a: s.node.leader, "the leader the voter knows"),
     "voted_for": Obs(False, lambda s, a: s.node.voted_for, "the candidate it voted for in its "
                      "epoch"),
+    "quorum_voters": Obs(False, lambda s, a: list(s.node.voters), "its voter set (KIP-853: "
+                         "the log's last VotersRecord, committed or not)"),
+    "api_versions_sent_to": Obs(False, _api_versions_dst, "where the last ApiVersions it sent "
+                                "during the step went (KIP-853's AddRaftVoter)"),
+    "log_records": Obs(False, lambda s, a: [r.kind for _e, r in s.node.entries],
+                       "its log's record types, in order (a probe's placeholders are NoOpRecord)"),
     "log_end_offset": Obs(False, lambda s, a: s.node.end_offset, "its metadata log's end offset"),
     "log_epochs": Obs(False, lambda s, a: runs(e for e, _r in s.node.entries),
                       "its log's epochs as [[epoch, count], ...]"),

@@ -44,6 +44,7 @@ from sim.kafka.probe.state import (
 from sim.kafka.probe.voter_state import set_voter
 from sim.kafka.probe.wire import KINDS
 from sim.kafka.probe.wire_app import check_app_steps, check_producer_steps
+from sim.kafka.probe.wire_voters import ADMIN_VOTER_KINDS
 from sim.kafka.producer import Producer
 from sim.kafka.store import Store
 
@@ -57,7 +58,8 @@ ANSWERS = {"FetchResponse": "Fetch", "AlterPartitionResponse": "AlterPartition",
            "EndQuorumEpochResponse": "EndQuorumEpoch",
            "InitProducerIdResponse": "InitProducerId",
            "AllocateProducerIdsResponse": "AllocateProducerIds",
-           "ElectLeadersResult": "ElectLeaders"}
+           "ElectLeadersResult": "ElectLeaders",
+           "QuorumApiVersionsResponse": "QuorumApiVersions"}
 
 
 class Peer(Actor):
@@ -142,10 +144,13 @@ class ProbeRun:
         names += [f"c{i}" for i in range(1, o.cluster.controllers + 1)]
         names += [c.name for c in o.producers + o.consumers]
         names += [s.src for s in self.probe.steps if s.src]  # a wait step has no sender
+        # an admin's KIP-853 request is a message, answered to `admin` (`wire_voters`)
+        messages = {s.src for s in self.probe.steps if s.kind in ADMIN_VOTER_KINDS}
         out = []
         for n in names:
-            if n not in (self.probe.node, *PSEUDO_SENDERS) and n not in out:
-                out.append(n)
+            if n not in (self.probe.node, *PSEUDO_SENDERS) or n in messages:
+                if n not in out:
+                    out.append(n)
         return out
 
     def _on_event(self, ev: dict) -> None:

@@ -41,6 +41,7 @@ from sim.kafka.probe.wire import KINDS
 from sim.kafka.probe.wire_app import APP_KINDS
 from sim.kafka.probe.wire_controller_admin import CONTROLLER_ADMIN_KINDS, check_elect_leaders
 from sim.kafka.probe.wire_raft import check_raft_body
+from sim.kafka.probe.wire_voters import ADMIN_VOTER_KINDS
 from sim.kafka.probe.wire_zk import ZNODE_KINDS
 
 MAX_STEPS = 100
@@ -56,7 +57,7 @@ OPERATOR_KINDS = ("Shutdown", "Resign", "RaftShutdown", "Startup", "Restart")
 # the senders that stand for no node of the cluster, and the only kinds each sends: the
 # application calls a consumer's API (`wire_app`)
 PSEUDO_SENDERS = {"zk": ZK_KINDS, "operator": OPERATOR_KINDS, "app": tuple(APP_KINDS),
-                  "admin": tuple(CONTROLLER_ADMIN_KINDS)}
+                  "admin": (*CONTROLLER_ADMIN_KINDS, *ADMIN_VOTER_KINDS)}
 STATE = {"broker": BROKER_STATE[1:], "producer": PRODUCER_STATE[1:],  # the node names itself
          "consumer": CONSUMER_STATE[1:], "controller": CONTROLLER_STATE[1:],
          "zk_controller": ZK_CONTROLLER_STATE[1:], "voter": VOTER_STATE[1:]}
@@ -244,15 +245,17 @@ def _check_gates(kind: str, body_raw: dict, protocol, key: str, between: str = "
 def _wait_step(s: dict, key: str, role: str) -> Step:
     """A step that delivers nothing: `wait_ms` passes with the node's own timers running (a
     producer's Sender thread: `Producer.run_send_loop`), as a Kafka test's `time.sleep` then
-    `sender.runOnce()`; it has no sender, body or answer to read."""
-    for name in ("from", "body", "answer_to"):
+    `sender.runOnce()`; it has no sender or body, and reads an answer only with `answer_to`
+    (one its timers sent: a KIP-853 change expiring, answered to `admin`)."""
+    for name in ("from", "body"):
         if s[name]:
             raise FieldProblem(f"{key}.{name}", "a step that delivers nothing has none",
                                f"leave {name} out, or name the message in deliver")
     if not (1 <= s["wait_ms"] <= MAX_WAIT_MS):
         raise FieldProblem(f"{key}.wait_ms", f"{s['wait_ms']} is out of range",
                            f"give 1..{MAX_WAIT_MS}")
-    return Step("", "", {}, s["wait_ms"], _expect(s["expect"], f"{key}.expect", role), {})
+    return Step("", "", {}, s["wait_ms"], _expect(s["expect"], f"{key}.expect", role), {},
+                s["answer_to"])
 
 
 def _check_voter_sender(src: str, kind: str, observer_too: bool, voters: list[str],

@@ -25,6 +25,9 @@ Contract: `VOTER_STATE` is the fields a voter's `[probe.state]` may hold
   leader, else to the first voter. Every controller, voter or not, may send the node quorum
   messages, and a message may name any controller its leader (Kafka's tests send a
   non-voter's BeginQuorumEpoch, `testVoterOnlyRequestValidation`).
+- `kraft_version`: 0 (static voters, the default) or 1 (3.9+, KIP-853: the voter set kept in
+  the log; a leader writes KRaftVersion and Voters records after its LeaderChange, as
+  `withBootstrapSnapshot` contexts do).
 - `high_watermark`: within the log (for a leader, before its LeaderChange; it reports none
   until a majority holds a record of its epoch, as Kafka's `LeaderState`). Left out, the
   voter knows none (Kafka's empty `highWatermark()`, a test context's start): it reads none
@@ -50,7 +53,8 @@ QUORUM_STATES = ("unattached", "voted", "follower", "candidate", "leader", "resi
 VOTER_STATE = (Field("name", "str"), Field("quorum_state", "str", "unattached"),
                Field("epoch", "int", NO), Field("leader", "str", ""),
                Field("voted_for", "str", ""), Field("log", "pairs", ()),
-               Field("high_watermark", "int", NO), Field("voters", "strs", ()))
+               Field("high_watermark", "int", NO), Field("voters", "strs", ()),
+               Field("kraft_version", "int", 0))
 OBSERVER_STATES = ("unattached", "voted", "follower")
 
 
@@ -72,6 +76,7 @@ def set_voter(node, state: dict, ctx) -> None:
     if not 0 <= hw <= len(entries):
         raise FieldProblem("node.high_watermark", f"{hw} is outside the log [0, {len(entries)}]",
                            "give a HW within the log")
+    _kraft_version(node, state["kraft_version"])
     without_controller_timers(node)
     node.entries, node.hw = list(entries), hw
     node.start()
@@ -88,6 +93,7 @@ def set_voter(node, state: dict, ctx) -> None:
             node.send = send
         if q == "resigned":  # led `epoch` before a restart: no record of this start
             node.entries, node.hw = list(entries), hw
+            node._rebuild_voter_records()
             node._resign("restarted", successors=())
         return
     node.quorum_epoch = epoch
@@ -97,6 +103,15 @@ def set_voter(node, state: dict, ctx) -> None:
         node._poll_observer(node.now_us)  # its first poll's Fetch (`pollFollowerAsObserver`...)
     elif node.leader is not None:
         node._fetch()  # a follower's first poll sends its Fetch (`pollFollowerAsVoter`)
+
+
+def _kraft_version(node, version: int) -> None:
+    """kraft.version 1 (KIP-853: formatted with a bootstrap voter set, `withBootstrapSnapshot`)
+    needs a 3.9+ profile; 0 is the static voters (`withStaticVoters`)."""
+    if version not in (0, 1) or (version and not node.protocol.raft_dynamic_voters):
+        raise FieldProblem("node.kraft_version", f"kraft.version {version} is not one this "
+                           "release has", "give 0, or 1 on a 3.9+ profile (KIP-853)")
+    node.kraft_version = version
 
 
 def _check_voters(node, voters: tuple, q: str, controllers: tuple) -> None:

@@ -13,7 +13,7 @@ BeginQuorumEpoch or an EndQuorumEpoch unless `leader` says otherwise (`"none"`: 
 and the replica of a QuorumFetch (a voter by its name, `c<n>`), whose
 `max_wait_ms` is its MaxWaitMs (default the fetchers' `metadata_fetch_wait_ms`). Also the
 client's own calls, acts of the operator on the voter: `Resign` (`resign(epoch)`) and
-`RaftShutdown` (`shutdown(timeoutMs)`). A QuorumFetchResponse's `records` are the log's
+`RaftShutdown` (`shutdown(timeoutMs)`); and KIP-853's (`sim.kafka.probe.wire_voters`). A QuorumFetchResponse's `records` are the log's
 epochs as `[[epoch, count], ...]`, records being NoOp placeholders at offsets from the
 node's last QuorumFetch to the sender (0 if it sent none), all committed unless
 `high_watermark` says less; its `leader` is the sender unless given (`"none"`: no leader).
@@ -39,6 +39,7 @@ from sim.kafka.kraft_messages import (
 )
 from sim.kafka.probe.fields import Field, FieldProblem, suggest
 from sim.kafka.probe.kind import NO, Kind
+from sim.kafka.probe.wire_voters import VOTER_CHANGE_KINDS
 
 VOTER = ("voter",)
 NO_LEADER = "none"  # a leader field's "no leader known" (Kafka's leader id -1)
@@ -139,6 +140,9 @@ RAFT_KINDS: dict[str, Kind] = {
         _quorum_fetch_response, "the quorum leader's answer to this voter's last Fetch",
         from_voter=True),
 }
+
+
+RAFT_KINDS.update(VOTER_CHANGE_KINDS)  # KIP-853's AddRaftVoter, RemoveRaftVoter, ApiVersions
 
 
 def check_raft_body(kind: str, fields: dict, key: str, voters: list[str]) -> None:

@@ -13,7 +13,7 @@ idempotent append check), `client_metadata`, `client_producer`, `client_consumer
 `controller`, `kraft` (the quorum, the quorum controller, a KRaft broker's replay), `kraft_admin` (the
 quorum controller's placement, manual assignments and preferred elections), `kraft_elr` (KIP-966's
 eligible leader replicas in the quorum controller), `raft_requests` (the
-quorum's request checks and its resignation's order), `api_versions` (the request versions a
+quorum's request checks and its resignation's order), `raft_voters` (KIP-853's voter changes), `api_versions` (the request versions a
 client reads from a broker's ApiVersions answer). `Rules` lists the rules a mutant may swap; the others are called directly.
 """
 
@@ -34,6 +34,7 @@ from sim.kafka.rules import (
     kraft_elr,
     producer_state,
     raft_requests,
+    raft_voters,
     replication,
 )
 
@@ -100,6 +101,13 @@ class Rules:
     raft_fetch_answered_now: Callable = kraft.quorum_fetch_answered_now
     raft_fetch_high_watermark: Callable = raft_requests.fetch_high_watermark
     raft_hw_move_answers_parked: Callable = kraft.hw_move_answers_parked
+    raft_add_voter_error: Callable = raft_voters.add_voter_error
+    raft_remove_voter_error: Callable = raft_voters.remove_voter_error
+    raft_pending_add_outcome: Callable = raft_voters.pending_add_outcome
+    raft_replica_caught_up: Callable = raft_voters.replica_caught_up
+    raft_change_committed: Callable = raft_voters.change_committed
+    raft_last_voter_set: Callable = raft_voters.last_voter_set
+    raft_resigns_after_removal: Callable = raft_voters.resigns_after_removal
     kraft_assignment_change: Callable = kraft.assignment_change
     kraft_elr_change: Callable = kraft_elr.elr_change
     kraft_effective_min_isr: Callable = kraft_elr.effective_min_isr

@@ -12,7 +12,7 @@ from __future__ import annotations
 from sim.kafka import errors as E
 from sim.kafka.rules import client_metadata as cm
 from sim.kafka.rules import client_producer as cp
-from sim.kafka.rules import control, epochs
+from sim.kafka.rules import control, epochs, raft_voters
 from sim.kafka.rules import producer_state as ps
 from sim.kafka.rules import replication as rep
 from sim.kafka.rules.control import NOT_ASSIGNED, LeaderAndIsrDecision
@@ -136,6 +136,20 @@ def _commits_without_majority(voter_end_offsets, current_hw, epoch_start_offset)
     return max(voter_end_offsets[0], current_hw)
 
 
+def _concurrent_add_voter(is_leader, pending, hw, kraft_version, last_voters_offset, voters,
+                          voter):
+    """KIP-853 without its one-change-at-a-time checks: neither a pending change nor an
+    uncommitted VotersRecord holds an AddRaftVoter back."""
+    return raft_voters.add_voter_error(is_leader, False, hw, kraft_version, -1, voters, voter)
+
+
+def _concurrent_remove_voter(is_leader, pending, hw, kraft_version, last_voters_offset,
+                             voters, voter):
+    """Likewise for RemoveRaftVoter."""
+    return raft_voters.remove_voter_error(is_leader, False, hw, kraft_version, -1, voters,
+                                          voter)
+
+
 def _counts_pending_shrink(isr, pending_isr):
     """The leader counts the ISR shrink it proposed before the controller commits it: a
     leader cut from the controllers shrinks to itself and acknowledges writes alone."""
@@ -173,6 +187,8 @@ SWAPS: dict[str, dict] = {
         "update_partition_leadership": lambda proto, cached_epoch, leader, epoch, known: False},
     "consumer_rests_for_good": {"rest_after_fetch_error": _rest_for_good},
     "raft_commits_without_majority": {"raft_high_watermark": _commits_without_majority},
+    "raft_concurrent_voter_changes": {"raft_add_voter_error": _concurrent_add_voter,
+                                      "raft_remove_voter_error": _concurrent_remove_voter},
     # the broker publishes every record it fetched, uncommitted ones too, which a new
     # leader may yet truncate
     "broker_applies_uncommitted": {"publishable_metadata": lambda log_tail, hw: len(log_tail)},
