@@ -100,7 +100,7 @@ def test_acked_write_lost_judges_a_restarted_leader_by_the_clean_election_to_com
             tb.at(40).partition_state("t-0", 1, 1, [1, 2, 3])
         tb.at(100).end()
         assert tb.violations("acked_write_lost") == [
-            ("acked_write_lost", 100, (acked[i],)) for i in lost], acked_on
+            ("acked_write_lost", 100, (acked[i],)) for i in lost], acted_on
 
 
 def _power_cut(tb: TraceBuilder, node: str, to_offset: int) -> int:
