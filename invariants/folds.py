@@ -21,6 +21,7 @@ class Truth:
         self.parts: dict[str, dict] = {}  # tp -> last partition_state event
         self.state_seq: dict[str, int] = {}
         self.down: set[str] = set()
+        self.crash_seq: dict[str, int] = {}  # node -> seq of its last crash
         self.failed_dirs: set[str] = set()  # brokers with a failed log dir, until a restart
         self.offline: set[tuple] = set()  # (broker, tp): a replica in a failed log dir
         self.end: dict | None = None
@@ -42,6 +43,7 @@ class Truth:
                 del self.parts[tp]
         elif kind == "crash":
             self.down.add(ev["node"])
+            self.crash_seq[ev["node"]] = ev["seq"]
             if ev["node"] == self.active_controller:
                 self.active_controller = None
         elif kind == "restart":

@@ -7,17 +7,23 @@ from invariants.base import Invariant
 
 def final_leader_log(ctx, tp: str):
     """The log of the partition's leader per the controller at the end, or None. A leader
-    that is down at the end, its failure not yet acted on (a ZooKeeper session that has not
-    expired, a broker not yet fenced), stands for the election that failure will bring: the
-    log is that of the replica a clean election would choose, the first live ISR member in
-    assignment order (`offlinePartitionLeaderElection`; `PartitionChangeBuilder`'s
-    `electLeader`), or the leader's own when no ISR member is live (it leads again when back)."""
+    whose failure is not yet acted on at the end (a ZooKeeper session that has not expired, a
+    broker not yet fenced), down or restarted since the partition's state was last written,
+    stands for the election that failure will bring: the log is that of the replica a clean
+    election would choose, the first other live ISR member in assignment order
+    (`offlinePartitionLeaderElection`; `PartitionChangeBuilder`'s `electLeader` once the
+    old incarnation is fenced: a KRaft broker restarted within its session is refused
+    registration and serves nobody until then, `BrokerServer.startup` waiting to be
+    unfenced), or the leader's own when no other ISR member is live (it leads again)."""
     st = ctx.truth.parts.get(tp)
     if st is None or st["leader"] < 0:
         return None
-    leader = st["leader"]
-    if f"b{leader}" in ctx.truth.down:
-        live = [r for r in st["replicas"] if r in st["isr"] and f"b{r}" not in ctx.truth.down]
+    leader, truth = st["leader"], ctx.truth
+    failed = f"b{leader}" in truth.down \
+        or truth.crash_seq.get(f"b{leader}", -1) > truth.state_seq.get(tp, -1)
+    if failed:
+        live = [r for r in st["replicas"] if r in st["isr"] and r != leader
+                and f"b{r}" not in truth.down]
         leader = live[0] if live else leader
     return ctx.logs.get(f"b{leader}", tp)
 

@@ -64,7 +64,7 @@ class KraftBroker(MetadataLogFetcher, Broker):
         self.meta_epoch = 0
         self.meta_token = 0  # names the Fetch in flight (a timeout for an older one is void)
         self.meta_dst: str | None = None  # the voter the last metadata Fetch went to
-        self.meta_ok_us = 0  # when a metadata Fetch was last answered without an error
+        self.meta_ok_us = 0  # a metadata Fetch last answered without an error, or a newer epoch learned
         self.applying = False
         self.awaiting = False  # a metadata Fetch is out, unanswered
         self.registered = False

@@ -36,6 +36,7 @@ from sim.kafka.kraft_rebalance import KraftRebalance
 from sim.kafka.messages import AlterPartitionResponse
 from sim.kafka.metadata_image import MetadataImage, partition_record
 from sim.kafka.quorum import RAFT_TICK_US, RaftQuorum
+from sim.kafka.rules import kraft_admin as admin_rules
 from sim.kafka.rules import producer_ids, rules_for
 
 
@@ -190,7 +191,9 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
     # -- topics and partitions -------------------------------------------------------------
     def _maybe_create_topics(self) -> None:
         """Create the scenario's topics (CreateTopics at start) once the brokers they name are
-        unfenced, or a session timeout after this controller took over."""
+        unfenced, or a session timeout after this controller took over, as long as each
+        partition has an unfenced replica: Kafka refuses the topic otherwise
+        (`admin_rules.partition_without_active_replica`), and the creator asks again."""
         todo = [t for t in self.options.topics if t.name not in self.image.named]
         if not todo:
             return
@@ -200,20 +203,22 @@ class KraftController(KraftAdmin, KraftBrokers, KraftRebalance, RaftQuorum, Acto
             named = sorted({b for replicas in t.assignment for b in replicas})
             if not waited and any(b not in usable for b in named):
                 continue
+            if admin_rules.partition_without_active_replica(t.assignment, usable) is not None:
+                continue
             self.write_topic(t.name, self.store.topics[t.name].topic_id, t.assignment)
 
     def write_topic(self, name: str, topic_id: int, assignment: list) -> None:
         """A TopicRecord and a PartitionRecord per partition: the ISR is the usable replicas,
-        the leader the first of them."""
+        the leader the first of them. Every partition has a usable replica (the callers
+        refuse the topic otherwise, as Kafka's `createTopic` does)."""
         usable = self.image.usable()
         self._write(K.MetadataRecord.of(K.TOPIC, name=name, topic_id=topic_id))
         for i, replicas in enumerate(assignment):
             isr = tuple(r for r in replicas if r in usable)
-            leader = isr[0] if isr else E.NO_LEADER
+            assert isr, f"{name}-{i}: created with no usable replica"
             self._write(K.MetadataRecord.of(
-                K.PARTITION, tp=f"{name}-{i}", topic_id=topic_id, leader=leader,
-                leader_epoch=0, partition_epoch=0, isr=isr or tuple(replicas[:1]),
-                replicas=tuple(replicas)))
+                K.PARTITION, tp=f"{name}-{i}", topic_id=topic_id, leader=isr[0],
+                leader_epoch=0, partition_epoch=0, isr=isr, replicas=tuple(replicas)))
 
     def unclean_enabled(self) -> bool:
         """`ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic`: the cluster's

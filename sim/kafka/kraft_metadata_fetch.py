@@ -85,9 +85,14 @@ class MetadataLogFetcher:
         """Take the quorum epoch and leader a metadata Fetch answer names
         (`maybeHandleCommonResponse`): an answer of an older epoch than this broker knows
         names no leader worth following. True when it named a leader other than `src`, the
-        voter asked, in a newer epoch or this one."""
+        voter asked, in a newer epoch or this one. A newer epoch makes the observer a follower
+        anew (`transitionToFollower`: a new `FollowerState`, whose fetch timer starts then),
+        so a leader that answers FENCED_LEADER_EPOCH to an older epoch and names itself is
+        fetched from, not taken for one that resigned."""
         if epoch < self.meta_epoch:
             return False
+        if epoch > self.meta_epoch:
+            self.meta_ok_us = self.now_us
         self.meta_epoch, self.meta_leader = epoch, leader
         return leader is not None and leader != src
 

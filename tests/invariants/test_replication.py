@@ -86,6 +86,23 @@ def test_acked_write_lost_judges_a_down_leader_by_the_clean_election_to_come():
             ("acked_write_lost", 100, (acked[i],)) for i in lost], others_down
 
 
+def test_acked_write_lost_judges_a_restarted_leader_by_the_clean_election_to_come():
+    """The leader b1 lost its log, crashed and restarted, and the controller has written no
+    state since (a KRaft broker back within its session, not yet fenced): the election its
+    fencing brings picks b2, so only what b2 lacks is lost. Once a state is written after the
+    restart (the failure acted on, b1 leading again), b1's own log is judged."""
+    for acted_on, lost in ((False, [1]), (True, [0, 1])):
+        tb, acked = _two_acked_batches()
+        tb.at(30).truncate("b1", "t-0", 0)
+        tb.add("b1", "crash")
+        tb.add("b1", "restart")
+        if acted_on:
+            tb.at(40).partition_state("t-0", 1, 1, [1, 2, 3])
+        tb.at(100).end()
+        assert tb.violations("acked_write_lost") == [
+            ("acked_write_lost", 100, (acked[i],)) for i in lost], acted_on
+
+
 def _power_cut(tb: TraceBuilder, node: str, to_offset: int) -> int:
     return tb.add(node, "truncate", tp="t-0", topic_id=1, to_offset=to_offset,
                   reason="power_loss")

@@ -63,6 +63,16 @@ def manual_assignment_error(replicas: tuple, registered, rf: int | None) -> str 
     return None
 
 
+def partition_without_active_replica(assignment: list, active) -> int | None:
+    """The index of the first partition in `assignment` none of whose replicas is `active`
+    (unfenced, not shutting down), or None. `createTopic` refuses such a topic whole
+    (INVALID_REPLICA_ASSIGNMENT for a manual assignment, INVALID_REPLICATION_FACTOR for a
+    placed one: "fenced or in controlled shutdown", read at 3.9.0-rc3): a partition is never
+    created without an ISR member to lead it."""
+    return next((i for i, replicas in enumerate(assignment)
+                 if not any(r in active for r in replicas)), None)
+
+
 def preferred_election_leader(replicas: tuple, isr: tuple, leader: int, usable) -> int:
     """`PartitionChangeBuilder.electPreferredLeader` (no ELR): the first replica if it is a
     usable ISR member; else the current leader if it still is one; else the first usable ISR
