@@ -45,8 +45,9 @@ controller_crash, move_all_leaders, retention, control_race are drawn by default
 losing what is in flight) and elect_leaders (the admin's ElectLeaders, preferred or unclean)
 only when named, as are the KRaft-only stop_controller (a clean
 stop: a quorum leader resigns first), split_quorum (a voter cut from the other voters),
-cut_from_quorum (a broker cut from the quorum) and slow_metadata (a broker applies metadata
-late). Give a list to search with those kinds only, or +KIND / -KIND to add to or take
+cut_from_quorum (a broker cut from the quorum), slow_metadata (a broker applies metadata
+late) and voter_change (KIP-853: a controller removed from the voters, maybe added back; only
+with cluster.initial_controllers on 3.9+). Give a list to search with those kinds only, or +KIND / -KIND to add to or take
 from the default set (--faults=-retention, --faults +split_quorum,+stop_controller)."""
 
 SHRINK_HELP = """\

@@ -50,7 +50,8 @@ KINDS = ("crash", "isolate", "block", "rule:delay", "rule:hold", "rule:reorder",
 ZK_ONLY_KINDS = ("rule:hold", "rule:reorder", "control_race")
 # The kinds that act only on a KRaft cluster (its quorum and metadata log): a ZooKeeper-mode
 # space leaves them out
-KRAFT_ONLY_KINDS = ("stop_controller", "split_quorum", "cut_from_quorum", "slow_metadata")
+KRAFT_ONLY_KINDS = ("stop_controller", "split_quorum", "cut_from_quorum", "slow_metadata",
+                    "voter_change")
 # Kinds a search draws only when asked (`epochsim explore --faults`): adding one to KINDS
 # would change every default search, and the self-test's published figures with them.
 OPT_IN_KINDS = ("power_loss", "reset_connections", "elect_leaders") + KRAFT_ONLY_KINDS
@@ -106,7 +107,10 @@ class FaultSpace:
         kraft = o.kraft
         types = tuple(t for t in ("preferred", "unclean")
                       if not elect_leaders_refused(o.protocol.admin_elect_leaders, t.upper()))
-        kinds = _kinds_for_mode(kinds, kraft, bool(types))
+        # KIP-853's voter changes act only on a dynamic quorum (`cluster.initial_controllers`)
+        # of 3.9 or later: a static one answers every change UNSUPPORTED_VERSION
+        dynamic = kraft and bool(o.cluster.initial_controllers) and o.protocol.raft_dynamic_voters
+        kinds = _kinds_for_mode(kinds, kraft, bool(types), dynamic)
         window = (o.run.duration_ms - o.run.settle_ms) // SLOT_MS * SLOT_MS
         if window < SLOT_MS:
             raise ValueError(f"run.duration_ms - run.settle_ms = {window} ms leaves no time for "
@@ -186,16 +190,20 @@ class FaultSpace:
         return control * 2 + back + data + clients
 
 
-def _kinds_for_mode(kinds: tuple, kraft: bool, elects: bool = True) -> tuple:
+def _kinds_for_mode(kinds: tuple, kraft: bool, elects: bool = True,
+                    dynamic: bool = False) -> tuple:
     """`kinds` without those that cannot act in the run's mode, nor `elect_leaders` when the
-    controllers' release takes no ElectLeaders request (`elects` false: before 2.2); an error
-    when none is left."""
-    other_mode = (ZK_ONLY_KINDS if kraft else KRAFT_ONLY_KINDS) + (() if elects
-                                                                   else ("elect_leaders",))
+    controllers' release takes no ElectLeaders request (`elects` false: before 2.2), nor
+    `voter_change` without a dynamic quorum (`dynamic` false); an error when none is left."""
+    other_mode = ((ZK_ONLY_KINDS if kraft else KRAFT_ONLY_KINDS) + (() if elects
+                                                                    else ("elect_leaders",))
+                  + (() if dynamic else ("voter_change",)))
     left = tuple(k for k in kinds if k not in other_mode)
     if not left:
         mode = ("a KRaft cluster (cluster.mode = \"kraft\")" if kraft
                 else "a ZooKeeper-mode cluster") + ("" if elects else " of this release")
+        if kraft and not dynamic:
+            mode += " (voter_change needs cluster.initial_controllers on 3.9 or later)"
         raise ValueError(f"--faults {','.join(kinds)}: none of these acts on {mode}; add a kind "
                          f"such as crash or isolate")
     return left

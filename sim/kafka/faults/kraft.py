@@ -96,6 +96,19 @@ def _draw_stop_controller(pick, space, start):
                 space.undo_at(start, pick.duration_ms(lo_slots=2)), "restart")
 
 
+def _draw_voter_change(pick, space, start):
+    """A drawn controller removed from the quorum's voters (RemoveRaftVoter) and, as often
+    as not, added back after a drawn duration (AddRaftVoter): the single-server changes of
+    KIP-853, against whatever else the case does to the quorum."""
+    target = pick.one(space.controllers)
+    removal = [step(start, "remove_voter", target)]
+    if pick.one((False, True)):
+        return removal
+    # inside the fault window: an add_voter may not run in the quiet settle window
+    later = space.follow_up(start, max(1, pick.duration_ms() // space.slot_ms))
+    return removal + [step(later, "add_voter", target)]
+
+
 RAFT_SHUTDOWN_MS = 5000  # `KafkaRaftManager.shutdown`: `client.shutdown(5000)` (3.3.0-3.7.0)
 
 
@@ -179,5 +192,6 @@ ACTIONS = {a.name: a for a in (
     FaultAction(
         "remove_voter", "node", apply=_voter_change("remove"),
         sentence=lambda t, p: f"remove {target_words(t)} from the controller quorum's voters "
-                              "(RemoveRaftVoter to the quorum leader)", mark_colour="tab:olive"),
+                              "(RemoveRaftVoter to the quorum leader)", mark_colour="tab:olive",
+        draws={"voter_change": _draw_voter_change}),
 )}
