@@ -21,17 +21,30 @@ leaves out those that needed no election. A restart forgets what waits.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from sim.core.deadlines import Deadlines
 from sim.kafka import errors as E
 from sim.kafka.admin_messages import ElectLeadersRequest, ElectLeadersResponse
 from sim.kafka.rules import admin_elections as AE
 
 
+@dataclass
+class Election:
+    """One admin's ElectLeaders at this broker: who asked, whether for every partition, when
+    its TimeoutMs ends, the leader each elected partition waits to see, the errors known."""
+
+    admin: str
+    corr: int
+    every: bool
+    deadline_us: int
+    waiting: dict = field(default_factory=dict)  # tp -> the leader elected
+    results: dict = field(default_factory=dict)  # tp -> error
+
+
 class ElectLeadersPurgatory:
     def init_elections(self) -> None:
-        # hand-over corr -> [admin, its corr, every partition?, deadline_us, {tp: leader
-        # awaited}, {tp: error}] in arrival order; waiting ones are also in `election_waits`
-        self.elections: dict[int, list] = {}
+        self.elections: dict[int, Election] = {}  # by hand-over corr, in arrival order
         self.election_corr = 0
         self.election_deadlines = Deadlines(self, "elect_leaders_timeout")
 
@@ -41,8 +54,8 @@ class ElectLeadersPurgatory:
         tps = sorted(self.metadata) if every else list(dict.fromkeys(req.partitions))
         self.election_corr += 1
         key = self.election_corr
-        self.elections[key] = [msg.src, req.corr, every, self.now_us + req.timeout_ms * 1000,
-                               {}, {}]
+        self.elections[key] = Election(msg.src, req.corr, every,
+                                       self.now_us + req.timeout_ms * 1000)
         if self.controller is None:
             self._answer_election(key, {tp: E.NOT_CONTROLLER for tp in tps})
             return
@@ -52,24 +65,24 @@ class ElectLeadersPurgatory:
     def on_elect_leaders_result(self, msg) -> None:
         """The controller's answer: wait for the leaders it elected, or answer now."""
         entry = self.elections.get(msg.body.corr)
-        if entry is None or entry[4]:
+        if entry is None or entry.waiting:
             return  # not asked (a restart since), or already answered by the controller
         for tp, error, leader in msg.body.results:
             if error == E.NONE and leader >= 0:
-                entry[4][tp] = leader
+                entry.waiting[tp] = leader
             else:
-                entry[5][tp] = error
-        if not entry[4]:
-            self._answer_election(msg.body.corr, entry[5])
+                entry.results[tp] = error
+        if not entry.waiting:
+            self._answer_election(msg.body.corr, entry.results)
             return
-        self.election_deadlines.add(msg.body.corr, max(self.now_us, entry[3]))
-        self.try_complete_elections(tuple(entry[4]))
+        self.election_deadlines.add(msg.body.corr, max(self.now_us, entry.deadline_us))
+        self.try_complete_elections(tuple(entry.waiting))
 
     def try_complete_elections(self, tps) -> None:
         """`DelayedElectLeader.tryComplete` for the elections waiting on any of `tps`."""
         named = set(tps)
         for key in sorted(self.elections):
-            waiting = self.elections[key][4]
+            waiting = self.elections[key].waiting
             if waiting and named.intersection(waiting) and self._update_waiting(key):
                 self._finish_election(key)
 
@@ -82,7 +95,7 @@ class ElectLeadersPurgatory:
     def _update_waiting(self, key: int) -> bool:
         """Move each waiting partition whose expected leader the cache names to NONE; whether
         none is left waiting."""
-        _src, _corr, _every, _deadline, waiting, results = self.elections[key]
+        waiting, results = self.elections[key].waiting, self.elections[key].results
         for tp in AE.seen_in_cache(waiting, self.metadata):
             del waiting[tp]
             results[tp] = E.NONE
@@ -91,10 +104,11 @@ class ElectLeadersPurgatory:
     def _finish_election(self, key: int) -> None:
         """`onComplete`: the partitions still waiting time out."""
         self.election_deadlines.cancel(key)
-        self._answer_election(key, AE.completed_answer(*self.elections[key][4:]))
+        entry = self.elections[key]
+        self._answer_election(key, AE.completed_answer(entry.waiting, entry.results))
 
     def _answer_election(self, key: int, results: dict) -> None:
-        src, corr, every, *_ = self.elections.pop(key)
-        answered = AE.answered(dict(sorted(results.items())), every)
-        self.send(src, "ElectLeadersResponse",
-                  ElectLeadersResponse(corr, E.NONE, tuple(answered.items())))
+        entry = self.elections.pop(key)
+        answered = AE.answered(dict(sorted(results.items())), entry.every)
+        self.send(entry.admin, "ElectLeadersResponse",
+                  ElectLeadersResponse(entry.corr, E.NONE, tuple(answered.items())))

@@ -254,7 +254,6 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
         if self.rules.raft_hw_move_answers_parked(self.protocol):
             self._answer_parked(expired_only=False)
         self.on_committed(fresh)
-        self._refresh_voters()  # (no change: the set took effect at its append)
         self._voter_change_committed()
         if start <= self.epoch_start < hw:
             self.on_leadership(True)
@@ -379,7 +378,6 @@ class RaftQuorum(RaftEpochs, RaftElections, RaftPreVote, RaftObserver, RaftDescr
                     self.entries.append((epoch, record))
                     self._voters_appended(offset, record)
             self.hw = max(self.hw, min(resp.high_watermark, self.end_offset))
-            self._refresh_voters()
             self.hw_known = self.hw_known or resp.high_watermark >= 0  # `updateFollowerHighWatermark`
 
     def _truncate(self, diverging: tuple) -> None:

@@ -64,7 +64,6 @@ class RaftVoterChanges:
         self.bootstrap_voters = tuple(bootstrap)
         self.kraft_version = kraft_version
         self.voter_records: list[tuple[int, tuple]] = []  # (offset, voters) in the log
-        self.voters_from_log: int | None = None  # the offset of the set in use, if a record's
         self.voters = list(bootstrap)
 
     def _reset_voter_change(self) -> None:
@@ -73,36 +72,34 @@ class RaftVoterChanges:
 
     # -- the voter set from the log --------------------------------------------------------
     def _rebuild_voter_records(self) -> None:
-        """The VotersRecords of the log as it now stands (after a probe set it)."""
+        """The VotersRecords of the log as it now stands (after a probe set it). A log that
+        holds none keeps the set the node was given."""
         self.voter_records = [(o, tuple(r.get("voters"))) for o, (_e, r) in
                               enumerate(self.entries) if r.kind == VOTERS]
-        self._refresh_voters()
+        if self.voter_records:
+            self._use_last_voter_set()
 
     def _voters_appended(self, offset: int, record: MetadataRecord) -> None:
         """A record reached the log at `offset`: a VotersRecord changes the set now."""
         if record.kind == VOTERS:
             self.voter_records.append((offset, tuple(record.get("voters"))))
-            self._refresh_voters()
+            self._use_last_voter_set()
 
     def _voters_truncated(self, end: int) -> None:
         """The log was truncated to `end`: the VotersRecords past it are gone."""
         if self.voter_records and self.voter_records[-1][0] >= end:
             self.voter_records = [(o, v) for o, v in self.voter_records if o < end]
-            self._refresh_voters()  # `voters_from_log` still set: back to the one before
+            self._use_last_voter_set()  # back to the one before, or the bootstrap set
 
-    def _refresh_voters(self) -> None:
-        """The voter set from the log's VotersRecords (one removed by a truncation: the set
-        before). A node whose log holds none keeps the set it was given."""
-        if not self.voter_records and self.voters_from_log is None:
-            return
+    def _use_last_voter_set(self) -> None:
+        """The voter set from the log's last VotersRecord, else the bootstrap set."""
         offset, voters = self._last_voter_set()
-        self.voters_from_log = offset if self.voter_records else None
         if list(voters) != self.voters:
             self.voters = list(voters)
             self.emit(V.VOTERS_CHANGED, {"voters": list(voters), "offset": offset})
 
     def _last_voter_set(self) -> tuple[int, tuple]:
-        return self.rules.raft_last_voter_set(self.bootstrap_voters, self.voter_records, self.hw)
+        return self.rules.raft_last_voter_set(self.bootstrap_voters, self.voter_records)
 
     def _start_of_epoch_voters(self) -> None:
         """`appendStartOfEpochControlRecords`: on kraft.version 1, a leader whose voter set is

@@ -114,8 +114,8 @@ def test_a_planted_broker_that_answers_at_once_disagrees(monkeypatch):
     """The case's checks can fail: a purgatory that never waits answers NONE with the
     controller's result, before the cache names the leader."""
     monkeypatch.setattr(ElectLeadersPurgatory, "_update_waiting", lambda self, key: (
-        self.elections[key][5].update({tp: 0 for tp in self.elections[key][4]})
-        or self.elections[key][4].clear() or True))
+        self.elections[key].results.update({tp: 0 for tp in self.elections[key].waiting})
+        or self.elections[key].waiting.clear() or True))
     text = open("scenarios/conformance/zk-broker-elect-preferred-leaders-3.7.toml").read()
     verdict = run_scenario(parse_scenario(text, "case.toml"), 1)
     wrong = [c for c in verdict["probe"] if c["kafka"] != c["model"]]

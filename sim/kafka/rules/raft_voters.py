@@ -111,12 +111,11 @@ def change_committed(hw: int | None, offset: int | None) -> bool:
     return hw is not None and offset is not None and hw > offset
 
 
-def last_voter_set(bootstrap: tuple, voter_records: list, hw: int) -> tuple[int, tuple]:
+def last_voter_set(bootstrap: tuple, voter_records: list) -> tuple[int, tuple]:
     """`KRaftControlRecordStateMachine.lastVoterSetEntry`: `(offset, voters)` of the last
     VotersRecord in the log, committed or not (`voter_records`: `(offset, voters)` in log
-    order), else the bootstrap set at offset -1. `hw` is not read: the set takes effect as
-    the record is appended (a mutant reads it)."""
-    del hw
+    order), else the bootstrap set at offset -1: the set takes effect as the record is
+    appended, whatever the high watermark."""
     return voter_records[-1] if voter_records else (-1, bootstrap)
 
 

@@ -64,9 +64,9 @@ def test_a_change_is_committed_once_the_hw_passes_its_record():
 
 def test_the_voter_set_is_the_last_record_committed_or_not():
     boot = ("c1", "c2", "c3")
-    assert R.last_voter_set(boot, [], 0) == (-1, boot)
+    assert R.last_voter_set(boot, []) == (-1, boot)
     records = [(2, boot), (5, ("c1", "c2"))]
-    assert R.last_voter_set(boot, records, 0) == (5, ("c1", "c2"))  # the HW is not read
+    assert R.last_voter_set(boot, records) == (5, ("c1", "c2"))  # committed or not
 
 
 def test_a_leader_resigns_only_after_removing_itself():
